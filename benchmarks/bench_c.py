@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""Time Pinocchio's C++ (and, if present, symdyn-generated C99) dynamics.
+
+Builds ``benchmarks/cpp/bench.cpp`` against the Pinocchio installed by the
+``pin`` wheel (cmeel prefix), runs it for each robot and prints a Markdown
+table.
+
+    python benchmarks/bench_c.py --robots panda ur5 xarm7
+    python benchmarks/bench_c.py --generated generated --robots panda ur5 xarm7
+
+For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``.  When
+it is missing (the default today) only the Pinocchio column is measured.
+
+Needs: g++/gcc, ``pip install pin example-robot-data cmeel-eigen
+cmeel-urdfdom-headers``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+BENCH_SRC = HERE / "cpp" / "bench.cpp"
+
+# --------------------------------------------------------------------------
+# Compile flags: the single place to change them.
+# --------------------------------------------------------------------------
+CXX = os.environ.get("CXX", "g++")
+CC = os.environ.get("CC", "gcc")
+OPT_FLAGS = ["-O3", "-DNDEBUG"]  # shared by the harness (C++) and generated code (C)
+CXX_FLAGS = ["-std=c++17", "-Wall", "-Wno-unused-local-typedefs"]
+C_FLAGS = ["-std=c99", "-Wall"]
+# The Pinocchio wheel is built for the x86-64 baseline (SSE2, 16-byte Eigen
+# alignment).  With --march-native, the harness must keep Eigen's alignment
+# at 16 bytes so that Model/Data objects created by libpinocchio are ABI-compatible.
+NATIVE_FLAGS = ["-march=native"]
+NATIVE_CXX_DEFINES = [
+    "-DEIGEN_MAX_ALIGN_BYTES=16",
+    "-DEIGEN_MAX_STATIC_ALIGN_BYTES=16",
+    "-DEIGEN_MALLOC_ALREADY_ALIGNED=1",
+]
+# Pinocchio libraries the harness links (URDF parser + precompiled algorithms).
+PIN_LIBS = ["pinocchio_parsers", "pinocchio_default"]
+# Fallback if pinocchioTargets.cmake cannot be read (values of pin 4.1.0).
+PIN_DEFINES_FALLBACK = [
+    "BOOST_MPL_LIMIT_LIST_SIZE=30",
+    "BOOST_MPL_LIMIT_VECTOR_SIZE=30",
+    "BOOST_MPL_CFG_NO_PREPROCESSED_HEADERS",
+    "BOOST_FUSION_INVOKE_MAX_ARITY=12",
+    "PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION",
+    "PINOCCHIO_WITH_URDFDOM",
+]
+# Targets whose INTERFACE_COMPILE_DEFINITIONS we use.
+PIN_TARGETS = ["pinocchio_headers", "pinocchio_default", "pinocchio_parsers"]
+
+# --------------------------------------------------------------------------
+# Robots: name -> (URDF path relative to example-robot-data/robots, locked joints)
+# --------------------------------------------------------------------------
+ROBOTS = {
+    "panda": ("panda_description/urdf/panda.urdf", ["panda_finger_joint1", "panda_finger_joint2"]),
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", []),
+    "xarm7": ("xarm_description/urdf/xarm7.urdf", []),
+    "z1": ("z1_description/urdf/z1.urdf", []),
+}
+DEFAULT_ROBOTS = ["panda", "ur5", "xarm7"]
+
+
+# --------------------------------------------------------------------------
+# Locating the cmeel prefix (Pinocchio, Eigen, Boost, urdfdom)
+# --------------------------------------------------------------------------
+def find_cmeel_prefix() -> Path:
+    candidates = []
+    for d in [*site.getsitepackages(), site.getusersitepackages(),
+              sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *sys.path]:
+        if d:
+            candidates.append(Path(d) / "cmeel.prefix")
+    for c in candidates:
+        if (c / "include" / "pinocchio").is_dir() and (c / "lib").is_dir():
+            return c
+    sys.exit("error: no cmeel.prefix with include/pinocchio found; `pip install pin`")
+
+
+class Toolchain:
+    def __init__(self, prefix: Path):
+        self.prefix = prefix
+        inc = prefix / "include"
+        self.lib_dir = prefix / "lib"
+        eigen = inc / "eigen3"
+        if not (eigen / "Eigen" / "Core").is_file():
+            sys.exit(f"error: Eigen not found in {eigen}; `pip install cmeel-eigen`")
+        if not (inc / "boost" / "version.hpp").is_file():
+            sys.exit(f"error: Boost headers not found in {inc}; `pip install cmeel-boost`")
+        if not (inc / "urdf_model").is_dir() and not (inc / "urdfdom_headers").is_dir():
+            print("warning: urdfdom headers not found; `pip install cmeel-urdfdom-headers`",
+                  file=sys.stderr)
+        self.include_dirs = [inc, eigen]
+        for extra in ["urdfdom_headers", "urdfdom"]:
+            if (inc / extra).is_dir():
+                self.include_dirs.append(inc / extra)
+        for lib in PIN_LIBS:
+            if not (self.lib_dir / f"lib{lib}.so").exists():
+                sys.exit(f"error: lib{lib}.so not in {self.lib_dir}")
+        self.defines = self._pin_defines()
+        ex = prefix / "share" / "example-robot-data" / "robots"
+        self.robots_dir = ex if ex.is_dir() else None
+
+    def _pin_defines(self) -> list[str]:
+        path = self.prefix / "lib" / "cmake" / "pinocchio" / "pinocchioTargets.cmake"
+        try:
+            text = path.read_text()
+        except OSError:
+            return list(PIN_DEFINES_FALLBACK)
+        defines: list[str] = []
+        for target in PIN_TARGETS:
+            m = re.search(
+                r"set_target_properties\(pinocchio::%s PROPERTIES(.*?)\n\)" % target, text, re.S)
+            if not m:
+                continue
+            d = re.search(r'INTERFACE_COMPILE_DEFINITIONS "([^"]*)"', m.group(1))
+            if not d:
+                continue
+            for item in d.group(1).split(";"):
+                if item and "$<" not in item and "\\$" not in item and item not in defines:
+                    defines.append(item)
+        return defines or list(PIN_DEFINES_FALLBACK)
+
+    def cxx_command(self, out: Path, *, objects=(), extra_defines=(), extra_includes=(),
+                    native=False, pin_inline=False) -> list[str]:
+        defines = [d for d in self.defines
+                   if not (pin_inline and d == "PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION")]
+        cmd = [CXX, *OPT_FLAGS, *CXX_FLAGS]
+        if native:
+            cmd += NATIVE_FLAGS + NATIVE_CXX_DEFINES
+        cmd += [f"-D{d}" for d in defines] + list(extra_defines)
+        cmd += [f"-I{d}" for d in [*extra_includes, *self.include_dirs]]
+        cmd += [str(BENCH_SRC), *map(str, objects), "-o", str(out)]
+        cmd += [f"-L{self.lib_dir}", f"-Wl,-rpath,{self.lib_dir}",
+                f"-Wl,-rpath-link,{self.lib_dir}"]
+        cmd += [f"-l{lib}" for lib in PIN_LIBS]
+        return cmd
+
+    @staticmethod
+    def cc_command(src: Path, out: Path, *, native=False) -> list[str]:
+        cmd = [CC, *OPT_FLAGS, *C_FLAGS]
+        if native:
+            cmd += NATIVE_FLAGS
+        return cmd + ["-c", str(src), "-o", str(out)]
+
+
+def run(cmd: list[str], show: bool) -> None:
+    if show:
+        print("$ " + shlex.join(cmd), file=sys.stderr)
+    r = subprocess.run(cmd)
+    if r.returncode:
+        sys.exit(f"error: command failed ({r.returncode}): {shlex.join(cmd)}")
+
+
+def build_key(native: bool, pin_inline: bool) -> str:
+    return ("native" if native else "base") + ("-inline" if pin_inline else "")
+
+
+def build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
+          args: argparse.Namespace) -> Path:
+    """Compile the harness; with gen_dir, link <gen_dir>/<robot>.c into it."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    key = build_key(args.march_native, args.pinocchio_inline)
+    if gen_dir is None:
+        exe = build_dir / f"bench-pinocchio-{key}"
+        # robot-independent: build once per run
+        if exe in _built:
+            return exe
+        run(tc.cxx_command(exe, native=args.march_native, pin_inline=args.pinocchio_inline),
+            args.show_cmd)
+        _built.add(exe)
+        return exe
+    obj = build_dir / f"{robot}-{key}.o"
+    run(tc.cc_command(gen_dir / f"{robot}.c", obj, native=args.march_native), args.show_cmd)
+    exe = build_dir / f"bench-{robot}-{key}"
+    run(tc.cxx_command(exe, objects=[obj], native=args.march_native,
+                       pin_inline=args.pinocchio_inline,
+                       extra_defines=[f"-DSYMDYN_ROBOT={robot}",
+                                      f'-DSYMDYN_HEADER="{robot}.h"'],
+                       extra_includes=[gen_dir]),
+        args.show_cmd)
+    return exe
+
+
+_built: set[Path] = set()
+
+
+def fmt(x, spec):
+    return "—" if x is None else format(x, spec)
+
+
+def markdown(rows: list[dict], with_symdyn: bool) -> str:
+    if with_symdyn:
+        head = ["robot", "dof", "function", "pinocchio", "pinocchio ns", "symdyn ns",
+                "speedup (pin/symdyn)", "max rel err"]
+    else:
+        head = ["robot", "dof", "function", "pinocchio", "pinocchio ns"]
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---" if i < 4 else "---:" for i in range(len(head))) + "|"]
+    for r in rows:
+        cells = [r["robot"], str(r.get("dof", "")), r["function"], f'`{r["pinocchio_fn"]}`',
+                 fmt(r["pinocchio_ns"], ".1f")]
+        if with_symdyn:
+            cells += [fmt(r["symdyn_ns"], ".1f"), fmt(r["ratio"], ".2f"),
+                      fmt(r["max_rel_err"], ".1e")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def parse_urdf_overrides(items: list[str]) -> dict:
+    out = {}
+    for item in items or []:
+        name, sep, rest = item.partition("=")
+        if not sep:
+            sys.exit(f"error: --urdf expects NAME=PATH[:LOCKED1,LOCKED2], got {item!r}")
+        path, _, locked = rest.partition(":")
+        out[name] = (path, [j for j in locked.split(",") if j])
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--robots", nargs="+", default=DEFAULT_ROBOTS,
+                   help=f"robots to run (known: {', '.join(ROBOTS)}; default: %(default)s)")
+    p.add_argument("--generated", type=Path, default=REPO / "generated",
+                   help="directory holding generated R.c/R.h (default: %(default)s); robots "
+                        "without R.c there are timed with Pinocchio only")
+    p.add_argument("--pinocchio-only", action="store_true",
+                   help="ignore generated modules even if present")
+    p.add_argument("--urdf", action="append", metavar="NAME=PATH[:LOCKED,...]",
+                   help="add/override a robot's URDF (repeatable)")
+    p.add_argument("--iterations", type=int, default=50000,
+                   help="calls per timed repetition (default: %(default)s)")
+    p.add_argument("--reps", type=int, default=11,
+                   help="timed repetitions; the median is reported (default: %(default)s)")
+    p.add_argument("--pool", type=int, default=1000,
+                   help="number of random states cycled through (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--cpu", type=int, default=None, help="pin the benchmark to this CPU")
+    p.add_argument("--march-native", action="store_true",
+                   help="compile harness and generated C with -march=native (Pinocchio's "
+                        "precompiled library stays baseline SSE2)")
+    p.add_argument("--pinocchio-inline", action="store_true",
+                   help="compile Pinocchio's algorithms into the harness with our flags "
+                        "(drops PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION) instead of calling "
+                        "the precompiled libpinocchio_default")
+    p.add_argument("--build-dir", type=Path, default=HERE / "cpp" / "build")
+    p.add_argument("--json-out", type=Path, help="also write the JSON lines to this file")
+    p.add_argument("--show-cmd", action="store_true", help="print compile/run commands")
+    args = p.parse_args(argv)
+
+    if shutil.which(CXX) is None or shutil.which(CC) is None:
+        sys.exit(f"error: need {CXX} and {CC} on PATH")
+    tc = Toolchain(find_cmeel_prefix())
+    robots = dict(ROBOTS)
+    robots.update(parse_urdf_overrides(args.urdf))
+
+    rows: list[dict] = []
+    any_symdyn = False
+    for robot in args.robots:
+        if robot not in robots:
+            sys.exit(f"error: unknown robot {robot!r}; known: {', '.join(robots)} (or use --urdf)")
+        rel, locked = robots[robot]
+        urdf = Path(rel)
+        if not urdf.is_absolute():
+            if tc.robots_dir is None:
+                sys.exit("error: example-robot-data not installed; `pip install example-robot-data`")
+            urdf = tc.robots_dir / rel
+        if not urdf.is_file():
+            sys.exit(f"error: URDF not found: {urdf}")
+
+        gen_dir = None
+        if not args.pinocchio_only:
+            gdir = args.generated.resolve()
+            if (gdir / f"{robot}.c").is_file() and (gdir / f"{robot}.h").is_file():
+                gen_dir = gdir
+                any_symdyn = True
+            else:
+                print(f"note: {gdir / (robot + '.c')} not found; timing Pinocchio only for "
+                      f"{robot}", file=sys.stderr)
+
+        exe = build(tc, args.build_dir, robot, gen_dir, args)
+        cmd = [str(exe), str(urdf), str(args.iterations), *locked, f"--name={robot}",
+               f"--reps={args.reps}", f"--pool={args.pool}", f"--seed={args.seed}"]
+        if args.cpu is not None:
+            cmd.append(f"--cpu={args.cpu}")
+        if args.show_cmd:
+            print("$ " + shlex.join(cmd), file=sys.stderr)
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+        if r.returncode:
+            sys.exit(f"error: benchmark failed for {robot} ({r.returncode})")
+        for line in r.stdout.splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+
+    if args.json_out:
+        args.json_out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    flags = ("-march=native" if args.march_native else "baseline x86-64") + (
+        ", Pinocchio inlined" if args.pinocchio_inline else ", libpinocchio_default")
+    print(f"ns per call, median of {args.reps} reps x {args.iterations} calls over "
+          f"{args.pool} random states; {CXX} {' '.join(OPT_FLAGS)} ({flags})\n")
+    print(markdown(rows, any_symdyn))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,490 @@
+// symdyn vs Pinocchio timing harness.
+//
+// How to (re)run: use the driver, which locates Pinocchio / Eigen / Boost in the
+// installed cmeel packages, holds the compile flags, builds this file and prints
+// a Markdown table:
+//
+//   python benchmarks/bench_c.py --robots panda ur5 xarm7              # Pinocchio only
+//   python benchmarks/bench_c.py --generated generated --robots panda  # + generated R.c
+//   python benchmarks/bench_c.py --show-cmd ...   # print compile/run commands
+//
+// Direct use (after building with the command that bench_c.py prints):
+//
+//   bench <urdf> <iterations> [locked_joint ...] [--name=R] [--reps=N] [--pool=N]
+//         [--seed=N] [--cpu=N]
+//
+//   <iterations>   calls per timed repetition (rounded up to a whole number of
+//                  passes over the state pool)
+//   locked joints  joint names (space or comma separated) removed with
+//                  pinocchio::buildReducedModel at the neutral configuration
+//                  (q = 0 for revolute/prismatic joints), e.g. for panda:
+//                  panda_finger_joint1 panda_finger_joint2
+//   --reps=N       timed repetitions; the reported time is their median (11)
+//   --pool=N       number of random states cycled through (1000)
+//   --cpu=N        pin the process to CPU N (Linux)
+//
+// Compiled with -DSYMDYN_ROBOT=R -DSYMDYN_HEADER='"R.h"' and linked with the
+// generated R.c (compiled as C99), it also times R_inverse_dynamics, ... on the
+// same states, interleaving Pinocchio and symdyn repetitions, and checks the
+// results against Pinocchio.
+//
+// Output: one JSON object per line on stdout:
+//   {"robot", "dof", "function", "pinocchio_fn", "pinocchio_ns", "symdyn_ns",
+//    "ratio", "max_rel_err"}
+//   ratio       = pinocchio_ns / symdyn_ns  (> 1 means symdyn is faster)
+//   max_rel_err = max over all pool states of ||x_symdyn - x_pin||_inf / ||x_pin||_inf
+//                 (M and Minv from Pinocchio are symmetrized first)
+//   symdyn_ns / ratio / max_rel_err are null without a generated module.
+// Diagnostics go to stderr.
+
+#include <pinocchio/algorithm/aba.hpp>
+#include <pinocchio/algorithm/crba.hpp>
+#include <pinocchio/algorithm/joint-configuration.hpp>
+#include <pinocchio/algorithm/model.hpp>
+#include <pinocchio/algorithm/rnea.hpp>
+#include <pinocchio/multibody.hpp>
+#include <pinocchio/parsers/urdf.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifdef __linux__
+#include <sched.h>
+#endif
+
+#if defined(SYMDYN_ROBOT) != defined(SYMDYN_HEADER)
+#error "define both SYMDYN_ROBOT and SYMDYN_HEADER, or neither"
+#endif
+
+#ifdef SYMDYN_ROBOT
+extern "C" {
+#include SYMDYN_HEADER
+}
+#define SYMDYN_CAT_(a, b) a##b
+#define SYMDYN_CAT(a, b) SYMDYN_CAT_(a, b)
+#define SYMDYN_FN(suffix) SYMDYN_CAT(SYMDYN_ROBOT, suffix)
+#define SYMDYN_STR_(x) #x
+#define SYMDYN_STR(x) SYMDYN_STR_(x)
+#define HAVE_SYMDYN 1
+#else
+#define HAVE_SYMDYN 0
+#endif
+
+namespace
+{
+
+typedef pinocchio::Model Model;
+typedef pinocchio::Data Data;
+typedef Eigen::Map<const Eigen::VectorXd> CVecMap;
+typedef Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> RowMat;
+
+// Keep the compiler from discarding/reordering work: the pointed-to memory is
+// treated as read, and all memory as clobbered, at this point.
+inline void escape(const void * p)
+{
+  asm volatile("" : : "g"(p) : "memory");
+}
+
+struct Options
+{
+  std::string urdf;
+  long iterations = 0;
+  std::vector<std::string> locked;
+  std::string name;
+  int reps = 11;
+  int pool = 1000;
+  unsigned long seed = 42;
+  int cpu = -1;
+};
+
+[[noreturn]] void usage(const char * msg)
+{
+  std::fprintf(
+    stderr,
+    "error: %s\nusage: bench <urdf> <iterations> [locked_joint ...] [--name=R] "
+    "[--reps=N] [--pool=N] [--seed=N] [--cpu=N]\n",
+    msg);
+  std::exit(2);
+}
+
+Options parse_args(int argc, char ** argv)
+{
+  Options o;
+  std::vector<std::string> pos;
+  for (int i = 1; i < argc; ++i)
+  {
+    std::string a = argv[i];
+    auto val = [&](const char * key) -> const char * {
+      size_t n = std::strlen(key);
+      return a.compare(0, n, key) == 0 ? a.c_str() + n : nullptr;
+    };
+    if (const char * v = val("--name="))
+      o.name = v;
+    else if (const char * v = val("--reps="))
+      o.reps = std::atoi(v);
+    else if (const char * v = val("--pool="))
+      o.pool = std::atoi(v);
+    else if (const char * v = val("--seed="))
+      o.seed = std::strtoul(v, nullptr, 10);
+    else if (const char * v = val("--cpu="))
+      o.cpu = std::atoi(v);
+    else if (a.compare(0, 2, "--") == 0)
+      usage(("unknown option " + a).c_str());
+    else
+      pos.push_back(a);
+  }
+  if (pos.size() < 2)
+    usage("need <urdf> <iterations>");
+  o.urdf = pos[0];
+  o.iterations = std::atol(pos[1].c_str());
+  if (o.iterations <= 0 || o.reps <= 0 || o.pool <= 0)
+    usage("iterations, reps and pool must be positive");
+  for (size_t i = 2; i < pos.size(); ++i)
+  {
+    // accept "a,b" as well as "a b"; "-" or "" mean no locked joint
+    std::string s = pos[i];
+    size_t start = 0;
+    while (start <= s.size())
+    {
+      size_t end = s.find(',', start);
+      if (end == std::string::npos)
+        end = s.size();
+      std::string tok = s.substr(start, end - start);
+      if (!tok.empty() && tok != "-")
+        o.locked.push_back(tok);
+      start = end + 1;
+    }
+  }
+  if (o.name.empty())
+  {
+#if HAVE_SYMDYN
+    o.name = SYMDYN_STR(SYMDYN_ROBOT);
+#else
+    std::string stem = o.urdf.substr(o.urdf.find_last_of('/') + 1);
+    o.name = stem.substr(0, stem.find('.'));
+#endif
+  }
+  return o;
+}
+
+Model load_model(const Options & o)
+{
+  Model full;
+  pinocchio::urdf::buildModel(o.urdf, full);
+  if (o.locked.empty())
+    return full;
+  std::vector<pinocchio::JointIndex> ids;
+  for (const std::string & j : o.locked)
+  {
+    if (!full.existJointName(j))
+      throw std::runtime_error("locked joint not in model: " + j);
+    ids.push_back(full.getJointId(j));
+  }
+  // neutral == 0 for revolute / prismatic joints
+  return pinocchio::buildReducedModel(full, ids, pinocchio::neutral(full));
+}
+
+// Pool of random states, stored state-major and contiguous: state s occupies
+// [s*n, (s+1)*n) of each array.
+struct StatePool
+{
+  int nq, nv, size;
+  std::vector<double> q, qd, qdd, tau;
+};
+
+StatePool make_pool(const Model & model, Data & data, const Options & o)
+{
+  StatePool p;
+  p.nq = model.nq;
+  p.nv = model.nv;
+  p.size = o.pool;
+  p.q.resize(size_t(p.nq) * p.size);
+  p.qd.resize(size_t(p.nv) * p.size);
+  p.qdd.resize(size_t(p.nv) * p.size);
+  p.tau.resize(size_t(p.nv) * p.size);
+
+  std::mt19937_64 rng(o.seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  // finite sampling range for q: joint limits, clipped to [-pi, pi]
+  Eigen::VectorXd lo = model.lowerPositionLimit.cwiseMax(-M_PI);
+  Eigen::VectorXd hi = model.upperPositionLimit.cwiseMin(M_PI);
+  for (int i = 0; i < p.nq; ++i)
+    if (!(lo[i] < hi[i]))
+    {
+      lo[i] = -M_PI;
+      hi[i] = M_PI;
+    }
+  Eigen::VectorXd a2(p.nv);
+  for (int s = 0; s < p.size; ++s)
+  {
+    Eigen::Map<Eigen::VectorXd> q(&p.q[size_t(s) * p.nq], p.nq);
+    Eigen::Map<Eigen::VectorXd> qd(&p.qd[size_t(s) * p.nv], p.nv);
+    Eigen::Map<Eigen::VectorXd> qdd(&p.qdd[size_t(s) * p.nv], p.nv);
+    Eigen::Map<Eigen::VectorXd> tau(&p.tau[size_t(s) * p.nv], p.nv);
+    if (p.nq == p.nv)
+    {
+      for (int i = 0; i < p.nq; ++i)
+        q[i] = lo[i] + 0.5 * (u(rng) + 1.0) * (hi[i] - lo[i]);
+    }
+    else
+    {
+      // non-Euclidean configuration space (e.g. continuous joints)
+      std::srand(unsigned(o.seed + s));
+      q = pinocchio::randomConfiguration(model, lo, hi);
+    }
+    for (int i = 0; i < p.nv; ++i)
+    {
+      qd[i] = 2.0 * u(rng);  // rad/s
+      qdd[i] = 5.0 * u(rng); // rad/s^2
+      a2[i] = 5.0 * u(rng);
+    }
+    // torques that produce O(1) accelerations in forward dynamics
+    tau = pinocchio::rnea(model, data, q, qd, a2);
+  }
+  return p;
+}
+
+double median(std::vector<double> v)
+{
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// One timed repetition: `passes` sweeps over the state pool. Returns ns/call.
+template<class F>
+double time_rep(F & f, int pool, long passes)
+{
+  auto t0 = std::chrono::steady_clock::now();
+  for (long p = 0; p < passes; ++p)
+    for (int s = 0; s < pool; ++s)
+      f(s);
+  auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / double(passes * pool);
+}
+
+struct Timing
+{
+  double pin_ns = NAN, sym_ns = NAN;
+};
+
+// Median over `reps` repetitions; Pinocchio and symdyn repetitions are
+// interleaved so that slow drifts (frequency, other load) hit both alike.
+template<class FP, class FS>
+Timing time_pair(FP & fp, FS * fs, int pool, long passes, int reps)
+{
+  // warm-up: caches, branch predictors, page faults
+  time_rep(fp, pool, std::max(1L, passes / 4));
+  if (fs)
+    time_rep(*fs, pool, std::max(1L, passes / 4));
+  std::vector<double> tp, ts;
+  for (int r = 0; r < reps; ++r)
+  {
+    tp.push_back(time_rep(fp, pool, passes));
+    if (fs)
+      ts.push_back(time_rep(*fs, pool, passes));
+  }
+  Timing t;
+  t.pin_ns = median(tp);
+  if (fs)
+    t.sym_ns = median(ts);
+  return t;
+}
+
+struct NoSymdyn
+{
+  void operator()(int)
+  {
+  }
+};
+
+std::string json_num(double x, const char * fmt = "%.2f")
+{
+  if (!std::isfinite(x))
+    return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, x);
+  return buf;
+}
+
+void emit(
+  const Options & o,
+  int dof,
+  const char * fn,
+  const char * pin_fn,
+  const Timing & t,
+  double err)
+{
+  std::printf(
+    "{\"robot\": \"%s\", \"dof\": %d, \"function\": \"%s\", \"pinocchio_fn\": \"%s\", "
+    "\"pinocchio_ns\": %s, \"symdyn_ns\": %s, \"ratio\": %s, \"max_rel_err\": %s}\n",
+    o.name.c_str(), dof, fn, pin_fn, json_num(t.pin_ns).c_str(), json_num(t.sym_ns).c_str(),
+    json_num(t.pin_ns / t.sym_ns, "%.3f").c_str(), json_num(err, "%.3e").c_str());
+  std::fflush(stdout);
+}
+
+// ||a - b||_inf / ||b||_inf (a, b same shape, same storage order as given)
+template<class A, class B>
+double rel_err(const Eigen::MatrixBase<A> & a, const Eigen::MatrixBase<B> & b)
+{
+  double den = b.template lpNorm<Eigen::Infinity>();
+  double num = (a - b).template lpNorm<Eigen::Infinity>();
+  if (!std::isfinite(num))
+    return INFINITY;
+  return num / std::max(den, 1e-300);
+}
+
+Eigen::MatrixXd symmetrize_upper(const Eigen::MatrixXd & m)
+{
+  Eigen::MatrixXd s = m;
+  s.triangularView<Eigen::StrictlyLower>() = s.transpose().triangularView<Eigen::StrictlyLower>();
+  return s;
+}
+
+} // namespace
+
+int main(int argc, char ** argv)
+{
+  Options o = parse_args(argc, argv);
+
+#ifdef __linux__
+  if (o.cpu >= 0)
+  {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(o.cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0)
+      std::perror("sched_setaffinity");
+  }
+#endif
+
+  Model model;
+  try
+  {
+    model = load_model(o);
+  }
+  catch (const std::exception & e)
+  {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  Data data(model);
+  const int nq = model.nq, nv = model.nv;
+
+  StatePool P = make_pool(model, data, o);
+  const int pool = P.size;
+  const long passes = std::max(1L, (o.iterations + pool - 1) / pool);
+
+  std::fprintf(
+    stderr, "# robot=%s nq=%d nv=%d locked=%zu pool=%d calls/rep=%ld reps=%d symdyn=%s\n",
+    o.name.c_str(), nq, nv, o.locked.size(), pool, passes * pool, o.reps,
+    HAVE_SYMDYN ? "yes" : "no");
+
+  auto Q = [&](int s) { return CVecMap(&P.q[size_t(s) * nq], nq); };
+  auto V = [&](int s) { return CVecMap(&P.qd[size_t(s) * nv], nv); };
+  auto A = [&](int s) { return CVecMap(&P.qdd[size_t(s) * nv], nv); };
+  auto T = [&](int s) { return CVecMap(&P.tau[size_t(s) * nv], nv); };
+
+  // ---- Pinocchio kernels (default Convention::LOCAL for crba / aba) ----
+  auto pin_id = [&](int s) { escape(pinocchio::rnea(model, data, Q(s), V(s), A(s)).data()); };
+  auto pin_M = [&](int s) { escape(pinocchio::crba(model, data, Q(s)).data()); };
+  auto pin_Minv = [&](int s) { escape(pinocchio::computeMinverse(model, data, Q(s)).data()); };
+  auto pin_fd = [&](int s) { escape(pinocchio::aba(model, data, Q(s), V(s), T(s)).data()); };
+  auto pin_g = [&](int s) { escape(pinocchio::computeGeneralizedGravity(model, data, Q(s)).data()); };
+  auto pin_C = [&](int s) { escape(pinocchio::computeCoriolisMatrix(model, data, Q(s), V(s)).data()); };
+
+  const double NaN = NAN;
+
+#if HAVE_SYMDYN
+  if (nq != nv || SYMDYN_CAT(SYMDYN_ROBOT, _DOF) != nv)
+  {
+    std::fprintf(
+      stderr, "error: generated %s_DOF=%d but the Pinocchio model has nq=%d nv=%d\n",
+      SYMDYN_STR(SYMDYN_ROBOT), int(SYMDYN_CAT(SYMDYN_ROBOT, _DOF)), nq, nv);
+    return 1;
+  }
+  const int n = nv;
+  std::vector<double> out(size_t(n) * n);
+  double * y = out.data();
+  const double * q0 = P.q.data();
+  const double * qd0 = P.qd.data();
+  const double * qdd0 = P.qdd.data();
+  const double * tau0 = P.tau.data();
+
+  auto sym_id = [&](int s) {
+    SYMDYN_FN(_inverse_dynamics)(q0 + size_t(s) * n, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
+    escape(y);
+  };
+  auto sym_M = [&](int s) {
+    SYMDYN_FN(_mass_matrix)(q0 + size_t(s) * n, y);
+    escape(y);
+  };
+  auto sym_Minv = [&](int s) {
+    SYMDYN_FN(_mass_matrix_inverse)(q0 + size_t(s) * n, y);
+    escape(y);
+  };
+  auto sym_fd = [&](int s) {
+    SYMDYN_FN(_forward_dynamics)(q0 + size_t(s) * n, qd0 + size_t(s) * n, tau0 + size_t(s) * n, y);
+    escape(y);
+  };
+  auto sym_g = [&](int s) {
+    SYMDYN_FN(_gravity)(q0 + size_t(s) * n, y);
+    escape(y);
+  };
+  auto sym_C = [&](int s) {
+    SYMDYN_FN(_coriolis_matrix)(q0 + size_t(s) * n, qd0 + size_t(s) * n, y);
+    escape(y);
+  };
+
+  // ---- correctness: every pool state, outside the timed loops ----
+  double e_id = 0, e_M = 0, e_Minv = 0, e_fd = 0, e_g = 0, e_C = 0;
+  Eigen::Map<const Eigen::VectorXd> yv(y, n);
+  Eigen::Map<const RowMat> ym(y, n, n);
+  for (int s = 0; s < pool; ++s)
+  {
+    sym_id(s);
+    e_id = std::max(e_id, rel_err(yv, pinocchio::rnea(model, data, Q(s), V(s), A(s))));
+    sym_M(s);
+    e_M = std::max(e_M, rel_err(ym, symmetrize_upper(pinocchio::crba(model, data, Q(s)))));
+    sym_Minv(s);
+    e_Minv = std::max(
+      e_Minv,
+      rel_err(ym, symmetrize_upper(pinocchio::computeMinverse(model, data, Q(s)))));
+    sym_fd(s);
+    e_fd = std::max(e_fd, rel_err(yv, pinocchio::aba(model, data, Q(s), V(s), T(s))));
+    sym_g(s);
+    e_g = std::max(e_g, rel_err(yv, pinocchio::computeGeneralizedGravity(model, data, Q(s))));
+    sym_C(s);
+    e_C = std::max(e_C, rel_err(ym, pinocchio::computeCoriolisMatrix(model, data, Q(s), V(s))));
+  }
+#define SYM(f) (&(f))
+#define ERR(e) (e)
+#else
+#define SYM(f) static_cast<NoSymdyn *>(nullptr)
+#define ERR(e) NaN
+#endif
+
+  emit(o, nv, "inverse_dynamics", "rnea", time_pair(pin_id, SYM(sym_id), pool, passes, o.reps), ERR(e_id));
+  emit(o, nv, "mass_matrix", "crba", time_pair(pin_M, SYM(sym_M), pool, passes, o.reps), ERR(e_M));
+  emit(
+    o, nv, "mass_matrix_inverse", "computeMinverse",
+    time_pair(pin_Minv, SYM(sym_Minv), pool, passes, o.reps), ERR(e_Minv));
+  emit(o, nv, "forward_dynamics", "aba", time_pair(pin_fd, SYM(sym_fd), pool, passes, o.reps), ERR(e_fd));
+  emit(
+    o, nv, "gravity", "computeGeneralizedGravity", time_pair(pin_g, SYM(sym_g), pool, passes, o.reps),
+    ERR(e_g));
+  emit(
+    o, nv, "coriolis_matrix", "computeCoriolisMatrix",
+    time_pair(pin_C, SYM(sym_C), pool, passes, o.reps), ERR(e_C));
+
+  (void)NaN;
+  return 0;
+}

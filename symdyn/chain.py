@@ -1,0 +1,47 @@
+"""A model's constants as scalars of one context: the input every recursion starts from."""
+from . import spatial as S
+
+
+class Chain:
+    """Geometry, joint maps H(k), link inertias M(k) and gravity, ready for a recursion.
+
+    `params` (optional) replaces the inertial parameters of every body by the given scalars
+    (10 per body, `model.PARAMETER_NAMES`): symbols for identification, or numbers.
+    """
+
+    def __init__(self, ctx, model, params=None):
+        c = ctx.const
+        self.ctx, self.model, self.n = ctx, model, model.dof
+        self.parent = [j.parent for j in model.joints]
+        self.children = [[] for _ in range(self.n)]
+        for k, p in enumerate(self.parent):
+            if p >= 0:
+                self.children[p].append(k)
+        self.H = [[c(x) for x in j.kind.subspace(j.axis)] for j in model.joints]
+        self._geometry = [([[c(x) for x in row] for row in j.rotation], [c(x) for x in j.offset],
+                           [c(x) for x in j.axis], j.kind) for j in model.joints]
+        if params is None:
+            params = [[c(x) for x in b.params] for b in model.bodies]
+        self.params = params
+        self.M = [S.rigid_inertia(p) for p in params]
+        # gravity enters as an upward acceleration of the base (Featherstone)
+        self.base_acceleration = [c(0), c(0), c(0)] + [c(-g) for g in model.gravity]
+
+    def transforms(self, q):
+        """X(k) = (parent_R_k(q_k), l(q_k)) for every joint: phi(parent, k)."""
+        return [kind.transform(self.ctx, A, l0, h, q[k]) for k, (A, l0, h, kind) in enumerate(self._geometry)]
+
+    def inward(self):
+        """Tip to base: the papers' k = 1..N."""
+        return reversed(range(self.n))
+
+    def outward(self):
+        """Base to tip: the papers' k = N..1."""
+        return range(self.n)
+
+    def ancestors(self, k):
+        """Joints from k's parent down to the base."""
+        k = self.parent[k]
+        while k >= 0:
+            yield k
+            k = self.parent[k]

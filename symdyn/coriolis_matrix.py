@@ -1,0 +1,57 @@
+"""The Coriolis matrix C(q, qd) of M qdd + C qd + g = T in Christoffel form,
+C(i,j) = sum_k Gamma_ijk qd(k), so that M_dot - 2C is skew-symmetric (seed 003).
+
+Following the factorization C = sum_k J_k* [M(k) J_dot_k + B_k J_k] with the body term
+    B(V) = 1/2 [ V x* M - M V x + (M V) xbar* ],   (f xbar*) u := u x* f,
+which gives the Christoffel-consistent C. In link coordinates the columns of J_k are the maps
+H*(j) of the joints j inward of k, and their rates are S_dot(j) = V(j) x H*(j). Summing over
+the subtree of the outer joint leaves composite quantities Ic (CRBA's R) and Bc, so each element is
+    C(i, j) = H(i) phi(i, j) [Ic(j) S_dot(j) + Bc(j) H*(j)]                    i inward of j
+    C(j, i) = [phi(i, j) Ic(j) H*(j)] . S_dot(i) + [phi(i, j) Bc*(j) H*(j)] . H*(i)
+O(N^2), no Christoffel symbol is formed.
+"""
+from . import spatial as S
+from .crba import composite_inertias
+from .kinematics import velocities
+
+
+def _unit(j):
+    return [1 if i == j else 0 for i in range(6)]
+
+
+def body_coriolis(ctx, V, M):
+    """B(V) = 1/2 [V x* M - M V x + (M V) xbar*], column by column."""
+    MV = S.bind(ctx, S.matvec(M, V))
+    cols = []
+    for j in range(6):
+        e = _unit(j)
+        Mcol = [M[i][j] for i in range(6)]
+        col = S.vadd(S.vsub(S.cross_force(V, Mcol), S.matvec(M, S.cross_motion(V, e))), S.cross_force(e, MV))
+        cols.append(S.bind(ctx, S.vscale(0.5, col)))
+    return [[cols[j][i] for j in range(6)] for i in range(6)]
+
+
+def coriolis_matrix(ctx, chain, X, qd):
+    n, H = chain.n, chain.H
+    _, V = velocities(ctx, chain, X, qd)
+    Ic = composite_inertias(ctx, chain, X)
+    Bc = [None] * n
+    for k in chain.inward():
+        total = body_coriolis(ctx, V[k], chain.M[k])
+        for c in chain.children[k]:
+            total = S.matrix_add(ctx, total, S.congruence_inward(ctx, X[c], Bc[c], symmetric=False), symmetric=False)
+        Bc[k] = total
+    Sdot = [S.bind(ctx, S.cross_motion(V[k], H[k])) for k in range(n)]
+    C = [[None] * n for _ in range(n)]
+    for j in chain.outward():
+        F = S.bind(ctx, S.vadd(S.matvec(Ic[j], Sdot[j]), S.matvec(Bc[j], H[j])))
+        f1 = S.bind(ctx, S.matvec(Ic[j], H[j]))
+        f2 = S.bind(ctx, S.matvec_t(Bc[j], H[j]))
+        C[j][j] = ctx.bind(S.vdot(H[j], F))
+        k = j
+        for i in chain.ancestors(j):
+            F, f1, f2 = (S.force_inward(ctx, X[k], f) for f in (F, f1, f2))
+            C[i][j] = ctx.bind(S.vdot(H[i], F))
+            C[j][i] = ctx.bind(S.vdot(f1, Sdot[i]) + S.vdot(f2, H[i]))
+            k = i
+    return C

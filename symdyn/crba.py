@@ -1,0 +1,28 @@
+"""Mass matrix by composite bodies (Rodriguez 1987, eq. 32; Featherstone's CRBA)."""
+from . import spatial as S
+
+
+def composite_inertias(ctx, chain, X):
+    """R(k) = M(k) + sum over children phi R(child) phi*: the inertia of the subtree at k."""
+    R = [None] * chain.n
+    for k in chain.inward():
+        total = chain.M[k]
+        for c in chain.children[k]:
+            total = S.matrix_add(ctx, total, S.congruence_inward(ctx, X[c], R[c]))
+        R[k] = total
+    return R
+
+
+def mass_matrix(ctx, chain, X):
+    """M(q) as a list of rows, symmetric; column i walks R(i) H*(i) inward to the base."""
+    R = composite_inertias(ctx, chain, X)
+    M = [[None] * chain.n for _ in range(chain.n)]
+    for i in chain.inward():
+        x = S.bind(ctx, S.matvec(R[i], chain.H[i]))
+        M[i][i] = ctx.bind(S.vdot(chain.H[i], x))
+        k = i
+        for p in chain.ancestors(i):
+            x = S.force_inward(ctx, X[k], x)
+            M[p][i] = M[i][p] = ctx.bind(S.vdot(chain.H[p], x))
+            k = p
+    return M

@@ -1,0 +1,229 @@
+"""Turn a Denavit-Hartenberg table (docs/robot-format.md, section 2) into the normalized description.
+
+Every DH joint is split into  pre (constant) . motion(q) . post (constant)  so that the joint
+variable becomes a motion about/along the z axis of a frame of its own (the "joint frame",
+where the description's link frame lives):
+
+    classic   revolute   Rz(theta+q) Tz(d) Tx(a) Rx(alpha)   pre = I                        post = Rz(theta) Tz(d) Tx(a) Rx(alpha)
+    classic   prismatic  Rz(theta) Tz(d+q) Tx(a) Rx(alpha)   pre = Rz(theta) Tz(d)          post = Tx(a) Rx(alpha)
+    modified  revolute   Rx(alpha) Tx(a) Rz(theta+q) Tz(d)   pre = Rx(alpha) Tx(a) Rz(theta) post = Tz(d)
+    modified  prismatic  Rx(alpha) Tx(a) Rz(theta) Tz(d+q)   pre = Rx(alpha) Tx(a) Rz(theta) Tz(d)   post = I
+
+The origin of joint k in joint frame k-1 is post_{k-1} . pre_k (post_0 = I: frame 0 is the base).
+The post transform of the last joint only places the tip DH frame, which nothing here needs.
+"""
+
+import math
+
+import numpy as np
+
+from symdyn.errors import RobotFileError
+
+CONVENTIONS = ("classic", "modified")
+JOINT_TYPES = ("revolute", "prismatic")
+INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+DEFAULT_GRAVITY = [0.0, 0.0, -9.81]
+ROW_KEYS = ("name", "type", "a", "alpha", "d", "theta", "link")
+LINK_KEYS = ("name", "mass", "com", "inertia")
+# cos(pi/2) is 6e-17, not 0; snapping such noise lets later symbolic code fold the zeros.
+SNAP = 1e-15
+
+
+class _Invalid(Exception):
+    """Internal: a one-line problem, turned into RobotFileError (with the path) at the top."""
+
+
+def dh_to_description(data, path):
+    """Description dict for the parsed YAML `data` of a DH robot; RobotFileError if invalid."""
+    try:
+        return _description(data)
+    except _Invalid as exc:
+        # names taken from the file could carry line breaks; the message must stay one line
+        raise RobotFileError(path, " ".join(str(exc).splitlines())) from None
+
+
+def _description(data):
+    if not isinstance(data, dict):
+        raise _Invalid("the file must hold a mapping")
+    if "links" in data or "joints" in data:
+        raise _Invalid("dh: cannot be combined with top-level 'links' or 'joints'")
+    table = data.get("dh")
+    if not isinstance(table, dict):
+        raise _Invalid("dh: must be a mapping with 'convention' and 'joints'")
+    _reject_unknown(table, ("convention", "joints"), "dh")
+    convention = table.get("convention")
+    if convention not in CONVENTIONS:
+        raise _Invalid(f"dh: 'convention' must be one of {', '.join(CONVENTIONS)}, got {convention!r}")
+    rows = table.get("joints")
+    if not isinstance(rows, list) or not rows:
+        raise _Invalid("dh: 'joints' must be a non-empty list")
+    rows = [_read_row(row, index) for index, row in enumerate(rows, start=1)]
+
+    base = data.get("base", "base")
+    joints, links = [], []
+    previous_post, parent = np.eye(4), base
+    for row in rows:
+        pre, post = split_transform(convention, row)
+        joints.append({"name": row["name"], "type": row["type"], "parent": parent,
+                       "child": row["link"]["name"], "origin": _origin(previous_post @ pre),
+                       "axis": [0.0, 0.0, 1.0]})
+        links.append(_link_in_joint_frame(row["link"], post))
+        previous_post, parent = post, row["link"]["name"]
+
+    gravity = data.get("gravity", DEFAULT_GRAVITY)
+    return {
+        "name": data.get("name"),
+        "source": data.get("source"),
+        "gravity": list(gravity) if isinstance(gravity, (list, tuple)) else gravity,  # builder validates
+        "base": base,
+        "links": links,
+        "joints": joints,
+    }
+
+
+# --- validation -------------------------------------------------------------------------------
+
+def _reject_unknown(mapping, allowed, owner):
+    """Unknown keys are usually typos (e.g. 'alhpa'); silently ignoring them hides wrong models."""
+    for key in mapping:
+        if key not in allowed:
+            raise _Invalid(f"{owner}: unknown field {key!r} (allowed: {', '.join(allowed)})")
+
+
+def _number(mapping, key, owner):
+    if key not in mapping:
+        raise _Invalid(f"{owner}: missing field '{key}'")
+    return _as_float(mapping[key], f"{owner}: field '{key}'")
+
+
+def _as_float(value, what):
+    # bool is an int subclass, and YAML 1.1 reads '1e-3' (no dot) as a string: reject both.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Invalid(f"{what} must be a number, got {_describe(value)}")
+    result = float(value)
+    if not math.isfinite(result):
+        raise _Invalid(f"{what} must be finite, got {value!r}")
+    return result
+
+
+def _describe(value):
+    if isinstance(value, str):
+        return f"string {value!r}"
+    if value is None:
+        return "nothing"
+    return type(value).__name__
+
+
+def _name(mapping, default, owner):
+    name = mapping.get("name", default)
+    if not isinstance(name, str) or not name:
+        raise _Invalid(f"{owner}: field 'name' must be a non-empty string, got {_describe(name)}")
+    return name
+
+
+def _read_row(row, index):
+    if not isinstance(row, dict):
+        raise _Invalid(f"dh joint #{index}: must be a mapping, got {_describe(row)}")
+    name = _name(row, f"joint{index}", f"dh joint #{index}")
+    owner = f"dh joint '{name}'"
+    _reject_unknown(row, ROW_KEYS, owner)
+    kind = row.get("type")
+    if kind not in JOINT_TYPES:
+        if "type" not in row:
+            raise _Invalid(f"{owner}: missing field 'type'")
+        raise _Invalid(f"{owner}: field 'type' must be revolute or prismatic, got {kind!r}")
+    parameters = {key: _number(row, key, owner) for key in ("a", "alpha", "d", "theta")}
+    if "link" not in row:
+        raise _Invalid(f"{owner}: missing field 'link'")
+    return {"name": name, "type": kind, **parameters, "link": _read_link(row["link"], index, owner)}
+
+
+def _read_link(link, index, joint_owner):
+    if not isinstance(link, dict):
+        raise _Invalid(f"{joint_owner}: field 'link' must be a mapping, got {_describe(link)}")
+    name = _name(link, f"link{index}", f"{joint_owner} link")
+    owner = f"dh link '{name}'"
+    _reject_unknown(link, LINK_KEYS, owner)
+    mass = _number(link, "mass", owner)
+    com = link.get("com")
+    if "com" not in link:
+        raise _Invalid(f"{owner}: missing field 'com'")
+    if not isinstance(com, list) or len(com) != 3:
+        raise _Invalid(f"{owner}: field 'com' must be a list of 3 numbers")
+    com = [_as_float(value, f"{owner}: field 'com'") for value in com]
+    inertia = link.get("inertia")
+    if "inertia" not in link:
+        raise _Invalid(f"{owner}: missing field 'inertia'")
+    if not isinstance(inertia, dict):
+        raise _Invalid(f"{owner}: field 'inertia' must be a mapping with {', '.join(INERTIA_KEYS)}")
+    _reject_unknown(inertia, INERTIA_KEYS, f"{owner} inertia")
+    inertia = {key: _number(inertia, key, f"{owner} inertia") for key in INERTIA_KEYS}
+    return {"name": name, "mass": mass, "com": com, "inertia": inertia}
+
+
+# --- transforms -------------------------------------------------------------------------------
+
+def split_transform(convention, row):
+    """(pre, post) 4x4 constant transforms around the joint motion Rz(q) or Tz(q)."""
+    a, alpha, d, theta = row["a"], row["alpha"], row["d"], row["theta"]
+    if convention == "classic":
+        if row["type"] == "revolute":
+            return np.eye(4), rot_z(theta) @ trans_z(d) @ trans_x(a) @ rot_x(alpha)
+        return rot_z(theta) @ trans_z(d), trans_x(a) @ rot_x(alpha)
+    # modified: Rz(theta + q) = Rz(theta) Rz(q), and Tz(d + q) = Tz(d) Tz(q)
+    if row["type"] == "revolute":
+        return rot_x(alpha) @ trans_x(a) @ rot_z(theta), trans_z(d)
+    return rot_x(alpha) @ trans_x(a) @ rot_z(theta) @ trans_z(d), np.eye(4)
+
+
+def _snap(values):
+    return np.where(np.abs(values) < SNAP, 0.0, values)
+
+
+def _cos_sin(angle):
+    c, s = math.cos(angle), math.sin(angle)
+    return (0.0 if abs(c) < SNAP else c), (0.0 if abs(s) < SNAP else s)
+
+
+def rot_x(angle):
+    c, s = _cos_sin(angle)
+    return np.array([[1.0, 0.0, 0.0, 0.0], [0.0, c, -s, 0.0], [0.0, s, c, 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+def rot_z(angle):
+    c, s = _cos_sin(angle)
+    return np.array([[c, -s, 0.0, 0.0], [s, c, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+def trans_x(distance):
+    transform = np.eye(4)
+    transform[0, 3] = distance
+    return transform
+
+
+def trans_z(distance):
+    transform = np.eye(4)
+    transform[2, 3] = distance
+    return transform
+
+
+def _origin(transform):
+    """Joint origin as xyz + row-major rotation; snapped so that exact zeros stay exact."""
+    snapped = _snap(transform) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return {"xyz": [float(x) for x in snapped[:3, 3]],
+            "rotation": [[float(x) for x in row] for row in snapped[:3, :3]]}
+
+
+def _link_in_joint_frame(link, post):
+    """Move COM and inertia from DH frame k into joint frame k (post_k maps the former into the latter)."""
+    rotation, offset = _snap(post[:3, :3]), post[:3, 3]
+    i = link["inertia"]
+    tensor = np.array([[i["ixx"], i["ixy"], i["ixz"]],
+                       [i["ixy"], i["iyy"], i["iyz"]],
+                       [i["ixz"], i["iyz"], i["izz"]]])
+    rotated = rotation @ tensor @ rotation.T  # still about the COM: rotation only
+    rotated = (rotated + rotated.T) / 2.0 + 0.0
+    index = {"ixx": (0, 0), "iyy": (1, 1), "izz": (2, 2), "ixy": (0, 1), "ixz": (0, 2), "iyz": (1, 2)}
+    com = rotation @ np.array(link["com"]) + offset + 0.0
+    return {"name": link["name"], "mass": link["mass"], "com": [float(x) for x in com],
+            "inertia": {key: float(rotated[index[key]]) for key in INERTIA_KEYS}}

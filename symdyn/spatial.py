@@ -1,0 +1,242 @@
+"""Spatial algebra on plain lists of scalars, in Rodriguez's notation.
+
+Scalars are whatever the context computes with (floats, numpy arrays, symbols); every
+non-trivial result is passed through `ctx.bind`, so that under a `Tape` no expression ever
+nests more than one operation deep and shared terms are computed once.
+
+- 3-vectors are lists of 3, 3x3 matrices lists of 3 rows, spatial vectors lists of 6
+  (angular / moment first), spatial matrices lists of 6 rows.
+- A link transform X = (R, l) stands for phi(parent, k) = [[R, l~R], [0, R]]: R = parent_R_k,
+  l = O_k seen from the parent origin, in parent coordinates. phi moves forces inward (to the
+  parent); its adjoint phi* moves velocities outward (to the child).
+"""
+
+
+def bind(ctx, v):
+    return [ctx.bind(x) for x in v]
+
+
+def bind_matrix(ctx, m):
+    return [[ctx.bind(x) for x in row] for row in m]
+
+
+# ---------------------------------------------------------------------------- 3-D
+def add(a, b):
+    return [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+
+
+def sub(a, b):
+    return [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+
+
+def scale(s, a):
+    return [s * a[0], s * a[1], s * a[2]]
+
+
+def dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def cross(a, b):
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def rot(R, v):
+    """R v"""
+    return [R[i][0] * v[0] + R[i][1] * v[1] + R[i][2] * v[2] for i in range(3)]
+
+
+def rot_t(R, v):
+    """R^T v"""
+    return [R[0][i] * v[0] + R[1][i] * v[1] + R[2][i] * v[2] for i in range(3)]
+
+
+def matmul3(A, B):
+    return [[A[i][0] * B[0][j] + A[i][1] * B[1][j] + A[i][2] * B[2][j] for j in range(3)] for i in range(3)]
+
+
+def transpose3(A):
+    return [[A[j][i] for j in range(3)] for i in range(3)]
+
+
+def axis_rotation(ctx, axis, s, c):
+    """Rodrigues' formula, Rot(h, q) = I + sin q h~ + (1 - cos q) h~^2; exact zeros of h fold away."""
+    x, y, z = axis
+    v = 1 - c
+    return [[c + x * x * v, x * y * v - z * s, x * z * v + y * s],
+            [x * y * v + z * s, c + y * y * v, y * z * v - x * s],
+            [x * z * v - y * s, y * z * v + x * s, c + z * z * v]]
+
+
+# ---------------------------------------------------------------------------- spatial vectors
+def vadd(a, b):
+    return [x + y for x, y in zip(a, b)]
+
+
+def vsub(a, b):
+    return [x - y for x, y in zip(a, b)]
+
+
+def vscale(s, a):
+    return [s * x for x in a]
+
+
+def vdot(a, b):
+    total = 0
+    for x, y in zip(a, b):
+        total = total + x * y
+    return total
+
+
+def matvec(P, v):
+    return [vdot(row, v) for row in P]
+
+
+def matvec_t(P, v):
+    return [vdot([P[i][j] for i in range(6)], v) for j in range(6)]
+
+
+def cross_motion(V, U):
+    """V x U for motions: [w x wu ; v x wu + w x vu]."""
+    w, v = V[:3], V[3:]
+    return cross(w, U[:3]) + add(cross(v, U[:3]), cross(w, U[3:]))
+
+
+def cross_force(V, F):
+    """V x* F for forces: [w x n + v x f ; w x f]."""
+    w, v = V[:3], V[3:]
+    return add(cross(w, F[:3]), cross(v, F[3:])) + cross(w, F[3:])
+
+
+def force_inward(ctx, X, f):
+    """phi(parent, k) f: a force at O_k (frame k) moved to O_parent (parent frame)."""
+    R, l = X
+    F = bind(ctx, rot(R, f[3:]))
+    n = bind(ctx, rot(R, f[:3]))
+    return bind(ctx, add(n, cross(l, F))) + F
+
+
+def motion_outward(ctx, X, v):
+    """phi*(parent, k) v: a velocity of the parent frame seen at O_k in frame k."""
+    R, l = X
+    w = v[:3]
+    u = bind(ctx, add(v[3:], cross(w, l)))
+    return bind(ctx, rot_t(R, w)) + bind(ctx, rot_t(R, u))
+
+
+def inverse_transform(ctx, X):
+    """(R, l) of phi(k, parent) = phi(parent, k)^-1: R^T and -R^T l."""
+    R, l = X
+    return transpose3(R), bind(ctx, scale(-1, rot_t(R, l)))
+
+
+# ---------------------------------------------------------------------------- spatial matrices
+def blocks(P):
+    return ([row[:3] for row in P[:3]], [row[3:] for row in P[:3]],
+            [row[:3] for row in P[3:]], [row[3:] for row in P[3:]])
+
+
+def assemble(A, B, C, D):
+    return [A[i] + B[i] for i in range(3)] + [C[i] + D[i] for i in range(3)]
+
+
+def _cross_cols(l, M):
+    """l~ M: every column of M crossed with l."""
+    cols = [cross(l, [M[0][j], M[1][j], M[2][j]]) for j in range(3)]
+    return [[cols[j][i] for j in range(3)] for i in range(3)]
+
+
+def _rotate(ctx, R, M, symmetric):
+    """R M R^T, upper triangle mirrored when M is symmetric."""
+    RM = bind_matrix(ctx, matmul3(R, M))
+    out = [[None] * 3 for _ in range(3)]
+    for i in range(3):
+        for j in range(3):
+            if symmetric and j < i:
+                out[i][j] = out[j][i]
+            else:
+                out[i][j] = ctx.bind(RM[i][0] * R[j][0] + RM[i][1] * R[j][1] + RM[i][2] * R[j][2])
+    return out
+
+
+def congruence_inward(ctx, X, P, symmetric=True):
+    """phi P phi*: a force-from-motion map (inertia) at O_k moved to O_parent.
+
+    phi = T diag(R, R) with T = [[I, l~], [0, I]]: rotate the four blocks, then shift by l
+    (cross products instead of 6x6 products)."""
+    R, l = X
+    A, B, C, D = blocks(P)
+    A, D = _rotate(ctx, R, A, symmetric), _rotate(ctx, R, D, symmetric)
+    B = _rotate(ctx, R, B, False)
+    C = transpose3(B) if symmetric else _rotate(ctx, R, C, False)
+    B2 = bind_matrix(ctx, [[B[i][j] + x for j, x in enumerate(row)] for i, row in enumerate(_cross_cols(l, D))])
+    LC = _cross_cols(l, C)
+    # (B + l~D) l~^T = (l~ (B + l~D)^T)^T
+    BLt = transpose3(_cross_cols(l, transpose3(B2)))
+    A2 = [[None] * 3 for _ in range(3)]
+    for i in range(3):
+        for j in range(3):
+            if symmetric and j < i:
+                A2[i][j] = A2[j][i]
+            else:
+                A2[i][j] = ctx.bind(A[i][j] + LC[i][j] + BLt[i][j])
+    if symmetric:
+        C2 = transpose3(B2)
+    else:
+        C2 = bind_matrix(ctx, [[C[i][j] + x for j, x in enumerate(row)] for i, row in enumerate(transpose3(_cross_cols(l, transpose3(D))))])
+    return assemble(A2, B2, C2, D)
+
+
+def _swap(P):
+    A, B, C, D = blocks(P)
+    return assemble(D, C, B, A)
+
+
+def congruence_outward(ctx, X, Y, symmetric=True):
+    """phi* Y phi: a motion-from-force map at O_parent moved to O_k.
+
+    phi* is phi(k, parent) with its blocks swapped, so this is congruence_inward of the
+    inverse transform between two block swaps."""
+    return _swap(congruence_inward(ctx, inverse_transform(ctx, X), _swap(Y), symmetric))
+
+
+def symmetric(ctx, entry):
+    """The symmetric 6x6 matrix with upper-triangle entries entry(i, j), each bound once."""
+    out = [[None] * 6 for _ in range(6)]
+    for i in range(6):
+        for j in range(i, 6):
+            out[i][j] = out[j][i] = ctx.bind(entry(i, j))
+    return out
+
+
+def rank_one_downdate(ctx, P, g, G):
+    """P - g G^T (the Riccati update tau_bar P = P - G H P, with g = P H*), symmetric."""
+    return symmetric(ctx, lambda i, j: P[i][j] - g[i] * G[j])
+
+
+def matrix_add(ctx, P, Q, symmetric=True):
+    out = [[None] * 6 for _ in range(6)]
+    for i in range(6):
+        for j in range(6):
+            if symmetric and j < i:
+                out[i][j] = out[j][i]
+            else:
+                out[i][j] = ctx.bind(P[i][j] + Q[i][j])
+    return out
+
+
+def rigid_inertia(params):
+    """Spatial inertia about O_k from (m, m c, J at O_k) = [m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz].
+
+    M = [[J, h~], [-h~, m 1]] with h = m c (the layout of Pinocchio's dynamic parameters)."""
+    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = params
+    return [[ixx, ixy, ixz, 0, -hz, hy],
+            [ixy, iyy, iyz, hz, 0, -hx],
+            [ixz, iyz, izz, -hy, hx, 0],
+            [0, hz, -hy, m, 0, 0],
+            [-hz, 0, hx, 0, m, 0],
+            [hy, -hx, 0, 0, 0, m]]
+
+
+def zero6():
+    return [[0] * 6 for _ in range(6)]

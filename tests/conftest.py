@@ -1,0 +1,40 @@
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+BUNDLED = sorted(p for p in (ROOT / "robots").iterdir() if p.suffix in (".yaml", ".urdf"))
+
+
+def erd_path(relative):
+    """A URDF from example-robot-data (installed with the test extra)."""
+    import site
+    for sp in site.getsitepackages() + [site.getusersitepackages()]:
+        candidate = Path(sp) / "cmeel.prefix" / "share" / "example-robot-data" / "robots" / relative
+        if candidate.exists():
+            return candidate
+    pytest.skip(f"example-robot-data URDF {relative} not found")
+
+
+#: real arms from example-robot-data, loaded by Pinocchio's own URDF parser in the oracle tests
+ERD_ARMS = {
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "ur10": "ur_description/urdf/ur10_robot.urdf",
+    "xarm7": "xarm_description/urdf/xarm7.urdf",
+    "z1": "z1_description/urdf/z1.urdf",
+}
+
+
+def relerr(a, b):
+    """Largest difference relative to the size of the reference (at least 1)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.abs(a - b).max() / max(1.0, float(np.abs(b).max())))
+
+
+def random_states(n, count, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-np.pi, np.pi, (count, n)), rng.normal(size=(count, n)) * 2, rng.normal(size=(count, n)) * 3
