@@ -8,20 +8,22 @@ Both run inward with the time derivative Lambda_dot of the articulated inertia P
     Lambda_dot(k)  = psi(k, c) Lambda_dot(c) psi*(k, c) + X + X*          (c: the child, k-1 in the paper)
 Gravity is not part of C(theta, nu): with gravity, eps = l (T - g(q)).
 
-Prismatic joints, which the paper leaves out: the derivation uses only
-d/dt phi*(k+1,k) = -dV~(k) phi*(k+1,k) with the joint's relative velocity dV(k) = H*(k) qd(k). For a
-revolute joint dV = [h qd; 0] and dV~ = blockdiag(h~, h~) qd is the paper's dOmega~; for a prismatic
-joint dV = [0; h qd] and dV~ = [[0, 0], [h~ qd, 0]]. So dOmega~(k) := (H*(k) qd(k))~ covers both, and
-the tests check the result against the definition C = l C(theta, qd) - m_dot* qd on mixed chains.
+Prismatic joints, which the paper leaves out: the derivation only needs the rate of the joint
+transform, d/dt phi(k+1,k) = phi(k+1,k) (dV(k) x*), with the joint's relative velocity
+dV(k) = H*(k) qd(k) and the force cross product [w; v] x* = [[w~, v~], [0, w~]]. For a revolute joint
+dV = [h qd; 0] and dV x* = blockdiag(h~, h~) qd is the paper's dOmega~. For a prismatic joint
+dV = [0; h qd] gives dV x* = [[0, h~ qd], [0, 0]] (not the motion cross product, which differs from it
+only for prismatic joints). So X(k) := (H*(k) qd(k)) x* P(k) covers both; the tests check the result
+against the definition C = l C(theta, qd) - m_dot* qd on chains with mixed joints.
 """
 from . import spatial as S
 from .kinematics import velocities
 
 
 def _relative_cross_P(ctx, chain, ric, k, qd):
-    """X = (H* qd)~ P(k), column by column."""
+    """X = (H* qd) x* P(k), column by column."""
     vJ = S.vscale(qd[k], chain.H[k])
-    cols = [S.bind(ctx, S.cross_motion(vJ, [ric.P[k][i][j] for i in range(6)])) for j in range(6)]
+    cols = [S.bind(ctx, S.cross_force(vJ, [ric.P[k][i][j] for i in range(6)])) for j in range(6)]
     return [[cols[j][i] for j in range(6)] for i in range(6)]
 
 

@@ -9,8 +9,10 @@ def random_description(n, seed, kinds="RP"):
     links, joints = [], []
     parent = "base"
     for k in range(n):
-        A = rng.normal(size=(3, 3))
-        J = A @ A.T + 0.05 * np.eye(3)
+        # a physical inertia (triangle inequality holds): a cloud of point masses about its centre
+        pts = rng.normal(size=(6, 3)) * rng.uniform(0.1, 0.6, 3)
+        pts -= pts.mean(axis=0)
+        J = sum(p @ p * np.eye(3) - np.outer(p, p) for p in pts) / 6 + 1e-3 * np.eye(3)
         links.append({"name": f"l{k}", "mass": float(rng.uniform(0.5, 3.0)), "com": rng.normal(size=3).tolist(),
                       "inertia": {"ixx": J[0, 0], "iyy": J[1, 1], "izz": J[2, 2], "ixy": J[0, 1], "ixz": J[0, 2], "iyz": J[1, 2]}})
         kind = kinds[rng.integers(len(kinds))]

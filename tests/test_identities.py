@@ -1,0 +1,114 @@
+"""The identities of ALGORITHMS.md on random chains: general axes, mixed revolute and prismatic joints."""
+import numpy as np
+import pytest
+
+import symdyn
+from conftest import random_states, relerr
+from random_chain import random_chain
+
+CHAINS = [(n, seed, kinds) for n, seed, kinds in [(1, 1, "RP"), (2, 2, "P"), (4, 3, "RP"), (6, 4, "RP"), (7, 5, "R"), (5, 6, "P")]]
+IDS = [f"n{n}-{kinds}-{seed}" for n, seed, kinds in CHAINS]
+
+
+@pytest.fixture(params=CHAINS, ids=IDS)
+def engine(request):
+    n, seed, kinds = request.param
+    return symdyn.Engine(random_chain(n, seed, kinds))
+
+
+def test_mass_matrix_and_its_inverse(engine):
+    q, _, _ = random_states(engine.n, 10)
+    M, Mi = engine.mass_matrix(q), engine.mass_matrix_inverse(q)
+    eye = np.broadcast_to(np.eye(engine.n), M.shape)
+    assert relerr(M @ Mi, eye) < 1e-10
+    assert relerr(M, np.swapaxes(M, -1, -2)) < 1e-14
+    assert np.all(np.linalg.eigvalsh(M) > 0)
+
+
+def test_innovations_factors(engine):
+    q, qd, tau = random_states(engine.n, 10)
+    m, ell, M = engine.innovations_factor(q), engine.innovations_factor_inverse(q), engine.mass_matrix(q)
+    mT = np.swapaxes(m, -1, -2)
+    assert relerr(m @ mT, M) < 1e-10                                   # M = m m*
+    assert relerr(ell @ m, np.broadcast_to(np.eye(engine.n), M.shape)) < 1e-10
+    assert relerr(np.swapaxes(ell, -1, -2) @ ell, engine.mass_matrix_inverse(q)) < 1e-10
+    assert np.allclose(np.tril(m, -1), 0)                                # upper triangular, base to tip
+    assert relerr(np.diagonal(m, axis1=-2, axis2=-1) ** 2, engine.articulated_inertia(q)) < 1e-10
+    # the four recursions equal the matrices and invert each other
+    nu = engine.total_rates(q, qd)
+    assert relerr(nu, np.einsum("...ji,...j->...i", m, qd)) < 1e-10
+    assert relerr(engine.joint_rates(q, nu), qd) < 1e-10
+    eps = engine.working_moments(q, tau)
+    assert relerr(eps, np.einsum("...ij,...j->...i", ell, tau)) < 1e-10
+    assert relerr(engine.applied_moments(q, eps), tau) < 1e-10
+
+
+def test_saha_udut_is_the_innovations_factor(engine):
+    """[I + H phi K] is the unit factor of M = U D U^T, unique, computed here by plain linear algebra."""
+    q, _, _ = random_states(engine.n, 1)
+    M = engine.mass_matrix(q[0])
+    # UDU^T by reverse Gaussian elimination (Saha): Cholesky of the row/column-reversed matrix
+    Lr = np.linalg.cholesky(M[::-1, ::-1])
+    U = Lr[::-1, ::-1]
+    D = np.diag(U) ** 2
+    assert relerr(engine.articulated_inertia(q[0]), D) < 1e-10
+    assert relerr(engine.innovations_factor(q[0]), U) < 1e-10
+
+
+def test_forward_dynamics_inverts_inverse_dynamics(engine):
+    q, qd, qdd = random_states(engine.n, 10)
+    tau = engine.inverse_dynamics(q, qd, qdd)
+    assert relerr(engine.forward_dynamics(q, qd, tau), qdd) < 1e-9
+    M = engine.mass_matrix(q)
+    assert relerr(tau, np.einsum("...ij,...j->...i", M, qdd) + engine.nonlinear_effects(q, qd)) < 1e-10
+
+
+def _directional(f, q, v, h=1e-6):
+    return (f(q + h * v) - f(q - h * v)) / (2 * h)
+
+
+def test_coriolis_matrix(engine):
+    q, qd, _ = random_states(engine.n, 5)
+    C = engine.coriolis_matrix(q, qd)
+    c = engine.nonlinear_effects(q, qd) - engine.gravity(q)
+    assert relerr(np.einsum("...ij,...j->...i", C, qd), c) < 1e-10      # C qd = velocity products
+    Mdot = _directional(engine.mass_matrix, q, qd)
+    S = Mdot - 2 * C
+    assert relerr(S, -np.swapaxes(S, -1, -2)) < 1e-6                     # M_dot - 2C skew (finite differences)
+    # Christoffel form: C(i,j) = sum_k Gamma_ijk qd_k from the partial derivatives of M
+    n = engine.n
+    for s in range(len(q)):
+        dM = [_directional(engine.mass_matrix, q[s], np.eye(n)[k]) for k in range(n)]
+        Gamma = 0.5 * (np.stack(dM, axis=-1) + np.stack(dM, axis=-1).transpose(0, 2, 1) - np.stack(dM, axis=0))
+        assert relerr(C[s], Gamma @ qd[s]) < 1e-6
+
+
+def test_coriolis_nu_against_its_definition(engine):
+    """C(theta, nu) = l C(theta, qd) - m_dot* qd and nu . C = 0 (prismatic joints included)."""
+    q, qd, _ = random_states(engine.n, 5)
+    nu = engine.total_rates(q, qd)
+    Cnu = engine.coriolis_nu(q, nu)
+    assert np.abs(np.einsum("...i,...i->...", nu, Cnu)).max() < 1e-10 * max(1, np.abs(nu).max() * np.abs(Cnu).max())
+    c = engine.nonlinear_effects(q, qd) - engine.gravity(q)
+    ell = engine.innovations_factor_inverse(q)
+    mdot = _directional(engine.innovations_factor, q, qd)
+    definition = np.einsum("...ij,...j->...i", ell, c) - np.einsum("...ji,...j->...i", mdot, qd)
+    assert relerr(Cnu, definition) < 1e-6
+
+
+def test_coriolis_eta_against_its_definition(engine):
+    """Cbar(theta, eta) = [I + H phi K]^-1 C(theta, qd) - D [I + H phi K]_dot* qd."""
+    q, qd, _ = random_states(engine.n, 5)
+    unit = lambda t: engine.innovations_factor(t) / np.sqrt(engine.articulated_inertia(t))[..., None, :]
+    L, D = unit(q), engine.articulated_inertia(q)
+    c = engine.nonlinear_effects(q, qd) - engine.gravity(q)
+    Ldot = _directional(unit, q, qd)
+    definition = np.linalg.solve(L, c[..., None])[..., 0] - D * np.einsum("...ji,...j->...i", Ldot, qd)
+    assert relerr(engine.coriolis_eta(q, qd), definition) < 1e-6
+
+
+def test_kinetic_energy_is_half_nu_squared(engine):
+    q, qd, _ = random_states(engine.n, 10)
+    nu = engine.total_rates(q, qd)
+    KE = 0.5 * np.einsum("...i,...ij,...j->...", qd, engine.mass_matrix(q), qd)
+    assert relerr(0.5 * (nu * nu).sum(-1), KE) < 1e-10
