@@ -39,7 +39,7 @@ BENCH_SRC = HERE / "cpp" / "bench.cpp"
 CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")
 OPT_FLAGS = ["-O3", "-DNDEBUG"]  # shared by the harness (C++) and generated code (C)
-CXX_FLAGS = ["-std=c++17", "-Wall", "-Wno-unused-local-typedefs"]
+CXX_FLAGS = ["-std=c++17", "-Wall", "-Wno-unused-local-typedefs", "-Wno-deprecated-declarations"]
 C_FLAGS = ["-std=c99", "-Wall"]
 # The Pinocchio wheel is built for the x86-64 baseline (SSE2, 16-byte Eigen
 # alignment).  With --march-native, the harness must keep Eigen's alignment

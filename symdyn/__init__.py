@@ -1,7 +1,9 @@
 """symdyn: symbolic rigid-body dynamics of robot arms, generated as straight-line Python and C."""
-from .engine import Engine
-from .errors import RobotFileError
-from .load import load_robot
-
 __version__ = "0.1.0"
-__all__ = ["Engine", "RobotFileError", "load_robot", "__version__"]
+
+from .cload import load_c  # noqa: E402
+from .engine import Engine  # noqa: E402
+from .errors import RobotFileError  # noqa: E402
+from .load import load_robot  # noqa: E402
+
+__all__ = ["Engine", "RobotFileError", "load_c", "load_robot", "__version__"]

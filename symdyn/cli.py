@@ -13,6 +13,14 @@ def _fail(exc):
     sys.exit(2)
 
 
+def _load(path):
+    from .load import load_robot
+    try:
+        return load_robot(path)
+    except RobotFileError as exc:
+        _fail(exc)
+
+
 @click.group()
 @click.version_option(__version__, prog_name="symdyn")
 def main():
@@ -21,17 +29,65 @@ def main():
 
 @main.command()
 @click.argument("robots", nargs=-1, required=True)
-def info(robots):
-    """Print DOF, joints and total mass of each ROBOT file."""
-    from .load import load_robot
+@click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
+def info(robots, ops):
+    """Print DOF, joints, total mass and operation counts of each ROBOT file."""
     for path in robots:
-        try:
-            model = load_robot(path)
-        except RobotFileError as exc:
-            _fail(exc)
+        model = _load(path)
         click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
         for k, j in enumerate(model.joints):
             click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
+        if ops:
+            from .codegen.generator import trace_all
+            click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
+            for p in trace_all(model):
+                click.echo(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in
+                                                           (("mul", 6), ("add", 6), ("div", 5), ("sqrt", 5), ("trig", 5))))
+
+
+@main.command()
+@click.argument("robots", nargs=-1, required=True)
+@click.option("--out", "out_dir", default="generated", show_default=True, help="Output folder.")
+@click.option("--lang", default="python", show_default=True, help="Comma-separated: python, c.")
+@click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
+              help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
+def generate(robots, out_dir, lang, params_mode):
+    """Generate the dynamics modules of each ROBOT file into OUT."""
+    from .functions import FUNCTIONS
+    from .generate import LANGUAGES, generate as run
+    languages = tuple(x.strip() for x in lang.split(",") if x.strip())
+    unknown = [x for x in languages if x not in LANGUAGES]
+    if unknown or not languages:
+        _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
+    with click.progressbar(length=len(robots) * len(FUNCTIONS), label="generating", file=sys.stderr) as bar:
+        try:
+            written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1))
+        except RobotFileError as exc:
+            _fail(exc)
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
+@main.command()
+@click.argument("robots", nargs=-1, required=True)
+@click.option("--states", default=20, show_default=True, help="Random states per function.")
+@click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
+@click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
+def compare(robots, states, tol, with_c):
+    """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
+    from .compare import compare as run
+    worst = 0.0
+    for path in robots:
+        model = _load(path)
+        report = run(model, states=states, with_c=with_c)
+        columns = sorted({c for row in report.values() for c in row})
+        click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
+        click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))
+        for name, row in report.items():
+            click.echo(f"  {name:<28s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
+            worst = max([worst] + list(row.values()))
+    click.echo(f"worst: {worst:.2e} (tolerance {tol:g})")
+    sys.exit(0 if worst <= tol else 1)
 
 
 if __name__ == "__main__":

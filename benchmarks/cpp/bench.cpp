@@ -84,6 +84,12 @@ namespace
 typedef pinocchio::Model Model;
 typedef pinocchio::Data Data;
 typedef Eigen::Map<const Eigen::VectorXd> CVecMap;
+// Pinocchio's precompiled (extern template) algorithms are instantiated for
+// Eigen::Ref<const VectorXd> arguments; passing exactly that type makes every
+// call go to libpinocchio_default (unless compiled with --pinocchio-inline,
+// i.e. without PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION). Ref of a contiguous
+// Map does not copy.
+typedef Eigen::Ref<const Eigen::VectorXd> CRef;
 typedef Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> RowMat;
 
 // Keep the compiler from discarding/reordering work: the pointed-to memory is
@@ -247,7 +253,7 @@ StatePool make_pool(const Model & model, Data & data, const Options & o)
       a2[i] = 5.0 * u(rng);
     }
     // torques that produce O(1) accelerations in forward dynamics
-    tau = pinocchio::rnea(model, data, q, qd, a2);
+    tau = pinocchio::rnea(model, data, CRef(q), CRef(qd), CRef(a2));
   }
   return p;
 }
@@ -388,10 +394,10 @@ int main(int argc, char ** argv)
     o.name.c_str(), nq, nv, o.locked.size(), pool, passes * pool, o.reps,
     HAVE_SYMDYN ? "yes" : "no");
 
-  auto Q = [&](int s) { return CVecMap(&P.q[size_t(s) * nq], nq); };
-  auto V = [&](int s) { return CVecMap(&P.qd[size_t(s) * nv], nv); };
-  auto A = [&](int s) { return CVecMap(&P.qdd[size_t(s) * nv], nv); };
-  auto T = [&](int s) { return CVecMap(&P.tau[size_t(s) * nv], nv); };
+  auto Q = [&](int s) { return CRef(CVecMap(&P.q[size_t(s) * nq], nq)); };
+  auto V = [&](int s) { return CRef(CVecMap(&P.qd[size_t(s) * nv], nv)); };
+  auto A = [&](int s) { return CRef(CVecMap(&P.qdd[size_t(s) * nv], nv)); };
+  auto T = [&](int s) { return CRef(CVecMap(&P.tau[size_t(s) * nv], nv)); };
 
   // ---- Pinocchio kernels (default Convention::LOCAL for crba / aba) ----
   auto pin_id = [&](int s) { escape(pinocchio::rnea(model, data, Q(s), V(s), A(s)).data()); };

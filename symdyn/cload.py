@@ -1,0 +1,116 @@
+"""Load a generated C module into Python: `symdyn.load_c("generated/panda.c")`.
+
+The module is compiled once with the system C compiler into a cache keyed by the hash of its
+source, and opened with cffi. The returned object has the functions of the Python module, numpy
+in and out, with batches of states looped in C.
+"""
+import hashlib
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from .functions import FUNCTIONS
+
+CFLAGS = ("-O2", "-std=c99", "-fPIC", "-shared")
+_BATCH = """
+void {prefix}_{name}_batch(long count, {args}double *out)
+{{
+    for (long i = 0; i < count; ++i)
+        {prefix}_{name}({calls}out + i * {size});
+}}
+"""
+
+
+def _cache_dir():
+    return Path(os.environ.get("SYMDYN_CACHE", Path.home() / ".cache" / "symdyn"))
+
+
+def _signatures(header, prefix):
+    """The functions the header declares, with the arguments of each."""
+    found = {}
+    for fn in FUNCTIONS:
+        m = re.search(rf"void {prefix}_{fn.name}\(([^)]*)\);", header)
+        if m:
+            args = [a.strip().split("*")[-1] for a in m.group(1).split(",")]
+            found[fn.name] = (fn, args[:-1])
+    return found
+
+
+class CModule:
+    """The C functions of one generated module, callable on numpy arrays of shape (..., n)."""
+
+    def __init__(self, path):
+        import cffi
+        path = Path(path)
+        c_path, h_path = path.with_suffix(".c"), path.with_suffix(".h")
+        prefix = path.stem
+        header, source = h_path.read_text(), c_path.read_text()
+        dof = re.search(rf"#define {prefix.upper()}_DOF (\d+)", header)
+        if not dof:
+            raise ValueError(f"{h_path}: not a symdyn header")
+        self.DOF = n = int(dof.group(1))
+        nparams = re.search(rf"#define {prefix.upper()}_NUM_PARAMS (\d+)", header)
+        self._nparams = int(nparams.group(1)) if nparams else 0
+        self._signatures = _signatures(header, prefix)
+        wrapper, cdef = [f'#include "{h_path.name}"'], []
+        for name, (fn, args) in self._signatures.items():
+            size = n * n if fn.shape == "matrix" else n
+            decl_args = "".join(f"const double *{a}, " for a in args)
+            calls = "".join(f"{a} + i * {self._nparams if a == 'params' else n}, " for a in args)
+            wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, size=size))
+            cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}double *out);")
+        wrapper_text = "\n".join(wrapper)
+        key = hashlib.sha256((header + source + wrapper_text + " ".join(CFLAGS)).encode()).hexdigest()[:20]
+        lib_path = _cache_dir() / f"{prefix}-{key}.so"
+        if not lib_path.exists():
+            self._compile(c_path, wrapper_text, lib_path)
+        self._ffi = cffi.FFI()
+        self._ffi.cdef("\n".join(cdef))
+        self._lib = self._ffi.dlopen(str(lib_path))
+        self._prefix = prefix
+        for name in self._signatures:
+            setattr(self, name, self._make(name))
+
+    @staticmethod
+    def _compile(c_path, wrapper_text, lib_path):
+        lib_path.parent.mkdir(parents=True, exist_ok=True)
+        wrapper_c = lib_path.with_suffix(".wrapper.c")
+        wrapper_c.write_text(wrapper_text)
+        tmp = lib_path.with_suffix(f".{os.getpid()}.tmp")
+        cc = os.environ.get("CC", "cc")
+        cmd = [cc, *CFLAGS, f"-I{c_path.parent.resolve()}", str(c_path.resolve()), str(wrapper_c), "-o", str(tmp), "-lm"]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"compiling {c_path} failed:\n{result.stderr}")
+        os.replace(tmp, lib_path)
+
+    def _make(self, name):
+        fn, args = self._signatures[name]
+        n = self.DOF
+        c_func = getattr(self._lib, f"{self._prefix}_{name}_batch")
+        ffi = self._ffi
+
+        def call(*arrays):
+            if len(arrays) != len(args):
+                raise TypeError(f"{name}({', '.join(args)}) takes {len(args)} arguments")
+            arrays = [np.asarray(a, dtype=float) for a in arrays]
+            sizes = [self._nparams if a == "params" else n for a in args]
+            for a, size, label in zip(arrays, sizes, args):
+                if a.ndim == 0 or a.shape[-1] != size:
+                    raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
+            batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+            count = int(np.prod(batch, dtype=np.int64))
+            flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(count, -1)) for a in arrays]
+            out = np.empty((count, n * n if fn.shape == "matrix" else n))
+            c_func(count, *(ffi.cast("double *", ffi.from_buffer(a)) for a in flat), ffi.cast("double *", ffi.from_buffer(out)))
+            return out.reshape(batch + ((n, n) if fn.shape == "matrix" else (n,)))
+        call.__name__, call.__doc__ = name, fn.doc
+        return call
+
+
+def load_c(path):
+    """Compile (once, cached by source hash) and load the generated C module at `path` (.c or .h)."""
+    return CModule(path)

@@ -1,0 +1,66 @@
+"""Backends only format: they print the optimized programs through jinja2 templates."""
+from pathlib import Path
+
+import jinja2
+
+from .generator import header_lines, parameter_layout
+from .printer import Printer, number
+
+
+def _template_dir():
+    """templates/ ships as the package symdyn.templates; a plain checkout has it at the top level."""
+    try:
+        from importlib.resources import files
+        path = Path(str(files("symdyn.templates")))
+        if (path / "module.py.jinja").exists():
+            return path
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+def environment():
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def _ops_text(ops):
+    return ", ".join(f"{v} {k}" for k, v in ops.items())
+
+
+def _function_context(program, printer, n):
+    used = set()
+    for _, e in program.assignments:
+        used |= {str(s) for s in e.free_symbols}
+    for e in program.results:
+        used |= {str(s) for s in getattr(e, "free_symbols", ())}
+    inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
+    lines = [(str(s), printer(e)) for s, e in program.assignments]
+    if program.shape == "vector":
+        index = [(str(i), i) for i in range(n)]
+    else:
+        index = [(f"{i}, {j}", i * n + j) for i in range(n) for j in range(n)]
+    results = [(idx, printer(program.results[flat])) for idx, flat in index]
+    return {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
+            "output": program.output, "inputs": inputs, "lines": lines, "results": results,
+            "ops": _ops_text(program.ops), "gravity": program.gravity}
+
+
+def _context(model, programs, module, params_mode, lang):
+    printer = Printer(lang)
+    symbolic = params_mode == "symbolic"
+    return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
+                params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
+                default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
+                functions=[_function_context(p, printer, model.dof) for p in programs])
+
+
+def render_python(model, programs, module, params_mode):
+    ctx = _context(model, programs, module, params_mode, "python")
+    return environment().get_template("module.py.jinja").render(**ctx)
+
+
+def render_c(model, programs, module, params_mode):
+    ctx = _context(model, programs, module, params_mode, "c")
+    env = environment()
+    return env.get_template("module.h.jinja").render(**ctx), env.get_template("module.c.jinja").render(**ctx)

@@ -1,0 +1,168 @@
+"""Print straight-line symengine expressions as Python (numpy) or C99, and count their operations.
+
+Powers become products (x**2 -> x*x, as SymForce does), x**-1 a division, x**(1/2) sqrt; terms
+and factors are printed in a sorted order, so the output is the same bytes on every run.
+"""
+from collections import Counter
+
+import symengine as se
+
+_FUNCS = {"python": {"sin": "np.sin", "cos": "np.cos", "sqrt": "np.sqrt"},
+          "c": {"sin": "sin", "cos": "cos", "sqrt": "sqrt"}}
+
+
+def number(value):
+    """A float literal: repr is the shortest string that reads back to the same double."""
+    text = repr(float(value))
+    return text if ("." in text or "e" in text or "n" in text) else text + ".0"
+
+
+class Printer:
+    def __init__(self, lang):
+        self.lang = lang
+        self.funcs = _FUNCS[lang]
+
+    def __call__(self, expr):
+        return self._print(expr)
+
+    # precedence: 0 sum, 1 product, 2 atom
+    def _print(self, e, parent=0):
+        text, prec = self._node(e)
+        return f"({text})" if prec < parent else text
+
+    def _node(self, e):
+        if isinstance(e, (int, float)):
+            return (number(e), 2) if e >= 0 else (number(e), 0)
+        if e.is_Symbol:
+            return str(e), 2
+        if e.is_Number:
+            v = float(e)
+            return number(v), (2 if v >= 0 else 0)
+        if e.is_Add:
+            return self._add(e), 0
+        if e.is_Mul:
+            return self._mul(e)
+        if e.is_Pow:
+            return self._pow(e)
+        name = type(e).__name__
+        if name in ("sin", "cos"):
+            return f"{self.funcs[name]}({self._print(e.args[0])})", 2
+        raise TypeError(f"cannot print {name}: {e}")
+
+    def _add(self, e):
+        terms = sorted(((self._signed(t)) for t in e.args), key=lambda st: (st[1], st[0]))
+        out = ""
+        for negative, text in terms:
+            if not out:
+                out = f"-{text}" if negative else text
+            else:
+                out += f" - {text}" if negative else f" + {text}"
+        return out
+
+    def _signed(self, t):
+        """(is it subtracted, its printed magnitude) of a term of a sum."""
+        if t.is_Number and float(t) < 0:
+            return True, number(-float(t))
+        if t.is_Mul:
+            coeff, rest = _split_coeff(t)
+            if coeff < 0:
+                return True, self._print(_rebuild(-coeff, rest), 1)
+        return False, self._print(t, 1)
+
+    def _mul(self, e):
+        coeff, factors = _split_coeff(e)
+        num, den = [], []
+        for f in factors:
+            if f.is_Pow and f.args[1].is_Number and float(f.args[1]) < 0:
+                den.append(f.args[0] ** (-f.args[1]))
+            else:
+                num.append(f)
+        num_text = sorted(self._print(f, 2) for f in num)
+        if abs(coeff) != 1:
+            num_text.insert(0, number(abs(coeff)))
+        text = "*".join(num_text) if num_text else "1.0"
+        if den:
+            den_text = sorted(self._print(f, 2) for f in den)
+            text += "/" + (den_text[0] if len(den_text) == 1 else "(" + "*".join(den_text) + ")")
+        if coeff < 0:
+            return "-" + text, 0
+        return text, 1
+
+    def _pow(self, e):
+        base, exp = e.args
+        x = float(exp)
+        if x == 0.5:
+            return f"{self.funcs['sqrt']}({self._print(base)})", 2
+        if x == -0.5:
+            return f"1.0/{self.funcs['sqrt']}({self._print(base)})", 1
+        if x.is_integer() and 0 < x <= 4:
+            return "*".join([self._print(base, 2)] * int(x)), 1
+        if x.is_integer() and -4 <= x < 0:
+            return "1.0/" + self._print(base ** int(-x), 2), 1
+        return (f"{self._print(base, 2)}**{number(x)}", 2) if self.lang == "python" else \
+            (f"pow({self._print(base)}, {number(x)})", 2)
+
+
+def _split_coeff(m):
+    coeff, factors = 1.0, []
+    for f in m.args:
+        if f.is_Number:
+            coeff *= float(f)
+        else:
+            factors.append(f)
+    return coeff, factors
+
+
+def _rebuild(coeff, factors):
+    out = se.Integer(int(coeff)) if float(coeff).is_integer() else se.RealDouble(coeff)
+    for f in factors:
+        out = out * f
+    return out
+
+
+def _is_reciprocal(f):
+    return f.is_Pow and f.args[1].is_Number and float(f.args[1]) < 0
+
+
+def count_ops(exprs):
+    """mul, add, div, sqrt, trig of expressions as they will be printed."""
+    c = Counter()
+    for e in exprs:
+        _count(e, c)
+    return {k: c.get(k, 0) for k in ("mul", "add", "div", "sqrt", "trig")}
+
+
+def _count(e, c):
+    if not isinstance(e, se.Basic) or e.is_Atom:
+        return
+    if e.is_Add:
+        c["add"] += len(e.args) - 1
+        for a in e.args:
+            _count(a, c)
+    elif e.is_Mul:
+        coeff, factors = _split_coeff(e)
+        num = [f for f in factors if not _is_reciprocal(f)]
+        den = [f for f in factors if _is_reciprocal(f)]
+        c["mul"] += max(len(num) + (abs(coeff) != 1) - 1, 0) + max(len(den) - 1, 0)
+        c["div"] += bool(den)
+        for f in num:
+            _count(f, c)
+        for f in den:
+            _count(f.args[0] ** (-f.args[1]), c)      # the denominator as printed
+    elif e.is_Pow:
+        base, exp = e.args
+        x = float(exp)
+        if x in (0.5, -0.5):
+            c["sqrt"] += 1
+            c["div"] += x < 0
+        elif x.is_integer():
+            c["mul"] += int(abs(x)) - 1
+            c["div"] += x < 0
+        else:
+            c["trig"] += 1                           # pow(): as costly as a transcendental
+        _count(base, c)
+    elif type(e).__name__ in ("sin", "cos"):
+        c["trig"] += 1
+        _count(e.args[0], c)
+    else:
+        raise TypeError(f"cannot count {type(e).__name__}")

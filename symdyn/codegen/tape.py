@@ -1,0 +1,64 @@
+"""Customized symbolic evaluation: a straight-line program built while the recursion runs.
+
+Every non-trivial intermediate is replaced, as soon as it is computed, by a fresh symbol, and
+(symbol, small expression) is appended to the tape (SYMORO's and SymPyBotics' way). Expressions
+therefore never nest more than one recursion step deep and nothing is ever expanded. Binding the
+same expression twice returns the same symbol (hash-consing), which is common-subexpression
+elimination at the granularity of the recursions' operations. Zeros and ones of the geometry
+enter as exact integers and fold on construction.
+"""
+import symengine as se
+
+
+class Tape:
+    symbolic = True
+
+    def __init__(self, prefix="x"):
+        self.prefix = prefix
+        self.assignments = []            # [(Symbol, Expr)]
+        self._memo = {}
+
+    def bind(self, expr):
+        if not isinstance(expr, se.Basic):
+            return expr                  # python numbers of the recursions' literals
+        if expr.is_Atom or _is_negated_atom(expr):
+            return expr                  # numbers, symbols and -x stay inline: they cost nothing
+        symbol = self._memo.get(expr)
+        if symbol is None:
+            symbol = se.Symbol(f"{self.prefix}{len(self.assignments)}")
+            self.assignments.append((symbol, expr))
+            self._memo[expr] = symbol
+        return symbol
+
+    @staticmethod
+    def const(x):
+        x = float(x)
+        if x.is_integer() and abs(x) < 2 ** 52:
+            return se.Integer(int(x))
+        return se.RealDouble(x)
+
+    sin = staticmethod(se.sin)
+    cos = staticmethod(se.cos)
+    sqrt = staticmethod(se.sqrt)
+
+
+def _is_negated_atom(expr):
+    if not expr.is_Mul:
+        return False
+    args = expr.args
+    return len(args) == 2 and args[0] == -1 and args[1].is_Atom
+
+
+def live_program(assignments, outputs):
+    """Dead-code elimination: the assignments the outputs depend on, in order."""
+    needed = set()
+    for out in outputs:
+        if isinstance(out, se.Basic):
+            needed |= out.free_symbols
+    kept = []
+    for symbol, expr in reversed(assignments):
+        if symbol in needed:
+            kept.append((symbol, expr))
+            needed |= expr.free_symbols
+    kept.reverse()
+    return kept

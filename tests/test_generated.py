@@ -1,0 +1,124 @@
+"""Generated Python modules: golden files, equality with the engine and Pinocchio, batches, parameters."""
+import numpy as np
+import pytest
+
+import symdyn
+from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, random_states, relerr
+from oracle import Pinocchio, to_pinocchio
+from symdyn.compare import import_module_file
+from symdyn.functions import FUNCTIONS
+from symdyn.generate import module_name, render
+
+TOL = 1e-10
+PIN_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
+                 "coriolis_matrix", "nonlinear_effects")
+_CACHE = {}
+
+
+def rendered(path, languages=("python", "c"), params="numeric"):
+    key = (str(path), languages, params)
+    if key not in _CACHE:
+        _CACHE[key] = render(symdyn.load_robot(path), languages, params)
+    return _CACHE[key]
+
+
+def generated_module(path, tmp_path_factory, params="numeric"):
+    files = rendered(path, ("python",), params)
+    folder = tmp_path_factory.mktemp("gen")
+    name = module_name(path)
+    (folder / f"{name}.py").write_text(files[f"{name}.py"])
+    return import_module_file(folder / f"{name}.py", f"gen_{name}_{params}")
+
+
+def _args(fn, q, qd, x):
+    return (q, qd, x)[:len(fn.args)]
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
+def test_golden_files_are_up_to_date(path):
+    """generated/ holds exactly what the generator writes today."""
+    for name, text in rendered(path).items():
+        golden = ROOT / "generated" / name
+        assert golden.exists(), f"{golden} is missing: run `symdyn generate robots/* --lang python,c --out generated`"
+        assert golden.read_text() == text, (f"{golden} differs from the generator's output: regenerate with "
+                                            "`symdyn generate robots/*.yaml robots/*.urdf --lang python,c --out generated`")
+
+
+def _check_against_engine_and_pinocchio(path, module, pmodel=None):
+    model = symdyn.load_robot(path)
+    engine = symdyn.Engine(model)
+    oracle = Pinocchio(pmodel if pmodel is not None else to_pinocchio(model))
+    q, qd, x = random_states(model.dof, 20, seed=11)
+    for fn in FUNCTIONS:
+        args = _args(fn, q, qd, x)
+        ours = getattr(module, fn.name)(*args)
+        assert relerr(ours, getattr(engine, fn.name)(*args)) < TOL, fn.name
+        if fn.name in PIN_FUNCTIONS:
+            for s in range(len(q)):
+                assert relerr(ours[s], getattr(oracle, fn.name)(*(a[s] for a in args))) < TOL, fn.name
+    assert module.DOF == model.dof and tuple(module.JOINT_NAMES) == model.joint_names
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
+def test_generated_python_equals_engine_and_pinocchio(path, tmp_path_factory):
+    _check_against_engine_and_pinocchio(path, generated_module(path, tmp_path_factory))
+
+
+@pytest.mark.parametrize("name", ["xarm7", "z1", "ur10"])
+def test_generated_python_on_example_robot_data(name, tmp_path_factory):
+    import pinocchio as pin
+    path = erd_path(ERD_ARMS[name])
+    _check_against_engine_and_pinocchio(path, generated_module(path, tmp_path_factory), pin.buildModelFromUrdf(str(path)))
+
+
+def test_batches_equal_loops_and_broadcast(tmp_path_factory):
+    module = generated_module(ROOT / "robots" / "stanford.yaml", tmp_path_factory)
+    rng = np.random.default_rng(5)
+    q, qd, x = rng.normal(size=(3, 4, 3, 6))
+    for fn in FUNCTIONS:
+        args = _args(fn, q, qd, x)
+        batch = getattr(module, fn.name)(*args)
+        for i in range(4):
+            for j in range(3):
+                assert np.array_equal(batch[i, j], getattr(module, fn.name)(*(a[i, j] for a in args))), fn.name
+    # one configuration against many velocities broadcasts
+    many = module.inverse_dynamics(q[0, 0], qd.reshape(-1, 6), x.reshape(-1, 6))
+    assert many.shape == (12, 6)
+    assert np.allclose(many[5], module.inverse_dynamics(q[0, 0], qd.reshape(-1, 6)[5], x.reshape(-1, 6)[5]), rtol=0, atol=0)
+    with pytest.raises(ValueError):
+        module.mass_matrix(np.zeros(5))
+
+
+@pytest.mark.parametrize("path", [ROOT / "robots" / "panda.urdf", ROOT / "robots" / "stanford.yaml"], ids=lambda p: p.name)
+def test_symbolic_parameters_equal_numeric(path, tmp_path_factory):
+    """With the file's parameters filled in, both modes agree; with other parameters, the engine does too."""
+    numeric = generated_module(path, tmp_path_factory)
+    sym = generated_module(path, tmp_path_factory, params="symbolic")
+    model = symdyn.load_robot(path)
+    q, qd, x = random_states(model.dof, 10, seed=2)
+    # other physical parameters: scale masses and inertias, shift nothing (stays physical)
+    other = sym.DEFAULT_PARAMS * np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, model.dof), 10)
+    other_engine = symdyn.Engine(model, other)
+    for fn in FUNCTIONS:
+        args = _args(fn, q, qd, x)
+        assert relerr(getattr(sym, fn.name)(*args, sym.DEFAULT_PARAMS), getattr(numeric, fn.name)(*args)) < TOL, fn.name
+        assert relerr(getattr(sym, fn.name)(*args, other), getattr(other_engine, fn.name)(*args)) < TOL, fn.name
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
+def test_identities_hold_for_generated_functions(path, tmp_path_factory):
+    m = generated_module(path, tmp_path_factory)
+    q, qd, tau = random_states(m.DOF, 10, seed=4)
+    eye = np.broadcast_to(np.eye(m.DOF), (10, m.DOF, m.DOF))
+    M = m.mass_matrix(q)
+    assert relerr(M @ m.mass_matrix_inverse(q), eye) < 1e-9
+    fac = m.innovations_factor(q)
+    assert relerr(fac @ np.swapaxes(fac, -1, -2), M) < TOL
+    assert relerr(m.innovations_factor_inverse(q) @ fac, eye) < 1e-9
+    assert relerr(m.inverse_dynamics(q, qd, m.forward_dynamics(q, qd, tau)), tau) < 1e-9
+    nu = m.total_rates(q, qd)
+    assert relerr(m.joint_rates(q, nu), qd) < TOL
+    C = m.coriolis_nu(q, nu)
+    assert np.abs((nu * C).sum(-1)).max() < 1e-9 * max(1.0, np.abs(nu).max() * np.abs(C).max())
+    assert relerr(m.applied_moments(q, m.working_moments(q, tau)), tau) < TOL
+    assert relerr(np.einsum("...ij,...j->...i", m.coriolis_matrix(q, qd), qd), m.nonlinear_effects(q, qd) - m.gravity(q)) < TOL
