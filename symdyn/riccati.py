@@ -8,6 +8,14 @@
 from . import spatial as S
 
 
+def _unit_axis(H):
+    """a if H = +-e_a (a joint about or along a frame axis), else None."""
+    nonzero = [i for i, h in enumerate(H) if h != 0]
+    if len(nonzero) == 1 and abs(H[nonzero[0]]) == 1:
+        return nonzero[0]
+    return None
+
+
 class Riccati:
     """P, P+, D, G (and g = P H*, 1/D, sqrt D) for every joint, base-to-tip indexed."""
 
@@ -19,11 +27,19 @@ class Riccati:
             P = chain.M[k]
             for c in chain.children[k]:
                 P = S.matrix_add(ctx, P, S.congruence_inward(ctx, X[c], self.Pplus[c]))
-            g = S.bind(ctx, S.matvec(P, chain.H[k]))
-            D = ctx.bind(S.vdot(chain.H[k], g))
+            H = chain.H[k]
+            g = S.bind(ctx, S.matvec(P, H))
+            D = ctx.bind(S.vdot(H, g))
             G = S.bind(ctx, S.vscale(ctx.bind(1 / D), g))
-            self.P[k], self.g[k], self.D[k], self.G[k] = P, g, D, G
-            self.Pplus[k] = S.rank_one_downdate(ctx, P, g, G)
+            a = _unit_axis(H)
+            if a is None:
+                Pplus = S.rank_one_downdate(ctx, P, g, G)
+            else:
+                # H = +-e_a: G(a) = H(a) exactly and P+ H* = 0, so row and column a of P+ vanish;
+                # saying so keeps D/D and D - D from the generated code
+                G[a] = H[a]
+                Pplus = S.symmetric(ctx, lambda i, j: 0 if a in (i, j) else P[i][j] - g[i] * G[j])
+            self.P[k], self.g[k], self.D[k], self.G[k], self.Pplus[k] = P, g, D, G, Pplus
         self._sqrt = [None] * n
 
     def sqrt_D(self, k):
