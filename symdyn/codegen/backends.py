@@ -35,7 +35,7 @@ def _function_context(program, printer, n):
     for e in program.results:
         used |= {str(s) for s in getattr(e, "free_symbols", ())}
     inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
-    lines = [(str(s), printer(e)) for s, e in program.assignments]
+    lines = _statements(program.assignments, printer)
     if program.shape == "vector":
         index = [(str(i), i) for i in range(n)]
     else:
@@ -53,6 +53,33 @@ def _context(model, programs, module, params_mode, lang):
                 params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
                 functions=[_function_context(p, printer, model.dof) for p in programs])
+
+
+def _trig(e):
+    name = type(e).__name__
+    return (name, e.args[0]) if name in ("sin", "cos") else None
+
+
+def _statements(assignments, printer):
+    """One statement per assignment; in C, sin and cos of the same angle become one sincos call."""
+    if printer.lang == "python":
+        return [f"{s} = {printer(e)}" for s, e in assignments]
+    pairs = {}
+    for s, e in assignments:
+        t = _trig(e)
+        if t:
+            pairs.setdefault(t[1], {})[t[0]] = s
+    out = []
+    for s, e in assignments:
+        t = _trig(e)
+        if t and len(pairs[t[1]]) == 2:
+            if t[0] == "sin":
+                c = pairs[t[1]]["cos"]
+                out.append(f"double {s}, {c};")
+                out.append(f"sd_sincos({printer(t[1])}, &{s}, &{c});")
+            continue
+        out.append(f"const double {s} = {printer(e)};")
+    return out
 
 
 def render_python(model, programs, module, params_mode):
