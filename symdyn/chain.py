@@ -24,6 +24,9 @@ class Chain:
             params = [[c(x) for x in b.params] for b in model.bodies]
         self.params = params
         self.M = [S.rigid_inertia(p) for p in params]
+        # the same inertias by parts: J about O_k and the first moment h = m c
+        self.J = [[[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]] for p in params]
+        self.h = [list(p[1:4]) for p in params]
         # gravity enters as an upward acceleration of the base (Featherstone)
         self.base_acceleration = [c(0), c(0), c(0)] + [c(-g) for g in model.gravity]
 

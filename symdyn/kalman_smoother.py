@@ -1,13 +1,14 @@
 """Forward dynamics: Kalman filter inward, Bryson-Frazier smoother outward
 (Rodriguez 1987, eqs. 41-47). O(N); no mass matrix is formed."""
 from . import spatial as S
-from .kinematics import bias_terms, velocities
+from .kinematics import bias_acceleration, bias_forces, bias_terms
 
 
 def forward_dynamics(ctx, chain, X, ric, qd, T, gravity=True):
     """Joint accelerations for joint forces T (gravity as a base acceleration)."""
-    _, V = velocities(ctx, chain, X, qd)
-    a, b = bias_terms(ctx, chain, V, qd)
+    w, c, a_local = bias_terms(ctx, chain, X, qd)
+    b = bias_forces(ctx, chain, w)
+    a = [bias_acceleration(ctx, X[k], c[k], a_local[k]) for k in range(chain.n)]
     zplus, r = [None] * chain.n, [None] * chain.n
     for k in chain.inward():                 # filter: z = sum phi z+ + b; e = T - H z
         z = b[k]

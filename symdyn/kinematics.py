@@ -1,8 +1,14 @@
-"""Outward sweep shared by the dynamics: link velocities and velocity-product terms.
+"""Outward sweeps shared by the dynamics: link velocities and velocity-product terms.
 
-Spatial (Featherstone) accelerations: the bias acceleration is a(k) = V(k) x H*(k) qd(k) and the
-bias force b(k) = V(k) x* M(k) V(k), the same for every joint type (ALGORITHMS.md allows either
-convention if used consistently).
+`velocities` gives full spatial velocities V(k) (the diagonalized recursions and the Coriolis
+matrix need them). Inverse and forward dynamics need less: with conventional accelerations
+alpha = [w_dot; v_dot of O_k] (Rodriguez, Jain; ALGORITHMS.md) the linear velocities never
+enter, only the angular ones:
+
+    a(k) = [ w+ x wJ ;  R^T (w1 x (w1 x l)) + 2 w+ x vJ ]        b(k) = [ w x J w ;  w x (w x h) ]
+
+with H*(k) qd(k) = [wJ; vJ] (one of the two is zero: revolute or prismatic, no branching),
+w1 the parent's angular velocity in its frame, w+ = R^T w1, J about O_k and h = m c.
 """
 from . import spatial as S
 
@@ -17,10 +23,37 @@ def velocities(ctx, chain, X, qd):
     return Vplus, V
 
 
-def bias_terms(ctx, chain, V, qd):
-    """a(k) = V(k) x H*(k) qd(k) and b(k) = V(k) x* M(k) V(k)."""
-    a, b = [None] * chain.n, [None] * chain.n
+def bias_terms(ctx, chain, X, qd):
+    """Angular velocities w(k) and the bias accelerations a(k), conventional accelerations.
+
+    a(k) comes in two parts, a(k) = phi*(parent, k) [0; c(k)] + a_local(k), with the centripetal
+    c = w1 x (w1 x l) in the parent frame: inverse dynamics adds c before its own phi* and
+    so rotates once per link instead of twice."""
+    n = chain.n
+    w, c, a = [None] * n, [None] * n, [None] * n
     for k in chain.outward():
-        a[k] = S.bind(ctx, S.cross_motion(V[k], S.vscale(qd[k], chain.H[k])))
-        b[k] = S.bind(ctx, S.cross_force(V[k], S.bind(ctx, S.matvec(chain.M[k], V[k]))))
-    return a, b
+        R, l = X[k]
+        p = chain.parent[k]
+        wJ = S.vscale(qd[k], chain.H[k][:3])
+        vJ = S.vscale(qd[k], chain.H[k][3:])
+        if p >= 0:
+            w1 = w[p]
+            wplus = S.bind(ctx, S.rot_t(R, w1))
+            c[k] = S.bind(ctx, S.cross(w1, S.bind(ctx, S.cross(w1, l))))
+        else:
+            wplus, c[k] = [0, 0, 0], [0, 0, 0]
+        w[k] = S.bind(ctx, S.add(wplus, wJ))
+        a[k] = S.bind(ctx, S.cross(wplus, wJ) + S.scale(2, S.cross(wplus, vJ)))
+    return w, c, a
+
+
+def bias_forces(ctx, chain, w):
+    """b(k) = [w x J w ; w x (w x h)]."""
+    return [S.bind(ctx, S.cross(w[k], S.bind(ctx, S.rot(chain.J[k], w[k]))) +
+                   S.cross(w[k], S.bind(ctx, S.cross(w[k], chain.h[k])))) for k in range(chain.n)]
+
+
+def bias_acceleration(ctx, X, c, a_local):
+    """a(k) = phi*(parent, k) [0; c] + a_local."""
+    R, _ = X
+    return S.bind(ctx, S.vadd([0, 0, 0] + S.rot_t(R, c), a_local))
