@@ -54,7 +54,7 @@ void planar6_gravity(const double *q, double *g);
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[6], qd[6].
  * Out: C[6*6] (row-major).
- * Operations: 336 mul, 254 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 246 mul, 184 add, 0 div, 0 sqrt, 10 trig. */
 void planar6_coriolis_matrix(const double *q, const double *qd, double *C);
 
 /* Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).

@@ -54,7 +54,7 @@ void puma560_gravity(const double *q, double *g);
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[6], qd[6].
  * Out: C[6*6] (row-major).
- * Operations: 1189 mul, 830 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 903 mul, 639 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_coriolis_matrix(const double *q, const double *qd, double *C);
 
 /* Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).
