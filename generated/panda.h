@@ -30,19 +30,19 @@ void panda_inverse_dynamics(const double *q, const double *qd, const double *qdd
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32).
  * In: q[7].
  * Out: M[7*7] (row-major).
- * Operations: 478 mul, 341 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 299 mul, 283 add, 0 div, 0 sqrt, 12 trig. */
 void panda_mass_matrix(const double *q, double *M);
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve.
  * In: q[7].
  * Out: Minv[7*7] (row-major).
- * Operations: 1174 mul, 871 add, 11 div, 0 sqrt, 12 trig. */
+ * Operations: 971 mul, 910 add, 11 div, 0 sqrt, 12 trig. */
 void panda_mass_matrix_inverse(const double *q, double *Minv);
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q)) (Kalman filter, Bryson-Frazier smoother).
  * In: q[7], qd[7], tau[7].
  * Out: qdd[7].
- * Operations: 908 mul, 698 add, 12 div, 0 sqrt, 12 trig. */
+ * Operations: 801 mul, 719 add, 12 div, 0 sqrt, 12 trig. */
 void panda_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
 
 /* Generalized gravity g(q): the joint forces that hold the arm still.
@@ -54,7 +54,7 @@ void panda_gravity(const double *q, double *g);
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[7], qd[7].
  * Out: C[7*7] (row-major).
- * Operations: 1542 mul, 1150 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 1266 mul, 1097 add, 0 div, 0 sqrt, 12 trig. */
 void panda_coriolis_matrix(const double *q, const double *qd, double *C);
 
 /* Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).
@@ -66,49 +66,49 @@ void panda_nonlinear_effects(const double *q, const double *qd, double *b);
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.
  * In: q[7].
  * Out: D[7].
- * Operations: 388 mul, 275 add, 5 div, 0 sqrt, 12 trig. */
+ * Operations: 282 mul, 294 add, 5 div, 0 sqrt, 12 trig. */
 void panda_articulated_inertia(const double *q, double *D);
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
  * In: q[7].
  * Out: m[7*7] (row-major).
- * Operations: 570 mul, 370 add, 5 div, 6 sqrt, 12 trig. */
+ * Operations: 464 mul, 389 add, 5 div, 6 sqrt, 12 trig. */
 void panda_innovations_factor(const double *q, double *m);
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l.
  * In: q[7].
  * Out: ell[7*7] (row-major).
- * Operations: 607 mul, 417 add, 32 div, 6 sqrt, 12 trig. */
+ * Operations: 501 mul, 436 add, 32 div, 6 sqrt, 12 trig. */
 void panda_innovations_factor_inverse(const double *q, double *ell);
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2).
  * In: q[7], qd[7].
  * Out: nu[7].
- * Operations: 471 mul, 335 add, 5 div, 6 sqrt, 12 trig. */
+ * Operations: 365 mul, 354 add, 5 div, 6 sqrt, 12 trig. */
 void panda_total_rates(const double *q, const double *qd, double *nu);
 
 /* Joint rates qd = l* nu (inverse of total_rates).
  * In: q[7], nu[7].
  * Out: qd[7].
- * Operations: 465 mul, 335 add, 11 div, 6 sqrt, 12 trig. */
+ * Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
 void panda_joint_rates(const double *q, const double *nu, double *qd);
 
 /* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
  * In: q[7], tau[7].
  * Out: eps[7].
- * Operations: 465 mul, 335 add, 11 div, 6 sqrt, 12 trig. */
+ * Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
 void panda_working_moments(const double *q, const double *tau, double *eps);
 
 /* Joint forces tau = m eps (inverse of working_moments).
  * In: q[7], eps[7].
  * Out: tau[7].
- * Operations: 471 mul, 331 add, 5 div, 6 sqrt, 12 trig. */
+ * Operations: 365 mul, 350 add, 5 div, 6 sqrt, 12 trig. */
 void panda_applied_moments(const double *q, const double *eps, double *tau);
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
  * In: q[7], nu[7].
  * Out: Cnu[7].
- * Operations: 2008 mul, 1524 add, 17 div, 6 sqrt, 12 trig. */
+ * Operations: 1782 mul, 1563 add, 17 div, 6 sqrt, 12 trig. */
 void panda_coriolis_nu(const double *q, const double *nu, double *Cnu);
 
 #ifdef __cplusplus

@@ -30,19 +30,19 @@ void planar6_inverse_dynamics(const double *q, const double *qd, const double *q
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32).
  * In: q[6].
  * Out: M[6*6] (row-major).
- * Operations: 126 mul, 93 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 73 mul, 62 add, 0 div, 0 sqrt, 10 trig. */
 void planar6_mass_matrix(const double *q, double *M);
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve.
  * In: q[6].
  * Out: Minv[6*6] (row-major).
- * Operations: 320 mul, 246 add, 9 div, 0 sqrt, 10 trig. */
+ * Operations: 282 mul, 252 add, 9 div, 0 sqrt, 10 trig. */
 void planar6_mass_matrix_inverse(const double *q, double *Minv);
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q)) (Kalman filter, Bryson-Frazier smoother).
  * In: q[6], qd[6], tau[6].
  * Out: qdd[6].
- * Operations: 215 mul, 161 add, 10 div, 0 sqrt, 12 trig. */
+ * Operations: 199 mul, 164 add, 10 div, 0 sqrt, 12 trig. */
 void planar6_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
 
 /* Generalized gravity g(q): the joint forces that hold the arm still.
@@ -54,7 +54,7 @@ void planar6_gravity(const double *q, double *g);
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[6], qd[6].
  * Out: C[6*6] (row-major).
- * Operations: 246 mul, 184 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 194 mul, 150 add, 0 div, 0 sqrt, 10 trig. */
 void planar6_coriolis_matrix(const double *q, const double *qd, double *C);
 
 /* Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).
@@ -66,49 +66,49 @@ void planar6_nonlinear_effects(const double *q, const double *qd, double *b);
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.
  * In: q[6].
  * Out: D[6].
- * Operations: 90 mul, 56 add, 4 div, 0 sqrt, 10 trig. */
+ * Operations: 78 mul, 61 add, 4 div, 0 sqrt, 10 trig. */
 void planar6_articulated_inertia(const double *q, double *D);
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
  * In: q[6].
  * Out: m[6*6] (row-major).
- * Operations: 161 mul, 94 add, 4 div, 5 sqrt, 10 trig. */
+ * Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig. */
 void planar6_innovations_factor(const double *q, double *m);
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l.
  * In: q[6].
  * Out: ell[6*6] (row-major).
- * Operations: 173 mul, 104 add, 24 div, 5 sqrt, 10 trig. */
+ * Operations: 161 mul, 109 add, 24 div, 5 sqrt, 10 trig. */
 void planar6_innovations_factor_inverse(const double *q, double *ell);
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2).
  * In: q[6], qd[6].
  * Out: nu[6].
- * Operations: 126 mul, 85 add, 4 div, 5 sqrt, 10 trig. */
+ * Operations: 114 mul, 90 add, 4 div, 5 sqrt, 10 trig. */
 void planar6_total_rates(const double *q, const double *qd, double *nu);
 
 /* Joint rates qd = l* nu (inverse of total_rates).
  * In: q[6], nu[6].
  * Out: qd[6].
- * Operations: 121 mul, 85 add, 9 div, 5 sqrt, 10 trig. */
+ * Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig. */
 void planar6_joint_rates(const double *q, const double *nu, double *qd);
 
 /* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
  * In: q[6], tau[6].
  * Out: eps[6].
- * Operations: 121 mul, 85 add, 9 div, 5 sqrt, 10 trig. */
+ * Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig. */
 void planar6_working_moments(const double *q, const double *tau, double *eps);
 
 /* Joint forces tau = m eps (inverse of working_moments).
  * In: q[6], eps[6].
  * Out: tau[6].
- * Operations: 126 mul, 81 add, 4 div, 5 sqrt, 10 trig. */
+ * Operations: 114 mul, 86 add, 4 div, 5 sqrt, 10 trig. */
 void planar6_applied_moments(const double *q, const double *eps, double *tau);
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
  * In: q[6], nu[6].
  * Out: Cnu[6].
- * Operations: 471 mul, 338 add, 14 div, 5 sqrt, 10 trig. */
+ * Operations: 428 mul, 340 add, 14 div, 5 sqrt, 10 trig. */
 void planar6_coriolis_nu(const double *q, const double *nu, double *Cnu);
 
 #ifdef __cplusplus

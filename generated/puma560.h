@@ -30,19 +30,19 @@ void puma560_inverse_dynamics(const double *q, const double *qd, const double *q
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32).
  * In: q[6].
  * Out: M[6*6] (row-major).
- * Operations: 283 mul, 187 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 138 mul, 115 add, 0 div, 0 sqrt, 8 trig. */
 void puma560_mass_matrix(const double *q, double *M);
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve.
  * In: q[6].
  * Out: Minv[6*6] (row-major).
- * Operations: 674 mul, 479 add, 9 div, 0 sqrt, 10 trig. */
+ * Operations: 420 mul, 362 add, 7 div, 0 sqrt, 8 trig. */
 void puma560_mass_matrix_inverse(const double *q, double *Minv);
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q)) (Kalman filter, Bryson-Frazier smoother).
  * In: q[6], qd[6], tau[6].
  * Out: qdd[6].
- * Operations: 596 mul, 428 add, 10 div, 0 sqrt, 10 trig. */
+ * Operations: 440 mul, 357 add, 8 div, 0 sqrt, 10 trig. */
 void puma560_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
 
 /* Generalized gravity g(q): the joint forces that hold the arm still.
@@ -54,7 +54,7 @@ void puma560_gravity(const double *q, double *g);
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[6], qd[6].
  * Out: C[6*6] (row-major).
- * Operations: 903 mul, 639 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 685 mul, 559 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_coriolis_matrix(const double *q, const double *qd, double *C);
 
 /* Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).
@@ -66,49 +66,49 @@ void puma560_nonlinear_effects(const double *q, const double *qd, double *b);
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.
  * In: q[6].
  * Out: D[6].
- * Operations: 255 mul, 163 add, 4 div, 0 sqrt, 10 trig. */
+ * Operations: 136 mul, 120 add, 3 div, 0 sqrt, 8 trig. */
 void puma560_articulated_inertia(const double *q, double *D);
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
  * In: q[6].
  * Out: m[6*6] (row-major).
- * Operations: 342 mul, 203 add, 4 div, 5 sqrt, 10 trig. */
+ * Operations: 203 mul, 147 add, 3 div, 4 sqrt, 8 trig. */
 void puma560_innovations_factor(const double *q, double *m);
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l.
  * In: q[6].
  * Out: ell[6*6] (row-major).
- * Operations: 372 mul, 238 add, 23 div, 5 sqrt, 10 trig. */
+ * Operations: 226 mul, 171 add, 20 div, 4 sqrt, 8 trig. */
 void puma560_innovations_factor_inverse(const double *q, double *ell);
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2).
  * In: q[6], qd[6].
  * Out: nu[6].
- * Operations: 306 mul, 199 add, 4 div, 5 sqrt, 10 trig. */
+ * Operations: 179 mul, 149 add, 3 div, 4 sqrt, 8 trig. */
 void puma560_total_rates(const double *q, const double *qd, double *nu);
 
 /* Joint rates qd = l* nu (inverse of total_rates).
  * In: q[6], nu[6].
  * Out: qd[6].
- * Operations: 301 mul, 199 add, 9 div, 5 sqrt, 10 trig. */
+ * Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
 void puma560_joint_rates(const double *q, const double *nu, double *qd);
 
 /* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
  * In: q[6], tau[6].
  * Out: eps[6].
- * Operations: 301 mul, 199 add, 9 div, 5 sqrt, 10 trig. */
+ * Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
 void puma560_working_moments(const double *q, const double *tau, double *eps);
 
 /* Joint forces tau = m eps (inverse of working_moments).
  * In: q[6], eps[6].
  * Out: tau[6].
- * Operations: 306 mul, 197 add, 4 div, 5 sqrt, 10 trig. */
+ * Operations: 179 mul, 147 add, 3 div, 4 sqrt, 8 trig. */
 void puma560_applied_moments(const double *q, const double *eps, double *tau);
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
  * In: q[6], nu[6].
  * Out: Cnu[6].
- * Operations: 1365 mul, 1005 add, 14 div, 5 sqrt, 10 trig. */
+ * Operations: 1003 mul, 825 add, 11 div, 4 sqrt, 10 trig. */
 void puma560_coriolis_nu(const double *q, const double *nu, double *Cnu);
 
 #ifdef __cplusplus

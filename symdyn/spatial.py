@@ -127,7 +127,9 @@ def motion_outward(ctx, X, v):
 def inverse_transform(ctx, X):
     """(R, l) of phi(k, parent) = phi(parent, k)^-1: R^T and -R^T l."""
     R, l = X
-    return transpose3(R), bind(ctx, scale(-1, rot_t(R, l)))
+    inv = Transform(transpose3(R), bind(ctx, scale(-1, rot_t(R, l))), getattr(X, "rotate", None))
+    inv.inverse = True          # the structured rotation of X, run backwards
+    return inv
 
 
 # ---------------------------------------------------------------------------- spatial matrices
@@ -146,8 +148,24 @@ def _cross_cols(l, M):
     return [[cols[j][i] for j in range(3)] for i in range(3)]
 
 
-def _rotate(ctx, R, M, symmetric):
-    """R M R^T, upper triangle mirrored when M is symmetric."""
+class Transform(tuple):
+    """(R, l) of phi(parent, k), optionally with a cheaper way to form R M R^T.
+
+    `rotate(ctx, M, symmetric, inverse)` is given by joints whose R = A Rot(axis, q) has a structure
+    worth exploiting; without it the generic product is used."""
+
+    def __new__(cls, R, l, rotate=None):
+        obj = tuple.__new__(cls, (R, l))
+        obj.rotate = rotate
+        return obj
+
+
+def _rotate(ctx, R, M, symmetric, X=None, inverse=False):
+    """R M R^T, upper triangle mirrored when M is symmetric (X.rotate, when given, does it cheaper;
+    for an inverse transform R is already transposed and X.rotate runs backwards)."""
+    rotate = getattr(X, "rotate", None)
+    if rotate is not None:
+        return rotate(ctx, M, symmetric, inverse)
     RM = bind_matrix(ctx, matmul3(R, M))
     out = [[None] * 3 for _ in range(3)]
     for i in range(3):
@@ -159,6 +177,36 @@ def _rotate(ctx, R, M, symmetric):
     return out
 
 
+def plane_rotation(ctx, M, i, j, c, s, c2, s2, symmetric):
+    """Rot M Rot^T for the rotation by q in the plane of axes (i, j) (c, s of q; c2, s2 of 2q).
+
+    Double angles: the symmetric 2x2 part [[a, b], [b, e]] becomes p + m c2 - b s2, p - m c2 + b s2,
+    m s2 + b c2 with p, m = (a +- e)/2, and the antisymmetric part of a general block is invariant:
+    10 multiplications for a symmetric 3x3 instead of 18."""
+    t = 3 - i - j
+    out = [[None] * 3 for _ in range(3)]
+    half_sum = ctx.bind(0.5 * (M[i][i] + M[j][j]))
+    half_diff = ctx.bind(0.5 * (M[i][i] - M[j][j]))
+    off = M[i][j] if symmetric else ctx.bind(0.5 * (M[i][j] + M[j][i]))
+    mc2, ms2 = ctx.bind(half_diff * c2), ctx.bind(half_diff * s2)
+    bc2, bs2 = ctx.bind(off * c2), ctx.bind(off * s2)
+    out[i][i] = ctx.bind(half_sum + mc2 - bs2)
+    out[j][j] = ctx.bind(half_sum - mc2 + bs2)
+    out[t][t] = M[t][t]
+    out[i][t] = ctx.bind(c * M[i][t] - s * M[j][t])
+    out[j][t] = ctx.bind(s * M[i][t] + c * M[j][t])
+    if symmetric:
+        out[i][j] = out[j][i] = ctx.bind(ms2 + bc2)
+        out[t][i], out[t][j] = out[i][t], out[j][t]
+    else:
+        anti = ctx.bind(0.5 * (M[i][j] - M[j][i]))
+        out[i][j] = ctx.bind(ms2 + bc2 + anti)
+        out[j][i] = ctx.bind(ms2 + bc2 - anti)
+        out[t][i] = ctx.bind(c * M[t][i] - s * M[t][j])
+        out[t][j] = ctx.bind(s * M[t][i] + c * M[t][j])
+    return out
+
+
 def congruence_inward(ctx, X, P, symmetric=True):
     """phi P phi*: a force-from-motion map (inertia) at O_k moved to O_parent.
 
@@ -166,9 +214,10 @@ def congruence_inward(ctx, X, P, symmetric=True):
     (cross products instead of 6x6 products)."""
     R, l = X
     A, B, C, D = blocks(P)
-    A, D = _rotate(ctx, R, A, symmetric), _rotate(ctx, R, D, symmetric)
-    B = _rotate(ctx, R, B, False)
-    C = transpose3(B) if symmetric else _rotate(ctx, R, C, False)
+    inverse = getattr(X, "inverse", False)
+    A, D = _rotate(ctx, R, A, symmetric, X, inverse), _rotate(ctx, R, D, symmetric, X, inverse)
+    B = _rotate(ctx, R, B, False, X, inverse)
+    C = transpose3(B) if symmetric else _rotate(ctx, R, C, False, X, inverse)
     B2 = bind_matrix(ctx, [[B[i][j] + x for j, x in enumerate(row)] for i, row in enumerate(_cross_cols(l, D))])
     LC = _cross_cols(l, C)
     # (B + l~D) l~^T = (l~ (B + l~D)^T)^T

@@ -6,14 +6,15 @@ import symdyn
 from conftest import random_states, relerr
 from random_chain import random_chain
 
-CHAINS = [(n, seed, kinds) for n, seed, kinds in [(1, 1, "RP"), (2, 2, "P"), (4, 3, "RP"), (6, 4, "RP"), (7, 5, "R"), (5, 6, "P")]]
-IDS = [f"n{n}-{kinds}-{seed}" for n, seed, kinds in CHAINS]
+CHAINS = [(1, 1, "RP", False), (2, 2, "P", False), (4, 3, "RP", False), (6, 4, "RP", False), (7, 5, "R", False),
+          (5, 6, "P", False), (6, 7, "RP", True), (7, 8, "R", True)]
+IDS = [f"n{n}-{kinds}-{seed}{'-aligned' if aligned else ''}" for n, seed, kinds, aligned in CHAINS]
 
 
 @pytest.fixture(params=CHAINS, ids=IDS)
 def engine(request):
-    n, seed, kinds = request.param
-    return symdyn.Engine(random_chain(n, seed, kinds))
+    n, seed, kinds, aligned = request.param
+    return symdyn.Engine(random_chain(n, seed, kinds, aligned))
 
 
 def test_mass_matrix_and_its_inverse(engine):
