@@ -1,0 +1,154 @@
+"""The examples in examples/: each runs briefly on a small generated robot and its claim holds."""
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+sys.path.insert(0, str(EXAMPLES))
+
+import computed_torque  # noqa: E402
+import decoupled_rate_feedback  # noqa: E402
+import diagonalized_simulation  # noqa: E402
+import throughput  # noqa: E402
+from _common import import_generated, rk4  # noqa: E402
+
+HAS_CC = any(shutil.which(c) for c in ("cc", "gcc", "clang"))
+
+
+@pytest.fixture(scope="module")
+def planar6():
+    return import_generated(ROOT / "generated" / "planar6.py")
+
+
+@pytest.fixture(scope="module")
+def puma560():
+    return import_generated(ROOT / "generated" / "puma560.py")
+
+
+def test_rk4_is_fourth_order():
+    """x' = -x: the global error of RK4 shrinks 16 times when the step is halved."""
+    errors = []
+    for steps in (10, 20):
+        t, x = rk4(lambda t, x: -x, np.array([1.0]), 1.0 / steps, steps)
+        errors.append(abs(x[-1, 0] - np.exp(-1.0)))
+    assert 15 < errors[0] / errors[1] < 17
+
+
+def test_import_generated_has_the_module_api(planar6):
+    assert planar6.DOF == 6 and len(planar6.JOINT_NAMES) == 6
+    assert planar6.mass_matrix(np.zeros((3, 6))).shape == (3, 6, 6)
+
+
+@pytest.mark.parametrize("hold", [False, True], ids=["continuous", "held"])
+def test_computed_torque_error_decreases(planar6, hold):
+    r = computed_torque.run(planar6, steps=400, dt=1e-3, wn=10.0, e0=0.1, hold=hold)
+    norm = r["error_norm"]
+    assert r["max_error"] == pytest.approx(0.1)
+    assert norm[-1] < 0.1 * norm[0]                        # e0 (1 + 4) exp(-4) = 0.09 e0 at t = 0.4 s
+    if not hold:
+        # critically damped from rest, |e| = e0 (1 + wn t) exp(-wn t) decreases monotonically,
+        # and the simulated error is that solution up to the integration error
+        assert np.all(np.diff(norm) < 0)
+        assert r["deviation_from_ideal"] < 1e-8
+
+
+def test_diagonalized_and_joint_space_simulations_overlap(planar6):
+    r = diagonalized_simulation.run(planar6, steps=100, dt=1e-3, kind="zero")
+    assert r["q_difference"] < 1e-8
+    assert r["qd_difference"] < 1e-8
+    assert r["energy_difference"] < 1e-8                  # nu . nu / 2 = qd^T M qd / 2
+    assert abs(r["K_M"][-1] - r["K_M"][0]) > 0.1          # not a trivial motion: gravity does work
+
+
+@pytest.mark.parametrize("kind", ["zero", "sine"])
+def test_diagonalized_difference_is_integration_error(planar6, kind):
+    """With a coarse step the two simulations differ, by a difference that shrinks 16x when dt halves."""
+    coarse = diagonalized_simulation.run(planar6, steps=50, dt=1e-2, kind=kind)
+    fine = diagonalized_simulation.run(planar6, steps=100, dt=5e-3, kind=kind)
+    assert 1e-12 < fine["q_difference"] < coarse["q_difference"]
+    assert 12 < coarse["q_difference"] / fine["q_difference"] < 22
+
+
+@pytest.mark.parametrize("robot", ["planar6", "puma560"])
+def test_decoupled_rate_feedback_energy(robot, request):
+    r = decoupled_rate_feedback.run(request.getfixturevalue(robot), steps=200, dt=1e-3, c=2.0)
+    assert r["monotonic"]
+    assert r["final_energy"] < r["initial_energy"]
+    assert r["max_rate_error"] < 1e-3                      # dK/dt = -c nu . nu (finite differences: ~3e-6)
+    assert r["exponential_error"] < 1e-8                   # K(t) = K(0) exp(-2 c t)
+    assert r["law_vs_mass_matrix"] < 1e-12                 # m(-c nu) = -c M qd
+
+
+def test_throughput_batch_equals_loop():
+    pinocchio = importlib.util.find_spec("pinocchio") is not None
+    r = throughput.run("generated/ur5.py", batch=400, loop=20, use_c=HAS_CC, use_pinocchio=pinocchio)
+    assert set(r["speed"]) == set(throughput.FUNCTIONS)
+    for name, row in r["check"].items():
+        assert row["python: batch vs loop"] < 1e-12, name
+        if HAS_CC:
+            assert row["c: batch vs loop"] < 1e-12 and row["c vs python"] < 1e-12, name
+        if pinocchio:
+            assert row["pinocchio vs python"] < 1e-10, name
+        assert all(v > 0 for v in r["speed"][name].values())
+
+
+def test_mains_write_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    small = ["--robot", "generated/planar6.py", "--steps", "20"]
+    cases = [(computed_torque, small), (diagonalized_simulation, small), (decoupled_rate_feedback, small),
+             (throughput, ["--robot", "generated/planar6.py", "--batch", "50", "--loop", "5", "--no-c"])]
+    for module, argv in cases:
+        out = tmp_path / f"{module.__name__}.png"
+        module.main(argv + ["--out", str(out)])
+        assert out.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("script", ["computed_torque", "diagonalized_simulation", "decoupled_rate_feedback"])
+def test_script_runs_from_the_repository_root(script):
+    result = subprocess.run([sys.executable, f"examples/{script}.py", "--robot", "generated/planar6.py",
+                             "--steps", "5", "--no-plot"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "e-" in result.stdout                           # it printed its numbers
+
+
+def _blocks(markdown, language):
+    import re
+    return re.findall(rf"```{language}\n(.*?)```", markdown, re.S)
+
+
+def test_tutorial_code_runs_and_prints_what_it_shows(monkeypatch, capsys):
+    """docs/tutorial.md: its Python blocks, run in order from the repository root."""
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    monkeypatch.chdir(ROOT)
+    code = "\n".join(_blocks(text, "python"))
+    if not HAS_CC:
+        code = code.split("import symdyn\n")[0]            # sections 2 and 3 only
+    exec(compile(code, "docs/tutorial.md", "exec"), {"__name__": "tutorial"})
+    out = capsys.readouterr().out
+    assert "error 2.02e-05 rad" in out                     # the PD controller's final error, as shown
+    assert "[  0.     -30.9156 -15.1577  -0.1744   0.       0.    ]" in out
+    if HAS_CC:
+        import re
+        # Python and C agree to rounding (bit for bit here; numpy's SIMD sin/cos may differ in the last bit)
+        assert float(re.search(r"same trajectory: (\S+) rad", out).group(1)) < 1e-9
+        assert out.count("largest holding torque per joint [N m]: [ 0.  59.3 15.9  0.2  0.   0. ]") == 2
+
+
+@pytest.mark.skipif(not HAS_CC, reason="no C compiler")
+def test_tutorial_c_program(tmp_path):
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    (tmp_path / "pd_ur5.c").write_text(_blocks(text, "c")[0])
+    cc = next(c for c in ("cc", "gcc", "clang") if shutil.which(c))
+    # -O0: compiles in a quarter of the time of the tutorial's -O2, same numbers (no fast-math either way)
+    build = subprocess.run([cc, "-O0", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", f"-I{ROOT / 'generated'}",
+                            str(tmp_path / "pd_ur5.c"), str(ROOT / "generated" / "ur5.c"), "-lm", "-o", str(tmp_path / "pd_ur5")],
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(tmp_path / "pd_ur5")], capture_output=True, text=True, timeout=60)
+    assert "error 2.02e-05 rad" in run.stdout
