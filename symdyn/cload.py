@@ -62,6 +62,7 @@ class CModule:
             calls = "".join(f"{a} + i * {self._nparams if a == 'params' else n}, " for a in args)
             wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, size=size))
             cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}double *out);")
+            cdef.append(f"void {prefix}_{name}({decl_args}double *out);")
         wrapper_text = "\n".join(wrapper)
         key = hashlib.sha256((header + source + wrapper_text + " ".join(CFLAGS)).encode()).hexdigest()[:20]
         lib_path = _cache_dir() / f"{prefix}-{key}.so"
@@ -90,23 +91,30 @@ class CModule:
     def _make(self, name):
         fn, args = self._signatures[name]
         n = self.DOF
-        c_func = getattr(self._lib, f"{self._prefix}_{name}_batch")
-        ffi = self._ffi
+        c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
+        c_single = getattr(self._lib, f"{self._prefix}_{name}")
+        buf = self._ffi.from_buffer
+        sizes = [self._nparams if a == "params" else n for a in args]
+        out_shape = (n, n) if fn.shape == "matrix" else (n,)
 
         def call(*arrays):
             if len(arrays) != len(args):
                 raise TypeError(f"{name}({', '.join(args)}) takes {len(args)} arguments")
-            arrays = [np.asarray(a, dtype=float) for a in arrays]
-            sizes = [self._nparams if a == "params" else n for a in args]
+            arrays = [np.ascontiguousarray(a, dtype=float) for a in arrays]
             for a, size, label in zip(arrays, sizes, args):
                 if a.ndim == 0 or a.shape[-1] != size:
                     raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
+            out = None
+            if all(a.ndim == 1 for a in arrays):            # one state: straight to the C function
+                out = np.empty(out_shape)
+                c_single(*(buf("double[]", a) for a in arrays), buf("double[]", out))
+                return out
             batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
             count = int(np.prod(batch, dtype=np.int64))
             flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(count, -1)) for a in arrays]
-            out = np.empty((count, n * n if fn.shape == "matrix" else n))
-            c_func(count, *(ffi.cast("double *", ffi.from_buffer(a)) for a in flat), ffi.cast("double *", ffi.from_buffer(out)))
-            return out.reshape(batch + ((n, n) if fn.shape == "matrix" else (n,)))
+            out = np.empty((count,) + out_shape)
+            c_batch(count, *(buf("double[]", a) for a in flat), buf("double[]", out))
+            return out.reshape(batch + out_shape)
         call.__name__, call.__doc__ = name, fn.doc
         return call
 
