@@ -4,12 +4,12 @@ import sys
 import click
 
 from . import __version__
-from .errors import RobotFileError
+from .errors import SymdynError, one_line
 
 
 def _fail(exc):
     """Bad input: one line naming the file and the problem, exit code 2, no traceback."""
-    click.echo(f"symdyn: error: {exc}", err=True)
+    click.echo(f"symdyn: error: {one_line(exc)}", err=True)
     sys.exit(2)
 
 
@@ -17,7 +17,7 @@ def _load(path):
     from .load import load_robot
     try:
         return load_robot(path)
-    except RobotFileError as exc:
+    except SymdynError as exc:
         _fail(exc)
 
 
@@ -54,16 +54,26 @@ def info(robots, ops):
 def generate(robots, out_dir, lang, params_mode):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
-    from .generate import LANGUAGES, generate as run
+    from .generate import LANGUAGES, load_all, prepare_output, render, write_all
     languages = tuple(x.strip() for x in lang.split(",") if x.strip())
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
-    with click.progressbar(length=len(robots) * len(FUNCTIONS), label="generating", file=sys.stderr) as bar:
-        try:
-            written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1))
-        except RobotFileError as exc:
-            _fail(exc)
+    try:
+        models = load_all(robots, languages)      # every input is checked before any output
+        out = prepare_output(out_dir)
+    except SymdynError as exc:
+        _fail(exc)
+    rendered = {}
+    # the bar only on a terminal: in a pipe or a log it would be one more line on stderr
+    with click.progressbar(length=len(models) * len(FUNCTIONS), label="generating", file=sys.stderr,
+                           hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
+        for model in models:
+            rendered.update(render(model, languages, params_mode, progress=lambda name: bar.update(1)))
+    try:
+        written = write_all(rendered, out)
+    except SymdynError as exc:
+        _fail(exc)
     for path in written:
         click.echo(f"wrote {path}")
 

@@ -1,9 +1,13 @@
 """From a description (the dictionary every input format is read into) to a validated Model.
 
-Checks what no parser can: finite numbers, physical inertias, one connected tree without loops;
-merges links attached by fixed joints into their moving ancestor's body.
+Checks what no parser can: known fields only (a typo is an error, not a default), finite numbers
+that do not overflow, physical inertias, one connected tree without loops, and no revolute joint
+whose moving links have no inertia about its axis (a singular mass matrix); merges links attached
+by fixed joints into their moving ancestor's body. Every problem is a one-line RobotFileError.
 """
 import math
+import numbers
+import reprlib
 
 import numpy as np
 
@@ -12,6 +16,14 @@ from .model import Body, Joint, Model
 
 MOVING = ("revolute", "continuous", "prismatic")
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+ROBOT_KEYS = ("name", "source", "gravity", "base", "links", "joints")
+LINK_KEYS = ("name", "mass", "com", "inertia")
+JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis")
+ORIGIN_KEYS = ("xyz", "rpy", "rotation")
+INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+#: a revolute joint whose moving links have less inertia about its axis than this fraction of
+#: their inertia about its origin makes the mass matrix singular (numerically) at q = 0
+SINGULAR = 1e-12
 
 
 class _Checker:
@@ -24,16 +36,28 @@ class _Checker:
         raise RobotFileError(self.path, message)
 
     def number(self, value, where):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.fail(f"{where} must be a number, got {value!r}")
-        if not math.isfinite(value):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            self.fail(f"{where} must be a number, got {_show(value)}")
+        try:
+            result = float(value)
+        except OverflowError:                 # an integer beyond the range of a double
+            self.fail(f"{where} must be finite, got an integer of {_digits(value)} digits")
+        if not math.isfinite(result):
             self.fail(f"{where} must be finite, got {value!r}")
-        return float(value)
+        return result
 
     def vector(self, value, where, size=3):
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
         if not isinstance(value, (list, tuple)) or len(value) != size:
-            self.fail(f"{where} must be a list of {size} numbers, got {value!r}")
+            self.fail(f"{where} must be a list of {size} numbers, got {_show(value)}")
         return np.array([self.number(v, where) for v in value])
+
+    def known(self, record, allowed, where):
+        """Unknown keys are usually typos ('axs', 'intertia'): silently ignoring them hides a wrong model."""
+        for key in record:
+            if key not in allowed:
+                self.fail(f"{where}: unknown field {_show(key)} (allowed: {', '.join(allowed)})")
 
     def mapping(self, value, where):
         if not isinstance(value, dict):
@@ -47,8 +71,30 @@ class _Checker:
 
     def name(self, value, where):
         if not isinstance(value, str) or not value.strip():
-            self.fail(f"{where} must be a non-empty string, got {value!r}")
+            self.fail(f"{where} must be a non-empty string, got {_show(value)}")
         return value
+
+
+def _digits(integer):
+    """Decimal digits of a (huge) integer, without str(): Python refuses to print more than 4300."""
+    return int(abs(int(integer)).bit_length() * math.log10(2)) + 1
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 40, 40
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 4
+
+
+def _show(value, limit=60):
+    """repr of a value from the file, bounded: a message must stay one readable line, and a YAML
+    alias bomb (lists of aliases of lists...) must not be expanded in full."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"an integer of {_digits(value)} digits"
+    try:
+        text = _REPR.repr(value)
+    except (RecursionError, ValueError):
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def rpy_matrix(r, p, y):
@@ -60,13 +106,18 @@ def rpy_matrix(r, p, y):
 
 
 def _origin(chk, joint, where):
-    origin = joint.get("origin", {}) or {}
+    origin = joint.get("origin")
+    if origin is None:                  # absent, or "origin:" with nothing after it
+        origin = {}
     chk.mapping(origin, f"{where}: origin")
+    chk.known(origin, ORIGIN_KEYS, f"{where}: origin")
     xyz = chk.vector(origin.get("xyz", [0, 0, 0]), f"{where}: origin xyz")
     if "rotation" in origin:
+        if "rpy" in origin:
+            chk.fail(f"{where}: origin gives both 'rpy' and 'rotation' (give one)")
         rows = origin["rotation"]
         if not isinstance(rows, (list, tuple)) or len(rows) != 3:
-            chk.fail(f"{where}: origin rotation must be a 3x3 matrix")
+            chk.fail(f"{where}: origin rotation must be a 3x3 matrix (a list of 3 rows)")
         R = np.array([chk.vector(r, f"{where}: origin rotation row") for r in rows])
         if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
             chk.fail(f"{where}: origin rotation is not a proper rotation matrix")
@@ -77,18 +128,23 @@ def _origin(chk, joint, where):
 
 def _link_params(chk, link, where):
     """(m, m c, J about the link origin) in the link frame, checked for physical consistency."""
+    chk.known(link, LINK_KEYS, where)
     mass = chk.number(chk.field(link, "mass", where), f"{where}: mass")
     if mass < 0:
         chk.fail(f"{where}: mass must not be negative, got {mass!r}")
-    com = chk.vector(link.get("com", [0, 0, 0]), f"{where}: com")
-    inertia = chk.mapping(link.get("inertia", {}), f"{where}: inertia")
-    known = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+    com = link.get("com")
+    com = chk.vector([0, 0, 0] if com is None and "com" not in link else com, f"{where}: com")
+    inertia = link.get("inertia")
+    inertia = chk.mapping({} if inertia is None and "inertia" not in link else inertia, f"{where}: inertia")
     for key in inertia:
-        if key not in known:
-            chk.fail(f"{where}: unknown inertia entry '{key}' (expected {', '.join(known)})")
-    i = {k: chk.number(inertia.get(k, 0.0), f"{where}: inertia {k}") for k in known}
+        if key not in INERTIA_KEYS:
+            chk.fail(f"{where}: unknown inertia entry {_show(key)} (expected {', '.join(INERTIA_KEYS)})")
+    i = {k: chk.number(inertia.get(k, 0.0), f"{where}: inertia {k}") for k in INERTIA_KEYS}
     Ic = np.array([[i["ixx"], i["ixy"], i["ixz"]], [i["ixy"], i["iyy"], i["iyz"]], [i["ixz"], i["iyz"], i["izz"]]])
-    moments = np.linalg.eigvalsh(Ic)
+    with np.errstate(all="ignore"):
+        moments = np.linalg.eigvalsh(Ic) if np.isfinite(Ic).all() else np.full(3, np.nan)
+    if not np.isfinite(moments).all() or np.abs(moments).max() > 1e300:
+        chk.fail(f"{where}: inertia tensor is too large to be represented")
     scale = max(abs(moments).max(), 1e-300)
     if moments.min() < -1e-9 * scale:
         chk.fail(f"{where}: inertia tensor is not positive semi-definite (principal moments {_fmt(moments)})")
@@ -119,21 +175,33 @@ def _snap(x):
 
 def build_model(desc, path, digest=""):
     """Validate a description dictionary and build the Model (fixed joints merged)."""
+    with np.errstate(all="ignore"):          # overflow is reported as a message, not a warning
+        return _build(desc, path, digest)
+
+
+def _build(desc, path, digest):
     chk = _Checker(path)
     chk.mapping(desc, "robot description")
+    chk.known(desc, ROBOT_KEYS, "robot")
     name = chk.name(chk.field(desc, "name", "robot"), "robot name")
+    source = desc.get("source")
+    if source is not None and (isinstance(source, bool) or not isinstance(source, (str, int, float))):
+        chk.fail(f"source must be a text, got {type(source).__name__}")
     gravity = chk.vector(desc.get("gravity", list(DEFAULT_GRAVITY)), "gravity")
     base = chk.name(desc.get("base", "base"), "base link name")
     links_in = chk.field(desc, "links", "robot")
     joints_in = chk.field(desc, "joints", "robot")
-    if not isinstance(links_in, list) or not isinstance(joints_in, list):
-        chk.fail("'links' and 'joints' must be lists")
+    for key, value in (("links", links_in), ("joints", joints_in)):
+        if not isinstance(value, list):
+            chk.fail(f"'{key}' must be a list, got {_show(value)}")
 
     links = {}
     for i, link in enumerate(links_in):
         chk.mapping(link, f"link #{i + 1}")
         lname = chk.name(chk.field(link, "name", f"link #{i + 1}"), f"link #{i + 1} name")
-        if lname in links or lname == base:
+        if lname == base:
+            chk.fail(f"link '{lname}' is the base link: it must not be listed in 'links'")
+        if lname in links:
             chk.fail(f"duplicate link name '{lname}'")
         links[lname] = _link_params(chk, link, f"link '{lname}'")
 
@@ -144,16 +212,19 @@ def build_model(desc, path, digest=""):
         where = f"joint '{jname}'"
         if jname in joints:
             chk.fail(f"duplicate joint name '{jname}'")
+        chk.known(joint, JOINT_KEYS, where)
         jtype = chk.field(joint, "type", where)
-        if jtype not in MOVING + ("fixed",):
+        if not isinstance(jtype, str) or jtype not in MOVING + ("fixed",):
             if jtype in ("floating", "planar"):
                 chk.fail(f"{where}: type '{jtype}' is not supported (fixed-base chains only)")
-            chk.fail(f"{where}: unknown joint type {jtype!r} (expected revolute, continuous, prismatic or fixed)")
+            chk.fail(f"{where}: unknown joint type {_show(jtype)} (expected revolute, continuous, prismatic or fixed)")
         parent = chk.name(chk.field(joint, "parent", where), f"{where}: parent")
         child = chk.name(chk.field(joint, "child", where), f"{where}: child")
         for role, lname in (("parent", parent), ("child", child)):
             if lname != base and lname not in links:
                 chk.fail(f"{where}: {role} link '{lname}' is not defined")
+        if child == parent:
+            chk.fail(f"{where}: link '{child}' is its own parent (kinematic loop)")
         if child == base:
             chk.fail(f"{where}: the base link '{base}' cannot be a child (kinematic loop)")
         if child in child_of:
@@ -161,19 +232,48 @@ def build_model(desc, path, digest=""):
         R, xyz = _origin(chk, joint, where)
         axis = None
         if jtype in MOVING:
-            axis = chk.vector(joint.get("axis", [1, 0, 0]), f"{where}: axis")
-            norm = np.linalg.norm(axis)
-            if norm < 1e-9:
+            axis = joint.get("axis")
+            axis = chk.vector([1, 0, 0] if axis is None and "axis" not in joint else axis, f"{where}: axis")
+            biggest = np.abs(axis).max()     # scale first: the norm of [1e200, 1e200, 0] overflows
+            if biggest < 1e-300 or np.linalg.norm(axis / biggest) * biggest < 1e-9:
                 chk.fail(f"{where}: axis has zero length")
-            axis = axis / norm
+            axis = axis / biggest
+            axis = axis / np.linalg.norm(axis)
         joints[jname] = (jtype, parent, child, R, xyz, axis)
         child_of[child] = jname
         children.setdefault(parent, []).append(jname)
 
+    _check_tree(chk, base, links, joints, child_of, children)
+    return _merge(chk, name, desc, path, digest, gravity, base, links, joints, children)
+
+
+def _check_tree(chk, base, links, joints, child_of, children):
+    """One tree hanging from the base: no second root, no lonely link, no loop."""
+    used = {joints[j][1] for j in joints} | set(child_of)
+    lonely = [lname for lname in links if lname not in used]
+    if lonely:
+        chk.fail(f"link '{lonely[0]}' is not connected to any joint")
     roots = [lname for lname in links if lname not in child_of]
     if roots:
-        chk.fail(f"link '{roots[0]}' is not connected to the base '{base}' (several roots or a disconnected link)")
-    return _merge(chk, name, desc, path, digest, gravity, base, links, joints, children)
+        names = ", ".join(f"'{r}'" for r in [base] + roots)
+        chk.fail(f"several root links ({names}): only the base '{base}' may lack a parent joint")
+    reached, stack = {base}, [base]
+    while stack:
+        for jname in children.get(stack.pop(), []):
+            child = joints[jname][2]
+            reached.add(child)
+            stack.append(child)
+    stray = [lname for lname in links if lname not in reached]
+    if stray:
+        # every link has one parent joint, so a link the walk from the base missed hangs off a cycle
+        cycle, link, seen = [], stray[0], set()
+        while link not in seen:
+            seen.add(link)
+            cycle.append(child_of[link])
+            link = joints[child_of[link]][1]
+        start = next(k for k, j in enumerate(cycle) if joints[j][2] == link)
+        chk.fail("kinematic loop through joints " + " -> ".join(f"'{j}'" for j in cycle[start:]) +
+                 f" (not connected to the base '{base}')")
 
 
 def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children):
@@ -181,27 +281,25 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     out_joints, body_params, body_names = [], [], []
     # per link: (owning body index or -1 for base, R and p of the link frame in the owner frame)
     frame = {base: (-1, np.eye(3), np.zeros(3))}
-    stack, seen = [base], {base}
-    while stack:
-        lname = stack.pop()
-        owner, Ro, po = frame[lname]
-        for jname in children.get(lname, []):
-            jtype, _, child, R, xyz, axis = joints[jname]
-            if child in seen:
-                chk.fail(f"joint '{jname}': link '{child}' is reached twice (kinematic loop)")
-            seen.add(child)
-            Rc, pc = Ro @ R, Ro @ xyz + po
-            if jtype == "fixed":
-                frame[child] = (owner, Rc, pc)
-                if owner >= 0:
-                    body_params[owner] += _moved(Rc, pc, *links[child])
-            else:
-                out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
-                                        tuple(map(tuple, _snap(Rc))), tuple(_snap(pc)), tuple(_snap(axis))))
-                body_params.append(_moved(np.eye(3), np.zeros(3), *links[child]))
-                body_names.append(child)
-                frame[child] = (len(out_joints) - 1, np.eye(3), np.zeros(3))
-            stack.append(child)
+    stack = [base]
+    with np.errstate(all="ignore"):          # overflow is reported below, as a message
+        while stack:
+            lname = stack.pop()
+            owner, Ro, po = frame[lname]
+            for jname in children.get(lname, []):
+                jtype, _, child, R, xyz, axis = joints[jname]
+                Rc, pc = Ro @ R, Ro @ xyz + po
+                if jtype == "fixed":
+                    frame[child] = (owner, Rc, pc)
+                    if owner >= 0:
+                        body_params[owner] += _moved(Rc, pc, *links[child])
+                else:
+                    out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
+                                            tuple(map(tuple, _snap(Rc))), tuple(_snap(pc)), tuple(_snap(axis))))
+                    body_params.append(_moved(np.eye(3), np.zeros(3), *links[child]))
+                    body_names.append(child)
+                    frame[child] = (len(out_joints) - 1, np.eye(3), np.zeros(3))
+                stack.append(child)
     if not out_joints:
         chk.fail("the robot has no moving joints")
     counts = {}
@@ -215,6 +313,47 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     for j, lname, params in zip(out_joints, body_names, body_params):
         if params[0] <= 0:
             chk.fail(f"joint '{j.name}' moves link '{lname}', which has zero mass")
+        if not np.isfinite(params).all() or not np.isfinite(j.offset).all() or np.abs(params).max() > 1e300:
+            chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
         bodies.append(Body(lname, tuple(float(x) for x in params)))
+    _check_axes(chk, out_joints, bodies)
+    source = desc.get("source")
     return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
-                 source=str(desc.get("source", "")), path=str(path), digest=digest)
+                 source="" if source is None else str(source), path=str(path), digest=digest)
+
+
+def _check_axes(chk, joints, bodies):
+    """Refuse a revolute joint whose moving links have no inertia about its axis.
+
+    Its articulated inertia D(k) is then zero at q = 0 (D(k) is at most the inertia of the links
+    it moves, locked together, about its axis), so the mass matrix is singular and the forward
+    dynamics divide by zero: e.g. a last link that is a point mass on its own joint axis.
+    """
+    with np.errstate(all="ignore"):
+        R, p, com, Ic, mass = [], [], [], [], []
+        for j, b in zip(joints, bodies):
+            Rp, pp = (R[j.parent], p[j.parent]) if j.parent >= 0 else (np.eye(3), np.zeros(3))
+            R.append(Rp @ np.array(j.rotation))
+            p.append(pp + Rp @ np.array(j.offset))
+            m, mc = b.params[0], np.array(b.params[1:4])
+            Ixx, Ixy, Iyy, Ixz, Iyz, Izz = b.params[4:]
+            c = mc / m
+            J = np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]]) - m * (c @ c * np.eye(3) - np.outer(c, c))
+            com.append(p[-1] + R[-1] @ c)
+            Ic.append(R[-1] @ J @ R[-1].T)
+            mass.append(m)
+        subtree = [[k] for k in range(len(joints))]
+        for k in reversed(range(len(joints))):
+            if joints[k].parent >= 0:
+                subtree[joints[k].parent] += subtree[k]
+        for k, j in enumerate(joints):
+            if j.type != "revolute":
+                continue
+            a, o = R[k] @ np.array(j.axis), p[k]
+            about_axis = sum(a @ Ic[i] @ a + mass[i] * np.sum(np.cross(com[i] - o, a) ** 2) for i in subtree[k])
+            about_origin = sum(np.trace(Ic[i]) / 2 + mass[i] * np.sum((com[i] - o) ** 2) for i in subtree[k])
+            if not (np.isfinite(about_axis) and np.isfinite(about_origin)):
+                chk.fail(f"joint '{j.name}': the inertia of the links it moves overflows (numbers too large)")
+            if about_axis <= SINGULAR * about_origin:
+                chk.fail(f"joint '{j.name}': the links it moves have no inertia about its axis "
+                         f"(mass matrix singular, forward dynamics undefined)")

@@ -25,6 +25,7 @@ INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 DEFAULT_GRAVITY = [0.0, 0.0, -9.81]
 ROW_KEYS = ("name", "type", "a", "alpha", "d", "theta", "link")
 LINK_KEYS = ("name", "mass", "com", "inertia")
+TOP_KEYS = ("name", "source", "gravity", "base", "dh")
 # cos(pi/2) is 6e-17, not 0; snapping such noise lets later symbolic code fold the zeros.
 SNAP = 1e-15
 
@@ -36,7 +37,8 @@ class _Invalid(Exception):
 def dh_to_description(data, path):
     """Description dict for the parsed YAML `data` of a DH robot; RobotFileError if invalid."""
     try:
-        return _description(data)
+        with np.errstate(all="ignore"):  # huge numbers overflow to inf, which the builder reports
+            return _description(data)
     except _Invalid as exc:
         # names taken from the file could carry line breaks; the message must stay one line
         raise RobotFileError(path, " ".join(str(exc).splitlines())) from None
@@ -47,6 +49,7 @@ def _description(data):
         raise _Invalid("the file must hold a mapping")
     if "links" in data or "joints" in data:
         raise _Invalid("dh: cannot be combined with top-level 'links' or 'joints'")
+    _reject_unknown(data, TOP_KEYS, "robot")
     table = data.get("dh")
     if not isinstance(table, dict):
         raise _Invalid("dh: must be a mapping with 'convention' and 'joints'")
@@ -71,14 +74,15 @@ def _description(data):
         previous_post, parent = post, row["link"]["name"]
 
     gravity = data.get("gravity", DEFAULT_GRAVITY)
-    return {
-        "name": data.get("name"),
-        "source": data.get("source"),
+    description = {
         "gravity": list(gravity) if isinstance(gravity, (list, tuple)) else gravity,  # builder validates
         "base": base,
         "links": links,
         "joints": joints,
     }
+    # absent stays absent, so that the builder says "missing field 'name'" rather than "got None"
+    description.update({key: data[key] for key in ("name", "source") if key in data})
+    return description
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -100,7 +104,11 @@ def _as_float(value, what):
     # bool is an int subclass, and YAML 1.1 reads '1e-3' (no dot) as a string: reject both.
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _Invalid(f"{what} must be a number, got {_describe(value)}")
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:  # an integer beyond the range of a double
+        digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1  # str() refuses > 4300 digits
+        raise _Invalid(f"{what} must be finite, got an integer of {digits} digits") from None
     if not math.isfinite(result):
         raise _Invalid(f"{what} must be finite, got {value!r}")
     return result
@@ -108,7 +116,7 @@ def _as_float(value, what):
 
 def _describe(value):
     if isinstance(value, str):
-        return f"string {value!r}"
+        return f"string {value!r}" if len(value) <= 40 else f"string {value[:40]!r}..."
     if value is None:
         return "nothing"
     return type(value).__name__

@@ -1,8 +1,10 @@
 """`symdyn generate`: robot files in, one Python (and C) module per robot out.
 
-All robots are loaded and all code is rendered before anything is written; each file is written
-to a temporary name in the target folder and renamed, so a failed or killed run leaves the
-previous files intact and never a half-written one.
+All robots are loaded, checked and rendered before anything is written, so a bad input writes
+nothing at all (not even the output folder); each file is written to a temporary name in the
+target folder and renamed over the old one, so a failed or killed run leaves every previous file
+either intact or completely replaced, never half-written. (A run killed during a write may leave
+its hidden temporary `.<name>.<random>.tmp` behind; an exception never does.)
 """
 import os
 import tempfile
@@ -10,15 +12,23 @@ from pathlib import Path
 
 from .codegen.backends import render_c, render_python
 from .codegen.generator import safe_identifier, trace_all
+from .errors import OutputError, RobotFileError
 from .load import load_robot
 
 LANGUAGES = ("python", "c")
 PARAM_MODES = ("numeric", "symbolic")
+EXTENSIONS = {"python": (".py",), "c": (".h", ".c")}
 
 
 def module_name(path):
     """generated/<stem>.py for robots/<stem>.urdf: the file name, made a safe identifier."""
     return safe_identifier(Path(path).stem)
+
+
+def output_names(model, languages=("python",)):
+    """The file names `render` will produce for `model`."""
+    module = module_name(model.path)
+    return [module + ext for lang in LANGUAGES if lang in languages for ext in EXTENSIONS[lang]]
 
 
 def render(model, languages=("python",), params_mode="numeric", progress=None):
@@ -31,6 +41,38 @@ def render(model, languages=("python",), params_mode="numeric", progress=None):
     if "c" in languages:
         files[f"{module}.h"], files[f"{module}.c"] = render_c(model, programs, module, params_mode)
     return files
+
+
+def load_all(paths, languages=("python",)):
+    """Load every robot file; RobotFileError for the first bad one or two that would write the same file."""
+    models = [load_robot(p) for p in paths]
+    owner, unique = {}, {}
+    for path, model in zip(paths, models):
+        same = os.path.realpath(model.path)
+        if same in unique:                        # the same file given twice is generated once
+            continue
+        unique[same] = model
+        for name in output_names(model, languages):
+            key = name.casefold()                 # a case-insensitive file system would merge them too
+            if key in owner:
+                raise RobotFileError(path, f"would write {name}, as does {owner[key]} "
+                                           "(rename one of the two robot files)")
+            owner[key] = model.path
+    return list(unique.values())
+
+
+def prepare_output(out_dir):
+    """Create the output folder (and its parents) if needed; OutputError if that is impossible."""
+    out = Path(out_dir)
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputError(out, "output path exists and is not a folder")
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(out, f"cannot create the output folder: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise OutputError(out, "cannot write into the output folder: permission denied")
+    return out
 
 
 def _umask():
@@ -46,6 +88,8 @@ def write_atomic(path, text):
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())                   # the rename must not overtake the data on a crash
         os.chmod(tmp, 0o666 & ~_umask())             # mkstemp's 0600 is not what a user expects
         os.replace(tmp, path)
     except BaseException:
@@ -54,19 +98,27 @@ def write_atomic(path, text):
         raise
 
 
-def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None):
-    """Generate the modules of every robot file in `paths`; returns the written paths."""
-    models = [load_robot(p) for p in paths]           # every input is checked before any output
-    rendered = {}
-    for model in models:
-        for name, text in render(model, languages, params_mode, progress).items():
-            if name in rendered:
-                raise ValueError(f"two robots would both write {name}")
-            rendered[name] = text
+def write_all(rendered, out_dir):
+    """Write {filename: text} into `out_dir`, each file atomically; returns the written paths."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in rendered.items():
-        write_atomic(out / name, text)
+        try:
+            write_atomic(out / name, text)
+        except OSError as exc:
+            raise OutputError(out / name, f"cannot write: {exc.strerror or exc}") from None
         written.append(out / name)
     return written
+
+
+def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None):
+    """Generate the modules of every robot file in `paths`; returns the written paths.
+
+    Order: load and check every input, check the output folder, render everything, then write.
+    """
+    models = load_all(paths, languages)             # every input is checked before any output
+    out = prepare_output(out_dir)
+    rendered = {}
+    for model in models:
+        rendered.update(render(model, languages, params_mode, progress))
+    return write_all(rendered, out)

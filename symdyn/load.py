@@ -1,11 +1,18 @@
-"""Read a robot file of any supported format into a validated Model."""
+"""Read a robot file of any supported format into a validated Model.
+
+Whatever is wrong with the file, the only exception that comes out is RobotFileError, whose
+message is one line: `<path>: <problem>`.
+"""
 import hashlib
+import re
 from pathlib import Path
 
 import yaml
 
 from .description import build_model
 from .errors import RobotFileError
+
+SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path):
@@ -15,33 +22,147 @@ def load_robot(path):
         raw = path.read_bytes()
     except FileNotFoundError:
         raise RobotFileError(path, "file not found") from None
+    except IsADirectoryError:
+        raise RobotFileError(path, "is a directory, not a robot file") from None
+    except PermissionError:
+        raise RobotFileError(path, "cannot read file: permission denied") from None
     except OSError as exc:
         raise RobotFileError(path, f"cannot read file: {exc.strerror or exc}") from None
     digest = hashlib.sha256(raw).hexdigest()
     suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise RobotFileError(path, _unknown_suffix(path, suffix))
+    if not raw.strip():
+        raise RobotFileError(path, "file is empty")
     if suffix == ".urdf":
         from .urdf import read_urdf
-        desc = read_urdf(path)
-    elif suffix in (".yaml", ".yml"):
-        desc = _read_yaml(path, raw)
+        desc = read_urdf(path, raw)
     else:
-        raise RobotFileError(path, f"unknown file type '{suffix}' (expected .yaml, .yml or .urdf)")
+        desc = _read_yaml(path, raw)
     return build_model(desc, path, digest)
+
+
+def _unknown_suffix(path, suffix):
+    if suffix == ".xacro":
+        return "xacro files must be expanded to URDF first (xacro robot.urdf.xacro > robot.urdf)"
+    if not suffix:
+        return "no file extension: cannot tell the format (expected .yaml, .yml or .urdf)"
+    return f"unknown file type '{suffix}' (expected .yaml, .yml or .urdf)"
+
+
+# --- YAML -------------------------------------------------------------------------------------
+
+#: a robot file nests 5 levels deep; PyYAML recurses per level (and slowly: a few thousand "["
+#: take seconds before the RecursionError), so deeper documents are refused early
+MAX_DEPTH = 64
+
+
+class _TooDeep(yaml.YAMLError):
+    def __init__(self, mark):
+        super().__init__(f"nesting deeper than {MAX_DEPTH} levels")
+        self.mark = mark
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys and deep nesting, and reads YAML 1.2 floats such as 1e-3.
+
+    PyYAML keeps the last of two equal keys without a word (a silently wrong robot) and, following
+    YAML 1.1, reads 1e-3 (no dot) as a string, which users then see rejected as "not a number".
+    """
+
+    _depth = 0
+
+    def compose_node(self, parent, index):
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _TooDeep(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+            seen = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                except TypeError:          # unhashable key: the base class reports it
+                    continue
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"duplicate key {key!r} (first at line {seen[key].line + 1})", key_node.start_mark)
+                seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep)
+
+
+    def construct_object(self, node, deep=False):
+        """PyYAML's scalar constructors let ValueError, KeyError... escape ('!!bool x', 2001-13-45, an
+        integer of 5000 digits): make them YAML errors with a position like every other."""
+        try:
+            return super().construct_object(node, deep)
+        except (yaml.YAMLError, RecursionError):
+            raise
+        except (ValueError, KeyError, AttributeError, TypeError, ArithmeticError) as exc:
+            kind = str(node.tag).rsplit(":", 1)[-1]
+            value = node.value if isinstance(node.value, str) else ""
+            if "limit" in str(exc) and "digits" in str(exc):
+                problem = f"integer too long to read ({len(value)} characters)"
+            else:
+                shown = value if len(value) <= 40 else value[:40] + "..."
+                detail = f" ({exc})" if isinstance(exc, ValueError) and str(exc) else ""
+                problem = f"cannot read {shown!r} as {kind}{detail}"
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from None
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _Loader.construct_mapping)
+_Loader.yaml_implicit_resolvers = {k: list(v) for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
 
 
 def _read_yaml(path, raw):
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise RobotFileError(path, "file is not UTF-8 text") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RobotFileError(path, f"file is not UTF-8 text (byte {exc.start + 1} is invalid)") from None
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise RobotFileError(path, f"YAML syntax error{where}: {problem}") from None
+        raise RobotFileError(path, _yaml_message(exc)) from None
+    except RecursionError:
+        raise RobotFileError(path, "YAML nesting too deep") from None
+    if data is None:
+        raise RobotFileError(path, "the YAML document is empty (only comments or blank lines)")
     if not isinstance(data, dict):
-        raise RobotFileError(path, "the YAML document must be a mapping with 'name', 'links' and 'joints' (or 'dh')")
+        raise RobotFileError(path, "the YAML document must be a mapping with 'name', 'links' and 'joints' (or 'dh'), "
+                                   f"got {_kind(data)}")
     if "dh" in data:
         from .dh import dh_to_description
         return dh_to_description(data, path)
     return data
+
+
+def _yaml_message(exc):
+    if isinstance(exc, _TooDeep):
+        return f"YAML nesting too deep at line {exc.mark.line + 1}, column {exc.mark.column + 1} " \
+               f"(more than {MAX_DEPTH} levels)"
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    problem = getattr(exc, "problem", None) or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    context = getattr(exc, "context", None)
+    if context and not context.startswith("while "):   # e.g. "expected a single document in the stream"
+        problem = f"{context}, {problem}"
+    if isinstance(exc, yaml.constructor.ConstructorError):
+        return f"YAML error{where}: {problem}"
+    return f"YAML syntax error{where}: {problem}"
+
+
+def _kind(value):
+    kinds = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+    return kinds.get(type(value), f"a value of type {type(value).__name__}")

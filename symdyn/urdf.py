@@ -33,11 +33,12 @@ class _Invalid(Exception):
     """Internal: a one-line problem, turned into RobotFileError (with the path) at the top."""
 
 
-def read_urdf(path):
-    """Parse the URDF at `path`; return the description dict or raise RobotFileError."""
+def read_urdf(path, raw=None):
+    """Parse the URDF at `path` (or its bytes `raw`); return the description dict or raise RobotFileError."""
     try:
-        root = _parse_xml(path)
-        return _description(root, os.path.basename(str(path)))
+        root = _parse_xml(path, raw)
+        with np.errstate(all="ignore"):  # huge numbers overflow to inf, which the builder reports
+            return _description(root, os.path.basename(str(path)))
     except _Invalid as exc:
         # names taken from the file could carry line breaks; the message must stay one line
         raise RobotFileError(path, " ".join(str(exc).splitlines())) from None
@@ -45,21 +46,42 @@ def read_urdf(path):
 
 # --- XML --------------------------------------------------------------------------------------
 
-def _parse_xml(path):
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise _Invalid(f"cannot read file: {exc.strerror or exc}") from None
+def _parse_xml(path, text=None):
+    if text is None:
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise _Invalid(f"cannot read file: {exc.strerror or exc}") from None
+    if not text.strip():
+        raise _Invalid("file is empty")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
+        not_utf8 = _not_utf8(text)
+        if not_utf8:
+            raise _Invalid(not_utf8) from None
+        raise _Invalid(f"malformed XML: {_one_line(str(exc))}") from None
+    except LookupError as exc:  # <?xml encoding="..."?> names an encoding Python does not know
         raise _Invalid(f"malformed XML: {_one_line(str(exc))}") from None
     except (ValueError, RecursionError) as exc:  # e.g. text that cannot be decoded at all
         raise _Invalid(f"malformed XML: {_one_line(str(exc))}") from None
     if _tag(root) != "robot":
         raise _Invalid(f"root element is <{_tag(root)}>, expected <robot>")
     return root
+
+
+def _not_utf8(data):
+    """The reason a file that fails to parse is not UTF-8 (unless it declares another encoding), or ''."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or re.match(rb"<\?xml[^>]*encoding=", data):
+        declared = re.match(rb"<\?xml[^>]*encoding=[\"']([A-Za-z0-9._-]+)", data)
+        if not declared or declared.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
+            return ""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"file is not UTF-8 text (byte {exc.start + 1} is invalid)"
+    return ""
 
 
 def _one_line(text):

@@ -89,5 +89,6 @@ def render_python(model, programs, module, params_mode):
 
 def render_c(model, programs, module, params_mode):
     ctx = _context(model, programs, module, params_mode, "c")
+    ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in ctx["functions"] for line in f["lines"])
     env = environment()
     return env.get_template("module.h.jinja").render(**ctx), env.get_template("module.c.jinja").render(**ctx)
