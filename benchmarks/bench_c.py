@@ -8,8 +8,16 @@ table.
     python benchmarks/bench_c.py --robots panda ur5 xarm7
     python benchmarks/bench_c.py --generated generated --robots panda ur5 xarm7
 
-For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``.  When
-it is missing (the default today) only the Pinocchio column is measured.
+For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``
+(``--generated`` defaults to the repository's ``generated/``).  When it is
+missing, only the Pinocchio column is measured for that robot.
+
+Compiling bench.cpp takes a few minutes (Pinocchio's templates); executables
+are cached in benchmarks/cpp/build/ and rebuilt only when bench.cpp, the
+generated R.c/R.h or a compile command changes.  Each robot is run in
+``--runs`` fresh processes; in each, every function is timed ``--reps`` times
+(round-robin over functions, Pinocchio and symdyn interleaved) and the medians
+are reported.  ``--show-cmd`` prints the exact compile and run commands.
 
 Needs: g++/gcc, ``pip install pin example-robot-data cmeel-eigen
 cmeel-urdfdom-headers``.
@@ -18,12 +26,15 @@ cmeel-urdfdom-headers``.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import hashlib
 import json
 import os
 import re
 import shlex
 import shutil
 import site
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -163,40 +174,107 @@ def run(cmd: list[str], show: bool) -> None:
         print("$ " + shlex.join(cmd), file=sys.stderr)
     r = subprocess.run(cmd)
     if r.returncode:
-        sys.exit(f"error: command failed ({r.returncode}): {shlex.join(cmd)}")
+        raise RuntimeError(f"command failed ({r.returncode}): {shlex.join(cmd)}")
 
 
 def build_key(native: bool, pin_inline: bool) -> str:
     return ("native" if native else "base") + ("-inline" if pin_inline else "")
 
 
-def build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
-          args: argparse.Namespace) -> Path:
-    """Compile the harness; with gen_dir, link <gen_dir>/<robot>.c into it."""
-    build_dir.mkdir(parents=True, exist_ok=True)
+class Build:
+    """One benchmark executable: the commands producing it and their inputs."""
+
+    def __init__(self, exe: Path, commands: list[list[str]], inputs: list[Path]):
+        self.exe, self.commands, self.inputs = exe, commands, inputs
+
+    def stamp(self) -> str:
+        h = hashlib.sha256()
+        for c in self.commands:
+            h.update(shlex.join(c).encode() + b"\n")
+        for f in self.inputs:
+            h.update(f.read_bytes())
+        return h.hexdigest()
+
+    def up_to_date(self) -> bool:
+        st = self.exe.with_suffix(".stamp")
+        return self.exe.is_file() and st.is_file() and st.read_text() == self.stamp()
+
+    def run(self, show: bool) -> None:
+        stamp = self.stamp()  # inputs as they are when compilation starts
+        self.exe.with_suffix(".stamp").unlink(missing_ok=True)
+        for c in self.commands:
+            run(c, show)
+        self.exe.with_suffix(".stamp").write_text(stamp)
+
+
+def find_dof_macro(header: Path, robot: str) -> str:
+    """Name of the DOF macro in a generated header: R_DOF, or e.g. PANDA_DOF."""
+    names = re.findall(r"^\s*#\s*define\s+(\w+_DOF)\b", header.read_text(), re.M)
+    for want in (f"{robot}_DOF", f"{robot.upper()}_DOF"):
+        if want in names:
+            return want
+    matches = [n for n in names if n.lower() == f"{robot}_dof".lower()]
+    if not matches:
+        sys.exit(f"error: no {robot}_DOF / {robot.upper()}_DOF macro in {header}")
+    return matches[0]
+
+
+def plan_build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
+               args: argparse.Namespace) -> Build:
+    """Harness executable for `robot`; with gen_dir, <gen_dir>/<robot>.c is linked in.
+
+    Without a generated module the executable is robot-independent (shared).
+    Compiling bench.cpp takes minutes (Pinocchio's templates), so executables
+    are cached: rebuilt only when a command or an input file changes.
+    """
     key = build_key(args.march_native, args.pinocchio_inline)
     if gen_dir is None:
         exe = build_dir / f"bench-pinocchio-{key}"
-        # robot-independent: build once per run
-        if exe in _built:
-            return exe
-        run(tc.cxx_command(exe, native=args.march_native, pin_inline=args.pinocchio_inline),
-            args.show_cmd)
-        _built.add(exe)
-        return exe
+        cmd = tc.cxx_command(exe, native=args.march_native, pin_inline=args.pinocchio_inline)
+        return Build(exe, [cmd], [BENCH_SRC])
     obj = build_dir / f"{robot}-{key}.o"
-    run(tc.cc_command(gen_dir / f"{robot}.c", obj, native=args.march_native), args.show_cmd)
     exe = build_dir / f"bench-{robot}-{key}"
-    run(tc.cxx_command(exe, objects=[obj], native=args.march_native,
-                       pin_inline=args.pinocchio_inline,
-                       extra_defines=[f"-DSYMDYN_ROBOT={robot}",
-                                      f'-DSYMDYN_HEADER="{robot}.h"'],
-                       extra_includes=[gen_dir]),
-        args.show_cmd)
-    return exe
+    cc = tc.cc_command(gen_dir / f"{robot}.c", obj, native=args.march_native)
+    defines = [f"-DSYMDYN_ROBOT={robot}", f'-DSYMDYN_HEADER="{robot}.h"']
+    dof_macro = find_dof_macro(gen_dir / f"{robot}.h", robot)
+    if dof_macro != f"{robot}_DOF":
+        defines.append(f"-DSYMDYN_DOF={dof_macro}")
+    cxx = tc.cxx_command(exe, objects=[obj], native=args.march_native,
+                         pin_inline=args.pinocchio_inline, extra_defines=defines,
+                         extra_includes=[gen_dir])
+    return Build(exe, [cc, cxx], [BENCH_SRC, gen_dir / f"{robot}.c", gen_dir / f"{robot}.h"])
 
 
-_built: set[Path] = set()
+def build_all(builds: list[Build], args: argparse.Namespace) -> None:
+    """Compile (in parallel) every executable that is not up to date."""
+    todo = {b.exe: b for b in builds if args.rebuild or not b.up_to_date()}
+    if not todo:
+        return
+    print(f"building {len(todo)} executable(s), this takes a few minutes each ...",
+          file=sys.stderr)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futs = [pool.submit(b.run, args.show_cmd) for b in todo.values()]
+        errors = [f.exception() for f in futs if f.exception()]
+    if errors:
+        sys.exit("error: " + "\n".join(map(str, errors)))
+
+
+def aggregate(runs: list[dict]) -> dict:
+    """Combine one function's rows from several runs: median times, median of
+    the per-run ratios (Pinocchio and symdyn are interleaved within a run),
+    worst error."""
+    def med(key):
+        vals = [r[key] for r in runs if r[key] is not None]
+        return statistics.median(vals) if vals else None
+
+    out = dict(runs[0])
+    out["pinocchio_ns"] = med("pinocchio_ns")
+    out["symdyn_ns"] = med("symdyn_ns")
+    out["ratio"] = med("ratio")
+    errs = [r["max_rel_err"] for r in runs if r["max_rel_err"] is not None]
+    out["max_rel_err"] = max(errs) if errs else None
+    out["runs"] = len(runs)
+    return out
 
 
 def fmt(x, spec):
@@ -228,7 +306,7 @@ def parse_urdf_overrides(items: list[str]) -> dict:
         if not sep:
             sys.exit(f"error: --urdf expects NAME=PATH[:LOCKED1,LOCKED2], got {item!r}")
         path, _, locked = rest.partition(":")
-        out[name] = (path, [j for j in locked.split(",") if j])
+        out[name] = (str(Path(path).resolve()), [j for j in locked.split(",") if j])
     return out
 
 
@@ -244,10 +322,13 @@ def main(argv=None) -> int:
                    help="ignore generated modules even if present")
     p.add_argument("--urdf", action="append", metavar="NAME=PATH[:LOCKED,...]",
                    help="add/override a robot's URDF (repeatable)")
-    p.add_argument("--iterations", type=int, default=50000,
+    p.add_argument("--iterations", type=int, default=20000,
                    help="calls per timed repetition (default: %(default)s)")
-    p.add_argument("--reps", type=int, default=11,
-                   help="timed repetitions; the median is reported (default: %(default)s)")
+    p.add_argument("--reps", type=int, default=21,
+                   help="timed repetitions per run; the median is taken (default: %(default)s)")
+    p.add_argument("--runs", type=int, default=3,
+                   help="benchmark processes per robot; medians over runs are reported "
+                        "(default: %(default)s)")
     p.add_argument("--pool", type=int, default=1000,
                    help="number of random states cycled through (default: %(default)s)")
     p.add_argument("--seed", type=int, default=42)
@@ -262,6 +343,9 @@ def main(argv=None) -> int:
     p.add_argument("--build-dir", type=Path, default=HERE / "cpp" / "build")
     p.add_argument("--json-out", type=Path, help="also write the JSON lines to this file")
     p.add_argument("--show-cmd", action="store_true", help="print compile/run commands")
+    p.add_argument("--rebuild", action="store_true", help="ignore cached executables")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="parallel compilations (default: %(default)s; each needs ~4 GB RAM)")
     args = p.parse_args(argv)
 
     if shutil.which(CXX) is None or shutil.which(CC) is None:
@@ -270,7 +354,7 @@ def main(argv=None) -> int:
     robots = dict(ROBOTS)
     robots.update(parse_urdf_overrides(args.urdf))
 
-    rows: list[dict] = []
+    jobs = []  # (robot, urdf, locked, Build)
     any_symdyn = False
     for robot in args.robots:
         if robot not in robots:
@@ -293,28 +377,43 @@ def main(argv=None) -> int:
             else:
                 print(f"note: {gdir / (robot + '.c')} not found; timing Pinocchio only for "
                       f"{robot}", file=sys.stderr)
+        jobs.append((robot, urdf, locked, plan_build(tc, args.build_dir, robot, gen_dir, args)))
 
-        exe = build(tc, args.build_dir, robot, gen_dir, args)
-        cmd = [str(exe), str(urdf), str(args.iterations), *locked, f"--name={robot}",
-               f"--reps={args.reps}", f"--pool={args.pool}", f"--seed={args.seed}"]
-        if args.cpu is not None:
-            cmd.append(f"--cpu={args.cpu}")
-        if args.show_cmd:
-            print("$ " + shlex.join(cmd), file=sys.stderr)
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
-        if r.returncode:
-            sys.exit(f"error: benchmark failed for {robot} ({r.returncode})")
-        for line in r.stdout.splitlines():
-            line = line.strip()
-            if line.startswith("{"):
-                rows.append(json.loads(line))
+    # Build everything first, then time sequentially (never while compiling).
+    args.build_dir.mkdir(parents=True, exist_ok=True)
+    unique = {b.exe: b for *_, b in jobs}
+    build_all(list(unique.values()), args)
+
+    # Fresh processes, robots interleaved: run-to-run differences on a shared
+    # machine are larger than the spread within one run.
+    per_run: dict[tuple, list[dict]] = {}
+    for _ in range(args.runs):
+        for robot, urdf, locked, b in jobs:
+            cmd = [str(b.exe), str(urdf), str(args.iterations), *locked, f"--name={robot}",
+                   f"--reps={args.reps}", f"--pool={args.pool}", f"--seed={args.seed}"]
+            if args.cpu is not None:
+                cmd.append(f"--cpu={args.cpu}")
+            if args.show_cmd:
+                print("$ " + shlex.join(cmd), file=sys.stderr)
+            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if r.returncode or args.show_cmd:
+                sys.stderr.write(r.stderr)
+            if r.returncode:
+                sys.exit(f"error: benchmark failed for {robot} ({r.returncode})")
+            for line in r.stdout.splitlines():
+                line = line.strip()
+                if line.startswith("{"):
+                    row = json.loads(line)
+                    per_run.setdefault((row["robot"], row["function"]), []).append(row)
+    rows = [aggregate(v) for v in per_run.values()]
 
     if args.json_out:
         args.json_out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     flags = ("-march=native" if args.march_native else "baseline x86-64") + (
         ", Pinocchio inlined" if args.pinocchio_inline else ", libpinocchio_default")
-    print(f"ns per call, median of {args.reps} reps x {args.iterations} calls over "
-          f"{args.pool} random states; {CXX} {' '.join(OPT_FLAGS)} ({flags})\n")
+    print(f"ns per call: median over {args.runs} run(s) of the median of {args.reps} reps x "
+          f"{args.iterations} calls over {args.pool} random states; "
+          f"{CXX} {' '.join(OPT_FLAGS)} ({flags})\n")
     print(markdown(rows, any_symdyn))
     return 0
 

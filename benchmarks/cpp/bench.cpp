@@ -26,7 +26,8 @@
 // Compiled with -DSYMDYN_ROBOT=R -DSYMDYN_HEADER='"R.h"' and linked with the
 // generated R.c (compiled as C99), it also times R_inverse_dynamics, ... on the
 // same states, interleaving Pinocchio and symdyn repetitions, and checks the
-// results against Pinocchio.
+// results against Pinocchio. If the header's DOF macro is not R_DOF (e.g.
+// PANDA_DOF), add -DSYMDYN_DOF=PANDA_DOF (bench_c.py does this automatically).
 //
 // Output: one JSON object per line on stdout:
 //   {"robot", "dof", "function", "pinocchio_fn", "pinocchio_ns", "symdyn_ns",
@@ -71,6 +72,10 @@ extern "C" {
 #define SYMDYN_CAT_(a, b) a##b
 #define SYMDYN_CAT(a, b) SYMDYN_CAT_(a, b)
 #define SYMDYN_FN(suffix) SYMDYN_CAT(SYMDYN_ROBOT, suffix)
+// DOF macro of the generated header: R_DOF unless given (e.g. -DSYMDYN_DOF=PANDA_DOF)
+#ifndef SYMDYN_DOF
+#define SYMDYN_DOF SYMDYN_CAT(SYMDYN_ROBOT, _DOF)
+#endif
 #define SYMDYN_STR_(x) #x
 #define SYMDYN_STR(x) SYMDYN_STR_(x)
 #define HAVE_SYMDYN 1
@@ -277,41 +282,6 @@ double time_rep(F & f, int pool, long passes)
   return std::chrono::duration<double, std::nano>(t1 - t0).count() / double(passes * pool);
 }
 
-struct Timing
-{
-  double pin_ns = NAN, sym_ns = NAN;
-};
-
-// Median over `reps` repetitions; Pinocchio and symdyn repetitions are
-// interleaved so that slow drifts (frequency, other load) hit both alike.
-template<class FP, class FS>
-Timing time_pair(FP & fp, FS * fs, int pool, long passes, int reps)
-{
-  // warm-up: caches, branch predictors, page faults
-  time_rep(fp, pool, std::max(1L, passes / 4));
-  if (fs)
-    time_rep(*fs, pool, std::max(1L, passes / 4));
-  std::vector<double> tp, ts;
-  for (int r = 0; r < reps; ++r)
-  {
-    tp.push_back(time_rep(fp, pool, passes));
-    if (fs)
-      ts.push_back(time_rep(*fs, pool, passes));
-  }
-  Timing t;
-  t.pin_ns = median(tp);
-  if (fs)
-    t.sym_ns = median(ts);
-  return t;
-}
-
-struct NoSymdyn
-{
-  void operator()(int)
-  {
-  }
-};
-
 std::string json_num(double x, const char * fmt = "%.2f")
 {
   if (!std::isfinite(x))
@@ -326,14 +296,15 @@ void emit(
   int dof,
   const char * fn,
   const char * pin_fn,
-  const Timing & t,
+  double pin_ns,
+  double sym_ns,
   double err)
 {
   std::printf(
     "{\"robot\": \"%s\", \"dof\": %d, \"function\": \"%s\", \"pinocchio_fn\": \"%s\", "
     "\"pinocchio_ns\": %s, \"symdyn_ns\": %s, \"ratio\": %s, \"max_rel_err\": %s}\n",
-    o.name.c_str(), dof, fn, pin_fn, json_num(t.pin_ns).c_str(), json_num(t.sym_ns).c_str(),
-    json_num(t.pin_ns / t.sym_ns, "%.3f").c_str(), json_num(err, "%.3e").c_str());
+    o.name.c_str(), dof, fn, pin_fn, json_num(pin_ns).c_str(), json_num(sym_ns).c_str(),
+    json_num(pin_ns / sym_ns, "%.3f").c_str(), json_num(err, "%.3e").c_str());
   std::fflush(stdout);
 }
 
@@ -348,7 +319,7 @@ double rel_err(const Eigen::MatrixBase<A> & a, const Eigen::MatrixBase<B> & b)
   return num / std::max(den, 1e-300);
 }
 
-Eigen::MatrixXd symmetrize_upper(const Eigen::MatrixXd & m)
+[[maybe_unused]] Eigen::MatrixXd symmetrize_upper(const Eigen::MatrixXd & m)
 {
   Eigen::MatrixXd s = m;
   s.triangularView<Eigen::StrictlyLower>() = s.transpose().triangularView<Eigen::StrictlyLower>();
@@ -410,11 +381,11 @@ int main(int argc, char ** argv)
   const double NaN = NAN;
 
 #if HAVE_SYMDYN
-  if (nq != nv || SYMDYN_CAT(SYMDYN_ROBOT, _DOF) != nv)
+  if (nq != nv || SYMDYN_DOF != nv)
   {
     std::fprintf(
-      stderr, "error: generated %s_DOF=%d but the Pinocchio model has nq=%d nv=%d\n",
-      SYMDYN_STR(SYMDYN_ROBOT), int(SYMDYN_CAT(SYMDYN_ROBOT, _DOF)), nq, nv);
+      stderr, "error: generated module has %d DOF but the Pinocchio model has nq=%d nv=%d\n",
+      int(SYMDYN_DOF), nq, nv);
     return 1;
   }
   const int n = nv;
@@ -471,26 +442,77 @@ int main(int argc, char ** argv)
     sym_C(s);
     e_C = std::max(e_C, rel_err(ym, pinocchio::computeCoriolisMatrix(model, data, Q(s), V(s))));
   }
-#define SYM(f) (&(f))
-#define ERR(e) (e)
-#else
-#define SYM(f) static_cast<NoSymdyn *>(nullptr)
-#define ERR(e) NaN
 #endif
 
-  emit(o, nv, "inverse_dynamics", "rnea", time_pair(pin_id, SYM(sym_id), pool, passes, o.reps), ERR(e_id));
-  emit(o, nv, "mass_matrix", "crba", time_pair(pin_M, SYM(sym_M), pool, passes, o.reps), ERR(e_M));
-  emit(
-    o, nv, "mass_matrix_inverse", "computeMinverse",
-    time_pair(pin_Minv, SYM(sym_Minv), pool, passes, o.reps), ERR(e_Minv));
-  emit(o, nv, "forward_dynamics", "aba", time_pair(pin_fd, SYM(sym_fd), pool, passes, o.reps), ERR(e_fd));
-  emit(
-    o, nv, "gravity", "computeGeneralizedGravity", time_pair(pin_g, SYM(sym_g), pool, passes, o.reps),
-    ERR(e_g));
-  emit(
-    o, nv, "coriolis_matrix", "computeCoriolisMatrix",
-    time_pair(pin_C, SYM(sym_C), pool, passes, o.reps), ERR(e_C));
+  // ---- timing ----
+  // Each repetition runs every function once (round-robin), Pinocchio and
+  // symdyn alternating which goes first, so that transient interference (other
+  // load, frequency changes) is spread over all functions and both
+  // implementations; the median over repetitions then discards it.
+  const int NF = 6;
+  static const char * const fn_names[NF] = {"inverse_dynamics", "mass_matrix",
+                                            "mass_matrix_inverse", "forward_dynamics",
+                                            "gravity", "coriolis_matrix"};
+  static const char * const pin_names[NF] = {"rnea", "crba", "computeMinverse", "aba",
+                                             "computeGeneralizedGravity",
+                                             "computeCoriolisMatrix"};
+  auto pin_rep = [&](int k, long np) -> double {
+    switch (k)
+    {
+    case 0: return time_rep(pin_id, pool, np);
+    case 1: return time_rep(pin_M, pool, np);
+    case 2: return time_rep(pin_Minv, pool, np);
+    case 3: return time_rep(pin_fd, pool, np);
+    case 4: return time_rep(pin_g, pool, np);
+    default: return time_rep(pin_C, pool, np);
+    }
+  };
+#if HAVE_SYMDYN
+  auto sym_rep = [&](int k, long np) -> double {
+    switch (k)
+    {
+    case 0: return time_rep(sym_id, pool, np);
+    case 1: return time_rep(sym_M, pool, np);
+    case 2: return time_rep(sym_Minv, pool, np);
+    case 3: return time_rep(sym_fd, pool, np);
+    case 4: return time_rep(sym_g, pool, np);
+    default: return time_rep(sym_C, pool, np);
+    }
+  };
+  const double errs[NF] = {e_id, e_M, e_Minv, e_fd, e_g, e_C};
+#else
+  auto sym_rep = [&](int, long) -> double { return NaN; };
+  const double errs[NF] = {NaN, NaN, NaN, NaN, NaN, NaN};
+#endif
+  // warm-up: caches, branch predictors, page faults, CPU frequency
+  const long warm = std::max(1L, passes / 4);
+  for (int k = 0; k < NF; ++k)
+  {
+    pin_rep(k, warm);
+    if (HAVE_SYMDYN)
+      sym_rep(k, warm);
+  }
+  std::vector<double> tp[NF], ts[NF];
+  for (int r = 0; r < o.reps; ++r)
+    for (int k = 0; k < NF; ++k)
+    {
+      if (!HAVE_SYMDYN)
+        tp[k].push_back(pin_rep(k, passes));
+      else if (r % 2 == 0)
+      {
+        tp[k].push_back(pin_rep(k, passes));
+        ts[k].push_back(sym_rep(k, passes));
+      }
+      else
+      {
+        ts[k].push_back(sym_rep(k, passes));
+        tp[k].push_back(pin_rep(k, passes));
+      }
+    }
+  for (int k = 0; k < NF; ++k)
+    emit(
+      o, nv, fn_names[k], pin_names[k], median(tp[k]), HAVE_SYMDYN ? median(ts[k]) : NaN,
+      errs[k]);
 
-  (void)NaN;
   return 0;
 }
