@@ -13,10 +13,14 @@ def _fail(exc):
     sys.exit(2)
 
 
-def _load(path):
+SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degrees (URDF's 1.5708) as exact: "
+             "smaller code, slightly different model. Off by default.")
+
+
+def _load(path, snap=False):
     from .load import load_robot
     try:
-        return load_robot(path)
+        return load_robot(path, snap)
     except SymdynError as exc:
         _fail(exc)
 
@@ -30,10 +34,11 @@ def main():
 @main.command()
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
-def info(robots, ops):
+@click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+def info(robots, ops, snap):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
     for path in robots:
-        model = _load(path)
+        model = _load(path, snap)
         click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
         for k, j in enumerate(model.joints):
             click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
@@ -51,7 +56,8 @@ def info(robots, ops):
 @click.option("--lang", default="python", show_default=True, help="Comma-separated: python, c.")
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
-def generate(robots, out_dir, lang, params_mode):
+@click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+def generate(robots, out_dir, lang, params_mode, snap):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, load_all, prepare_output, render, write_all
@@ -60,7 +66,7 @@ def generate(robots, out_dir, lang, params_mode):
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
     try:
-        models = load_all(robots, languages)      # every input is checked before any output
+        models = load_all(robots, languages, snap)   # every input is checked before any output
         out = prepare_output(out_dir)
     except SymdynError as exc:
         _fail(exc)
@@ -83,12 +89,13 @@ def generate(robots, out_dir, lang, params_mode):
 @click.option("--states", default=20, show_default=True, help="Random states per function.")
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
-def compare(robots, states, tol, with_c):
+@click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+def compare(robots, states, tol, with_c, snap):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run
     worst = 0.0
     for path in robots:
-        model = _load(path)
+        model = _load(path, snap)
         report = run(model, states=states, with_c=with_c)
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")

@@ -15,8 +15,18 @@ from .errors import RobotFileError
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path):
-    """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model."""
+def load_robot(path, snap_right_angles=False):
+    """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
+
+    snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly)."""
+    model = _load(path)
+    if snap_right_angles:
+        from .model import snap_right_angles as snap
+        model = snap(model)
+    return model
+
+
+def _load(path):
     path = Path(path)
     try:
         raw = path.read_bytes()

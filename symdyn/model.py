@@ -3,7 +3,7 @@
 Joints are numbered 0..n-1 from base to tip, as written in the robot file. The papers number
 from tip to base; the recursions say "inward" (tip to base, the papers' k = 1..N) and "outward".
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Tuple
 
 from .joints import JOINT_TYPES
@@ -49,6 +49,7 @@ class Model:
     source: str = ""             # where the data come from (free text)
     path: str = ""               # the description file
     digest: str = ""             # sha256 of the description file
+    snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
 
     @property
     def dof(self):
@@ -61,3 +62,20 @@ class Model:
     @property
     def total_mass(self):
         return sum(b.mass for b in self.bodies)
+
+
+def snap_right_angles(model, tol=1e-4):
+    """The model with each joint's origin rotation replaced by the nearest signed permutation
+    (a multiple of 90 degrees about each axis) when no entry differs by more than `tol`.
+
+    URDF files often write pi/2 as 1.5708, a 3.7e-6 rad tilt: honouring it makes every joint
+    rotation a dense 3x3 and the generated code larger. Opt-in, since it changes the model."""
+    joints = []
+    for j in model.joints:
+        R = j.rotation
+        snapped = tuple(tuple(float(round(x)) if abs(x - round(x)) <= tol else x for x in row) for row in R)
+        exact = all(x in (0.0, 1.0, -1.0) for row in snapped for x in row)
+        changed = any(a != b for ra, rb in zip(R, snapped) for a, b in zip(ra, rb))
+        joints.append(replace(j, rotation=tuple(tuple(x + 0.0 for x in row) for row in snapped)) if exact and changed else j)
+    changed = sum(a is not b for a, b in zip(joints, model.joints))
+    return replace(model, joints=tuple(joints), snapped=changed)

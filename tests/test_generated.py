@@ -122,3 +122,24 @@ def test_identities_hold_for_generated_functions(path, tmp_path_factory):
     assert np.abs((nu * C).sum(-1)).max() < 1e-9 * max(1.0, np.abs(nu).max() * np.abs(C).max())
     assert relerr(m.applied_moments(q, m.working_moments(q, tau)), tau) < TOL
     assert relerr(np.einsum("...ij,...j->...i", m.coriolis_matrix(q, qd), qd), m.nonlinear_effects(q, qd) - m.gravity(q)) < TOL
+
+
+def test_snap_right_angles_is_opt_in_and_small(tmp_path):
+    """xarm7 writes pi/2 as 1.5708: snapping makes the rotations exact, the code smaller, the model
+    differ by ~1e-5 relative, and the generated header says so; without the flag nothing changes."""
+    from symdyn.codegen.generator import trace
+    from symdyn.functions import BY_NAME
+    from symdyn.model import snap_right_angles
+    path = erd_path(ERD_ARMS["xarm7"])
+    exact, snapped = symdyn.load_robot(path), symdyn.load_robot(path, snap_right_angles=True)
+    assert exact.snapped == 0 and snapped.snapped > 0
+    assert snap_right_angles(symdyn.load_robot(ROOT / "robots" / "panda.urdf")).snapped == 0   # already exact
+    for j in snapped.joints:
+        assert all(x in (0.0, 1.0, -1.0) for row in j.rotation for x in row)
+    assert trace(snapped, BY_NAME["mass_matrix"]).ops["mul"] < 0.5 * trace(exact, BY_NAME["mass_matrix"]).ops["mul"]
+    q, _, _ = random_states(exact.dof, 5)
+    difference = relerr(symdyn.Engine(snapped).mass_matrix(q), symdyn.Engine(exact).mass_matrix(q))
+    assert 1e-9 < difference < 1e-4
+    files = render(snapped, ("python",))
+    assert "snapped to exact right angles" in next(iter(files.values()))
+    assert "snapped" not in next(iter(render(exact, ("python",)).values()))
