@@ -13,7 +13,7 @@ import numpy as np
 import pinocchio as pin
 
 import symdyn
-from symdyn.compare import PINOCCHIO_NAMES, _pinocchio, import_module_file, relative_error
+from symdyn.compare import PINOCCHIO_NAMES, import_module_file, pinocchio_functions, pinocchio_model, relative_error
 from symdyn.generate import module_name, render
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,18 +30,8 @@ def erd(relative):
 
 
 def oracle(path, model):
-    if path.suffix == ".urdf":
-        pm = pin.buildModelFromUrdf(str(path))
-        data = pm.createData()
-        sym = lambda A: np.triu(A) + np.triu(A, 1).T
-        return {"inverse_dynamics": lambda q, v, a: pin.rnea(pm, data, q, v, a),
-                "mass_matrix": lambda q: sym(pin.crba(pm, data, q)),
-                "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pm, data, q)),
-                "forward_dynamics": lambda q, v, t: pin.aba(pm, data, q, v, t),
-                "gravity": lambda q: pin.computeGeneralizedGravity(pm, data, q),
-                "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pm, data, q, v),
-                "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pm, data, q, v)}
-    return _pinocchio(model)
+    """Pinocchio's own URDF parser for URDF files; the model rebuilt for the others."""
+    return pinocchio_functions(pin.buildModelFromUrdf(str(path)) if path.suffix == ".urdf" else pinocchio_model(model))
 
 
 def main(states=200):

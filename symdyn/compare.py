@@ -23,14 +23,11 @@ def relative_error(a, b):
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, float(np.abs(b).max())))
 
 
-def _pinocchio(model):
-    """Pinocchio's functions on the same model, or None when it is not installed."""
-    try:
-        import pinocchio as pin
-    except ImportError:
-        return None
+def pinocchio_model(model):
+    """The same Model rebuilt as a pinocchio.Model (joints, placements, inertias, gravity)."""
+    import pinocchio as pin
     pm = pin.Model()
-    pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
+    pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))      # pin.Motion(linear, angular)
     ids = []
     for joint, body in zip(model.joints, model.bodies):
         axis = np.array(joint.axis)
@@ -39,15 +36,30 @@ def _pinocchio(model):
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
         pm.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(np.array(body.params)), pin.SE3.Identity())
         ids.append(jid)
-    data = pm.createData()
-    sym = lambda A: np.triu(A) + np.triu(A, 1).T
-    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pm, data, q, v, a),
-            "mass_matrix": lambda q: sym(pin.crba(pm, data, q)),
-            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pm, data, q)),
-            "forward_dynamics": lambda q, v, t: pin.aba(pm, data, q, v, t),
-            "gravity": lambda q: pin.computeGeneralizedGravity(pm, data, q),
-            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pm, data, q, v),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pm, data, q, v)}
+    return pm
+
+
+def pinocchio_functions(pmodel):
+    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices."""
+    import pinocchio as pin
+    data = pmodel.createData()
+    sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
+    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a).copy(),
+            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, q)),
+            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, q)),
+            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, q, v, t).copy(),
+            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, q).copy(),
+            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, q, v).copy(),
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, q, v).copy()}
+
+
+def _pinocchio(model):
+    """Pinocchio's functions on the same model, or None when it is not installed."""
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        return None
+    return pinocchio_functions(pinocchio_model(model))
 
 
 def compare(model, states=20, seed=0, workdir=None, with_c=True):
