@@ -60,26 +60,19 @@ def info(robots, ops, snap):
 def generate(robots, out_dir, lang, params_mode, snap):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
-    from .generate import LANGUAGES, load_all, prepare_output, render, write_all
+    from .generate import LANGUAGES, generate as run
     languages = tuple(x.strip() for x in lang.split(",") if x.strip())
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
-    try:
-        models = load_all(robots, languages, snap)   # every input is checked before any output
-        out = prepare_output(out_dir)
-    except SymdynError as exc:
-        _fail(exc)
-    rendered = {}
     # the bar only on a terminal: in a pipe or a log it would be one more line on stderr
-    with click.progressbar(length=len(models) * len(FUNCTIONS), label="generating", file=sys.stderr,
+    with click.progressbar(length=len(set(robots)) * len(FUNCTIONS), label="generating", file=sys.stderr,
                            hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
-        for model in models:
-            rendered.update(render(model, languages, params_mode, progress=lambda name: bar.update(1)))
-    try:
-        written = write_all(rendered, out)
-    except SymdynError as exc:
-        _fail(exc)
+        try:       # the library loads and checks everything before it writes anything
+            written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
+                          snap_right_angles=snap)
+        except SymdynError as exc:
+            _fail(exc)
     for path in written:
         click.echo(f"wrote {path}")
 
