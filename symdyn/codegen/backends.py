@@ -8,15 +8,13 @@ from .printer import Printer, number
 
 
 def _template_dir():
-    """templates/ ships as the package symdyn.templates; a plain checkout has it at the top level."""
-    try:
-        from importlib.resources import files
-        path = Path(str(files("symdyn.templates")))
-        if (path / "module.py.jinja").exists():
-            return path
-    except (ModuleNotFoundError, TypeError):
-        pass
-    return Path(__file__).resolve().parents[2] / "templates"
+    """templates/ beside the package in a checkout (so that each checkout renders its own), else the
+    installed package symdyn.templates."""
+    checkout = Path(__file__).resolve().parents[2] / "templates"
+    if (checkout / "module.py.jinja").exists():
+        return checkout
+    from importlib.resources import files
+    return Path(str(files("symdyn.templates")))
 
 
 def environment():
