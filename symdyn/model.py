@@ -50,6 +50,7 @@ class Model:
     path: str = ""               # the description file
     digest: str = ""             # sha256 of the description file
     snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
+    selection: str = ""          # locked joints, root and tip (symdyn.selection.Selection.describe)
 
     @property
     def dof(self):
