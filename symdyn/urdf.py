@@ -16,13 +16,13 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from symdyn import geometry as G
 from symdyn.errors import RobotFileError
+from symdyn.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 
 SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
 # Valid URDF joint types that a fixed-base chain generator cannot represent.
 UNSUPPORTED_JOINT_TYPES = ("floating", "planar")
-INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
-DEFAULT_GRAVITY = [0.0, 0.0, -9.81]
 
 # A plain decimal number. float() alone would also accept "1_000", "nan" and "infinity".
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -211,27 +211,8 @@ def _rotate_inertia(inertia, rpy):
     """Express an inertia given in the <inertial> origin's axes in link-frame axes: R I R^T."""
     if not any(rpy):
         return inertia  # keep the file's exact numbers (no rounding from a trivial product)
-    i = inertia
-    tensor = np.array([[i["ixx"], i["ixy"], i["ixz"]],
-                       [i["ixy"], i["iyy"], i["iyz"]],
-                       [i["ixz"], i["iyz"], i["izz"]]])
-    rotation = rpy_matrix(rpy)
-    rotated = rotation @ tensor @ rotation.T
-    rotated = (rotated + rotated.T) / 2.0  # remove rounding asymmetry
-    index = {"ixx": (0, 0), "iyy": (1, 1), "izz": (2, 2), "ixy": (0, 1), "ixz": (0, 2), "iyz": (1, 2)}
-    return {key: float(rotated[index[key]]) for key in INERTIA_KEYS}
-
-
-def rpy_matrix(rpy):
-    """URDF roll-pitch-yaw about fixed axes: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    roll, pitch, yaw = rpy
-    cr, sr = math.cos(roll), math.sin(roll)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    rx = np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
-    ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
-    rz = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
-    return rz @ ry @ rx
+    rotated = G.congruence(G.rpy_matrix(*rpy), G.inertia_matrix(inertia))
+    return G.inertia_entries(rotated)
 
 
 def _read_joints(root, links):

@@ -38,3 +38,13 @@ def relerr(a, b):
 def random_states(n, count, seed=0):
     rng = np.random.default_rng(seed)
     return rng.uniform(-np.pi, np.pi, (count, n)), rng.normal(size=(count, n)) * 2, rng.normal(size=(count, n)) * 3
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update", action="store_true", default=False,
+                     help="rewrite the golden files in generated/ instead of comparing with them")
+
+
+@pytest.fixture
+def update(request):
+    return request.config.getoption("--update")
