@@ -5,8 +5,9 @@ from . import spatial as S
 class Chain:
     """Geometry, joint maps H(k), link inertias M(k) and gravity, ready for a recursion.
 
-    `params` (optional) replaces the inertial parameters of every body by the given scalars
-    (10 per body, `model.PARAMETER_NAMES`): symbols for identification, or numbers.
+    `params` (optional) replaces the standard parameters by the given scalars, flat in the order
+    of `model.parameters`: 10 per body (`model.PARAMETER_NAMES`), then optionally 4 per joint
+    (`model.JOINT_PARAMETER_NAMES`: viscous, Coulomb, offset, armature); symbols or numbers.
     """
 
     def __init__(self, ctx, model, params=None):
@@ -20,9 +21,16 @@ class Chain:
         self.H = [[c(x) for x in j.kind.subspace(j.axis)] for j in model.joints]
         self._geometry = [([[c(x) for x in row] for row in j.rotation], [c(x) for x in j.offset],
                            [c(x) for x in j.axis], j.kind) for j in model.joints]
-        if params is None:
-            params = [[c(x) for x in b.params] for b in model.bodies]
+        nb = len(model.bodies)
+        flat = [c(x) for x in model.parameters] if params is None else list(params)
+        if len(flat) == 10 * nb:                   # inertial parameters only: friction from the model
+            flat += [c(x) for x in model.parameters[10 * nb:]]
+        params = [flat[10 * k:10 * k + 10] for k in range(nb)]
         self.params = params
+        # per joint: viscous Fv, Coulomb Fc, offset Fo, armature Ia (symdyn.friction)
+        self.viscous, self.coulomb, self.friction_offset, self.armature = (
+            [flat[10 * nb + 4 * k + i] for k in range(self.n)] for i in range(4))
+        self.coulomb_smoothing = model.coulomb_smoothing
         self.M = [S.rigid_inertia(p) for p in params]
         # the same inertias by parts: J about O_k and the first moment h = m c
         self.J = [[[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]] for p in params]

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import coriolis_nu as _cn
 from .chain import Chain
-from .functions import FUNCTIONS
+from .functions import FUNCTIONS, arg_size
 from .riccati import Riccati
 from .scalar import NUMERIC
 
@@ -19,26 +19,30 @@ def _vector(values, shape):
 
 
 class Engine:
-    """Numeric evaluation of every symdyn function for one model (optionally other inertial parameters)."""
+    """Numeric evaluation of every symdyn function for one model (optionally other parameters:
+    10 per body, or the p of model.parameters with friction and armature)."""
 
     def __init__(self, model, params=None):
         self.model, self.n = model, model.dof
         if params is not None:
-            params = np.asarray(params, dtype=float).reshape(self.n, 10).tolist()
+            params = np.asarray(params, dtype=float).ravel().tolist()
         self.chain = Chain(NUMERIC, model, params)
+        self.PARAMETER_NAMES, self.PARAMETERS = model.parameter_names, np.array(model.parameters)
         self.DOF, self.JOINT_NAMES = model.dof, model.joint_names
         for fn in FUNCTIONS:
             setattr(self, fn.name, self._bind(fn))
 
-    def _evaluate(self, trace, shape_kind, *arrays):
+    def _evaluate(self, trace, shape_kind, *arrays, names=("q",)):
         arrays = [np.asarray(a, dtype=float) for a in arrays]
-        for a in arrays:
-            if a.shape[-1:] != (self.n,):
-                raise ValueError(f"expected an array of shape (..., {self.n}), got {a.shape}")
+        for a, name in zip(arrays, names + ("qd",) * len(arrays)):
+            size = arg_size(name, self.model)
+            if a.shape[-1:] != (size,):
+                raise ValueError(f"expected an array of shape (..., {size}), got {a.shape}")
         shape = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
-        q, *others = [[a[..., i] for i in range(self.n)] for a in arrays]
-        result = trace(NUMERIC, self.chain, self.chain.transforms(q), *others)
-        if shape_kind == "vector":
+        vectors = [[a[..., i] for i in range(a.shape[-1])] for a in arrays]
+        X = self.chain.transforms(vectors.pop(0)) if names[0] == "q" else None
+        result = trace(NUMERIC, self.chain, X, *vectors)
+        if shape_kind in ("vector", "base_parameters"):
             return _vector(result, shape)
         return np.stack([_vector(row, shape) for row in result], axis=-2)
 
@@ -46,7 +50,7 @@ class Engine:
         def call(*arrays):
             if len(arrays) != len(fn.args):
                 raise TypeError(f"{fn.name}({', '.join(fn.args)}) takes {len(fn.args)} arguments")
-            return self._evaluate(fn.trace, fn.shape, *arrays)
+            return self._evaluate(fn.trace, fn.shape, *arrays, names=fn.args)
         call.__name__, call.__doc__ = fn.name, fn.doc
         return call
 

@@ -9,21 +9,82 @@ from typing import Callable, Tuple
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
 from . import crba, innovations, kalman_smoother, minverse, rnea
+from . import friction as _fr
+from . import regressor as _reg
 from .riccati import Riccati
+
+#: the dimensions of each shape kind: nv joint rates, p standard parameters, b base parameters
+SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "p"),
+          "base_regressor": ("nv", "b"), "base_parameters": ("b",)}
+#: the size of each argument (the rest are velocity-sized)
+ARG_DIMS = {"q": "nq", "params": "p"}
 
 
 @dataclass(frozen=True)
 class Function:
     name: str
-    args: Tuple[str, ...]        # "q" first; each of shape (..., n)
-    shape: str                   # "vector" (..., n) or "matrix" (..., n, n)
+    args: Tuple[str, ...]        # "q" first when the function depends on the configuration
+    shape: str                   # a key of SHAPES: "vector" (..., nv), "matrix" (..., nv, nv), ...
     trace: Callable
     doc: str
     gravity: bool = False        # does the result include gravity?
+    parametric: bool = True      # built on the model's parameters (symbolic mode passes them as `params`)
+
+
+def dimensions(model):
+    """{dimension name: size} for a model; b (the base parameters) is computed on first use."""
+    from .base_parameters import base_parameters
+
+    class _Dims(dict):
+        def __missing__(self, key):
+            if key != "b":
+                raise KeyError(key)
+            self["b"] = len(base_parameters(model).kept)
+            return self["b"]
+    return _Dims(nq=model.dof, nv=model.dof, p=len(model.parameters))
+
+
+def output_shape(fn, model):
+    dims = dimensions(model)
+    return tuple(dims[d] for d in SHAPES[fn.shape])
+
+
+def arg_size(arg, model):
+    return dimensions(model)[ARG_DIMS.get(arg, "nv")]
 
 
 def _zeros(chain):
     return [0] * chain.n
+
+
+def _inverse_dynamics(ctx, chain, X, qd, qdd):
+    """RNEA, then friction and the rotors' Ia qdd at the joints."""
+    return _fr.add_joint_forces(ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd), qd, qdd)
+
+
+def _mass_matrix(ctx, chain, X):
+    """CRBA, and the rotor inertias on the diagonal."""
+    M = crba.mass_matrix(ctx, chain, X)
+    for k in range(chain.n):
+        if not _fr._is_zero(chain.armature[k]):
+            M[k][k] = ctx.bind(M[k][k] + chain.armature[k])
+    return M
+
+
+def _forward_dynamics(ctx, chain, X, ric, qd, tau):
+    """Kalman filter and smoother on the forces left after friction (the armature is in D)."""
+    return kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd))
+
+
+def _base_regressor(ctx, chain, X, qd, qdd):
+    from .base_parameters import base_parameters
+    kept = base_parameters(chain.model).kept
+    return [[row[i] for i in kept] for row in _reg.regressor(ctx, chain, X, qd, qdd)]
+
+
+def _base_parameter_values(ctx, chain, X, params):
+    from .base_parameters import base_parameters
+    return base_parameters(chain.model).apply(ctx, params)
 
 
 def _diagonalized(fn):
@@ -33,17 +94,19 @@ def _diagonalized(fn):
 
 FUNCTIONS = (
     Function("inverse_dynamics", ("q", "qd", "qdd"), "vector",
-             lambda ctx, chain, X, qd, qdd: rnea.inverse_dynamics(ctx, chain, X, qd, qdd),
-             "Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).", gravity=True),
-    Function("mass_matrix", ("q",), "matrix",
-             lambda ctx, chain, X: crba.mass_matrix(ctx, chain, X),
-             "Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32)."),
+             _inverse_dynamics,
+             "Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; "
+             "M includes the rotor inertias).", gravity=True),
+    Function("mass_matrix", ("q",), "matrix", _mass_matrix,
+             "Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias "
+             "on the diagonal."),
     Function("mass_matrix_inverse", ("q",), "matrix",
              _diagonalized(lambda ctx, chain, X, ric: minverse.mass_matrix_inverse(ctx, chain, X, ric)),
              "M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve."),
     Function("forward_dynamics", ("q", "qd", "tau"), "vector",
-             _diagonalized(lambda ctx, chain, X, ric, qd, tau: kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, tau)),
-             "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q)) (Kalman filter, Bryson-Frazier smoother).",
+             _diagonalized(_forward_dynamics),
+             "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, "
+             "Bryson-Frazier smoother).",
              gravity=True),
     Function("gravity", ("q",), "vector",
              lambda ctx, chain, X: rnea.inverse_dynamics(ctx, chain, X, _zeros(chain), _zeros(chain)),
@@ -52,8 +115,8 @@ FUNCTIONS = (
              lambda ctx, chain, X, qd: _cm.coriolis_matrix(ctx, chain, X, qd),
              "Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew."),
     Function("nonlinear_effects", ("q", "qd"), "vector",
-             lambda ctx, chain, X, qd: rnea.inverse_dynamics(ctx, chain, X, qd, _zeros(chain)),
-             "Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).", gravity=True),
+             lambda ctx, chain, X, qd: _inverse_dynamics(ctx, chain, X, qd, _zeros(chain)),
+             "Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).", gravity=True),
     Function("articulated_inertia", ("q",), "vector",
              _diagonalized(lambda ctx, chain, X, ric: list(ric.D)),
              "D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T."),
@@ -78,8 +141,17 @@ FUNCTIONS = (
     Function("coriolis_nu", ("q", "nu"), "vector",
              _diagonalized(lambda ctx, chain, X, ric, nu: _cn.coriolis_nu(
                  ctx, chain, X, ric, innovations.joint_rates(ctx, chain, X, ric, nu))),
-             "C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) "
+             "C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) "
              "(Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0."),
+    Function("regressor", ("q", "qd", "qdd"), "regressor", _reg.regressor,
+             "Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) "
+             "(Newton-Euler on the parameter structure).", gravity=True, parametric=False),
+    Function("base_regressor", ("q", "qd", "qdd"), "base_regressor", _base_regressor,
+             "The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = "
+             "inverse_dynamics.", gravity=True, parametric=False),
+    Function("base_parameters", ("params",), "base_parameters", _base_parameter_values,
+             "The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: "
+             "see BASE_PARAMETER_NAMES.", parametric=False),
 )
 
 BY_NAME = {f.name: f for f in FUNCTIONS}

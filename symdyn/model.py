@@ -14,6 +14,9 @@ Mat3 = Tuple[Vec3, Vec3, Vec3]
 #: order of a link's ten inertial parameters (Pinocchio's dynamic parameters):
 #: mass, first moment m*c, inertia about the link origin (not the COM)
 PARAMETER_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+#: order of a joint's four friction and rotor parameters, after all the bodies' (symdyn.friction):
+#: viscous Fv, Coulomb Fc, offset Fo, armature (rotor inertia) Ia
+JOINT_PARAMETER_NAMES = ("Fv", "Fc", "Fo", "Ia")
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,10 @@ class Joint:
     rotation: Mat3       # parent_R_k at q = 0
     offset: Vec3         # O_k in the parent frame at q = 0
     axis: Vec3           # unit axis in frame k
+    damping: float = 0.0         # viscous friction Fv (N m s/rad or N s/m), URDF <dynamics damping>
+    friction: float = 0.0        # Coulomb friction Fc, URDF <dynamics friction>
+    friction_offset: float = 0.0  # constant offset Fo of the friction torque
+    armature: float = 0.0        # rotor inertia Ia reflected to the joint (added to M's diagonal)
 
     @property
     def kind(self):
@@ -51,6 +58,7 @@ class Model:
     digest: str = ""             # sha256 of the description file
     snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
     selection: str = ""          # locked joints, root and tip (symdyn.selection.Selection.describe)
+    coulomb_smoothing: float = 0.0  # delta > 0: Coulomb friction Fc tanh(qd/delta) instead of Fc sign(qd)
 
     @property
     def dof(self):
@@ -59,6 +67,17 @@ class Model:
     @property
     def joint_names(self):
         return tuple(j.name for j in self.joints)
+
+    @property
+    def parameters(self):
+        """The standard parameters: 10 per body (PARAMETER_NAMES), then 4 per joint (JOINT_PARAMETER_NAMES)."""
+        return tuple(x for b in self.bodies for x in b.params) + tuple(
+            x for j in self.joints for x in (j.damping, j.friction, j.friction_offset, j.armature))
+
+    @property
+    def parameter_names(self):
+        return tuple(f"{b.name}.{p}" for b in self.bodies for p in PARAMETER_NAMES) + tuple(
+            f"{j.name}.{p}" for j in self.joints for p in JOINT_PARAMETER_NAMES)
 
     @property
     def total_mass(self):

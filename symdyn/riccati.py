@@ -2,7 +2,10 @@
 (Rodriguez 1987, eqs. 35-40; Jain & Rodriguez, Sec. 4).
 
     P(k)  = sum over children phi P+(child) phi* + M(k)
-    D(k)  = H(k) P(k) H*(k)          G(k) = P(k) H*(k) / D(k)
+    D(k)  = H(k) P(k) H*(k) + Ia(k)  G(k) = P(k) H*(k) / D(k)
+
+The rotor inertia (armature) Ia(k) adds to M's diagonal, M = H phi M phi* H* + diag(Ia): in the
+filtering picture it is the measurement noise of joint k, and enters D(k) only.
     P+(k) = tau_bar(k) P(k) = P(k) - G(k) H(k) P(k)
 """
 from . import spatial as S
@@ -14,6 +17,14 @@ def _unit_axis(H):
     if len(nonzero) == 1 and abs(H[nonzero[0]]) == 1:
         return nonzero[0]
     return None
+
+
+def _is_zero(x):
+    """An exact zero (a number, not a symbol): the armature of most joints."""
+    try:
+        return float(x) == 0
+    except (TypeError, RuntimeError):
+        return False
 
 
 class Riccati:
@@ -29,10 +40,10 @@ class Riccati:
                 P = S.matrix_add(ctx, P, S.congruence_inward(ctx, X[c], self.Pplus[c]))
             H = chain.H[k]
             g = S.bind(ctx, S.matvec(P, H))
-            D = ctx.bind(S.vdot(H, g))
+            D = ctx.bind(S.vdot(H, g) + chain.armature[k])
             G = S.bind(ctx, S.vscale(ctx.bind(1 / D), g))
             a = _unit_axis(H)
-            if a is None:
+            if a is None or not _is_zero(chain.armature[k]):
                 Pplus = S.rank_one_downdate(ctx, P, g, G)
             else:
                 # H = +-e_a: G(a) = H(a) exactly and P+ H* = 0, so row and column a of P+ vanish;

@@ -24,6 +24,8 @@ class Numeric:
     sin = staticmethod(np.sin)
     cos = staticmethod(np.cos)
     sqrt = staticmethod(np.sqrt)
+    sign = staticmethod(np.sign)
+    tanh = staticmethod(np.tanh)
 
 
 NUMERIC = Numeric()

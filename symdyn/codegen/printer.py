@@ -7,8 +7,8 @@ from collections import Counter
 
 import symengine as se
 
-_FUNCS = {"python": {"sin": "np.sin", "cos": "np.cos", "sqrt": "np.sqrt"},
-          "c": {"sin": "sin", "cos": "cos", "sqrt": "sqrt"}}
+_FUNCS = {"python": {"sin": "np.sin", "cos": "np.cos", "sqrt": "np.sqrt", "tanh": "np.tanh", "sign": "np.sign"},
+          "c": {"sin": "sin", "cos": "cos", "sqrt": "sqrt", "tanh": "tanh", "sign": "sd_sign"}}
 
 
 def number(value):
@@ -45,7 +45,7 @@ class Printer:
         if e.is_Pow:
             return self._pow(e)
         name = type(e).__name__
-        if name in ("sin", "cos"):
+        if name in ("sin", "cos", "tanh", "sign"):
             return f"{self.funcs[name]}({self._print(e.args[0])})", 2
         raise TypeError(f"cannot print {name}: {e}")
 
@@ -161,8 +161,10 @@ def _count(e, c):
         else:
             c["trig"] += 1                           # pow(): as costly as a transcendental
         _count(base, c)
-    elif type(e).__name__ in ("sin", "cos"):
+    elif type(e).__name__ in ("sin", "cos", "tanh"):
         c["trig"] += 1
+        _count(e.args[0], c)
+    elif type(e).__name__ == "sign":                 # two comparisons, no arithmetic
         _count(e.args[0], c)
     else:
         raise TypeError(f"cannot count {type(e).__name__}")

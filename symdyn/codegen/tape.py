@@ -40,6 +40,8 @@ class Tape:
     sin = staticmethod(se.sin)
     cos = staticmethod(se.cos)
     sqrt = staticmethod(se.sqrt)
+    sign = staticmethod(se.sign)
+    tanh = staticmethod(se.tanh)
 
 
 def _is_negated_atom(expr):

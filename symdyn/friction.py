@@ -1,0 +1,62 @@
+"""Joint friction and rotor inertia: forces at the joints that the rigid bodies do not see.
+
+Per joint k (Fv, Fc, Fo, Ia: model.JOINT_PARAMETER_NAMES):
+
+    tau_f(k) = Fv qd(k) + Fc sgn(qd(k)) + Fo          friction (viscous, Coulomb, offset)
+    tau_a(k) = Ia qdd(k)                               rotor inertia (armature)
+
+so that T = (M(q) + diag(Ia)) qdd + C(q, qd) qd + g(q) + tau_f(qd). sgn is sign(qd), or
+tanh(qd / delta) when the model asks for smooth Coulomb friction (delta = coulomb_smoothing > 0),
+which an ODE integrator can step through. The armature enters the other functions through M's
+diagonal and the Riccati recursion's D(k) (riccati.py).
+"""
+
+
+def _is_zero(x):
+    try:
+        return float(x) == 0
+    except (TypeError, RuntimeError):       # a symbol
+        return False
+
+
+def coulomb_sign(ctx, chain, qd):
+    """sign(qd) or tanh(qd / delta): the Coulomb regressor column."""
+    delta = chain.coulomb_smoothing
+    if delta > 0:
+        return ctx.bind(ctx.tanh(qd / ctx.const(delta)))
+    return ctx.bind(ctx.sign(qd))
+
+
+def joint_friction(ctx, chain, qd, k):
+    """Fv qd + Fc sgn(qd) + Fo of joint k (terms with a zero coefficient left out)."""
+    total = 0
+    if not _is_zero(chain.viscous[k]):
+        total = total + chain.viscous[k] * qd[k]
+    if not _is_zero(chain.coulomb[k]):
+        total = total + chain.coulomb[k] * coulomb_sign(ctx, chain, qd[k])
+    if not _is_zero(chain.friction_offset[k]):
+        total = total + chain.friction_offset[k]
+    return total
+
+
+def joint_forces(ctx, chain, qd, qdd):
+    """tau_f(qd) + Ia qdd for every joint (qdd None: no armature term, as at zero acceleration)."""
+    out = []
+    for k in range(chain.n):
+        total = joint_friction(ctx, chain, qd, k)
+        if qdd is not None and not _is_zero(chain.armature[k]):
+            total = total + chain.armature[k] * qdd[k]
+        out.append(total)
+    return out
+
+
+def add_joint_forces(ctx, chain, T, qd, qdd):
+    """T + tau_f(qd) + Ia qdd, element by element (joints without friction stay as they are)."""
+    extra = joint_forces(ctx, chain, qd, qdd)
+    return [t if _is_zero(e) else ctx.bind(t + e) for t, e in zip(T, extra)]
+
+
+def subtract_friction(ctx, chain, T, qd):
+    """T - tau_f(qd): the part of the joint forces that accelerates the bodies (and rotors)."""
+    extra = joint_forces(ctx, chain, qd, None)
+    return [t if _is_zero(e) else ctx.bind(t - e) for t, e in zip(T, extra)]

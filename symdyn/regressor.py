@@ -1,0 +1,87 @@
+"""The joint-torque regressor: T = Y(q, qd, qdd) pi, linear in the standard parameters pi
+(10 per body, model.PARAMETER_NAMES, about the link origin; then Fv, Fc, Fo, Ia per joint).
+
+Newton-Euler with the body force written on its parameter structure (Atkeson, An & Hollerbach;
+Khalil & Dombre Sec. 12.4). With conventional accelerations alpha = [w_dot; v_dot of O_k] (gravity
+as a base acceleration, rnea.py), body k's force about O_k is linear in its parameters:
+
+    f(k) = [ J w_dot + w x J w + h x v_dot ;  m v_dot + U h ] = Y(k) pi(k),   U = w_dot~ + w~ w~
+
+and joint j's force collects the bodies of its subtree:  T(j) = sum_k H(j) phi(j, k) Y(k) pi(k).
+The entry for (j, k) is  (phi*(j, k) H*(j)) . Y(k) pi(k): rather than carrying the 10 columns of
+every Y(k) inward to each ancestor (10 force transforms per pair), the joint's axis s = H*(j) is
+carried outward to each body of its subtree (one motion transform per pair) and dotted with the
+columns of Y(k):
+
+    m:        s_lin . v_dot
+    h = m c:  v_dot x s_ang + U^T s_lin                (since s_ang . (h x v_dot) = h . (v_dot x s_ang))
+    J:        L(w_dot)^T s_ang + L(w)^T (s_ang x w)    (J w = L(w) [Ixx Ixy Iyy Ixz Iyz Izz])
+
+Joints on other branches do not see body k: their entries are exact zeros.
+"""
+from . import spatial as S
+from .friction import coulomb_sign
+from .kinematics import bias_terms
+from .rnea import _u_matrix
+
+
+def _accelerations(ctx, chain, X, qd, qdd):
+    """w(k), alpha(k) = [w_dot; v_dot of O_k] (gravity included) and U(k), outward (as rnea.py)."""
+    n = chain.n
+    w, _, a = bias_terms(ctx, chain, X, qd)
+    base = chain.base_acceleration
+    alpha, U = [None] * n, [None] * n
+    for k in chain.outward():
+        R, l = X[k]
+        p = chain.parent[k]
+        if p >= 0:
+            wd_p, vd_p = alpha[p][:3], S.bind(ctx, S.add(alpha[p][3:], S.rot(U[p], l)))
+        else:
+            wd_p, vd_p = base[:3], base[3:]
+        inboard = S.bind(ctx, S.rot_t(R, wd_p)) + S.bind(ctx, S.rot_t(R, vd_p))
+        alpha[k] = S.bind(ctx, S.vadd(S.vadd(inboard, S.vscale(qdd[k], chain.H[k])), a[k]))
+        U[k] = _u_matrix(ctx, alpha[k][:3], w[k])
+    return w, alpha, U
+
+
+def _l_transpose(w, x):
+    """L(w)^T x: the coefficients of (Ixx, Ixy, Iyy, Ixz, Iyz, Izz) in x . (J w)."""
+    return [w[0] * x[0], w[1] * x[0] + w[0] * x[1], w[1] * x[1],
+            w[2] * x[0] + w[0] * x[2], w[2] * x[1] + w[1] * x[2], w[2] * x[2]]
+
+
+def body_columns(ctx, s, w, alpha, U):
+    """s . Y(k) pi(k) as the 10 coefficients of pi(k), for a motion vector s at body k."""
+    sa, sl = s[:3], s[3:]
+    wd, vd = alpha[:3], alpha[3:]
+    m = S.dot(sl, vd)
+    h = S.add(S.cross(vd, sa), S.rot_t(U, sl))
+    y = S.bind(ctx, S.cross(sa, w))
+    J = [a + b for a, b in zip(_l_transpose(wd, sa), _l_transpose(w, y))]
+    return [ctx.bind(x) for x in [m] + h + J]
+
+
+def _subtree_outward(chain, j):
+    """(body, its parent) for the bodies below joint j, parents first."""
+    stack = list(reversed(chain.children[j]))
+    while stack:
+        k = stack.pop()
+        yield k
+        stack.extend(reversed(chain.children[k]))
+
+
+def regressor(ctx, chain, X, qd, qdd):
+    """Y(q, qd, qdd) as n rows of 10 n_bodies + 4 n entries (model.parameters order)."""
+    n = chain.n
+    nb = len(chain.params)
+    w, alpha, U = _accelerations(ctx, chain, X, qd, qdd)
+    Y = [[0] * (10 * nb + 4 * n) for _ in range(n)]
+    for j in range(n):
+        s = {j: chain.H[j]}
+        Y[j][10 * j:10 * j + 10] = body_columns(ctx, chain.H[j], w[j], alpha[j], U[j])
+        for k in _subtree_outward(chain, j):
+            s[k] = S.bind(ctx, S.motion_outward(ctx, X[k], s[chain.parent[k]]))
+            Y[j][10 * k:10 * k + 10] = body_columns(ctx, s[k], w[k], alpha[k], U[k])
+        # friction and rotor: Fv qd, Fc sgn(qd), Fo, Ia qdd
+        Y[j][10 * nb + 4 * j:10 * nb + 4 * j + 4] = [qd[j], coulomb_sign(ctx, chain, qd[j]), 1, qdd[j]]
+    return Y
