@@ -9,8 +9,16 @@
  * matrices 7x7 entries, row-major. Units: SI (rad, m, N m, N). No allocation, no global
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
- * Pinocchio); the diagonalized functions exclude it:
- *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
+ * Pinocchio), joint friction in inverse_dynamics, forward_dynamics and nonlinear_effects, the rotor
+ * inertias (armature) in M and everything built on it; the diagonalized functions exclude gravity
+ * and friction:
+ *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q) - friction(qd)).
+ *
+ * Standard parameters (98 doubles, panda_parameters): per link, base to tip,
+ * [m, m*cx, m*cy, m*cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz], inertia about the link frame origin
+ * (Pinocchio's dynamic parameters), then per joint [Fv, Fc, Fo, Ia] (viscous, Coulomb, offset
+ * friction, armature). regressor (7x98, row-major) times them is inverse_dynamics;
+ * base_regressor (7x69) times base_parameters(parameters) too.
  */
 #ifndef SYMDYN_PANDA_H
 #define SYMDYN_PANDA_H
@@ -20,14 +28,19 @@ extern "C" {
 #endif
 
 #define PANDA_DOF 7
+#define PANDA_NUM_PARAMS 98
+#define PANDA_NUM_BASE_PARAMS 69
 
-/* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
+/* The robot file's standard parameters, in the layout above. */
+extern const double panda_parameters[98];
+
+/* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias).
  * In: q[7], qd[7], qdd[7].
  * Out: tau[7].
- * Operations: 413 mul, 354 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 420 mul, 361 add, 0 div, 0 sqrt, 12 trig. */
 void panda_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau);
 
-/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32).
+/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
  * In: q[7].
  * Out: M[7*7] (row-major).
  * Operations: 299 mul, 283 add, 0 div, 0 sqrt, 12 trig. */
@@ -39,10 +52,10 @@ void panda_mass_matrix(const double *q, double *M);
  * Operations: 971 mul, 910 add, 11 div, 0 sqrt, 12 trig. */
 void panda_mass_matrix_inverse(const double *q, double *Minv);
 
-/* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q)) (Kalman filter, Bryson-Frazier smoother).
+/* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother).
  * In: q[7], qd[7], tau[7].
  * Out: qdd[7].
- * Operations: 801 mul, 719 add, 12 div, 0 sqrt, 12 trig. */
+ * Operations: 808 mul, 726 add, 12 div, 0 sqrt, 12 trig. */
 void panda_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
 
 /* Generalized gravity g(q): the joint forces that hold the arm still.
@@ -57,10 +70,10 @@ void panda_gravity(const double *q, double *g);
  * Operations: 1266 mul, 1097 add, 0 div, 0 sqrt, 12 trig. */
 void panda_coriolis_matrix(const double *q, const double *qd, double *C);
 
-/* Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).
+/* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).
  * In: q[7], qd[7].
  * Out: b[7].
- * Operations: 406 mul, 339 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 413 mul, 346 add, 0 div, 0 sqrt, 12 trig. */
 void panda_nonlinear_effects(const double *q, const double *qd, double *b);
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.
@@ -105,11 +118,35 @@ void panda_working_moments(const double *q, const double *tau, double *eps);
  * Operations: 365 mul, 350 add, 5 div, 6 sqrt, 12 trig. */
 void panda_applied_moments(const double *q, const double *eps, double *tau);
 
-/* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
+/* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
  * In: q[7], nu[7].
  * Out: Cnu[7].
  * Operations: 1782 mul, 1563 add, 17 div, 6 sqrt, 12 trig. */
 void panda_coriolis_nu(const double *q, const double *nu, double *Cnu);
+
+/* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed).
+ * In: qd[7].
+ * Out: tau_f[7].
+ * Operations: 7 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
+void panda_friction(const double *qd, double *tau_f);
+
+/* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure).
+ * In: q[7], qd[7], qdd[7].
+ * Out: Y[7*98] (row-major).
+ * Operations: 1067 mul, 704 add, 0 div, 0 sqrt, 12 trig. */
+void panda_regressor(const double *q, const double *qd, const double *qdd, double *Y);
+
+/* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics.
+ * In: q[7], qd[7], qdd[7].
+ * Out: Yb[7*69] (row-major).
+ * Operations: 884 mul, 569 add, 0 div, 0 sqrt, 12 trig. */
+void panda_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb);
+
+/* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES.
+ * In: params[98].
+ * Out: beta[69].
+ * Operations: 51 mul, 75 add, 0 div, 0 sqrt, 0 trig. */
+void panda_base_parameters(const double *params, double *beta);
 
 #ifdef __cplusplus
 }

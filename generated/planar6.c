@@ -9,6 +9,99 @@
 
 #include "planar6.h"
 
+const double planar6_parameters[84] = {
+    1.0,
+    0.25,
+    0.0,
+    0.0,
+    0.001,
+    0.0,
+    0.08333333333333333,
+    0.0,
+    0.0,
+    0.08333333333333333,
+    1.0,
+    0.25,
+    0.0,
+    0.0,
+    0.001,
+    0.0,
+    0.08333333333333333,
+    0.0,
+    0.0,
+    0.08333333333333333,
+    1.0,
+    0.25,
+    0.0,
+    0.0,
+    0.001,
+    0.0,
+    0.08333333333333333,
+    0.0,
+    0.0,
+    0.08333333333333333,
+    1.0,
+    0.25,
+    0.0,
+    0.0,
+    0.001,
+    0.0,
+    0.08333333333333333,
+    0.0,
+    0.0,
+    0.08333333333333333,
+    1.0,
+    0.25,
+    0.0,
+    0.0,
+    0.001,
+    0.0,
+    0.08333333333333333,
+    0.0,
+    0.0,
+    0.08333333333333333,
+    1.0,
+    0.25,
+    0.0,
+    0.0,
+    0.001,
+    0.0,
+    0.08333333333333333,
+    0.0,
+    0.0,
+    0.08333333333333333,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+};
+
+/* sign(x) as numpy computes it: -1, 0 or 1. */
+static double sd_sign(double x)
+{
+    return (double)((x > 0.0) - (x < 0.0));
+}
+
 /* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
  * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
  * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation
@@ -36,7 +129,7 @@ static void sd_sincos(double x, double *s, double *c)
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
 
-/* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler). Operations: 83 mul, 73 add, 0 div, 0 sqrt, 12 trig. */
+/* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 83 mul, 73 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
 {
     const double q0 = q[0];
@@ -145,7 +238,7 @@ void planar6_inverse_dynamics(const double *q, const double *qd, const double *q
     tau[5] = x61;
 }
 
-/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32). Operations: 73 mul, 62 add, 0 div, 0 sqrt, 10 trig. */
+/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 73 mul, 62 add, 0 div, 0 sqrt, 10 trig. */
 void planar6_mass_matrix(const double *q, double *M)
 {
     const double q1 = q[1];
@@ -588,7 +681,7 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     Minv[35] = x322;
 }
 
-/* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q)) (Kalman filter, Bryson-Frazier smoother). Operations: 199 mul, 164 add, 10 div, 0 sqrt, 12 trig. */
+/* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 199 mul, 164 add, 10 div, 0 sqrt, 12 trig. */
 void planar6_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd)
 {
     const double q0 = q[0];
@@ -1130,7 +1223,7 @@ void planar6_coriolis_matrix(const double *q, const double *qd, double *C)
     C[35] = x157;
 }
 
-/* Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration). Operations: 67 mul, 52 add, 0 div, 0 sqrt, 12 trig. */
+/* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 67 mul, 52 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_nonlinear_effects(const double *q, const double *qd, double *b)
 {
     const double q0 = q[0];
@@ -2473,7 +2566,7 @@ void planar6_applied_moments(const double *q, const double *eps, double *tau)
     tau[5] = x212;
 }
 
-/* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 428 mul, 340 add, 14 div, 5 sqrt, 10 trig. */
+/* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 428 mul, 340 add, 14 div, 5 sqrt, 10 trig. */
 void planar6_coriolis_nu(const double *q, const double *nu, double *Cnu)
 {
     const double q1 = q[1];
@@ -2856,4 +2949,1182 @@ void planar6_coriolis_nu(const double *q, const double *nu, double *Cnu)
     Cnu[3] = x400;
     Cnu[4] = x323;
     Cnu[5] = x264;
+}
+
+/* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
+void planar6_friction(const double *qd, double *tau_f)
+{
+    tau_f[0] = 0.0;
+    tau_f[1] = 0.0;
+    tau_f[2] = 0.0;
+    tau_f[3] = 0.0;
+    tau_f[4] = 0.0;
+    tau_f[5] = 0.0;
+    (void)qd;
+}
+
+/* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 178 mul, 135 add, 0 div, 0 sqrt, 12 trig. */
+void planar6_regressor(const double *q, const double *qd, const double *qdd, double *Y)
+{
+    const double q0 = q[0];
+    const double q1 = q[1];
+    const double q2 = q[2];
+    const double q3 = q[3];
+    const double q4 = q[4];
+    const double q5 = q[5];
+    const double qd0 = qd[0];
+    const double qd1 = qd[1];
+    const double qd2 = qd[2];
+    const double qd3 = qd[3];
+    const double qd4 = qd[4];
+    const double qd5 = qd[5];
+    const double qdd0 = qdd[0];
+    const double qdd1 = qdd[1];
+    const double qdd2 = qdd[2];
+    const double qdd3 = qdd[3];
+    const double qdd4 = qdd[4];
+    const double qdd5 = qdd[5];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
+    double x4, x5;
+    sd_sincos(q2, &x4, &x5);
+    double x6, x7;
+    sd_sincos(q3, &x6, &x7);
+    double x8, x9;
+    sd_sincos(q4, &x8, &x9);
+    double x10, x11;
+    sd_sincos(q5, &x10, &x11);
+    const double x14 = qd0 + qd1;
+    const double x17 = qd2 + x14;
+    const double x20 = qd3 + x17;
+    const double x23 = qd4 + x20;
+    const double x26 = qd5 + x23;
+    const double x27 = 9.81*x0;
+    const double x28 = 9.81*x1;
+    const double x29 = qd0*qd0;
+    const double x30 = -0.5*x29 + x27;
+    const double x31 = 0.5*qdd0 + x28;
+    const double x32 = x2*x31 + x3*x30;
+    const double x33 = -x2*x30 + x3*x31;
+    const double x34 = qdd0 + qdd1;
+    const double x35 = x14*x14;
+    const double x36 = -0.5*x35 + x32;
+    const double x37 = 0.5*x34 + x33;
+    const double x38 = x36*x5 + x37*x4;
+    const double x39 = -x36*x4 + x37*x5;
+    const double x40 = qdd2 + x34;
+    const double x41 = x17*x17;
+    const double x42 = -0.5*x41 + x38;
+    const double x43 = 0.5*x40 + x39;
+    const double x44 = x42*x7 + x43*x6;
+    const double x45 = -x42*x6 + x43*x7;
+    const double x46 = qdd3 + x40;
+    const double x47 = x20*x20;
+    const double x48 = -0.5*x47 + x44;
+    const double x49 = 0.5*x46 + x45;
+    const double x50 = x48*x9 + x49*x8;
+    const double x51 = -x48*x8 + x49*x9;
+    const double x52 = qdd4 + x46;
+    const double x53 = x23*x23;
+    const double x54 = -0.5*x53 + x50;
+    const double x55 = 0.5*x52 + x51;
+    const double x56 = x10*x55 + x11*x54;
+    const double x57 = -x10*x54 + x11*x55;
+    const double x58 = qdd5 + x52;
+    const double x59 = x26*x26;
+    const double x60 = 0.5*x2;
+    const double x61 = 0.5*x3;
+    const double x62 = x32*x60 + x33*x61;
+    const double x63 = x33 + x34*x61 - x35*x60;
+    const double x64 = -x32 - x34*x60 - x35*x61;
+    const double x65 = 0.5 + x61;
+    const double x66 = x4*x65 + x5*x60;
+    const double x67 = -x4*x60 + x5*x65;
+    const double x68 = x38*x66 + x39*x67;
+    const double x69 = x39 + x40*x67 - x41*x66;
+    const double x70 = -x38 - x40*x66 - x41*x67;
+    const double x71 = 0.5 + x67;
+    const double x72 = x6*x71 + x66*x7;
+    const double x73 = -x6*x66 + x7*x71;
+    const double x74 = x44*x72 + x45*x73;
+    const double x75 = x45 + x46*x73 - x47*x72;
+    const double x76 = -x44 - x46*x72 - x47*x73;
+    const double x77 = 0.5 + x73;
+    const double x78 = x72*x9 + x77*x8;
+    const double x79 = -x72*x8 + x77*x9;
+    const double x80 = x50*x78 + x51*x79;
+    const double x81 = x51 + x52*x79 - x53*x78;
+    const double x82 = -x50 - x52*x78 - x53*x79;
+    const double x83 = 0.5 + x79;
+    const double x84 = x10*x83 + x11*x78;
+    const double x85 = -x10*x78 + x11*x83;
+    const double x86 = x56*x84 + x57*x85;
+    const double x87 = x57 + x58*x85 - x59*x84;
+    const double x88 = -x56 - x58*x84 - x59*x85;
+    const double x89 = sd_sign(qd0);
+    const double x90 = 0.5*x4;
+    const double x91 = 0.5*x5;
+    const double x92 = x38*x90 + x39*x91;
+    const double x93 = x39 + x40*x91 - x41*x90;
+    const double x94 = -x38 - x40*x90 - x41*x91;
+    const double x95 = 0.5 + x91;
+    const double x96 = x6*x95 + x7*x90;
+    const double x97 = -x6*x90 + x7*x95;
+    const double x98 = x44*x96 + x45*x97;
+    const double x99 = x45 + x46*x97 - x47*x96;
+    const double x100 = -x44 - x46*x96 - x47*x97;
+    const double x101 = 0.5 + x97;
+    const double x102 = x101*x8 + x9*x96;
+    const double x103 = x101*x9 - x8*x96;
+    const double x104 = x102*x50 + x103*x51;
+    const double x105 = -x102*x53 + x103*x52 + x51;
+    const double x106 = -x102*x52 - x103*x53 - x50;
+    const double x107 = 0.5 + x103;
+    const double x108 = x10*x107 + x102*x11;
+    const double x109 = -x10*x102 + x107*x11;
+    const double x110 = x108*x56 + x109*x57;
+    const double x111 = -x108*x59 + x109*x58 + x57;
+    const double x112 = -x108*x58 - x109*x59 - x56;
+    const double x113 = sd_sign(qd1);
+    const double x114 = 0.5*x6;
+    const double x115 = 0.5*x7;
+    const double x116 = x114*x44 + x115*x45;
+    const double x117 = -x114*x47 + x115*x46 + x45;
+    const double x118 = -x114*x46 - x115*x47 - x44;
+    const double x119 = 0.5 + x115;
+    const double x120 = x114*x9 + x119*x8;
+    const double x121 = -x114*x8 + x119*x9;
+    const double x122 = x120*x50 + x121*x51;
+    const double x123 = -x120*x53 + x121*x52 + x51;
+    const double x124 = -x120*x52 - x121*x53 - x50;
+    const double x125 = 0.5 + x121;
+    const double x126 = x10*x125 + x11*x120;
+    const double x127 = -x10*x120 + x11*x125;
+    const double x128 = x126*x56 + x127*x57;
+    const double x129 = -x126*x59 + x127*x58 + x57;
+    const double x130 = -x126*x58 - x127*x59 - x56;
+    const double x131 = sd_sign(qd2);
+    const double x132 = 0.5*x8;
+    const double x133 = 0.5*x9;
+    const double x134 = x132*x50 + x133*x51;
+    const double x135 = -x132*x53 + x133*x52 + x51;
+    const double x136 = -x132*x52 - x133*x53 - x50;
+    const double x137 = 0.5 + x133;
+    const double x138 = x10*x137 + x11*x132;
+    const double x139 = -x10*x132 + x11*x137;
+    const double x140 = x138*x56 + x139*x57;
+    const double x141 = -x138*x59 + x139*x58 + x57;
+    const double x142 = -x138*x58 - x139*x59 - x56;
+    const double x143 = sd_sign(qd3);
+    const double x144 = 0.5*x10;
+    const double x145 = 0.5*x11;
+    const double x146 = x144*x56 + x145*x57;
+    const double x147 = -x144*x59 + x145*x58 + x57;
+    const double x148 = -x144*x58 - x145*x59 - x56;
+    const double x149 = sd_sign(qd4);
+    const double x150 = sd_sign(qd5);
+    Y[0] = 0.0;
+    Y[1] = x28;
+    Y[2] = -x27;
+    Y[3] = 0.0;
+    Y[4] = 0.0;
+    Y[5] = 0.0;
+    Y[6] = 0.0;
+    Y[7] = 0.0;
+    Y[8] = 0.0;
+    Y[9] = qdd0;
+    Y[10] = x62;
+    Y[11] = x63;
+    Y[12] = x64;
+    Y[13] = 0.0;
+    Y[14] = 0.0;
+    Y[15] = 0.0;
+    Y[16] = 0.0;
+    Y[17] = 0.0;
+    Y[18] = 0.0;
+    Y[19] = x34;
+    Y[20] = x68;
+    Y[21] = x69;
+    Y[22] = x70;
+    Y[23] = 0.0;
+    Y[24] = 0.0;
+    Y[25] = 0.0;
+    Y[26] = 0.0;
+    Y[27] = 0.0;
+    Y[28] = 0.0;
+    Y[29] = x40;
+    Y[30] = x74;
+    Y[31] = x75;
+    Y[32] = x76;
+    Y[33] = 0.0;
+    Y[34] = 0.0;
+    Y[35] = 0.0;
+    Y[36] = 0.0;
+    Y[37] = 0.0;
+    Y[38] = 0.0;
+    Y[39] = x46;
+    Y[40] = x80;
+    Y[41] = x81;
+    Y[42] = x82;
+    Y[43] = 0.0;
+    Y[44] = 0.0;
+    Y[45] = 0.0;
+    Y[46] = 0.0;
+    Y[47] = 0.0;
+    Y[48] = 0.0;
+    Y[49] = x52;
+    Y[50] = x86;
+    Y[51] = x87;
+    Y[52] = x88;
+    Y[53] = 0.0;
+    Y[54] = 0.0;
+    Y[55] = 0.0;
+    Y[56] = 0.0;
+    Y[57] = 0.0;
+    Y[58] = 0.0;
+    Y[59] = x58;
+    Y[60] = qd0;
+    Y[61] = x89;
+    Y[62] = 1.0;
+    Y[63] = qdd0;
+    Y[64] = 0.0;
+    Y[65] = 0.0;
+    Y[66] = 0.0;
+    Y[67] = 0.0;
+    Y[68] = 0.0;
+    Y[69] = 0.0;
+    Y[70] = 0.0;
+    Y[71] = 0.0;
+    Y[72] = 0.0;
+    Y[73] = 0.0;
+    Y[74] = 0.0;
+    Y[75] = 0.0;
+    Y[76] = 0.0;
+    Y[77] = 0.0;
+    Y[78] = 0.0;
+    Y[79] = 0.0;
+    Y[80] = 0.0;
+    Y[81] = 0.0;
+    Y[82] = 0.0;
+    Y[83] = 0.0;
+    Y[84] = 0.0;
+    Y[85] = 0.0;
+    Y[86] = 0.0;
+    Y[87] = 0.0;
+    Y[88] = 0.0;
+    Y[89] = 0.0;
+    Y[90] = 0.0;
+    Y[91] = 0.0;
+    Y[92] = 0.0;
+    Y[93] = 0.0;
+    Y[94] = 0.0;
+    Y[95] = x33;
+    Y[96] = -x32;
+    Y[97] = 0.0;
+    Y[98] = 0.0;
+    Y[99] = 0.0;
+    Y[100] = 0.0;
+    Y[101] = 0.0;
+    Y[102] = 0.0;
+    Y[103] = x34;
+    Y[104] = x92;
+    Y[105] = x93;
+    Y[106] = x94;
+    Y[107] = 0.0;
+    Y[108] = 0.0;
+    Y[109] = 0.0;
+    Y[110] = 0.0;
+    Y[111] = 0.0;
+    Y[112] = 0.0;
+    Y[113] = x40;
+    Y[114] = x98;
+    Y[115] = x99;
+    Y[116] = x100;
+    Y[117] = 0.0;
+    Y[118] = 0.0;
+    Y[119] = 0.0;
+    Y[120] = 0.0;
+    Y[121] = 0.0;
+    Y[122] = 0.0;
+    Y[123] = x46;
+    Y[124] = x104;
+    Y[125] = x105;
+    Y[126] = x106;
+    Y[127] = 0.0;
+    Y[128] = 0.0;
+    Y[129] = 0.0;
+    Y[130] = 0.0;
+    Y[131] = 0.0;
+    Y[132] = 0.0;
+    Y[133] = x52;
+    Y[134] = x110;
+    Y[135] = x111;
+    Y[136] = x112;
+    Y[137] = 0.0;
+    Y[138] = 0.0;
+    Y[139] = 0.0;
+    Y[140] = 0.0;
+    Y[141] = 0.0;
+    Y[142] = 0.0;
+    Y[143] = x58;
+    Y[144] = 0.0;
+    Y[145] = 0.0;
+    Y[146] = 0.0;
+    Y[147] = 0.0;
+    Y[148] = qd1;
+    Y[149] = x113;
+    Y[150] = 1.0;
+    Y[151] = qdd1;
+    Y[152] = 0.0;
+    Y[153] = 0.0;
+    Y[154] = 0.0;
+    Y[155] = 0.0;
+    Y[156] = 0.0;
+    Y[157] = 0.0;
+    Y[158] = 0.0;
+    Y[159] = 0.0;
+    Y[160] = 0.0;
+    Y[161] = 0.0;
+    Y[162] = 0.0;
+    Y[163] = 0.0;
+    Y[164] = 0.0;
+    Y[165] = 0.0;
+    Y[166] = 0.0;
+    Y[167] = 0.0;
+    Y[168] = 0.0;
+    Y[169] = 0.0;
+    Y[170] = 0.0;
+    Y[171] = 0.0;
+    Y[172] = 0.0;
+    Y[173] = 0.0;
+    Y[174] = 0.0;
+    Y[175] = 0.0;
+    Y[176] = 0.0;
+    Y[177] = 0.0;
+    Y[178] = 0.0;
+    Y[179] = 0.0;
+    Y[180] = 0.0;
+    Y[181] = 0.0;
+    Y[182] = 0.0;
+    Y[183] = 0.0;
+    Y[184] = 0.0;
+    Y[185] = 0.0;
+    Y[186] = 0.0;
+    Y[187] = 0.0;
+    Y[188] = 0.0;
+    Y[189] = x39;
+    Y[190] = -x38;
+    Y[191] = 0.0;
+    Y[192] = 0.0;
+    Y[193] = 0.0;
+    Y[194] = 0.0;
+    Y[195] = 0.0;
+    Y[196] = 0.0;
+    Y[197] = x40;
+    Y[198] = x116;
+    Y[199] = x117;
+    Y[200] = x118;
+    Y[201] = 0.0;
+    Y[202] = 0.0;
+    Y[203] = 0.0;
+    Y[204] = 0.0;
+    Y[205] = 0.0;
+    Y[206] = 0.0;
+    Y[207] = x46;
+    Y[208] = x122;
+    Y[209] = x123;
+    Y[210] = x124;
+    Y[211] = 0.0;
+    Y[212] = 0.0;
+    Y[213] = 0.0;
+    Y[214] = 0.0;
+    Y[215] = 0.0;
+    Y[216] = 0.0;
+    Y[217] = x52;
+    Y[218] = x128;
+    Y[219] = x129;
+    Y[220] = x130;
+    Y[221] = 0.0;
+    Y[222] = 0.0;
+    Y[223] = 0.0;
+    Y[224] = 0.0;
+    Y[225] = 0.0;
+    Y[226] = 0.0;
+    Y[227] = x58;
+    Y[228] = 0.0;
+    Y[229] = 0.0;
+    Y[230] = 0.0;
+    Y[231] = 0.0;
+    Y[232] = 0.0;
+    Y[233] = 0.0;
+    Y[234] = 0.0;
+    Y[235] = 0.0;
+    Y[236] = qd2;
+    Y[237] = x131;
+    Y[238] = 1.0;
+    Y[239] = qdd2;
+    Y[240] = 0.0;
+    Y[241] = 0.0;
+    Y[242] = 0.0;
+    Y[243] = 0.0;
+    Y[244] = 0.0;
+    Y[245] = 0.0;
+    Y[246] = 0.0;
+    Y[247] = 0.0;
+    Y[248] = 0.0;
+    Y[249] = 0.0;
+    Y[250] = 0.0;
+    Y[251] = 0.0;
+    Y[252] = 0.0;
+    Y[253] = 0.0;
+    Y[254] = 0.0;
+    Y[255] = 0.0;
+    Y[256] = 0.0;
+    Y[257] = 0.0;
+    Y[258] = 0.0;
+    Y[259] = 0.0;
+    Y[260] = 0.0;
+    Y[261] = 0.0;
+    Y[262] = 0.0;
+    Y[263] = 0.0;
+    Y[264] = 0.0;
+    Y[265] = 0.0;
+    Y[266] = 0.0;
+    Y[267] = 0.0;
+    Y[268] = 0.0;
+    Y[269] = 0.0;
+    Y[270] = 0.0;
+    Y[271] = 0.0;
+    Y[272] = 0.0;
+    Y[273] = 0.0;
+    Y[274] = 0.0;
+    Y[275] = 0.0;
+    Y[276] = 0.0;
+    Y[277] = 0.0;
+    Y[278] = 0.0;
+    Y[279] = 0.0;
+    Y[280] = 0.0;
+    Y[281] = 0.0;
+    Y[282] = 0.0;
+    Y[283] = x45;
+    Y[284] = -x44;
+    Y[285] = 0.0;
+    Y[286] = 0.0;
+    Y[287] = 0.0;
+    Y[288] = 0.0;
+    Y[289] = 0.0;
+    Y[290] = 0.0;
+    Y[291] = x46;
+    Y[292] = x134;
+    Y[293] = x135;
+    Y[294] = x136;
+    Y[295] = 0.0;
+    Y[296] = 0.0;
+    Y[297] = 0.0;
+    Y[298] = 0.0;
+    Y[299] = 0.0;
+    Y[300] = 0.0;
+    Y[301] = x52;
+    Y[302] = x140;
+    Y[303] = x141;
+    Y[304] = x142;
+    Y[305] = 0.0;
+    Y[306] = 0.0;
+    Y[307] = 0.0;
+    Y[308] = 0.0;
+    Y[309] = 0.0;
+    Y[310] = 0.0;
+    Y[311] = x58;
+    Y[312] = 0.0;
+    Y[313] = 0.0;
+    Y[314] = 0.0;
+    Y[315] = 0.0;
+    Y[316] = 0.0;
+    Y[317] = 0.0;
+    Y[318] = 0.0;
+    Y[319] = 0.0;
+    Y[320] = 0.0;
+    Y[321] = 0.0;
+    Y[322] = 0.0;
+    Y[323] = 0.0;
+    Y[324] = qd3;
+    Y[325] = x143;
+    Y[326] = 1.0;
+    Y[327] = qdd3;
+    Y[328] = 0.0;
+    Y[329] = 0.0;
+    Y[330] = 0.0;
+    Y[331] = 0.0;
+    Y[332] = 0.0;
+    Y[333] = 0.0;
+    Y[334] = 0.0;
+    Y[335] = 0.0;
+    Y[336] = 0.0;
+    Y[337] = 0.0;
+    Y[338] = 0.0;
+    Y[339] = 0.0;
+    Y[340] = 0.0;
+    Y[341] = 0.0;
+    Y[342] = 0.0;
+    Y[343] = 0.0;
+    Y[344] = 0.0;
+    Y[345] = 0.0;
+    Y[346] = 0.0;
+    Y[347] = 0.0;
+    Y[348] = 0.0;
+    Y[349] = 0.0;
+    Y[350] = 0.0;
+    Y[351] = 0.0;
+    Y[352] = 0.0;
+    Y[353] = 0.0;
+    Y[354] = 0.0;
+    Y[355] = 0.0;
+    Y[356] = 0.0;
+    Y[357] = 0.0;
+    Y[358] = 0.0;
+    Y[359] = 0.0;
+    Y[360] = 0.0;
+    Y[361] = 0.0;
+    Y[362] = 0.0;
+    Y[363] = 0.0;
+    Y[364] = 0.0;
+    Y[365] = 0.0;
+    Y[366] = 0.0;
+    Y[367] = 0.0;
+    Y[368] = 0.0;
+    Y[369] = 0.0;
+    Y[370] = 0.0;
+    Y[371] = 0.0;
+    Y[372] = 0.0;
+    Y[373] = 0.0;
+    Y[374] = 0.0;
+    Y[375] = 0.0;
+    Y[376] = 0.0;
+    Y[377] = x51;
+    Y[378] = -x50;
+    Y[379] = 0.0;
+    Y[380] = 0.0;
+    Y[381] = 0.0;
+    Y[382] = 0.0;
+    Y[383] = 0.0;
+    Y[384] = 0.0;
+    Y[385] = x52;
+    Y[386] = x146;
+    Y[387] = x147;
+    Y[388] = x148;
+    Y[389] = 0.0;
+    Y[390] = 0.0;
+    Y[391] = 0.0;
+    Y[392] = 0.0;
+    Y[393] = 0.0;
+    Y[394] = 0.0;
+    Y[395] = x58;
+    Y[396] = 0.0;
+    Y[397] = 0.0;
+    Y[398] = 0.0;
+    Y[399] = 0.0;
+    Y[400] = 0.0;
+    Y[401] = 0.0;
+    Y[402] = 0.0;
+    Y[403] = 0.0;
+    Y[404] = 0.0;
+    Y[405] = 0.0;
+    Y[406] = 0.0;
+    Y[407] = 0.0;
+    Y[408] = 0.0;
+    Y[409] = 0.0;
+    Y[410] = 0.0;
+    Y[411] = 0.0;
+    Y[412] = qd4;
+    Y[413] = x149;
+    Y[414] = 1.0;
+    Y[415] = qdd4;
+    Y[416] = 0.0;
+    Y[417] = 0.0;
+    Y[418] = 0.0;
+    Y[419] = 0.0;
+    Y[420] = 0.0;
+    Y[421] = 0.0;
+    Y[422] = 0.0;
+    Y[423] = 0.0;
+    Y[424] = 0.0;
+    Y[425] = 0.0;
+    Y[426] = 0.0;
+    Y[427] = 0.0;
+    Y[428] = 0.0;
+    Y[429] = 0.0;
+    Y[430] = 0.0;
+    Y[431] = 0.0;
+    Y[432] = 0.0;
+    Y[433] = 0.0;
+    Y[434] = 0.0;
+    Y[435] = 0.0;
+    Y[436] = 0.0;
+    Y[437] = 0.0;
+    Y[438] = 0.0;
+    Y[439] = 0.0;
+    Y[440] = 0.0;
+    Y[441] = 0.0;
+    Y[442] = 0.0;
+    Y[443] = 0.0;
+    Y[444] = 0.0;
+    Y[445] = 0.0;
+    Y[446] = 0.0;
+    Y[447] = 0.0;
+    Y[448] = 0.0;
+    Y[449] = 0.0;
+    Y[450] = 0.0;
+    Y[451] = 0.0;
+    Y[452] = 0.0;
+    Y[453] = 0.0;
+    Y[454] = 0.0;
+    Y[455] = 0.0;
+    Y[456] = 0.0;
+    Y[457] = 0.0;
+    Y[458] = 0.0;
+    Y[459] = 0.0;
+    Y[460] = 0.0;
+    Y[461] = 0.0;
+    Y[462] = 0.0;
+    Y[463] = 0.0;
+    Y[464] = 0.0;
+    Y[465] = 0.0;
+    Y[466] = 0.0;
+    Y[467] = 0.0;
+    Y[468] = 0.0;
+    Y[469] = 0.0;
+    Y[470] = 0.0;
+    Y[471] = x57;
+    Y[472] = -x56;
+    Y[473] = 0.0;
+    Y[474] = 0.0;
+    Y[475] = 0.0;
+    Y[476] = 0.0;
+    Y[477] = 0.0;
+    Y[478] = 0.0;
+    Y[479] = x58;
+    Y[480] = 0.0;
+    Y[481] = 0.0;
+    Y[482] = 0.0;
+    Y[483] = 0.0;
+    Y[484] = 0.0;
+    Y[485] = 0.0;
+    Y[486] = 0.0;
+    Y[487] = 0.0;
+    Y[488] = 0.0;
+    Y[489] = 0.0;
+    Y[490] = 0.0;
+    Y[491] = 0.0;
+    Y[492] = 0.0;
+    Y[493] = 0.0;
+    Y[494] = 0.0;
+    Y[495] = 0.0;
+    Y[496] = 0.0;
+    Y[497] = 0.0;
+    Y[498] = 0.0;
+    Y[499] = 0.0;
+    Y[500] = qd5;
+    Y[501] = x150;
+    Y[502] = 1.0;
+    Y[503] = qdd5;
+}
+
+/* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 148 mul, 120 add, 0 div, 0 sqrt, 12 trig. */
+void planar6_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb)
+{
+    const double q0 = q[0];
+    const double q1 = q[1];
+    const double q2 = q[2];
+    const double q3 = q[3];
+    const double q4 = q[4];
+    const double q5 = q[5];
+    const double qd0 = qd[0];
+    const double qd1 = qd[1];
+    const double qd2 = qd[2];
+    const double qd3 = qd[3];
+    const double qd4 = qd[4];
+    const double qd5 = qd[5];
+    const double qdd0 = qdd[0];
+    const double qdd1 = qdd[1];
+    const double qdd2 = qdd[2];
+    const double qdd3 = qdd[3];
+    const double qdd4 = qdd[4];
+    const double qdd5 = qdd[5];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
+    double x4, x5;
+    sd_sincos(q2, &x4, &x5);
+    double x6, x7;
+    sd_sincos(q3, &x6, &x7);
+    double x8, x9;
+    sd_sincos(q4, &x8, &x9);
+    double x10, x11;
+    sd_sincos(q5, &x10, &x11);
+    const double x14 = qd0 + qd1;
+    const double x17 = qd2 + x14;
+    const double x20 = qd3 + x17;
+    const double x23 = qd4 + x20;
+    const double x26 = qd5 + x23;
+    const double x27 = 9.81*x0;
+    const double x28 = 9.81*x1;
+    const double x29 = qd0*qd0;
+    const double x30 = -0.5*x29 + x27;
+    const double x31 = 0.5*qdd0 + x28;
+    const double x32 = x2*x31 + x3*x30;
+    const double x33 = -x2*x30 + x3*x31;
+    const double x34 = qdd0 + qdd1;
+    const double x35 = x14*x14;
+    const double x36 = -0.5*x35 + x32;
+    const double x37 = 0.5*x34 + x33;
+    const double x38 = x36*x5 + x37*x4;
+    const double x39 = -x36*x4 + x37*x5;
+    const double x40 = qdd2 + x34;
+    const double x41 = x17*x17;
+    const double x42 = -0.5*x41 + x38;
+    const double x43 = 0.5*x40 + x39;
+    const double x44 = x42*x7 + x43*x6;
+    const double x45 = -x42*x6 + x43*x7;
+    const double x46 = qdd3 + x40;
+    const double x47 = x20*x20;
+    const double x48 = -0.5*x47 + x44;
+    const double x49 = 0.5*x46 + x45;
+    const double x50 = x48*x9 + x49*x8;
+    const double x51 = -x48*x8 + x49*x9;
+    const double x52 = qdd4 + x46;
+    const double x53 = x23*x23;
+    const double x54 = -0.5*x53 + x50;
+    const double x55 = 0.5*x52 + x51;
+    const double x56 = x10*x55 + x11*x54;
+    const double x57 = -x10*x54 + x11*x55;
+    const double x58 = qdd5 + x52;
+    const double x59 = x26*x26;
+    const double x60 = 0.5*x2;
+    const double x61 = 0.5*x3;
+    const double x63 = x33 + x34*x61 - x35*x60;
+    const double x64 = -x32 - x34*x60 - x35*x61;
+    const double x65 = 0.5 + x61;
+    const double x66 = x4*x65 + x5*x60;
+    const double x67 = -x4*x60 + x5*x65;
+    const double x69 = x39 + x40*x67 - x41*x66;
+    const double x70 = -x38 - x40*x66 - x41*x67;
+    const double x71 = 0.5 + x67;
+    const double x72 = x6*x71 + x66*x7;
+    const double x73 = -x6*x66 + x7*x71;
+    const double x75 = x45 + x46*x73 - x47*x72;
+    const double x76 = -x44 - x46*x72 - x47*x73;
+    const double x77 = 0.5 + x73;
+    const double x78 = x72*x9 + x77*x8;
+    const double x79 = -x72*x8 + x77*x9;
+    const double x81 = x51 + x52*x79 - x53*x78;
+    const double x82 = -x50 - x52*x78 - x53*x79;
+    const double x83 = 0.5 + x79;
+    const double x84 = x10*x83 + x11*x78;
+    const double x85 = -x10*x78 + x11*x83;
+    const double x87 = x57 + x58*x85 - x59*x84;
+    const double x88 = -x56 - x58*x84 - x59*x85;
+    const double x89 = sd_sign(qd0);
+    const double x90 = 0.5*x4;
+    const double x91 = 0.5*x5;
+    const double x93 = x39 + x40*x91 - x41*x90;
+    const double x94 = -x38 - x40*x90 - x41*x91;
+    const double x95 = 0.5 + x91;
+    const double x96 = x6*x95 + x7*x90;
+    const double x97 = -x6*x90 + x7*x95;
+    const double x99 = x45 + x46*x97 - x47*x96;
+    const double x100 = -x44 - x46*x96 - x47*x97;
+    const double x101 = 0.5 + x97;
+    const double x102 = x101*x8 + x9*x96;
+    const double x103 = x101*x9 - x8*x96;
+    const double x105 = -x102*x53 + x103*x52 + x51;
+    const double x106 = -x102*x52 - x103*x53 - x50;
+    const double x107 = 0.5 + x103;
+    const double x108 = x10*x107 + x102*x11;
+    const double x109 = -x10*x102 + x107*x11;
+    const double x111 = -x108*x59 + x109*x58 + x57;
+    const double x112 = -x108*x58 - x109*x59 - x56;
+    const double x113 = sd_sign(qd1);
+    const double x114 = 0.5*x6;
+    const double x115 = 0.5*x7;
+    const double x117 = -x114*x47 + x115*x46 + x45;
+    const double x118 = -x114*x46 - x115*x47 - x44;
+    const double x119 = 0.5 + x115;
+    const double x120 = x114*x9 + x119*x8;
+    const double x121 = -x114*x8 + x119*x9;
+    const double x123 = -x120*x53 + x121*x52 + x51;
+    const double x124 = -x120*x52 - x121*x53 - x50;
+    const double x125 = 0.5 + x121;
+    const double x126 = x10*x125 + x11*x120;
+    const double x127 = -x10*x120 + x11*x125;
+    const double x129 = -x126*x59 + x127*x58 + x57;
+    const double x130 = -x126*x58 - x127*x59 - x56;
+    const double x131 = sd_sign(qd2);
+    const double x132 = 0.5*x8;
+    const double x133 = 0.5*x9;
+    const double x135 = -x132*x53 + x133*x52 + x51;
+    const double x136 = -x132*x52 - x133*x53 - x50;
+    const double x137 = 0.5 + x133;
+    const double x138 = x10*x137 + x11*x132;
+    const double x139 = -x10*x132 + x11*x137;
+    const double x141 = -x138*x59 + x139*x58 + x57;
+    const double x142 = -x138*x58 - x139*x59 - x56;
+    const double x143 = sd_sign(qd3);
+    const double x144 = 0.5*x10;
+    const double x145 = 0.5*x11;
+    const double x147 = -x144*x59 + x145*x58 + x57;
+    const double x148 = -x144*x58 - x145*x59 - x56;
+    const double x149 = sd_sign(qd4);
+    const double x150 = sd_sign(qd5);
+    Yb[0] = x28;
+    Yb[1] = -x27;
+    Yb[2] = qdd0;
+    Yb[3] = x63;
+    Yb[4] = x64;
+    Yb[5] = x34;
+    Yb[6] = x69;
+    Yb[7] = x70;
+    Yb[8] = x40;
+    Yb[9] = x75;
+    Yb[10] = x76;
+    Yb[11] = x46;
+    Yb[12] = x81;
+    Yb[13] = x82;
+    Yb[14] = x52;
+    Yb[15] = x87;
+    Yb[16] = x88;
+    Yb[17] = x58;
+    Yb[18] = qd0;
+    Yb[19] = x89;
+    Yb[20] = 1.0;
+    Yb[21] = 0.0;
+    Yb[22] = 0.0;
+    Yb[23] = 0.0;
+    Yb[24] = 0.0;
+    Yb[25] = 0.0;
+    Yb[26] = 0.0;
+    Yb[27] = 0.0;
+    Yb[28] = 0.0;
+    Yb[29] = 0.0;
+    Yb[30] = 0.0;
+    Yb[31] = 0.0;
+    Yb[32] = 0.0;
+    Yb[33] = 0.0;
+    Yb[34] = 0.0;
+    Yb[35] = 0.0;
+    Yb[36] = 0.0;
+    Yb[37] = 0.0;
+    Yb[38] = 0.0;
+    Yb[39] = 0.0;
+    Yb[40] = 0.0;
+    Yb[41] = 0.0;
+    Yb[42] = 0.0;
+    Yb[43] = 0.0;
+    Yb[44] = x33;
+    Yb[45] = -x32;
+    Yb[46] = x34;
+    Yb[47] = x93;
+    Yb[48] = x94;
+    Yb[49] = x40;
+    Yb[50] = x99;
+    Yb[51] = x100;
+    Yb[52] = x46;
+    Yb[53] = x105;
+    Yb[54] = x106;
+    Yb[55] = x52;
+    Yb[56] = x111;
+    Yb[57] = x112;
+    Yb[58] = x58;
+    Yb[59] = 0.0;
+    Yb[60] = 0.0;
+    Yb[61] = 0.0;
+    Yb[62] = qd1;
+    Yb[63] = x113;
+    Yb[64] = 1.0;
+    Yb[65] = qdd1;
+    Yb[66] = 0.0;
+    Yb[67] = 0.0;
+    Yb[68] = 0.0;
+    Yb[69] = 0.0;
+    Yb[70] = 0.0;
+    Yb[71] = 0.0;
+    Yb[72] = 0.0;
+    Yb[73] = 0.0;
+    Yb[74] = 0.0;
+    Yb[75] = 0.0;
+    Yb[76] = 0.0;
+    Yb[77] = 0.0;
+    Yb[78] = 0.0;
+    Yb[79] = 0.0;
+    Yb[80] = 0.0;
+    Yb[81] = 0.0;
+    Yb[82] = 0.0;
+    Yb[83] = 0.0;
+    Yb[84] = 0.0;
+    Yb[85] = 0.0;
+    Yb[86] = 0.0;
+    Yb[87] = 0.0;
+    Yb[88] = x39;
+    Yb[89] = -x38;
+    Yb[90] = x40;
+    Yb[91] = x117;
+    Yb[92] = x118;
+    Yb[93] = x46;
+    Yb[94] = x123;
+    Yb[95] = x124;
+    Yb[96] = x52;
+    Yb[97] = x129;
+    Yb[98] = x130;
+    Yb[99] = x58;
+    Yb[100] = 0.0;
+    Yb[101] = 0.0;
+    Yb[102] = 0.0;
+    Yb[103] = 0.0;
+    Yb[104] = 0.0;
+    Yb[105] = 0.0;
+    Yb[106] = 0.0;
+    Yb[107] = qd2;
+    Yb[108] = x131;
+    Yb[109] = 1.0;
+    Yb[110] = qdd2;
+    Yb[111] = 0.0;
+    Yb[112] = 0.0;
+    Yb[113] = 0.0;
+    Yb[114] = 0.0;
+    Yb[115] = 0.0;
+    Yb[116] = 0.0;
+    Yb[117] = 0.0;
+    Yb[118] = 0.0;
+    Yb[119] = 0.0;
+    Yb[120] = 0.0;
+    Yb[121] = 0.0;
+    Yb[122] = 0.0;
+    Yb[123] = 0.0;
+    Yb[124] = 0.0;
+    Yb[125] = 0.0;
+    Yb[126] = 0.0;
+    Yb[127] = 0.0;
+    Yb[128] = 0.0;
+    Yb[129] = 0.0;
+    Yb[130] = 0.0;
+    Yb[131] = 0.0;
+    Yb[132] = x45;
+    Yb[133] = -x44;
+    Yb[134] = x46;
+    Yb[135] = x135;
+    Yb[136] = x136;
+    Yb[137] = x52;
+    Yb[138] = x141;
+    Yb[139] = x142;
+    Yb[140] = x58;
+    Yb[141] = 0.0;
+    Yb[142] = 0.0;
+    Yb[143] = 0.0;
+    Yb[144] = 0.0;
+    Yb[145] = 0.0;
+    Yb[146] = 0.0;
+    Yb[147] = 0.0;
+    Yb[148] = 0.0;
+    Yb[149] = 0.0;
+    Yb[150] = 0.0;
+    Yb[151] = 0.0;
+    Yb[152] = qd3;
+    Yb[153] = x143;
+    Yb[154] = 1.0;
+    Yb[155] = qdd3;
+    Yb[156] = 0.0;
+    Yb[157] = 0.0;
+    Yb[158] = 0.0;
+    Yb[159] = 0.0;
+    Yb[160] = 0.0;
+    Yb[161] = 0.0;
+    Yb[162] = 0.0;
+    Yb[163] = 0.0;
+    Yb[164] = 0.0;
+    Yb[165] = 0.0;
+    Yb[166] = 0.0;
+    Yb[167] = 0.0;
+    Yb[168] = 0.0;
+    Yb[169] = 0.0;
+    Yb[170] = 0.0;
+    Yb[171] = 0.0;
+    Yb[172] = 0.0;
+    Yb[173] = 0.0;
+    Yb[174] = 0.0;
+    Yb[175] = 0.0;
+    Yb[176] = x51;
+    Yb[177] = -x50;
+    Yb[178] = x52;
+    Yb[179] = x147;
+    Yb[180] = x148;
+    Yb[181] = x58;
+    Yb[182] = 0.0;
+    Yb[183] = 0.0;
+    Yb[184] = 0.0;
+    Yb[185] = 0.0;
+    Yb[186] = 0.0;
+    Yb[187] = 0.0;
+    Yb[188] = 0.0;
+    Yb[189] = 0.0;
+    Yb[190] = 0.0;
+    Yb[191] = 0.0;
+    Yb[192] = 0.0;
+    Yb[193] = 0.0;
+    Yb[194] = 0.0;
+    Yb[195] = 0.0;
+    Yb[196] = 0.0;
+    Yb[197] = qd4;
+    Yb[198] = x149;
+    Yb[199] = 1.0;
+    Yb[200] = qdd4;
+    Yb[201] = 0.0;
+    Yb[202] = 0.0;
+    Yb[203] = 0.0;
+    Yb[204] = 0.0;
+    Yb[205] = 0.0;
+    Yb[206] = 0.0;
+    Yb[207] = 0.0;
+    Yb[208] = 0.0;
+    Yb[209] = 0.0;
+    Yb[210] = 0.0;
+    Yb[211] = 0.0;
+    Yb[212] = 0.0;
+    Yb[213] = 0.0;
+    Yb[214] = 0.0;
+    Yb[215] = 0.0;
+    Yb[216] = 0.0;
+    Yb[217] = 0.0;
+    Yb[218] = 0.0;
+    Yb[219] = 0.0;
+    Yb[220] = x57;
+    Yb[221] = -x56;
+    Yb[222] = x58;
+    Yb[223] = 0.0;
+    Yb[224] = 0.0;
+    Yb[225] = 0.0;
+    Yb[226] = 0.0;
+    Yb[227] = 0.0;
+    Yb[228] = 0.0;
+    Yb[229] = 0.0;
+    Yb[230] = 0.0;
+    Yb[231] = 0.0;
+    Yb[232] = 0.0;
+    Yb[233] = 0.0;
+    Yb[234] = 0.0;
+    Yb[235] = 0.0;
+    Yb[236] = 0.0;
+    Yb[237] = 0.0;
+    Yb[238] = 0.0;
+    Yb[239] = 0.0;
+    Yb[240] = 0.0;
+    Yb[241] = 0.0;
+    Yb[242] = qd5;
+    Yb[243] = x150;
+    Yb[244] = 1.0;
+    Yb[245] = qdd5;
+}
+
+/* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 30 mul, 31 add, 0 div, 0 sqrt, 0 trig. */
+void planar6_base_parameters(const double *params, double *beta)
+{
+    const double p1 = params[1];
+    const double p2 = params[2];
+    const double p9 = params[9];
+    const double p10 = params[10];
+    const double p11 = params[11];
+    const double p12 = params[12];
+    const double p19 = params[19];
+    const double p20 = params[20];
+    const double p21 = params[21];
+    const double p22 = params[22];
+    const double p29 = params[29];
+    const double p30 = params[30];
+    const double p31 = params[31];
+    const double p32 = params[32];
+    const double p39 = params[39];
+    const double p40 = params[40];
+    const double p41 = params[41];
+    const double p42 = params[42];
+    const double p49 = params[49];
+    const double p50 = params[50];
+    const double p51 = params[51];
+    const double p52 = params[52];
+    const double p59 = params[59];
+    const double p60 = params[60];
+    const double p61 = params[61];
+    const double p62 = params[62];
+    const double p63 = params[63];
+    const double p64 = params[64];
+    const double p65 = params[65];
+    const double p66 = params[66];
+    const double p67 = params[67];
+    const double p68 = params[68];
+    const double p69 = params[69];
+    const double p70 = params[70];
+    const double p71 = params[71];
+    const double p72 = params[72];
+    const double p73 = params[73];
+    const double p74 = params[74];
+    const double p75 = params[75];
+    const double p76 = params[76];
+    const double p77 = params[77];
+    const double p78 = params[78];
+    const double p79 = params[79];
+    const double p80 = params[80];
+    const double p81 = params[81];
+    const double p82 = params[82];
+    const double p83 = params[83];
+    const double x0 = 0.5*p10 + 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p1;
+    const double x1 = 0.25*p10 + 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p63 + p9;
+    const double x2 = 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p11;
+    const double x3 = 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p19;
+    const double x4 = 0.5*p30 + 0.5*p40 + 0.5*p50 + p21;
+    const double x5 = 0.25*p30 + 0.25*p40 + 0.25*p50 + p29;
+    const double x6 = 0.5*p40 + 0.5*p50 + p31;
+    const double x7 = 0.25*p40 + 0.25*p50 + p39;
+    const double x8 = 0.5*p50 + p41;
+    const double x9 = 0.25*p50 + p49;
+    beta[0] = x0;
+    beta[1] = p2;
+    beta[2] = x1;
+    beta[3] = x2;
+    beta[4] = p12;
+    beta[5] = x3;
+    beta[6] = x4;
+    beta[7] = p22;
+    beta[8] = x5;
+    beta[9] = x6;
+    beta[10] = p32;
+    beta[11] = x7;
+    beta[12] = x8;
+    beta[13] = p42;
+    beta[14] = x9;
+    beta[15] = p51;
+    beta[16] = p52;
+    beta[17] = p59;
+    beta[18] = p60;
+    beta[19] = p61;
+    beta[20] = p62;
+    beta[21] = p64;
+    beta[22] = p65;
+    beta[23] = p66;
+    beta[24] = p67;
+    beta[25] = p68;
+    beta[26] = p69;
+    beta[27] = p70;
+    beta[28] = p71;
+    beta[29] = p72;
+    beta[30] = p73;
+    beta[31] = p74;
+    beta[32] = p75;
+    beta[33] = p76;
+    beta[34] = p77;
+    beta[35] = p78;
+    beta[36] = p79;
+    beta[37] = p80;
+    beta[38] = p81;
+    beta[39] = p82;
+    beta[40] = p83;
 }

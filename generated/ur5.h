@@ -9,8 +9,16 @@
  * matrices 6x6 entries, row-major. Units: SI (rad, m, N m, N). No allocation, no global
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
- * Pinocchio); the diagonalized functions exclude it:
- *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
+ * Pinocchio), joint friction in inverse_dynamics, forward_dynamics and nonlinear_effects, the rotor
+ * inertias (armature) in M and everything built on it; the diagonalized functions exclude gravity
+ * and friction:
+ *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q) - friction(qd)).
+ *
+ * Standard parameters (84 doubles, ur5_parameters): per link, base to tip,
+ * [m, m*cx, m*cy, m*cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz], inertia about the link frame origin
+ * (Pinocchio's dynamic parameters), then per joint [Fv, Fc, Fo, Ia] (viscous, Coulomb, offset
+ * friction, armature). regressor (6x84, row-major) times them is inverse_dynamics;
+ * base_regressor (6x58) times base_parameters(parameters) too.
  */
 #ifndef SYMDYN_UR5_H
 #define SYMDYN_UR5_H
@@ -20,14 +28,19 @@ extern "C" {
 #endif
 
 #define UR5_DOF 6
+#define UR5_NUM_PARAMS 84
+#define UR5_NUM_BASE_PARAMS 58
 
-/* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
+/* The robot file's standard parameters, in the layout above. */
+extern const double ur5_parameters[84];
+
+/* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias).
  * In: q[6], qd[6], qdd[6].
  * Out: tau[6].
  * Operations: 238 mul, 172 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau);
 
-/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32).
+/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
  * In: q[6].
  * Out: M[6*6] (row-major).
  * Operations: 202 mul, 158 add, 0 div, 0 sqrt, 10 trig. */
@@ -39,7 +52,7 @@ void ur5_mass_matrix(const double *q, double *M);
  * Operations: 445 mul, 358 add, 9 div, 0 sqrt, 10 trig. */
 void ur5_mass_matrix_inverse(const double *q, double *Minv);
 
-/* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q)) (Kalman filter, Bryson-Frazier smoother).
+/* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother).
  * In: q[6], qd[6], tau[6].
  * Out: qdd[6].
  * Operations: 473 mul, 353 add, 10 div, 0 sqrt, 10 trig. */
@@ -57,7 +70,7 @@ void ur5_gravity(const double *q, double *g);
  * Operations: 751 mul, 585 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_coriolis_matrix(const double *q, const double *qd, double *C);
 
-/* Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).
+/* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).
  * In: q[6], qd[6].
  * Out: b[6].
  * Operations: 226 mul, 154 add, 0 div, 0 sqrt, 10 trig. */
@@ -105,11 +118,35 @@ void ur5_working_moments(const double *q, const double *tau, double *eps);
  * Operations: 220 mul, 164 add, 4 div, 5 sqrt, 10 trig. */
 void ur5_applied_moments(const double *q, const double *eps, double *tau);
 
-/* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
+/* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
  * In: q[6], nu[6].
  * Out: Cnu[6].
  * Operations: 1144 mul, 914 add, 14 div, 5 sqrt, 10 trig. */
 void ur5_coriolis_nu(const double *q, const double *nu, double *Cnu);
+
+/* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed).
+ * In: qd[6].
+ * Out: tau_f[6].
+ * Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
+void ur5_friction(const double *qd, double *tau_f);
+
+/* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure).
+ * In: q[6], qd[6], qdd[6].
+ * Out: Y[6*84] (row-major).
+ * Operations: 579 mul, 397 add, 0 div, 0 sqrt, 10 trig. */
+void ur5_regressor(const double *q, const double *qd, const double *qdd, double *Y);
+
+/* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics.
+ * In: q[6], qd[6], qdd[6].
+ * Out: Yb[6*58] (row-major).
+ * Operations: 465 mul, 317 add, 0 div, 0 sqrt, 10 trig. */
+void ur5_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb);
+
+/* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES.
+ * In: params[84].
+ * Out: beta[58].
+ * Operations: 44 mul, 60 add, 0 div, 0 sqrt, 0 trig. */
+void ur5_base_parameters(const double *params, double *beta);
 
 #ifdef __cplusplus
 }

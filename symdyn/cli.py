@@ -17,16 +17,19 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
-def _load(path, snap=False, selection=None):
+def _load(path, snap=False, selection=None, joint_params=None):
     from .load import load_robot
     try:
-        return load_robot(path, snap, selection)
+        return load_robot(path, snap, selection, joint_params)
     except SymdynError as exc:
         _fail(exc)
 
 
 def selection_options(command):
-    """--lock, --root and --tip: the part of the robot to generate (symdyn.selection)."""
+    """--lock, --root and --tip: the part of the robot to generate (symdyn.selection); --joint-params."""
+    command = click.option("--joint-params", "joint_params", default=None, metavar="FILE",
+                           help="YAML file of per-joint friction and armature (damping, friction, friction_offset, "
+                                "armature) overriding the robot file's; see docs/robot-format.md.")(command)
     command = click.option("--tip", default=None, metavar="LINK",
                            help="Keep only the chain from the root to LINK (with what is fixed to it).")(command)
     command = click.option("--root", default=None, metavar="LINK",
@@ -53,15 +56,27 @@ def main():
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@click.option("--base-parameters", "show_base", is_flag=True,
+              help="Print the base parameters: each one's combination of the standard parameters.")
 @selection_options
-def info(robots, ops, snap, lock, root, tip):
+def info(robots, ops, snap, show_base, lock, root, tip, joint_params):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
     selection = _selection(lock, root, tip)
     for path in robots:
-        model = _load(path, snap, selection)
+        model = _load(path, snap, selection, joint_params)
         click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
         for k, j in enumerate(model.joints):
-            click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
+            extra = "".join(f" {label} {value:g}" for label, value in (
+                ("Fv", j.damping), ("Fc", j.friction), ("Fo", j.friction_offset), ("Ia", j.armature)) if value)
+            click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]{extra}")
+        if show_base:
+            from .base_parameters import base_parameters
+            base = base_parameters(model)
+            click.echo(f"  base parameters: {base.b} of {len(model.parameters)} standard "
+                       f"(Gram-Schmidt on random regressor samples; residual gap {base.gap[0]:.1e} kept "
+                       f"/ {base.gap[1]:.1e} dropped)")
+            for i, line in enumerate(base.describe()):
+                click.echo(f"  {i:3d}  {line}")
         if ops:
             from .codegen.generator import trace_all
             click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
@@ -78,7 +93,7 @@ def info(robots, ops, snap, lock, root, tip):
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
-def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip):
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -91,7 +106,7 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip):
                            hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap, selection=_selection(lock, root, tip))
+                          snap_right_angles=snap, selection=_selection(lock, root, tip), joint_params=joint_params)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -105,13 +120,13 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip):
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
-def compare(robots, states, tol, with_c, snap, lock, root, tip):
+def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run
     selection = _selection(lock, root, tip)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection)
+        model = _load(path, snap, selection, joint_params)
         report = run(model, states=states, with_c=with_c)
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .functions import FUNCTIONS
+from .functions import FUNCTIONS, SHAPES
 
 CFLAGS = ("-O2", "-std=c99", "-fPIC", "-shared")
 _BATCH = """
@@ -54,10 +54,12 @@ class CModule:
         self.DOF = n = int(dof.group(1))
         nparams = re.search(rf"#define {prefix.upper()}_NUM_PARAMS (\d+)", header)
         self._nparams = int(nparams.group(1)) if nparams else 0
+        nbase = re.search(rf"#define {prefix.upper()}_NUM_BASE_PARAMS (\d+)", header)
+        self._dims = {"nq": n, "nv": n, "p": self._nparams, "b": int(nbase.group(1)) if nbase else 0}
         self._signatures = _signatures(header, prefix)
         wrapper, cdef = [f'#include "{h_path.name}"'], []
         for name, (fn, args) in self._signatures.items():
-            size = n * n if fn.shape == "matrix" else n
+            size = int(np.prod(self._out_shape(fn)))
             decl_args = "".join(f"const double *{a}, " for a in args)
             calls = "".join(f"{a} + i * {self._nparams if a == 'params' else n}, " for a in args)
             wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, size=size))
@@ -74,6 +76,9 @@ class CModule:
         self._prefix = prefix
         for name in self._signatures:
             setattr(self, name, self._make(name))
+
+    def _out_shape(self, fn):
+        return tuple(self._dims[d] for d in SHAPES[fn.shape])
 
     @staticmethod
     def _compile(c_path, wrapper_text, lib_path):
@@ -95,7 +100,7 @@ class CModule:
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
         buf = self._ffi.from_buffer
         sizes = [self._nparams if a == "params" else n for a in args]
-        out_shape = (n, n) if fn.shape == "matrix" else (n,)
+        out_shape = self._out_shape(fn)
 
         def call(*arrays):
             if len(arrays) != len(args):

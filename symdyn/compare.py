@@ -9,7 +9,7 @@ from .functions import FUNCTIONS
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                   "coriolis_matrix", "nonlinear_effects")
+                   "coriolis_matrix", "nonlinear_effects", "regressor")
 
 
 def import_module_file(path, name=None):
@@ -24,7 +24,8 @@ def relative_error(a, b):
 
 
 def pinocchio_model(model):
-    """The same Model rebuilt as a pinocchio.Model (joints, placements, inertias, gravity)."""
+    """The same Model rebuilt as a pinocchio.Model (joints, placements, inertias, gravity, rotor inertias
+    in model.armature, viscous and Coulomb friction in model.damping and model.friction)."""
     import pinocchio as pin
     pm = pin.Model()
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))      # pin.Motion(linear, angular)
@@ -36,21 +37,40 @@ def pinocchio_model(model):
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
         pm.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(np.array(body.params)), pin.SE3.Identity())
         ids.append(jid)
+    pm.armature[:] = [j.armature for j in model.joints]
+    pm.damping[:] = [j.damping for j in model.joints]
+    pm.friction[:] = [j.friction for j in model.joints]
     return pm
 
 
-def pinocchio_functions(pmodel):
-    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices."""
+def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
+    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices.
+
+    Pinocchio's crba, aba, rnea and computeMinverse include model.armature; its model.damping and
+    model.friction are data only, so the joint friction Fv v + Fc sign(v) (+ the offset, which
+    Pinocchio has no field for) is added here, term by term. The regressor is
+    computeJointTorqueRegressor (rigid bodies) beside the friction and armature columns."""
     import pinocchio as pin
     data = pmodel.createData()
+    offset = np.zeros(pmodel.nv) if offset is None else np.asarray(offset, dtype=float)
+    sgn = (lambda v: np.tanh(v / smoothing)) if smoothing else np.sign
+    fric = lambda v: pmodel.damping * v + pmodel.friction * sgn(v) + offset
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
-    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a).copy(),
+
+    def regressor(q, v, a):
+        joints = np.zeros((pmodel.nv, 4 * pmodel.nv))
+        for k in range(pmodel.nv):
+            joints[k, 4 * k:4 * k + 4] = v[k], sgn(v[k]), 1.0, a[k]
+        return np.hstack([pin.computeJointTorqueRegressor(pmodel, data, q, v, a), joints])
+
+    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a) + fric(v),
             "mass_matrix": lambda q: sym(pin.crba(pmodel, data, q)),
             "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, q)),
-            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, q, v, t).copy(),
+            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, q, v, t - fric(v)).copy(),
             "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, q).copy(),
             "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, q, v).copy(),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, q, v).copy()}
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, q, v) + fric(v),
+            "regressor": regressor}
 
 
 def _pinocchio(model):
@@ -59,7 +79,8 @@ def _pinocchio(model):
         import pinocchio  # noqa: F401
     except ImportError:
         return None
-    return pinocchio_functions(pinocchio_model(model))
+    return pinocchio_functions(pinocchio_model(model), [j.friction_offset for j in model.joints],
+                               model.coulomb_smoothing)
 
 
 def compare(model, states=20, seed=0, workdir=None, with_c=True):

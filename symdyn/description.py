@@ -17,9 +17,12 @@ from .geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 from .model import Body, Joint, Model
 
 MOVING = ("revolute", "continuous", "prismatic")
-ROBOT_KEYS = ("name", "source", "gravity", "base", "links", "joints")
+ROBOT_KEYS = ("name", "source", "gravity", "base", "links", "joints", "coulomb_smoothing")
 LINK_KEYS = ("name", "mass", "com", "inertia")
-JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis")
+JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis") + (
+    "damping", "friction", "friction_offset", "armature")
+#: the friction and rotor fields of a joint (model.Joint), and whether they must be >= 0
+JOINT_DYNAMICS = {"damping": True, "friction": True, "friction_offset": False, "armature": True}
 ORIGIN_KEYS = ("xyz", "rpy", "rotation")
 #: a revolute joint whose moving links have less inertia about its axis than this fraction of
 #: their inertia about its origin makes the mass matrix singular (numerically) at q = 0
@@ -221,12 +224,28 @@ def _build(desc, path, digest):
             biggest = max(abs(x) for x in axis)   # scale first: [1e200, 1e200, 0] must not overflow
             axis = G.scale(1 / biggest, axis)
             axis = G.scale(1 / G.norm(axis), axis)
-        joints[jname] = (jtype, parent, child, R, xyz, axis)
+        dynamics = {key: chk.number(joint[key], f"{where}: {key}") for key in JOINT_DYNAMICS if key in joint}
+        check_joint_dynamics(chk.fail, dynamics, where)
+        joints[jname] = (jtype, parent, child, R, xyz, axis, dynamics)
         child_of[child] = jname
         children.setdefault(parent, []).append(jname)
 
     _check_tree(chk, base, links, joints, child_of, children)
     return _merge(chk, name, desc, path, digest, gravity, base, links, joints, children)
+
+
+def check_joint_dynamics(fail, values, where):
+    """Friction and armature: finite (checked by the caller) and, but for the offset, not negative."""
+    for key, value in values.items():
+        if JOINT_DYNAMICS[key] and value < 0:
+            fail(f"{where}: {key} must not be negative, got {value!r}")
+
+
+def coulomb_smoothing(fail, value, where="coulomb_smoothing"):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)) \
+            or float(value) < 0:
+        fail(f"{where} must be a number >= 0 (0: sign(qd); delta > 0: tanh(qd/delta)), got {_show(value)}")
+    return float(value)
 
 
 def _check_tree(chk, base, links, joints, child_of, children):
@@ -269,7 +288,7 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     with np.errstate(all="ignore"):          # overflow is reported below, as a message
         while stack:
             jname = stack.pop()
-            jtype, lname, child, R, xyz, axis = joints[jname]
+            jtype, lname, child, R, xyz, axis, dynamics = joints[jname]
             owner, Ro, po = frame[lname]
             Rc, pc = G.compose((Ro, po), (R, xyz))
             if jtype == "fixed":
@@ -278,7 +297,7 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                     body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *links[child]))
             else:
                 out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
-                                        G.snap_matrix(Rc), G.snap_vector(pc), G.snap_vector(axis)))
+                                        G.snap_matrix(Rc), G.snap_vector(pc), G.snap_vector(axis), **dynamics))
                 body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *links[child]))
                 body_names.append(child)
                 frame[child] = (len(out_joints) - 1, G.IDENTITY, G.ZERO)
@@ -295,7 +314,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     _check_axes(chk, out_joints, bodies)
     source = desc.get("source")
     return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
-                 source="" if source is None else str(source), path=str(path), digest=digest)
+                 source="" if source is None else str(source), path=str(path), digest=digest,
+                 coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)))
 
 
 def _check_axes(chk, joints, bodies):

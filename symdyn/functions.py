@@ -143,6 +143,9 @@ FUNCTIONS = (
                  ctx, chain, X, ric, innovations.joint_rates(ctx, chain, X, ric, nu))),
              "C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) "
              "(Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0."),
+    Function("friction", ("qd",), "vector",
+             lambda ctx, chain, X, qd: [ctx.bind(x) for x in _fr.joint_forces(ctx, chain, qd, None)],
+             "Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed)."),
     Function("regressor", ("q", "qd", "qdd"), "regressor", _reg.regressor,
              "Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) "
              "(Newton-Euler on the parameter structure).", gravity=True, parametric=False),

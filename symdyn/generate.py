@@ -43,9 +43,9 @@ def render(model, languages=("python",), params_mode="numeric", progress=None):
     return files
 
 
-def load_all(paths, languages=("python",), snap_right_angles=False, selection=None):
+def load_all(paths, languages=("python",), snap_right_angles=False, selection=None, joint_params=None):
     """Load every robot file; RobotFileError for the first bad one or two that would write the same file."""
-    models = [load_robot(p, snap_right_angles, selection) for p in paths]
+    models = [load_robot(p, snap_right_angles, selection, joint_params) for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
         same = os.path.realpath(model.path)
@@ -112,12 +112,12 @@ def write_all(rendered, out_dir):
 
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
-             snap_right_angles=False, selection=None):
+             snap_right_angles=False, selection=None, joint_params=None):
     """Generate the modules of every robot file in `paths`; returns the written paths.
 
     Order: load and check every input, check the output folder, render everything, then write.
     """
-    models = load_all(paths, languages, snap_right_angles, selection)   # every input is checked before any output
+    models = load_all(paths, languages, snap_right_angles, selection, joint_params)   # every input is checked before any output
     out = prepare_output(out_dir)
     rendered = {}
     for model in models:

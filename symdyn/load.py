@@ -15,15 +15,19 @@ from .errors import RobotFileError
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path, snap_right_angles=False, selection=None):
+def load_robot(path, snap_right_angles=False, selection=None, joint_params=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
     snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly).
-    selection: a symdyn.selection.Selection (locked joints, root and tip links) or None."""
+    selection: a symdyn.selection.Selection (locked joints, root and tip links) or None.
+    joint_params: a joint-parameter file (symdyn.joint_params) whose friction and armature override the robot's."""
     model = _load(path, selection)
     if snap_right_angles:
         from .model import snap_right_angles as snap
         model = snap(model)
+    if joint_params:
+        from .joint_params import apply_joint_parameters
+        model = apply_joint_parameters(model, joint_params)
     return model
 
 

@@ -59,6 +59,7 @@ class Model:
     snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
     selection: str = ""          # locked joints, root and tip (symdyn.selection.Selection.describe)
     coulomb_smoothing: float = 0.0  # delta > 0: Coulomb friction Fc tanh(qd/delta) instead of Fc sign(qd)
+    joint_params: str = ""       # the joint-parameter file that overrode friction and armature (name, sha256)
 
     @property
     def dof(self):

@@ -1,8 +1,9 @@
 """Read a URDF file into symdyn's normalized robot description (see docs/robot-format.md).
 
 Only the kinematic tree and the inertial data are read. Everything that does not change the
-rigid-body dynamics is ignored: <visual>, <collision>, <limit>, <dynamics>, <safety_controller>,
-<calibration>, <transmission>, <gazebo>, <material>. <mimic> is ignored too: a mimicking joint
+rigid-body dynamics is ignored: <visual>, <collision>, <limit>, <safety_controller>,
+<calibration>, <transmission>, <gazebo>, <material>. A joint's <dynamics damping friction> is read
+as its viscous and Coulomb friction (as Pinocchio's model.damping and model.friction). <mimic> is ignored too: a mimicking joint
 becomes an independent degree of freedom, as in pinocchio's default URDF parser.
 
 Validation here is structural (is this a well-formed tree of links and joints with finite
@@ -249,8 +250,15 @@ def _read_joint(element, name, links):
     axis_element = _only_child(element, "axis", owner, required=False)
     if axis_element is not None:
         axis = _vector_attribute(axis_element, "xyz", owner, default=None)
-    return {"name": name, "type": kind, "parent": ends["parent"], "child": ends["child"],
-            "origin": {"xyz": xyz, "rpy": rpy}, "axis": axis}
+    joint = {"name": name, "type": kind, "parent": ends["parent"], "child": ends["child"],
+             "origin": {"xyz": xyz, "rpy": rpy}, "axis": axis}
+    dynamics = _only_child(element, "dynamics", owner, required=False)
+    if dynamics is not None:
+        for key in ("damping", "friction"):
+            text = dynamics.get(key)
+            if text is not None:
+                joint[key] = _numbers(text, 1, f"{owner}: <dynamics> {key}")[0]
+    return joint
 
 
 # --- tree structure ---------------------------------------------------------------------------

@@ -48,3 +48,12 @@ def pytest_addoption(parser):
 @pytest.fixture
 def update(request):
     return request.config.getoption("--update")
+
+
+#: which of (q, qd, x, params) each argument name of a generated function takes
+_ARG_SOURCE = {"q": 0, "qd": 1, "params": 3}
+
+
+def function_args(fn, q, qd, x, params=None):
+    """The arguments of a symdyn Function from a state (q, qd, x) and a standard parameter vector."""
+    return tuple((q, qd, x, params)[_ARG_SOURCE.get(a, 2)] for a in fn.args)

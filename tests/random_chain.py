@@ -67,3 +67,19 @@ def random_tree_description(n, seed, kinds="RP", aligned=False, branching=2.0, f
 
 def random_tree(n, seed, kinds="RP", aligned=False, **options):
     return build_model(random_tree_description(n, seed, kinds, aligned, **options), f"<random tree {seed}>")
+
+
+def with_joint_dynamics(model, seed, friction=True, armature=True):
+    """The model with random rotor inertias and (optionally) viscous, Coulomb and offset friction."""
+    from dataclasses import replace
+    rng = np.random.default_rng(1000 + seed)
+    joints = []
+    for j in model.joints:
+        values = {}
+        if armature:
+            values["armature"] = float(rng.uniform(0.05, 0.5))
+        if friction:
+            values.update(damping=float(rng.uniform(0.1, 1.0)), friction=float(rng.uniform(0.1, 1.0)),
+                          friction_offset=float(rng.normal()))
+        joints.append(replace(j, **values))
+    return replace(model, joints=tuple(joints))

@@ -10,7 +10,7 @@ from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, random_states, relerr
 from oracle import Pinocchio
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import module_name
-from test_generated import PIN_FUNCTIONS, generated_module, rendered
+from test_generated import PIN_FUNCTIONS, _args, generated_module, rendered
 
 STRICT = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
@@ -79,8 +79,9 @@ def _check_c(path, folder, tmp_path_factory, pmodel=None):
     py_mod = generated_module(path, tmp_path_factory)
     q, qd, x = random_states(c_mod.DOF, 20, seed=7)
     oracle = Pinocchio(pmodel) if pmodel is not None else None
+    model = symdyn.load_robot(path)
     for fn in FUNCTIONS:
-        args = (q, qd, x)[:len(fn.args)]
+        args = _args(fn, q, qd, x, model)
         ours = getattr(c_mod, fn.name)(*args)
         assert relerr(ours, getattr(py_mod, fn.name)(*args)) < 1e-10, fn.name
         if oracle is not None and fn.name in PIN_FUNCTIONS:
@@ -111,9 +112,11 @@ def test_symbolic_parameter_c_equals_numeric_c(tmp_path, monkeypatch, tmp_path_f
     sym = symdyn.load_c(write_c(path, tmp_path / "sym", "symbolic"))
     params = generated_module(path, tmp_path_factory, params="symbolic").DEFAULT_PARAMS
     q, qd, x = random_states(6, 10, seed=8)
+    model = symdyn.load_robot(path)
     for fn in FUNCTIONS:
-        args = (q, qd, x)[:len(fn.args)]
-        assert relerr(getattr(sym, fn.name)(*args, params), getattr(numeric, fn.name)(*args)) < 1e-10, fn.name
+        args = _args(fn, q, qd, x, model)
+        extra = (params,) if fn.parametric else ()
+        assert relerr(getattr(sym, fn.name)(*args, *extra), getattr(numeric, fn.name)(*args)) < 1e-10, fn.name
 
 
 def test_load_c_batches_and_cache(tmp_path, monkeypatch):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import symdyn
-from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, random_states, relerr
+from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
 from symdyn.compare import import_module_file
 from symdyn.functions import FUNCTIONS
@@ -11,7 +11,7 @@ from symdyn.generate import module_name, render
 
 TOL = 1e-10
 PIN_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                 "coriolis_matrix", "nonlinear_effects")
+                 "coriolis_matrix", "nonlinear_effects", "regressor")
 _CACHE = {}
 
 
@@ -30,8 +30,11 @@ def generated_module(path, tmp_path_factory, params="numeric"):
     return import_module_file(folder / f"{name}.py", f"gen_{name}_{params}")
 
 
-def _args(fn, q, qd, x):
-    return (q, qd, x)[:len(fn.args)]
+def _args(fn, q, qd, x, model):
+    """Arguments for `fn`; `params`: the robot's standard parameters scaled at random, one set per state."""
+    standard = np.array(model.parameters)
+    params = standard * np.random.default_rng(8).uniform(0.5, 2.0, q.shape[:-1] + standard.shape)
+    return function_args(fn, q, qd, x, params)
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
@@ -53,7 +56,7 @@ def _check_against_engine_and_pinocchio(path, module, pmodel=None):
     oracle = Pinocchio(pmodel if pmodel is not None else to_pinocchio(model))
     q, qd, x = random_states(model.dof, 20, seed=11)
     for fn in FUNCTIONS:
-        args = _args(fn, q, qd, x)
+        args = _args(fn, q, qd, x, model)
         ours = getattr(module, fn.name)(*args)
         assert relerr(ours, getattr(engine, fn.name)(*args)) < TOL, fn.name
         if fn.name in PIN_FUNCTIONS:
@@ -76,10 +79,11 @@ def test_generated_python_on_example_robot_data(name, tmp_path_factory):
 
 def test_batches_equal_loops_and_broadcast(tmp_path_factory):
     module = generated_module(ROOT / "robots" / "stanford.yaml", tmp_path_factory)
+    model = symdyn.load_robot(ROOT / "robots" / "stanford.yaml")
     rng = np.random.default_rng(5)
     q, qd, x = rng.normal(size=(3, 4, 3, 6))
     for fn in FUNCTIONS:
-        args = _args(fn, q, qd, x)
+        args = _args(fn, q, qd, x, model)
         batch = getattr(module, fn.name)(*args)
         for i in range(4):
             for j in range(3):
@@ -99,13 +103,20 @@ def test_symbolic_parameters_equal_numeric(path, tmp_path_factory):
     sym = generated_module(path, tmp_path_factory, params="symbolic")
     model = symdyn.load_robot(path)
     q, qd, x = random_states(model.dof, 10, seed=2)
-    # other physical parameters: scale masses and inertias, shift nothing (stays physical)
-    other = sym.DEFAULT_PARAMS * np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, model.dof), 10)
+    # other physical parameters: scale masses and inertias, shift nothing (stays physical); other
+    # friction and armature (the layout of PARAMETERS: 10 per link, then Fv, Fc, Fo, Ia per joint)
+    rng = np.random.default_rng(1)
+    assert len(sym.DEFAULT_PARAMS) == 14 * model.dof
+    other = sym.DEFAULT_PARAMS * np.concatenate([np.repeat(rng.uniform(0.5, 2.0, model.dof), 10),
+                                                 np.ones(4 * model.dof)])
+    other[10 * model.dof:] += rng.uniform(0.1, 1.0, 4 * model.dof)
     other_engine = symdyn.Engine(model, other)
     for fn in FUNCTIONS:
-        args = _args(fn, q, qd, x)
-        assert relerr(getattr(sym, fn.name)(*args, sym.DEFAULT_PARAMS), getattr(numeric, fn.name)(*args)) < TOL, fn.name
-        assert relerr(getattr(sym, fn.name)(*args, other), getattr(other_engine, fn.name)(*args)) < TOL, fn.name
+        args = _args(fn, q, qd, x, model)
+        extra = (sym.DEFAULT_PARAMS,) if fn.parametric else ()
+        assert relerr(getattr(sym, fn.name)(*args, *extra), getattr(numeric, fn.name)(*args)) < TOL, fn.name
+        extra = (other,) if fn.parametric else ()
+        assert relerr(getattr(sym, fn.name)(*args, *extra), getattr(other_engine, fn.name)(*args)) < TOL, fn.name
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
@@ -124,7 +135,12 @@ def test_identities_hold_for_generated_functions(path, tmp_path_factory):
     C = m.coriolis_nu(q, nu)
     assert np.abs((nu * C).sum(-1)).max() < 1e-9 * max(1.0, np.abs(nu).max() * np.abs(C).max())
     assert relerr(m.applied_moments(q, m.working_moments(q, tau)), tau) < TOL
-    assert relerr(np.einsum("...ij,...j->...i", m.coriolis_matrix(q, qd), qd), m.nonlinear_effects(q, qd) - m.gravity(q)) < TOL
+    assert relerr(np.einsum("...ij,...j->...i", m.coriolis_matrix(q, qd), qd),
+                  m.nonlinear_effects(q, qd) - m.gravity(q) - m.friction(qd)) < TOL
+    Y = m.regressor(q, qd, tau)
+    assert relerr(np.einsum("...ij,j->...i", Y, m.PARAMETERS), m.inverse_dynamics(q, qd, tau)) < TOL
+    assert relerr(np.einsum("...ij,j->...i", m.base_regressor(q, qd, tau), m.base_parameters(m.PARAMETERS)),
+                  m.inverse_dynamics(q, qd, tau)) < TOL
 
 
 def test_snap_right_angles_is_opt_in_and_small(tmp_path):

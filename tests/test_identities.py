@@ -5,7 +5,7 @@ import pytest
 
 import symdyn
 from conftest import random_states, relerr
-from random_chain import random_chain, random_tree
+from random_chain import random_chain, random_tree, with_joint_dynamics
 
 CHAINS = [(1, 1, "RP", False), (2, 2, "P", False), (4, 3, "RP", False), (6, 4, "RP", False), (7, 5, "R", False),
           (5, 6, "P", False), (6, 7, "RP", True), (7, 8, "R", True)]
@@ -24,9 +24,16 @@ def random_model(kind, spec):
     return random_tree(n, seed, kinds, aligned, branching=bf)
 
 
-@pytest.fixture(params=MODELS, ids=IDS)
+#: every other model gets rotor inertias (armature): D(k) = H P H* + Ia takes the general Riccati path
+ARMATURE = MODELS[1::2]
+
+
+@pytest.fixture(params=MODELS, ids=[i + ("-armature" if m in ARMATURE else "") for i, m in zip(IDS, MODELS)])
 def engine(request):
-    return symdyn.Engine(random_model(*request.param))
+    model = random_model(*request.param)
+    if request.param in ARMATURE:
+        model = with_joint_dynamics(model, request.param[1][1], friction=False)
+    return symdyn.Engine(model)
 
 
 @pytest.mark.parametrize("spec", TREES, ids=IDS[len(CHAINS):])

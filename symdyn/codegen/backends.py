@@ -34,22 +34,30 @@ def _function_context(program, printer, n):
         used |= {str(s) for s in getattr(e, "free_symbols", ())}
     inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
     lines = _statements(program.assignments, printer)
-    if program.shape == "vector":
-        index = [(str(i), i) for i in range(n)]
+    dims = program.dims
+    if len(dims) == 1:
+        index = [(str(i), i) for i in range(dims[0])]
     else:
-        index = [(f"{i}, {j}", i * n + j) for i in range(n) for j in range(n)]
+        index = [(f"{i}, {j}", i * dims[1] + j) for i in range(dims[0]) for j in range(dims[1])]
     results = [(idx, printer(program.results[flat])) for idx, flat in index]
+    # a matrix that is mostly exact zeros (the regressor) starts from zeros in Python
+    sparse = sum(e == 0 for e in program.results) > len(program.results) // 2
     return {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
+            "dims": dims, "size": len(program.results), "sparse": sparse,
+            "arg_sizes": {a: len(program.inputs[a]) for a in program.args},
             "output": program.output, "inputs": inputs, "lines": lines, "results": results,
             "ops": _ops_text(program.ops), "gravity": program.gravity}
 
 
 def _context(model, programs, module, params_mode, lang):
+    from ..base_parameters import base_parameters
     printer = Printer(lang)
-    symbolic = params_mode == "symbolic"
+    base = base_parameters(model)
     return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
-                params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
-                default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
+                params_mode=params_mode, parameter_layout=parameter_layout(model),
+                num_params=len(model.parameters), num_base=base.b,
+                default_params=[number(v) for v in model.parameters],
+                base_names=base.labels(), base_groups=base.describe(),
                 functions=[_function_context(p, printer, model.dof) for p in programs])
 
 
@@ -88,5 +96,7 @@ def render_python(model, programs, module, params_mode):
 def render_c(model, programs, module, params_mode):
     ctx = _context(model, programs, module, params_mode, "c")
     ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in ctx["functions"] for line in f["lines"])
+    ctx["uses_sign"] = any("sd_sign(" in text for f in ctx["functions"]
+                           for text in f["lines"] + [rhs for _, rhs in f["results"]])
     env = environment()
     return env.get_template("module.h.jinja").render(**ctx), env.get_template("module.c.jinja").render(**ctx)

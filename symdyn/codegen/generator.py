@@ -15,8 +15,7 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import FUNCTIONS
-from ..model import PARAMETER_NAMES
+from ..functions import FUNCTIONS, arg_size, output_shape
 from .printer import count_ops
 from .tape import Tape, live_program
 
@@ -25,7 +24,8 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "forward_dynamics": "qdd", "gravity": "g", "coriolis_matrix": "C", "nonlinear_effects": "b",
                 "articulated_inertia": "D", "innovations_factor": "m", "innovations_factor_inverse": "ell",
                 "total_rates": "nu", "joint_rates": "qd", "working_moments": "eps", "applied_moments": "tau",
-                "coriolis_nu": "Cnu"}
+                "coriolis_nu": "Cnu", "regressor": "Y", "base_regressor": "Yb", "base_parameters": "beta",
+                "friction": "tau_f"}
 PARAMS = "params"
 
 
@@ -35,7 +35,8 @@ class Program:
     name: str
     doc: str
     args: Tuple[str, ...]               # includes "params" in symbolic-parameter mode
-    shape: str                          # "vector" | "matrix"
+    shape: str                          # a key of functions.SHAPES
+    dims: Tuple[int, ...]               # the output's shape after the batch dimensions
     output: str
     inputs: Dict[str, List]             # arg -> its element symbols
     assignments: List                   # [(Symbol, Expr)], live only
@@ -68,22 +69,23 @@ C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "
 
 def trace(model, fn, params_mode="numeric"):
     """The straight-line program of one function."""
-    n = model.dof
     tape = Tape()
-    inputs = {a: [se.Symbol(f"{a}{i}") for i in range(n)] for a in fn.args}
+    prefix = {PARAMS: "p"}
+    inputs = {a: [se.Symbol(f"{prefix.get(a, a)}{i}") for i in range(arg_size(a, model))] for a in fn.args}
     params = None
     args = fn.args
-    if params_mode == "symbolic":
-        inputs[PARAMS] = [se.Symbol(f"p{i}") for i in range(10 * n)]
-        params = [inputs[PARAMS][10 * k:10 * k + 10] for k in range(n)]
+    if params_mode == "symbolic" and fn.parametric:
+        inputs[PARAMS] = params = [se.Symbol(f"p{i}") for i in range(arg_size(PARAMS, model))]
         args = args + (PARAMS,)
     chain = Chain(tape, model, params)
-    X = chain.transforms(inputs["q"])
-    result = fn.trace(tape, chain, X, *(inputs[a] for a in fn.args[1:]))
-    flat = list(result) if fn.shape == "vector" else [x for row in result for x in row]
+    X = chain.transforms(inputs["q"]) if fn.args[0] == "q" else None
+    result = fn.trace(tape, chain, X, *(inputs[a] for a in fn.args[fn.args[0] == "q":]))
+    dims = output_shape(fn, model)
+    flat = list(result) if len(dims) == 1 else [x for row in result for x in row]
     flat = [se.sympify(x) for x in flat]
     live = live_program(tape.assignments, flat)
-    program = Program(fn.name, fn.doc, args, fn.shape, OUTPUT_NAMES[fn.name], inputs, live, flat, gravity=fn.gravity)
+    program = Program(fn.name, fn.doc, args, fn.shape, dims, OUTPUT_NAMES[fn.name], inputs, live, flat,
+                      gravity=fn.gravity)
     program.ops = count_ops([e for _, e in live] + [e for e in flat if not e.is_Atom])
     return program
 
@@ -98,8 +100,8 @@ def trace_all(model, params_mode="numeric", progress=None):
 
 
 def parameter_layout(model):
-    """Names of the entries of the parameter vector (symbolic-parameter mode)."""
-    return [f"{body.name}.{p}" for body in model.bodies for p in PARAMETER_NAMES]
+    """Names of the entries of the standard parameter vector (PARAMETERS, symbolic-parameter mode)."""
+    return list(model.parameter_names)
 
 
 def quoted(name):
@@ -114,4 +116,6 @@ def header_lines(model, params_mode):
             "Joint order (base to tip): " + ", ".join(quoted(n) for n in model.joint_names) + "."] + (
         [f"{model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
         if model.snapped else []) + (
-        [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else [])
+        [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
+        [f"Friction and armature from {quoted(model.joint_params)} (--joint-params)."] if model.joint_params else []) + (
+        [f"Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing!r})."] if model.coulomb_smoothing else [])
