@@ -107,6 +107,12 @@ BAD_INPUTS = {
     "urdf_bad_attribute.urdf": "malformed XML: not well-formed",
     "urdf_xacro_macro.urdf": "malformed XML: unbound prefix",
     "urdf_empty.urdf": "file is empty",
+    # --- friction and armature
+    "urdf_damping_negative.urdf": "joint 'shoulder': damping must not be negative, got -0.5",
+    "urdf_friction_nan.urdf": "<dynamics> friction must be finite",
+    "yaml_armature_negative.yaml": "joint 'j1': armature must not be negative, got -0.1",
+    "yaml_friction_not_number.yaml": "joint 'j1': friction must be a number",
+    "yaml_coulomb_smoothing_negative.yaml": "coulomb_smoothing must be a number >= 0",
     "urdf_not_utf8.urdf": "file is not UTF-8 text",
     "urdf_unknown_encoding.urdf": "malformed XML: unknown encoding: utf-nine",
     "urdf_wrong_root.urdf": "root element is <robt>, expected <robot>",
