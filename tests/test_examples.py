@@ -15,6 +15,7 @@ sys.path.insert(0, str(EXAMPLES))
 import computed_torque  # noqa: E402
 import decoupled_rate_feedback  # noqa: E402
 import diagonalized_simulation  # noqa: E402
+import identification  # noqa: E402
 import throughput  # noqa: E402
 from _common import import_generated, rk4  # noqa: E402
 
@@ -152,3 +153,24 @@ def test_tutorial_c_program(tmp_path):
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(tmp_path / "pd_ur5")], capture_output=True, text=True, timeout=60)
     assert "error 2.02e-05 rad" in run.stdout
+
+
+@pytest.fixture(scope="module")
+def panda_with_friction(tmp_path_factory):
+    return identification.generate(folder=tmp_path_factory.mktemp("ident"))
+
+
+def test_identification_recovers_base_parameters_to_the_noise_level(panda_with_friction):
+    """With 2% noise every WLS estimate is within 5 of its standard deviations of the truth, the noise
+    estimate matches, and the validation torques are predicted to a fraction of the noise; without noise
+    the base parameters come back exactly (to rounding)."""
+    robot = panda_with_friction
+    assert robot.PARAMETERS[-4:].tolist() == [0.0595, 0.1329, 0.0108, 0.1]     # the joint-parameter file was used
+    r = identification.run(robot, noise=0.02, samples=600, draws=5, seed=1)
+    assert r["b"] == 69 and r["cond"] < 1e3
+    assert np.abs(r["z"]).max() < 5
+    assert np.allclose(r["sigma"], r["noise"], rtol=0.15)
+    assert r["validation_relative"] < 0.01
+    exact = identification.run(robot, noise=0.0, samples=300, draws=2, seed=2)
+    assert np.abs(exact["wls"] - exact["true"]).max() < 1e-8 * max(1.0, np.abs(exact["true"]).max())
+    assert exact["validation_relative"] < 1e-10
