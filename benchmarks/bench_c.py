@@ -239,6 +239,7 @@ def plan_build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
     dof_macro = find_dof_macro(gen_dir / f"{robot}.h", robot)
     if dof_macro != f"{robot}_DOF":
         defines.append(f"-DSYMDYN_DOF={dof_macro}")
+    defines.append(f"-DSYMDYN_NUM_PARAMS={dof_macro[:-len('_DOF')]}_NUM_PARAMS")
     cxx = tc.cxx_command(exe, objects=[obj], native=args.march_native,
                          pin_inline=args.pinocchio_inline, extra_defines=defines,
                          extra_includes=[gen_dir])

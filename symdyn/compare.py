@@ -89,6 +89,9 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
     rng = np.random.default_rng(seed)
     n = model.dof
     inputs = [rng.uniform(-np.pi, np.pi, (states, n)), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
+    standard = np.array(model.parameters)
+    params = standard * rng.uniform(0.5, 2.0, (states, len(standard)))
+    source = {"q": inputs[0], "qd": inputs[1], "params": params}
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
@@ -101,7 +104,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
     engine, pino = Engine(model), _pinocchio(model)
     report = {}
     for fn in FUNCTIONS:
-        args = inputs[:len(fn.args)]
+        args = [source.get(a, inputs[2]) for a in fn.args]
         reference = getattr(engine, fn.name)(*args)
         row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}
         if pino is not None and fn.name in PINOCCHIO_NAMES:

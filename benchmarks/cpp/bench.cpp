@@ -42,6 +42,7 @@
 #include <pinocchio/algorithm/crba.hpp>
 #include <pinocchio/algorithm/joint-configuration.hpp>
 #include <pinocchio/algorithm/model.hpp>
+#include <pinocchio/algorithm/regressor.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
 #include <pinocchio/multibody.hpp>
 #include <pinocchio/parsers/urdf.hpp>
@@ -75,6 +76,9 @@ extern "C" {
 // DOF macro of the generated header: R_DOF unless given (e.g. -DSYMDYN_DOF=PANDA_DOF)
 #ifndef SYMDYN_DOF
 #define SYMDYN_DOF SYMDYN_CAT(SYMDYN_ROBOT, _DOF)
+#endif
+#ifndef SYMDYN_NUM_PARAMS
+#define SYMDYN_NUM_PARAMS SYMDYN_CAT(SYMDYN_ROBOT, _NUM_PARAMS)
 #endif
 #define SYMDYN_STR_(x) #x
 #define SYMDYN_STR(x) SYMDYN_STR_(x)
@@ -371,10 +375,32 @@ int main(int argc, char ** argv)
   auto T = [&](int s) { return CRef(CVecMap(&P.tau[size_t(s) * nv], nv)); };
 
   // ---- Pinocchio kernels (default Convention::LOCAL for crba / aba) ----
-  auto pin_id = [&](int s) { escape(pinocchio::rnea(model, data, Q(s), V(s), A(s)).data()); };
+  // rnea, aba and crba include model.armature; model.damping and model.friction (read from the
+  // URDF's <dynamics>) are not used by Pinocchio's algorithms, so the joint friction
+  // damping * v + friction * sign(v) is added to rnea and taken from the torques of aba here, as
+  // symdyn's inverse and forward dynamics do.
+  Eigen::VectorXd fbuf(nv), tbuf(nv);
+  auto friction = [&](int s) -> const Eigen::VectorXd & {
+    fbuf.noalias() = model.damping.cwiseProduct(V(s));
+    fbuf.array() += model.friction.array() * V(s).array().sign();
+    return fbuf;
+  };
+  auto pin_rnea = [&](int s) -> const Eigen::VectorXd & {
+    pinocchio::rnea(model, data, Q(s), V(s), A(s));
+    data.tau += friction(s);
+    return data.tau;
+  };
+  auto pin_aba = [&](int s) -> const Eigen::VectorXd & {
+    tbuf = T(s) - friction(s);
+    return pinocchio::aba(model, data, Q(s), V(s), tbuf);
+  };
+  auto pin_id = [&](int s) { escape(pin_rnea(s).data()); };
+  auto pin_Y = [&](int s) {
+    escape(pinocchio::computeJointTorqueRegressor(model, data, Q(s), V(s), A(s)).data());
+  };
   auto pin_M = [&](int s) { escape(pinocchio::crba(model, data, Q(s)).data()); };
   auto pin_Minv = [&](int s) { escape(pinocchio::computeMinverse(model, data, Q(s)).data()); };
-  auto pin_fd = [&](int s) { escape(pinocchio::aba(model, data, Q(s), V(s), T(s)).data()); };
+  auto pin_fd = [&](int s) { escape(pin_aba(s).data()); };
   auto pin_g = [&](int s) { escape(pinocchio::computeGeneralizedGravity(model, data, Q(s)).data()); };
   auto pin_C = [&](int s) { escape(pinocchio::computeCoriolisMatrix(model, data, Q(s), V(s)).data()); };
 
@@ -389,7 +415,8 @@ int main(int argc, char ** argv)
     return 1;
   }
   const int n = nv;
-  std::vector<double> out(size_t(n) * n);
+  const int np = SYMDYN_NUM_PARAMS;   // regressor columns (-DSYMDYN_NUM_PARAMS=<R>_NUM_PARAMS)
+  std::vector<double> out(size_t(n) * np);
   double * y = out.data();
   const double * q0 = P.q.data();
   const double * qd0 = P.qd.data();
@@ -420,15 +447,20 @@ int main(int argc, char ** argv)
     SYMDYN_FN(_coriolis_matrix)(q0 + size_t(s) * n, qd0 + size_t(s) * n, y);
     escape(y);
   };
+  auto sym_Y = [&](int s) {
+    SYMDYN_FN(_regressor)(q0 + size_t(s) * n, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
+    escape(y);
+  };
 
   // ---- correctness: every pool state, outside the timed loops ----
-  double e_id = 0, e_M = 0, e_Minv = 0, e_fd = 0, e_g = 0, e_C = 0;
+  double e_id = 0, e_M = 0, e_Minv = 0, e_fd = 0, e_g = 0, e_C = 0, e_Y = 0;
+  Eigen::MatrixXd yr(n, 10 * n);
   Eigen::Map<const Eigen::VectorXd> yv(y, n);
   Eigen::Map<const RowMat> ym(y, n, n);
   for (int s = 0; s < pool; ++s)
   {
     sym_id(s);
-    e_id = std::max(e_id, rel_err(yv, pinocchio::rnea(model, data, Q(s), V(s), A(s))));
+    e_id = std::max(e_id, rel_err(yv, pin_rnea(s)));
     sym_M(s);
     e_M = std::max(e_M, rel_err(ym, symmetrize_upper(pinocchio::crba(model, data, Q(s)))));
     sym_Minv(s);
@@ -436,11 +468,16 @@ int main(int argc, char ** argv)
       e_Minv,
       rel_err(ym, symmetrize_upper(pinocchio::computeMinverse(model, data, Q(s)))));
     sym_fd(s);
-    e_fd = std::max(e_fd, rel_err(yv, pinocchio::aba(model, data, Q(s), V(s), T(s))));
+    e_fd = std::max(e_fd, rel_err(yv, pin_aba(s)));
     sym_g(s);
     e_g = std::max(e_g, rel_err(yv, pinocchio::computeGeneralizedGravity(model, data, Q(s))));
     sym_C(s);
     e_C = std::max(e_C, rel_err(ym, pinocchio::computeCoriolisMatrix(model, data, Q(s), V(s))));
+    sym_Y(s);   // n x np, row-major; its first 10 n columns are the rigid-body ones
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < 10 * n; ++j)
+        yr(i, j) = y[size_t(i) * np + j];
+    e_Y = std::max(e_Y, rel_err(yr, pinocchio::computeJointTorqueRegressor(model, data, Q(s), V(s), A(s))));
   }
 #endif
 
@@ -449,13 +486,14 @@ int main(int argc, char ** argv)
   // symdyn alternating which goes first, so that transient interference (other
   // load, frequency changes) is spread over all functions and both
   // implementations; the median over repetitions then discards it.
-  const int NF = 6;
+  const int NF = 7;
   static const char * const fn_names[NF] = {"inverse_dynamics", "mass_matrix",
                                             "mass_matrix_inverse", "forward_dynamics",
-                                            "gravity", "coriolis_matrix"};
+                                            "gravity", "coriolis_matrix", "regressor"};
   static const char * const pin_names[NF] = {"rnea", "crba", "computeMinverse", "aba",
                                              "computeGeneralizedGravity",
-                                             "computeCoriolisMatrix"};
+                                             "computeCoriolisMatrix",
+                                             "computeJointTorqueRegressor"};
   auto pin_rep = [&](int k, long np) -> double {
     switch (k)
     {
@@ -464,7 +502,8 @@ int main(int argc, char ** argv)
     case 2: return time_rep(pin_Minv, pool, np);
     case 3: return time_rep(pin_fd, pool, np);
     case 4: return time_rep(pin_g, pool, np);
-    default: return time_rep(pin_C, pool, np);
+    case 5: return time_rep(pin_C, pool, np);
+    default: return time_rep(pin_Y, pool, np);
     }
   };
 #if HAVE_SYMDYN
@@ -476,13 +515,14 @@ int main(int argc, char ** argv)
     case 2: return time_rep(sym_Minv, pool, np);
     case 3: return time_rep(sym_fd, pool, np);
     case 4: return time_rep(sym_g, pool, np);
-    default: return time_rep(sym_C, pool, np);
+    case 5: return time_rep(sym_C, pool, np);
+    default: return time_rep(sym_Y, pool, np);
     }
   };
-  const double errs[NF] = {e_id, e_M, e_Minv, e_fd, e_g, e_C};
+  const double errs[NF] = {e_id, e_M, e_Minv, e_fd, e_g, e_C, e_Y};
 #else
   auto sym_rep = [&](int, long) -> double { return NaN; };
-  const double errs[NF] = {NaN, NaN, NaN, NaN, NaN, NaN};
+  const double errs[NF] = {NaN, NaN, NaN, NaN, NaN, NaN, NaN};
 #endif
   // warm-up: caches, branch predictors, page faults, CPU frequency
   const long warm = std::max(1L, passes / 4);
