@@ -5,6 +5,7 @@ message is one line: `<path>: <problem>`.
 """
 import hashlib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -15,18 +16,27 @@ from .errors import RobotFileError
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path, snap_right_angles=False):
+def load_robot(path, snap_right_angles=False, strict=False, allow_nonphysical_inertia=False):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
+    What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
+    singular mass matrix, a <mimic> not honored) is in `model.warnings`, one line each, without the
+    path; `symdyn` prints them as `symdyn: warning: <path>: <warning>`.
+    strict: every warning is a RobotFileError instead.
+    allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error.
     snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly)."""
-    model = _load(path)
+    warnings = []
+    model = _load(path, warnings.append, allow_nonphysical_inertia)
+    if strict and warnings:
+        raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
+    model = replace(model, warnings=tuple(warnings))
     if snap_right_angles:
         from .model import snap_right_angles as snap
         model = snap(model)
     return model
 
 
-def _load(path):
+def _load(path, warn=None, allow_nonphysical_inertia=False):
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -46,10 +56,10 @@ def _load(path):
         raise RobotFileError(path, "file is empty")
     if suffix == ".urdf":
         from .urdf import read_urdf
-        desc = read_urdf(path, raw)
+        desc = read_urdf(path, raw, warn)
     else:
         desc = _read_yaml(path, raw)
-    return build_model(desc, path, digest)
+    return build_model(desc, path, digest, warn, allow_nonphysical_inertia)
 
 
 def _unknown_suffix(path, suffix):
