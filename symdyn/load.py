@@ -54,7 +54,9 @@ def _load(path, selection=None):
     if selection:
         from dataclasses import replace
         from .selection import select
-        model = replace(build_model(select(desc, selection, path), path, digest), selection=selection.describe())
+        model = replace(build_model(select(desc, selection, path), path, digest), selection=selection.describe(),
+                        locked=tuple(selection.lock.items()),
+                        cut=selection.root is not None or selection.tip is not None)
     return model
 
 

@@ -51,6 +51,8 @@ class Model:
     digest: str = ""             # sha256 of the description file
     snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
     selection: str = ""          # locked joints, root and tip (symdyn.selection.Selection.describe)
+    locked: Tuple[Tuple[str, float], ...] = ()   # (joint, value) made fixed by the selection
+    cut: bool = False            # the selection dropped links (--root, --tip)
 
     @property
     def dof(self):
