@@ -70,7 +70,7 @@ def pinocchio_reference(model):
     if theirs != model.joint_names or pm.nv != model.dof:
         raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
                          f"symdyn finds {', '.join(model.joint_names)}")
-    return pm, "Pinocchio's own URDF parser"
+    return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
 
 
 def pinocchio_configuration(pmodel):
