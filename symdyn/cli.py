@@ -33,15 +33,33 @@ def _inertia_options(command):
     return click.option("--strict", is_flag=True, help=STRICT_HELP)(command)
 
 
-def _load(path, snap=False, strict=False, nonphysical=False):
+def _load(path, snap=False, selection=None, strict=False, nonphysical=False):
     from .load import load_robot
     try:
-        model = load_robot(path, snap, strict=strict, allow_nonphysical_inertia=nonphysical)
+        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
         _warn(path, message)
     return model
+
+
+def selection_options(command):
+    """--lock, --root and --tip: the part of the robot to generate (symdyn.selection)."""
+    command = click.option("--tip", default=None, metavar="LINK",
+                           help="Keep only the chain from the root to LINK (with what is fixed to it).")(command)
+    command = click.option("--root", default=None, metavar="LINK",
+                           help="LINK becomes the fixed base; everything above it is dropped.")(command)
+    return click.option("--lock", default="", metavar="JOINT[=VALUE],...",
+                        help="Make these joints fixed at VALUE (default 0), e.g. to drop a gripper.")(command)
+
+
+def _selection(lock, root, tip):
+    from .selection import Selection, parse_lock
+    try:
+        return Selection(parse_lock(lock), root, tip)
+    except ValueError as exc:
+        _fail(exc)
 
 
 @click.group()
@@ -54,11 +72,13 @@ def main():
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
 @_inertia_options
-def info(robots, ops, snap, strict, nonphysical):
+def info(robots, ops, snap, lock, root, tip, strict, nonphysical):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
+    selection = _selection(lock, root, tip)
     for path in robots:
-        model = _load(path, snap, strict, nonphysical)
+        model = _load(path, snap, selection, strict, nonphysical)
         click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
         for k, j in enumerate(model.joints):
             click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
@@ -77,8 +97,9 @@ def info(robots, ops, snap, strict, nonphysical):
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
 @_inertia_options
-def generate(robots, out_dir, lang, params_mode, snap, strict, nonphysical):
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -91,8 +112,8 @@ def generate(robots, out_dir, lang, params_mode, snap, strict, nonphysical):
                            hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap, strict=strict, allow_nonphysical_inertia=nonphysical,
-                          on_warning=_warn)
+                          snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
+                          allow_nonphysical_inertia=nonphysical, on_warning=_warn)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -105,13 +126,15 @@ def generate(robots, out_dir, lang, params_mode, snap, strict, nonphysical):
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
 @_inertia_options
-def compare(robots, states, tol, with_c, snap, strict, nonphysical):
+def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run
+    selection = _selection(lock, root, tip)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, strict, nonphysical)
+        model = _load(path, snap, selection, strict, nonphysical)
         notes = []
         try:
             report = run(model, states=states, with_c=with_c, notes=notes)

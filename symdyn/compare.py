@@ -53,10 +53,16 @@ def pinocchio_urdf_model(model):
     """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
     reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
     as is (YAML, DH, snapped right angles)."""
-    if Path(model.path).suffix.lower() != ".urdf" or model.snapped:
+    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
         return None
     import pinocchio as pin
     pm = pin.buildModelFromUrdf(str(model.path))
+    if model.locked:                       # --lock: Pinocchio's own reduction of its own model
+        q_ref = pin.neutral(pm)
+        for name, value in model.locked:
+            joint = pm.joints[pm.getJointId(name)]
+            q_ref[joint.idx_q:joint.idx_q + joint.nq] = (value,) if joint.nq == 1 else (np.cos(value), np.sin(value))
+        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in model.locked], q_ref)
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
     return pm
 
@@ -74,7 +80,7 @@ def pinocchio_reference(model):
     if theirs != model.joint_names or pm.nv != model.dof:
         raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
                          f"symdyn finds {', '.join(model.joint_names)}")
-    return pm, "Pinocchio's own URDF parser"
+    return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
 
 
 def pinocchio_configuration(pmodel):

@@ -113,4 +113,5 @@ def header_lines(model, params_mode):
             f"Robot {quoted(model.name)}, {model.dof} DOF, parameters: {params_mode}.",
             "Joint order (base to tip): " + ", ".join(quoted(n) for n in model.joint_names) + "."] + (
         [f"{model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
-        if model.snapped else [])
+        if model.snapped else []) + (
+        [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else [])
