@@ -35,7 +35,7 @@ def pinocchio_model(model):
         jm = pin.JointModelRevoluteUnaligned(axis) if joint.type == "revolute" else pin.JointModelPrismaticUnaligned(axis)
         jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, jm,
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
-        pm.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(np.array(body.params)), pin.SE3.Identity())
+        pm.appendBodyToJoint(jid, _pinocchio_inertia(body.params), pin.SE3.Identity())
         ids.append(jid)
     pm.armature[:] = [j.armature for j in model.joints]
     pm.damping[:] = [j.damping for j in model.joints]
@@ -43,8 +43,73 @@ def pinocchio_model(model):
     return pm
 
 
+def _pinocchio_inertia(params):
+    """pin.Inertia of the ten parameters; a massless (virtual) body has no centre of mass to divide
+    by: its inertia about the origin is all there is."""
+    import pinocchio as pin
+    if params[0] != 0:
+        return pin.Inertia.FromDynamicParameters(np.array(params))
+    _, _, _, _, Ixx, Ixy, Iyy, Ixz, Iyz, Izz = params
+    return pin.Inertia(0.0, np.zeros(3), np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]]))
+
+
+def pinocchio_urdf_model(model):
+    """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
+    reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
+    as is (YAML, DH, snapped right angles)."""
+    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
+        return None
+    import pinocchio as pin
+    pm = pin.buildModelFromUrdf(str(model.path))
+    if model.locked:                       # --lock: Pinocchio's own reduction of its own model
+        q_ref = pin.neutral(pm)
+        for name, value in model.locked:
+            joint = pm.joints[pm.getJointId(name)]
+            q_ref[joint.idx_q:joint.idx_q + joint.nq] = (value,) if joint.nq == 1 else (np.cos(value), np.sin(value))
+        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in model.locked], q_ref)
+    pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
+    return pm
+
+
+def pinocchio_reference(model):
+    """(pinocchio.Model, how it was built): Pinocchio's URDF parser for a URDF file, else symdyn's
+    Model rebuilt joint by joint. ValueError when the parser finds other joints or another order."""
+    try:
+        pm = pinocchio_urdf_model(model)
+    except ValueError as exc:              # urdfdom is stricter (e.g. <limit> required on revolute joints)
+        return pinocchio_model(model), f"symdyn's model rebuilt in Pinocchio; its URDF parser refuses the file ({exc})"
+    if pm is None:
+        return pinocchio_model(model), "symdyn's model rebuilt in Pinocchio"
+    theirs = tuple(pm.names)[1:]
+    if theirs != model.joint_names or pm.nv != model.dof:
+        raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
+                         f"symdyn finds {', '.join(model.joint_names)}")
+    return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
+
+
+def pinocchio_configuration(pmodel):
+    """q in symdyn's convention (one angle per 1-DoF joint) -> Pinocchio's q: a continuous joint
+    (RevoluteUnbounded, nq 2) is (cos q, sin q) there."""
+    if pmodel.nq == pmodel.nv:
+        return lambda q: np.asarray(q, dtype=float)
+    pieces = []
+    for joint in pmodel.joints[1:]:
+        if joint.nv != 1 or joint.nq not in (1, 2):
+            raise ValueError(f"joint '{pmodel.names[joint.id]}' ({joint.shortname()}) has no 1-DoF counterpart")
+        pieces.append((joint.idx_q, joint.idx_v, joint.nq))
+
+    def convert(q):
+        q = np.asarray(q, dtype=float)
+        out = np.empty(pmodel.nq)
+        for iq, iv, nq in pieces:
+            out[iq:iq + nq] = q[iv] if nq == 1 else (np.cos(q[iv]), np.sin(q[iv]))
+        return out
+    return convert
+
+
 def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
-    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices.
+    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices,
+    taking symdyn's q (pinocchio_configuration).
 
     Pinocchio's crba, aba, rnea and computeMinverse include model.armature; its model.damping and
     model.friction are data only, so the joint friction Fv v + Fc sign(v) (+ the offset, which
@@ -52,6 +117,7 @@ def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
     computeJointTorqueRegressor (rigid bodies) beside the friction and armature columns."""
     import pinocchio as pin
     data = pmodel.createData()
+    c = pinocchio_configuration(pmodel)
     offset = np.zeros(pmodel.nv) if offset is None else np.asarray(offset, dtype=float)
     sgn = (lambda v: np.tanh(v / smoothing)) if smoothing else np.sign
     fric = lambda v: pmodel.damping * v + pmodel.friction * sgn(v) + offset
@@ -61,30 +127,38 @@ def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
         joints = np.zeros((pmodel.nv, 4 * pmodel.nv))
         for k in range(pmodel.nv):
             joints[k, 4 * k:4 * k + 4] = v[k], sgn(v[k]), 1.0, a[k]
-        return np.hstack([pin.computeJointTorqueRegressor(pmodel, data, q, v, a), joints])
+        return np.hstack([pin.computeJointTorqueRegressor(pmodel, data, c(q), v, a), joints])
 
-    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a) + fric(v),
-            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, q)),
-            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, q)),
-            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, q, v, t - fric(v)).copy(),
-            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, q).copy(),
-            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, q, v).copy(),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, q, v) + fric(v),
+    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a) + fric(v),
+            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, c(q))),
+            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, c(q))),
+            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t - fric(v)).copy(),
+            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, c(q)).copy(),
+            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v) + fric(v),
             "regressor": regressor}
 
 
-def _pinocchio(model):
+def _pinocchio(model, notes):
     """Pinocchio's functions on the same model, or None when it is not installed."""
     try:
         import pinocchio  # noqa: F401
     except ImportError:
         return None
-    return pinocchio_functions(pinocchio_model(model), [j.friction_offset for j in model.joints],
-                               model.coulomb_smoothing)
+    pmodel, how = pinocchio_reference(model)
+    notes.append(f"pinocchio column: {how}")
+    if model.joint_params:                 # friction and armature from a file Pinocchio did not read
+        pmodel.armature[:] = [j.armature for j in model.joints]
+        pmodel.damping[:] = [j.damping for j in model.joints]
+        pmodel.friction[:] = [j.friction for j in model.joints]
+    return pinocchio_functions(pmodel, [j.friction_offset for j in model.joints], model.coulomb_smoothing)
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True):
-    """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine."""
+def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
+    """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
+
+    `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
+    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn."""
     import tempfile
     rng = np.random.default_rng(seed)
     n = model.dof
@@ -101,7 +175,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
     if with_c:
         from .cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
-    engine, pino = Engine(model), _pinocchio(model)
+    engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
     report = {}
     for fn in FUNCTIONS:
         args = [source.get(a, inputs[2]) for a in fn.args]
