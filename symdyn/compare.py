@@ -30,9 +30,7 @@ def pinocchio_model(model):
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))      # pin.Motion(linear, angular)
     ids = []
     for joint, body in zip(model.joints, model.bodies):
-        axis = np.array(joint.axis)
-        jm = pin.JointModelRevoluteUnaligned(axis) if joint.type == "revolute" else pin.JointModelPrismaticUnaligned(axis)
-        jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, jm,
+        jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, joint.kind.pinocchio(joint.axis),
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
         pm.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(np.array(body.params)), pin.SE3.Identity())
         ids.append(jid)

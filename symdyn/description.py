@@ -12,11 +12,14 @@ import reprlib
 import numpy as np
 
 from .errors import RobotFileError
+from .joints import JOINT_TYPES
 from .model import Body, Joint, Model
 
-MOVING = ("revolute", "continuous", "prismatic")
+MOVING = tuple(JOINT_TYPES)
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
-ROBOT_KEYS = ("name", "source", "gravity", "base", "links", "joints")
+ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints")
+#: the free-flyer that --floating-base puts between the world and the base link (Pinocchio's name)
+ROOT_JOINT = "root_joint"
 LINK_KEYS = ("name", "mass", "com", "inertia")
 JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis")
 ORIGIN_KEYS = ("xyz", "rpy", "rotation")
@@ -173,13 +176,16 @@ def _snap(x):
     return np.where(np.abs(np.abs(x) - 1.0) < 1e-15, np.sign(x), x)
 
 
-def build_model(desc, path, digest=""):
-    """Validate a description dictionary and build the Model (fixed joints merged)."""
+def build_model(desc, path, digest="", floating_base=False):
+    """Validate a description dictionary and build the Model (fixed joints merged).
+
+    floating_base: the base link floats, joined to the world by a free-flyer named root_joint
+    (Pinocchio's buildModel(..., JointModelFreeFlyer())); its inertia is 'base_link' when given."""
     with np.errstate(all="ignore"):          # overflow is reported as a message, not a warning
-        return _build(desc, path, digest)
+        return _build(desc, path, digest, floating_base)
 
 
-def _build(desc, path, digest):
+def _build(desc, path, digest, floating_base=False):
     chk = _Checker(path)
     chk.mapping(desc, "robot description")
     chk.known(desc, ROBOT_KEYS, "robot")
@@ -206,18 +212,33 @@ def _build(desc, path, digest):
         links[lname] = _link_params(chk, link, f"link '{lname}'")
 
     joints, child_of, children = {}, {}, {}
+    base_link = desc.get("base_link")
+    if base_link is not None:
+        chk.mapping(base_link, "base_link")
+        if base_link.get("name", base) != base:
+            chk.fail(f"base_link: name {_show(base_link['name'])} is not the base '{base}'")
+        base_link = {k: v for k, v in base_link.items() if k != "name"}
+    if floating_base:
+        world = "world"
+        while world in links or world == base:
+            world += "_"
+        links[base] = _link_params(chk, base_link if base_link is not None else {"mass": 0}, f"link '{base}'")
+        joints[ROOT_JOINT] = ("floating", world, base, np.eye(3), np.zeros(3), None)
+        child_of[base] = ROOT_JOINT
+        children[world] = [ROOT_JOINT]
+        base = world
     for i, joint in enumerate(joints_in):
         chk.mapping(joint, f"joint #{i + 1}")
         jname = chk.name(chk.field(joint, "name", f"joint #{i + 1}"), f"joint #{i + 1} name")
         where = f"joint '{jname}'"
         if jname in joints:
-            chk.fail(f"duplicate joint name '{jname}'")
+            chk.fail(f"duplicate joint name '{jname}'" + (" (--floating-base adds it)" if jname == ROOT_JOINT and floating_base else ""))
         chk.known(joint, JOINT_KEYS, where)
         jtype = chk.field(joint, "type", where)
         if not isinstance(jtype, str) or jtype not in MOVING + ("fixed",):
-            if jtype in ("floating", "planar"):
-                chk.fail(f"{where}: type '{jtype}' is not supported (fixed-base chains only)")
-            chk.fail(f"{where}: unknown joint type {_show(jtype)} (expected revolute, continuous, prismatic or fixed)")
+            chk.fail(f"{where}: unknown joint type {_show(jtype)} (expected {', '.join(MOVING)} or fixed)")
+        if floating_base and jtype == "floating":
+            chk.fail(f"{where}: the robot already has a floating joint (drop --floating-base)")
         parent = chk.name(chk.field(joint, "parent", where), f"{where}: parent")
         child = chk.name(chk.field(joint, "child", where), f"{where}: child")
         for role, lname in (("parent", parent), ("child", child)):
@@ -231,7 +252,7 @@ def _build(desc, path, digest):
             chk.fail(f"{where}: link '{child}' already has parent joint '{child_of[child]}' (kinematic loop)")
         R, xyz = _origin(chk, joint, where)
         axis = None
-        if jtype in MOVING:
+        if jtype in MOVING and JOINT_TYPES[jtype].has_axis:
             axis = joint.get("axis")
             axis = chk.vector([1, 0, 0] if axis is None and "axis" not in joint else axis, f"{where}: axis")
             biggest = np.abs(axis).max()     # scale first: the norm of [1e200, 1e200, 0] overflows
@@ -294,8 +315,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                     if owner >= 0:
                         body_params[owner] += _moved(Rc, pc, *links[child])
                 else:
-                    out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
-                                            tuple(map(tuple, _snap(Rc))), tuple(_snap(pc)), tuple(_snap(axis))))
+                    out_joints.append(Joint(jname, JOINT_TYPES[jtype].name, owner, tuple(map(tuple, _snap(Rc))),
+                                            tuple(_snap(pc)), (0.0, 0.0, 0.0) if axis is None else tuple(_snap(axis))))
                     body_params.append(_moved(np.eye(3), np.zeros(3), *links[child]))
                     body_names.append(child)
                     frame[child] = (len(out_joints) - 1, np.eye(3), np.zeros(3))

@@ -15,18 +15,19 @@ from .errors import RobotFileError
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path, snap_right_angles=False):
+def load_robot(path, snap_right_angles=False, floating_base=False):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
-    snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly)."""
-    model = _load(path)
+    snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly).
+    floating_base: the base link becomes a free-flyer (description.build_model)."""
+    model = _load(path, floating_base)
     if snap_right_angles:
         from .model import snap_right_angles as snap
         model = snap(model)
     return model
 
 
-def _load(path):
+def _load(path, floating_base=False):
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -49,7 +50,7 @@ def _load(path):
         desc = read_urdf(path, raw)
     else:
         desc = _read_yaml(path, raw)
-    return build_model(desc, path, digest)
+    return build_model(desc, path, digest, floating_base)
 
 
 def _unknown_suffix(path, suffix):

@@ -17,10 +17,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from symdyn.errors import RobotFileError
+from symdyn.joints import URDF_TYPES
 
-SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
-# Valid URDF joint types that a fixed-base chain generator cannot represent.
-UNSUPPORTED_JOINT_TYPES = ("floating", "planar")
+SUPPORTED_JOINT_TYPES = tuple(URDF_TYPES) + ("fixed",)
 INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 DEFAULT_GRAVITY = [0.0, 0.0, -9.81]
 
@@ -171,6 +170,7 @@ def _description(root, filename):
         "source": f"URDF {filename}",
         "gravity": list(DEFAULT_GRAVITY),
         "base": base,
+        "base_link": links[base],          # its inertia counts when the base floats
         "links": [links[joints[j]["child"]] for j in order],
         "joints": [joints[j] for j in order],
     }
@@ -252,8 +252,6 @@ def _read_joint(element, name, links):
     kind = element.get("type")
     if kind is None:
         raise _Invalid(f"{owner}: <joint> is missing attribute 'type'")
-    if kind in UNSUPPORTED_JOINT_TYPES:
-        raise _Invalid(f"{owner}: type '{kind}' is not supported (fixed-base chains only)")
     if kind not in SUPPORTED_JOINT_TYPES:
         raise _Invalid(f"{owner}: unknown type '{kind}' "
                        f"(expected one of {', '.join(SUPPORTED_JOINT_TYPES)})")
@@ -268,7 +266,7 @@ def _read_joint(element, name, links):
     axis_element = _only_child(element, "axis", owner, required=False)
     if axis_element is not None:
         axis = _vector_attribute(axis_element, "xyz", owner, default=None)
-    return {"name": name, "type": kind, "parent": ends["parent"], "child": ends["child"],
+    return {"name": name, "type": URDF_TYPES.get(kind, kind), "parent": ends["parent"], "child": ends["child"],
             "origin": {"xyz": xyz, "rpy": rpy}, "axis": axis}
 
 
