@@ -17,10 +17,14 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
-def _load(path, snap=False):
+FLOATING_HELP = ("Make the base link a free-flyer (joint 'root_joint', Pinocchio's conventions: q = [x, y, z, qx, qy, "
+                 "qz, qw, joints...], v = [linear, angular velocity of the base in its frame, joint rates]).")
+
+
+def _load(path, snap=False, floating=False):
     from .load import load_robot
     try:
-        return load_robot(path, snap)
+        return load_robot(path, snap, floating)
     except SymdynError as exc:
         _fail(exc)
 
@@ -35,11 +39,13 @@ def main():
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def info(robots, ops, snap):
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
+def info(robots, ops, snap, floating):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
     for path in robots:
-        model = _load(path, snap)
-        click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
+        model = _load(path, snap, floating)
+        sizes = "" if model.nq == model.nv else f" (nq {model.nq}, nv {model.nv})"
+        click.echo(f"{model.name}: {model.dof} DOF{sizes}, total moving mass {model.total_mass:.6g} kg  ({path})")
         for k, j in enumerate(model.joints):
             click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
         if ops:
@@ -57,7 +63,8 @@ def info(robots, ops, snap):
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def generate(robots, out_dir, lang, params_mode, snap):
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
+def generate(robots, out_dir, lang, params_mode, snap, floating):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -70,7 +77,7 @@ def generate(robots, out_dir, lang, params_mode, snap):
                            hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap)
+                          snap_right_angles=snap, floating_base=floating)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -83,12 +90,13 @@ def generate(robots, out_dir, lang, params_mode, snap):
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def compare(robots, states, tol, with_c, snap):
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
+def compare(robots, states, tol, with_c, snap, floating):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run
     worst = 0.0
     for path in robots:
-        model = _load(path, snap)
+        model = _load(path, snap, floating)
         report = run(model, states=states, with_c=with_c)
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")

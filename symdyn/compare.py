@@ -63,9 +63,10 @@ def _pinocchio(model):
 def compare(model, states=20, seed=0, workdir=None, with_c=True):
     """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine."""
     import tempfile
+    from .lie import random_configuration
     rng = np.random.default_rng(seed)
-    n = model.dof
-    inputs = [rng.uniform(-np.pi, np.pi, (states, n)), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
+    n = model.nv
+    inputs = [random_configuration(model, rng, states), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
@@ -76,8 +77,13 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
         from .cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
     engine, pino = Engine(model), _pinocchio(model)
+    if pino is not None:
+        import pinocchio as pin
+        pmodel = pinocchio_model(model)
     report = {}
     for fn in FUNCTIONS:
+        if not hasattr(generated["python"], fn.name):      # not generated for this model (coriolis_nu.Unsupported)
+            continue
         args = inputs[:len(fn.args)]
         reference = getattr(engine, fn.name)(*args)
         row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}
@@ -85,4 +91,17 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
             theirs = np.stack([pino[fn.name](*(a[s] for a in args)) for s in range(states)])
             row["pinocchio"] = relative_error(reference, theirs)
         report[fn.name] = row
+    q1 = random_configuration(model, rng, states)
+    lie_calls = {"integrate": (lambda m, s: m.integrate(inputs[0][s], inputs[1][s], 0.3),
+                               lambda pm, s: pin.integrate(pm, inputs[0][s], 0.3 * inputs[1][s])),
+                 "difference": (lambda m, s: m.difference(inputs[0][s], q1[s]),
+                                lambda pm, s: pin.difference(pm, inputs[0][s], q1[s])),
+                 "neutral": (lambda m, s: m.neutral(), lambda pm, s: pin.neutral(pm))}
+    for name, (ours, theirs) in lie_calls.items():
+        reference = np.stack([ours(engine, s) for s in range(states)])
+        row = {lang: relative_error(np.stack([ours(mod, s) for s in range(states)]), reference)
+               for lang, mod in generated.items()}
+        if pino is not None:
+            row["pinocchio"] = relative_error(reference, np.stack([theirs(pmodel, s) for s in range(states)]))
+        report[name] = row
     return report

@@ -43,9 +43,9 @@ def render(model, languages=("python",), params_mode="numeric", progress=None):
     return files
 
 
-def load_all(paths, languages=("python",), snap_right_angles=False):
+def load_all(paths, languages=("python",), snap_right_angles=False, floating_base=False):
     """Load every robot file; RobotFileError for the first bad one or two that would write the same file."""
-    models = [load_robot(p, snap_right_angles) for p in paths]
+    models = [load_robot(p, snap_right_angles, floating_base) for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
         same = os.path.realpath(model.path)
@@ -112,12 +112,14 @@ def write_all(rendered, out_dir):
 
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
-             snap_right_angles=False):
+             snap_right_angles=False, floating_base=False):
     """Generate the modules of every robot file in `paths`; returns the written paths.
+
+    floating_base: each robot's base link becomes a free-flyer (joint root_joint, Pinocchio's conventions).
 
     Order: load and check every input, check the output folder, render everything, then write.
     """
-    models = load_all(paths, languages, snap_right_angles)   # every input is checked before any output
+    models = load_all(paths, languages, snap_right_angles, floating_base)   # every input is checked before any output
     out = prepare_output(out_dir)
     rendered = {}
     for model in models:

@@ -10,8 +10,6 @@ import inspect
 
 import numpy as np
 
-#: below this angle the series of the exponential / logarithm replace the closed forms
-SMALL = 1e-4
 
 
 def _cross(a, b):
