@@ -1,0 +1,199 @@
+"""Multi-DoF joints (free-flyer, spherical, planar) and floating bases: engine, generated Python and C
+(numeric and symbolic parameters) against Pinocchio, plus the identities."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, erd_path, relerr
+from random_chain import random_description
+from symdyn import lie
+from symdyn.compare import import_module_file, pinocchio_functions, pinocchio_model
+from symdyn.description import build_model
+from symdyn.engine import Engine
+from symdyn.functions import FUNCTIONS
+from symdyn.generate import module_name, render
+from symdyn.load import load_robot
+
+pin = pytest.importorskip("pinocchio")
+PINOCCHIO = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
+             "coriolis_matrix", "nonlinear_effects")
+
+
+def _with(kinds, n=5, seed=3):
+    """A random chain with the given joint types at the given positions."""
+    d = random_description(n, seed)
+    for pos, kind in kinds.items():
+        d["joints"][pos]["type"] = kind
+    return build_model(d, f"<chain {kinds}>")
+
+
+MODELS = {
+    "panda_floating": lambda: load_robot(ROOT / "robots" / "panda.urdf", floating_base=True),
+    "ur5_floating": lambda: load_robot(ROOT / "robots" / "ur5.urdf", floating_base=True),
+    "spherical_inner": lambda: _with({1: "spherical"}),
+    "spherical_leaf": lambda: _with({4: "spherical"}),
+    "planar_root": lambda: _with({0: "planar"}),
+    "planar_inner": lambda: _with({2: "planar"}),
+    "two_spherical": lambda: _with({0: "spherical", 3: "spherical"}, n=6, seed=8),
+}
+
+
+def _states(model, count=4, seed=0):
+    rng = np.random.default_rng(seed)
+    q = lie.random_configuration(model, rng, count)
+    return q, rng.normal(size=(count, model.nv)), rng.normal(size=(count, model.nv)) * 2
+
+
+def _against_pinocchio(model, module, count=4):
+    pm = pinocchio_model(model)
+    ref = pinocchio_functions(pm)
+    q, v, a = _states(model, count)
+    for name in PINOCCHIO:
+        fn = next(f for f in FUNCTIONS if f.name == name)
+        args = [q, v, a][:len(fn.args)]
+        ours = getattr(module, name)(*args)
+        theirs = np.stack([ref[name](*(x[s] for x in args)) for s in range(count)])
+        assert relerr(ours, theirs) < 1e-9, (model.name, name)
+    q1 = lie.random_configuration(model, np.random.default_rng(9), count)
+    for s in range(count):
+        assert relerr(module.integrate(q[s], v[s], 0.4), pin.integrate(pm, q[s], 0.4 * v[s])) < 1e-12
+        assert relerr(module.difference(q[s], q1[s]), pin.difference(pm, q[s], q1[s])) < 1e-10
+    assert np.array_equal(module.neutral(), pin.neutral(pm))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_engine_against_pinocchio(name):
+    _against_pinocchio(MODELS[name](), Engine(MODELS[name]()))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_identities(name):
+    model = MODELS[name]()
+    e = Engine(model)
+    q, v, a = _states(model)
+    eye = np.broadcast_to(np.eye(model.nv), (len(q), model.nv, model.nv))
+    M, Minv = e.mass_matrix(q), e.mass_matrix_inverse(q)
+    assert relerr(M @ Minv, eye) < 1e-9
+    m, ell = e.innovations_factor(q), e.innovations_factor_inverse(q)
+    assert relerr(m @ np.swapaxes(m, -1, -2), M) < 1e-12
+    assert np.all(np.tril(m, -1) == 0) and np.all(np.diagonal(m, axis1=-2, axis2=-1) > 0)
+    assert relerr(np.linalg.cholesky(M[..., ::-1, ::-1])[..., ::-1, ::-1], m) < 1e-9    # reversed Cholesky
+    assert relerr(m @ ell, eye) < 1e-10
+    d = e.articulated_inertia(q)
+    U = m / np.sqrt(d)[..., None, :]
+    assert np.allclose(np.diagonal(U, axis1=-2, axis2=-1), 1) and relerr(U @ (d[..., :, None] * np.swapaxes(U, -1, -2)), M) < 1e-12
+    tau = e.inverse_dynamics(q, v, a)
+    assert relerr(e.forward_dynamics(q, v, tau), a) < 1e-9                            # ABA o RNEA = id
+    nu = e.total_rates(q, v)
+    assert relerr(e.joint_rates(q, nu), v) < 1e-10
+    assert relerr(e.applied_moments(q, e.working_moments(q, tau)), tau) < 1e-10
+    # M_dot - 2C skew, M_dot by central differences along integrate
+    h = 1e-6
+    qp = e.integrate(q, v, h)
+    qm = e.integrate(q, v, -h)
+    Mdot = (e.mass_matrix(qp) - e.mass_matrix(qm)) / (2 * h)
+    C = e.coriolis_matrix(q, v)
+    S = Mdot - 2 * C
+    assert np.abs(S + np.swapaxes(S, -1, -2)).max() < 1e-6 * np.abs(Mdot).max()
+    assert relerr(np.einsum("...ij,...j->...i", C, v) + e.gravity(q), e.nonlinear_effects(q, v)) < 1e-12
+    # integrate and difference are inverse; difference(q, integrate(q, v)) = v
+    assert relerr(e.difference(q, e.integrate(q, v, 0.3)), 0.3 * v) < 1e-10
+
+
+@pytest.mark.parametrize("name", ["panda_floating", "planar_root"])
+def test_coriolis_nu_against_its_definition(name):
+    """C(theta, nu) = l C(q, qd) qd - m_dot* qd, nu . C = 0; m_dot by central differences along integrate."""
+    model = MODELS[name]()
+    e = Engine(model)
+    q, v, _ = _states(model)
+    nu = e.total_rates(q, v)
+    C = e.coriolis_nu(q, nu)
+    h = 1e-6
+    mdot = (e.innovations_factor(e.integrate(q, v, h)) - e.innovations_factor(e.integrate(q, v, -h))) / (2 * h)
+    cq = e.nonlinear_effects(q, v) - e.gravity(q)
+    ref = np.einsum("...ij,...j->...i", e.innovations_factor_inverse(q), cq) - np.einsum("...ji,...j->...i", mdot, v)
+    assert relerr(C, ref) < 1e-7
+    assert np.abs(np.sum(nu * C, axis=-1)).max() < 1e-10 * np.abs(C).max()
+
+
+def test_coriolis_nu_refused_away_from_the_root():
+    from symdyn.codegen.generator import trace_all
+    from symdyn.coriolis_nu import Unsupported
+    model = MODELS["spherical_inner"]()
+    with pytest.raises(Unsupported, match="j1"):
+        Engine(model).coriolis_nu(*_states(model)[:2])
+    assert "coriolis_nu" not in [p.name for p in trace_all(model)]
+
+
+@pytest.mark.parametrize("params_mode", ["numeric", "symbolic"])
+@pytest.mark.parametrize("name", ["panda_floating", "two_spherical", "planar_inner"])
+def test_generated_python_and_c(name, params_mode, tmp_path):
+    from symdyn.cload import load_c
+    model = MODELS[name]()
+    for fname, text in render(model, ("python", "c"), params_mode).items():
+        (tmp_path / fname).write_text(text)
+    mod = module_name(model.path)
+    py = import_module_file(tmp_path / f"{mod}.py", f"_multidof_{name}_{params_mode}")
+    c = load_c(tmp_path / f"{mod}.c")
+    assert (py.NQ, py.NV, py.DOF, c.NQ, c.NV) == (model.nq, model.nv, model.nv, model.nq, model.nv)
+    e = Engine(model)
+    q, v, a = _states(model, seed=4)
+    extra = (np.array([x for b in model.bodies for x in b.params]),) if params_mode == "symbolic" else ()
+    checked = 0
+    for fn in FUNCTIONS:
+        if not hasattr(py, fn.name):
+            continue
+        args = [q, v, a][:len(fn.args)]
+        ref = getattr(e, fn.name)(*args)
+        for m in (py, c):
+            assert relerr(getattr(m, fn.name)(*args, *extra), ref) < 1e-10, (fn.name, m)
+        checked += 1
+    assert checked >= len(FUNCTIONS) - 1
+    if params_mode == "numeric":
+        for m in (py, c):
+            _against_pinocchio(model, _Bound(m, extra))
+
+
+class _Bound:
+    def __init__(self, module, extra):
+        self.module, self.extra = module, extra
+
+    def __getattr__(self, name):
+        fn = getattr(self.module, name)
+        return fn if name in ("integrate", "difference", "neutral") else (lambda *a: fn(*a, *self.extra))
+
+
+def test_floating_panda_matches_pinocchio_urdf_parser():
+    """The oracle built by Pinocchio's own parser with a JointModelFreeFlyer root."""
+    path = ROOT / "robots" / "panda.urdf"
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    model = load_robot(path, floating_base=True)
+    assert (pm.nq, pm.nv) == (model.nq, model.nv) and pm.names[1] == "root_joint" == model.joint_names[0]
+    e, data = Engine(model), pm.createData()
+    q, v, a = _states(model, seed=2)
+    for s in range(len(q)):
+        assert relerr(e.inverse_dynamics(q[s], v[s], a[s]), pin.rnea(pm, data, q[s], v[s], a[s])) < 1e-9
+        assert relerr(e.mass_matrix(q[s]), np.triu(pin.crba(pm, data, q[s])) + np.triu(pin.crba(pm, data, q[s]), 1).T) < 1e-9
+        assert relerr(e.forward_dynamics(q[s], v[s], a[s]), pin.aba(pm, data, q[s], v[s], a[s])) < 1e-9
+
+
+def test_urdf_floating_joint_and_cli(tmp_path):
+    """A URDF floating joint to the world is a free-flyer; --floating-base does the same from the CLI."""
+    text = (ROOT / "robots" / "panda.urdf").read_text()
+    first = text.index("<link")
+    text = text[:first] + ('<link name="world"/><joint name="root_joint" type="floating"><parent link="world"/>'
+                           '<child link="panda_link0"/></joint>') + text[first:]
+    path = tmp_path / "panda_free.urdf"
+    path.write_text(text)
+    a, b = load_robot(path), load_robot(ROOT / "robots" / "panda.urdf", floating_base=True)
+    assert a.joints == b.joints and a.bodies == b.bodies
+    run = [sys.executable, "-c", "from symdyn.cli import main; main()"]
+    out = subprocess.run(run + ["generate", "--floating-base", "--lang", "python,c", "--out", str(tmp_path / "g"),
+                                str(ROOT / "robots" / "panda.urdf")], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "#define PANDA_NQ 14" in (tmp_path / "g" / "panda.h").read_text()
+    out = subprocess.run(run + ["generate", "--floating-base", str(path), "--out", str(tmp_path / "h")],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2 and "floating" in out.stderr and "Traceback" not in out.stderr
