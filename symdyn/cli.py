@@ -97,9 +97,17 @@ def compare(robots, states, tol, with_c, snap, floating):
     worst = 0.0
     for path in robots:
         model = _load(path, snap, floating)
-        report = run(model, states=states, with_c=with_c)
+        notes = []
+        try:
+            report = run(model, states=states, with_c=with_c, notes=notes)
+        except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints
+            click.echo(f"{model.name} ({path}): {one_line(exc)}")
+            worst = float("inf")
+            continue
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
+        for note in notes:
+            click.echo(f"  ({note})")
         click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))
         for name, row in report.items():
             click.echo(f"  {name:<28s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))

@@ -37,31 +37,89 @@ def pinocchio_model(model):
     return pm
 
 
+def pinocchio_urdf_model(model):
+    """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
+    reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
+    as is (YAML, DH, snapped right angles)."""
+    if Path(model.path).suffix.lower() != ".urdf" or model.snapped:
+        return None
+    import pinocchio as pin
+    from .description import ROOT_JOINT
+    added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
+    pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if added else \
+        pin.buildModelFromUrdf(str(model.path))
+    pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
+    return pm
+
+
+def pinocchio_reference(model):
+    """(pinocchio.Model, how it was built): Pinocchio's URDF parser for a URDF file, else symdyn's
+    Model rebuilt joint by joint. ValueError when the parser finds other joints or another order."""
+    try:
+        pm = pinocchio_urdf_model(model)
+    except ValueError as exc:              # urdfdom is stricter (e.g. <limit> required on revolute joints)
+        return pinocchio_model(model), f"symdyn's model rebuilt in Pinocchio; its URDF parser refuses the file ({exc})"
+    if pm is None:
+        return pinocchio_model(model), "symdyn's model rebuilt in Pinocchio"
+    theirs = tuple(pm.names)[1:]
+    if theirs != model.joint_names or pm.nv != model.dof:
+        raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
+                         f"symdyn finds {', '.join(model.joint_names)}")
+    return pm, "Pinocchio's own URDF parser"
+
+
+def pinocchio_configuration(pmodel):
+    """q in symdyn's convention (one angle per 1-DoF joint) -> Pinocchio's q: a continuous joint
+    (RevoluteUnbounded, nq 2) is (cos q, sin q) there; multi-DoF joints share the convention."""
+    if pmodel.nq == pmodel.nv:
+        return lambda q: np.asarray(q, dtype=float)
+    pieces, start = [], 0         # (Pinocchio's q index, symdyn's q index, Pinocchio's nq, angle?)
+    for joint in pmodel.joints[1:]:
+        angle = joint.nv == 1 and joint.nq == 2
+        pieces.append((joint.idx_q, start, joint.nq, angle))
+        start += 1 if angle else joint.nq
+
+    def convert(q):
+        q = np.asarray(q, dtype=float)
+        out = np.empty(pmodel.nq)
+        for iq, sq, nq, angle in pieces:
+            out[iq:iq + nq] = (np.cos(q[sq]), np.sin(q[sq])) if angle else q[sq:sq + nq]
+        return out
+    return convert
+
+
 def pinocchio_functions(pmodel):
-    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices."""
+    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices,
+    taking symdyn's q (pinocchio_configuration)."""
     import pinocchio as pin
     data = pmodel.createData()
+    c = pinocchio_configuration(pmodel)
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
-    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a).copy(),
-            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, q)),
-            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, q)),
-            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, q, v, t).copy(),
-            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, q).copy(),
-            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, q, v).copy(),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, q, v).copy()}
+    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a).copy(),
+            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, c(q))),
+            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, c(q))),
+            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t).copy(),
+            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, c(q)).copy(),
+            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v).copy()}
 
 
-def _pinocchio(model):
+def _pinocchio(model, notes):
     """Pinocchio's functions on the same model, or None when it is not installed."""
     try:
         import pinocchio  # noqa: F401
     except ImportError:
         return None
-    return pinocchio_functions(pinocchio_model(model))
+    pmodel, how = pinocchio_reference(model)
+    notes.append(f"pinocchio column: {how}")
+    return pinocchio_functions(pmodel)
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True):
-    """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine."""
+def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
+    """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
+
+    `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
+    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn."""
     import tempfile
     from .lie import random_configuration
     rng = np.random.default_rng(seed)
@@ -76,10 +134,10 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
     if with_c:
         from .cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
-    engine, pino = Engine(model), _pinocchio(model)
+    engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
     if pino is not None:
         import pinocchio as pin
-        pmodel = pinocchio_model(model)
+        pmodel = pinocchio_reference(model)[0]
     report = {}
     for fn in FUNCTIONS:
         if not hasattr(generated["python"], fn.name):      # not generated for this model (coriolis_nu.Unsupported)

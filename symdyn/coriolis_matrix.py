@@ -8,7 +8,9 @@ H*(j) of the joints j inward of k, and their rates are S_dot(j) = V(j) x H*(j). 
 the subtree of the outer joint leaves composite quantities Ic (CRBA's R) and Bc, so each element is
     C(i, j) = H(i) phi(i, j) [Ic(j) S_dot(j) + Bc(j) H*(j)]                    i inward of j
     C(j, i) = [phi(i, j) Ic(j) H*(j)] . S_dot(i) + [phi(i, j) Bc*(j) H*(j)] . H*(i)
-O(N^2), no Christoffel symbol is formed.
+O(N^2), no Christoffel symbol is formed. On a tree, M(i, j) vanishes for every q when i and j are
+on different branches (neither an ancestor of the other), and so do the partial derivatives that
+make C(i, j): those entries are exact zeros.
 """
 from . import spatial as S
 from .crba import composite_inertias
@@ -49,7 +51,7 @@ def coriolis_matrix(ctx, chain, X, qd):
             total = S.matrix_add(ctx, total, S.congruence_inward(ctx, X[c], Bc[c], symmetric=False), symmetric=False)
         Bc[k] = total
     Sdot = [[S.bind(ctx, S.cross_motion(V[k], h)) for h in H[k]] for k in range(n)]
-    C = [[None] * chain.nv for _ in range(chain.nv)]
+    C = [[0] * chain.nv for _ in range(chain.nv)]
     vi = chain.vi
     for j in chain.outward():
         for b, hj in enumerate(H[j]):

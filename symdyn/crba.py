@@ -23,9 +23,12 @@ def put_block(out, rows, cols, block, symmetric=True):
 
 
 def mass_matrix(ctx, chain, X):
-    """M(q) as a list of rows, symmetric; column i walks R(i) H*(i) inward to the base."""
+    """M(q) as a list of rows, symmetric; column i walks R(i) H*(i) inward to the base.
+
+    Joints on different branches of a tree (neither is an ancestor of the other) do not couple:
+    their entries are exact zeros, which cost nothing in generated code."""
     R = composite_inertias(ctx, chain, X)
-    M = [[None] * chain.nv for _ in range(chain.nv)]
+    M = [[0] * chain.nv for _ in range(chain.nv)]
     vi = chain.vi
     for i in chain.inward():
         xs = [S.bind(ctx, S.matvec(R[i], h)) for h in chain.H[i]]

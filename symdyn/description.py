@@ -11,19 +11,19 @@ import reprlib
 
 import numpy as np
 
+from . import geometry as G
 from .errors import RobotFileError
+from .geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 from .joints import JOINT_TYPES
 from .model import Body, Joint, Model
 
 MOVING = tuple(JOINT_TYPES)
-DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints")
 #: the free-flyer that --floating-base puts between the world and the base link (Pinocchio's name)
 ROOT_JOINT = "root_joint"
 LINK_KEYS = ("name", "mass", "com", "inertia")
 JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis")
 ORIGIN_KEYS = ("xyz", "rpy", "rotation")
-INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
 #: a revolute joint whose moving links have less inertia about its axis than this fraction of
 #: their inertia about its origin makes the mass matrix singular (numerically) at q = 0
 SINGULAR = 1e-12
@@ -54,7 +54,7 @@ class _Checker:
             value = value.tolist()
         if not isinstance(value, (list, tuple)) or len(value) != size:
             self.fail(f"{where} must be a list of {size} numbers, got {_show(value)}")
-        return np.array([self.number(v, where) for v in value])
+        return tuple(self.number(v, where) for v in value)
 
     def known(self, record, allowed, where):
         """Unknown keys are usually typos ('axs', 'intertia'): silently ignoring them hides a wrong model."""
@@ -100,14 +100,6 @@ def _show(value, limit=60):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def rpy_matrix(r, p, y):
-    """URDF's roll-pitch-yaw: Rz(y) Ry(p) Rx(r)."""
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
-
-
 def _origin(chk, joint, where):
     origin = joint.get("origin")
     if origin is None:                  # absent, or "origin:" with nothing after it
@@ -121,11 +113,11 @@ def _origin(chk, joint, where):
         rows = origin["rotation"]
         if not isinstance(rows, (list, tuple)) or len(rows) != 3:
             chk.fail(f"{where}: origin rotation must be a 3x3 matrix (a list of 3 rows)")
-        R = np.array([chk.vector(r, f"{where}: origin rotation row") for r in rows])
-        if np.abs(R @ R.T - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+        R = tuple(chk.vector(r, f"{where}: origin rotation row") for r in rows)
+        if not G.is_rotation(R):
             chk.fail(f"{where}: origin rotation is not a proper rotation matrix")
     else:
-        R = rpy_matrix(*chk.vector(origin.get("rpy", [0, 0, 0]), f"{where}: origin rpy"))
+        R = G.rpy_matrix(*chk.vector(origin.get("rpy", [0, 0, 0]), f"{where}: origin rpy"))
     return R, xyz
 
 
@@ -143,37 +135,26 @@ def _link_params(chk, link, where):
         if key not in INERTIA_KEYS:
             chk.fail(f"{where}: unknown inertia entry {_show(key)} (expected {', '.join(INERTIA_KEYS)})")
     i = {k: chk.number(inertia.get(k, 0.0), f"{where}: inertia {k}") for k in INERTIA_KEYS}
-    Ic = np.array([[i["ixx"], i["ixy"], i["ixz"]], [i["ixy"], i["iyy"], i["iyz"]], [i["ixz"], i["iyz"], i["izz"]]])
-    with np.errstate(all="ignore"):
-        moments = np.linalg.eigvalsh(Ic) if np.isfinite(Ic).all() else np.full(3, np.nan)
-    if not np.isfinite(moments).all() or np.abs(moments).max() > 1e300:
+    Ic = G.inertia_matrix(i)
+    try:
+        moments = G.principal_moments(Ic)
+    except (OverflowError, ValueError):
+        moments = (math.nan,) * 3
+    if not all(math.isfinite(x) and abs(x) <= 1e300 for x in moments):
         chk.fail(f"{where}: inertia tensor is too large to be represented")
-    scale = max(abs(moments).max(), 1e-300)
-    if moments.min() < -1e-9 * scale:
+    scale = max(max(abs(x) for x in moments), 1e-300)
+    if min(moments) < -1e-9 * scale:
         chk.fail(f"{where}: inertia tensor is not positive semi-definite (principal moments {_fmt(moments)})")
     a, b, c = moments
     if a + b < c - 1e-9 * scale:
         chk.fail(f"{where}: inertia violates the triangle inequality (principal moments {_fmt(moments)})")
-    if mass == 0 and scale > 1e-300 and moments.max() > 0:
+    if mass == 0 and scale > 1e-300 and max(moments) > 0:
         chk.fail(f"{where}: zero mass with a nonzero inertia tensor")
     return mass, com, Ic
 
 
 def _fmt(values):
     return "[" + ", ".join(f"{v:.6g}" for v in values) + "]"
-
-
-def _moved(R, p, mass, com, Ic):
-    """Inertial parameters of a body given in a frame at (R, p), as 10-vector about the new origin."""
-    c = R @ com + p
-    J = R @ Ic @ R.T + mass * (c @ c * np.eye(3) - np.outer(c, c))
-    return np.array([mass, *(mass * c), J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2], J[2, 2]])
-
-
-def _snap(x):
-    """Fold rounding noise of rotation matrices (cos(pi/2) = 6e-17) into exact zeros and ones."""
-    x = np.where(np.abs(x) < 1e-15, 0.0, x)
-    return np.where(np.abs(np.abs(x) - 1.0) < 1e-15, np.sign(x), x)
 
 
 def build_model(desc, path, digest="", floating_base=False):
@@ -223,7 +204,7 @@ def _build(desc, path, digest, floating_base=False):
         while world in links or world == base:
             world += "_"
         links[base] = _link_params(chk, base_link if base_link is not None else {"mass": 0}, f"link '{base}'")
-        joints[ROOT_JOINT] = ("floating", world, base, np.eye(3), np.zeros(3), None)
+        joints[ROOT_JOINT] = ("floating", world, base, G.IDENTITY, G.ZERO, None)
         child_of[base] = ROOT_JOINT
         children[world] = [ROOT_JOINT]
         base = world
@@ -255,11 +236,12 @@ def _build(desc, path, digest, floating_base=False):
         if jtype in MOVING and JOINT_TYPES[jtype].has_axis:
             axis = joint.get("axis")
             axis = chk.vector([1, 0, 0] if axis is None and "axis" not in joint else axis, f"{where}: axis")
-            biggest = np.abs(axis).max()     # scale first: the norm of [1e200, 1e200, 0] overflows
-            if biggest < 1e-300 or np.linalg.norm(axis / biggest) * biggest < 1e-9:
+            length = G.norm(axis)
+            if not length >= 1e-9:
                 chk.fail(f"{where}: axis has zero length")
-            axis = axis / biggest
-            axis = axis / np.linalg.norm(axis)
+            biggest = max(abs(x) for x in axis)   # scale first: [1e200, 1e200, 0] must not overflow
+            axis = G.scale(1 / biggest, axis)
+            axis = G.scale(1 / G.norm(axis), axis)
         joints[jname] = (jtype, parent, child, R, xyz, axis)
         child_of[child] = jname
         children.setdefault(parent, []).append(jname)
@@ -298,43 +280,37 @@ def _check_tree(chk, base, links, joints, child_of, children):
 
 
 def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children):
-    """Walk the tree from the base: moving joints make bodies, fixed joints merge into the owner."""
+    """Walk the tree from the base depth first, children in the order of the joint list (Pinocchio's
+    order, so that q vectors are interchangeable): moving joints make bodies, fixed joints merge
+    into the owner."""
     out_joints, body_params, body_names = [], [], []
     # per link: (owning body index or -1 for base, R and p of the link frame in the owner frame)
-    frame = {base: (-1, np.eye(3), np.zeros(3))}
-    stack = [base]
+    frame = {base: (-1, G.IDENTITY, G.ZERO)}
+    stack = list(reversed(children.get(base, [])))
     with np.errstate(all="ignore"):          # overflow is reported below, as a message
         while stack:
-            lname = stack.pop()
+            jname = stack.pop()
+            jtype, lname, child, R, xyz, axis = joints[jname]
             owner, Ro, po = frame[lname]
-            for jname in children.get(lname, []):
-                jtype, _, child, R, xyz, axis = joints[jname]
-                Rc, pc = Ro @ R, Ro @ xyz + po
-                if jtype == "fixed":
-                    frame[child] = (owner, Rc, pc)
-                    if owner >= 0:
-                        body_params[owner] += _moved(Rc, pc, *links[child])
-                else:
-                    out_joints.append(Joint(jname, JOINT_TYPES[jtype].name, owner, tuple(map(tuple, _snap(Rc))),
-                                            tuple(_snap(pc)), (0.0, 0.0, 0.0) if axis is None else tuple(_snap(axis))))
-                    body_params.append(_moved(np.eye(3), np.zeros(3), *links[child]))
-                    body_names.append(child)
-                    frame[child] = (len(out_joints) - 1, np.eye(3), np.zeros(3))
-                stack.append(child)
+            Rc, pc = G.compose((Ro, po), (R, xyz))
+            if jtype == "fixed":
+                frame[child] = (owner, Rc, pc)
+                if owner >= 0:
+                    body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *links[child]))
+            else:
+                out_joints.append(Joint(jname, JOINT_TYPES[jtype].name, owner, G.snap_matrix(Rc), G.snap_vector(pc),
+                                        (0.0, 0.0, 0.0) if axis is None else G.snap_vector(axis)))
+                body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *links[child]))
+                body_names.append(child)
+                frame[child] = (len(out_joints) - 1, G.IDENTITY, G.ZERO)
+            stack.extend(reversed(children.get(child, [])))
     if not out_joints:
         chk.fail("the robot has no moving joints")
-    counts = {}
-    for j in out_joints:
-        counts[j.parent] = counts.get(j.parent, 0) + 1
-    for parent, count in counts.items():
-        if count > 1:
-            where = f"link '{body_names[parent]}'" if parent >= 0 else f"the base '{base}'"
-            chk.fail(f"{where} carries {count} moving branches: branching trees are not supported yet (chains only)")
     bodies = []
     for j, lname, params in zip(out_joints, body_names, body_params):
         if params[0] <= 0:
             chk.fail(f"joint '{j.name}' moves link '{lname}', which has zero mass")
-        if not np.isfinite(params).all() or not np.isfinite(j.offset).all() or np.abs(params).max() > 1e300:
+        if not all(math.isfinite(x) and abs(x) <= 1e300 for x in params + j.offset):
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
         bodies.append(Body(lname, tuple(float(x) for x in params)))
     _check_axes(chk, out_joints, bodies)
@@ -350,31 +326,36 @@ def _check_axes(chk, joints, bodies):
     it moves, locked together, about its axis), so the mass matrix is singular and the forward
     dynamics divide by zero: e.g. a last link that is a point mass on its own joint axis.
     """
-    with np.errstate(all="ignore"):
-        R, p, com, Ic, mass = [], [], [], [], []
-        for j, b in zip(joints, bodies):
-            Rp, pp = (R[j.parent], p[j.parent]) if j.parent >= 0 else (np.eye(3), np.zeros(3))
-            R.append(Rp @ np.array(j.rotation))
-            p.append(pp + Rp @ np.array(j.offset))
-            m, mc = b.params[0], np.array(b.params[1:4])
-            Ixx, Ixy, Iyy, Ixz, Iyz, Izz = b.params[4:]
-            c = mc / m
-            J = np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]]) - m * (c @ c * np.eye(3) - np.outer(c, c))
-            com.append(p[-1] + R[-1] @ c)
-            Ic.append(R[-1] @ J @ R[-1].T)
-            mass.append(m)
-        subtree = [[k] for k in range(len(joints))]
-        for k in reversed(range(len(joints))):
-            if joints[k].parent >= 0:
-                subtree[joints[k].parent] += subtree[k]
-        for k, j in enumerate(joints):
-            if j.type != "revolute":
-                continue
-            a, o = R[k] @ np.array(j.axis), p[k]
-            about_axis = sum(a @ Ic[i] @ a + mass[i] * np.sum(np.cross(com[i] - o, a) ** 2) for i in subtree[k])
-            about_origin = sum(np.trace(Ic[i]) / 2 + mass[i] * np.sum((com[i] - o) ** 2) for i in subtree[k])
-            if not (np.isfinite(about_axis) and np.isfinite(about_origin)):
-                chk.fail(f"joint '{j.name}': the inertia of the links it moves overflows (numbers too large)")
-            if about_axis <= SINGULAR * about_origin:
-                chk.fail(f"joint '{j.name}': the links it moves have no inertia about its axis "
-                         f"(mass matrix singular, forward dynamics undefined)")
+    R, p, com, Ic, mass = [], [], [], [], []
+    for j, b in zip(joints, bodies):
+        Rp, pp = (R[j.parent], p[j.parent]) if j.parent >= 0 else (G.IDENTITY, G.ZERO)
+        R.append(G.matmul(Rp, j.rotation))
+        p.append(G.add(pp, G.matvec(Rp, j.offset)))
+        m = b.params[0]
+        c = G.scale(1 / m, b.params[1:4])
+        Ixx, Ixy, Iyy, Ixz, Iyz, Izz = b.params[4:]
+        cc = G.dot(c, c)
+        J = tuple(tuple(x - m * ((cc if r == s else 0.0) - c[r] * c[s]) for s, x in enumerate(row))
+                  for r, row in enumerate(((Ixx, Ixy, Ixz), (Ixy, Iyy, Iyz), (Ixz, Iyz, Izz))))
+        com.append(G.add(p[-1], G.matvec(R[-1], c)))
+        Ic.append(G.congruence(R[-1], J))
+        mass.append(m)
+    subtree = [[k] for k in range(len(joints))]
+    for k in reversed(range(len(joints))):
+        if joints[k].parent >= 0:
+            subtree[joints[k].parent] += subtree[k]
+    for k, j in enumerate(joints):
+        if j.type != "revolute":
+            continue
+        a, o = G.matvec(R[k], j.axis), p[k]
+        about_axis = about_origin = 0.0
+        for i in subtree[k]:
+            arm = G.sub(com[i], o)
+            lever = G.cross(arm, a)
+            about_axis += G.dot(a, G.matvec(Ic[i], a)) + mass[i] * G.dot(lever, lever)
+            about_origin += (Ic[i][0][0] + Ic[i][1][1] + Ic[i][2][2]) / 2 + mass[i] * G.dot(arm, arm)
+        if not (math.isfinite(about_axis) and math.isfinite(about_origin)):
+            chk.fail(f"joint '{j.name}': the inertia of the links it moves overflows (numbers too large)")
+        if about_axis <= SINGULAR * about_origin:
+            chk.fail(f"joint '{j.name}': the links it moves have no inertia about its axis "
+                     f"(mass matrix singular, forward dynamics undefined)")

@@ -17,12 +17,12 @@ import math
 
 import numpy as np
 
+from symdyn import geometry as G
 from symdyn.errors import RobotFileError
+from symdyn.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 
 CONVENTIONS = ("classic", "modified")
 JOINT_TYPES = ("revolute", "prismatic")
-INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
-DEFAULT_GRAVITY = [0.0, 0.0, -9.81]
 ROW_KEYS = ("name", "type", "a", "alpha", "d", "theta", "link")
 LINK_KEYS = ("name", "mass", "com", "inertia")
 TOP_KEYS = ("name", "source", "gravity", "base", "dh")
@@ -64,11 +64,11 @@ def _description(data):
 
     base = data.get("base", "base")
     joints, links = [], []
-    previous_post, parent = np.eye(4), base
+    previous_post, parent = IDENTITY, base
     for row in rows:
         pre, post = split_transform(convention, row)
         joints.append({"name": row["name"], "type": row["type"], "parent": parent,
-                       "child": row["link"]["name"], "origin": _origin(previous_post @ pre),
+                       "child": row["link"]["name"], "origin": _origin(G.compose(previous_post, pre)),
                        "axis": [0.0, 0.0, 1.0]})
         links.append(_link_in_joint_frame(row["link"], post))
         previous_post, parent = post, row["link"]["name"]
@@ -170,68 +170,58 @@ def _read_link(link, index, joint_owner):
 
 
 # --- transforms -------------------------------------------------------------------------------
+# rigid transforms are (R, p) pairs of symdyn.geometry: plain floats, a fixed order of operations
+
+IDENTITY = (G.IDENTITY, G.ZERO)
+
+
+def _product(*transforms):
+    out = IDENTITY
+    for X in transforms:
+        out = G.compose(out, X)
+    return out
+
 
 def split_transform(convention, row):
-    """(pre, post) 4x4 constant transforms around the joint motion Rz(q) or Tz(q)."""
+    """(pre, post) constant transforms around the joint motion Rz(q) or Tz(q)."""
     a, alpha, d, theta = row["a"], row["alpha"], row["d"], row["theta"]
     if convention == "classic":
         if row["type"] == "revolute":
-            return np.eye(4), rot_z(theta) @ trans_z(d) @ trans_x(a) @ rot_x(alpha)
-        return rot_z(theta) @ trans_z(d), trans_x(a) @ rot_x(alpha)
+            return IDENTITY, _product(rot_z(theta), G.trans_z(d), G.trans_x(a), rot_x(alpha))
+        return _product(rot_z(theta), G.trans_z(d)), _product(G.trans_x(a), rot_x(alpha))
     # modified: Rz(theta + q) = Rz(theta) Rz(q), and Tz(d + q) = Tz(d) Tz(q)
     if row["type"] == "revolute":
-        return rot_x(alpha) @ trans_x(a) @ rot_z(theta), trans_z(d)
-    return rot_x(alpha) @ trans_x(a) @ rot_z(theta) @ trans_z(d), np.eye(4)
+        return _product(rot_x(alpha), G.trans_x(a), rot_z(theta)), G.trans_z(d)
+    return _product(rot_x(alpha), G.trans_x(a), rot_z(theta), G.trans_z(d)), IDENTITY
 
 
-def _snap(values):
-    return np.where(np.abs(values) < SNAP, 0.0, values)
-
-
-def _cos_sin(angle):
-    c, s = math.cos(angle), math.sin(angle)
-    return (0.0 if abs(c) < SNAP else c), (0.0 if abs(s) < SNAP else s)
+def _snapped_rotation(R):
+    """cos(pi/2) is 6e-17, not 0: snapping such noise lets later symbolic code fold the zeros."""
+    return G.snap_matrix(R, SNAP)
 
 
 def rot_x(angle):
-    c, s = _cos_sin(angle)
-    return np.array([[1.0, 0.0, 0.0, 0.0], [0.0, c, -s, 0.0], [0.0, s, c, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    R, p = G.rot_x(angle)
+    return _snapped_rotation(R), p
 
 
 def rot_z(angle):
-    c, s = _cos_sin(angle)
-    return np.array([[c, -s, 0.0, 0.0], [s, c, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
-
-
-def trans_x(distance):
-    transform = np.eye(4)
-    transform[0, 3] = distance
-    return transform
-
-
-def trans_z(distance):
-    transform = np.eye(4)
-    transform[2, 3] = distance
-    return transform
+    R, p = G.rot_z(angle)
+    return _snapped_rotation(R), p
 
 
 def _origin(transform):
     """Joint origin as xyz + row-major rotation; snapped so that exact zeros stay exact."""
-    snapped = _snap(transform) + 0.0  # + 0.0 turns -0.0 into 0.0
-    return {"xyz": [float(x) for x in snapped[:3, 3]],
-            "rotation": [[float(x) for x in row] for row in snapped[:3, :3]]}
+    R, p = transform
+    zero = lambda x: 0.0 if abs(x) < SNAP else x + 0.0    # + 0.0 turns -0.0 into 0.0
+    return {"xyz": [zero(x) for x in p], "rotation": [[zero(x) for x in row] for row in R]}
 
 
 def _link_in_joint_frame(link, post):
     """Move COM and inertia from DH frame k into joint frame k (post_k maps the former into the latter)."""
-    rotation, offset = _snap(post[:3, :3]), post[:3, 3]
-    i = link["inertia"]
-    tensor = np.array([[i["ixx"], i["ixy"], i["ixz"]],
-                       [i["ixy"], i["iyy"], i["iyz"]],
-                       [i["ixz"], i["iyz"], i["izz"]]])
-    rotated = rotation @ tensor @ rotation.T  # still about the COM: rotation only
-    rotated = (rotated + rotated.T) / 2.0 + 0.0
-    index = {"ixx": (0, 0), "iyy": (1, 1), "izz": (2, 2), "ixy": (0, 1), "ixz": (0, 2), "iyz": (1, 2)}
-    com = rotation @ np.array(link["com"]) + offset + 0.0
-    return {"name": link["name"], "mass": link["mass"], "com": [float(x) for x in com],
-            "inertia": {key: float(rotated[index[key]]) for key in INERTIA_KEYS}}
+    R, offset = post
+    rotation = tuple(tuple(0.0 if abs(x) < SNAP else x for x in row) for row in R)
+    rotated = G.congruence(rotation, G.inertia_matrix(link["inertia"]))   # still about the COM
+    com = G.add(G.matvec(rotation, link["com"]), offset)
+    return {"name": link["name"], "mass": link["mass"], "com": [x + 0.0 for x in com],
+            "inertia": G.inertia_entries(rotated)}

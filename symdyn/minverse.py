@@ -1,15 +1,25 @@
-"""Explicit elements of the inverse mass matrix (Rodriguez 1987, Section X, eq. 83).
+"""Explicit elements of the inverse mass matrix (Rodriguez 1987, Section X, eq. 83), on trees.
 
     Upsilon+(base) = 0
     outward:  Upsilon+(k) = phi*(parent, k) Upsilon-(parent) phi(parent, k)
-              Minv(k,k)   = D(k)^-1 + G*(k) Upsilon+(k) G(k)
-              Upsilon-(k) = tau_bar* Upsilon+ tau_bar + H* D^-1 H
-    each column walks toward the tip:  alpha = Upsilon+(i) G(i) - H*(i) Minv(i,i);
+              Minv(k,k)   = 1/D(k) + G*(k) Upsilon+(k) G(k)
+              Upsilon-(k) = tau_bar* Upsilon+ tau_bar + H* H / D
+    each column walks toward the tips of its subtree:  alpha = Upsilon+(i) G(i) - Minv(i,i) H*(i);
               alpha <- phi* alpha;  Minv(k,i) = G*(k) alpha;  alpha <- tau_bar*(k) alpha
 (The seed prints H H* for H* H and drops one *; ALGORITHMS.md has the checked form.)
-With u = Upsilon+ G, tau_bar* Upsilon+ tau_bar + H* D^-1 H = Upsilon+ - u H - H* u* + H* Minv(k,k) H.
-No matrix is inverted: O(N^2) work for the N(N+1)/2 elements. For a joint with nv > 1, D(k),
-Minv(k,k) are nv x nv blocks, G, H, u and alpha have nv columns (D^-1 from its UDU^T factors).
+With u = Upsilon+ G, tau_bar* Upsilon+ tau_bar + H* H / D = Upsilon+ - u H - H* u* + Minv(k,k) H* H.
+
+Trees. Unlike M, M^-1 couples joints on different branches: a force on one branch accelerates the
+common ancestors and so the other branch. From M^-1 = [I - H psi K]* D^-1 [I - H psi K], the
+terms of joints i and k whose deepest common ancestor is a (a joint with several children)
+share the factor psi through a, which gives
+              Minv(k,i) = x(a,k)* Upsilon-(a) x(a,i),
+x(a,i) = phi(a, .) tau_bar ... phi(., i) G(i): G(i) carried inward to a (tau_bar at each joint in
+between, not at a), as in innovations_factor_inverse. Joints whose only common ancestor is the fixed
+base do not couple (Upsilon- of the base is 0): exact zeros. No matrix is inverted: O(N^2) work.
+
+Joints with nv > 1: D(k), Minv(k,k) are nv x nv blocks (D^-1 from its UDU^T factors), and G, H, u,
+alpha and x have nv columns.
 """
 from . import spatial as S
 from .chain import combine
@@ -17,7 +27,7 @@ from .chain import combine
 
 def mass_matrix_inverse(ctx, chain, X, ric):
     n, nv, vi = chain.n, chain.nv, chain.vi
-    Minv = [[None] * nv for _ in range(nv)]
+    Minv = [[0] * nv for _ in range(nv)]
     H = chain.H
     G = [ric.columns(k) for k in range(n)]
     Uplus, Uminus, u, diag = [None] * n, [None] * n, [None] * n, [None] * n
@@ -44,16 +54,64 @@ def mass_matrix_inverse(ctx, chain, X, ric):
     for i in chain.outward():
         m = len(H[i])
         alpha = [S.bind(ctx, S.vsub(u[i][b], combine([diag[i][a][b] for a in range(m)], H[i]))) for b in range(m)]
-        stack = [(c, alpha) for c in reversed(chain.children[i])]
-        while stack:                       # every descendant k of i, depth first
-            k, alpha = stack.pop()
-            alpha = [S.motion_outward(ctx, X[k], x) for x in alpha]
-            block = [[ctx.bind(S.vdot(g, x)) for x in alpha] for g in G[k]]
-            for a, r in enumerate(vi[k]):
-                for b, c in enumerate(vi[i]):
-                    Minv[r][c] = Minv[c][r] = block[a][b]
-            alpha = [S.bind(ctx, S.vsub(x, combine([block[a][b] for a in range(len(H[k]))], H[k])))
-                     for b, x in enumerate(alpha)]
-            stack.extend((c, alpha) for c in reversed(chain.children[k]))
+        _column_below(ctx, chain, X, G, Minv, i, alpha)
+    _across_branches(ctx, chain, X, ric, G, Minv, Uminus)
     return Minv
 
+
+def _put(Minv, chain, k, i, block):
+    for a, r in enumerate(chain.vi[k]):
+        for b, c in enumerate(chain.vi[i]):
+            Minv[r][c] = Minv[c][r] = block[a][b]
+
+
+def _column_below(ctx, chain, X, G, Minv, i, alpha):
+    """Minv(k, i) for every k in the subtree of i: alpha (nv(i) columns) walks outward, depth first."""
+    stack = [(c, alpha) for c in reversed(chain.children[i])]
+    while stack:
+        k, alpha = stack.pop()
+        alpha = [S.motion_outward(ctx, X[k], x) for x in alpha]
+        block = [[ctx.bind(S.vdot(g, x)) for x in alpha] for g in G[k]]
+        _put(Minv, chain, k, i, block)
+        alpha = [S.bind(ctx, S.vsub(x, combine([block[a][b] for a in range(len(G[k]))], chain.H[k])))
+                 for b, x in enumerate(alpha)]
+        stack.extend((c, alpha) for c in reversed(chain.children[k]))
+
+
+def _across_branches(ctx, chain, X, ric, G, Minv, Uminus):
+    """Minv(k, i) = x(a,k)* Upsilon-(a) x(a,i) for k and i on different branches below joint a."""
+    branching = {a for a in range(chain.n) if len(chain.children[a]) > 1}
+    if not branching:
+        return
+    x = {}                                        # (a, i) -> x(a, i), nv(i) columns
+    for i in chain.outward():
+        above = [a for a in chain.ancestors(i) if a in branching]
+        vs, j = G[i], i
+        for a in chain.ancestors(i):
+            if not above:
+                break
+            vs = [S.force_inward(ctx, X[j], v) for v in vs]
+            if a == above[0]:
+                x[a, i] = vs
+                above.pop(0)
+            if above:
+                vs = [ric.tau_bar(a, v) for v in vs]
+            j = a
+    for a in sorted(branching):
+        branches = [_subtree(chain, c) for c in chain.children[a]]
+        for b, nodes in enumerate(branches):
+            others = [k for later in branches[b + 1:] for k in later]
+            for i in nodes:
+                ys = [S.bind(ctx, S.matvec(Uminus[a], v)) for v in x[a, i]]
+                for k in others:
+                    _put(Minv, chain, k, i, [[ctx.bind(S.vdot(xk, y)) for y in ys] for xk in x[a, k]])
+
+
+def _subtree(chain, k):
+    """k and its descendants, depth first."""
+    nodes, stack = [], [k]
+    while stack:
+        k = stack.pop()
+        nodes.append(k)
+        stack.extend(reversed(chain.children[k]))
+    return nodes

@@ -16,12 +16,12 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from symdyn import geometry as G
 from symdyn.errors import RobotFileError
+from symdyn.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 from symdyn.joints import URDF_TYPES
 
 SUPPORTED_JOINT_TYPES = tuple(URDF_TYPES) + ("fixed",)
-INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
-DEFAULT_GRAVITY = [0.0, 0.0, -9.81]
 
 # A plain decimal number. float() alone would also accept "1_000", "nan" and "infinity".
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -211,27 +211,8 @@ def _rotate_inertia(inertia, rpy):
     """Express an inertia given in the <inertial> origin's axes in link-frame axes: R I R^T."""
     if not any(rpy):
         return inertia  # keep the file's exact numbers (no rounding from a trivial product)
-    i = inertia
-    tensor = np.array([[i["ixx"], i["ixy"], i["ixz"]],
-                       [i["ixy"], i["iyy"], i["iyz"]],
-                       [i["ixz"], i["iyz"], i["izz"]]])
-    rotation = rpy_matrix(rpy)
-    rotated = rotation @ tensor @ rotation.T
-    rotated = (rotated + rotated.T) / 2.0  # remove rounding asymmetry
-    index = {"ixx": (0, 0), "iyy": (1, 1), "izz": (2, 2), "ixy": (0, 1), "ixz": (0, 2), "iyz": (1, 2)}
-    return {key: float(rotated[index[key]]) for key in INERTIA_KEYS}
-
-
-def rpy_matrix(rpy):
-    """URDF roll-pitch-yaw about fixed axes: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    roll, pitch, yaw = rpy
-    cr, sr = math.cos(roll), math.sin(roll)
-    cp, sp = math.cos(pitch), math.sin(pitch)
-    cy, sy = math.cos(yaw), math.sin(yaw)
-    rx = np.array([[1.0, 0.0, 0.0], [0.0, cr, -sr], [0.0, sr, cr]])
-    ry = np.array([[cp, 0.0, sp], [0.0, 1.0, 0.0], [-sp, 0.0, cp]])
-    rz = np.array([[cy, -sy, 0.0], [sy, cy, 0.0], [0.0, 0.0, 1.0]])
-    return rz @ ry @ rx
+    rotated = G.congruence(G.rpy_matrix(*rpy), G.inertia_matrix(inertia))
+    return G.inertia_entries(rotated)
 
 
 def _read_joints(root, links):
@@ -273,7 +254,7 @@ def _read_joint(element, name, links):
 # --- tree structure ---------------------------------------------------------------------------
 
 def _walk_tree(links, joints):
-    """Check that links and joints form one tree; return (root link, joint names depth-first)."""
+    """Check that links and joints form one tree; return (root link, joint names depth first)."""
     parent_joint = {}  # child link -> the joint that moves it
     for joint in joints.values():
         child = joint["child"]
@@ -283,8 +264,10 @@ def _walk_tree(links, joints):
         parent_joint[child] = joint["name"]
     root = _single_root(links, joints, parent_joint)
 
-    child_joints = {name: [] for name in links}  # document order is kept by dict order
-    for joint in joints.values():
+    # Pinocchio's order: depth first, the joints below a link sorted by name (urdfdom keeps them in
+    # a std::map, byte-wise order), so that q vectors are interchangeable with pinocchio's
+    child_joints = {name: [] for name in links}
+    for joint in sorted(joints.values(), key=lambda j: j["name"].encode("utf-8", "surrogatepass")):
         child_joints[joint["parent"]].append(joint["name"])
     order = []
     stack = list(reversed(child_joints[root]))  # explicit stack: deep chains must not hit recursion limits

@@ -29,6 +29,15 @@ ERD_ARMS = {
 }
 
 
+#: branching robots from example-robot-data (fixed base), against Pinocchio's own URDF parser
+ERD_TREES = {
+    "solo12": "solo_description/robots/solo12.urdf",
+    "talos_reduced": "talos_data/robots/talos_reduced.urdf",
+    "baxter": "baxter_description/urdf/baxter.urdf",
+    "panda_fingers": "panda_description/urdf/panda.urdf",
+}
+
+
 def relerr(a, b):
     """Largest difference relative to the size of the reference (at least 1)."""
     a, b = np.asarray(a), np.asarray(b)
@@ -38,3 +47,13 @@ def relerr(a, b):
 def random_states(n, count, seed=0):
     rng = np.random.default_rng(seed)
     return rng.uniform(-np.pi, np.pi, (count, n)), rng.normal(size=(count, n)) * 2, rng.normal(size=(count, n)) * 3
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update", action="store_true", default=False,
+                     help="rewrite the golden files in generated/ instead of comparing with them")
+
+
+@pytest.fixture
+def update(request):
+    return request.config.getoption("--update")

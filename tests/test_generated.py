@@ -35,13 +35,16 @@ def _args(fn, q, qd, x):
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
-def test_golden_files_are_up_to_date(path):
-    """generated/ holds exactly what the generator writes today."""
+def test_golden_files_are_up_to_date(path, update):
+    """generated/ holds exactly what the generator writes today (`pytest --update` rewrites it)."""
     for name, text in rendered(path).items():
         golden = ROOT / "generated" / name
-        assert golden.exists(), f"{golden} is missing: run `symdyn generate robots/* --lang python,c --out generated`"
+        if update:
+            golden.write_text(text, encoding="utf-8", newline="\n")
+            continue
+        assert golden.exists(), f"{golden} is missing: run `python -m pytest tests/test_generated.py --update`"
         assert golden.read_text() == text, (f"{golden} differs from the generator's output: regenerate with "
-                                            "`symdyn generate robots/*.yaml robots/*.urdf --lang python,c --out generated`")
+                                            "`python -m pytest tests/test_generated.py -k golden --update`")
 
 
 def _check_against_engine_and_pinocchio(path, module, pmodel=None):

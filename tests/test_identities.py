@@ -1,20 +1,53 @@
-"""The identities of ALGORITHMS.md on random chains: general axes, mixed revolute and prismatic joints."""
+"""The identities of ALGORITHMS.md on random chains and random trees: general axes, mixed revolute and
+prismatic joints, full inertias; trees with branches, fixed joints and fixed subtrees."""
 import numpy as np
 import pytest
 
 import symdyn
 from conftest import random_states, relerr
-from random_chain import random_chain
+from random_chain import random_chain, random_tree
 
 CHAINS = [(1, 1, "RP", False), (2, 2, "P", False), (4, 3, "RP", False), (6, 4, "RP", False), (7, 5, "R", False),
           (5, 6, "P", False), (6, 7, "RP", True), (7, 8, "R", True)]
-IDS = [f"n{n}-{kinds}-{seed}{'-aligned' if aligned else ''}" for n, seed, kinds, aligned in CHAINS]
+#: trees: (moving joints, seed, joint kinds, aligned axes, branching factor)
+TREES = [(5, 1, "RP", False, 1.5), (8, 2, "RP", False, 3.0), (9, 3, "R", True, 2.0), (7, 4, "P", False, 2.0),
+         (10, 5, "RP", True, 1.2)]
+MODELS = ([("chain", c) for c in CHAINS] + [("tree", t) for t in TREES])
+IDS = ([f"n{n}-{kinds}-{seed}{'-aligned' if aligned else ''}" for n, seed, kinds, aligned in CHAINS] +
+       [f"tree-n{n}-{kinds}-{seed}-bf{bf}{'-aligned' if aligned else ''}" for n, seed, kinds, aligned, bf in TREES])
 
 
-@pytest.fixture(params=CHAINS, ids=IDS)
+def random_model(kind, spec):
+    if kind == "chain":
+        return random_chain(*spec)
+    n, seed, kinds, aligned, bf = spec
+    return random_tree(n, seed, kinds, aligned, branching=bf)
+
+
+@pytest.fixture(params=MODELS, ids=IDS)
 def engine(request):
-    n, seed, kinds, aligned = request.param
-    return symdyn.Engine(random_chain(n, seed, kinds, aligned))
+    return symdyn.Engine(random_model(*request.param))
+
+
+@pytest.mark.parametrize("spec", TREES, ids=IDS[len(CHAINS):])
+def test_random_trees_branch(spec):
+    """The tree fixtures are trees: numbered depth first (parents first, each subtree contiguous), with
+    a joint of several children, and fixed links merged."""
+    model = random_model("tree", spec)
+    parents = [j.parent for j in model.joints]
+    assert all(p < k for k, p in enumerate(parents))
+    for k in range(model.dof):                       # depth first: the subtree of k is k+1 .. k+size
+        below = [i for i in range(k + 1, model.dof) if k in _ancestors(parents, i)]
+        assert below == list(range(k + 1, k + 1 + len(below)))
+    assert max(parents.count(p) for p in set(parents) if p >= 0) > 1     # a moving joint with several children
+
+
+def _ancestors(parents, i):
+    out = []
+    while parents[i] >= 0:
+        i = parents[i]
+        out.append(i)
+    return out
 
 
 def test_mass_matrix_and_its_inverse(engine):
