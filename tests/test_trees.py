@@ -204,3 +204,10 @@ def test_cli_compare_uses_pinocchio_urdf_parser_on_trees():
                              "--states", "3", "--no-c"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Pinocchio's own URDF parser" in result.stdout
+
+
+def test_generated_header_gives_the_tree():
+    text = render(symdyn.load_robot(DATA / "tree_order.urdf"), ("python", "c"))
+    for name in ("tree_order.py", "tree_order.h", "tree_order.c"):
+        assert ('Joint order (depth first from the base): "b_hip", "b_knee", "c_hip", "a_knee", "z_knee". '
+                "Parent of each joint (-1: the base): -1, 0, -1, 2, 2.") in text[name], name
