@@ -19,13 +19,49 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
 
 FLOATING_HELP = ("Make the base link a free-flyer (joint 'root_joint', Pinocchio's conventions: q = [x, y, z, qx, qy, "
                  "qz, qw, joints...], v = [linear, angular velocity of the base in its frame, joint rates]).")
+STRICT_HELP = "Treat every warning as an error (exit status 2, nothing written)."
+NONPHYSICAL_HELP = ("Accept a link inertia with a clearly negative principal moment (a warning instead of an "
+                    "error): the mass matrix may then be indefinite.")
 
 
-def _load(path, snap=False, floating=False):
+def _warn(path, message):
+    """What the loader accepted but the user should know: one line on stderr, the work goes on."""
+    click.echo(f"symdyn: warning: {one_line(path)}: {one_line(message)}", err=True)
+
+
+def _inertia_options(command):
+    """--strict and --allow-nonphysical-inertia, for every command that loads robot files."""
+    command = click.option("--allow-nonphysical-inertia", "nonphysical", is_flag=True, help=NONPHYSICAL_HELP)(command)
+    return click.option("--strict", is_flag=True, help=STRICT_HELP)(command)
+
+
+def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False):
     from .load import load_robot
     try:
-        return load_robot(path, snap, floating)
+        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
+                           floating_base=floating)
     except SymdynError as exc:
+        _fail(exc)
+    for message in model.warnings:
+        _warn(path, message)
+    return model
+
+
+def selection_options(command):
+    """--lock, --root and --tip: the part of the robot to generate (symdyn.selection)."""
+    command = click.option("--tip", default=None, metavar="LINK",
+                           help="Keep only the chain from the root to LINK (with what is fixed to it).")(command)
+    command = click.option("--root", default=None, metavar="LINK",
+                           help="LINK becomes the fixed base; everything above it is dropped.")(command)
+    return click.option("--lock", default="", metavar="JOINT[=VALUE],...",
+                        help="Make these joints fixed at VALUE (default 0), e.g. to drop a gripper.")(command)
+
+
+def _selection(lock, root, tip):
+    from .selection import Selection, parse_lock
+    try:
+        return Selection(parse_lock(lock), root, tip)
+    except ValueError as exc:
         _fail(exc)
 
 
@@ -39,11 +75,14 @@ def main():
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
+@_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-def info(robots, ops, snap, floating):
+def info(robots, ops, snap, lock, root, tip, strict, nonphysical, floating):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
+    selection = _selection(lock, root, tip)
     for path in robots:
-        model = _load(path, snap, floating)
+        model = _load(path, snap, selection, strict, nonphysical, floating)
         sizes = "" if model.nq == model.nv else f" (nq {model.nq}, nv {model.nv})"
         click.echo(f"{model.name}: {model.dof} DOF{sizes}, total moving mass {model.total_mass:.6g} kg  ({path})")
         for k, j in enumerate(model.joints):
@@ -63,8 +102,10 @@ def info(robots, ops, snap, floating):
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
+@_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-def generate(robots, out_dir, lang, params_mode, snap, floating):
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical, floating):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -77,7 +118,8 @@ def generate(robots, out_dir, lang, params_mode, snap, floating):
                            hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap, floating_base=floating)
+                          snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
+                          allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -90,13 +132,16 @@ def generate(robots, out_dir, lang, params_mode, snap, floating):
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
+@_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-def compare(robots, states, tol, with_c, snap, floating):
+def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical, floating):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run
+    selection = _selection(lock, root, tip)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, floating)
+        model = _load(path, snap, selection, strict, nonphysical, floating)
         notes = []
         try:
             report = run(model, states=states, with_c=with_c, notes=notes)

@@ -32,22 +32,38 @@ def pinocchio_model(model):
     for joint, body in zip(model.joints, model.bodies):
         jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, joint.kind.pinocchio(joint.axis),
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
-        pm.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(np.array(body.params)), pin.SE3.Identity())
+        pm.appendBodyToJoint(jid, _pinocchio_inertia(body.params), pin.SE3.Identity())
         ids.append(jid)
     return pm
+
+
+def _pinocchio_inertia(params):
+    """pin.Inertia of the ten parameters; a massless (virtual) body has no centre of mass to divide
+    by: its inertia about the origin is all there is."""
+    import pinocchio as pin
+    if params[0] != 0:
+        return pin.Inertia.FromDynamicParameters(np.array(params))
+    _, _, _, _, Ixx, Ixy, Iyy, Ixz, Iyz, Izz = params
+    return pin.Inertia(0.0, np.zeros(3), np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]]))
 
 
 def pinocchio_urdf_model(model):
     """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
     reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
     as is (YAML, DH, snapped right angles)."""
-    if Path(model.path).suffix.lower() != ".urdf" or model.snapped:
+    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
         return None
     import pinocchio as pin
     from .description import ROOT_JOINT
     added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
     pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if added else \
         pin.buildModelFromUrdf(str(model.path))
+    if model.locked:                       # --lock: Pinocchio's own reduction of its own model
+        q_ref = pin.neutral(pm)
+        for name, value in model.locked:
+            joint = pm.joints[pm.getJointId(name)]
+            q_ref[joint.idx_q:joint.idx_q + joint.nq] = (value,) if joint.nq == 1 else (np.cos(value), np.sin(value))
+        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in model.locked], q_ref)
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
     return pm
 
@@ -65,7 +81,7 @@ def pinocchio_reference(model):
     if theirs != model.joint_names or pm.nv != model.dof:
         raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
                          f"symdyn finds {', '.join(model.joint_names)}")
-    return pm, "Pinocchio's own URDF parser"
+    return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
 
 
 def pinocchio_configuration(pmodel):

@@ -1,7 +1,7 @@
 """The numeric twin: every function of a generated module, evaluated by running the recursions
 on numpy arrays. q has shape (..., nq), the other arguments (..., nv) (any leading batch shape);
 results (..., nv), (..., nv, nv) for matrices. Joint order is the model's (depth first from the
-base). `integrate`, `difference` and `neutral` move configurations on the joints' Lie groups.
+base, model.py). `integrate`, `difference` and `neutral` move configurations on the joints' Lie groups.
 
 This is the reference the generated code is compared with (`symdyn compare`); Pinocchio is the
 independent one.

@@ -30,7 +30,7 @@ class Block:
         U = [[1 if i == j else 0 for j in range(n)] for i in range(n)]
         d, inv = [None] * n, [None] * n
         for j in reversed(range(n)):
-            d[j] = b(D[j][j] - sum((U[j][k] * U[j][k] * d[k] for k in range(j + 1, n)), 0))
+            d[j] = ctx.divisor(b(D[j][j] - sum((U[j][k] * U[j][k] * d[k] for k in range(j + 1, n)), 0)))
             inv[j] = b(1 / d[j])
             for i in range(j):
                 U[i][j] = b((D[i][j] - sum((U[i][k] * U[j][k] * d[k] for k in range(j + 1, n)), 0)) * inv[j])
@@ -119,7 +119,7 @@ class Riccati:
     def _scalar(self, k, P, H):
         ctx = self.ctx
         g = S.bind(ctx, S.matvec(P, H))
-        D = ctx.bind(S.vdot(H, g))
+        D = ctx.divisor(ctx.bind(S.vdot(H, g)))     # an exact 0 only for a singular M (warned)
         G = S.bind(ctx, S.vscale(ctx.bind(1 / D), g))
         a = _unit_axis(H)
         if a is None:
