@@ -197,3 +197,23 @@ def test_urdf_floating_joint_and_cli(tmp_path):
     out = subprocess.run(run + ["generate", "--floating-base", str(path), "--out", str(tmp_path / "h")],
                          capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2 and "floating" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("robot", ["solo12", "panda_fingers"])
+def test_floating_trees_against_pinocchio_urdf_parser(robot, tmp_path):
+    """example-robot-data trees with a free-flyer root: engine, generated Python and C, and
+    Pinocchio's own parser (buildModelFromUrdf(path, JointModelFreeFlyer())), every function."""
+    from conftest import ERD_TREES
+    from symdyn.compare import compare
+    path = erd_path(ERD_TREES[robot])
+    model = load_robot(path, floating_base=True)
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    assert (model.nq, model.nv) == (pm.nq, pm.nv) and model.joint_names == tuple(pm.names)[1:]
+    notes = []
+    report = compare(model, states=6, workdir=tmp_path, notes=notes)
+    assert notes == ["pinocchio column: Pinocchio's own URDF parser"]
+    assert {"integrate", "difference", "neutral", "coriolis_nu"} <= set(report)
+    for name, row in report.items():
+        assert set(row) >= {"python", "c"}, name
+        for column, err in row.items():
+            assert err < 1e-9, (robot, name, column, err)
