@@ -1,5 +1,6 @@
 """Multi-DoF joints (free-flyer, spherical, planar) and floating bases: engine, generated Python and C
 (numeric and symbolic parameters) against Pinocchio, plus the identities."""
+import json
 import subprocess
 import sys
 
@@ -217,3 +218,49 @@ def test_floating_trees_against_pinocchio_urdf_parser(robot, tmp_path):
         assert set(row) >= {"python", "c"}, name
         for column, err in row.items():
             assert err < 1e-9, (robot, name, column, err)
+
+
+def test_yaml_spherical_joint_and_base_link(tmp_path):
+    """A YAML robot with a ball joint and a floating base whose own inertia is given by base_link."""
+    import yaml
+    d = random_description(3, 11)
+    d["joints"][1]["type"] = "spherical"
+    d["joints"][1].pop("axis")
+    d["base_link"] = {"mass": 4.0, "com": [0.1, 0, 0], "inertia": {"ixx": 0.2, "iyy": 0.3, "izz": 0.4}}
+    path = tmp_path / "ball.yaml"
+    path.write_text(yaml.safe_dump(json.loads(json.dumps(d, default=float))))
+    model = load_robot(path, floating_base=True)
+    assert [j.type for j in model.joints] == ["floating", d["joints"][0]["type"], "spherical", d["joints"][2]["type"]]
+    assert (model.nq, model.nv) == (7 + 1 + 4 + 1, 6 + 1 + 3 + 1) and model.bodies[0].mass == 4.0
+    _against_pinocchio(model, Engine(model))
+    fixed = load_robot(path)
+    assert fixed.nq == 6 and fixed.nv == 5 and fixed.bodies[0].name == "l0"
+
+
+def test_lock_refuses_multi_dof_joints(tmp_path):
+    import yaml
+    from symdyn.errors import RobotFileError
+    from symdyn.selection import Selection
+    d = random_description(3, 11)
+    d["joints"][1]["type"] = "spherical"
+    path = tmp_path / "ball.yaml"
+    path.write_text(yaml.safe_dump(json.loads(json.dumps(d, default=float))))
+    with pytest.raises(RobotFileError, match="one degree of freedom"):
+        load_robot(path, selection=Selection(lock={"j1": 0.0}))
+
+
+@pytest.mark.parametrize("name", ["urdf_floating_joint.urdf", "yaml_floating_joint.yaml", "yaml_planar_joint.yaml"])
+def test_multi_dof_files(name):
+    """Files that symdyn used to refuse (floating and planar joints) load and agree with Pinocchio;
+    the URDF one also with Pinocchio's own parser."""
+    path = ROOT / "tests" / "data" / name
+    model = load_robot(path)
+    assert any(j.kind.nv > 1 for j in model.joints)
+    _against_pinocchio(model, Engine(model))
+    if name.endswith(".urdf"):
+        pm = pin.buildModelFromUrdf(str(path))
+        assert (pm.nq, pm.nv) == (model.nq, model.nv)
+        e, data = Engine(model), pm.createData()
+        q, v, a = _states(model, seed=7)
+        for s in range(len(q)):
+            assert relerr(e.inverse_dynamics(q[s], v[s], a[s]), pin.rnea(pm, data, q[s], v[s], a[s])) < 1e-9
