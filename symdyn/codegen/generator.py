@@ -15,7 +15,6 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..coriolis_nu import Unsupported
 from ..functions import FUNCTIONS
 from ..model import PARAMETER_NAMES
 from .printer import count_ops
@@ -90,13 +89,9 @@ def trace(model, fn, params_mode="numeric"):
 
 
 def trace_all(model, params_mode="numeric", progress=None):
-    """Every function of the set the model supports (coriolis_nu.Unsupported leaves one out)."""
     programs = []
     for fn in FUNCTIONS:
-        try:
-            programs.append(trace(model, fn, params_mode))
-        except Unsupported:
-            pass
+        programs.append(trace(model, fn, params_mode))
         if progress:
             progress(fn.name)
     return programs
