@@ -87,6 +87,8 @@ def select(desc, selection, path):
     kept = {j["child"] for j in joints}
     out = dict(desc, base=base, gravity=list(gravity), joints=joints,
                links=[link for name, link in links.items() if name in kept])
+    if base != desc.get("base", "base"):            # the new base's own inertia (it counts if the base floats)
+        out["base_link"] = links[base]
     return out
 
 
