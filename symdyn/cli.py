@@ -96,8 +96,9 @@ def compare(robots, states, tol, with_c, snap):
         for name, row in report.items():
             click.echo(f"  {name:<28s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
             worst = max([worst] + list(row.values()))
-    click.echo(f"worst: {worst:.2e} (tolerance {tol:g})")
-    sys.exit(0 if worst <= tol else 1)
+    passed = worst <= tol
+    click.echo(f"worst: {worst:.2e} (tolerance {tol:g}): {'PASS' if passed else 'FAIL'}")
+    sys.exit(0 if passed else 1)
 
 
 if __name__ == "__main__":
