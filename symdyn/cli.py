@@ -17,6 +17,12 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
+def _progress(length, label):
+    """A progress bar on stderr, shown only on a terminal: in a pipe or a log it would be one more line."""
+    return click.progressbar(length=length, label=label, file=sys.stderr,
+                             hidden=not (sys.stderr and sys.stderr.isatty()))
+
+
 def _load(path, snap=False):
     from .load import load_robot
     try:
@@ -36,18 +42,13 @@ def main():
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 def info(robots, ops, snap):
-    """Print DOF, joints, total mass and operation counts of each ROBOT file."""
+    """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
+    from .info import info_lines, trace_count
     for path in robots:
         model = _load(path, snap)
-        click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
-        for k, j in enumerate(model.joints):
-            click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
-        if ops:
-            from .codegen.generator import trace_all
-            click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
-            for p in trace_all(model):
-                click.echo(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in
-                                                           (("mul", 6), ("add", 6), ("div", 5), ("sqrt", 5), ("trig", 5))))
+        with _progress(trace_count(model, ops), f"tracing {model.name}") as bar:
+            lines = info_lines(model, path, ops, progress=lambda name: bar.update(1))
+        click.echo("\n".join(lines))
 
 
 @main.command()
@@ -65,9 +66,7 @@ def generate(robots, out_dir, lang, params_mode, snap):
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
-    # the bar only on a terminal: in a pipe or a log it would be one more line on stderr
-    with click.progressbar(length=len(set(robots)) * len(FUNCTIONS), label="generating", file=sys.stderr,
-                           hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
+    with _progress(len(set(robots)) * len(FUNCTIONS), "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap)
@@ -85,11 +84,12 @@ def generate(robots, out_dir, lang, params_mode, snap):
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 def compare(robots, states, tol, with_c, snap):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
-    from .compare import compare as run
+    from .compare import compare as run, compare_steps
     worst = 0.0
     for path in robots:
         model = _load(path, snap)
-        report = run(model, states=states, with_c=with_c)
+        with _progress(compare_steps(with_c), f"comparing {model.name}") as bar:
+            report = run(model, states=states, with_c=with_c, progress=lambda name: bar.update(1))
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
         click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))
