@@ -101,5 +101,24 @@ def compare(robots, states, tol, with_c, snap):
     sys.exit(0 if passed else 1)
 
 
+@main.command()
+@click.argument("robot")
+@click.argument("function")
+@click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
+              help="numeric: inertial parameters as numbers; symbolic: as symbols m_k, h_{x,k}, I_{xx,k}, ...")
+@click.option("--simplify", is_flag=True, help="Simplify each entry with sympy (slow beyond 2-3 joints).")
+def latex(robot, function, params_mode, simplify):
+    """Print FUNCTION of a small ROBOT (2-3 joints) as a LaTeX equation, from sympy's closed form."""
+    from .expressions import latex as run
+    from .functions import BY_NAME
+    if function not in BY_NAME:
+        _fail(f"unknown function {function!r} (expected one of: {', '.join(BY_NAME)})")
+    model = _load(robot)
+    try:
+        click.echo(run(model, function, params_mode, simplify), nl=False)
+    except SymdynError as exc:
+        _fail(exc)
+
+
 if __name__ == "__main__":
     main()
