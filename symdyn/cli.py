@@ -56,7 +56,8 @@ def info(robots, ops, snap):
 @click.option("--out", "out_dir", default="generated", show_default=True, help="Output folder.")
 @click.option("--lang", default="python", show_default=True, help="Comma-separated: python, c.")
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
-              help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
+              help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector "
+                   "(files <robot>_params.py/.h/.c).")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 def generate(robots, out_dir, lang, params_mode, snap):
     """Generate the dynamics modules of each ROBOT file into OUT."""
