@@ -18,9 +18,10 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
 
 
 def _progress(length, label):
-    """A progress bar on stderr, shown only on a terminal: in a pipe or a log it would be one more line."""
+    """A progress bar on stderr, shown only on a terminal (in a pipe or a log it would be one more line)
+    and only when there is work to show."""
     return click.progressbar(length=length, label=label, file=sys.stderr,
-                             hidden=not (sys.stderr and sys.stderr.isatty()))
+                             hidden=not (length and sys.stderr and sys.stderr.isatty()))
 
 
 def _load(path, snap=False):

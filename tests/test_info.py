@@ -91,3 +91,8 @@ def test_progress_bar_on_a_terminal_only(command):
     assert label not in out
     piped = subprocess.run([sys.executable, "-m", "symdyn", *command], cwd=ROOT, capture_output=True, text=True)
     assert piped.returncode == 0 and piped.stderr == "" and piped.stdout == out   # no bar in a pipe or a log
+
+
+def test_no_empty_progress_bar():
+    code, out, err = _on_a_terminal(["info", "robots/planar2.yaml", "--no-ops"])     # nothing to trace
+    assert code == 0 and "joint2" in out and err == "", err
