@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from .description import build_model
-from .errors import RobotFileError
+from .errors import RobotFileError, one_line
 
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
@@ -26,8 +26,8 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     selection: a symdyn.selection.Selection (locked joints, root and tip links) or None.
     strict: every warning is a RobotFileError instead.
     allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error."""
-    warnings = []
-    model = _load(path, selection, warnings.append, allow_nonphysical_inertia)
+    warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
+    model = _load(path, selection, lambda message: warnings.append(one_line(message)), allow_nonphysical_inertia)
     if strict and warnings:
         raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
     model = replace(model, warnings=tuple(warnings))
