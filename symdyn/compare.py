@@ -131,11 +131,17 @@ def _pinocchio(model, notes):
     return pinocchio_functions(pmodel)
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
+def compare_steps(with_c=True):
+    """How many times `compare` calls progress: each function traced, the C compile, each function checked."""
+    return 2 * len(FUNCTIONS) + bool(with_c)
+
+
+def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, progress=None):
     """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
 
     `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
-    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn."""
+    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn.
+    progress(step), if given, is called after each of the `compare_steps(with_c)` steps."""
     import tempfile
     from .lie import random_configuration
     rng = np.random.default_rng(seed)
@@ -144,12 +150,14 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
-    for name, text in render(model, langs).items():
+    for name, text in render(model, langs, progress=progress).items():
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
         from .cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
+        if progress:
+            progress("compile C")
     engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
     if pino is not None:
         import pinocchio as pin
@@ -163,6 +171,8 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
             theirs = np.stack([pino[fn.name](*(a[s] for a in args)) for s in range(states)])
             row["pinocchio"] = relative_error(reference, theirs)
         report[fn.name] = row
+        if progress:
+            progress(fn.name)
     q1 = random_configuration(model, rng, states)
     lie_calls = {"integrate": (lambda m, s: m.integrate(inputs[0][s], inputs[1][s], 0.3),
                                lambda pm, s: pin.integrate(pm, inputs[0][s], 0.3 * inputs[1][s])),

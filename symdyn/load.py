@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from .description import build_model
-from .errors import RobotFileError
+from .errors import RobotFileError, one_line
 
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
@@ -28,8 +28,9 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     strict: every warning is a RobotFileError instead.
     allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error.
     floating_base: the base link becomes a free-flyer named root_joint (description.build_model)."""
-    warnings = []
-    model = _load(path, selection, warnings.append, allow_nonphysical_inertia, floating_base)
+    warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
+    model = _load(path, selection, lambda message: warnings.append(one_line(message)), allow_nonphysical_inertia,
+                  floating_base)
     if strict and warnings:
         raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
     model = replace(model, warnings=tuple(warnings))
