@@ -28,11 +28,18 @@ extern "C" {
 #endif
 
 #define PANDA_DOF 7
+#define PANDA_NQ 7
+#define PANDA_NV 7
 #define PANDA_NUM_PARAMS 98
 #define PANDA_NUM_BASE_PARAMS 69
 
 /* The robot file's standard parameters, in the layout above. */
 extern const double panda_parameters[98];
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[7], v[7]. */
+void panda_neutral(double *q);
+void panda_integrate(const double *q, const double *v, double dt, double *q_out);
+void panda_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias).
  * In: q[7], qd[7], qdd[7].
@@ -82,7 +89,7 @@ void panda_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 282 mul, 294 add, 5 div, 0 sqrt, 12 trig. */
 void panda_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[7].
  * Out: m[7*7] (row-major).
  * Operations: 464 mul, 389 add, 5 div, 6 sqrt, 12 trig. */

@@ -28,11 +28,18 @@ extern "C" {
 #endif
 
 #define PLANAR6_DOF 6
+#define PLANAR6_NQ 6
+#define PLANAR6_NV 6
 #define PLANAR6_NUM_PARAMS 84
 #define PLANAR6_NUM_BASE_PARAMS 41
 
 /* The robot file's standard parameters, in the layout above. */
 extern const double planar6_parameters[84];
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void planar6_neutral(double *q);
+void planar6_integrate(const double *q, const double *v, double dt, double *q_out);
+void planar6_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias).
  * In: q[6], qd[6], qdd[6].
@@ -82,7 +89,7 @@ void planar6_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 78 mul, 61 add, 4 div, 0 sqrt, 10 trig. */
 void planar6_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[6].
  * Out: m[6*6] (row-major).
  * Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig. */

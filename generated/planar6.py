@@ -7,6 +7,7 @@ Joint order (base to tip): "joint1", "joint2", "joint3", "joint4", "joint5", "jo
 Every argument has shape (..., 6) (`params`: (..., 84)): any leading batch shape,
 broadcast between arguments; vectors come back as (..., 6), matrices as (..., 6, 6),
 the regressor as (..., 6, 84). Units: SI (rad, m, N m, N).
+integrate, difference and neutral move configurations as pinocchio.integrate, difference, neutral.
 Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity, as in
 Pinocchio; joint friction (viscous, Coulomb, offset) in inverse_dynamics, forward_dynamics and
 nonlinear_effects; the rotor inertias (armature) in M and everything built on it. The diagonalized
@@ -23,6 +24,8 @@ base_regressor(q, qd, qdd) @ base_parameters(PARAMETERS) = inverse_dynamics(q, q
 import numpy as np
 
 DOF = 6
+NQ = 6
+NV = 6
 JOINT_NAMES = ("joint1", "joint2", "joint3", "joint4", "joint5", "joint6", )
 PARAMETER_NAMES = ("link1.m", "link1.mx", "link1.my", "link1.mz", "link1.Ixx", "link1.Ixy", "link1.Iyy", "link1.Ixz", "link1.Iyz", "link1.Izz", "link2.m", "link2.mx", "link2.my", "link2.mz", "link2.Ixx", "link2.Ixy", "link2.Iyy", "link2.Ixz", "link2.Iyz", "link2.Izz", "link3.m", "link3.mx", "link3.my", "link3.mz", "link3.Ixx", "link3.Ixy", "link3.Iyy", "link3.Ixz", "link3.Iyz", "link3.Izz", "link4.m", "link4.mx", "link4.my", "link4.mz", "link4.Ixx", "link4.Ixy", "link4.Iyy", "link4.Ixz", "link4.Iyz", "link4.Izz", "link5.m", "link5.mx", "link5.my", "link5.mz", "link5.Ixx", "link5.Ixy", "link5.Iyy", "link5.Ixz", "link5.Iyz", "link5.Izz", "link6.m", "link6.mx", "link6.my", "link6.mz", "link6.Ixx", "link6.Ixy", "link6.Iyy", "link6.Ixz", "link6.Iyz", "link6.Izz", "joint1.Fv", "joint1.Fc", "joint1.Fo", "joint1.Ia", "joint2.Fv", "joint2.Fc", "joint2.Fo", "joint2.Ia", "joint3.Fv", "joint3.Fc", "joint3.Fo", "joint3.Ia", "joint4.Fv", "joint4.Fc", "joint4.Fo", "joint4.Ia", "joint5.Fv", "joint5.Fc", "joint5.Fo", "joint5.Ia", "joint6.Fv", "joint6.Fc", "joint6.Fo", "joint6.Ia", )
 PARAMETERS = np.array([1.0, 0.25, 0.0, 0.0, 0.001, 0.0, 0.08333333333333333, 0.0, 0.0, 0.08333333333333333, 1.0, 0.25, 0.0, 0.0, 0.001, 0.0, 0.08333333333333333, 0.0, 0.0, 0.08333333333333333, 1.0, 0.25, 0.0, 0.0, 0.001, 0.0, 0.08333333333333333, 0.0, 0.0, 0.08333333333333333, 1.0, 0.25, 0.0, 0.0, 0.001, 0.0, 0.08333333333333333, 0.0, 0.0, 0.08333333333333333, 1.0, 0.25, 0.0, 0.0, 0.001, 0.0, 0.08333333333333333, 0.0, 0.0, 0.08333333333333333, 1.0, 0.25, 0.0, 0.0, 0.001, 0.0, 0.08333333333333333, 0.0, 0.0, 0.08333333333333333, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, ])
@@ -77,6 +80,35 @@ def _check(a, size, name):
     if a.ndim == 0 or a.shape[-1] != size:
         raise ValueError(f"{name} must have shape (..., {size}), got {a.shape}")
     return a
+
+
+def neutral():
+    """The reference configuration (zero angles and offsets, identity quaternions)."""
+    return np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+
+
+def integrate(q, v, dt=1.0):
+    """The configuration reached from q moving with the constant velocity v during dt (exact on the Lie group)."""
+    q, v = _check(q, 6, "q"), _check(v, 6, "v") * dt
+    batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    q, v = np.broadcast_to(q, batch + (6,)), np.broadcast_to(v, batch + (6,))
+    return np.concatenate([vector_integrate(q[..., 0:6], v[..., 0:6])], axis=-1)
+
+
+def difference(q0, q1):
+    """The velocity that integrates q0 to q1 in unit time."""
+    q0, q1 = _check(q0, 6, "q0"), _check(q1, 6, "q1")
+    batch = np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1])
+    q0, q1 = np.broadcast_to(q0, batch + (6,)), np.broadcast_to(q1, batch + (6,))
+    return np.concatenate([vector_difference(q0[..., 0:6], q1[..., 0:6])], axis=-1)
+
+
+def vector_integrate(q, v):
+    return q + v
+
+
+def vector_difference(q0, q1):
+    return q1 - q0
 
 
 def inverse_dynamics(q, qd, qdd):
@@ -1447,7 +1479,7 @@ def articulated_inertia(q):
 
 
 def innovations_factor(q):
-    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
 
     Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig.
     """
@@ -3119,66 +3151,66 @@ def regressor(q, qd, qdd):
     x86 = x56*x84 + x57*x85
     x87 = x57 + x58*x85 - x59*x84
     x88 = -x56 - x58*x84 - x59*x85
-    x89 = np.sign(qd0)
-    x90 = 0.5*x4
-    x91 = 0.5*x5
-    x92 = x38*x90 + x39*x91
-    x93 = x39 + x40*x91 - x41*x90
-    x94 = -x38 - x40*x90 - x41*x91
-    x95 = 0.5 + x91
-    x96 = x6*x95 + x7*x90
-    x97 = -x6*x90 + x7*x95
-    x98 = x44*x96 + x45*x97
-    x99 = x45 + x46*x97 - x47*x96
-    x100 = -x44 - x46*x96 - x47*x97
-    x101 = 0.5 + x97
-    x102 = x101*x8 + x9*x96
-    x103 = x101*x9 - x8*x96
-    x104 = x102*x50 + x103*x51
-    x105 = -x102*x53 + x103*x52 + x51
-    x106 = -x102*x52 - x103*x53 - x50
-    x107 = 0.5 + x103
-    x108 = x10*x107 + x102*x11
-    x109 = -x10*x102 + x107*x11
-    x110 = x108*x56 + x109*x57
-    x111 = -x108*x59 + x109*x58 + x57
-    x112 = -x108*x58 - x109*x59 - x56
-    x113 = np.sign(qd1)
-    x114 = 0.5*x6
-    x115 = 0.5*x7
-    x116 = x114*x44 + x115*x45
-    x117 = -x114*x47 + x115*x46 + x45
-    x118 = -x114*x46 - x115*x47 - x44
-    x119 = 0.5 + x115
-    x120 = x114*x9 + x119*x8
-    x121 = -x114*x8 + x119*x9
-    x122 = x120*x50 + x121*x51
-    x123 = -x120*x53 + x121*x52 + x51
-    x124 = -x120*x52 - x121*x53 - x50
-    x125 = 0.5 + x121
-    x126 = x10*x125 + x11*x120
-    x127 = -x10*x120 + x11*x125
-    x128 = x126*x56 + x127*x57
-    x129 = -x126*x59 + x127*x58 + x57
-    x130 = -x126*x58 - x127*x59 - x56
-    x131 = np.sign(qd2)
-    x132 = 0.5*x8
-    x133 = 0.5*x9
-    x134 = x132*x50 + x133*x51
-    x135 = -x132*x53 + x133*x52 + x51
-    x136 = -x132*x52 - x133*x53 - x50
-    x137 = 0.5 + x133
-    x138 = x10*x137 + x11*x132
-    x139 = -x10*x132 + x11*x137
-    x140 = x138*x56 + x139*x57
-    x141 = -x138*x59 + x139*x58 + x57
-    x142 = -x138*x58 - x139*x59 - x56
-    x143 = np.sign(qd3)
-    x144 = 0.5*x10
-    x145 = 0.5*x11
-    x146 = x144*x56 + x145*x57
-    x147 = -x144*x59 + x145*x58 + x57
-    x148 = -x144*x58 - x145*x59 - x56
+    x89 = 0.5*x4
+    x90 = 0.5*x5
+    x91 = x38*x89 + x39*x90
+    x92 = x39 + x40*x90 - x41*x89
+    x93 = -x38 - x40*x89 - x41*x90
+    x94 = 0.5 + x90
+    x95 = x6*x94 + x7*x89
+    x96 = -x6*x89 + x7*x94
+    x97 = x44*x95 + x45*x96
+    x98 = x45 + x46*x96 - x47*x95
+    x99 = -x44 - x46*x95 - x47*x96
+    x100 = 0.5 + x96
+    x101 = x100*x8 + x9*x95
+    x102 = x100*x9 - x8*x95
+    x103 = x101*x50 + x102*x51
+    x104 = -x101*x53 + x102*x52 + x51
+    x105 = -x101*x52 - x102*x53 - x50
+    x106 = 0.5 + x102
+    x107 = x10*x106 + x101*x11
+    x108 = -x10*x101 + x106*x11
+    x109 = x107*x56 + x108*x57
+    x110 = -x107*x59 + x108*x58 + x57
+    x111 = -x107*x58 - x108*x59 - x56
+    x112 = 0.5*x6
+    x113 = 0.5*x7
+    x114 = x112*x44 + x113*x45
+    x115 = -x112*x47 + x113*x46 + x45
+    x116 = -x112*x46 - x113*x47 - x44
+    x117 = 0.5 + x113
+    x118 = x112*x9 + x117*x8
+    x119 = -x112*x8 + x117*x9
+    x120 = x118*x50 + x119*x51
+    x121 = -x118*x53 + x119*x52 + x51
+    x122 = -x118*x52 - x119*x53 - x50
+    x123 = 0.5 + x119
+    x124 = x10*x123 + x11*x118
+    x125 = -x10*x118 + x11*x123
+    x126 = x124*x56 + x125*x57
+    x127 = -x124*x59 + x125*x58 + x57
+    x128 = -x124*x58 - x125*x59 - x56
+    x129 = 0.5*x8
+    x130 = 0.5*x9
+    x131 = x129*x50 + x130*x51
+    x132 = -x129*x53 + x130*x52 + x51
+    x133 = -x129*x52 - x130*x53 - x50
+    x134 = 0.5 + x130
+    x135 = x10*x134 + x11*x129
+    x136 = -x10*x129 + x11*x134
+    x137 = x135*x56 + x136*x57
+    x138 = -x135*x59 + x136*x58 + x57
+    x139 = -x135*x58 - x136*x59 - x56
+    x140 = 0.5*x10
+    x141 = 0.5*x11
+    x142 = x140*x56 + x141*x57
+    x143 = -x140*x59 + x141*x58 + x57
+    x144 = -x140*x58 - x141*x59 - x56
+    x145 = np.sign(qd0)
+    x146 = np.sign(qd1)
+    x147 = np.sign(qd2)
+    x148 = np.sign(qd3)
     x149 = np.sign(qd4)
     x150 = np.sign(qd5)
     Y = np.zeros(batch + (6, 84,))
@@ -3206,72 +3238,72 @@ def regressor(q, qd, qdd):
     Y[..., 0, 52] = x88
     Y[..., 0, 59] = x58
     Y[..., 0, 60] = qd0
-    Y[..., 0, 61] = x89
+    Y[..., 0, 61] = x145
     Y[..., 0, 62] = 1.0
     Y[..., 0, 63] = qdd0
     Y[..., 1, 11] = x33
     Y[..., 1, 12] = -x32
     Y[..., 1, 19] = x34
-    Y[..., 1, 20] = x92
-    Y[..., 1, 21] = x93
-    Y[..., 1, 22] = x94
+    Y[..., 1, 20] = x91
+    Y[..., 1, 21] = x92
+    Y[..., 1, 22] = x93
     Y[..., 1, 29] = x40
-    Y[..., 1, 30] = x98
-    Y[..., 1, 31] = x99
-    Y[..., 1, 32] = x100
+    Y[..., 1, 30] = x97
+    Y[..., 1, 31] = x98
+    Y[..., 1, 32] = x99
     Y[..., 1, 39] = x46
-    Y[..., 1, 40] = x104
-    Y[..., 1, 41] = x105
-    Y[..., 1, 42] = x106
+    Y[..., 1, 40] = x103
+    Y[..., 1, 41] = x104
+    Y[..., 1, 42] = x105
     Y[..., 1, 49] = x52
-    Y[..., 1, 50] = x110
-    Y[..., 1, 51] = x111
-    Y[..., 1, 52] = x112
+    Y[..., 1, 50] = x109
+    Y[..., 1, 51] = x110
+    Y[..., 1, 52] = x111
     Y[..., 1, 59] = x58
     Y[..., 1, 64] = qd1
-    Y[..., 1, 65] = x113
+    Y[..., 1, 65] = x146
     Y[..., 1, 66] = 1.0
     Y[..., 1, 67] = qdd1
     Y[..., 2, 21] = x39
     Y[..., 2, 22] = -x38
     Y[..., 2, 29] = x40
-    Y[..., 2, 30] = x116
-    Y[..., 2, 31] = x117
-    Y[..., 2, 32] = x118
+    Y[..., 2, 30] = x114
+    Y[..., 2, 31] = x115
+    Y[..., 2, 32] = x116
     Y[..., 2, 39] = x46
-    Y[..., 2, 40] = x122
-    Y[..., 2, 41] = x123
-    Y[..., 2, 42] = x124
+    Y[..., 2, 40] = x120
+    Y[..., 2, 41] = x121
+    Y[..., 2, 42] = x122
     Y[..., 2, 49] = x52
-    Y[..., 2, 50] = x128
-    Y[..., 2, 51] = x129
-    Y[..., 2, 52] = x130
+    Y[..., 2, 50] = x126
+    Y[..., 2, 51] = x127
+    Y[..., 2, 52] = x128
     Y[..., 2, 59] = x58
     Y[..., 2, 68] = qd2
-    Y[..., 2, 69] = x131
+    Y[..., 2, 69] = x147
     Y[..., 2, 70] = 1.0
     Y[..., 2, 71] = qdd2
     Y[..., 3, 31] = x45
     Y[..., 3, 32] = -x44
     Y[..., 3, 39] = x46
-    Y[..., 3, 40] = x134
-    Y[..., 3, 41] = x135
-    Y[..., 3, 42] = x136
+    Y[..., 3, 40] = x131
+    Y[..., 3, 41] = x132
+    Y[..., 3, 42] = x133
     Y[..., 3, 49] = x52
-    Y[..., 3, 50] = x140
-    Y[..., 3, 51] = x141
-    Y[..., 3, 52] = x142
+    Y[..., 3, 50] = x137
+    Y[..., 3, 51] = x138
+    Y[..., 3, 52] = x139
     Y[..., 3, 59] = x58
     Y[..., 3, 72] = qd3
-    Y[..., 3, 73] = x143
+    Y[..., 3, 73] = x148
     Y[..., 3, 74] = 1.0
     Y[..., 3, 75] = qdd3
     Y[..., 4, 41] = x51
     Y[..., 4, 42] = -x50
     Y[..., 4, 49] = x52
-    Y[..., 4, 50] = x146
-    Y[..., 4, 51] = x147
-    Y[..., 4, 52] = x148
+    Y[..., 4, 50] = x142
+    Y[..., 4, 51] = x143
+    Y[..., 4, 52] = x144
     Y[..., 4, 59] = x58
     Y[..., 4, 76] = qd4
     Y[..., 4, 77] = x149
@@ -3388,56 +3420,56 @@ def base_regressor(q, qd, qdd):
     x85 = -x10*x78 + x11*x83
     x87 = x57 + x58*x85 - x59*x84
     x88 = -x56 - x58*x84 - x59*x85
-    x89 = np.sign(qd0)
-    x90 = 0.5*x4
-    x91 = 0.5*x5
-    x93 = x39 + x40*x91 - x41*x90
-    x94 = -x38 - x40*x90 - x41*x91
-    x95 = 0.5 + x91
-    x96 = x6*x95 + x7*x90
-    x97 = -x6*x90 + x7*x95
-    x99 = x45 + x46*x97 - x47*x96
-    x100 = -x44 - x46*x96 - x47*x97
-    x101 = 0.5 + x97
-    x102 = x101*x8 + x9*x96
-    x103 = x101*x9 - x8*x96
-    x105 = -x102*x53 + x103*x52 + x51
-    x106 = -x102*x52 - x103*x53 - x50
-    x107 = 0.5 + x103
-    x108 = x10*x107 + x102*x11
-    x109 = -x10*x102 + x107*x11
-    x111 = -x108*x59 + x109*x58 + x57
-    x112 = -x108*x58 - x109*x59 - x56
-    x113 = np.sign(qd1)
-    x114 = 0.5*x6
-    x115 = 0.5*x7
-    x117 = -x114*x47 + x115*x46 + x45
-    x118 = -x114*x46 - x115*x47 - x44
-    x119 = 0.5 + x115
-    x120 = x114*x9 + x119*x8
-    x121 = -x114*x8 + x119*x9
-    x123 = -x120*x53 + x121*x52 + x51
-    x124 = -x120*x52 - x121*x53 - x50
-    x125 = 0.5 + x121
-    x126 = x10*x125 + x11*x120
-    x127 = -x10*x120 + x11*x125
-    x129 = -x126*x59 + x127*x58 + x57
-    x130 = -x126*x58 - x127*x59 - x56
-    x131 = np.sign(qd2)
-    x132 = 0.5*x8
-    x133 = 0.5*x9
-    x135 = -x132*x53 + x133*x52 + x51
-    x136 = -x132*x52 - x133*x53 - x50
-    x137 = 0.5 + x133
-    x138 = x10*x137 + x11*x132
-    x139 = -x10*x132 + x11*x137
-    x141 = -x138*x59 + x139*x58 + x57
-    x142 = -x138*x58 - x139*x59 - x56
-    x143 = np.sign(qd3)
-    x144 = 0.5*x10
-    x145 = 0.5*x11
-    x147 = -x144*x59 + x145*x58 + x57
-    x148 = -x144*x58 - x145*x59 - x56
+    x89 = 0.5*x4
+    x90 = 0.5*x5
+    x92 = x39 + x40*x90 - x41*x89
+    x93 = -x38 - x40*x89 - x41*x90
+    x94 = 0.5 + x90
+    x95 = x6*x94 + x7*x89
+    x96 = -x6*x89 + x7*x94
+    x98 = x45 + x46*x96 - x47*x95
+    x99 = -x44 - x46*x95 - x47*x96
+    x100 = 0.5 + x96
+    x101 = x100*x8 + x9*x95
+    x102 = x100*x9 - x8*x95
+    x104 = -x101*x53 + x102*x52 + x51
+    x105 = -x101*x52 - x102*x53 - x50
+    x106 = 0.5 + x102
+    x107 = x10*x106 + x101*x11
+    x108 = -x10*x101 + x106*x11
+    x110 = -x107*x59 + x108*x58 + x57
+    x111 = -x107*x58 - x108*x59 - x56
+    x112 = 0.5*x6
+    x113 = 0.5*x7
+    x115 = -x112*x47 + x113*x46 + x45
+    x116 = -x112*x46 - x113*x47 - x44
+    x117 = 0.5 + x113
+    x118 = x112*x9 + x117*x8
+    x119 = -x112*x8 + x117*x9
+    x121 = -x118*x53 + x119*x52 + x51
+    x122 = -x118*x52 - x119*x53 - x50
+    x123 = 0.5 + x119
+    x124 = x10*x123 + x11*x118
+    x125 = -x10*x118 + x11*x123
+    x127 = -x124*x59 + x125*x58 + x57
+    x128 = -x124*x58 - x125*x59 - x56
+    x129 = 0.5*x8
+    x130 = 0.5*x9
+    x132 = -x129*x53 + x130*x52 + x51
+    x133 = -x129*x52 - x130*x53 - x50
+    x134 = 0.5 + x130
+    x135 = x10*x134 + x11*x129
+    x136 = -x10*x129 + x11*x134
+    x138 = -x135*x59 + x136*x58 + x57
+    x139 = -x135*x58 - x136*x59 - x56
+    x140 = 0.5*x10
+    x141 = 0.5*x11
+    x143 = -x140*x59 + x141*x58 + x57
+    x144 = -x140*x58 - x141*x59 - x56
+    x145 = np.sign(qd0)
+    x146 = np.sign(qd1)
+    x147 = np.sign(qd2)
+    x148 = np.sign(qd3)
     x149 = np.sign(qd4)
     x150 = np.sign(qd5)
     Yb = np.zeros(batch + (6, 41,))
@@ -3460,61 +3492,61 @@ def base_regressor(q, qd, qdd):
     Yb[..., 0, 16] = x88
     Yb[..., 0, 17] = x58
     Yb[..., 0, 18] = qd0
-    Yb[..., 0, 19] = x89
+    Yb[..., 0, 19] = x145
     Yb[..., 0, 20] = 1.0
     Yb[..., 1, 3] = x33
     Yb[..., 1, 4] = -x32
     Yb[..., 1, 5] = x34
-    Yb[..., 1, 6] = x93
-    Yb[..., 1, 7] = x94
+    Yb[..., 1, 6] = x92
+    Yb[..., 1, 7] = x93
     Yb[..., 1, 8] = x40
-    Yb[..., 1, 9] = x99
-    Yb[..., 1, 10] = x100
+    Yb[..., 1, 9] = x98
+    Yb[..., 1, 10] = x99
     Yb[..., 1, 11] = x46
-    Yb[..., 1, 12] = x105
-    Yb[..., 1, 13] = x106
+    Yb[..., 1, 12] = x104
+    Yb[..., 1, 13] = x105
     Yb[..., 1, 14] = x52
-    Yb[..., 1, 15] = x111
-    Yb[..., 1, 16] = x112
+    Yb[..., 1, 15] = x110
+    Yb[..., 1, 16] = x111
     Yb[..., 1, 17] = x58
     Yb[..., 1, 21] = qd1
-    Yb[..., 1, 22] = x113
+    Yb[..., 1, 22] = x146
     Yb[..., 1, 23] = 1.0
     Yb[..., 1, 24] = qdd1
     Yb[..., 2, 6] = x39
     Yb[..., 2, 7] = -x38
     Yb[..., 2, 8] = x40
-    Yb[..., 2, 9] = x117
-    Yb[..., 2, 10] = x118
+    Yb[..., 2, 9] = x115
+    Yb[..., 2, 10] = x116
     Yb[..., 2, 11] = x46
-    Yb[..., 2, 12] = x123
-    Yb[..., 2, 13] = x124
+    Yb[..., 2, 12] = x121
+    Yb[..., 2, 13] = x122
     Yb[..., 2, 14] = x52
-    Yb[..., 2, 15] = x129
-    Yb[..., 2, 16] = x130
+    Yb[..., 2, 15] = x127
+    Yb[..., 2, 16] = x128
     Yb[..., 2, 17] = x58
     Yb[..., 2, 25] = qd2
-    Yb[..., 2, 26] = x131
+    Yb[..., 2, 26] = x147
     Yb[..., 2, 27] = 1.0
     Yb[..., 2, 28] = qdd2
     Yb[..., 3, 9] = x45
     Yb[..., 3, 10] = -x44
     Yb[..., 3, 11] = x46
-    Yb[..., 3, 12] = x135
-    Yb[..., 3, 13] = x136
+    Yb[..., 3, 12] = x132
+    Yb[..., 3, 13] = x133
     Yb[..., 3, 14] = x52
-    Yb[..., 3, 15] = x141
-    Yb[..., 3, 16] = x142
+    Yb[..., 3, 15] = x138
+    Yb[..., 3, 16] = x139
     Yb[..., 3, 17] = x58
     Yb[..., 3, 29] = qd3
-    Yb[..., 3, 30] = x143
+    Yb[..., 3, 30] = x148
     Yb[..., 3, 31] = 1.0
     Yb[..., 3, 32] = qdd3
     Yb[..., 4, 12] = x51
     Yb[..., 4, 13] = -x50
     Yb[..., 4, 14] = x52
-    Yb[..., 4, 15] = x147
-    Yb[..., 4, 16] = x148
+    Yb[..., 4, 15] = x143
+    Yb[..., 4, 16] = x144
     Yb[..., 4, 17] = x58
     Yb[..., 4, 33] = qd4
     Yb[..., 4, 34] = x149

@@ -28,11 +28,18 @@ extern "C" {
 #endif
 
 #define PUMA560_DOF 6
+#define PUMA560_NQ 6
+#define PUMA560_NV 6
 #define PUMA560_NUM_PARAMS 84
 #define PUMA560_NUM_BASE_PARAMS 58
 
 /* The robot file's standard parameters, in the layout above. */
 extern const double puma560_parameters[84];
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void puma560_neutral(double *q);
+void puma560_integrate(const double *q, const double *v, double dt, double *q_out);
+void puma560_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias).
  * In: q[6], qd[6], qdd[6].
@@ -82,7 +89,7 @@ void puma560_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 136 mul, 120 add, 3 div, 0 sqrt, 8 trig. */
 void puma560_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[6].
  * Out: m[6*6] (row-major).
  * Operations: 203 mul, 147 add, 3 div, 4 sqrt, 8 trig. */

@@ -28,11 +28,18 @@ extern "C" {
 #endif
 
 #define STANFORD_DOF 6
+#define STANFORD_NQ 6
+#define STANFORD_NV 6
 #define STANFORD_NUM_PARAMS 84
 #define STANFORD_NUM_BASE_PARAMS 55
 
 /* The robot file's standard parameters, in the layout above. */
 extern const double stanford_parameters[84];
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void stanford_neutral(double *q);
+void stanford_integrate(const double *q, const double *v, double dt, double *q_out);
+void stanford_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias).
  * In: q[6], qd[6], qdd[6].
@@ -82,7 +89,7 @@ void stanford_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 105 mul, 95 add, 3 div, 0 sqrt, 6 trig. */
 void stanford_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[6].
  * Out: m[6*6] (row-major).
  * Operations: 160 mul, 117 add, 3 div, 4 sqrt, 6 trig. */

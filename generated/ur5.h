@@ -28,11 +28,18 @@ extern "C" {
 #endif
 
 #define UR5_DOF 6
+#define UR5_NQ 6
+#define UR5_NV 6
 #define UR5_NUM_PARAMS 84
 #define UR5_NUM_BASE_PARAMS 58
 
 /* The robot file's standard parameters, in the layout above. */
 extern const double ur5_parameters[84];
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void ur5_neutral(double *q);
+void ur5_integrate(const double *q, const double *v, double dt, double *q_out);
+void ur5_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias).
  * In: q[6], qd[6], qdd[6].
@@ -82,7 +89,7 @@ void ur5_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 175 mul, 135 add, 4 div, 0 sqrt, 10 trig. */
 void ur5_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[6].
  * Out: m[6*6] (row-major).
  * Operations: 253 mul, 169 add, 4 div, 5 sqrt, 10 trig. */

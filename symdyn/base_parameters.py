@@ -109,9 +109,10 @@ def samples(model, count, seed):
     """Regressor rows at `count` random states: (count * nv, p), deterministic."""
     from .regressor import regressor
     rng = random.Random(seed)
-    n = model.dof
-    q, qd, qdd = ([[lo + (hi - lo) * rng.random() for _ in range(count)] for _ in range(n)]
-                  for lo, hi in ((-math.pi, math.pi), (-2.0, 2.0), (-2.0, 2.0)))
+    n = model.nv
+    q = _configurations(model, rng, count)
+    qd, qdd = ([[lo + (hi - lo) * rng.random() for _ in range(count)] for _ in range(n)]
+               for lo, hi in ((-2.0, 2.0), (-2.0, 2.0)))
     ctx = _Deterministic()
     chain = Chain(ctx, model)
     arrays = [[np.array(x) for x in v] for v in (q, qd, qdd)]
@@ -122,6 +123,22 @@ def samples(model, count, seed):
         for i in range(p):
             W[j::n, i] = np.broadcast_to(np.asarray(Y[j][i], dtype=float), (count,))
     return W
+
+
+def _configurations(model, rng, count):
+    """nq lists of `count` random coordinates: angles and offsets in [-pi, pi], unit quaternions
+    (free-flyer, spherical) and unit complex numbers (planar), in plain Python floats."""
+    q = [[-math.pi + 2 * math.pi * rng.random() for _ in range(count)] for _ in range(model.nq)]
+    for joint, qi in zip(model.joints, model.q_slices):
+        group = getattr(joint.kind, "lie_group", "vector")
+        unit = {"so3": 4, "se3": 4, "se2": 2}.get(group)
+        if unit:
+            for s in range(count):
+                x = [rng.random() * 2 - 1 for _ in range(unit)]
+                norm = math.sqrt(math.fsum(v * v for v in x))
+                for i, v in zip(qi[-unit:], x):
+                    q[i][s] = v / norm
+    return q
 
 
 def _dot(a, b):

@@ -31,16 +31,31 @@ def pinocchio_model(model):
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))      # pin.Motion(linear, angular)
     ids = []
     for joint, body in zip(model.joints, model.bodies):
-        axis = np.array(joint.axis)
-        jm = pin.JointModelRevoluteUnaligned(axis) if joint.type == "revolute" else pin.JointModelPrismaticUnaligned(axis)
-        jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, jm,
+        jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, joint.kind.pinocchio(joint.axis),
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
         pm.appendBodyToJoint(jid, _pinocchio_inertia(body.params), pin.SE3.Identity())
         ids.append(jid)
-    pm.armature[:] = [j.armature for j in model.joints]
-    pm.damping[:] = [j.damping for j in model.joints]
-    pm.friction[:] = [j.friction for j in model.joints]
+    set_joint_dynamics(pm, model)
     return pm
+
+
+def joint_dynamics_vectors(model):
+    """{field: velocity-sized array} of the joints' armature, damping, friction, friction_offset
+    (zero for the entries of multi-DoF joints, which have none)."""
+    out = {key: np.zeros(model.nv) for key in ("armature", "damping", "friction", "friction_offset")}
+    for joint, vi in zip(model.joints, model.v_slices):
+        if len(vi) == 1:
+            for key in out:
+                out[key][vi[0]] = getattr(joint, key)
+    return out
+
+
+def set_joint_dynamics(pmodel, model):
+    """Pinocchio's model.armature, damping and friction from symdyn's joints."""
+    values = joint_dynamics_vectors(model)
+    pmodel.armature[:] = values["armature"]
+    pmodel.damping[:] = values["damping"]
+    pmodel.friction[:] = values["friction"]
 
 
 def _pinocchio_inertia(params):
@@ -60,7 +75,10 @@ def pinocchio_urdf_model(model):
     if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
         return None
     import pinocchio as pin
-    pm = pin.buildModelFromUrdf(str(model.path))
+    from .description import ROOT_JOINT
+    added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
+    pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if added else \
+        pin.buildModelFromUrdf(str(model.path))
     if model.locked:                       # --lock: Pinocchio's own reduction of its own model
         q_ref = pin.neutral(pm)
         for name, value in model.locked:
@@ -89,20 +107,20 @@ def pinocchio_reference(model):
 
 def pinocchio_configuration(pmodel):
     """q in symdyn's convention (one angle per 1-DoF joint) -> Pinocchio's q: a continuous joint
-    (RevoluteUnbounded, nq 2) is (cos q, sin q) there."""
+    (RevoluteUnbounded, nq 2) is (cos q, sin q) there; multi-DoF joints share the convention."""
     if pmodel.nq == pmodel.nv:
         return lambda q: np.asarray(q, dtype=float)
-    pieces = []
+    pieces, start = [], 0         # (Pinocchio's q index, symdyn's q index, Pinocchio's nq, angle?)
     for joint in pmodel.joints[1:]:
-        if joint.nv != 1 or joint.nq not in (1, 2):
-            raise ValueError(f"joint '{pmodel.names[joint.id]}' ({joint.shortname()}) has no 1-DoF counterpart")
-        pieces.append((joint.idx_q, joint.idx_v, joint.nq))
+        angle = joint.nv == 1 and joint.nq == 2
+        pieces.append((joint.idx_q, start, joint.nq, angle))
+        start += 1 if angle else joint.nq
 
     def convert(q):
         q = np.asarray(q, dtype=float)
         out = np.empty(pmodel.nq)
-        for iq, iv, nq in pieces:
-            out[iq:iq + nq] = q[iv] if nq == 1 else (np.cos(q[iv]), np.sin(q[iv]))
+        for iq, sq, nq, angle in pieces:
+            out[iq:iq + nq] = (np.cos(q[sq]), np.sin(q[sq])) if angle else q[sq:sq + nq]
         return out
     return convert
 
@@ -124,9 +142,11 @@ def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
 
     def regressor(q, v, a):
-        joints = np.zeros((pmodel.nv, 4 * pmodel.nv))
-        for k in range(pmodel.nv):
-            joints[k, 4 * k:4 * k + 4] = v[k], sgn(v[k]), 1.0, a[k]
+        joints = np.zeros((pmodel.nv, 4 * (pmodel.njoints - 1)))
+        for k, joint in enumerate(pmodel.joints[1:]):
+            if joint.nv == 1:
+                i = joint.idx_v
+                joints[i, 4 * k:4 * k + 4] = v[i], sgn(v[i]), 1.0, a[i]
         return np.hstack([pin.computeJointTorqueRegressor(pmodel, data, c(q), v, a), joints])
 
     return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a) + fric(v),
@@ -148,34 +168,44 @@ def _pinocchio(model, notes):
     pmodel, how = pinocchio_reference(model)
     notes.append(f"pinocchio column: {how}")
     if model.joint_params:                 # friction and armature from a file Pinocchio did not read
-        pmodel.armature[:] = [j.armature for j in model.joints]
-        pmodel.damping[:] = [j.damping for j in model.joints]
-        pmodel.friction[:] = [j.friction for j in model.joints]
-    return pinocchio_functions(pmodel, [j.friction_offset for j in model.joints], model.coulomb_smoothing)
+        set_joint_dynamics(pmodel, model)
+    return pinocchio_functions(pmodel, joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing)
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
+def compare_steps(with_c=True):
+    """How many times `compare` calls progress: each function traced, the C compile, each function checked."""
+    return 2 * len(FUNCTIONS) + bool(with_c)
+
+
+def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, progress=None):
     """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
 
     `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
-    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn."""
+    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn.
+    progress(step), if given, is called after each of the `compare_steps(with_c)` steps."""
     import tempfile
+    from .lie import random_configuration
     rng = np.random.default_rng(seed)
-    n = model.dof
-    inputs = [rng.uniform(-np.pi, np.pi, (states, n)), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
+    n = model.nv
+    inputs = [random_configuration(model, rng, states), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
     standard = np.array(model.parameters)
     params = standard * rng.uniform(0.5, 2.0, (states, len(standard)))
     source = {"q": inputs[0], "qd": inputs[1], "params": params}
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
-    for name, text in render(model, langs).items():
+    for name, text in render(model, langs, progress=progress).items():
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
         from .cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
+        if progress:
+            progress("compile C")
     engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
+    if pino is not None:
+        import pinocchio as pin
+        pmodel = pinocchio_reference(model)[0]
     report = {}
     for fn in FUNCTIONS:
         args = [source.get(a, inputs[2]) for a in fn.args]
@@ -185,4 +215,19 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
             theirs = np.stack([pino[fn.name](*(a[s] for a in args)) for s in range(states)])
             row["pinocchio"] = relative_error(reference, theirs)
         report[fn.name] = row
+        if progress:
+            progress(fn.name)
+    q1 = random_configuration(model, rng, states)
+    lie_calls = {"integrate": (lambda m, s: m.integrate(inputs[0][s], inputs[1][s], 0.3),
+                               lambda pm, s: pin.integrate(pm, inputs[0][s], 0.3 * inputs[1][s])),
+                 "difference": (lambda m, s: m.difference(inputs[0][s], q1[s]),
+                                lambda pm, s: pin.difference(pm, inputs[0][s], q1[s])),
+                 "neutral": (lambda m, s: m.neutral(), lambda pm, s: pin.neutral(pm))}
+    for name, (ours, theirs) in lie_calls.items():
+        reference = np.stack([ours(engine, s) for s in range(states)])
+        row = {lang: relative_error(np.stack([ours(mod, s) for s in range(states)]), reference)
+               for lang, mod in generated.items()}
+        if pino is not None:
+            row["pinocchio"] = relative_error(reference, np.stack([theirs(pmodel, s) for s in range(states)]))
+        report[name] = row
     return report

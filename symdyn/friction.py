@@ -27,26 +27,32 @@ def coulomb_sign(ctx, chain, qd):
     return ctx.bind(ctx.sign(qd))
 
 
-def joint_friction(ctx, chain, qd, k):
-    """Fv qd + Fc sgn(qd) + Fo of joint k (terms with a zero coefficient left out)."""
+def one_dof(chain):
+    """(joint, its entry of a velocity-sized vector) for the 1-DoF joints: the ones with friction and
+    armature (a free-flyer, spherical or planar joint has none)."""
+    return [(k, chain.vi[k][0]) for k in range(chain.n) if len(chain.vi[k]) == 1]
+
+
+def joint_friction(ctx, chain, qd, k, i):
+    """Fv qd + Fc sgn(qd) + Fo of joint k, entry i (terms with a zero coefficient left out)."""
     total = 0
     if not _is_zero(chain.viscous[k]):
-        total = total + chain.viscous[k] * qd[k]
+        total = total + chain.viscous[k] * qd[i]
     if not _is_zero(chain.coulomb[k]):
-        total = total + chain.coulomb[k] * coulomb_sign(ctx, chain, qd[k])
+        total = total + chain.coulomb[k] * coulomb_sign(ctx, chain, qd[i])
     if not _is_zero(chain.friction_offset[k]):
         total = total + chain.friction_offset[k]
     return total
 
 
 def joint_forces(ctx, chain, qd, qdd):
-    """tau_f(qd) + Ia qdd for every joint (qdd None: no armature term, as at zero acceleration)."""
-    out = []
-    for k in range(chain.n):
-        total = joint_friction(ctx, chain, qd, k)
+    """tau_f(qd) + Ia qdd, velocity-sized (qdd None: no armature term, as at zero acceleration)."""
+    out = [0] * chain.nv
+    for k, i in one_dof(chain):
+        total = joint_friction(ctx, chain, qd, k, i)
         if qdd is not None and not _is_zero(chain.armature[k]):
-            total = total + chain.armature[k] * qdd[k]
-        out.append(total)
+            total = total + chain.armature[k] * qdd[i]
+        out[i] = total
     return out
 
 

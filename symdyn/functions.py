@@ -23,7 +23,7 @@ ARG_DIMS = {"q": "nq", "params": "p"}
 @dataclass(frozen=True)
 class Function:
     name: str
-    args: Tuple[str, ...]        # "q" first when the function depends on the configuration
+    args: Tuple[str, ...]        # "q" first, shape (..., nq), when the function depends on the configuration
     shape: str                   # a key of SHAPES: "vector" (..., nv), "matrix" (..., nv, nv), ...
     trace: Callable
     doc: str
@@ -41,7 +41,7 @@ def dimensions(model):
                 raise KeyError(key)
             self["b"] = len(base_parameters(model).kept)
             return self["b"]
-    return _Dims(nq=model.dof, nv=model.dof, p=len(model.parameters))
+    return _Dims(nq=model.nq, nv=model.nv, p=len(model.parameters))
 
 
 def output_shape(fn, model):
@@ -54,7 +54,7 @@ def arg_size(arg, model):
 
 
 def _zeros(chain):
-    return [0] * chain.n
+    return [0] * chain.nv
 
 
 def _inverse_dynamics(ctx, chain, X, qd, qdd):
@@ -65,9 +65,9 @@ def _inverse_dynamics(ctx, chain, X, qd, qdd):
 def _mass_matrix(ctx, chain, X):
     """CRBA, and the rotor inertias on the diagonal."""
     M = crba.mass_matrix(ctx, chain, X)
-    for k in range(chain.n):
+    for k, i in _fr.one_dof(chain):
         if not _fr._is_zero(chain.armature[k]):
-            M[k][k] = ctx.bind(M[k][k] + chain.armature[k])
+            M[i][i] = ctx.bind(M[i][i] + chain.armature[k])
     return M
 
 
@@ -118,11 +118,11 @@ FUNCTIONS = (
              lambda ctx, chain, X, qd: _inverse_dynamics(ctx, chain, X, qd, _zeros(chain)),
              "Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).", gravity=True),
     Function("articulated_inertia", ("q",), "vector",
-             _diagonalized(lambda ctx, chain, X, ric: list(ric.D)),
+             _diagonalized(lambda ctx, chain, X, ric: [d for k in range(chain.n) for d in ric.d(k)]),
              "D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T."),
     Function("innovations_factor", ("q",), "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor(ctx, chain, X, ric)),
-             "m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order)."),
+             "m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent)."),
     Function("innovations_factor_inverse", ("q",), "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor_inverse(ctx, chain, X, ric)),
              "l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l."),

@@ -62,6 +62,10 @@ def apply_joint_parameters(model, path):
         if name not in known:
             raise RobotFileError(path, f"unknown joint {_show(name)} (the moving joints of {model.name!r} are "
                                        f"{', '.join(model.joint_names)})")
+    for j in model.joints:
+        if j.kind.nv != 1 and any(overrides["joints"].get(j.name, {}).values()):
+            raise RobotFileError(path, f"joint {_show(j.name)}: friction and armature are for 1-DoF joints, "
+                                       f"not {j.type} joints")
     joints = tuple(replace(j, **overrides["joints"].get(j.name, {})) for j in model.joints)
     delta = overrides["coulomb_smoothing"]
     import hashlib

@@ -24,11 +24,11 @@ JOINT_PARAMETER_NAMES = ("Fv", "Fc", "Fo", "Ia")
 @dataclass(frozen=True)
 class Joint:
     name: str
-    type: str            # "revolute" | "prismatic"
+    type: str            # a key of joints.JOINT_TYPES
     parent: int          # index of the parent joint's body, -1 for the fixed base
     rotation: Mat3       # parent_R_k at q = 0
     offset: Vec3         # O_k in the parent frame at q = 0
-    axis: Vec3           # unit axis in frame k
+    axis: Vec3           # unit axis in frame k (0, 0, 0 for joints without an axis)
     damping: float = 0.0         # viscous friction Fv (N m s/rad or N s/m), URDF <dynamics damping>
     friction: float = 0.0        # Coulomb friction Fc, URDF <dynamics friction>
     friction_offset: float = 0.0  # constant offset Fo of the friction torque
@@ -96,8 +96,33 @@ class Model:
         raise KeyError(f"no {kind} frame named {name!r}")
 
     @property
+    def nq(self):
+        """Size of a configuration q."""
+        return sum(j.kind.nq for j in self.joints)
+
+    @property
+    def nv(self):
+        """Size of a velocity, acceleration or force vector: the degrees of freedom."""
+        return sum(j.kind.nv for j in self.joints)
+
+    @property
     def dof(self):
-        return len(self.joints)
+        return self.nv
+
+    @property
+    def q_slices(self):
+        """Indices of each joint's entries of q."""
+        return _slices([j.kind.nq for j in self.joints])
+
+    @property
+    def v_slices(self):
+        """Indices of each joint's entries of a velocity-sized vector."""
+        return _slices([j.kind.nv for j in self.joints])
+
+    @property
+    def floating(self):
+        """Is the root a free-flyer?"""
+        return bool(self.joints) and self.joints[0].kind.nv == 6
 
     @property
     def joint_names(self):
@@ -117,6 +142,14 @@ class Model:
     @property
     def total_mass(self):
         return sum(b.mass for b in self.bodies)
+
+
+def _slices(sizes):
+    out, start = [], 0
+    for size in sizes:
+        out.append(tuple(range(start, start + size)))
+        start += size
+    return tuple(out)
 
 
 def snap_right_angles(model, tol=1e-4):

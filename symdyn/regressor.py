@@ -17,10 +17,11 @@ columns of Y(k):
     h = m c:  v_dot x s_ang + U^T s_lin                (since s_ang . (h x v_dot) = h . (v_dot x s_ang))
     J:        L(w_dot)^T s_ang + L(w)^T (s_ang x w)    (J w = L(w) [Ixx Ixy Iyy Ixz Iyz Izz])
 
-Joints on other branches do not see body k: their entries are exact zeros.
+Joints on other branches do not see body k: their entries are exact zeros. A joint with several
+columns (free-flyer, spherical, planar) has one row per column, each carried out the same way.
 """
 from . import spatial as S
-from .friction import coulomb_sign
+from .friction import coulomb_sign, one_dof
 from .kinematics import bias_terms
 from .rnea import _u_matrix
 
@@ -39,7 +40,7 @@ def _accelerations(ctx, chain, X, qd, qdd):
         else:
             wd_p, vd_p = base[:3], base[3:]
         inboard = S.bind(ctx, S.rot_t(R, wd_p)) + S.bind(ctx, S.rot_t(R, vd_p))
-        alpha[k] = S.bind(ctx, S.vadd(S.vadd(inboard, S.vscale(qdd[k], chain.H[k])), a[k]))
+        alpha[k] = S.bind(ctx, S.vadd(S.vadd(inboard, chain.joint_velocity(k, qdd)), a[k]))
         U[k] = _u_matrix(ctx, alpha[k][:3], w[k])
     return w, alpha, U
 
@@ -71,17 +72,19 @@ def _subtree_outward(chain, j):
 
 
 def regressor(ctx, chain, X, qd, qdd):
-    """Y(q, qd, qdd) as n rows of 10 n_bodies + 4 n entries (model.parameters order)."""
+    """Y(q, qd, qdd) as nv rows of 10 n_bodies + 4 n_joints entries (model.parameters order)."""
     n = chain.n
     nb = len(chain.params)
     w, alpha, U = _accelerations(ctx, chain, X, qd, qdd)
-    Y = [[0] * (10 * nb + 4 * n) for _ in range(n)]
+    Y = [[0] * (10 * nb + 4 * n) for _ in range(chain.nv)]
     for j in range(n):
-        s = {j: chain.H[j]}
-        Y[j][10 * j:10 * j + 10] = body_columns(ctx, chain.H[j], w[j], alpha[j], U[j])
-        for k in _subtree_outward(chain, j):
-            s[k] = S.bind(ctx, S.motion_outward(ctx, X[k], s[chain.parent[k]]))
-            Y[j][10 * k:10 * k + 10] = body_columns(ctx, s[k], w[k], alpha[k], U[k])
-        # friction and rotor: Fv qd, Fc sgn(qd), Fo, Ia qdd
-        Y[j][10 * nb + 4 * j:10 * nb + 4 * j + 4] = [qd[j], coulomb_sign(ctx, chain, qd[j]), 1, qdd[j]]
+        below = list(_subtree_outward(chain, j))
+        for row, H in zip(chain.vi[j], chain.H[j]):
+            s = {j: H}
+            Y[row][10 * j:10 * j + 10] = body_columns(ctx, H, w[j], alpha[j], U[j])
+            for k in below:
+                s[k] = S.bind(ctx, S.motion_outward(ctx, X[k], s[chain.parent[k]]))
+                Y[row][10 * k:10 * k + 10] = body_columns(ctx, s[k], w[k], alpha[k], U[k])
+    for j, i in one_dof(chain):       # friction and rotor: Fv qd, Fc sgn(qd), Fo, Ia qdd
+        Y[i][10 * nb + 4 * j:10 * nb + 4 * j + 4] = [qd[i], coulomb_sign(ctx, chain, qd[i]), 1, qdd[i]]
     return Y

@@ -16,7 +16,7 @@ from oracle import to_pinocchio
 from random_chain import random_chain, random_tree, with_joint_dynamics
 from symdyn.base_parameters import base_parameters, samples
 from symdyn.cli import main
-from symdyn.compare import pinocchio_functions
+from symdyn.compare import joint_dynamics_vectors, pinocchio_functions
 
 TOL = 1e-10
 PIN = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
@@ -39,7 +39,7 @@ MODELS = _models()
 
 def _against_pinocchio(model, count=10, smoothing=0.0):
     engine = symdyn.Engine(model)
-    oracle = pinocchio_functions(to_pinocchio(model), [j.friction_offset for j in model.joints], smoothing)
+    oracle = pinocchio_functions(to_pinocchio(model), joint_dynamics_vectors(model)["friction_offset"], smoothing)
     q, qd, qdd = random_states(model.dof, count, seed=5)
     worst = {}
     for name in PIN:
@@ -181,7 +181,8 @@ def test_info_prints_base_parameters_and_joint_params_file(tmp_path):
                                        "--joint-params", str(params)])
     assert result.exit_code == 0, result.output
     assert "base parameters: 69 of 98 standard" in result.output
-    assert "panda_joint2             revolute   axis [0, 0, 1] Fv 0.5 Fc 0.25 Ia 0.1" in result.output
+    assert "panda_joint2            revolute   axis [0, 0, 1] Fv 0.5 Fc 0.25 Ia 0.1" in result.output
+    assert "Coulomb friction smoothed: Fc tanh(qd / 0.02)" in result.output
     model = symdyn.load_robot(ROOT / "robots" / "panda.urdf", joint_params=params)
     assert model.coulomb_smoothing == 0.02 and model.joints[1].armature == 0.1 and model.joints[0].damping == 0.003
     assert "friction.yaml" in model.joint_params
@@ -206,3 +207,53 @@ def test_bad_joint_params_file(tmp_path, text, message):
         lines = result.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"symdyn: error: {params}: ") and message in lines[0], lines
     assert not out.exists()
+
+
+FLOATING = {
+    "panda-floating": lambda: with_joint_dynamics(symdyn.load_robot(ROOT / "robots" / "panda.urdf", floating_base=True), 11),
+    "spherical-inner": lambda: _multidof({1: "spherical"}),
+    "planar-root": lambda: _multidof({0: "planar"}),
+}
+
+
+def _multidof(kinds, n=5, seed=3):
+    """A random chain with multi-DoF joints; friction and armature on its 1-DoF joints."""
+    from symdyn.description import build_model
+    from symdyn.synthetic import random_description
+    d = random_description(n, seed)
+    for pos, kind in kinds.items():
+        d["joints"][pos]["type"] = kind
+    model = build_model(d, f"<chain {kinds}>")
+    rich = with_joint_dynamics(model, seed)
+    return dataclasses.replace(rich, joints=tuple(j if j.kind.nv == 1 else base for j, base in zip(rich.joints, model.joints)))
+
+
+@pytest.mark.parametrize("name", sorted(FLOATING))
+def test_floating_base_and_multi_dof_joints(name):
+    """Free-flyer, spherical and planar joints: every Pinocchio function (the regressor included, one
+    row per joint column) with friction and armature on the 1-DoF joints, and the base parameters."""
+    from symdyn import lie
+    model = FLOATING[name]()
+    engine = symdyn.Engine(model)
+    oracle = pinocchio_functions(to_pinocchio(model), joint_dynamics_vectors(model)["friction_offset"])
+    rng = np.random.default_rng(6)
+    q, qd, qdd = lie.random_configuration(model, rng, 5), rng.normal(size=(5, model.nv)), rng.normal(size=(5, model.nv))
+    for name_ in PIN:
+        args = (q, qd, qdd)[:ARGS.get(name_, 1)]
+        theirs = np.stack([oracle[name_](*(a[s] for a in args)) for s in range(5)])
+        assert relerr(getattr(engine, name_)(*args), theirs) < TOL, name_
+    base = base_parameters(model)
+    W = samples(model, 40, seed=5)
+    assert base.b == np.linalg.matrix_rank(W) and base.gap[1] < 1e-12
+    pi = engine.PARAMETERS * rng.uniform(0.5, 2.0, len(engine.PARAMETERS))
+    assert relerr(np.einsum("...ij,j->...i", engine.base_regressor(q, qd, qdd), engine.base_parameters(pi)),
+                  engine.regressor(q, qd, qdd) @ pi) < TOL
+
+
+def test_friction_on_a_multi_dof_joint_is_refused(tmp_path):
+    params = tmp_path / "p.yaml"
+    params.write_text("joints:\n  root_joint: {armature: 0.1}\n")
+    result = CliRunner().invoke(main, ["info", "--no-ops", "--floating-base", str(ROOT / "robots" / "panda.urdf"),
+                                       "--joint-params", str(params)])
+    assert result.exit_code == 2
+    assert "root_joint': friction and armature are for 1-DoF joints" in result.output
