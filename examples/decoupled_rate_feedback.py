@@ -1,9 +1,9 @@
 """Decoupled rate feedback eps = -c nu (Jain & Rodriguez, control law 8.4) bringing a moving arm to rest.
 
 In the diagonalized coordinates nu = m* qd (total joint rates) the arm obeys
-    nu_dot + C(theta, nu) = eps = working_moments(q, tau - gravity(q)),
+    nu_dot + C(theta, nu) = eps = working_moments(q, tau - gravity(q) - friction(qd)),
 and the kinetic energy is K = nu . nu / 2. The law eps = -c nu, applied as
-    tau = applied_moments(q, -c nu) + gravity(q)          (= -c M(q) qd + gravity(q), since m m* = M)
+    tau = applied_moments(q, -c nu) + gravity(q) + friction(qd)   (= -c M(q) qd + gravity(q) + friction(qd), m m* = M)
 gives dK/dt = nu . nu_dot = -c nu . nu - nu . C(theta, nu) = -c nu . nu, because C(theta, nu) does no
 work: K decreases monotonically, K(t) = K(0) exp(-2 c t). The arm is simulated in joint space (state
 (q, qd), the generated forward_dynamics, RK4), independently of the diagonalized functions the law
@@ -26,7 +26,8 @@ def run(robot, steps=3000, dt=1e-3, c=2.0, speed=1.0):
 
     def control(q, qd):
         nu = robot.total_rates(q, qd)
-        return robot.applied_moments(q, -c * nu) + robot.gravity(q)
+        friction = robot.friction(qd) if hasattr(robot, "friction") else 0.0   # compensated, like gravity
+        return robot.applied_moments(q, -c * nu) + robot.gravity(q) + friction
 
     def dynamics(t, x):
         q, qd = x[:n], x[n:]

@@ -1,7 +1,7 @@
 """Simulation in the diagonalized coordinates (Algorithm 8.1) beside the usual joint-space simulation.
 
 Diagonalized, state (q, nu), nu = m* qd the total joint rates (kinetic energy K = nu . nu / 2):
-    nu_dot = working_moments(q, tau - gravity(q)) - coriolis_nu(q, nu)
+    nu_dot = working_moments(q, tau - gravity(q) - friction(qd)) - coriolis_nu(q, nu)
     q_dot  = joint_rates(q, nu)
 Joint space, state (q, qd):
     qd_dot = forward_dynamics(q, qd, tau)
@@ -42,10 +42,13 @@ def run(robot, steps=1000, dt=1e-3, kind="zero"):
     n = robot.DOF
     tau = torque(robot, kind)
 
+    friction = getattr(robot, "friction", lambda qd: 0.0)      # joint friction (modules since identification)
+
     def diagonalized(t, x):
         q, nu = x[:n], x[n:]
-        eps = robot.working_moments(q, tau(t, q) - robot.gravity(q))
-        return np.concatenate([robot.joint_rates(q, nu), eps - robot.coriolis_nu(q, nu)])
+        qd = robot.joint_rates(q, nu)
+        eps = robot.working_moments(q, tau(t, q) - robot.gravity(q) - friction(qd))
+        return np.concatenate([qd, eps - robot.coriolis_nu(q, nu)])
 
     def joint_space(t, x):
         q, qd = x[:n], x[n:]

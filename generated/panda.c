@@ -6094,7 +6094,7 @@ void panda_joint_rates(const double *q, const double *nu, double *qd)
     qd[6] = x516;
 }
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q). Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
 void panda_working_moments(const double *q, const double *tau, double *eps)
 {
     const double q1 = q[1];

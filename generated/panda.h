@@ -113,7 +113,7 @@ void panda_total_rates(const double *q, const double *qd, double *nu);
  * Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
 void panda_joint_rates(const double *q, const double *nu, double *qd);
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
  * In: q[7], tau[7].
  * Out: eps[7].
  * Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */

@@ -6142,7 +6142,7 @@ def joint_rates(q, nu):
 
 
 def working_moments(q, tau):
-    """Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+    """Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
 
     Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig.
     """

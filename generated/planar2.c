@@ -406,7 +406,7 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
     qd[1] = x41;
 }
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q). Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
 void planar2_working_moments(const double *q, const double *tau, double *eps)
 {
     const double q1 = q[1];

@@ -113,7 +113,7 @@ void planar2_total_rates(const double *q, const double *qd, double *nu);
  * Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
 void planar2_joint_rates(const double *q, const double *nu, double *qd);
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
  * In: q[2], tau[2].
  * Out: eps[2].
  * Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */

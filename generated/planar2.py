@@ -473,7 +473,7 @@ def joint_rates(q, nu):
 
 
 def working_moments(q, tau):
-    """Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+    """Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
 
     Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig.
     """

@@ -2246,7 +2246,7 @@ void planar6_joint_rates(const double *q, const double *nu, double *qd)
     qd[5] = x241;
 }
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q). Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig. */
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig. */
 void planar6_working_moments(const double *q, const double *tau, double *eps)
 {
     const double q1 = q[1];

@@ -2281,7 +2281,7 @@ def joint_rates(q, nu):
 
 
 def working_moments(q, tau):
-    """Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+    """Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
 
     Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig.
     """

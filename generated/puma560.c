@@ -3469,7 +3469,7 @@ void puma560_joint_rates(const double *q, const double *nu, double *qd)
     qd[5] = x296;
 }
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q). Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
 void puma560_working_moments(const double *q, const double *tau, double *eps)
 {
     const double q1 = q[1];

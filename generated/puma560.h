@@ -113,7 +113,7 @@ void puma560_total_rates(const double *q, const double *qd, double *nu);
  * Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
 void puma560_joint_rates(const double *q, const double *nu, double *qd);
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
  * In: q[6], tau[6].
  * Out: eps[6].
  * Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */

@@ -3521,7 +3521,7 @@ def joint_rates(q, nu):
 
 
 def working_moments(q, tau):
-    """Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+    """Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
 
     Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig.
     """

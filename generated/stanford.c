@@ -2910,7 +2910,7 @@ void stanford_joint_rates(const double *q, const double *nu, double *qd)
     qd[5] = x255;
 }
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q). Operations: 138 mul, 121 add, 7 div, 4 sqrt, 6 trig. */
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 138 mul, 121 add, 7 div, 4 sqrt, 6 trig. */
 void stanford_working_moments(const double *q, const double *tau, double *eps)
 {
     const double q1 = q[1];

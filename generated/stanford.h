@@ -113,7 +113,7 @@ void stanford_total_rates(const double *q, const double *qd, double *nu);
  * Operations: 138 mul, 121 add, 7 div, 4 sqrt, 6 trig. */
 void stanford_joint_rates(const double *q, const double *nu, double *qd);
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
  * In: q[6], tau[6].
  * Out: eps[6].
  * Operations: 138 mul, 121 add, 7 div, 4 sqrt, 6 trig. */

@@ -2959,7 +2959,7 @@ def joint_rates(q, nu):
 
 
 def working_moments(q, tau):
-    """Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+    """Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
 
     Operations: 138 mul, 121 add, 7 div, 4 sqrt, 6 trig.
     """

@@ -3670,7 +3670,7 @@ void ur5_joint_rates(const double *q, const double *nu, double *qd)
     qd[5] = x272;
 }
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q). Operations: 215 mul, 166 add, 9 div, 5 sqrt, 10 trig. */
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 215 mul, 166 add, 9 div, 5 sqrt, 10 trig. */
 void ur5_working_moments(const double *q, const double *tau, double *eps)
 {
     const double q1 = q[1];

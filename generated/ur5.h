@@ -113,7 +113,7 @@ void ur5_total_rates(const double *q, const double *qd, double *nu);
  * Operations: 215 mul, 166 add, 9 div, 5 sqrt, 10 trig. */
 void ur5_joint_rates(const double *q, const double *nu, double *qd);
 
-/* Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q).
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
  * In: q[6], tau[6].
  * Out: eps[6].
  * Operations: 215 mul, 166 add, 9 div, 5 sqrt, 10 trig. */

@@ -134,7 +134,7 @@ FUNCTIONS = (
              "Joint rates qd = l* nu (inverse of total_rates)."),
     Function("working_moments", ("q", "tau"), "vector",
              _diagonalized(lambda ctx, chain, X, ric, tau: innovations.working_moments(ctx, chain, X, ric, tau)),
-             "Working moments eps = l tau. Gravity is not included: with gravity, pass tau - gravity(q)."),
+             "Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd)."),
     Function("applied_moments", ("q", "eps"), "vector",
              _diagonalized(lambda ctx, chain, X, ric, eps: innovations.applied_moments(ctx, chain, X, ric, eps)),
              "Joint forces tau = m eps (inverse of working_moments)."),
