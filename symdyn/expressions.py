@@ -12,7 +12,7 @@ import symengine as se
 
 from .errors import SymdynError, one_line
 from .functions import BY_NAME
-from .model import Model, PARAMETER_NAMES
+from .model import JOINT_PARAMETER_NAMES, Model, PARAMETER_NAMES
 
 #: default largest number of expression-tree nodes (operations, symbols and numbers) of one function;
 #: a 2-link arm's mass matrix has a few hundred, a 3-link spatial arm's inverse dynamics several thousand
@@ -30,7 +30,8 @@ RESULT_LATEX = {"inverse_dynamics": r"\tau", "mass_matrix": "M(q)", "mass_matrix
 #: LaTeX of the parameters (symbolic-parameter mode) of link k: mass, first moment h = m c, inertia about the origin
 PARAMETER_LATEX = {"m": "m_{{{k}}}", "mx": "h_{{x,{k}}}", "my": "h_{{y,{k}}}", "mz": "h_{{z,{k}}}",
                    "Ixx": "I_{{xx,{k}}}", "Ixy": "I_{{xy,{k}}}", "Iyy": "I_{{yy,{k}}}", "Ixz": "I_{{xz,{k}}}",
-                   "Iyz": "I_{{yz,{k}}}", "Izz": "I_{{zz,{k}}}"}
+                   "Iyz": "I_{{yz,{k}}}", "Izz": "I_{{zz,{k}}}",
+                   "Fv": "F_{{v,{k}}}", "Fc": "F_{{c,{k}}}", "Fo": "F_{{o,{k}}}", "Ia": "I_{{a,{k}}}"}
 
 
 class ExpressionTooLarge(SymdynError, ValueError):
@@ -106,8 +107,8 @@ def expressions(robot, function, params="numeric", simplify=False, max_size=MAX_
     entries = [sympy.sympify(e) for e in _substituted(program)]
     if simplify:
         entries = [sympy.simplify(e) for e in entries]
-    n = model.dof
-    return sympy.Matrix(n, 1, entries) if fn.shape == "vector" else sympy.Matrix(n, n, entries)
+    dims = program.dims
+    return sympy.Matrix(dims[0], dims[1] if len(dims) > 1 else 1, entries)
 
 
 def symbol_latex(model, function, params="numeric"):
@@ -115,9 +116,12 @@ def symbol_latex(model, function, params="numeric"):
     import sympy
     fn = _function(function)
     names = {sympy.Symbol(f"{a}{i}"): f"{INPUT_LATEX.get(a, a)}_{{{i}}}" for a in fn.args for i in range(model.dof)}
-    if params == "symbolic":
+    if params == "symbolic" or "params" in fn.args:
+        nb = len(model.bodies)
         names.update({sympy.Symbol(f"p{10 * k + i}"): PARAMETER_LATEX[p].format(k=k)
-                      for k in range(model.dof) for i, p in enumerate(PARAMETER_NAMES)})
+                      for k in range(nb) for i, p in enumerate(PARAMETER_NAMES)})
+        names.update({sympy.Symbol(f"p{10 * nb + 4 * k + i}"): PARAMETER_LATEX[p].format(k=k)
+                      for k in range(len(model.joints)) for i, p in enumerate(JOINT_PARAMETER_NAMES)})
     return names
 
 

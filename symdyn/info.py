@@ -55,10 +55,10 @@ def header_lines(model, path):
     for depth, k in tree:
         j = model.joints[k]
         name = "  " * depth + one_line(j.name)
-        extra = "".join(f" {label} {value:g}" for label, value in (
-            ("Fv", j.damping), ("Fc", j.friction), ("Fo", j.friction_offset), ("Ia", j.armature)) if value)
+        extra = "".join(f" {label} {getattr(j, key, 0.0):g}" for label, key in (
+            ("Fv", "damping"), ("Fc", "friction"), ("Fo", "friction_offset"), ("Ia", "armature")) if getattr(j, key, 0.0))
         lines.append(f"  {k:3d}  {name:<{width}s}  {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]{extra}")
-    if model.coulomb_smoothing:
+    if getattr(model, "coulomb_smoothing", 0.0):
         lines.append(f"  Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing:g})")
     return lines
 

@@ -7,10 +7,10 @@ import yaml
 from click.testing import CliRunner
 
 import symdyn
-from conftest import ROOT, random_states, relerr
+from conftest import ROOT, function_args, random_states, relerr
 from symdyn.cli import main
 from symdyn.expressions import ExpressionTooLarge, expanded_sizes, latex
-from symdyn.functions import FUNCTIONS
+from symdyn.functions import FUNCTIONS, output_shape
 
 sympy = pytest.importorskip("sympy")
 
@@ -41,8 +41,7 @@ def stanford3(tmp_path):
 
 def _evaluate(matrix, fn, args, params=None):
     """The sympy expressions at each state (lambdify of all the function's input symbols)."""
-    n = args[0].shape[-1]
-    symbols = [sympy.Symbol(f"{a}{i}") for a in fn.args for i in range(n)]
+    symbols = [sympy.Symbol(f"{'p' if a == 'params' else a}{i}") for a, x in zip(fn.args, args) for i in range(x.shape[-1])]
     if params is not None:
         symbols += [sympy.Symbol(f"p{i}") for i in range(len(params))]
     f = sympy.lambdify(symbols, matrix, "numpy")
@@ -60,15 +59,18 @@ def test_expressions_equal_the_engine(robot, request):
     engine = symdyn.Engine(model)
     q, qd, x = random_states(model.dof, 6, seed=4)
     checked = 0
+    params = np.array(model.parameters) * np.random.default_rng(3).uniform(0.5, 2.0, (len(q), len(model.parameters)))
     for fn in FUNCTIONS:
-        args = (q, qd, x)[:len(fn.args)]
+        args = function_args(fn, q, qd, x, params)
         try:
             matrix = symdyn.expressions(path, fn.name)
         except ExpressionTooLarge:
             assert robot == "stanford3", fn.name          # every function of the 2-link arm is small enough
             continue
-        assert matrix.shape == ((model.dof, 1) if fn.shape == "vector" else (model.dof, model.dof))
-        assert {str(s) for s in matrix.free_symbols} <= {f"{a}{i}" for a in fn.args for i in range(model.dof)}
+        dims = output_shape(fn, model)
+        assert matrix.shape == (dims if len(dims) == 2 else dims + (1,))
+        names = {f"{'p' if a == 'params' else a}{i}" for a, v in zip(fn.args, args) for i in range(v.shape[-1])}
+        assert {str(s) for s in matrix.free_symbols} <= names
         ours = _evaluate(matrix, fn, args).reshape((len(q),) + getattr(engine, fn.name)(*args).shape[1:])
         assert relerr(ours, getattr(engine, fn.name)(*args)) < 1e-10, fn.name
         checked += 1
@@ -77,7 +79,8 @@ def test_expressions_equal_the_engine(robot, request):
 
 def test_symbolic_parameter_expressions_equal_the_engine_with_other_parameters(stanford3):
     model = symdyn.load_robot(stanford3)
-    params = np.array([v for b in model.bodies for v in b.params]) * np.repeat([0.7, 1.3, 2.0], 10)
+    params = np.array(model.parameters) * np.concatenate([np.repeat([0.7, 1.3, 2.0], 10), np.ones(12)])
+    params[30:] += np.random.default_rng(2).uniform(0.1, 1.0, 12)      # friction and armature
     engine = symdyn.Engine(model, params)
     q, qd, x = random_states(3, 5, seed=9)
     for name in ("inverse_dynamics", "mass_matrix", "gravity"):
