@@ -585,7 +585,7 @@ def _every_function(engine, q, rng):
     n = engine.n
     values = {}
     for fn in FUNCTIONS:
-        args = [q] + [rng.normal(size=n) for _ in fn.args[1:]]
+        args = [q if a == "q" else engine.PARAMETERS if a == "params" else rng.normal(size=n) for a in fn.args]
         values[fn.name] = getattr(engine, fn.name)(*args)
         assert np.isfinite(values[fn.name]).all(), fn.name
     return values
