@@ -44,9 +44,9 @@ def info(robots, ops, snap):
             click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
         if ops:
             from .codegen.generator import trace_all
-            click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
+            click.echo(f"  {'function':<30s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
             for p in trace_all(model):
-                click.echo(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in
+                click.echo(f"  {p.name:<30s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in
                                                            (("mul", 6), ("add", 6), ("div", 5), ("sqrt", 5), ("trig", 5))))
 
 
@@ -92,9 +92,9 @@ def compare(robots, states, tol, with_c, snap):
         report = run(model, states=states, with_c=with_c)
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
-        click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))
+        click.echo(f"  {'function':<30s}" + "".join(f"{c:>12s}" for c in columns))
         for name, row in report.items():
-            click.echo(f"  {name:<28s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
+            click.echo(f"  {name:<30s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
             worst = max([worst] + list(row.values()))
     click.echo(f"worst: {worst:.2e} (tolerance {tol:g})")
     sys.exit(0 if worst <= tol else 1)
