@@ -9,7 +9,7 @@
  * matrices 7x7 entries, row-major. Units: SI (rad, m, N m, N). No allocation, no global
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
- * Pinocchio); the diagonalized functions exclude it:
+ * Pinocchio) and in diagonalized_forward_dynamics; the other diagonalized functions exclude it:
  *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
  */
 #ifndef SYMDYN_PANDA_H

@@ -8,7 +8,8 @@ Every argument has shape (..., 6): any leading batch shape, broadcast between ar
 vectors come back as (..., 6), matrices as (..., 6, 6); diagonalized_forward_dynamics
 returns the tuple (qd, nu_dot). Units: SI (rad, m, N m, N).
 Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity, as in
-Pinocchio. The diagonalized functions exclude it: nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
+Pinocchio, and in diagonalized_forward_dynamics. The other diagonalized functions exclude it:
+nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
 """
 import numpy as np
 

@@ -1,5 +1,5 @@
 """Forward dynamics in the diagonalized coordinates (Jain & Rodriguez 1995, Algorithm 8.1, eqs. 8.1-8.3;
-docs/algorithms.md, "Diagonalized forward dynamics"), and the rates of the un-normalized form (Lemma 7.3).
+docs/algorithms.md, Sec. 13), and the rates of the un-normalized form (Lemma 7.3).
 
 State (q, nu), nu = m* qd the total joint rates; gravity included (the paper folds it into the bias
 forces). One Riccati recursion and two sweeps:

@@ -1,4 +1,4 @@
-"""Saha's decomposition of the mass matrix, M = U diag(d) U^T (Saha 1997; docs/algorithms.md, "Saha's UDU^T").
+"""Saha's decomposition of the mass matrix, M = U diag(d) U^T (Saha 1997, eq. 13; docs/algorithms.md, Sec. 10).
 
 U is unit upper triangular in base-to-tip order and d is the articulated inertia D(k) of the Riccati
 recursion: U = [I + H phi K] of the innovations factorization (Jain & Rodriguez, Sec. 4), so
