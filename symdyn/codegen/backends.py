@@ -34,7 +34,7 @@ def _function_context(program, printer, n):
         used |= {str(s) for s in getattr(e, "free_symbols", ())}
     inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
     lines = _statements(program.assignments, printer)
-    outputs = [{"name": name, "shape": shape, "size": len(values), "results": _results(shape, values, printer, n)}
+    outputs = [{"name": name, "shape": shape, "results": _results(shape, values, printer, n)}
                for name, shape, values in program.outputs(n)]
     return {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
             "inputs": inputs, "lines": lines, "ops": _ops_text(program.ops), "gravity": program.gravity}
