@@ -155,6 +155,18 @@ def test_udu_factor(engine):
     assert relerr(U, engine.innovations_factor(q) / np.sqrt(d)[..., None, :]) < 1e-10
 
 
+def test_saha_three_solves_are_forward_dynamics(engine):
+    """U phi_hat = phi, D phi_tilde = phi_hat, U^T qdd = phi_tilde (docs/algorithms.md, Sec. 10), and the first
+    solve is the working-moment recursion without its square roots: phi_hat = D^1/2 l phi."""
+    q, qd, tau = random_states(engine.n, 5)
+    U, d = engine.udu_factor(q), engine.articulated_inertia(q)
+    phi = tau - engine.nonlinear_effects(q, qd)
+    phi_hat = np.linalg.solve(U, phi[..., None])[..., 0]
+    assert relerr(phi_hat, np.sqrt(d) * engine.working_moments(q, phi)) < 1e-10
+    qdd = np.linalg.solve(np.swapaxes(U, -1, -2), (phi_hat / d)[..., None])[..., 0]
+    assert relerr(qdd, engine.forward_dynamics(q, qd, tau)) < 1e-9
+
+
 def test_kinetic_energy_is_half_nu_squared(engine):
     q, qd, _ = random_states(engine.n, 10)
     nu = engine.total_rates(q, qd)
