@@ -2,7 +2,8 @@
 
 The module is compiled once with the system C compiler into a cache keyed by the hash of its
 source, and opened with cffi. The returned object has the functions of the Python module, numpy
-in and out, with batches of states looped in C.
+in and out, with batches of states looped in C. A function with several outputs (C: one out pointer
+each) returns a tuple of arrays, as in Python.
 """
 import hashlib
 import os
@@ -16,10 +17,10 @@ from .functions import FUNCTIONS
 
 CFLAGS = ("-O2", "-std=c99", "-fPIC", "-shared")
 _BATCH = """
-void {prefix}_{name}_batch(long count, {args}double *out)
+void {prefix}_{name}_batch(long count, {args}{outs})
 {{
     for (long i = 0; i < count; ++i)
-        {prefix}_{name}({calls}out + i * {size});
+        {prefix}_{name}({calls}{out_calls});
 }}
 """
 
@@ -35,7 +36,7 @@ def _signatures(header, prefix):
         m = re.search(rf"void {prefix}_{fn.name}\(([^)]*)\);", header)
         if m:
             args = [a.strip().split("*")[-1] for a in m.group(1).split(",")]
-            found[fn.name] = (fn, args[:-1])
+            found[fn.name] = (fn, args[:-len(fn.shapes)])
     return found
 
 
@@ -57,12 +58,15 @@ class CModule:
         self._signatures = _signatures(header, prefix)
         wrapper, cdef = [f'#include "{h_path.name}"'], []
         for name, (fn, args) in self._signatures.items():
-            size = n * n if fn.shape == "matrix" else n
+            sizes = [n * n if shape == "matrix" else n for shape in fn.shapes]
             decl_args = "".join(f"const double *{a}, " for a in args)
             calls = "".join(f"{a} + i * {self._nparams if a == 'params' else n}, " for a in args)
-            wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, size=size))
-            cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}double *out);")
-            cdef.append(f"void {prefix}_{name}({decl_args}double *out);")
+            outs = ", ".join(f"double *out{i}" for i in range(len(sizes)))
+            out_calls = ", ".join(f"out{i} + i * {size}" for i, size in enumerate(sizes))
+            wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, outs=outs,
+                                         out_calls=out_calls))
+            cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}{outs});")
+            cdef.append(f"void {prefix}_{name}({decl_args}{outs});")
         wrapper_text = "\n".join(wrapper)
         key = hashlib.sha256((header + source + wrapper_text + " ".join(CFLAGS)).encode()).hexdigest()[:20]
         lib_path = _cache_dir() / f"{prefix}-{key}.so"
@@ -95,7 +99,8 @@ class CModule:
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
         buf = self._ffi.from_buffer
         sizes = [self._nparams if a == "params" else n for a in args]
-        out_shape = (n, n) if fn.shape == "matrix" else (n,)
+        out_shapes = [(n, n) if shape == "matrix" else (n,) for shape in fn.shapes]
+        several = len(out_shapes) > 1
 
         def call(*arrays):
             if len(arrays) != len(args):
@@ -104,17 +109,17 @@ class CModule:
             for a, size, label in zip(arrays, sizes, args):
                 if a.ndim == 0 or a.shape[-1] != size:
                     raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
-            out = None
             if all(a.ndim == 1 for a in arrays):            # one state: straight to the C function
-                out = np.empty(out_shape)
-                c_single(*(buf("double[]", a) for a in arrays), buf("double[]", out))
-                return out
+                outs = [np.empty(shape) for shape in out_shapes]
+                c_single(*(buf("double[]", a) for a in arrays), *(buf("double[]", o) for o in outs))
+                return tuple(outs) if several else outs[0]
             batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
             count = int(np.prod(batch, dtype=np.int64))
             flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(count, -1)) for a in arrays]
-            out = np.empty((count,) + out_shape)
-            c_batch(count, *(buf("double[]", a) for a in flat), buf("double[]", out))
-            return out.reshape(batch + out_shape)
+            outs = [np.empty((count,) + shape) for shape in out_shapes]
+            c_batch(count, *(buf("double[]", a) for a in flat), *(buf("double[]", o) for o in outs))
+            outs = [o.reshape(batch + shape) for o, shape in zip(outs, out_shapes)]
+            return tuple(outs) if several else outs[0]
         call.__name__, call.__doc__ = name, fn.doc
         return call
 

@@ -61,9 +61,9 @@ def header_lines(model, path):
 
 def ops_lines(programs):
     """The operation counts table, one row per function."""
-    lines = [f"  {'function':<28s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
+    lines = [f"  {'function':<30s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
     for p in programs:
-        lines.append(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
+        lines.append(f"  {p.name:<30s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
     return lines
 
 

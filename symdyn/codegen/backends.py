@@ -34,14 +34,19 @@ def _function_context(program, printer, n):
         used |= {str(s) for s in getattr(e, "free_symbols", ())}
     inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
     lines = _statements(program.assignments, printer)
-    if program.shape == "vector":
-        index = [(str(i), i) for i in range(n)]
+    outputs = [{"name": name, "shape": shape, "results": _results(shape, values, printer, n)}
+               for name, shape, values in program.outputs(n)]
+    return {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
+            "inputs": inputs, "lines": lines, "ops": _ops_text(program.ops), "gravity": program.gravity}
+
+
+def _results(shape, values, printer, n):
+    """[(index, printed value)]: the index as the Python template writes it."""
+    if shape == "vector":
+        index = [str(i) for i in range(n)]
     else:
-        index = [(f"{i}, {j}", i * n + j) for i in range(n) for j in range(n)]
-    results = [(idx, printer(program.results[flat])) for idx, flat in index]
-    return {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
-            "output": program.output, "inputs": inputs, "lines": lines, "results": results,
-            "ops": _ops_text(program.ops), "gravity": program.gravity}
+        index = [f"{i}, {j}" for i in range(n) for j in range(n)]
+    return [(idx, printer(v)) for idx, v in zip(index, values)]
 
 
 def _context(model, programs, module, params_mode, lang):

@@ -25,7 +25,8 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "forward_dynamics": "qdd", "gravity": "g", "coriolis_matrix": "C", "nonlinear_effects": "b",
                 "articulated_inertia": "D", "innovations_factor": "m", "innovations_factor_inverse": "ell",
                 "total_rates": "nu", "joint_rates": "qd", "working_moments": "eps", "applied_moments": "tau",
-                "coriolis_nu": "Cnu"}
+                "coriolis_nu": "Cnu", "coriolis_eta": "Cbar", "udu_factor": "U",
+                "diagonalized_forward_dynamics": ("qd", "nu_dot")}
 PARAMS = "params"
 
 
@@ -35,13 +36,24 @@ class Program:
     name: str
     doc: str
     args: Tuple[str, ...]               # includes "params" in symbolic-parameter mode
-    shape: str                          # "vector" | "matrix"
-    output: str
+    shape: object                       # "vector" | "matrix", or a tuple of them (several outputs)
+    output: object                      # its name, or a tuple of names
     inputs: Dict[str, List]             # arg -> its element symbols
     assignments: List                   # [(Symbol, Expr)], live only
-    results: List                       # flat, row-major
+    results: List                       # flat, row-major, the outputs one after the other
     ops: Dict[str, int] = field(default_factory=dict)
     gravity: bool = False
+
+    def outputs(self, n):
+        """[(name, shape, its slice of results)] for each output."""
+        names = self.output if isinstance(self.output, tuple) else (self.output,)
+        shapes = self.shape if isinstance(self.shape, tuple) else (self.shape,)
+        out, start = [], 0
+        for name, shape in zip(names, shapes):
+            size = n * n if shape == "matrix" else n
+            out.append((name, shape, self.results[start:start + size]))
+            start += size
+        return out
 
 
 def safe_identifier(name):
@@ -80,7 +92,9 @@ def trace(model, fn, params_mode="numeric"):
     chain = Chain(tape, model, params)
     X = chain.transforms(inputs["q"])
     result = fn.trace(tape, chain, X, *(inputs[a] for a in fn.args[1:]))
-    flat = list(result) if fn.shape == "vector" else [x for row in result for x in row]
+    parts = result if isinstance(fn.shape, tuple) else (result,)
+    flat = [x for part, shape in zip(parts, fn.shapes)
+            for x in (part if shape == "vector" else [x for row in part for x in row])]
     flat = [se.sympify(x) for x in flat]
     live = live_program(tape.assignments, flat)
     program = Program(fn.name, fn.doc, args, fn.shape, OUTPUT_NAMES[fn.name], inputs, live, flat, gravity=fn.gravity)
