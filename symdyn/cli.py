@@ -39,9 +39,11 @@ def info(robots, ops, snap):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
     for path in robots:
         model = _load(path, snap)
-        click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
+        # names come from the file: escaped, so that no control character reaches the terminal
+        click.echo(f"{one_line(model.name)}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  "
+                   f"({one_line(path)})")
         for k, j in enumerate(model.joints):
-            click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
+            click.echo(f"  {k:2d}  {one_line(j.name):<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
         if ops:
             from .codegen.generator import trace_all
             click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
@@ -89,7 +91,10 @@ def compare(robots, states, tol, with_c, snap):
     worst = 0.0
     for path in robots:
         model = _load(path, snap)
-        report = run(model, states=states, with_c=with_c)
+        try:       # no C compiler, a failed compilation: one line, exit 2
+            report = run(model, states=states, with_c=with_c)
+        except SymdynError as exc:
+            _fail(exc)
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
         click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))
