@@ -96,7 +96,7 @@ def compare(robots, states, tol, with_c, snap):
         except SymdynError as exc:
             _fail(exc)
         columns = sorted({c for row in report.values() for c in row})
-        click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
+        click.echo(f"{one_line(model.name)} ({one_line(path)}): largest relative difference from the numeric engine")
         click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))
         for name, row in report.items():
             click.echo(f"  {name:<28s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))

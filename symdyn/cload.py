@@ -267,7 +267,9 @@ class CModule:
             wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, size=size))
             cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}double *out);")
             cdef.append(f"void {prefix}_{name}({decl_args}double *out);")
-        texts = {h_path.name: header, c_path.name: source, f"{prefix}.wrapper.c": "\n".join(wrapper)}
+        # the names of the copies compiled: the .c includes the .h by its name; a '-' is in no module name
+        c_name = c_path.name if len(c_path.name.encode()) < 200 else "long-name.c"
+        texts = {h_path.name: header, c_name: source, "batch-wrapper.c": "\n".join(wrapper)}
         argv, compiler = _compiler(c_path)
         native = _processor() if "-march=native" in OPT_FLAGS else ""
         key_text = "\0".join([__version__, *texts, *texts.values(), *argv, compiler, *OPT_FLAGS, *CFLAGS, native])
