@@ -257,7 +257,8 @@ class CModule:
         c_path, h_path = path.with_suffix(".c"), path.with_suffix(".h")
         prefix = path.stem
         header, source = _read_pair(c_path, h_path)
-        self.DOF, self._nparams = n, _ = _set_of(header, source, prefix, h_path, c_path)
+        n, self._nparams = _set_of(header, source, prefix, h_path, c_path)
+        self.DOF = n
         self._signatures = _signatures(header, prefix)
         wrapper, cdef = [f'#include "{h_path.name}"'], []
         for name, (fn, args) in self._signatures.items():

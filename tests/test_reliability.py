@@ -788,3 +788,27 @@ def test_read_only_output_file_stays_read_only(tmp_path, two_arms):
     assert _which_set(out, sets) == {"arm.py": 1, "arm.h": 1, "arm.c": 1}
     assert stat.S_IMODE((out / "arm.py").stat().st_mode) == 0o444
     assert stat.S_IMODE((out / "arm.c").stat().st_mode) == 0o640
+
+
+def test_failed_compilation_is_one_line_with_details(arm_c, two_arms):
+    _, sets = two_arms
+    arm_c.write_text(sets[0]["arm.c"] + "\nthis is not C;\n")
+    with pytest.raises(CModuleError) as caught:
+        symdyn.load_c(arm_c)
+    _one_line(str(caught.value), f"{arm_c}: compiling failed (")
+    assert "error" in str(caught.value) and "this is not C" in caught.value.details
+
+
+_NO_NATIVE_CC = """#!/bin/sh
+for a in "$@"; do if [ "$a" = "-march=native" ]; then echo "error: unsupported option '-march=native'" >&2; exit 1; fi; done
+exec {gcc} "$@"
+"""
+
+
+@posix
+def test_compiler_without_march_native(arm_c, tmp_path, monkeypatch):
+    fake = tmp_path / "oldcc"
+    fake.write_text(_NO_NATIVE_CC.format(gcc=GCC))
+    fake.chmod(0o755)
+    monkeypatch.setenv("CC", str(fake))
+    assert symdyn.load_c(arm_c).gravity(np.zeros(2)).shape == (2,)
