@@ -147,6 +147,11 @@ def _processor():
 
 # --- the cache -------------------------------------------------------------------------------
 
+def _uid():
+    """The user the cache must belong to (None where there are no POSIX owners)."""
+    return os.geteuid() if hasattr(os, "geteuid") else None
+
+
 def _refuse(path, problem):
     raise CModuleError(path, f"{problem}: refused as symdyn's compile cache (a library in it would run in this "
                              "process); fix it or set SYMDYN_CACHE to a private folder")
@@ -159,11 +164,14 @@ def _private_folder(path):
         link, st = os.lstat(path), os.stat(path)
     except OSError as exc:
         raise CModuleError(path, f"cannot create the compile cache folder: {exc.strerror or exc}") from None
-    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (os.geteuid(), 0):
+    uid = _uid()
+    if uid is None:
+        return path
+    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (uid, 0):
         _refuse(path, "a symbolic link owned by another user")
     if not stat.S_ISDIR(st.st_mode):
         _refuse(path, "not a folder")
-    if st.st_uid != os.geteuid():
+    if st.st_uid != uid:
         _refuse(path, f"owned by another user (uid {st.st_uid})")
     if st.st_mode & 0o022:
         _refuse(path, f"writable by others (mode {stat.S_IMODE(st.st_mode):04o})")
@@ -179,7 +187,9 @@ def _entry_ok(path):
         return False
     if not stat.S_ISREG(st.st_mode):
         _refuse(path, "not a regular file")
-    if st.st_uid != os.geteuid():
+    if _uid() is None:
+        return True
+    if st.st_uid != _uid():
         _refuse(path, f"owned by another user (uid {st.st_uid})")
     if st.st_mode & 0o022:
         _refuse(path, f"writable by others (mode {stat.S_IMODE(st.st_mode):04o})")

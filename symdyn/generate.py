@@ -115,7 +115,10 @@ def folder_lock(folder):
         fd = None                                  # nothing to lock (yet): the caller's reads/writes will say why
     try:
         if fd is not None and fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:                        # a file system without locks: runs are not serialized
+                pass
         yield
     finally:
         if fd is not None:

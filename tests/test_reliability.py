@@ -216,7 +216,7 @@ sets_file, out, which, count = sys.argv[1:5]
 sets = json.load(open(sets_file))
 print("READY", flush=True)
 for i in range(int(count)):
-    write_all(sets[int(which) if which != "alternate" else i % 2], out)
+    write_all(sets[int(which) if ":" not in which else (int(which.split(":")[1]) + i) % 2], out)
 """
 
 
@@ -259,21 +259,38 @@ def test_killed_during_a_rollback_the_next_run_finishes_it(tmp_path, two_arms):
     assert _stages(out) == []
 
 
+_SLOW_RENAMES = """import os, time
+real = os.replace
+def replace(src, dst):
+    real(src, dst)
+    time.sleep(0.02)                             # a wider window between the renames of one set
+os.replace = replace
+from symdyn.generate import write_all"""
+
+
 @posix
-def test_kill_loop_never_leaves_two_robots_side_by_side(tmp_path, two_arms):
+@pytest.mark.parametrize("renames", ["plain", "slow"])
+def test_kill_loop_never_leaves_two_robots_side_by_side(tmp_path, two_arms, renames):
     """SIGKILL at random moments of a loop of writes that alternate between the two robots: every
     file is always complete, a mixed set is only ever seen with a committed journal beside it, and
-    after the next run's recovery the three files are one robot's."""
+    after the next run's recovery the three files are one robot's. ("slow": each rename is followed
+    by a pause, so that many kills land between the renames of one set.)"""
     _, sets = two_arms
     sets_file = _sets_file(tmp_path, sets)
     rng = random.Random(16)
     out = tmp_path / "out"
     _prepare(out, sets, 0)
     mixed = 0
-    for _ in range(int(os.environ.get("SYMDYN_KILLS", "12"))):
-        proc = _start(_LOOP_DRIVER, sets_file, out, "alternate", 10 ** 6)
+    driver = _LOOP_DRIVER if renames == "plain" else \
+        _LOOP_DRIVER.replace("from symdyn.generate import write_all", _SLOW_RENAMES)
+    kills = int(os.environ.get("SYMDYN_KILLS", "10"))
+    current, done = 0, 0
+    # "slow": on until at least two kills landed between renames (about one in three does), at most 50
+    while done < kills or (renames == "slow" and mixed < 2 and done < 50):
+        done += 1
+        proc = _start(driver, sets_file, out, f"alternate:{1 - current}", 10 ** 6)   # first the other robot
         _wait_ready(proc)
-        time.sleep(rng.uniform(0.0, 0.08))
+        time.sleep(rng.uniform(0.0, 0.15))
         _kill(proc)
         found = _which_set(out, sets)
         assert None not in found.values(), found                              # every file complete
@@ -284,7 +301,11 @@ def test_kill_loop_never_leaves_two_robots_side_by_side(tmp_path, two_arms):
         found = _which_set(out, sets)
         assert len(set(found.values())) == 1 and None not in found.values(), found
         assert _stages(out) == [] and (out / "unrelated.txt").read_text() == "keep me\n"
-    print(f"\nkill loop: {mixed} kills left a committed, unfinished set (each finished by the next run)")
+        current = found["arm.py"]
+    print(f"\nkill loop ({renames} renames): {mixed} of {done} kills left a committed, unfinished set "
+          "(each finished by the next run)")
+    if renames == "slow":
+        assert mixed > 0, "no kill landed between two renames: the test did not test recovery"
 
 
 @posix
