@@ -591,6 +591,12 @@ DH_BOMBS = {
 }
 
 
+# the same bombs in a symdyn YAML file's joint type and link mass
+DH_BOMBS["yaml_type"] = ("name: bomb\nlinks:\n  - {{name: l, mass: 1}}\n"
+                         "joints:\n  - {{name: j, type: {bomb}, parent: base, child: l}}\n")
+DH_BOMBS["yaml_mass"] = "name: bomb\nlinks:\n  - {{name: l, mass: {bomb}}}\njoints: []\n"
+
+
 @pytest.mark.parametrize("field", sorted(DH_BOMBS))
 def test_dh_alias_bomb_is_refused_quickly_in_one_short_line(tmp_path, field):
     path = tmp_path / "bomb.yaml"
