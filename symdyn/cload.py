@@ -11,6 +11,7 @@ matches. The key covers the header, the source, the batch wrapper, the compiler 
 `--version`), the flags and, for `-march=native`, the processor, so a sanitizer build, another
 compiler or another machine sharing the home folder never picks up a library it did not build.
 """
+import functools
 import hashlib
 import os
 import platform
@@ -132,6 +133,7 @@ def _compiler(c_path):
     return _COMPILERS[key]
 
 
+@functools.lru_cache(maxsize=None)
 def _processor():
     """What -march=native means here: the processor's name and features."""
     text = ""
@@ -289,7 +291,7 @@ class CModule:
         lib_path = cache / f"{prefix[:_NAME]}-{key}.so"
         sum_path = cache / f"{prefix[:_NAME]}-{key}.so.sha256"
         if not _verified(lib_path, sum_path):
-            self._compile(c_path, texts, lib_path, sum_path)
+            _compile(c_path, texts, lib_path, sum_path)
             if not _verified(lib_path, sum_path):
                 raise CModuleError(lib_path, "the compiled library changed before it could be loaded")
         self._ffi = cffi.FFI()
@@ -298,8 +300,6 @@ class CModule:
         self._prefix = prefix
         for name in self._signatures:
             setattr(self, name, self._make(name))
-
-    _compile = staticmethod(_compile)
 
     def _make(self, name):
         fn, args = self._signatures[name]
