@@ -9,6 +9,10 @@
 
 #include "panda.h"
 
+#if !defined(PANDA_SET_ID) || PANDA_SET_ID != 0x654ce0a8f2d773b0u || PANDA_DOF != 7 || defined(PANDA_NUM_PARAMS)
+#error "panda.h is not the header written with this panda.c (another robot file or run): regenerate both together"
+#endif
+
 /* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
  * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
  * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation

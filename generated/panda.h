@@ -20,6 +20,8 @@ extern "C" {
 #endif
 
 #define PANDA_DOF 7
+/* The set of files written together (robot file, symdyn version, options): panda.c checks it. */
+#define PANDA_SET_ID 0x654ce0a8f2d773b0u
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[7], qd[7], qdd[7].

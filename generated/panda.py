@@ -15,6 +15,8 @@ import numpy as np
 
 DOF = 7
 JOINT_NAMES = ("panda_joint1", "panda_joint2", "panda_joint3", "panda_joint4", "panda_joint5", "panda_joint6", "panda_joint7", )
+#: the same in the .h and .c written with this file (symdyn.codegen.generator.set_id)
+SET_ID = "654ce0a8f2d773b0"
 
 
 def _check(a, size, name):

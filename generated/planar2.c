@@ -9,6 +9,10 @@
 
 #include "planar2.h"
 
+#if !defined(PLANAR2_SET_ID) || PLANAR2_SET_ID != 0x62df2a825320fd5bu || PLANAR2_DOF != 2 || defined(PLANAR2_NUM_PARAMS)
+#error "planar2.h is not the header written with this planar2.c (another robot file or run): regenerate both together"
+#endif
+
 /* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
  * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
  * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation

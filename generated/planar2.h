@@ -20,6 +20,8 @@ extern "C" {
 #endif
 
 #define PLANAR2_DOF 2
+/* The set of files written together (robot file, symdyn version, options): planar2.c checks it. */
+#define PLANAR2_SET_ID 0x62df2a825320fd5bu
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[2], qd[2], qdd[2].

@@ -15,6 +15,8 @@ import numpy as np
 
 DOF = 2
 JOINT_NAMES = ("joint1", "joint2", )
+#: the same in the .h and .c written with this file (symdyn.codegen.generator.set_id)
+SET_ID = "62df2a825320fd5b"
 
 
 def _check(a, size, name):

@@ -9,6 +9,10 @@
 
 #include "planar6.h"
 
+#if !defined(PLANAR6_SET_ID) || PLANAR6_SET_ID != 0xa6b0ad03333b02f3u || PLANAR6_DOF != 6 || defined(PLANAR6_NUM_PARAMS)
+#error "planar6.h is not the header written with this planar6.c (another robot file or run): regenerate both together"
+#endif
+
 /* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
  * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
  * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation

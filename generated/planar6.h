@@ -20,6 +20,8 @@ extern "C" {
 #endif
 
 #define PLANAR6_DOF 6
+/* The set of files written together (robot file, symdyn version, options): planar6.c checks it. */
+#define PLANAR6_SET_ID 0xa6b0ad03333b02f3u
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

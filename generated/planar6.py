@@ -15,6 +15,8 @@ import numpy as np
 
 DOF = 6
 JOINT_NAMES = ("joint1", "joint2", "joint3", "joint4", "joint5", "joint6", )
+#: the same in the .h and .c written with this file (symdyn.codegen.generator.set_id)
+SET_ID = "a6b0ad03333b02f3"
 
 
 def _check(a, size, name):

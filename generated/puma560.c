@@ -9,6 +9,10 @@
 
 #include "puma560.h"
 
+#if !defined(PUMA560_SET_ID) || PUMA560_SET_ID != 0x3b335c029a8bde94u || PUMA560_DOF != 6 || defined(PUMA560_NUM_PARAMS)
+#error "puma560.h is not the header written with this puma560.c (another robot file or run): regenerate both together"
+#endif
+
 /* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
  * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
  * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation

@@ -20,6 +20,8 @@ extern "C" {
 #endif
 
 #define PUMA560_DOF 6
+/* The set of files written together (robot file, symdyn version, options): puma560.c checks it. */
+#define PUMA560_SET_ID 0x3b335c029a8bde94u
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

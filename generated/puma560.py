@@ -15,6 +15,8 @@ import numpy as np
 
 DOF = 6
 JOINT_NAMES = ("j1", "j2", "j3", "j4", "j5", "j6", )
+#: the same in the .h and .c written with this file (symdyn.codegen.generator.set_id)
+SET_ID = "3b335c029a8bde94"
 
 
 def _check(a, size, name):

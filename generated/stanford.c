@@ -9,6 +9,10 @@
 
 #include "stanford.h"
 
+#if !defined(STANFORD_SET_ID) || STANFORD_SET_ID != 0x66cd3b2f3898a549u || STANFORD_DOF != 6 || defined(STANFORD_NUM_PARAMS)
+#error "stanford.h is not the header written with this stanford.c (another robot file or run): regenerate both together"
+#endif
+
 /* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
  * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
  * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation

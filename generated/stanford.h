@@ -20,6 +20,8 @@ extern "C" {
 #endif
 
 #define STANFORD_DOF 6
+/* The set of files written together (robot file, symdyn version, options): stanford.c checks it. */
+#define STANFORD_SET_ID 0x66cd3b2f3898a549u
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

@@ -9,6 +9,10 @@
 
 #include "ur5.h"
 
+#if !defined(UR5_SET_ID) || UR5_SET_ID != 0x44c4fed6c635de9cu || UR5_DOF != 6 || defined(UR5_NUM_PARAMS)
+#error "ur5.h is not the header written with this ur5.c (another robot file or run): regenerate both together"
+#endif
+
 /* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
  * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
  * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation

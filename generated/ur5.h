@@ -20,6 +20,8 @@ extern "C" {
 #endif
 
 #define UR5_DOF 6
+/* The set of files written together (robot file, symdyn version, options): ur5.c checks it. */
+#define UR5_SET_ID 0x44c4fed6c635de9cu
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

@@ -15,6 +15,8 @@ import numpy as np
 
 DOF = 6
 JOINT_NAMES = ("shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint", )
+#: the same in the .h and .c written with this file (symdyn.codegen.generator.set_id)
+SET_ID = "44c4fed6c635de9c"
 
 
 def _check(a, size, name):

@@ -8,6 +8,7 @@ by fixed joints into their moving ancestor's body. Every problem is a one-line R
 import math
 import numbers
 import reprlib
+import sys
 
 import numpy as np
 
@@ -291,6 +292,9 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
             chk.fail(f"joint '{j.name}' moves link '{lname}', which has zero mass")
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in params + j.offset):
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
+        if any(0.0 < abs(x) < sys.float_info.min for x in params):   # subnormal: 1/m would be inf in the code
+            chk.fail(f"link '{lname}': its inertial parameters underflow (a mass, first moment or inertia below "
+                     f"{sys.float_info.min:.3g} in magnitude): use other units")
         bodies.append(Body(lname, tuple(float(x) for x in params)))
     _check_axes(chk, out_joints, bodies)
     source = desc.get("source")

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import jinja2
 
-from .generator import header_lines, parameter_layout
+from .generator import header_lines, parameter_layout, python_string, set_id
 from .printer import Printer, number
 
 
@@ -18,8 +18,10 @@ def _template_dir():
 
 
 def environment():
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["python_string"] = python_string
+    return env
 
 
 def _ops_text(ops):
@@ -52,7 +54,8 @@ def _results(shape, values, printer, n):
 def _context(model, programs, module, params_mode, lang):
     printer = Printer(lang)
     symbolic = params_mode == "symbolic"
-    return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
+    return dict(header=header_lines(model, params_mode), set_id=set_id(model, params_mode),
+                module=module, dof=model.dof, joint_names=model.joint_names,
                 params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
                 functions=[_function_context(p, printer, model.dof) for p in programs])
