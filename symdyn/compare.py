@@ -9,7 +9,7 @@ from .functions import FUNCTIONS
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                   "coriolis_matrix", "nonlinear_effects")
+                   "coriolis_matrix", "nonlinear_effects", "articulated_inertia", "udu_factor")
 
 
 def import_module_file(path, name=None):
@@ -20,6 +20,8 @@ def import_module_file(path, name=None):
 
 
 def relative_error(a, b):
+    if isinstance(b, tuple):            # several outputs: the worst of them
+        return max(relative_error(x, y) for x, y in zip(a, b))
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, float(np.abs(b).max())))
 
 
@@ -111,13 +113,19 @@ def pinocchio_functions(pmodel):
     data = pmodel.createData()
     c = pinocchio_configuration(pmodel)
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
+
+    def udu(q):                                          # M = U D U^T (pinocchio.cholesky)
+        pin.crba(pmodel, data, c(q))
+        pin.cholesky.decompose(pmodel, data)
+        return data.U.copy(), data.D.copy()
     return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a).copy(),
             "mass_matrix": lambda q: sym(pin.crba(pmodel, data, c(q))),
             "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, c(q))),
             "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t).copy(),
             "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, c(q)).copy(),
             "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v).copy()}
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v).copy(),
+            "articulated_inertia": lambda q: udu(q)[1], "udu_factor": lambda q: udu(q)[0]}
 
 
 def _pinocchio(model, notes):

@@ -67,10 +67,14 @@ def test_expressions_equal_the_engine(robot, request):
         except ExpressionTooLarge:
             assert robot == "stanford3", fn.name          # every function of the 2-link arm is small enough
             continue
-        assert matrix.shape == ((model.dof, 1) if fn.shape == "vector" else (model.dof, model.dof))
-        assert {str(s) for s in matrix.free_symbols} <= {f"{a}{i}" for a in fn.args for i in range(model.dof)}
-        ours = _evaluate(matrix, fn, args).reshape((len(q),) + getattr(engine, fn.name)(*args).shape[1:])
-        assert relerr(ours, getattr(engine, fn.name)(*args)) < 1e-10, fn.name
+        several = isinstance(fn.shape, tuple)
+        matrices, shapes = (matrix, fn.shape) if several else ((matrix,), (fn.shape,))
+        references = getattr(engine, fn.name)(*args)
+        for matrix, shape, reference in zip(matrices, shapes, references if several else (references,)):
+            assert matrix.shape == ((model.dof, 1) if shape == "vector" else (model.dof, model.dof))
+            assert {str(s) for s in matrix.free_symbols} <= {f"{a}{i}" for a in fn.args for i in range(model.dof)}
+            ours = _evaluate(matrix, fn, args).reshape((len(q),) + reference.shape[1:])
+            assert relerr(ours, reference) < 1e-10, fn.name
         checked += 1
     assert checked >= (len(FUNCTIONS) if robot == "planar2" else 10)
 

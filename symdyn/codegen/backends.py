@@ -3,7 +3,7 @@ from pathlib import Path
 
 import jinja2
 
-from .generator import header_lines, parameter_layout
+from .generator import header_lines, parameter_layout, python_string, set_id
 from .printer import Printer, number
 from .. import lie
 
@@ -19,8 +19,10 @@ def _template_dir():
 
 
 def environment():
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["python_string"] = python_string
+    return env
 
 
 def _ops_text(ops):
@@ -35,20 +37,26 @@ def _function_context(program, printer, n):
         used |= {str(s) for s in getattr(e, "free_symbols", ())}
     inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
     lines = _statements(program.assignments, printer)
-    if program.shape == "vector":
-        index = [(str(i), i) for i in range(n)]
+    outputs = [{"name": name, "shape": shape, "results": _results(shape, values, printer, n)}
+               for name, shape, values in program.outputs(n)]
+    return {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
+            "inputs": inputs, "lines": lines, "ops": _ops_text(program.ops), "gravity": program.gravity}
+
+
+def _results(shape, values, printer, n):
+    """[(index, printed value)]: the index as the Python template writes it."""
+    if shape == "vector":
+        index = [str(i) for i in range(n)]
     else:
-        index = [(f"{i}, {j}", i * n + j) for i in range(n) for j in range(n)]
-    results = [(idx, printer(program.results[flat])) for idx, flat in index]
-    return {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
-            "output": program.output, "inputs": inputs, "lines": lines, "results": results,
-            "ops": _ops_text(program.ops), "gravity": program.gravity}
+        index = [f"{i}, {j}" for i in range(n) for j in range(n)]
+    return [(idx, printer(v)) for idx, v in zip(index, values)]
 
 
 def _context(model, programs, module, params_mode, lang):
     printer = Printer(lang)
     symbolic = params_mode == "symbolic"
-    return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
+    return dict(header=header_lines(model, params_mode), set_id=set_id(model, params_mode),
+                module=module, dof=model.dof, joint_names=model.joint_names,
                 nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
