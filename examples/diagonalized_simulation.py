@@ -1,8 +1,10 @@
 """Simulation in the diagonalized coordinates (Algorithm 8.1) beside the usual joint-space simulation.
 
-Diagonalized, state (q, nu), nu = m* qd the total joint rates (kinetic energy K = nu . nu / 2):
-    nu_dot = working_moments(q, tau - gravity(q) - friction(qd)) - coriolis_nu(q, nu)
-    q_dot  = joint_rates(q, nu)
+Diagonalized, state (q, nu), nu = m* qd the total joint rates (kinetic energy K = nu . nu / 2), one call of
+the fused Algorithm 8.1 (one Riccati recursion, two sweeps):
+    q_dot, nu_dot = diagonalized_forward_dynamics(q, nu, tau)
+    (q_dot = joint_rates(q, nu),
+     nu_dot = working_moments(q, tau - gravity(q) - friction(q_dot)) - coriolis_nu(q, nu))
 Joint space, state (q, qd):
     qd_dot = forward_dynamics(q, qd, tau)
 Both start from the same (q0, qd0) (nu0 = total_rates(q0, qd0)), are driven by the same torque
@@ -42,13 +44,9 @@ def run(robot, steps=1000, dt=1e-3, kind="zero"):
     n = robot.DOF
     tau = torque(robot, kind)
 
-    friction = getattr(robot, "friction", lambda qd: 0.0)      # joint friction (modules since identification)
-
     def diagonalized(t, x):
         q, nu = x[:n], x[n:]
-        qd = robot.joint_rates(q, nu)
-        eps = robot.working_moments(q, tau(t, q) - robot.gravity(q) - friction(qd))
-        return np.concatenate([qd, eps - robot.coriolis_nu(q, nu)])
+        return np.concatenate(robot.diagonalized_forward_dynamics(q, nu, tau(t, q)))
 
     def joint_space(t, x):
         q, qd = x[:n], x[n:]

@@ -10,8 +10,8 @@
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
  * Pinocchio), joint friction in inverse_dynamics, forward_dynamics and nonlinear_effects, the rotor
- * inertias (armature) in M and everything built on it; the diagonalized functions exclude gravity
- * and friction:
+ * inertias (armature) in M and everything built on it. Gravity and friction are also in
+ * diagonalized_forward_dynamics; the other diagonalized functions exclude them:
  *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q) - friction(qd)).
  *
  * Standard parameters (28 doubles, planar2_parameters): per link, base to tip,
@@ -32,6 +32,8 @@ extern "C" {
 #define PLANAR2_NV 2
 #define PLANAR2_NUM_PARAMS 28
 #define PLANAR2_NUM_BASE_PARAMS 13
+/* The set of files written together (robot file, symdyn version, options): planar2.c checks it. */
+#define PLANAR2_SET_ID 0x62df2a825320fd5bu
 
 /* The robot file's standard parameters, in the layout above. */
 extern const double planar2_parameters[28];
@@ -130,6 +132,24 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau);
  * Out: Cnu[2].
  * Operations: 34 mul, 20 add, 2 div, 1 sqrt, 2 trig. */
 void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu);
+
+/* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
+ * In: q[2], eta[2].
+ * Out: Cbar[2].
+ * Operations: 26 mul, 14 add, 0 div, 0 sqrt, 2 trig. */
+void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar);
+
+/* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
+ * In: q[2], nu[2], tau[2].
+ * Out: qd[2], nu_dot[2].
+ * Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
+void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
+
+/* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
+ * In: q[2].
+ * Out: U[2*2] (row-major).
+ * Operations: 2 mul, 1 add, 0 div, 0 sqrt, 1 trig. */
+void planar2_udu_factor(const double *q, double *U);
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed).
  * In: qd[2].

@@ -6,12 +6,13 @@ Joint order (base to tip): "joint1", "joint2".
 
 Every argument has shape (..., 2) (`params`: (..., 28)): any leading batch shape,
 broadcast between arguments; vectors come back as (..., 2), matrices as (..., 2, 2),
-the regressor as (..., 2, 28). Units: SI (rad, m, N m, N).
+the regressor as (..., 2, 28); diagonalized_forward_dynamics returns the tuple
+(qd, nu_dot). Units: SI (rad, m, N m, N).
 integrate, difference and neutral move configurations as pinocchio.integrate, difference, neutral.
 Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity, as in
 Pinocchio; joint friction (viscous, Coulomb, offset) in inverse_dynamics, forward_dynamics and
-nonlinear_effects; the rotor inertias (armature) in M and everything built on it. The diagonalized
-functions exclude gravity and friction:
+nonlinear_effects; the rotor inertias (armature) in M and everything built on it. Gravity and
+friction are also in diagonalized_forward_dynamics; the other diagonalized functions exclude them:
     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q) - friction(qd)).
 
 PARAMETERS (28): the standard parameters, per link base to tip [m, m*cx, m*cy, m*cz, Ixx, Ixy,
@@ -27,6 +28,8 @@ DOF = 2
 NQ = 2
 NV = 2
 JOINT_NAMES = ("joint1", "joint2", )
+#: the same in the .h and .c written with this file (symdyn.codegen.generator.set_id)
+SET_ID = "62df2a825320fd5b"
 PARAMETER_NAMES = ("link1.m", "link1.mx", "link1.my", "link1.mz", "link1.Ixx", "link1.Ixy", "link1.Iyy", "link1.Ixz", "link1.Iyz", "link1.Izz", "link2.m", "link2.mx", "link2.my", "link2.mz", "link2.Ixx", "link2.Ixy", "link2.Iyy", "link2.Ixz", "link2.Iyz", "link2.Izz", "joint1.Fv", "joint1.Fc", "joint1.Fo", "joint1.Ia", "joint2.Fv", "joint2.Fc", "joint2.Fo", "joint2.Ia", )
 PARAMETERS = np.array([2.0, 0.5, 0.0, 0.0, 0.0001, 0.0, 0.16666666666666666, 0.0, 0.0, 0.16666666666666666, 1.0, 0.2, 0.0, 0.0, 0.0001, 0.0, 0.053333333333333344, 0.0, 0.0, 0.053333333333333344, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, ])
 BASE_PARAMETER_NAMES = ("link1.mxR", "link1.my", "link1.IzzR", "link2.mx", "link2.my", "link2.Izz", "joint1.Fv", "joint1.Fc", "joint1.Fo", "joint2.Fv", "joint2.Fc", "joint2.Fo", "joint2.Ia", )
@@ -588,6 +591,138 @@ def coriolis_nu(q, nu):
     Cnu[..., 0] = x111
     Cnu[..., 1] = x64
     return Cnu
+
+
+def coriolis_eta(q, eta):
+    """Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
+
+    Operations: 26 mul, 14 add, 0 div, 0 sqrt, 2 trig.
+    """
+    q = _check(q, 2, "q")
+    eta = _check(eta, 2, "eta")
+    batch = np.broadcast_shapes(q.shape[:-1], eta.shape[:-1], )
+    q1 = q[..., 1]
+    eta0 = eta[..., 0]
+    eta1 = eta[..., 1]
+    x2 = np.sin(q1)
+    x3 = np.cos(q1)
+    x5 = 2.0*x2*x3
+    x36 = 0.5*eta0
+    x37 = x2*x36
+    x38 = x3*x36
+    x39 = -(3.7499999999999996*x38 + eta0) + eta1
+    x40 = eta0 + x39
+    x43 = -0.2*x39
+    x47 = 0.2*x40 + x38
+    x48 = -x37*x38 + x37*x47
+    x49 = -x40*x47
+    x50 = x37*x40
+    x51 = -x38*x39 + x40*x43
+    x52 = x37*x39
+    x53 = 3.7499999999999996*x38 + eta0 + x39
+    x54 = x43*x53 + x49 - x51
+    x55 = x50 - x52
+    x68 = -3.7499999999999996*x43
+    x72 = x5*x68
+    x76 = 0.5*x72
+    x79 = 0.5*x76
+    x80 = -3.7499999999999996*x48 + x55
+    x82 = x2*x54 + x3*x80
+    x83 = 0.5*x82
+    x98 = eta0*x79 + x83
+    Cbar = np.empty(batch + (2,))
+    Cbar[..., 0] = x98
+    Cbar[..., 1] = x48
+    return Cbar
+
+
+def diagonalized_forward_dynamics(q, nu, tau):
+    """(qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
+
+    Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig.
+    """
+    q = _check(q, 2, "q")
+    nu = _check(nu, 2, "nu")
+    tau = _check(tau, 2, "tau")
+    batch = np.broadcast_shapes(q.shape[:-1], nu.shape[:-1], tau.shape[:-1], )
+    q0 = q[..., 0]
+    q1 = q[..., 1]
+    nu0 = nu[..., 0]
+    nu1 = nu[..., 1]
+    tau0 = tau[..., 0]
+    tau1 = tau[..., 1]
+    x0 = np.sin(q0)
+    x1 = np.cos(q0)
+    x2 = np.sin(q1)
+    x3 = np.cos(q1)
+    x4 = -x2*x2 + x3*x3
+    x5 = 2.0*x2*x3
+    x10 = 0.375*x4
+    x13 = 0.625 - x10
+    x18 = 0.5*x13
+    x21 = 0.5*x18
+    x25 = 0.16666666666666666 + x21
+    x36 = np.sqrt(x25)
+    x37 = nu0/x36
+    x38 = 0.5*x37
+    x39 = x2*x38
+    x40 = x3*x38
+    x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1
+    x42 = x37 + x41
+    x43 = 9.81*x0
+    x44 = 9.81*x1
+    x45 = x2*x44 + x3*x43
+    x46 = -x2*x43 + x3*x44
+    x49 = -0.2*x41
+    x52 = 4.330127018922193*nu1
+    x54 = 0.2*x42 + x40
+    x55 = -x39*x40 + x39*x54
+    x56 = -x42*x54
+    x57 = x39*x42
+    x58 = -x40*x41 + x42*x49
+    x59 = x39*x41
+    x60 = 0.2*x46 + x55
+    x61 = x45 + x49*x52 + x56 - x58
+    x62 = x46 + x57 - x59
+    x63 = tau1 - x60
+    x64 = 4.330127018922193*x63
+    x65 = x60 + x63
+    x66 = 3.7499999999999996*x63 + x62
+    x79 = -3.7499999999999996*x49
+    x83 = x5*x79
+    x87 = 0.5*x83
+    x90 = 0.5*x87
+    x92 = x2*x61 + x3*x66
+    x93 = 0.5*x92 + x65
+    x108 = 0.5*x44 + x37*x90 + x93
+    x111 = tau0 - x108
+    x112 = (0.5*x37*x90 + x111)/x36
+    qd = np.empty(batch + (2,))
+    qd[..., 0] = x37
+    qd[..., 1] = x41
+    nu_dot = np.empty(batch + (2,))
+    nu_dot[..., 0] = x112
+    nu_dot[..., 1] = x64
+    return qd, nu_dot
+
+
+def udu_factor(q):
+    """U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
+
+    Operations: 2 mul, 1 add, 0 div, 0 sqrt, 1 trig.
+    """
+    q = _check(q, 2, "q")
+    batch = np.broadcast_shapes(q.shape[:-1], )
+    q1 = q[..., 1]
+    x3 = np.cos(q1)
+    x37 = 3.7499999999999996*x3
+    x38 = 0.5*x37 + 1.0
+    U = np.empty(batch + (2, 2,))
+    U[..., 0, 0] = 1.0
+    U[..., 0, 1] = x38
+    U[..., 1, 0] = 0.0
+    U[..., 1, 1] = 1.0
+    return U
 
 
 def friction(qd):

@@ -10,8 +10,8 @@
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
  * Pinocchio), joint friction in inverse_dynamics, forward_dynamics and nonlinear_effects, the rotor
- * inertias (armature) in M and everything built on it; the diagonalized functions exclude gravity
- * and friction:
+ * inertias (armature) in M and everything built on it. Gravity and friction are also in
+ * diagonalized_forward_dynamics; the other diagonalized functions exclude them:
  *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q) - friction(qd)).
  *
  * Standard parameters (84 doubles, stanford_parameters): per link, base to tip,
@@ -32,6 +32,8 @@ extern "C" {
 #define STANFORD_NV 6
 #define STANFORD_NUM_PARAMS 84
 #define STANFORD_NUM_BASE_PARAMS 55
+/* The set of files written together (robot file, symdyn version, options): stanford.c checks it. */
+#define STANFORD_SET_ID 0x66cd3b2f3898a549u
 
 /* The robot file's standard parameters, in the layout above. */
 extern const double stanford_parameters[84];
@@ -130,6 +132,24 @@ void stanford_applied_moments(const double *q, const double *eps, double *tau);
  * Out: Cnu[6].
  * Operations: 903 mul, 741 add, 11 div, 4 sqrt, 8 trig. */
 void stanford_coriolis_nu(const double *q, const double *nu, double *Cnu);
+
+/* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
+ * In: q[6], eta[6].
+ * Out: Cbar[6].
+ * Operations: 647 mul, 515 add, 3 div, 0 sqrt, 8 trig. */
+void stanford_coriolis_eta(const double *q, const double *eta, double *Cbar);
+
+/* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
+ * In: q[6], nu[6], tau[6].
+ * Out: qd[6], nu_dot[6].
+ * Operations: 693 mul, 554 add, 14 div, 4 sqrt, 8 trig. */
+void stanford_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
+
+/* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
+ * In: q[6].
+ * Out: U[6*6] (row-major).
+ * Operations: 125 mul, 90 add, 3 div, 0 sqrt, 6 trig. */
+void stanford_udu_factor(const double *q, double *U);
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed).
  * In: qd[6].

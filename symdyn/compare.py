@@ -9,7 +9,7 @@ from .functions import FUNCTIONS
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                   "coriolis_matrix", "nonlinear_effects", "regressor")
+                   "coriolis_matrix", "nonlinear_effects", "articulated_inertia", "udu_factor", "regressor")
 
 
 def import_module_file(path, name=None):
@@ -20,6 +20,8 @@ def import_module_file(path, name=None):
 
 
 def relative_error(a, b):
+    if isinstance(b, tuple):            # several outputs: the worst of them
+        return max(relative_error(x, y) for x, y in zip(a, b))
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, float(np.abs(b).max())))
 
 
@@ -141,6 +143,11 @@ def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
     fric = lambda v: pmodel.damping * v + pmodel.friction * sgn(v) + offset
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
 
+    def udu(q):                                          # M = U D U^T (pinocchio.cholesky)
+        pin.crba(pmodel, data, c(q))
+        pin.cholesky.decompose(pmodel, data)
+        return data.U.copy(), data.D.copy()
+
     def regressor(q, v, a):
         joints = np.zeros((pmodel.nv, 4 * (pmodel.njoints - 1)))
         for k, joint in enumerate(pmodel.joints[1:]):
@@ -156,6 +163,7 @@ def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
             "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, c(q)).copy(),
             "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
             "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v) + fric(v),
+            "articulated_inertia": lambda q: udu(q)[1], "udu_factor": lambda q: udu(q)[0],
             "regressor": regressor}
 
 
@@ -190,7 +198,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     inputs = [random_configuration(model, rng, states), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
     standard = np.array(model.parameters)
     params = standard * rng.uniform(0.5, 2.0, (states, len(standard)))
-    source = {"q": inputs[0], "qd": inputs[1], "params": params}
+    source = {"q": inputs[0], "params": params}
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
@@ -208,7 +216,8 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         pmodel = pinocchio_reference(model)[0]
     report = {}
     for fn in FUNCTIONS:
-        args = [source.get(a, inputs[2]) for a in fn.args]
+        others = iter(inputs[1:])               # the velocity-sized arguments in order
+        args = [source[a] if a in source else next(others) for a in fn.args]
         reference = getattr(engine, fn.name)(*args)
         row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}
         if pino is not None and fn.name in PINOCCHIO_NAMES:

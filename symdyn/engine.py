@@ -3,21 +3,27 @@ on numpy arrays. q has shape (..., nq), the other arguments (..., nv) (any leadi
 results (..., nv), (..., nv, nv) for matrices. Joint order is the model's (depth first from the
 base, model.py). `integrate`, `difference` and `neutral` move configurations on the joints' Lie groups.
 
+A function with several outputs (diagonalized_forward_dynamics) returns a tuple of arrays.
+
 This is the reference the generated code is compared with (`symdyn compare`); Pinocchio is the
 independent one.
 """
 import numpy as np
 
-from . import coriolis_nu as _cn
 from . import lie
 from .chain import Chain
-from .functions import FUNCTIONS, arg_size
-from .riccati import Riccati
+from .functions import FUNCTIONS, SHAPES, arg_size
 from .scalar import NUMERIC
 
 
 def _vector(values, shape):
     return np.stack([np.broadcast_to(np.asarray(v, dtype=float), shape) for v in values], axis=-1)
+
+
+def _array(result, shape_kind, shape):
+    if len(SHAPES[shape_kind]) == 1:
+        return _vector(result, shape)
+    return np.stack([_vector(row, shape) for row in result], axis=-2)
 
 
 class Engine:
@@ -44,9 +50,9 @@ class Engine:
         vectors = [[a[..., i] for i in range(a.shape[-1])] for a in arrays]
         X = self.chain.transforms(vectors.pop(0)) if names[0] == "q" else None
         result = trace(NUMERIC, self.chain, X, *vectors)
-        if shape_kind in ("vector", "base_parameters"):
-            return _vector(result, shape)
-        return np.stack([_vector(row, shape) for row in result], axis=-2)
+        if isinstance(shape_kind, tuple):
+            return tuple(_array(r, kind, shape) for r, kind in zip(result, shape_kind))
+        return _array(result, shape_kind, shape)
 
     def _bind(self, fn):
         def call(*arrays):
@@ -67,8 +73,3 @@ class Engine:
     def neutral(self):
         """The reference configuration: zero angles and offsets, identity quaternions."""
         return lie.neutral(self.model)
-
-    def coriolis_eta(self, q, qd):
-        """Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar = eps_bar, given qd."""
-        return self._evaluate(lambda ctx, chain, X, v: _cn.coriolis_eta(ctx, chain, X, Riccati(ctx, chain, X), v),
-                              "vector", q, qd)

@@ -88,7 +88,8 @@ def expressions(robot, function, params="numeric", simplify=False, max_size=MAX_
     """sympy Matrix of `function` (a generated function's name, e.g. "mass_matrix") of `robot` (a Model
     or a robot file), in the symbols q0, q1, ... (and qd0, ..., qdd0, ..., tau0, nu0, eps0 as the
     function takes them; with params="symbolic" also p0, p1, ... in the generated modules' parameter
-    layout). A vector is a column (n x 1), a matrix n x n. Numbers are floats, as in the generated code.
+    layout). A vector is a column (n x 1), a matrix n x n; a function with several outputs gives a tuple.
+    Numbers are floats, as in the generated code.
 
     simplify: apply sympy.simplify to each entry (slow beyond two or three joints).
     Raises ExpressionTooLarge when the expressions would have more than `max_size` nodes in all.
@@ -107,8 +108,12 @@ def expressions(robot, function, params="numeric", simplify=False, max_size=MAX_
     entries = [sympy.sympify(e) for e in _substituted(program)]
     if simplify:
         entries = [sympy.simplify(e) for e in entries]
-    dims = program.dims
-    return sympy.Matrix(dims[0], dims[1] if len(dims) > 1 else 1, entries)
+    matrices, start = [], 0
+    for _, _, dims, results in program.outputs():      # a function with several outputs gives a tuple
+        part = entries[start:start + len(results)]
+        start += len(results)
+        matrices.append(sympy.Matrix(dims[0], dims[1] if len(dims) > 1 else 1, part))
+    return tuple(matrices) if len(matrices) > 1 else matrices[0]
 
 
 def symbol_latex(model, function, params="numeric"):

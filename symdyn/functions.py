@@ -1,14 +1,15 @@
 """The function set of a generated module, defined once for the numeric engine and the generator.
 
 Each function is a trace: given a context, the robot's Chain, the transforms X(q) and the other
-input vectors, it runs the recursions and returns a vector or a matrix of scalars.
+input vectors, it runs the recursions and returns a vector or a matrix of scalars, or, for a function
+with several outputs (shape a tuple), a tuple of them.
 """
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import crba, innovations, kalman_smoother, minverse, rnea
+from . import crba, diagonalized_dynamics, innovations, kalman_smoother, minverse, rnea, udu
 from . import friction as _fr
 from . import regressor as _reg
 from .riccati import Riccati
@@ -24,11 +25,17 @@ ARG_DIMS = {"q": "nq", "params": "p"}
 class Function:
     name: str
     args: Tuple[str, ...]        # "q" first, shape (..., nq), when the function depends on the configuration
-    shape: str                   # a key of SHAPES: "vector" (..., nv), "matrix" (..., nv, nv), ...
+    shape: object                # a key of SHAPES: "vector" (..., nv), "matrix" (..., nv, nv), ...;
+                                 # a tuple of them: several outputs
     trace: Callable
     doc: str
     gravity: bool = False        # does the result include gravity?
     parametric: bool = True      # built on the model's parameters (symbolic mode passes them as `params`)
+
+    @property
+    def shapes(self):
+        """One shape kind per output."""
+        return self.shape if isinstance(self.shape, tuple) else (self.shape,)
 
 
 def dimensions(model):
@@ -44,9 +51,16 @@ def dimensions(model):
     return _Dims(nq=model.nq, nv=model.nv, p=len(model.parameters))
 
 
-def output_shape(fn, model):
+def output_shapes(fn, model):
+    """The array shape of each output, e.g. ((7,), (7,)) or ((7, 70),)."""
     dims = dimensions(model)
-    return tuple(dims[d] for d in SHAPES[fn.shape])
+    return tuple(tuple(dims[d] for d in SHAPES[shape]) for shape in fn.shapes)
+
+
+def output_shape(fn, model):
+    """The array shape of a function's output, e.g. (7, 70); a tuple of them for several outputs."""
+    shapes = output_shapes(fn, model)
+    return shapes if isinstance(fn.shape, tuple) else shapes[0]
 
 
 def arg_size(arg, model):
@@ -143,6 +157,20 @@ FUNCTIONS = (
                  ctx, chain, X, ric, innovations.joint_rates(ctx, chain, X, ric, nu))),
              "C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) "
              "(Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0."),
+    Function("coriolis_eta", ("q", "eta"), "vector",
+             _diagonalized(lambda ctx, chain, X, ric, eta: _cn.coriolis_eta(
+                 ctx, chain, X, ric, diagonalized_dynamics.rates_from_eta(ctx, chain, X, ric, eta))),
+             "Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, "
+             "eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, "
+             "Alg. 7.10)."),
+    Function("diagonalized_forward_dynamics", ("q", "nu", "tau"), ("vector", "vector"),
+             _diagonalized(lambda ctx, chain, X, ric, nu, tau: diagonalized_dynamics.forward_dynamics(
+                 ctx, chain, X, ric, nu, tau)),
+             "(qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati "
+             "recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).", gravity=True),
+    Function("udu_factor", ("q",), "matrix",
+             _diagonalized(lambda ctx, chain, X, ric: udu.udu_factor(ctx, chain, X, ric)),
+             "U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997)."),
     Function("friction", ("qd",), "vector",
              lambda ctx, chain, X, qd: [ctx.bind(x) for x in _fr.joint_forces(ctx, chain, qd, None)],
              "Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed)."),

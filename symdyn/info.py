@@ -43,7 +43,7 @@ def header_lines(model, path):
     """Robot name, DOF, mass, the generated module's name, and the kinematic tree."""
     nq, nv = getattr(model, "nq", model.dof), getattr(model, "nv", model.dof)
     module = module_name(model.path or path)
-    lines = [f"robot {one_line(model.name)!r} ({one_line(path)}): {model.dof} DOF (nq {nq}, nv {nv}), "
+    lines = [f"robot '{one_line(model.name)}' ({one_line(path)}): {model.dof} DOF (nq {nq}, nv {nv}), "
              f"total moving mass {model.total_mass:.6g} kg",
              f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
              f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]
@@ -51,13 +51,18 @@ def header_lines(model, path):
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)
     width = max(2 * depth + len(one_line(model.joints[k].name)) for depth, k in tree)
-    lines.append("  joints, each under its parent joint (index = position in q):")
+    if model.nq == model.nv:
+        lines.append("  joints, each under its parent joint (index = position in q):")
+    else:
+        lines.append("  joints, each under its parent joint (index = joint number; q and v hold each joint's "
+                     "entries in this order):")
     for depth, k in tree:
         j = model.joints[k]
         name = "  " * depth + one_line(j.name)
+        axis = f" axis [{', '.join(f'{a:g}' for a in j.axis)}]" if j.kind.has_axis else ""
         extra = "".join(f" {label} {getattr(j, key, 0.0):g}" for label, key in (
             ("Fv", "damping"), ("Fc", "friction"), ("Fo", "friction_offset"), ("Ia", "armature")) if getattr(j, key, 0.0))
-        lines.append(f"  {k:3d}  {name:<{width}s}  {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]{extra}")
+        lines.append(f"  {k:3d}  {name:<{width}s}  {j.type:<10s}{axis}{extra}".rstrip())
     if getattr(model, "coulomb_smoothing", 0.0):
         lines.append(f"  Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing:g})")
     return lines
@@ -74,9 +79,9 @@ def base_parameter_lines(model):
 
 def ops_lines(programs):
     """The operation counts table, one row per function."""
-    lines = [f"  {'function':<28s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
+    lines = [f"  {'function':<30s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
     for p in programs:
-        lines.append(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
+        lines.append(f"  {p.name:<30s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
     return lines
 
 

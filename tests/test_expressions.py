@@ -10,7 +10,7 @@ import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from symdyn.cli import main
 from symdyn.expressions import ExpressionTooLarge, expanded_sizes, latex
-from symdyn.functions import FUNCTIONS, output_shape
+from symdyn.functions import FUNCTIONS, output_shapes
 
 sympy = pytest.importorskip("sympy")
 
@@ -67,12 +67,15 @@ def test_expressions_equal_the_engine(robot, request):
         except ExpressionTooLarge:
             assert robot == "stanford3", fn.name          # every function of the 2-link arm is small enough
             continue
-        dims = output_shape(fn, model)
-        assert matrix.shape == (dims if len(dims) == 2 else dims + (1,))
+        several = isinstance(fn.shape, tuple)
+        matrices = matrix if several else (matrix,)
+        references = getattr(engine, fn.name)(*args)
         names = {f"{'p' if a == 'params' else a}{i}" for a, v in zip(fn.args, args) for i in range(v.shape[-1])}
-        assert {str(s) for s in matrix.free_symbols} <= names
-        ours = _evaluate(matrix, fn, args).reshape((len(q),) + getattr(engine, fn.name)(*args).shape[1:])
-        assert relerr(ours, getattr(engine, fn.name)(*args)) < 1e-10, fn.name
+        for matrix, dims, reference in zip(matrices, output_shapes(fn, model), references if several else (references,)):
+            assert matrix.shape == (dims if len(dims) == 2 else dims + (1,))
+            assert {str(s) for s in matrix.free_symbols} <= names
+            ours = _evaluate(matrix, fn, args).reshape((len(q),) + reference.shape[1:])
+            assert relerr(ours, reference) < 1e-10, fn.name
         checked += 1
     assert checked >= (len(FUNCTIONS) if robot == "planar2" else 10)
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import jinja2
 
-from .generator import header_lines, parameter_layout
+from .generator import header_lines, parameter_layout, python_string, set_id
 from .printer import Printer, number
 from .. import lie
 
@@ -19,15 +19,17 @@ def _template_dir():
 
 
 def environment():
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["python_string"] = python_string
+    return env
 
 
 def _ops_text(ops):
     return ", ".join(f"{v} {k}" for k, v in ops.items())
 
 
-def _function_context(program, printer, n):
+def _function_context(program, printer):
     used = set()
     for _, e in program.assignments:
         used |= {str(s) for s in e.free_symbols}
@@ -35,33 +37,38 @@ def _function_context(program, printer, n):
         used |= {str(s) for s in getattr(e, "free_symbols", ())}
     inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
     lines = _statements(program.assignments, printer)
-    dims = program.dims
-    if len(dims) == 1:
-        index = [(str(i), i) for i in range(dims[0])]
-    else:
-        index = [(f"{i}, {j}", i * dims[1] + j) for i in range(dims[0]) for j in range(dims[1])]
-    results = [(idx, printer(program.results[flat])) for idx, flat in index]
-    # a matrix that is mostly exact zeros (the regressor) starts from zeros in Python
-    sparse = sum(e == 0 for e in program.results) > len(program.results) // 2
-    return {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
-            "dims": dims, "size": len(program.results), "sparse": sparse,
+    outputs = [{"name": name, "shape": shape, "dims": dims, "size": len(values),
+                "results": _results(dims, values, printer),
+                # an output that is mostly exact zeros (the regressor) starts from zeros in Python
+                "sparse": sum(e == 0 for e in values) > len(values) // 2}
+               for name, shape, dims, values in program.outputs()]
+    return {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
             "arg_sizes": {a: len(program.inputs[a]) for a in program.args},
-            "output": program.output, "inputs": inputs, "lines": lines, "results": results,
-            "ops": _ops_text(program.ops), "gravity": program.gravity}
+            "inputs": inputs, "lines": lines, "ops": _ops_text(program.ops), "gravity": program.gravity}
+
+
+def _results(dims, values, printer):
+    """[(index, printed value)]: the index as the Python template writes it."""
+    if len(dims) == 1:
+        index = [str(i) for i in range(dims[0])]
+    else:
+        index = [f"{i}, {j}" for i in range(dims[0]) for j in range(dims[1])]
+    return [(idx, printer(v)) for idx, v in zip(index, values)]
 
 
 def _context(model, programs, module, params_mode, lang):
     from ..base_parameters import base_parameters
     printer = Printer(lang)
     base = base_parameters(model)
-    return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
-                nq=model.nq, nv=model.nv, nparams=len(model.parameters), lie=_lie_pieces(model),
+    return dict(header=header_lines(model, params_mode), set_id=set_id(model, params_mode),
+                module=module, dof=model.dof, joint_names=model.joint_names,
+                nq=model.nq, nv=model.nv, lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=parameter_layout(model),
                 num_params=len(model.parameters), num_base=base.b,
                 default_params=[number(v) for v in model.parameters],
                 base_names=base.labels(), base_groups=base.describe(),
-                functions=[_function_context(p, printer, model.dof) for p in programs])
+                functions=[_function_context(p, printer) for p in programs])
 
 
 def _lie_pieces(model):
@@ -113,6 +120,6 @@ def render_c(model, programs, module, params_mode):
     ctx = _context(model, programs, module, params_mode, "c")
     ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in ctx["functions"] for line in f["lines"])
     ctx["uses_sign"] = any("sd_sign(" in text for f in ctx["functions"]
-                           for text in f["lines"] + [rhs for _, rhs in f["results"]])
+                           for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
     env = environment()
     return env.get_template("module.h.jinja").render(**ctx), env.get_template("module.c.jinja").render(**ctx)

@@ -4,8 +4,10 @@ The core does the work for all languages: symbolic execution with binding (tape)
 subexpressions (hash-consing on the tape), constant folding (exact zeros and ones of the
 geometry), dead-code elimination; the backends (templates) only format.
 """
+import hashlib
 import json
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,8 +17,9 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import FUNCTIONS, arg_size, output_shape
+from ..functions import FUNCTIONS, arg_size, output_shapes
 from .printer import count_ops
+from .reserved import shadows
 from .tape import Tape, live_program
 
 #: the C name of each function's result
@@ -24,8 +27,9 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "forward_dynamics": "qdd", "gravity": "g", "coriolis_matrix": "C", "nonlinear_effects": "b",
                 "articulated_inertia": "D", "innovations_factor": "m", "innovations_factor_inverse": "ell",
                 "total_rates": "nu", "joint_rates": "qd", "working_moments": "eps", "applied_moments": "tau",
-                "coriolis_nu": "Cnu", "regressor": "Y", "base_regressor": "Yb", "base_parameters": "beta",
-                "friction": "tau_f"}
+                "coriolis_nu": "Cnu", "coriolis_eta": "Cbar", "udu_factor": "U",
+                "diagonalized_forward_dynamics": ("qd", "nu_dot"), "regressor": "Y", "base_regressor": "Yb",
+                "base_parameters": "beta", "friction": "tau_f"}
 PARAMS = "params"
 
 
@@ -35,14 +39,25 @@ class Program:
     name: str
     doc: str
     args: Tuple[str, ...]               # includes "params" in symbolic-parameter mode
-    shape: str                          # a key of functions.SHAPES
-    dims: Tuple[int, ...]               # the output's shape after the batch dimensions
-    output: str
+    shape: object                       # a key of functions.SHAPES, or a tuple of them (several outputs)
+    dims: Tuple                         # the array shape of each output after the batch dimensions
+    output: object                      # its name, or a tuple of names
     inputs: Dict[str, List]             # arg -> its element symbols
     assignments: List                   # [(Symbol, Expr)], live only
-    results: List                       # flat, row-major
+    results: List                       # flat, row-major, the outputs one after the other
     ops: Dict[str, int] = field(default_factory=dict)
     gravity: bool = False
+
+    def outputs(self):
+        """[(name, shape kind, array shape, its slice of results)] for each output."""
+        several = isinstance(self.shape, tuple)
+        names, shapes = (self.output, self.shape) if several else ((self.output,), (self.shape,))
+        out, start = [], 0
+        for name, shape, dims in zip(names, shapes, self.dims):
+            size = math.prod(dims)
+            out.append((name, shape, dims, self.results[start:start + size]))
+            start += size
+        return out
 
 
 def safe_identifier(name):
@@ -50,16 +65,10 @@ def safe_identifier(name):
     ident = re.sub(r"\W", "_", name, flags=re.ASCII).strip("_") or "robot"
     if ident[0].isdigit():
         ident = "r_" + ident
-    if keyword.iskeyword(ident) or ident in C_KEYWORDS or ident in SHADOWED:
+    if keyword.iskeyword(ident) or ident in C_KEYWORDS or shadows(ident):
         ident += "_"
     return ident
 
-
-#: module names that would hide a standard C header (-I of the output folder) or a Python module
-SHADOWED = {"assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646", "limits", "locale", "math",
-            "setjmp", "signal", "stdalign", "stdarg", "stdatomic", "stdbool", "stddef", "stdint", "stdio", "stdlib",
-            "stdnoreturn", "string", "tgmath", "threads", "time", "uchar", "wchar", "wctype",
-            "numpy", "np", "symdyn", "sys", "os", "cffi", "builtins", "typing", "types", "abc", "io", "json"}
 
 C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
               "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
@@ -80,8 +89,9 @@ def trace(model, fn, params_mode="numeric"):
     chain = Chain(tape, model, params)
     X = chain.transforms(inputs["q"]) if fn.args[0] == "q" else None
     result = fn.trace(tape, chain, X, *(inputs[a] for a in fn.args[fn.args[0] == "q":]))
-    dims = output_shape(fn, model)
-    flat = list(result) if len(dims) == 1 else [x for row in result for x in row]
+    parts = result if isinstance(fn.shape, tuple) else (result,)
+    dims = output_shapes(fn, model)
+    flat = [x for part, d in zip(parts, dims) for x in (part if len(d) == 1 else [x for row in part for x in row])]
     flat = [se.sympify(x) for x in flat]
     live = live_program(tape.assignments, flat)
     program = Program(fn.name, fn.doc, args, fn.shape, dims, OUTPUT_NAMES[fn.name], inputs, live, flat,
@@ -105,8 +115,25 @@ def parameter_layout(model):
 
 
 def quoted(name):
-    """A name as a JSON string that cannot end a C comment or a Python docstring."""
-    return json.dumps(name).replace("*/", "*\\/")
+    """A name as a JSON string that can neither end nor open a C comment (`/*` inside one is a
+    -Wcomment warning) nor end a Python docstring."""
+    return json.dumps(name).replace("*/", "*\\/").replace("/*", "/\\u002a")
+
+
+def python_string(name):
+    """A double-quoted, ASCII-only Python literal of `name`. JSON writes a character outside the
+    Basic Multilingual Plane as a surrogate pair, which Python would read as two lone surrogates."""
+    return '"' + "".join(json.dumps(ch)[1:-1] if ord(ch) < 0x10000 else "\\U%08x" % ord(ch) for ch in name) + '"'
+
+
+def set_id(model, params_mode):
+    """Identity of the set of files of one run, in each of them: 64 bits of the SHA-256 of the robot
+    file's digest, the symdyn version and the options. A .c compiled with the .h of another set stops
+    at an #error; load_c refuses the pair."""
+    text = f"{model.digest}|{__version__}|{params_mode}|{model.snapped}|{model.dof}"
+    if model.joint_params:                 # friction and armature from a file beside the robot's
+        text += f"|{model.joint_params}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _joint_order(model):
