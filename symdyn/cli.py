@@ -17,6 +17,21 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
+FUNCTIONS_HELP = ("Comma-separated names of the functions to use (default: the whole set), e.g. "
+                  "inverse_dynamics,mass_matrix: less to generate and to compile.")
+
+
+def _functions(text):
+    """The function names of --functions (None: all of them); one-line error for an unknown name."""
+    from .codegen.generator import select_functions
+    if text is None:
+        return None
+    try:
+        return [fn.name for fn in select_functions(text)]
+    except ValueError as exc:
+        _fail(f"--functions: {exc}")
+
+
 def _load(path, snap=False):
     from .load import load_robot
     try:
@@ -35,8 +50,10 @@ def main():
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def info(robots, ops, snap):
+@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
+def info(robots, ops, snap, functions):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
+    functions = _functions(functions)
     for path in robots:
         model = _load(path, snap)
         click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
@@ -45,7 +62,7 @@ def info(robots, ops, snap):
         if ops:
             from .codegen.generator import trace_all
             click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
-            for p in trace_all(model):
+            for p in trace_all(model, functions=functions):
                 click.echo(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in
                                                            (("mul", 6), ("add", 6), ("div", 5), ("sqrt", 5), ("trig", 5))))
 
@@ -57,20 +74,22 @@ def info(robots, ops, snap):
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def generate(robots, out_dir, lang, params_mode, snap):
+@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
+def generate(robots, out_dir, lang, params_mode, snap, functions):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
+    functions = _functions(functions)
     languages = tuple(x.strip() for x in lang.split(",") if x.strip())
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
     # the bar only on a terminal: in a pipe or a log it would be one more line on stderr
-    with click.progressbar(length=len(set(robots)) * len(FUNCTIONS), label="generating", file=sys.stderr,
+    with click.progressbar(length=len(set(robots)) * len(functions or FUNCTIONS), label="generating", file=sys.stderr,
                            hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap)
+                          snap_right_angles=snap, functions=functions)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -83,13 +102,15 @@ def generate(robots, out_dir, lang, params_mode, snap):
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def compare(robots, states, tol, with_c, snap):
+@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
+def compare(robots, states, tol, with_c, snap, functions):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run
+    functions = _functions(functions)
     worst = 0.0
     for path in robots:
         model = _load(path, snap)
-        report = run(model, states=states, with_c=with_c)
+        report = run(model, states=states, with_c=with_c, functions=functions)
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
         click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from .engine import Engine
-from .functions import FUNCTIONS
+from .codegen.generator import select_functions
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
@@ -62,8 +62,10 @@ def _pinocchio(model):
     return pinocchio_functions(pinocchio_model(model))
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True):
-    """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine."""
+def compare(model, states=20, seed=0, workdir=None, with_c=True, functions=None):
+    """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
+
+    `functions`: the names to generate and compare (None: the whole set)."""
     import tempfile
     rng = np.random.default_rng(seed)
     n = model.dof
@@ -71,7 +73,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
-    for name, text in render(model, langs).items():
+    for name, text in render(model, langs, functions=functions).items():
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
@@ -79,7 +81,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
         generated["c"] = load_c(tmp / f"{module}.c")
     engine, pino = Engine(model), _pinocchio(model)
     report = {}
-    for fn in FUNCTIONS:
+    for fn in select_functions(functions):
         args = inputs[:len(fn.args)]
         reference = getattr(engine, fn.name)(*args)
         row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from .codegen.backends import render_c, render_python
-from .codegen.generator import safe_identifier, trace_all
+from .codegen.generator import safe_identifier, select_functions, trace_all
 from .errors import OutputError, RobotFileError
 from .load import load_robot
 
@@ -31,10 +31,10 @@ def output_names(model, languages=("python",)):
     return [module + ext for lang in LANGUAGES if lang in languages for ext in EXTENSIONS[lang]]
 
 
-def render(model, languages=("python",), params_mode="numeric", progress=None):
-    """{filename: text} of the modules of one robot."""
+def render(model, languages=("python",), params_mode="numeric", progress=None, functions=None):
+    """{filename: text} of the modules of one robot; `functions`: the names to generate (None: all)."""
     module = module_name(model.path)
-    programs = trace_all(model, params_mode, progress)
+    programs = trace_all(model, params_mode, progress, functions)
     files = {}
     if "python" in languages:
         files[f"{module}.py"] = render_python(model, programs, module, params_mode)
@@ -112,14 +112,17 @@ def write_all(rendered, out_dir):
 
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
-             snap_right_angles=False):
+             snap_right_angles=False, functions=None):
     """Generate the modules of every robot file in `paths`; returns the written paths.
 
-    Order: load and check every input, check the output folder, render everything, then write.
+    Order: check the function names, load and check every input, check the output folder, render
+    everything, then write. `functions`: names (a list or "a,b") of the functions to generate, None
+    for all; ValueError for an unknown one.
     """
+    functions = [fn.name for fn in select_functions(functions)]
     models = load_all(paths, languages, snap_right_angles)   # every input is checked before any output
     out = prepare_output(out_dir)
     rendered = {}
     for model in models:
-        rendered.update(render(model, languages, params_mode, progress))
+        rendered.update(render(model, languages, params_mode, progress, functions))
     return write_all(rendered, out)

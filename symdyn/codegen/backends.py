@@ -4,7 +4,12 @@ from pathlib import Path
 import jinja2
 
 from .generator import header_lines, parameter_layout
+from .parts import Unit, split
 from .printer import Printer, number
+
+#: most statements in one C function: a longer one is cut into parts (see parts.py). Above every
+#: function of a 7-DoF arm (largest: 1132), below the sizes that gcc -O2 compiles slowly.
+PART_SIZE = 2000
 
 
 def _template_dir():
@@ -26,31 +31,37 @@ def _ops_text(ops):
     return ", ".join(f"{v} {k}" for k, v in ops.items())
 
 
-def _function_context(program, printer, n):
-    used = set()
-    for _, e in program.assignments:
-        used |= {str(s) for s in e.free_symbols}
-    for e in program.results:
-        used |= {str(s) for s in getattr(e, "free_symbols", ())}
-    inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
-    lines = _statements(program.assignments, printer)
+def _function_context(program, printer, n, part_size=None):
+    units = _units(program.assignments, printer)
     if program.shape == "vector":
         index = [(str(i), i) for i in range(n)]
     else:
         index = [(f"{i}, {j}", i * n + j) for i in range(n) for j in range(n)]
     results = [(idx, printer(program.results[flat])) for idx, flat in index]
-    return {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
-            "output": program.output, "inputs": inputs, "lines": lines, "results": results,
-            "ops": _ops_text(program.ops), "gravity": program.gravity}
+    result_uses = [frozenset(str(s) for s in getattr(program.results[flat], "free_symbols", ())) for _, flat in index]
+    used = frozenset().union(*(u.uses for u in units), *result_uses)
+    inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
+    context = {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
+               "output": program.output, "inputs": inputs, "lines": [line for u in units for line in u.lines],
+               "results": results, "ops": _ops_text(program.ops), "gravity": program.gravity,
+               "parts": [], "workspace": 0}
+    if part_size and len(units) > part_size:
+        placed = [(flat, rhs, uses) for (_, rhs), (_, flat), uses in zip(results, index, result_uses)]
+        context["parts"], context["workspace"] = split(units, inputs, program.args, placed, program.output, part_size)
+    return context
 
 
-def _context(model, programs, module, params_mode, lang):
+def _context(model, programs, module, params_mode, lang, part_size=None):
     printer = Printer(lang)
     symbolic = params_mode == "symbolic"
-    return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
+    return dict(header=header_lines(model, params_mode, [p.name for p in programs]), module=module, dof=model.dof, joint_names=model.joint_names,
                 params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
-                functions=[_function_context(p, printer, model.dof) for p in programs])
+                functions=[_function_context(p, printer, model.dof, part_size) for p in programs])
+
+
+def _names(e):
+    return frozenset(str(x) for x in e.free_symbols)
 
 
 def _trig(e):
@@ -58,10 +69,10 @@ def _trig(e):
     return (name, e.args[0]) if name in ("sin", "cos") else None
 
 
-def _statements(assignments, printer):
+def _units(assignments, printer):
     """One statement per assignment; in C, sin and cos of the same angle become one sincos call."""
     if printer.lang == "python":
-        return [f"{s} = {printer(e)}" for s, e in assignments]
+        return [Unit((str(s),), _names(e), [f"{s} = {printer(e)}"]) for s, e in assignments]
     pairs = {}
     for s, e in assignments:
         t = _trig(e)
@@ -70,13 +81,13 @@ def _statements(assignments, printer):
     out = []
     for s, e in assignments:
         t = _trig(e)
+        uses = _names(e)
         if t and len(pairs[t[1]]) == 2:
             if t[0] == "sin":
                 c = pairs[t[1]]["cos"]
-                out.append(f"double {s}, {c};")
-                out.append(f"sd_sincos({printer(t[1])}, &{s}, &{c});")
+                out.append(Unit((str(s), str(c)), uses, [f"double {s}, {c};", f"sd_sincos({printer(t[1])}, &{s}, &{c});"]))
             continue
-        out.append(f"const double {s} = {printer(e)};")
+        out.append(Unit((str(s),), uses, [f"const double {s} = {printer(e)};"]))
     return out
 
 
@@ -85,8 +96,10 @@ def render_python(model, programs, module, params_mode):
     return environment().get_template("module.py.jinja").render(**ctx)
 
 
-def render_c(model, programs, module, params_mode):
-    ctx = _context(model, programs, module, params_mode, "c")
+def render_c(model, programs, module, params_mode, part_size=PART_SIZE):
+    """(.h text, .c text); functions of more than `part_size` statements are cut into parts."""
+    ctx = _context(model, programs, module, params_mode, "c", part_size)
     ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in ctx["functions"] for line in f["lines"])
+    ctx["splits"] = any(f["parts"] for f in ctx["functions"])
     env = environment()
     return env.get_template("module.h.jinja").render(**ctx), env.get_template("module.c.jinja").render(**ctx)
