@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +40,23 @@ def _signatures(header, prefix):
     return found
 
 
+def _warn_if_slow(c_path, source):
+    """Announce a long compile on stderr rather than freeze the terminal without a word. gcc -O2
+    measured on generated code whose large functions are split into parts: about 5 s and 60 MB per
+    MB of C; 19 MB of unsplit functions (older symdyn) did not finish in 13 min and 18 GB."""
+    size = len(source) / 1e6
+    bodies = (chunk.rpartition("\n{\n") for chunk in source.split("\n}\n"))
+    largest = max(len(body) if brace else 0 for _, brace, body in bodies) / 1e6
+    if largest > 1.0:
+        print(f"symdyn: warning: {c_path}: a single C function of {largest:.1f} MB: gcc's time and memory grow "
+              "faster than linearly with it (6 MB took more than 13 min and 18 GB); regenerate the module (large "
+              "functions are then split into parts) or generate only the functions you need (--functions)",
+              file=sys.stderr, flush=True)
+    elif size > 2.0:
+        print(f"symdyn: warning: {c_path}: compiling {size:.1f} MB of C once (then cached): expect about "
+              f"{max(10, round(5 * size, -1)):.0f} s and {0.06 * size:.1f} GB of memory", file=sys.stderr, flush=True)
+
+
 class CModule:
     """The C functions of one generated module, callable on numpy arrays of shape (..., n)."""
 
@@ -67,6 +85,7 @@ class CModule:
         key = hashlib.sha256((header + source + wrapper_text + " ".join(CFLAGS)).encode()).hexdigest()[:20]
         lib_path = _cache_dir() / f"{prefix}-{key}.so"
         if not lib_path.exists():
+            _warn_if_slow(c_path, source)
             self._compile(c_path, wrapper_text, lib_path)
         self._ffi = cffi.FFI()
         self._ffi.cdef("\n".join(cdef))

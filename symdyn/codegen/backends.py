@@ -7,9 +7,11 @@ from .generator import header_lines, parameter_layout
 from .parts import Unit, split
 from .printer import Printer, number
 
-#: most statements in one C function: a longer one is cut into parts (see parts.py). Above every
-#: function of a 7-DoF arm (largest: 1132), below the sizes that gcc -O2 compiles slowly.
-PART_SIZE = 2000
+#: a C function of more statements than SPLIT_ABOVE is cut into parts of at most PART_SIZE (see
+#: parts.py). Every function of a 7-DoF arm stays one piece (largest: 1132 statements); gcc -O2 on a
+#: 50-link Coriolis matrix in parts of 250 / 500 / 1000 / 2000 statements: 6.4 / 7.8 / 11 / 15 s.
+SPLIT_ABOVE = 2000
+PART_SIZE = 250
 
 
 def _template_dir():
@@ -31,7 +33,7 @@ def _ops_text(ops):
     return ", ".join(f"{v} {k}" for k, v in ops.items())
 
 
-def _function_context(program, printer, n, part_size=None):
+def _function_context(program, printer, n, split_above=None, part_size=PART_SIZE):
     units = _units(program.assignments, printer)
     if program.shape == "vector":
         index = [(str(i), i) for i in range(n)]
@@ -45,19 +47,19 @@ def _function_context(program, printer, n, part_size=None):
                "output": program.output, "inputs": inputs, "lines": [line for u in units for line in u.lines],
                "results": results, "ops": _ops_text(program.ops), "gravity": program.gravity,
                "parts": [], "workspace": 0}
-    if part_size and len(units) > part_size:
+    if split_above is not None and len(units) > split_above:
         placed = [(flat, rhs, uses) for (_, rhs), (_, flat), uses in zip(results, index, result_uses)]
         context["parts"], context["workspace"] = split(units, inputs, program.args, placed, program.output, part_size)
     return context
 
 
-def _context(model, programs, module, params_mode, lang, part_size=None):
+def _context(model, programs, module, params_mode, lang, split_above=None, part_size=PART_SIZE):
     printer = Printer(lang)
     symbolic = params_mode == "symbolic"
     return dict(header=header_lines(model, params_mode, [p.name for p in programs]), module=module, dof=model.dof, joint_names=model.joint_names,
                 params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
-                functions=[_function_context(p, printer, model.dof, part_size) for p in programs])
+                functions=[_function_context(p, printer, model.dof, split_above, part_size) for p in programs])
 
 
 def _names(e):
@@ -96,9 +98,9 @@ def render_python(model, programs, module, params_mode):
     return environment().get_template("module.py.jinja").render(**ctx)
 
 
-def render_c(model, programs, module, params_mode, part_size=PART_SIZE):
-    """(.h text, .c text); functions of more than `part_size` statements are cut into parts."""
-    ctx = _context(model, programs, module, params_mode, "c", part_size)
+def render_c(model, programs, module, params_mode, split_above=SPLIT_ABOVE, part_size=PART_SIZE):
+    """(.h text, .c text); functions of more than `split_above` statements are cut into parts."""
+    ctx = _context(model, programs, module, params_mode, "c", split_above, part_size)
     ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in ctx["functions"] for line in f["lines"])
     ctx["splits"] = any(f["parts"] for f in ctx["functions"])
     env = environment()

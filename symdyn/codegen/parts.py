@@ -9,9 +9,8 @@ one goes through the public function's local array `w` (its slot is reused once 
 has loaded it); everything else stays a local constant of its part. Small functions (every
 function of a 7-DoF arm) stay one piece, so their code and speed do not change.
 
-Each part loads what it needs at its top and writes its finished outputs at its end, and only the
-first part reads the input arrays: an output array that overlaps an input gives the same result as
-the one-piece function.
+Only the first part reads the input arrays, at its top, before any output is written: an output
+array that overlaps an input gives the same result as with the one-piece function.
 """
 import heapq
 from dataclasses import dataclass, field
@@ -63,31 +62,45 @@ def split(units, inputs, args, results, output, part_size):
     slots, free, width = {}, [], 0
     parts = []
     for p, chunk in enumerate(chunks):
-        for sym in needs[p]:                         # loaded at the top of p: its slot is free again
-            if last[sym] == p:
-                heapq.heappush(free, slots[sym])
-        for sym in sorted((s for s, h in home.items() if h == p and s in last), key=order.get):
+        defined = [sym for sym, _, _ in inputs] if p == 0 else []
+        defined += [sym for unit in chunk for sym in unit.defs]
+        for sym in (s for s in defined if s in last):
             if free:
                 slots[sym] = heapq.heappop(free)
             else:
                 slots[sym], width = width, width + 1
-        parts.append(_part_lines(p, chunk, inputs, args, needs[p], placed[p], slots, order, output))
+        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, output))
+        for sym in needs[p]:         # read for the last time in p (its loads may sit anywhere in p)
+            if last[sym] == p:
+                heapq.heappush(free, slots[sym])
     return parts, width
 
 
-def _part_lines(p, chunk, inputs, args, needs, placed, slots, order, output):
+def _part(p, chunk, inputs, args, placed, slots, home, order, output):
+    """The lines of one part. A value from an earlier part is loaded just before its first use and an
+    output written just after its last operand: short live ranges keep register allocation cheap."""
     part = Part(args if p == 0 else ())
     lines = part.lines
     store = lambda syms: [f"w[{slots[s]}] = {s};" for s in syms if s in slots]
+    after = {}                                       # unit index -> outputs written after it
+    local = {s: k for k, unit in enumerate(chunk) for s in unit.defs}
+    ready = []                                       # outputs of inputs and constants only
+    for flat, rhs, uses in placed:
+        k = max((local[s] for s in uses if s in local), default=None)
+        (ready if k is None else after.setdefault(k, [])).append(f"{output}[{flat}] = {rhs};")
     if p == 0:
         lines += [f"const double {sym} = {arg}[{i}];" for sym, arg, i in inputs]
         lines += [f"(void){a};" for a in args if a not in {arg for _, arg, _ in inputs}]
         lines += store(sym for sym, _, _ in inputs)
-    lines += [f"const double {s} = w[{slots[s]}];" for s in sorted(needs, key=order.get)]
-    for unit in chunk:
+        lines += ready
+    loaded = set()
+    for k, unit in enumerate(chunk):
+        outside = sorted((s for s in unit.uses if home[s] < p and s not in loaded), key=order.get)
+        lines += [f"const double {s} = w[{slots[s]}];" for s in outside]
+        loaded.update(outside)
         lines += unit.lines
         lines += store(unit.defs)
-    lines += [f"{output}[{flat}] = {rhs};" for flat, rhs, _ in placed]
+        lines += after.get(k, [])
     if not placed:
         lines.append(f"(void){output};")
     if not any(line.startswith("w[") or "= w[" in line for line in lines):
