@@ -24,8 +24,9 @@ from symdyn.synthetic import spatial_chain
 
 def compile_cost(c_file, timeout, compiler="cc"):
     """(wall s, CPU s, peak MB, return code) of one compile, run in a child of its own."""
+    cmd = [compiler, "-O2", "-std=c99", "-fPIC", "-c", str(c_file), "-o", os.devnull]
     probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-             f"rc = subprocess.run({[compiler, '-O2', '-std=c99', '-fPIC', '-c', str(c_file), '-o', os.devnull]!r}).returncode; "
+             f"rc = subprocess.run({cmd!r}).returncode; "
              "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
              "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024, rc)")
     try:

@@ -49,7 +49,8 @@ def test_split_c_compiles_strictly(compiler, tmp_path):
     split_c, _, _ = _split_and_whole(symdyn.load_robot(PANDA), "panda", tmp_path)
     text = split_c.read_text()
     assert text.count("static SD_NOINLINE void panda_coriolis_matrix_part") > 10
-    result = subprocess.run([compiler, *STRICT, "-c", str(split_c), "-o", str(tmp_path / "x.o")], capture_output=True, text=True)
+    result = subprocess.run([compiler, *STRICT, "-c", str(split_c), "-o", str(tmp_path / "x.o")],
+                            capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[:2000]
 
 
@@ -88,17 +89,19 @@ def test_split_function_may_write_over_its_input(tmp_path, monkeypatch):
     assert relerr(results[0], results[1]) < 1e-13
 
 
-def test_parts_pass_few_values_and_reuse_slots(tmp_path):
-    """Each part is at most part_size statements; the workspace holds far fewer values than the
-    function has statements (slots are reused once read for the last time)."""
+def test_parts_pass_few_values_and_reuse_slots():
+    """Each part has at most part_size statements; the workspace holds far fewer values than the
+    function has statements (a slot is reused once its value has been read for the last time)."""
     from symdyn.codegen.backends import _context
     model = symdyn.load_robot(PANDA)
     ctx = _context(model, trace_all(model, functions=["coriolis_matrix"]), "panda", "numeric", "c", 60, 25)
     f = ctx["functions"][0]
     statements = sum(line.startswith(("const double x", "double x")) for line in f["lines"])
-    assert len(f["parts"]) == -(-statements // 25) or len(f["parts"]) == -(-len(f["lines"]) // 25)
+    assert len(f["parts"]) == -(-statements // 25)
     assert 0 < f["workspace"] < statements / 3
     for part in f["parts"]:
+        own = [line for line in part.lines if line.startswith(("const double x", "double x")) and "= w[" not in line]
+        assert 0 < len(own) <= 25
         slots = [int(m) for line in part.lines for m in re.findall(r"w\[(\d+)\]", line)]
         assert all(0 <= s < f["workspace"] for s in slots)
 
@@ -155,7 +158,8 @@ def test_info_and_compare_take_functions():
 
 def _padded(tmp_path, name, filler_in_function):
     """A generated module made large by a comment: big to load_c's estimate, quick to compile."""
-    texts = (rendered(ROOT / "robots" / "planar6.yaml")["planar6.h"], rendered(ROOT / "robots" / "planar6.yaml")["planar6.c"])
+    files = rendered(ROOT / "robots" / "planar6.yaml")
+    texts = (files["planar6.h"], files["planar6.c"])
     comment = "/* " + "padding " * 400_000 + "*/"
     c_text = texts[1].replace("\n{\n", "\n{\n" + comment + "\n", 1) if filler_in_function else texts[1] + comment + "\n"
     return _write(tmp_path / name, "planar6", (texts[0], c_text))
@@ -163,8 +167,8 @@ def _padded(tmp_path, name, filler_in_function):
 
 def test_load_c_warns_before_a_long_compile(tmp_path, monkeypatch, capfd):
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
-    symdyn.load_c(_write(tmp_path / "small", "planar6", (rendered(ROOT / "robots" / "planar6.yaml")["planar6.h"],
-                                                         rendered(ROOT / "robots" / "planar6.yaml")["planar6.c"])))
+    files = rendered(ROOT / "robots" / "planar6.yaml")
+    symdyn.load_c(_write(tmp_path / "small", "planar6", (files["planar6.h"], files["planar6.c"])))
     assert capfd.readouterr().err == ""
     big = _padded(tmp_path, "big", False)
     symdyn.load_c(big)

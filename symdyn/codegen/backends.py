@@ -56,8 +56,9 @@ def _function_context(program, printer, n, split_above=None, part_size=PART_SIZE
 def _context(model, programs, module, params_mode, lang, split_above=None, part_size=PART_SIZE):
     printer = Printer(lang)
     symbolic = params_mode == "symbolic"
-    return dict(header=header_lines(model, params_mode, [p.name for p in programs]), module=module, dof=model.dof, joint_names=model.joint_names,
-                params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
+    return dict(header=header_lines(model, params_mode, [p.name for p in programs]), module=module, dof=model.dof,
+                joint_names=model.joint_names, params_mode=params_mode,
+                parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
                 functions=[_function_context(p, printer, model.dof, split_above, part_size) for p in programs])
 
@@ -87,7 +88,8 @@ def _units(assignments, printer):
         if t and len(pairs[t[1]]) == 2:
             if t[0] == "sin":
                 c = pairs[t[1]]["cos"]
-                out.append(Unit((str(s), str(c)), uses, [f"double {s}, {c};", f"sd_sincos({printer(t[1])}, &{s}, &{c});"]))
+                out.append(Unit((str(s), str(c)), uses,
+                                [f"double {s}, {c};", f"sd_sincos({printer(t[1])}, &{s}, &{c});"]))
             continue
         out.append(Unit((str(s),), uses, [f"const double {s} = {printer(e)};"]))
     return out

@@ -2,9 +2,9 @@
 
 gcc -O2 grows faster than linearly with the size of one straight-line function (one basic block of
 tens of thousands of statements for register allocation and scheduling): the Coriolis matrix of a
-100-link chain (95k statements) ran out of memory at 18 GB. A function of more than `part_size`
-statements therefore becomes a chain of static, non-inlined parts of at most `part_size` statements,
-run one after the other by the public function. A value computed in one part and read in a later
+100-link chain (95k statements) ran out of memory at 18 GB. A long function (above the backend's
+SPLIT_ABOVE statements) therefore becomes a chain of static, non-inlined parts of at most
+`part_size` statements, run one after the other by the public function. A value computed in one part and read in a later
 one goes through the public function's local array `w` (its slot is reused once its last reader
 has loaded it); everything else stays a local constant of its part. Small functions (every
 function of a 7-DoF arm) stay one piece, so their code and speed do not change.
