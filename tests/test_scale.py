@@ -1,4 +1,5 @@
 """Large robots: C functions split into parts, --functions, and load_c's warning before a long compile."""
+import os
 import re
 import subprocess
 import sys
@@ -180,3 +181,13 @@ def test_load_c_warns_before_a_long_compile(tmp_path, monkeypatch, capfd):
     symdyn.load_c(huge)
     err = capfd.readouterr().err
     assert err.startswith(f"symdyn: warning: {huge}: a single C function of 3.") and "--functions" in err
+
+
+def test_split_output_is_deterministic_across_hash_seeds():
+    script = ("import hashlib, symdyn; from symdyn.codegen.generator import trace_all; "
+              "from symdyn.codegen.backends import render_c; m = symdyn.load_robot(%r); "
+              "print(hashlib.sha256(render_c(m, trace_all(m), 'panda', 'numeric', split_above=60, part_size=25)[1]"
+              ".encode()).hexdigest())" % str(PANDA))
+    digests = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(digests) == 1 and len(digests.pop()) == 65
