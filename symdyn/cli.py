@@ -17,6 +17,13 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
+def _progress(length, label):
+    """A progress bar on stderr, shown only on a terminal (in a pipe or a log it would be one more line)
+    and only when there is work to show."""
+    return click.progressbar(length=length, label=label, file=sys.stderr,
+                             hidden=not (length and sys.stderr and sys.stderr.isatty()))
+
+
 FUNCTIONS_HELP = ("Comma-separated names of the functions to use (default: the whole set), e.g. "
                   "inverse_dynamics,mass_matrix: less to generate and to compile.")
 
@@ -32,11 +39,29 @@ def _functions(text):
         _fail(f"--functions: {exc}")
 
 
-def _load(path, snap=False):
+def _load(path, snap=False, selection=None):
     from .load import load_robot
     try:
-        return load_robot(path, snap)
+        return load_robot(path, snap, selection)
     except SymdynError as exc:
+        _fail(exc)
+
+
+def selection_options(command):
+    """--lock, --root and --tip: the part of the robot to generate (symdyn.selection)."""
+    command = click.option("--tip", default=None, metavar="LINK",
+                           help="Keep only the chain from the root to LINK (with what is fixed to it).")(command)
+    command = click.option("--root", default=None, metavar="LINK",
+                           help="LINK becomes the fixed base; everything above it is dropped.")(command)
+    return click.option("--lock", default="", metavar="JOINT[=VALUE],...",
+                        help="Make these joints fixed at VALUE (default 0), e.g. to drop a gripper.")(command)
+
+
+def _selection(lock, root, tip):
+    from .selection import Selection, parse_lock
+    try:
+        return Selection(parse_lock(lock), root, tip)
+    except ValueError as exc:
         _fail(exc)
 
 
@@ -50,21 +75,18 @@ def main():
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def info(robots, ops, snap, functions):
-    """Print DOF, joints, total mass and operation counts of each ROBOT file."""
+def info(robots, ops, snap, lock, root, tip, functions):
+    """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
+    from .info import info_lines, trace_count
+    selection = _selection(lock, root, tip)
     functions = _functions(functions)
     for path in robots:
-        model = _load(path, snap)
-        click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
-        for k, j in enumerate(model.joints):
-            click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
-        if ops:
-            from .codegen.generator import trace_all
-            click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
-            for p in trace_all(model, functions=functions):
-                click.echo(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in
-                                                           (("mul", 6), ("add", 6), ("div", 5), ("sqrt", 5), ("trig", 5))))
+        model = _load(path, snap, selection)
+        with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
+            lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
+        click.echo("\n".join(lines))
 
 
 @main.command()
@@ -72,10 +94,12 @@ def info(robots, ops, snap, functions):
 @click.option("--out", "out_dir", default="generated", show_default=True, help="Output folder.")
 @click.option("--lang", default="python", show_default=True, help="Comma-separated: python, c.")
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
-              help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
+              help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector "
+                   "(files <robot>_params.py/.h/.c).")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def generate(robots, out_dir, lang, params_mode, snap, functions):
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, functions):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -84,12 +108,10 @@ def generate(robots, out_dir, lang, params_mode, snap, functions):
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
-    # the bar only on a terminal: in a pipe or a log it would be one more line on stderr
-    with click.progressbar(length=len(set(robots)) * len(functions or FUNCTIONS), label="generating", file=sys.stderr,
-                           hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
+    with _progress(len(set(robots)) * len(functions or FUNCTIONS), "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap, functions=functions)
+                          snap_right_angles=snap, selection=_selection(lock, root, tip), functions=functions)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -102,23 +124,57 @@ def generate(robots, out_dir, lang, params_mode, snap, functions):
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
+@selection_options
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def compare(robots, states, tol, with_c, snap, functions):
+def compare(robots, states, tol, with_c, snap, lock, root, tip, functions):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
-    from .compare import compare as run
+    from .compare import compare as run, compare_steps
+    selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap)
-        report = run(model, states=states, with_c=with_c, functions=functions)
+        model = _load(path, snap, selection)
+        notes = []
+        try:
+            with _progress(compare_steps(with_c, functions), f"comparing {one_line(model.name)}") as bar:
+                report = run(model, states=states, with_c=with_c, notes=notes, progress=lambda name: bar.update(1),
+                             functions=functions)
+        except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints
+            click.echo(f"{one_line(model.name)} ({one_line(path)}): {one_line(exc)}")
+            worst = float("inf")
+            continue
+        except SymdynError as exc:         # no C compiler, a failed compilation: one line, exit 2
+            _fail(exc)
         columns = sorted({c for row in report.values() for c in row})
-        click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
-        click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))
+        click.echo(f"{one_line(model.name)} ({one_line(path)}): largest relative difference from the numeric engine")
+        for note in notes:
+            click.echo(f"  ({note})")
+        click.echo(f"  {'function':<30s}" + "".join(f"{c:>12s}" for c in columns))
         for name, row in report.items():
-            click.echo(f"  {name:<28s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
+            click.echo(f"  {name:<30s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
             worst = max([worst] + list(row.values()))
-    click.echo(f"worst: {worst:.2e} (tolerance {tol:g})")
-    sys.exit(0 if worst <= tol else 1)
+    passed = worst <= tol
+    click.echo(f"worst: {worst:.2e} (tolerance {tol:g}): {'PASS' if passed else 'FAIL'}")
+    sys.exit(0 if passed else 1)
+
+
+@main.command()
+@click.argument("robot")
+@click.argument("function")
+@click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
+              help="numeric: inertial parameters as numbers; symbolic: as symbols m_k, h_{x,k}, I_{xx,k}, ...")
+@click.option("--simplify", is_flag=True, help="Simplify each entry with sympy (slow beyond 2-3 joints).")
+def latex(robot, function, params_mode, simplify):
+    """Print FUNCTION of a small ROBOT (2-3 joints) as a LaTeX equation, from sympy's closed form."""
+    from .expressions import latex as run
+    from .functions import BY_NAME
+    if function not in BY_NAME:
+        _fail(f"unknown function {function!r} (expected one of: {', '.join(BY_NAME)})")
+    model = _load(robot)
+    try:
+        click.echo(run(model, function, params_mode, simplify), nl=False)
+    except SymdynError as exc:
+        _fail(exc)
 
 
 if __name__ == "__main__":

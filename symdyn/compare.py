@@ -9,7 +9,7 @@ from .codegen.generator import select_functions
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                   "coriolis_matrix", "nonlinear_effects")
+                   "coriolis_matrix", "nonlinear_effects", "articulated_inertia", "udu_factor")
 
 
 def import_module_file(path, name=None):
@@ -20,6 +20,8 @@ def import_module_file(path, name=None):
 
 
 def relative_error(a, b):
+    if isinstance(b, tuple):            # several outputs: the worst of them
+        return max(relative_error(x, y) for x, y in zip(a, b))
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, float(np.abs(b).max())))
 
 
@@ -39,32 +41,104 @@ def pinocchio_model(model):
     return pm
 
 
+def pinocchio_urdf_model(model):
+    """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
+    reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
+    as is (YAML, DH, snapped right angles)."""
+    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
+        return None
+    import pinocchio as pin
+    pm = pin.buildModelFromUrdf(str(model.path))
+    if model.locked:                       # --lock: Pinocchio's own reduction of its own model
+        q_ref = pin.neutral(pm)
+        for name, value in model.locked:
+            joint = pm.joints[pm.getJointId(name)]
+            q_ref[joint.idx_q:joint.idx_q + joint.nq] = (value,) if joint.nq == 1 else (np.cos(value), np.sin(value))
+        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in model.locked], q_ref)
+    pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
+    return pm
+
+
+def pinocchio_reference(model):
+    """(pinocchio.Model, how it was built): Pinocchio's URDF parser for a URDF file, else symdyn's
+    Model rebuilt joint by joint. ValueError when the parser finds other joints or another order."""
+    try:
+        pm = pinocchio_urdf_model(model)
+    except ValueError as exc:              # urdfdom is stricter (e.g. <limit> required on revolute joints)
+        return pinocchio_model(model), f"symdyn's model rebuilt in Pinocchio; its URDF parser refuses the file ({exc})"
+    if pm is None:
+        return pinocchio_model(model), "symdyn's model rebuilt in Pinocchio"
+    theirs = tuple(pm.names)[1:]
+    if theirs != model.joint_names or pm.nv != model.dof:
+        raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
+                         f"symdyn finds {', '.join(model.joint_names)}")
+    return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
+
+
+def pinocchio_configuration(pmodel):
+    """q in symdyn's convention (one angle per 1-DoF joint) -> Pinocchio's q: a continuous joint
+    (RevoluteUnbounded, nq 2) is (cos q, sin q) there."""
+    if pmodel.nq == pmodel.nv:
+        return lambda q: np.asarray(q, dtype=float)
+    pieces = []
+    for joint in pmodel.joints[1:]:
+        if joint.nv != 1 or joint.nq not in (1, 2):
+            raise ValueError(f"joint '{pmodel.names[joint.id]}' ({joint.shortname()}) has no 1-DoF counterpart")
+        pieces.append((joint.idx_q, joint.idx_v, joint.nq))
+
+    def convert(q):
+        q = np.asarray(q, dtype=float)
+        out = np.empty(pmodel.nq)
+        for iq, iv, nq in pieces:
+            out[iq:iq + nq] = q[iv] if nq == 1 else (np.cos(q[iv]), np.sin(q[iv]))
+        return out
+    return convert
+
+
 def pinocchio_functions(pmodel):
-    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices."""
+    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices,
+    taking symdyn's q (pinocchio_configuration)."""
     import pinocchio as pin
     data = pmodel.createData()
+    c = pinocchio_configuration(pmodel)
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
-    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a).copy(),
-            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, q)),
-            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, q)),
-            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, q, v, t).copy(),
-            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, q).copy(),
-            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, q, v).copy(),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, q, v).copy()}
+
+    def udu(q):                                          # M = U D U^T (pinocchio.cholesky)
+        pin.crba(pmodel, data, c(q))
+        pin.cholesky.decompose(pmodel, data)
+        return data.U.copy(), data.D.copy()
+    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a).copy(),
+            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, c(q))),
+            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, c(q))),
+            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t).copy(),
+            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, c(q)).copy(),
+            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v).copy(),
+            "articulated_inertia": lambda q: udu(q)[1], "udu_factor": lambda q: udu(q)[0]}
 
 
-def _pinocchio(model):
+def _pinocchio(model, notes):
     """Pinocchio's functions on the same model, or None when it is not installed."""
     try:
         import pinocchio  # noqa: F401
     except ImportError:
         return None
-    return pinocchio_functions(pinocchio_model(model))
+    pmodel, how = pinocchio_reference(model)
+    notes.append(f"pinocchio column: {how}")
+    return pinocchio_functions(pmodel)
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True, functions=None):
+def compare_steps(with_c=True, functions=None):
+    """How many times `compare` calls progress: each function traced, the C compile, each function checked."""
+    return 2 * len(select_functions(functions)) + bool(with_c)
+
+
+def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, progress=None, functions=None):
     """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
 
+    `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
+    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn.
+    progress(step), if given, is called after each of the `compare_steps(with_c)` steps.
     `functions`: the names to generate and compare (None: the whole set)."""
     import tempfile
     rng = np.random.default_rng(seed)
@@ -73,13 +147,15 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, functions=None)
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
-    for name, text in render(model, langs, functions=functions).items():
+    for name, text in render(model, langs, progress=progress, functions=functions).items():
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
         from .cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
-    engine, pino = Engine(model), _pinocchio(model)
+        if progress:
+            progress("compile C")
+    engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
     report = {}
     for fn in select_functions(functions):
         args = inputs[:len(fn.args)]
@@ -89,4 +165,6 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, functions=None)
             theirs = np.stack([pino[fn.name](*(a[s] for a in args)) for s in range(states)])
             row["pinocchio"] = relative_error(reference, theirs)
         report[fn.name] = row
+        if progress:
+            progress(fn.name)
     return report

@@ -1,5 +1,6 @@
 """The Coriolis matrix C(q, qd) of M qdd + C qd + g = T in Christoffel form,
-C(i,j) = sum_k Gamma_ijk qd(k), so that M_dot - 2C is skew-symmetric (seed 003).
+C(i,j) = sum_k Gamma_ijk qd(k), so that M_dot - 2C is skew-symmetric (Zefran & Bullo, Lagrangian dynamics, 2005,
+eqs. 13-14 and property ii; docs/algorithms.md, Sec. 14).
 
 Following the factorization C = sum_k J_k* [M(k) J_dot_k + B_k J_k] with the body term
     B(V) = 1/2 [ V x* M - M V x + (M V) xbar* ],   (f xbar*) u := u x* f,
@@ -8,7 +9,9 @@ H*(j) of the joints j inward of k, and their rates are S_dot(j) = V(j) x H*(j). 
 the subtree of the outer joint leaves composite quantities Ic (CRBA's R) and Bc, so each element is
     C(i, j) = H(i) phi(i, j) [Ic(j) S_dot(j) + Bc(j) H*(j)]                    i inward of j
     C(j, i) = [phi(i, j) Ic(j) H*(j)] . S_dot(i) + [phi(i, j) Bc*(j) H*(j)] . H*(i)
-O(N^2), no Christoffel symbol is formed.
+O(N^2), no Christoffel symbol is formed. On a tree, M(i, j) vanishes for every q when i and j are
+on different branches (neither an ancestor of the other), and so do the partial derivatives that
+make C(i, j): those entries are exact zeros.
 """
 from . import spatial as S
 from .crba import composite_inertias
@@ -49,7 +52,7 @@ def coriolis_matrix(ctx, chain, X, qd):
             total = S.matrix_add(ctx, total, S.congruence_inward(ctx, X[c], Bc[c], symmetric=False), symmetric=False)
         Bc[k] = total
     Sdot = [S.bind(ctx, S.cross_motion(V[k], H[k])) for k in range(n)]
-    C = [[None] * n for _ in range(n)]
+    C = [[0] * n for _ in range(n)]
     for j in chain.outward():
         F = S.bind(ctx, S.vadd(S.matvec(Ic[j], Sdot[j]), S.matvec(Bc[j], H[j])))
         f1 = S.bind(ctx, S.matvec(Ic[j], H[j]))

@@ -1,4 +1,5 @@
-"""Mass matrix by composite bodies (Rodriguez 1987, eq. 32; Featherstone's CRBA)."""
+"""Mass matrix by composite bodies (Rodriguez 1987, eq. 32; Featherstone & Orin 2000, CRBA;
+docs/algorithms.md, Sec. 6)."""
 from . import spatial as S
 
 
@@ -14,9 +15,12 @@ def composite_inertias(ctx, chain, X):
 
 
 def mass_matrix(ctx, chain, X):
-    """M(q) as a list of rows, symmetric; column i walks R(i) H*(i) inward to the base."""
+    """M(q) as a list of rows, symmetric; column i walks R(i) H*(i) inward to the base.
+
+    Joints on different branches of a tree (neither is an ancestor of the other) do not couple:
+    their entries are exact zeros, which cost nothing in generated code."""
     R = composite_inertias(ctx, chain, X)
-    M = [[None] * chain.n for _ in range(chain.n)]
+    M = [[0] * chain.n for _ in range(chain.n)]
     for i in chain.inward():
         x = S.bind(ctx, S.matvec(R[i], chain.H[i]))
         M[i][i] = ctx.bind(S.vdot(chain.H[i], x))

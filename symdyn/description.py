@@ -8,6 +8,7 @@ by fixed joints into their moving ancestor's body. Every problem is a one-line R
 import math
 import numbers
 import reprlib
+import sys
 
 import numpy as np
 
@@ -259,45 +260,41 @@ def _check_tree(chk, base, links, joints, child_of, children):
 
 
 def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children):
-    """Walk the tree from the base: moving joints make bodies, fixed joints merge into the owner."""
+    """Walk the tree from the base depth first, children in the order of the joint list (Pinocchio's
+    order, so that q vectors are interchangeable): moving joints make bodies, fixed joints merge
+    into the owner."""
     out_joints, body_params, body_names = [], [], []
     # per link: (owning body index or -1 for base, R and p of the link frame in the owner frame)
     frame = {base: (-1, G.IDENTITY, G.ZERO)}
-    stack = [base]
+    stack = list(reversed(children.get(base, [])))
     with np.errstate(all="ignore"):          # overflow is reported below, as a message
         while stack:
-            lname = stack.pop()
+            jname = stack.pop()
+            jtype, lname, child, R, xyz, axis = joints[jname]
             owner, Ro, po = frame[lname]
-            for jname in children.get(lname, []):
-                jtype, _, child, R, xyz, axis = joints[jname]
-                Rc, pc = G.compose((Ro, po), (R, xyz))
-                if jtype == "fixed":
-                    frame[child] = (owner, Rc, pc)
-                    if owner >= 0:
-                        body_params[owner] = G.add_parameters(body_params[owner],
-                                                              G.moved_parameters(Rc, pc, *links[child]))
-                else:
-                    out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
-                                            G.snap_matrix(Rc), G.snap_vector(pc), G.snap_vector(axis)))
-                    body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *links[child]))
-                    body_names.append(child)
-                    frame[child] = (len(out_joints) - 1, G.IDENTITY, G.ZERO)
-                stack.append(child)
+            Rc, pc = G.compose((Ro, po), (R, xyz))
+            if jtype == "fixed":
+                frame[child] = (owner, Rc, pc)
+                if owner >= 0:
+                    body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *links[child]))
+            else:
+                out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
+                                        G.snap_matrix(Rc), G.snap_vector(pc), G.snap_vector(axis)))
+                body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *links[child]))
+                body_names.append(child)
+                frame[child] = (len(out_joints) - 1, G.IDENTITY, G.ZERO)
+            stack.extend(reversed(children.get(child, [])))
     if not out_joints:
         chk.fail("the robot has no moving joints")
-    counts = {}
-    for j in out_joints:
-        counts[j.parent] = counts.get(j.parent, 0) + 1
-    for parent, count in counts.items():
-        if count > 1:
-            where = f"link '{body_names[parent]}'" if parent >= 0 else f"the base '{base}'"
-            chk.fail(f"{where} carries {count} moving branches: branching trees are not supported yet (chains only)")
     bodies = []
     for j, lname, params in zip(out_joints, body_names, body_params):
         if params[0] <= 0:
             chk.fail(f"joint '{j.name}' moves link '{lname}', which has zero mass")
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in params + j.offset):
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
+        if any(0.0 < abs(x) < sys.float_info.min for x in params):   # subnormal: 1/m would be inf in the code
+            chk.fail(f"link '{lname}': its inertial parameters underflow (a mass, first moment or inertia below "
+                     f"{sys.float_info.min:.3g} in magnitude): use other units")
         bodies.append(Body(lname, tuple(float(x) for x in params)))
     _check_axes(chk, out_joints, bodies)
     source = desc.get("source")

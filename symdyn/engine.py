@@ -2,20 +2,26 @@
 on numpy arrays. Arguments have shape (..., n) (any leading batch shape); so do the results,
 (..., n, n) for matrices. Joint order is the model's (the user's, base to tip).
 
+A function with several outputs (diagonalized_forward_dynamics) returns a tuple of arrays.
+
 This is the reference the generated code is compared with (`symdyn compare`); Pinocchio is the
 independent one.
 """
 import numpy as np
 
-from . import coriolis_nu as _cn
 from .chain import Chain
 from .functions import FUNCTIONS
-from .riccati import Riccati
 from .scalar import NUMERIC
 
 
 def _vector(values, shape):
     return np.stack([np.broadcast_to(np.asarray(v, dtype=float), shape) for v in values], axis=-1)
+
+
+def _array(result, shape_kind, shape):
+    if shape_kind == "vector":
+        return _vector(result, shape)
+    return np.stack([_vector(row, shape) for row in result], axis=-2)
 
 
 class Engine:
@@ -38,9 +44,9 @@ class Engine:
         shape = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
         q, *others = [[a[..., i] for i in range(self.n)] for a in arrays]
         result = trace(NUMERIC, self.chain, self.chain.transforms(q), *others)
-        if shape_kind == "vector":
-            return _vector(result, shape)
-        return np.stack([_vector(row, shape) for row in result], axis=-2)
+        if isinstance(shape_kind, tuple):
+            return tuple(_array(r, kind, shape) for r, kind in zip(result, shape_kind))
+        return _array(result, shape_kind, shape)
 
     def _bind(self, fn):
         def call(*arrays):
@@ -49,8 +55,3 @@ class Engine:
             return self._evaluate(fn.trace, fn.shape, *arrays)
         call.__name__, call.__doc__ = fn.name, fn.doc
         return call
-
-    def coriolis_eta(self, q, qd):
-        """Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar = eps_bar, given qd."""
-        return self._evaluate(lambda ctx, chain, X, v: _cn.coriolis_eta(ctx, chain, X, Riccati(ctx, chain, X), v),
-                              "vector", q, qd)

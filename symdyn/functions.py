@@ -1,14 +1,15 @@
 """The function set of a generated module, defined once for the numeric engine and the generator.
 
 Each function is a trace: given a context, the robot's Chain, the transforms X(q) and the other
-input vectors, it runs the recursions and returns a vector or a matrix of scalars.
+input vectors, it runs the recursions and returns a vector or a matrix of scalars, or, for a function
+with several outputs (shape a tuple), a tuple of them.
 """
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import crba, innovations, kalman_smoother, minverse, rnea
+from . import crba, diagonalized_dynamics, innovations, kalman_smoother, minverse, rnea, udu
 from .riccati import Riccati
 
 
@@ -16,10 +17,15 @@ from .riccati import Riccati
 class Function:
     name: str
     args: Tuple[str, ...]        # "q" first; each of shape (..., n)
-    shape: str                   # "vector" (..., n) or "matrix" (..., n, n)
+    shape: object                # "vector" (..., n) or "matrix" (..., n, n); a tuple of them: several outputs
     trace: Callable
     doc: str
     gravity: bool = False        # does the result include gravity?
+
+    @property
+    def shapes(self):
+        """One shape per output."""
+        return self.shape if isinstance(self.shape, tuple) else (self.shape,)
 
 
 def _zeros(chain):
@@ -80,6 +86,19 @@ FUNCTIONS = (
                  ctx, chain, X, ric, innovations.joint_rates(ctx, chain, X, ric, nu))),
              "C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) "
              "(Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0."),
+    Function("coriolis_eta", ("q", "eta"), "vector",
+             _diagonalized(lambda ctx, chain, X, ric, eta: _cn.coriolis_eta(
+                 ctx, chain, X, ric, diagonalized_dynamics.rates_from_eta(ctx, chain, X, ric, eta))),
+             "Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, "
+             "eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10)."),
+    Function("diagonalized_forward_dynamics", ("q", "nu", "tau"), ("vector", "vector"),
+             _diagonalized(lambda ctx, chain, X, ric, nu, tau: diagonalized_dynamics.forward_dynamics(
+                 ctx, chain, X, ric, nu, tau)),
+             "(qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q)) - C(theta, nu), one Riccati recursion and "
+             "two sweeps (Jain & Rodriguez, Alg. 8.1).", gravity=True),
+    Function("udu_factor", ("q",), "matrix",
+             _diagonalized(lambda ctx, chain, X, ric: udu.udu_factor(ctx, chain, X, ric)),
+             "U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997)."),
 )
 
 BY_NAME = {f.name: f for f in FUNCTIONS}

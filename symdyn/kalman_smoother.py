@@ -1,5 +1,5 @@
 """Forward dynamics: Kalman filter inward, Bryson-Frazier smoother outward
-(Rodriguez 1987, eqs. 41-47). O(N); no mass matrix is formed."""
+(Rodriguez 1987, eqs. 35-47; docs/algorithms.md, Sec. 7). O(N); no mass matrix is formed."""
 from . import spatial as S
 from .kinematics import bias_acceleration, bias_forces, bias_terms
 

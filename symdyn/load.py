@@ -15,18 +15,19 @@ from .errors import RobotFileError
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path, snap_right_angles=False):
+def load_robot(path, snap_right_angles=False, selection=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
-    snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly)."""
-    model = _load(path)
+    snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly).
+    selection: a symdyn.selection.Selection (locked joints, root and tip links) or None."""
+    model = _load(path, selection)
     if snap_right_angles:
         from .model import snap_right_angles as snap
         model = snap(model)
     return model
 
 
-def _load(path):
+def _load(path, selection=None):
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -49,7 +50,14 @@ def _load(path):
         desc = read_urdf(path, raw)
     else:
         desc = _read_yaml(path, raw)
-    return build_model(desc, path, digest)
+    model = build_model(desc, path, digest)     # the whole file is checked, then the part chosen
+    if selection:
+        from dataclasses import replace
+        from .selection import select
+        model = replace(build_model(select(desc, selection, path), path, digest), selection=selection.describe(),
+                        locked=tuple(selection.lock.items()),
+                        cut=selection.root is not None or selection.tip is not None)
+    return model
 
 
 def _unknown_suffix(path, suffix):

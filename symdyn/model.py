@@ -50,6 +50,9 @@ class Model:
     path: str = ""               # the description file
     digest: str = ""             # sha256 of the description file
     snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
+    selection: str = ""          # locked joints, root and tip (symdyn.selection.Selection.describe)
+    locked: Tuple[Tuple[str, float], ...] = ()   # (joint, value) made fixed by the selection
+    cut: bool = False            # the selection dropped links (--root, --tip)
 
     @property
     def dof(self):

@@ -256,7 +256,7 @@ def _read_joint(element, name, links):
 # --- tree structure ---------------------------------------------------------------------------
 
 def _walk_tree(links, joints):
-    """Check that links and joints form one tree; return (root link, joint names depth-first)."""
+    """Check that links and joints form one tree; return (root link, joint names depth first)."""
     parent_joint = {}  # child link -> the joint that moves it
     for joint in joints.values():
         child = joint["child"]
@@ -266,8 +266,10 @@ def _walk_tree(links, joints):
         parent_joint[child] = joint["name"]
     root = _single_root(links, joints, parent_joint)
 
-    child_joints = {name: [] for name in links}  # document order is kept by dict order
-    for joint in joints.values():
+    # Pinocchio's order: depth first, the joints below a link sorted by name (urdfdom keeps them in
+    # a std::map, byte-wise order), so that q vectors are interchangeable with pinocchio's
+    child_joints = {name: [] for name in links}
+    for joint in sorted(joints.values(), key=lambda j: j["name"].encode("utf-8", "surrogatepass")):
         child_joints[joint["parent"]].append(joint["name"])
     order = []
     stack = list(reversed(child_joints[root]))  # explicit stack: deep chains must not hit recursion limits

@@ -84,7 +84,6 @@ BAD_INPUTS = {
     "yaml_duplicate_link.yaml": "duplicate link name 'lower'",
     "yaml_duplicate_joint.yaml": "duplicate joint name 'elbow'",
     "yaml_base_listed.yaml": "is the base link",
-    "yaml_branching.yaml": "branching trees are not supported",
     # --- Denavit-Hartenberg tables in YAML
     "dh_bad_convention.yaml": "'convention' must be one of classic, modified, got 'craig'",
     "dh_missing_convention.yaml": "'convention' must be one of classic, modified",
@@ -136,7 +135,6 @@ BAD_INPUTS = {
     "urdf_disconnected_link.urdf": "link 'spare': not connected to any joint",
     "urdf_duplicate_link.urdf": "link 'lower': defined twice",
     "urdf_duplicate_joint.urdf": "joint 'elbow': defined twice",
-    "urdf_branching.urdf": "branching trees are not supported",
     # --- not robot files at all
     "robot.txt": "unknown file type '.txt'",
     "robot_no_extension": "no file extension",

@@ -3,13 +3,13 @@ from pathlib import Path
 
 import jinja2
 
-from .generator import header_lines, parameter_layout
+from .generator import header_lines, parameter_layout, python_string, set_id
 from .parts import Unit, split
 from .printer import Printer, number
 
 #: a C function of more statements than SPLIT_ABOVE is cut into parts of at most PART_SIZE (see
-#: parts.py). Every function of a 7-DoF arm stays one piece (largest: 1132 statements); gcc -O2 on a
-#: 50-link Coriolis matrix in parts of 250 / 500 / 1000 / 2000 statements: 6.4 / 7.8 / 11 / 15 s.
+#: parts.py). Every function of a 7-DoF arm stays one piece (largest: 1326 statements, xarm7); gcc -O2
+#: on a 50-link Coriolis matrix in parts of 250 / 500 / 1000 / 2000 statements: 6.4 / 7.8 / 11 / 15 s.
 SPLIT_ABOVE = 2000
 PART_SIZE = 250
 
@@ -25,8 +25,10 @@ def _template_dir():
 
 
 def environment():
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["python_string"] = python_string
+    return env
 
 
 def _ops_text(ops):
@@ -35,36 +37,44 @@ def _ops_text(ops):
 
 def _function_context(program, printer, n, split_above=None, part_size=PART_SIZE):
     units = _units(program.assignments, printer)
-    if program.shape == "vector":
-        index = [(str(i), i) for i in range(n)]
-    else:
-        index = [(f"{i}, {j}", i * n + j) for i in range(n) for j in range(n)]
-    results = [(idx, printer(program.results[flat])) for idx, flat in index]
-    result_uses = [frozenset(str(s) for s in getattr(program.results[flat], "free_symbols", ())) for _, flat in index]
+    outputs = [{"name": name, "shape": shape, "results": _results(shape, values, printer, n)}
+               for name, shape, values in program.outputs(n)]
+    result_uses = [_names(e) for e in program.results]          # the outputs one after the other
     used = frozenset().union(*(u.uses for u in units), *result_uses)
     inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
-    context = {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
-               "output": program.output, "inputs": inputs, "lines": [line for u in units for line in u.lines],
-               "results": results, "ops": _ops_text(program.ops), "gravity": program.gravity,
-               "parts": [], "workspace": 0}
+    context = {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
+               "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
+               "gravity": program.gravity, "parts": [], "workspace": 0}
     if split_above is not None and len(units) > split_above:
-        placed = [(flat, rhs, uses) for (_, rhs), (_, flat), uses in zip(results, index, result_uses)]
-        context["parts"], context["workspace"] = split(units, inputs, program.args, placed, program.output, part_size)
+        placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
+        placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
+        context["parts"], context["workspace"] = split(units, inputs, program.args, placed,
+                                                       [o["name"] for o in outputs], part_size)
     return context
+
+
+def _results(shape, values, printer, n):
+    """[(index, printed value)]: the index as the Python template writes it."""
+    if shape == "vector":
+        index = [str(i) for i in range(n)]
+    else:
+        index = [f"{i}, {j}" for i in range(n) for j in range(n)]
+    return [(idx, printer(v)) for idx, v in zip(index, values)]
 
 
 def _context(model, programs, module, params_mode, lang, split_above=None, part_size=PART_SIZE):
     printer = Printer(lang)
     symbolic = params_mode == "symbolic"
-    return dict(header=header_lines(model, params_mode, [p.name for p in programs]), module=module, dof=model.dof,
-                joint_names=model.joint_names, params_mode=params_mode,
-                parameter_layout=parameter_layout(model) if symbolic else [],
+    names = [p.name for p in programs]
+    return dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
+                module=module, dof=model.dof, joint_names=model.joint_names,
+                params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
                 functions=[_function_context(p, printer, model.dof, split_above, part_size) for p in programs])
 
 
 def _names(e):
-    return frozenset(str(x) for x in e.free_symbols)
+    return frozenset(str(x) for x in getattr(e, "free_symbols", ()))
 
 
 def _trig(e):

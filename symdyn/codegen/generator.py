@@ -4,6 +4,7 @@ The core does the work for all languages: symbolic execution with binding (tape)
 subexpressions (hash-consing on the tape), constant folding (exact zeros and ones of the
 geometry), dead-code elimination; the backends (templates) only format.
 """
+import hashlib
 import json
 import keyword
 import re
@@ -18,6 +19,7 @@ from ..chain import Chain
 from ..functions import BY_NAME, FUNCTIONS
 from ..model import PARAMETER_NAMES
 from .printer import count_ops
+from .reserved import shadows
 from .tape import Tape, live_program
 
 #: the C name of each function's result
@@ -25,7 +27,8 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "forward_dynamics": "qdd", "gravity": "g", "coriolis_matrix": "C", "nonlinear_effects": "b",
                 "articulated_inertia": "D", "innovations_factor": "m", "innovations_factor_inverse": "ell",
                 "total_rates": "nu", "joint_rates": "qd", "working_moments": "eps", "applied_moments": "tau",
-                "coriolis_nu": "Cnu"}
+                "coriolis_nu": "Cnu", "coriolis_eta": "Cbar", "udu_factor": "U",
+                "diagonalized_forward_dynamics": ("qd", "nu_dot")}
 PARAMS = "params"
 
 
@@ -35,13 +38,24 @@ class Program:
     name: str
     doc: str
     args: Tuple[str, ...]               # includes "params" in symbolic-parameter mode
-    shape: str                          # "vector" | "matrix"
-    output: str
+    shape: object                       # "vector" | "matrix", or a tuple of them (several outputs)
+    output: object                      # its name, or a tuple of names
     inputs: Dict[str, List]             # arg -> its element symbols
     assignments: List                   # [(Symbol, Expr)], live only
-    results: List                       # flat, row-major
+    results: List                       # flat, row-major, the outputs one after the other
     ops: Dict[str, int] = field(default_factory=dict)
     gravity: bool = False
+
+    def outputs(self, n):
+        """[(name, shape, its slice of results)] for each output."""
+        names = self.output if isinstance(self.output, tuple) else (self.output,)
+        shapes = self.shape if isinstance(self.shape, tuple) else (self.shape,)
+        out, start = [], 0
+        for name, shape in zip(names, shapes):
+            size = n * n if shape == "matrix" else n
+            out.append((name, shape, self.results[start:start + size]))
+            start += size
+        return out
 
 
 def safe_identifier(name):
@@ -49,16 +63,10 @@ def safe_identifier(name):
     ident = re.sub(r"\W", "_", name, flags=re.ASCII).strip("_") or "robot"
     if ident[0].isdigit():
         ident = "r_" + ident
-    if keyword.iskeyword(ident) or ident in C_KEYWORDS or ident in SHADOWED:
+    if keyword.iskeyword(ident) or ident in C_KEYWORDS or shadows(ident):
         ident += "_"
     return ident
 
-
-#: module names that would hide a standard C header (-I of the output folder) or a Python module
-SHADOWED = {"assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646", "limits", "locale", "math",
-            "setjmp", "signal", "stdalign", "stdarg", "stdatomic", "stdbool", "stddef", "stdint", "stdio", "stdlib",
-            "stdnoreturn", "string", "tgmath", "threads", "time", "uchar", "wchar", "wctype",
-            "numpy", "np", "symdyn", "sys", "os", "cffi", "builtins", "typing", "types", "abc", "io", "json"}
 
 C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
               "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
@@ -80,7 +88,9 @@ def trace(model, fn, params_mode="numeric"):
     chain = Chain(tape, model, params)
     X = chain.transforms(inputs["q"])
     result = fn.trace(tape, chain, X, *(inputs[a] for a in fn.args[1:]))
-    flat = list(result) if fn.shape == "vector" else [x for row in result for x in row]
+    parts = result if isinstance(fn.shape, tuple) else (result,)
+    flat = [x for part, shape in zip(parts, fn.shapes)
+            for x in (part if shape == "vector" else [x for row in part for x in row])]
     flat = [se.sympify(x) for x in flat]
     live = live_program(tape.assignments, flat)
     program = Program(fn.name, fn.doc, args, fn.shape, OUTPUT_NAMES[fn.name], inputs, live, flat, gravity=fn.gravity)
@@ -122,8 +132,25 @@ def parameter_layout(model):
 
 
 def quoted(name):
-    """A name as a JSON string that cannot end a C comment or a Python docstring."""
-    return json.dumps(name).replace("*/", "*\\/")
+    """A name as a JSON string that can neither end nor open a C comment (`/*` inside one is a
+    -Wcomment warning) nor end a Python docstring."""
+    return json.dumps(name).replace("*/", "*\\/").replace("/*", "/\\u002a")
+
+
+def python_string(name):
+    """A double-quoted, ASCII-only Python literal of `name`. JSON writes a character outside the
+    Basic Multilingual Plane as a surrogate pair, which Python would read as two lone surrogates."""
+    return '"' + "".join(json.dumps(ch)[1:-1] if ord(ch) < 0x10000 else "\\U%08x" % ord(ch) for ch in name) + '"'
+
+
+def set_id(model, params_mode, names=None):
+    """Identity of the set of files of one run, in each of them: 64 bits of the SHA-256 of the robot
+    file's digest, the symdyn version and the options. A .c compiled with the .h of another set stops
+    at an #error; load_c refuses the pair."""
+    text = f"{model.digest}|{__version__}|{params_mode}|{model.snapped}|{model.dof}"
+    if _subset(names):                  # a .h of other functions than its .c
+        text += "|" + ",".join(names)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def header_lines(model, params_mode, names=None):
@@ -134,5 +161,11 @@ def header_lines(model, params_mode, names=None):
             "Joint order (base to tip): " + ", ".join(quoted(n) for n in model.joint_names) + "."] + (
         [f"{model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
         if model.snapped else []) + (
+        [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
         [f"Functions: {', '.join(names)} (--functions); the rest of the set is not generated."]
-        if names is not None and set(names) != set(BY_NAME) else [])
+        if _subset(names) else [])
+
+
+def _subset(names):
+    """Are `names` (None: all) only some of the functions of the set?"""
+    return names is not None and set(names) != set(BY_NAME)

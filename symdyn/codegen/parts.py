@@ -31,11 +31,12 @@ class Part:
     lines: List[str] = field(default_factory=list)
 
 
-def split(units, inputs, args, results, output, part_size):
+def split(units, inputs, args, results, outputs, part_size):
     """The parts of one function and the size of its workspace `w`.
 
     units: [Unit] in program order; inputs: [(symbol, arg, index)] of the inputs the function uses;
-    args: the function's input arrays; results: [(flat index, C expression, symbols it uses)].
+    args: the function's input arrays; results: [(output array, flat index, C expression, symbols it
+    uses)]; outputs: the names of the output arrays.
     """
     count = -(-len(units) // part_size)
     size = -(-len(units) // count)                   # balanced: parts differ by one statement at most
@@ -49,12 +50,12 @@ def split(units, inputs, args, results, output, part_size):
                 order[sym] = len(order)
     # each output is written by the part that computes the last of its operands
     placed = [[] for _ in chunks]
-    for flat, rhs, uses in results:
-        placed[max((home[s] for s in uses), default=0)].append((flat, rhs, uses))
+    for name, flat, rhs, uses in results:
+        placed[max((home[s] for s in uses), default=0)].append((name, flat, rhs, uses))
     needs = [set() for _ in chunks]                  # symbols each part reads from earlier parts
     last = {}
     for p, chunk in enumerate(chunks):
-        for uses in [u.uses for u in chunk] + [uses for _, _, uses in placed[p]]:
+        for uses in [u.uses for u in chunk] + [uses for *_, uses in placed[p]]:
             for sym in uses:
                 if home[sym] < p:
                     needs[p].add(sym)
@@ -69,14 +70,14 @@ def split(units, inputs, args, results, output, part_size):
                 slots[sym] = heapq.heappop(free)
             else:
                 slots[sym], width = width, width + 1
-        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, output))
+        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, outputs))
         for sym in needs[p]:         # read for the last time in p (its loads may sit anywhere in p)
             if last[sym] == p:
                 heapq.heappush(free, slots[sym])
     return parts, width
 
 
-def _part(p, chunk, inputs, args, placed, slots, home, order, output):
+def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
     """The lines of one part. A value from an earlier part is loaded just before its first use and an
     output written just after its last operand: short live ranges keep register allocation cheap."""
     part = Part(args if p == 0 else ())
@@ -85,9 +86,9 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, output):
     after = {}                                       # unit index -> outputs written after it
     local = {s: k for k, unit in enumerate(chunk) for s in unit.defs}
     ready = []                                       # outputs of inputs and constants only
-    for flat, rhs, uses in placed:
+    for name, flat, rhs, uses in placed:
         k = max((local[s] for s in uses if s in local), default=None)
-        (ready if k is None else after.setdefault(k, [])).append(f"{output}[{flat}] = {rhs};")
+        (ready if k is None else after.setdefault(k, [])).append(f"{name}[{flat}] = {rhs};")
     if p == 0:
         lines += [f"const double {sym} = {arg}[{i}];" for sym, arg, i in inputs]
         lines += [f"(void){a};" for a in args if a not in {arg for _, arg, _ in inputs}]
@@ -101,8 +102,7 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, output):
         lines += unit.lines
         lines += store(unit.defs)
         lines += after.get(k, [])
-    if not placed:
-        lines.append(f"(void){output};")
+    lines += [f"(void){name};" for name in outputs if name not in {r[0] for r in placed}]
     if not any(line.startswith("w[") or "= w[" in line for line in lines):
         lines.append("(void)w;")
     return part
