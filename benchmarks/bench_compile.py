@@ -1,7 +1,8 @@
-"""Compile cost of the generated C against the size of the robot: spatial chains of N links, the
-whole function set, generation time, C size, then `cc -O2 -std=c99 -fPIC -c` time and peak memory.
+"""Compile cost of the generated C against the size of the robot: the whole function set (or
+--functions), generation time, C size, then `cc -O2 -std=c99 -fPIC -c` time and peak memory.
 
-    python benchmarks/bench_compile.py 30 50 100            # one compile at a time, as they run
+    python benchmarks/bench_compile.py 30 50 100            # spatial chains, one compile at a time
+    python benchmarks/bench_compile.py tree:100 robots/panda.urdf   # a random tree (tests/random_chain.py), a file
     python benchmarks/bench_compile.py 30 --whole            # every function in one piece (older output)
     python benchmarks/bench_compile.py 100 --functions inverse_dynamics,mass_matrix
 
@@ -16,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import symdyn
 from symdyn.codegen.backends import render_c
 from symdyn.codegen.generator import trace_all
 from symdyn.generate import module_name
@@ -37,18 +39,29 @@ def compile_cost(c_file, timeout, compiler="cc"):
     return float(wall), float(cpu), float(peak), int(rc)
 
 
+def robot(spec):
+    """N: a spatial chain of N links; tree:N: a random tree of N moving joints; else a robot file."""
+    if spec.isdigit():
+        return spatial_chain(int(spec))
+    if spec.startswith("tree:"):
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from random_chain import random_tree
+        return random_tree(int(spec[5:]), seed=0)
+    return symdyn.load_robot(spec)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("links", nargs="+", type=int)
+    ap.add_argument("robots", nargs="+", help="N (spatial chain), tree:N (random tree) or a robot file")
     ap.add_argument("--whole", action="store_true", help="no splitting: every function in one piece")
     ap.add_argument("--functions", default=None, help="comma-separated subset (default: the whole set)")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds before a compile is abandoned")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     args = ap.parse_args()
-    print(f"| links | generation (s) | C (MB) | parts | {args.cc} -O2 wall (s) | CPU (s) | peak memory (MB) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for n in args.links:
-        model = spatial_chain(n)
+    print(f"| robot | DOF | generation (s) | C (MB) | parts | {args.cc} -O2 wall (s) | CPU (s) | peak memory (MB) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for spec in args.robots:
+        model = robot(spec)
         t = time.perf_counter()
         programs = trace_all(model, functions=args.functions)
         module = module_name(model.path)
@@ -64,7 +77,7 @@ def main():
         else:
             wall, cpu, peak, rc = cost
             measured = f"{wall:.1f} | {cpu:.1f} | {peak:.0f}" + ("" if rc == 0 else f" (exit {rc})")
-        print(f"| {n} | {seconds:.1f} | {len(source) / 1e6:.2f} | {parts} | {measured} |", flush=True)
+        print(f"| {Path(spec).name} | {model.dof} | {seconds:.1f} | {len(source) / 1e6:.2f} | {parts} | {measured} |", flush=True)
 
 
 if __name__ == "__main__":
