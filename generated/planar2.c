@@ -259,7 +259,7 @@ void planar2_articulated_inertia(const double *q, double *D)
     D[1] = 0.053333333333333344;
 }
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order). Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig. */
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];

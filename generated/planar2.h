@@ -71,7 +71,7 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 5 mul, 3 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[2].
  * Out: m[2*2] (row-major).
  * Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig. */

@@ -300,7 +300,7 @@ def articulated_inertia(q):
 
 
 def innovations_factor(q):
-    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
 
     Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig.
     """

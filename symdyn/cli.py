@@ -17,6 +17,22 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
+STRICT_HELP = "Treat every warning as an error (exit status 2, nothing written)."
+NONPHYSICAL_HELP = ("Accept a link inertia with a clearly negative principal moment (a warning instead of an "
+                    "error): the mass matrix may then be indefinite.")
+
+
+def _warn(path, message):
+    """What the loader accepted but the user should know: one line on stderr, the work goes on."""
+    click.echo(f"symdyn: warning: {one_line(path)}: {one_line(message)}", err=True)
+
+
+def _inertia_options(command):
+    """--strict and --allow-nonphysical-inertia, for every command that loads robot files."""
+    command = click.option("--allow-nonphysical-inertia", "nonphysical", is_flag=True, help=NONPHYSICAL_HELP)(command)
+    return click.option("--strict", is_flag=True, help=STRICT_HELP)(command)
+
+
 def _progress(length, label):
     """A progress bar on stderr, shown only on a terminal (in a pipe or a log it would be one more line)
     and only when there is work to show."""
@@ -39,12 +55,15 @@ def _functions(text):
         _fail(f"--functions: {exc}")
 
 
-def _load(path, snap=False, selection=None):
+def _load(path, snap=False, selection=None, strict=False, nonphysical=False):
     from .load import load_robot
     try:
-        return load_robot(path, snap, selection)
+        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical)
     except SymdynError as exc:
         _fail(exc)
+    for message in model.warnings:
+        _warn(path, message)
+    return model
 
 
 def selection_options(command):
@@ -76,14 +95,15 @@ def main():
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
+@_inertia_options
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def info(robots, ops, snap, lock, root, tip, functions):
+def info(robots, ops, snap, lock, root, tip, strict, nonphysical, functions):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import info_lines, trace_count
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     for path in robots:
-        model = _load(path, snap, selection)
+        model = _load(path, snap, selection, strict, nonphysical)
         with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
             lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
         click.echo("\n".join(lines))
@@ -98,8 +118,9 @@ def info(robots, ops, snap, lock, root, tip, functions):
                    "(files <robot>_params.py/.h/.c).")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
+@_inertia_options
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, functions):
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical, functions):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -111,7 +132,8 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, function
     with _progress(len(set(robots)) * len(functions or FUNCTIONS), "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap, selection=_selection(lock, root, tip), functions=functions)
+                          snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
+                          allow_nonphysical_inertia=nonphysical, on_warning=_warn, functions=functions)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -125,15 +147,16 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, function
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
+@_inertia_options
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def compare(robots, states, tol, with_c, snap, lock, root, tip, functions):
+def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical, functions):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection)
+        model = _load(path, snap, selection, strict, nonphysical)
         notes = []
         try:
             with _progress(compare_steps(with_c, functions), f"comparing {one_line(model.name)}") as bar:

@@ -36,9 +36,19 @@ def pinocchio_model(model):
         jm = pin.JointModelRevoluteUnaligned(axis) if joint.type == "revolute" else pin.JointModelPrismaticUnaligned(axis)
         jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, jm,
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
-        pm.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(np.array(body.params)), pin.SE3.Identity())
+        pm.appendBodyToJoint(jid, _pinocchio_inertia(body.params), pin.SE3.Identity())
         ids.append(jid)
     return pm
+
+
+def _pinocchio_inertia(params):
+    """pin.Inertia of the ten parameters; a massless (virtual) body has no centre of mass to divide
+    by: its inertia about the origin is all there is."""
+    import pinocchio as pin
+    if params[0] != 0:
+        return pin.Inertia.FromDynamicParameters(np.array(params))
+    _, _, _, _, Ixx, Ixy, Iyy, Ixz, Iyz, Izz = params
+    return pin.Inertia(0.0, np.zeros(3), np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]]))
 
 
 def pinocchio_urdf_model(model):

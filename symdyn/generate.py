@@ -69,9 +69,12 @@ def _render(model, programs, module, languages, params_mode):
     return files
 
 
-def load_all(paths, languages=("python",), snap_right_angles=False, params_mode="numeric", selection=None):
-    """Load every robot file; RobotFileError for the first bad one or two that would write the same file."""
-    models = [load_robot(p, snap_right_angles, selection) for p in paths]
+def load_all(paths, languages=("python",), snap_right_angles=False, params_mode="numeric", selection=None,
+             strict=False, allow_nonphysical_inertia=False):
+    """Load every robot file; RobotFileError for the first bad one or two that would write the same file.
+    (selection, strict, allow_nonphysical_inertia: see load_robot.)"""
+    models = [load_robot(p, snap_right_angles, selection, strict=strict, allow_nonphysical_inertia=allow_nonphysical_inertia)
+              for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
         same = os.path.realpath(model.path)
@@ -309,15 +312,22 @@ def write_all(rendered, out_dir):
 
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
-             snap_right_angles=False, selection=None, functions=None):
+             snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
+             on_warning=None, functions=None):
     """Generate the modules of every robot file in `paths`; returns the written paths.
 
     Order: check the function names, load and check every input, check the output folder, render
-    everything, then write. `functions`: names (a list or "a,b") of the functions to generate, None
-    for all; ValueError for an unknown one.
+    everything, then write. on_warning(path, message) is called for each warning of each robot (see
+    load_robot) before anything is written; strict=True makes them errors. `functions`: names (a
+    list or "a,b") of the functions to generate, None for all; ValueError for an unknown one.
     """
     functions = [fn.name for fn in select_functions(functions)]
-    models = load_all(paths, languages, snap_right_angles, params_mode, selection)   # every input is checked before any output
+    models = load_all(paths, languages, snap_right_angles, params_mode, selection, strict,
+                      allow_nonphysical_inertia)  # every input is checked before any output
+    for model in models:
+        for message in model.warnings:
+            if on_warning is not None:
+                on_warning(model.path, message)
     created = _missing_folders(out_dir)
     out = prepare_output(out_dir)
     try:

@@ -5,29 +5,39 @@ message is one line: `<path>: <problem>`.
 """
 import hashlib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
 
 from .description import build_model
-from .errors import RobotFileError
+from .errors import RobotFileError, one_line
 
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path, snap_right_angles=False, selection=None):
+def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
+    What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
+    singular mass matrix, a <mimic> not honored) is in `model.warnings`, one line each, without the
+    path; `symdyn` prints them as `symdyn: warning: <path>: <warning>`.
     snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly).
-    selection: a symdyn.selection.Selection (locked joints, root and tip links) or None."""
-    model = _load(path, selection)
+    selection: a symdyn.selection.Selection (locked joints, root and tip links) or None.
+    strict: every warning is a RobotFileError instead.
+    allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error."""
+    warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
+    model = _load(path, selection, lambda message: warnings.append(one_line(message)), allow_nonphysical_inertia)
+    if strict and warnings:
+        raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
+    model = replace(model, warnings=tuple(warnings))
     if snap_right_angles:
         from .model import snap_right_angles as snap
         model = snap(model)
     return model
 
 
-def _load(path, selection=None):
+def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False):
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -47,15 +57,16 @@ def _load(path, selection=None):
         raise RobotFileError(path, "file is empty")
     if suffix == ".urdf":
         from .urdf import read_urdf
-        desc = read_urdf(path, raw)
+        desc = read_urdf(path, raw, warn)
     else:
         desc = _read_yaml(path, raw)
-    model = build_model(desc, path, digest)     # the whole file is checked, then the part chosen
-    if selection:
-        from dataclasses import replace
+    # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
+    part = selection is not None and bool(selection)
+    model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia)
+    if part:
         from .selection import select
-        model = replace(build_model(select(desc, selection, path), path, digest), selection=selection.describe(),
-                        locked=tuple(selection.lock.items()),
+        model = replace(build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia),
+                        selection=selection.describe(), locked=tuple(selection.lock.items()),
                         cut=selection.root is not None or selection.tip is not None)
     return model
 

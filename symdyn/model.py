@@ -1,7 +1,9 @@
-"""The robot model: a frozen description of a fixed-base chain, in the user's joint order.
+"""The robot model: a frozen description of a fixed-base kinematic tree.
 
-Joints are numbered 0..n-1 from base to tip, as written in the robot file. The papers number
-from tip to base; the recursions say "inward" (tip to base, the papers' k = 1..N) and "outward".
+Joints are numbered 0..n-1 depth first from the base, the joints below a link in file order
+(URDF: Pinocchio's order, by name), so every joint comes after its parent and each subtree is a
+contiguous range; a chain is numbered base to tip. The papers number from tip to base; the
+recursions say "inward" (tip to base, the papers' k = 1..N) and "outward".
 """
 from dataclasses import dataclass, replace
 from typing import Tuple
@@ -41,6 +43,23 @@ class Body:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """A named frame fixed to a body: every link of the file (the links merged into a body by
+    fixed joints included: tool0, panda_hand, feet), every joint, and the base link.
+
+    kind: "link", "joint" (a moving joint: its frame is its child link's) or "fixed-joint" (a
+    fixed joint: at its child link's frame). parent: the moving body it is fixed to (the index
+    of the joint that moves it), -1 for the fixed base. rotation, translation: the frame in that
+    body's frame (or the base link's), p_body = rotation p_frame + translation, as Pinocchio's
+    frame placements."""
+    name: str
+    kind: str
+    parent: int
+    rotation: Mat3
+    translation: Vec3
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     joints: Tuple[Joint, ...]
@@ -53,6 +72,19 @@ class Model:
     selection: str = ""          # locked joints, root and tip (symdyn.selection.Selection.describe)
     locked: Tuple[Tuple[str, float], ...] = ()   # (joint, value) made fixed by the selection
     cut: bool = False            # the selection dropped links (--root, --tip)
+    frames: Tuple[Frame, ...] = ()   # every link and joint of the file, depth first (Frame)
+    warnings: Tuple[str, ...] = ()   # what the loader accepted with a warning, one line each
+
+    def children(self, k):
+        """The joints whose parent is joint k (-1: the fixed base), in order."""
+        return tuple(i for i, j in enumerate(self.joints) if j.parent == k)
+
+    def frame(self, name, kind="link"):
+        """The Frame of a link (or, with kind="joint" / "fixed-joint", of a joint) named `name`."""
+        for f in self.frames:
+            if f.name == name and f.kind == kind:
+                return f
+        raise KeyError(f"no {kind} frame named {name!r}")
 
     @property
     def dof(self):

@@ -34,6 +34,7 @@ ERD_TREES = {
     "solo12": "solo_description/robots/solo12.urdf",
     "talos_reduced": "talos_data/robots/talos_reduced.urdf",
     "baxter": "baxter_description/urdf/baxter.urdf",
+    "allegro": "allegro_hand_description/urdf/allegro_right_hand.urdf",
     "panda_fingers": "panda_description/urdf/panda.urdf",
 }
 

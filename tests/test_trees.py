@@ -3,6 +3,7 @@ generated set (engine, generated Python and C, numeric and symbolic parameters) 
 on real trees read by Pinocchio's own URDF parser and on random trees."""
 import subprocess
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pinocchio as pin
@@ -48,6 +49,29 @@ def test_joint_order_is_pinocchios(erd_tree):
     assert tuple(pmodel.names)[1:] == model.joint_names
     assert pmodel.nv == model.dof
     assert [pmodel.parents[k + 1] - 1 for k in range(model.dof)] == [j.parent for j in model.joints]
+
+
+KINDS = {"link": pin.FrameType.BODY, "joint": pin.FrameType.JOINT, "fixed-joint": pin.FrameType.FIXED_JOINT}
+
+
+def _frames_equal_pinocchios(model, pmodel):
+    """Every link and joint of the file is a frame, on the same body, at the same placement as
+    Pinocchio's frames (merged links included: tool0, panda_hand, feet)."""
+    theirs = {(f.name, f.type): f for f in pmodel.frames if f.name != "universe"}
+    assert {(f.name, KINDS[f.kind]) for f in model.frames} == set(theirs)
+    for f in model.frames:
+        other = theirs[f.name, KINDS[f.kind]]
+        assert other.parentJoint == f.parent + 1, f.name
+        assert np.abs(other.placement.rotation - np.array(f.rotation)).max() < 1e-12, f.name
+        assert np.abs(other.placement.translation - np.array(f.translation)).max() < 1e-12, f.name
+
+
+def test_frames_equal_pinocchios(erd_tree):
+    _frames_equal_pinocchios(*erd_tree)
+    model, _ = erd_tree
+    for name in ("panda_hand", "panda_link8", "panda_hand_tcp", "FL_FOOT", "left_sole_link", "right_gripper"):
+        if any(f.name == name for f in model.frames):
+            assert model.frame(name).parent >= 0
 
 
 def test_engine_equals_pinocchio_urdf_parser(erd_tree):
@@ -157,6 +181,19 @@ def test_document_order_is_not_pinocchios_order():
     assert max(worst.values()) < TOL, worst
 
 
+def test_frames_of_merged_links():
+    path = DATA / "tree_order.urdf"
+    model = symdyn.load_robot(path)
+    _frames_equal_pinocchios(model, pin.buildModelFromUrdf(str(path)))
+    tool = model.frame("tool")                       # lca -> tool_joint (fixed, 0.15 along z)
+    assert tool.parent == model.joint_names.index("a_knee") and tool.translation == (0.0, 0.0, 0.15)
+    assert model.frame("tool_joint", "fixed-joint") == replace(tool, name="tool_joint", kind="fixed-joint")
+    assert model.frame("base").parent == -1
+    assert model.children(-1) == (0, 2) and model.children(2) == (3, 4)
+    with pytest.raises(KeyError):
+        model.frame("tool", "joint")
+
+
 def test_urdf_and_yaml_twins():
     urdf, yaml = symdyn.load_robot(DATA / "two_branches.urdf"), symdyn.load_robot(DATA / "two_branches.yaml")
     assert urdf.joints == yaml.joints and urdf.bodies == yaml.bodies
@@ -167,3 +204,24 @@ def test_cli_compare_uses_pinocchio_urdf_parser_on_trees():
                              "--states", "3", "--no-c"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Pinocchio's own URDF parser" in result.stdout
+
+
+def test_generated_header_gives_the_tree():
+    text = render(symdyn.load_robot(DATA / "tree_order.urdf"), ("python", "c"))
+    for name in ("tree_order.py", "tree_order.h", "tree_order.c"):
+        assert ('Joint order (depth first from the base): "b_hip", "b_knee", "c_hip", "a_knee", "z_knee". '
+                "Parent of each joint (-1: the base): -1, 0, -1, 2, 2.") in text[name], name
+
+
+def test_large_random_tree():
+    """40 moving joints, bushy: the recursions stay exact (engine identities) and equal Pinocchio."""
+    model = random_tree(40, 31, "RP", False, branching=3.0)
+    assert max(len(model.children(k)) for k in range(-1, model.dof)) >= 3
+    engine = symdyn.Engine(model)
+    q, qd, tau = random_states(model.dof, 3, seed=6)
+    M, Minv, m = engine.mass_matrix(q), engine.mass_matrix_inverse(q), engine.innovations_factor(q)
+    assert relerr(M @ Minv, np.broadcast_to(np.eye(model.dof), M.shape)) < 1e-9
+    assert relerr(m @ np.swapaxes(m, -1, -2), M) < 1e-10
+    assert relerr(engine.inverse_dynamics(q, qd, engine.forward_dynamics(q, qd, tau)), tau) < 1e-9
+    worst = _against_pinocchio(lambda name: getattr(engine, name), Pinocchio(to_pinocchio(model)), q, qd, tau)
+    assert max(worst.values()) < TOL, worst
