@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import symdyn
 from conftest import ROOT, random_states, relerr
-from random_chain import random_chain
+from random_chain import random_chain, random_tree
 from symdyn.cli import main
 from symdyn.codegen.backends import SPLIT_ABOVE, render_c
 from symdyn.codegen.generator import trace_all
@@ -55,12 +55,13 @@ def test_split_c_compiles_strictly(compiler, tmp_path):
     assert result.returncode == 0, result.stderr[:2000]
 
 
-@pytest.mark.parametrize("params", ["numeric", "symbolic"])
-def test_split_c_equals_one_piece_and_engine(params, tmp_path, monkeypatch):
+@pytest.mark.parametrize("params, shape", [("numeric", "chain"), ("symbolic", "chain"), ("numeric", "tree")])
+def test_split_c_equals_one_piece_and_engine(params, shape, tmp_path, monkeypatch):
     """Split functions compute the same numbers as the one-piece ones and as the numeric engine, on a
-    random chain with prismatic joints and general axes (numeric and symbolic parameters)."""
+    random chain and a random tree with prismatic joints and general axes (numeric and symbolic
+    parameters)."""
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
-    model = random_chain(5, seed=3)
+    model = random_chain(5, seed=3) if shape == "chain" else random_tree(6, seed=4)
     split_c, whole_c, programs = _split_and_whole(model, "chain", tmp_path, params)
     assert sum(len(p.assignments) > 60 for p in programs) >= 10           # most functions really split
     split, whole, engine = symdyn.load_c(split_c), symdyn.load_c(whole_c), symdyn.Engine(model)
