@@ -20,8 +20,15 @@ extern "C" {
 #endif
 
 #define PANDA_DOF 7
+#define PANDA_NQ 7
+#define PANDA_NV 7
 /* The set of files written together (robot file, symdyn version, options): panda.c checks it. */
 #define PANDA_SET_ID 0x654ce0a8f2d773b0u
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[7], v[7]. */
+void panda_neutral(double *q);
+void panda_integrate(const double *q, const double *v, double dt, double *q_out);
+void panda_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[7], qd[7], qdd[7].

@@ -20,8 +20,15 @@ extern "C" {
 #endif
 
 #define PLANAR2_DOF 2
+#define PLANAR2_NQ 2
+#define PLANAR2_NV 2
 /* The set of files written together (robot file, symdyn version, options): planar2.c checks it. */
 #define PLANAR2_SET_ID 0x62df2a825320fd5bu
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[2], v[2]. */
+void planar2_neutral(double *q);
+void planar2_integrate(const double *q, const double *v, double dt, double *q_out);
+void planar2_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[2], qd[2], qdd[2].

@@ -7,6 +7,7 @@ Joint order (base to tip): "joint1", "joint2".
 Every argument has shape (..., 2): any leading batch shape, broadcast between arguments;
 vectors come back as (..., 2), matrices as (..., 2, 2); diagonalized_forward_dynamics
 returns the tuple (qd, nu_dot). Units: SI (rad, m, N m, N).
+integrate, difference and neutral move configurations as pinocchio.integrate, difference, neutral.
 Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity, as in
 Pinocchio, and in diagonalized_forward_dynamics. The other diagonalized functions exclude it:
 nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
@@ -14,6 +15,8 @@ nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
 import numpy as np
 
 DOF = 2
+NQ = 2
+NV = 2
 JOINT_NAMES = ("joint1", "joint2", )
 #: the same in the .h and .c written with this file (symdyn.codegen.generator.set_id)
 SET_ID = "62df2a825320fd5b"
@@ -24,6 +27,35 @@ def _check(a, size, name):
     if a.ndim == 0 or a.shape[-1] != size:
         raise ValueError(f"{name} must have shape (..., {size}), got {a.shape}")
     return a
+
+
+def neutral():
+    """The reference configuration (zero angles and offsets, identity quaternions)."""
+    return np.array([0.0, 0.0])
+
+
+def integrate(q, v, dt=1.0):
+    """The configuration reached from q moving with the constant velocity v during dt (exact on the Lie group)."""
+    q, v = _check(q, 2, "q"), _check(v, 2, "v") * dt
+    batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    q, v = np.broadcast_to(q, batch + (2,)), np.broadcast_to(v, batch + (2,))
+    return np.concatenate([vector_integrate(q[..., 0:2], v[..., 0:2])], axis=-1)
+
+
+def difference(q0, q1):
+    """The velocity that integrates q0 to q1 in unit time."""
+    q0, q1 = _check(q0, 2, "q0"), _check(q1, 2, "q1")
+    batch = np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1])
+    q0, q1 = np.broadcast_to(q0, batch + (2,)), np.broadcast_to(q1, batch + (2,))
+    return np.concatenate([vector_difference(q0[..., 0:2], q1[..., 0:2])], axis=-1)
+
+
+def vector_integrate(q, v):
+    return q + v
+
+
+def vector_difference(q0, q1):
+    return q1 - q0
 
 
 def inverse_dynamics(q, qd, qdd):

@@ -20,8 +20,15 @@ extern "C" {
 #endif
 
 #define PLANAR6_DOF 6
+#define PLANAR6_NQ 6
+#define PLANAR6_NV 6
 /* The set of files written together (robot file, symdyn version, options): planar6.c checks it. */
 #define PLANAR6_SET_ID 0xa6b0ad03333b02f3u
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void planar6_neutral(double *q);
+void planar6_integrate(const double *q, const double *v, double dt, double *q_out);
+void planar6_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

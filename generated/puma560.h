@@ -20,8 +20,15 @@ extern "C" {
 #endif
 
 #define PUMA560_DOF 6
+#define PUMA560_NQ 6
+#define PUMA560_NV 6
 /* The set of files written together (robot file, symdyn version, options): puma560.c checks it. */
 #define PUMA560_SET_ID 0x3b335c029a8bde94u
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void puma560_neutral(double *q);
+void puma560_integrate(const double *q, const double *v, double dt, double *q_out);
+void puma560_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

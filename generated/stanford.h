@@ -20,8 +20,15 @@ extern "C" {
 #endif
 
 #define STANFORD_DOF 6
+#define STANFORD_NQ 6
+#define STANFORD_NV 6
 /* The set of files written together (robot file, symdyn version, options): stanford.c checks it. */
 #define STANFORD_SET_ID 0x66cd3b2f3898a549u
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void stanford_neutral(double *q);
+void stanford_integrate(const double *q, const double *v, double dt, double *q_out);
+void stanford_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

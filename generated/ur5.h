@@ -20,8 +20,15 @@ extern "C" {
 #endif
 
 #define UR5_DOF 6
+#define UR5_NQ 6
+#define UR5_NV 6
 /* The set of files written together (robot file, symdyn version, options): ur5.c checks it. */
 #define UR5_SET_ID 0x44c4fed6c635de9cu
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void ur5_neutral(double *q);
+void ur5_integrate(const double *q, const double *v, double dt, double *q_out);
+void ur5_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

@@ -17,6 +17,8 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
+FLOATING_HELP = ("Make the base link a free-flyer (joint 'root_joint', Pinocchio's conventions: q = [x, y, z, qx, qy, "
+                 "qz, qw, joints...], v = [linear, angular velocity of the base in its frame, joint rates]).")
 STRICT_HELP = "Treat every warning as an error (exit status 2, nothing written)."
 NONPHYSICAL_HELP = ("Accept a link inertia with a clearly negative principal moment (a warning instead of an "
                     "error): the mass matrix may then be indefinite.")
@@ -55,10 +57,11 @@ def _functions(text):
         _fail(f"--functions: {exc}")
 
 
-def _load(path, snap=False, selection=None, strict=False, nonphysical=False):
+def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False):
     from .load import load_robot
     try:
-        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical)
+        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
+                           floating_base=floating)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
@@ -96,14 +99,15 @@ def main():
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def info(robots, ops, snap, lock, root, tip, strict, nonphysical, functions):
+def info(robots, ops, snap, lock, root, tip, strict, nonphysical, floating, functions):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import info_lines, trace_count
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical)
+        model = _load(path, snap, selection, strict, nonphysical, floating)
         with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
             lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
         click.echo("\n".join(lines))
@@ -119,8 +123,9 @@ def info(robots, ops, snap, lock, root, tip, strict, nonphysical, functions):
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical, functions):
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical, floating, functions):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -133,7 +138,8 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, 
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
-                          allow_nonphysical_inertia=nonphysical, on_warning=_warn, functions=functions)
+                          allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
+                          functions=functions)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -148,15 +154,16 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, 
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical, functions):
+def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical, floating, functions):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical)
+        model = _load(path, snap, selection, strict, nonphysical, floating)
         notes = []
         try:
             with _progress(compare_steps(with_c, functions), f"comparing {one_line(model.name)}") as bar:

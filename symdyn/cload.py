@@ -290,18 +290,25 @@ class CModule:
         header, source = _read_pair(c_path, h_path)
         n, self._nparams = _set_of(header, source, prefix, h_path, c_path)
         self.DOF = n
+        nq = re.search(rf"^#define {re.escape(prefix.upper())}_NQ (\d+)$", header, re.M)
+        self.NQ, self.NV = (int(nq.group(1)) if nq else n), n
         self._signatures = _signatures(header, prefix)
         wrapper, cdef = [f'#include "{h_path.name}"'], []
         for name, (fn, args) in self._signatures.items():
             sizes = [n * n if shape == "matrix" else n for shape in fn.shapes]
             decl_args = "".join(f"const double *{a}, " for a in args)
-            calls = "".join(f"{a} + i * {self._nparams if a == 'params' else n}, " for a in args)
+            calls = "".join(f"{a} + i * {self._size(a)}, " for a in args)
             outs = ", ".join(f"double *out{i}" for i in range(len(sizes)))
             out_calls = ", ".join(f"out{i} + i * {size}" for i, size in enumerate(sizes))
             wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, outs=outs,
                                          out_calls=out_calls))
             cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}{outs});")
             cdef.append(f"void {prefix}_{name}({decl_args}{outs});")
+        lie = f"void {prefix}_integrate(" in header
+        if lie:
+            cdef += [f"void {prefix}_neutral(double *q);",
+                     f"void {prefix}_integrate(const double *q, const double *v, double dt, double *q_out);",
+                     f"void {prefix}_difference(const double *q0, const double *q1, double *v);"]
         # the names of the copies compiled: the .c includes the .h by its name; a '-' is in no module name
         c_name = c_path.name if len(c_path.name.encode()) < 200 else "long-name.c"
         texts = {h_path.name: header, c_name: source, "batch-wrapper.c": "\n".join(wrapper)}
@@ -323,6 +330,52 @@ class CModule:
         self._prefix = prefix
         for name in self._signatures:
             setattr(self, name, self._make(name))
+        if lie:
+            self._make_lie()
+
+    def _size(self, arg):
+        return self._nparams if arg == "params" else self.NQ if arg in ("q", "q0", "q1") else self.NV
+
+    def _make_lie(self):
+        """neutral(), integrate(q, v, dt), difference(q0, q1), one state at a time or looped over a batch."""
+        lib, buf, p = self._lib, self._ffi.from_buffer, self._prefix
+
+        def looped(c_fn, arrays, labels, out_size, scalar=()):
+            arrays = [np.ascontiguousarray(a, dtype=float) for a in arrays]
+            for a, label in zip(arrays, labels):
+                size = self._size(label)
+                if a.ndim == 0 or a.shape[-1] != size:
+                    raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
+            batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+            flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(-1, a.shape[-1])) for a in arrays]
+            out = np.empty((len(flat[0]), out_size))
+            for i in range(len(out)):
+                c_fn(*(buf("double[]", f[i]) for f in flat[:1]), *(buf("double[]", f[i]) for f in flat[1:]), *scalar,
+                     buf("double[]", out[i]))
+            return out.reshape(batch + (out_size,))
+
+        def neutral():
+            out = np.empty(self.NQ)
+            getattr(lib, f"{p}_neutral")(buf("double[]", out))
+            return out
+
+        self.neutral = neutral
+        self.integrate = lambda q, v, dt=1.0: looped(getattr(lib, f"{p}_integrate"), (q, v), ("q", "v"), self.NQ,
+                                                   (float(dt),))
+        self.difference = lambda q0, q1: looped(getattr(lib, f"{p}_difference"), (q0, q1), ("q0", "q1"), self.NV)
+
+    @staticmethod
+    def _compile(c_path, wrapper_text, lib_path):
+        lib_path.parent.mkdir(parents=True, exist_ok=True)
+        wrapper_c = lib_path.with_suffix(".wrapper.c")
+        wrapper_c.write_text(wrapper_text)
+        tmp = lib_path.with_suffix(f".{os.getpid()}.tmp")
+        cc = os.environ.get("CC", "cc")
+        cmd = [cc, *CFLAGS, f"-I{c_path.parent.resolve()}", str(c_path.resolve()), str(wrapper_c), "-o", str(tmp), "-lm"]
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"compiling {c_path} failed:\n{result.stderr}")
+        os.replace(tmp, lib_path)
 
     def _make(self, name):
         fn, args = self._signatures[name]
@@ -330,7 +383,7 @@ class CModule:
         c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
         buf = self._ffi.from_buffer
-        sizes = [self._nparams if a == "params" else n for a in args]
+        sizes = [self._size(a) for a in args]
         out_shapes = [(n, n) if shape == "matrix" else (n,) for shape in fn.shapes]
         several = len(out_shapes) > 1
 

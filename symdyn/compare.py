@@ -32,9 +32,7 @@ def pinocchio_model(model):
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))      # pin.Motion(linear, angular)
     ids = []
     for joint, body in zip(model.joints, model.bodies):
-        axis = np.array(joint.axis)
-        jm = pin.JointModelRevoluteUnaligned(axis) if joint.type == "revolute" else pin.JointModelPrismaticUnaligned(axis)
-        jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, jm,
+        jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, joint.kind.pinocchio(joint.axis),
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
         pm.appendBodyToJoint(jid, _pinocchio_inertia(body.params), pin.SE3.Identity())
         ids.append(jid)
@@ -58,7 +56,10 @@ def pinocchio_urdf_model(model):
     if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
         return None
     import pinocchio as pin
-    pm = pin.buildModelFromUrdf(str(model.path))
+    from .description import ROOT_JOINT
+    added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
+    pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if added else \
+        pin.buildModelFromUrdf(str(model.path))
     if model.locked:                       # --lock: Pinocchio's own reduction of its own model
         q_ref = pin.neutral(pm)
         for name, value in model.locked:
@@ -87,20 +88,20 @@ def pinocchio_reference(model):
 
 def pinocchio_configuration(pmodel):
     """q in symdyn's convention (one angle per 1-DoF joint) -> Pinocchio's q: a continuous joint
-    (RevoluteUnbounded, nq 2) is (cos q, sin q) there."""
+    (RevoluteUnbounded, nq 2) is (cos q, sin q) there; multi-DoF joints share the convention."""
     if pmodel.nq == pmodel.nv:
         return lambda q: np.asarray(q, dtype=float)
-    pieces = []
+    pieces, start = [], 0         # (Pinocchio's q index, symdyn's q index, Pinocchio's nq, angle?)
     for joint in pmodel.joints[1:]:
-        if joint.nv != 1 or joint.nq not in (1, 2):
-            raise ValueError(f"joint '{pmodel.names[joint.id]}' ({joint.shortname()}) has no 1-DoF counterpart")
-        pieces.append((joint.idx_q, joint.idx_v, joint.nq))
+        angle = joint.nv == 1 and joint.nq == 2
+        pieces.append((joint.idx_q, start, joint.nq, angle))
+        start += 1 if angle else joint.nq
 
     def convert(q):
         q = np.asarray(q, dtype=float)
         out = np.empty(pmodel.nq)
-        for iq, iv, nq in pieces:
-            out[iq:iq + nq] = q[iv] if nq == 1 else (np.cos(q[iv]), np.sin(q[iv]))
+        for iq, sq, nq, angle in pieces:
+            out[iq:iq + nq] = (np.cos(q[sq]), np.sin(q[sq])) if angle else q[sq:sq + nq]
         return out
     return convert
 
@@ -151,9 +152,10 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     progress(step), if given, is called after each of the `compare_steps(with_c)` steps.
     `functions`: the names to generate and compare (None: the whole set)."""
     import tempfile
+    from .lie import random_configuration
     rng = np.random.default_rng(seed)
-    n = model.dof
-    inputs = [rng.uniform(-np.pi, np.pi, (states, n)), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
+    n = model.nv
+    inputs = [random_configuration(model, rng, states), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
@@ -166,6 +168,9 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         if progress:
             progress("compile C")
     engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
+    if pino is not None:
+        import pinocchio as pin
+        pmodel = pinocchio_reference(model)[0]
     report = {}
     for fn in select_functions(functions):
         args = inputs[:len(fn.args)]
@@ -177,4 +182,17 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         report[fn.name] = row
         if progress:
             progress(fn.name)
+    q1 = random_configuration(model, rng, states)
+    lie_calls = {"integrate": (lambda m, s: m.integrate(inputs[0][s], inputs[1][s], 0.3),
+                               lambda pm, s: pin.integrate(pm, inputs[0][s], 0.3 * inputs[1][s])),
+                 "difference": (lambda m, s: m.difference(inputs[0][s], q1[s]),
+                                lambda pm, s: pin.difference(pm, inputs[0][s], q1[s])),
+                 "neutral": (lambda m, s: m.neutral(), lambda pm, s: pin.neutral(pm))}
+    for name, (ours, theirs) in lie_calls.items():
+        reference = np.stack([ours(engine, s) for s in range(states)])
+        row = {lang: relative_error(np.stack([ours(mod, s) for s in range(states)]), reference)
+               for lang, mod in generated.items()}
+        if pino is not None:
+            row["pinocchio"] = relative_error(reference, np.stack([theirs(pmodel, s) for s in range(states)]))
+        report[name] = row
     return report

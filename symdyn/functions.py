@@ -16,8 +16,8 @@ from .riccati import Riccati
 @dataclass(frozen=True)
 class Function:
     name: str
-    args: Tuple[str, ...]        # "q" first; each of shape (..., n)
-    shape: object                # "vector" (..., n) or "matrix" (..., n, n); a tuple of them: several outputs
+    args: Tuple[str, ...]        # "q" first, shape (..., nq); the others (..., nv)
+    shape: object                # "vector" (..., nv) or "matrix" (..., nv, nv); a tuple of them: several outputs
     trace: Callable
     doc: str
     gravity: bool = False        # does the result include gravity?
@@ -29,7 +29,7 @@ class Function:
 
 
 def _zeros(chain):
-    return [0] * chain.n
+    return [0] * chain.nv
 
 
 def _diagonalized(fn):
@@ -61,7 +61,7 @@ FUNCTIONS = (
              lambda ctx, chain, X, qd: rnea.inverse_dynamics(ctx, chain, X, qd, _zeros(chain)),
              "Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).", gravity=True),
     Function("articulated_inertia", ("q",), "vector",
-             _diagonalized(lambda ctx, chain, X, ric: list(ric.D)),
+             _diagonalized(lambda ctx, chain, X, ric: [d for k in range(chain.n) for d in ric.d(k)]),
              "D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T."),
     Function("innovations_factor", ("q",), "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor(ctx, chain, X, ric)),

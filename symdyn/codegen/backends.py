@@ -6,6 +6,7 @@ import jinja2
 from .generator import header_lines, parameter_layout, python_string, set_id
 from .parts import Unit, split
 from .printer import Printer, number
+from .. import lie
 
 #: a C function of more statements than SPLIT_ABOVE is cut into parts of at most PART_SIZE (see
 #: parts.py). Every function of a 7-DoF arm stays one piece (largest: 1326 statements, xarm7); gcc -O2
@@ -68,6 +69,8 @@ def _context(model, programs, module, params_mode, lang, split_above=None, part_
     names = [p.name for p in programs]
     return dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
                 module=module, dof=model.dof, joint_names=model.joint_names,
+                nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
+                neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
                 functions=[_function_context(p, printer, model.dof, split_above, part_size) for p in programs])
@@ -75,6 +78,18 @@ def _context(model, programs, module, params_mode, lang, split_above=None, part_
 
 def _names(e):
     return frozenset(str(x) for x in getattr(e, "free_symbols", ()))
+
+
+def _lie_pieces(model):
+    """(group, q start, q end, v start, v end) per joint, runs of vector joints merged."""
+    pieces = []
+    for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
+        g = j.kind.lie_group
+        if g == "vector" and pieces and pieces[-1][0] == "vector":
+            pieces[-1] = ("vector", pieces[-1][1], qi[-1] + 1, pieces[-1][3], vi[-1] + 1)
+        else:
+            pieces.append((g, qi[0], qi[-1] + 1, vi[0], vi[-1] + 1))
+    return pieces
 
 
 def _trig(e):
@@ -107,6 +122,7 @@ def _units(assignments, printer):
 
 def render_python(model, programs, module, params_mode):
     ctx = _context(model, programs, module, params_mode, "python")
+    ctx["lie_source"] = lie.source({p[0] for p in ctx["lie"]} - {"vector"})
     return environment().get_template("module.py.jinja").render(**ctx)
 
 
