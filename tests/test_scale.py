@@ -113,9 +113,10 @@ def test_generate_only_named_functions(tmp_path):
                                        "--functions", "gravity, mass_matrix,gravity"])
     assert result.exit_code == 0, result.output
     py, h, c = ((tmp_path / f"panda{ext}").read_text() for ext in (".py", ".h", ".c"))
-    assert re.findall(r"^def (\w+)\(", py, re.M) == ["_check", "mass_matrix", "gravity"]    # the set's order
-    assert re.findall(r"^void panda_(\w+)\(", h, re.M) == ["mass_matrix", "gravity"]
-    assert re.findall(r"^void panda_(\w+)\(", c, re.M) == ["mass_matrix", "gravity"]
+    names = {fn.name for fn in FUNCTIONS}
+    assert [f for f in re.findall(r"^def (\w+)\(", py, re.M) if f in names] == ["mass_matrix", "gravity"]  # set order
+    for text in (h, c):                    # beside neutral/integrate/difference, which every module has
+        assert [f for f in re.findall(r"^void panda_(\w+)\(", text, re.M) if f in names] == ["mass_matrix", "gravity"]
     for text in (py, h, c):
         assert "Functions: mass_matrix, gravity (--functions)" in text
     mod = symdyn.load_c(tmp_path / "panda.c")
