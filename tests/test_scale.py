@@ -55,17 +55,22 @@ def test_split_c_compiles_strictly(compiler, tmp_path):
     assert result.returncode == 0, result.stderr[:2000]
 
 
-@pytest.mark.parametrize("params, shape", [("numeric", "chain"), ("symbolic", "chain"), ("numeric", "tree")])
+@pytest.mark.parametrize("params, shape", [("numeric", "chain"), ("symbolic", "chain"), ("numeric", "tree"),
+                                           ("numeric", "floating")])
 def test_split_c_equals_one_piece_and_engine(params, shape, tmp_path, monkeypatch):
     """Split functions compute the same numbers as the one-piece ones and as the numeric engine, on a
     random chain and a random tree with prismatic joints and general axes (numeric and symbolic
-    parameters)."""
+    parameters) and on an arm with a floating base."""
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
-    model = random_chain(5, seed=3) if shape == "chain" else random_tree(6, seed=4)
+    model = {"chain": lambda: random_chain(5, seed=3), "tree": lambda: random_tree(6, seed=4),
+             "floating": lambda: symdyn.load_robot(ROOT / "robots" / "ur5.urdf", floating_base=True)}[shape]()
     split_c, whole_c, programs = _split_and_whole(model, "chain", tmp_path, params)
     assert sum(len(p.assignments) > 60 for p in programs) >= 10           # most functions really split
     split, whole, engine = symdyn.load_c(split_c), symdyn.load_c(whole_c), symdyn.Engine(model)
     q, qd, x = random_states(model.dof, 10, seed=4)
+    if shape == "floating":                 # q = [x, y, z, unit quaternion, joints]: nq = nv + 1
+        q = np.random.default_rng(4).normal(size=(10, model.nq))
+        q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
     extra = (np.array([v for b in model.bodies for v in b.params]),) if params == "symbolic" else ()
     for fn in FUNCTIONS:
         args = (q, qd, x)[:len(fn.args)]
