@@ -42,6 +42,21 @@ def _progress(length, label):
                              hidden=not (length and sys.stderr and sys.stderr.isatty()))
 
 
+FUNCTIONS_HELP = ("Comma-separated names of the functions to use (default: the whole set), e.g. "
+                  "inverse_dynamics,mass_matrix: less to generate and to compile.")
+
+
+def _functions(text):
+    """The function names of --functions (None: all of them); one-line error for an unknown name."""
+    from .codegen.generator import select_functions
+    if text is None:
+        return None
+    try:
+        return [fn.name for fn in select_functions(text)]
+    except ValueError as exc:
+        _fail(f"--functions: {exc}")
+
+
 def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None):
     from .load import load_robot
     try:
@@ -90,14 +105,16 @@ def main():
 @selection_options
 @_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating):
+@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
+def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import base_parameter_lines, info_lines, trace_count
     selection = _selection(lock, root, tip)
+    functions = _functions(functions)
     for path in robots:
         model = _load(path, snap, selection, strict, nonphysical, floating, joint_params)
-        with _progress(trace_count(model, ops), f"tracing {model.name}") as bar:
-            lines = info_lines(model, path, ops, progress=lambda name: bar.update(1))
+        with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
+            lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
         if show_base:
             lines += base_parameter_lines(model)
         click.echo("\n".join(lines))
@@ -114,20 +131,23 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @selection_options
 @_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params, strict, nonphysical, floating):
+@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
+             functions):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
+    functions = _functions(functions)
     languages = tuple(x.strip() for x in lang.split(",") if x.strip())
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
-    with _progress(len(set(robots)) * len(FUNCTIONS), "generating") as bar:
+    with _progress(len(set(robots)) * len(functions or FUNCTIONS), "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
                           allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
-                          joint_params=joint_params)
+                          joint_params=joint_params, functions=functions)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -143,17 +163,21 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
 @selection_options
 @_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating):
+@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
+def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
+            functions):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
+    functions = _functions(functions)
     worst = 0.0
     for path in robots:
         model = _load(path, snap, selection, strict, nonphysical, floating, joint_params)
         notes = []
         try:
-            with _progress(compare_steps(with_c), f"comparing {one_line(model.name)}") as bar:
-                report = run(model, states=states, with_c=with_c, notes=notes, progress=lambda name: bar.update(1))
+            with _progress(compare_steps(with_c, functions), f"comparing {one_line(model.name)}") as bar:
+                report = run(model, states=states, with_c=with_c, notes=notes, progress=lambda name: bar.update(1),
+                             functions=functions)
         except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints
             click.echo(f"{one_line(model.name)} ({one_line(path)}): {one_line(exc)}")
             worst = float("inf")

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .errors import CModuleError
+from .errors import CModuleError, one_line
 from .functions import FUNCTIONS, SHAPES
 
 #: flags every build needs (a shared library of C99)
@@ -62,6 +62,24 @@ def _signatures(header, prefix):
             args = [a.strip().split("*")[-1] for a in m.group(1).split(",")]
             found[fn.name] = (fn, args[:-len(fn.shapes)])
     return found
+
+
+def _warn_if_slow(c_path, source):
+    """Announce a long compile on stderr rather than freeze the terminal without a word. gcc (-O2 or
+    -O3 -march=native) measured on generated code whose large functions are split into parts: about
+    5 s and 60 MB per MB of C; 19 MB of unsplit functions (older symdyn) did not finish at -O2 in
+    13 min and 18 GB."""
+    size = len(source) / 1e6
+    bodies = (chunk.rpartition("\n{\n") for chunk in source.split("\n}\n"))
+    largest = max(len(body) if brace else 0 for _, brace, body in bodies) / 1e6
+    if largest > 1.0:
+        print(f"symdyn: warning: {one_line(c_path)}: a single C function of {largest:.1f} MB: gcc's time and memory grow "
+              "faster than linearly with it (6 MB took more than 13 min and 18 GB); regenerate the module (large "
+              "functions are then split into parts) or generate only the functions you need (--functions)",
+              file=sys.stderr, flush=True)
+    elif size > 2.0:
+        print(f"symdyn: warning: {one_line(c_path)}: compiling {size:.1f} MB of C once (then cached): expect about "
+              f"{max(10, round(5 * size, -1)):.0f} s and {0.06 * size:.1f} GB of memory", file=sys.stderr, flush=True)
 
 
 # --- the pair .h/.c --------------------------------------------------------------------------
@@ -304,6 +322,7 @@ class CModule:
         lib_path = cache / f"{prefix[:_NAME]}-{key}.so"
         sum_path = cache / f"{prefix[:_NAME]}-{key}.so.sha256"
         if not _verified(lib_path, sum_path):
+            _warn_if_slow(c_path, source)
             _compile(c_path, texts, lib_path, sum_path)
             if not _verified(lib_path, sum_path):
                 raise CModuleError(lib_path, "the compiled library changed before it could be loaded")

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 
 from .engine import Engine
-from .functions import FUNCTIONS
+from .codegen.generator import select_functions
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
@@ -180,17 +180,18 @@ def _pinocchio(model, notes):
     return pinocchio_functions(pmodel, joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing)
 
 
-def compare_steps(with_c=True):
+def compare_steps(with_c=True, functions=None):
     """How many times `compare` calls progress: each function traced, the C compile, each function checked."""
-    return 2 * len(FUNCTIONS) + bool(with_c)
+    return 2 * len(select_functions(functions)) + bool(with_c)
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, progress=None):
+def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, progress=None, functions=None):
     """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
 
     `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
     file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn.
-    progress(step), if given, is called after each of the `compare_steps(with_c)` steps."""
+    progress(step), if given, is called after each of the `compare_steps(with_c)` steps.
+    `functions`: the names to generate and compare (None: the whole set)."""
     import tempfile
     from .lie import random_configuration
     rng = np.random.default_rng(seed)
@@ -202,7 +203,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
-    for name, text in render(model, langs, progress=progress).items():
+    for name, text in render(model, langs, progress=progress, functions=functions).items():
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
@@ -215,7 +216,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         import pinocchio as pin
         pmodel = pinocchio_reference(model)[0]
     report = {}
-    for fn in FUNCTIONS:
+    for fn in select_functions(functions):
         others = iter(inputs[1:])               # the velocity-sized arguments in order
         args = [source[a] if a in source else next(others) for a in fn.args]
         reference = getattr(engine, fn.name)(*args)

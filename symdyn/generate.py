@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from .codegen.backends import render_c, render_python
-from .codegen.generator import safe_identifier, trace_all
+from .codegen.generator import safe_identifier, select_functions, trace_all
 from .codegen.printer import NonFiniteError
 from .errors import OutputError, RobotFileError
 from .load import load_robot
@@ -50,10 +50,10 @@ def output_names(model, languages=("python",), params_mode="numeric"):
 NAME_MAX = 255
 
 
-def render(model, languages=("python",), params_mode="numeric", progress=None):
-    """{filename: text} of the modules of one robot."""
+def render(model, languages=("python",), params_mode="numeric", progress=None, functions=None):
+    """{filename: text} of the modules of one robot; `functions`: the names to generate (None: all)."""
     module = module_name(model.path, params_mode)
-    programs = trace_all(model, params_mode, progress)
+    programs = trace_all(model, params_mode, progress, functions)
     try:
         return _render(model, programs, module, languages, params_mode)
     except NonFiniteError as exc:
@@ -313,15 +313,17 @@ def write_all(rendered, out_dir):
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
              snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-             on_warning=None, floating_base=False, joint_params=None):
+             on_warning=None, floating_base=False, joint_params=None, functions=None):
     """Generate the modules of every robot file in `paths`; returns the written paths.
 
     floating_base: each robot's base link becomes a free-flyer (joint root_joint, Pinocchio's conventions).
 
-    Order: load and check every input, check the output folder, render everything, then write.
-    on_warning(path, message) is called for each warning of each robot (see load_robot) before
-    anything is written; strict=True makes them errors.
+    Order: check the function names, load and check every input, check the output folder, render
+    everything, then write. on_warning(path, message) is called for each warning of each robot (see
+    load_robot) before anything is written; strict=True makes them errors. `functions`: names (a
+    list or "a,b") of the functions to generate, None for all; ValueError for an unknown one.
     """
+    functions = [fn.name for fn in select_functions(functions)]
     models = load_all(paths, languages, snap_right_angles, params_mode, selection, strict,
                       allow_nonphysical_inertia, floating_base, joint_params)  # every input is checked before any output
     for model in models:
@@ -333,7 +335,7 @@ def generate(paths, out_dir="generated", languages=("python",), params_mode="num
     try:
         rendered = {}
         for model in models:
-            rendered.update(render(model, languages, params_mode, progress))
+            rendered.update(render(model, languages, params_mode, progress, functions))
         return write_all(rendered, out)
     except BaseException:
         for folder in created:                   # a failed run leaves no empty output folder behind

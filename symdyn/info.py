@@ -32,11 +32,11 @@ def snap_candidate(model):
     return snapped if snapped.snapped else None
 
 
-def trace_count(model, ops=True):
+def trace_count(model, ops=True, functions=None):
     """How many function traces `info_lines` runs (the length of a progress bar)."""
     if not ops:
         return 0
-    return len(FUNCTIONS) * (2 if snap_candidate(model) else 1)
+    return len(functions or FUNCTIONS) * (2 if snap_candidate(model) else 1)
 
 
 def header_lines(model, path):
@@ -99,15 +99,16 @@ def snap_lines(candidate, programs=None, snapped_programs=None):
             + f"; all {len(before)} functions {sum(before.values())} -> {sum(after.values())} mul"]
 
 
-def info_lines(model, path, ops=True, progress=None):
-    """Every line `symdyn info` prints for one robot; progress(name) after each function traced."""
+def info_lines(model, path, ops=True, progress=None, functions=None):
+    """Every line `symdyn info` prints for one robot; progress(name) after each function traced;
+    `functions`: the names whose operations are counted (None: all)."""
     from .codegen.generator import trace_all
     lines = header_lines(model, path)
     candidate = snap_candidate(model)
     if not ops:
         return lines + (snap_lines(candidate) if candidate else [])
-    programs = trace_all(model, progress=progress)
+    programs = trace_all(model, progress=progress, functions=functions)
     lines += ops_lines(programs)
     if candidate:
-        lines += snap_lines(candidate, programs, trace_all(candidate, progress=progress))
+        lines += snap_lines(candidate, programs, trace_all(candidate, progress=progress, functions=functions))
     return lines

@@ -660,7 +660,7 @@ def test_non_finite_constant_is_a_one_line_error(tmp_path, monkeypatch):
     """Should a constant fold to inf anyway, generate says so in one line and writes nothing."""
     path = _write_yaml(tmp_path / "arm.yaml", _planar(2))
     import symdyn.codegen.backends as backends
-    monkeypatch.setattr(backends, "_statements", lambda assignments, printer: [printer(se.oo)])
+    monkeypatch.setattr(backends, "_units", lambda assignments, printer: [printer(se.oo)])
     out = tmp_path / "out"
     with pytest.raises(RobotFileError) as caught:
         generate([path], out, ("python", "c"))

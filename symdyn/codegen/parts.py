@@ -1,0 +1,108 @@
+"""Large C functions cut into parts that a compiler handles well.
+
+gcc -O2 grows faster than linearly with the size of one straight-line function (one basic block of
+tens of thousands of statements for register allocation and scheduling): the Coriolis matrix of a
+100-link chain (95k statements) ran out of memory at 18 GB. A long function (above the backend's
+SPLIT_ABOVE statements) therefore becomes a chain of static, non-inlined parts of at most
+`part_size` statements, run one after the other by the public function. A value computed in one part and read in a later
+one goes through the public function's local array `w` (its slot is reused once its last reader
+has loaded it); everything else stays a local constant of its part. Small functions (every
+function of a 7-DoF arm) stay one piece, so their code and speed do not change.
+
+Only the first part reads the input arrays, at its top, before any output is written: an output
+array that overlaps an input gives the same result as with the one-piece function.
+"""
+import heapq
+from dataclasses import dataclass, field
+from typing import List, Tuple
+
+
+@dataclass
+class Unit:
+    """One C statement (or a sincos pair): the symbols it defines and uses, and its lines."""
+    defs: Tuple[str, ...]
+    uses: frozenset
+    lines: List[str]
+
+
+@dataclass
+class Part:
+    args: Tuple[str, ...]               # input arrays it reads (the first part only)
+    lines: List[str] = field(default_factory=list)
+
+
+def split(units, inputs, args, results, outputs, part_size):
+    """The parts of one function and the size of its workspace `w`.
+
+    units: [Unit] in program order; inputs: [(symbol, arg, index)] of the inputs the function uses;
+    args: the function's input arrays; results: [(output array, flat index, C expression, symbols it
+    uses)]; outputs: the names of the output arrays.
+    """
+    count = -(-len(units) // part_size)
+    size = -(-len(units) // count)                   # balanced: parts differ by one statement at most
+    chunks = [units[i:i + size] for i in range(0, len(units), size)]
+    home = {sym: 0 for sym, _, _ in inputs}
+    order = {sym: k for k, (sym, _, _) in enumerate(inputs)}
+    for p, chunk in enumerate(chunks):
+        for unit in chunk:
+            for sym in unit.defs:
+                home[sym] = p
+                order[sym] = len(order)
+    # each output is written by the part that computes the last of its operands
+    placed = [[] for _ in chunks]
+    for name, flat, rhs, uses in results:
+        placed[max((home[s] for s in uses), default=0)].append((name, flat, rhs, uses))
+    needs = [set() for _ in chunks]                  # symbols each part reads from earlier parts
+    last = {}
+    for p, chunk in enumerate(chunks):
+        for uses in [u.uses for u in chunk] + [uses for *_, uses in placed[p]]:
+            for sym in uses:
+                if home[sym] < p:
+                    needs[p].add(sym)
+                    last[sym] = max(last.get(sym, p), p)
+    slots, free, width = {}, [], 0
+    parts = []
+    for p, chunk in enumerate(chunks):
+        defined = [sym for sym, _, _ in inputs] if p == 0 else []
+        defined += [sym for unit in chunk for sym in unit.defs]
+        for sym in (s for s in defined if s in last):
+            if free:
+                slots[sym] = heapq.heappop(free)
+            else:
+                slots[sym], width = width, width + 1
+        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, outputs))
+        for sym in needs[p]:         # read for the last time in p (its loads may sit anywhere in p)
+            if last[sym] == p:
+                heapq.heappush(free, slots[sym])
+    return parts, width
+
+
+def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
+    """The lines of one part. A value from an earlier part is loaded just before its first use and an
+    output written just after its last operand: short live ranges keep register allocation cheap."""
+    part = Part(args if p == 0 else ())
+    lines = part.lines
+    store = lambda syms: [f"w[{slots[s]}] = {s};" for s in syms if s in slots]
+    after = {}                                       # unit index -> outputs written after it
+    local = {s: k for k, unit in enumerate(chunk) for s in unit.defs}
+    ready = []                                       # outputs of inputs and constants only
+    for name, flat, rhs, uses in placed:
+        k = max((local[s] for s in uses if s in local), default=None)
+        (ready if k is None else after.setdefault(k, [])).append(f"{name}[{flat}] = {rhs};")
+    if p == 0:
+        lines += [f"const double {sym} = {arg}[{i}];" for sym, arg, i in inputs]
+        lines += [f"(void){a};" for a in args if a not in {arg for _, arg, _ in inputs}]
+        lines += store(sym for sym, _, _ in inputs)
+        lines += ready
+    loaded = set()
+    for k, unit in enumerate(chunk):
+        outside = sorted((s for s in unit.uses if home[s] < p and s not in loaded), key=order.get)
+        lines += [f"const double {s} = w[{slots[s]}];" for s in outside]
+        loaded.update(outside)
+        lines += unit.lines
+        lines += store(unit.defs)
+        lines += after.get(k, [])
+    lines += [f"(void){name};" for name in outputs if name not in {r[0] for r in placed}]
+    if not any(line.startswith("w[") or "= w[" in line for line in lines):
+        lines.append("(void)w;")
+    return part
