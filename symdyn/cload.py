@@ -5,6 +5,7 @@ source, and opened with cffi. The returned object has the functions of the Pytho
 in and out, with batches of states looped in C.
 """
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .functions import FUNCTIONS
+from .functions import FUNCTIONS, arg_dims, fext_variant, out_dims, resolve
 
 CFLAGS = ("-O2", "-std=c99", "-fPIC", "-shared")
 _BATCH = """
@@ -54,12 +55,18 @@ class CModule:
         self.DOF = n = int(dof.group(1))
         nparams = re.search(rf"#define {prefix.upper()}_NUM_PARAMS (\d+)", header)
         self._nparams = int(nparams.group(1)) if nparams else 0
+        nq = re.search(rf"#define {prefix.upper()}_NQ (\d+)", header)
+        nf = re.search(rf"#define {prefix.upper()}_NF (\d+)", header)
+        self._sizes = {"nv": n, "nq": int(nq.group(1)) if nq else n, "nf": int(nf.group(1)) if nf else 0,
+                       "np": self._nparams}
+        frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
+        self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
         self._signatures = _signatures(header, prefix)
         wrapper, cdef = [f'#include "{h_path.name}"'], []
         for name, (fn, args) in self._signatures.items():
-            size = n * n if fn.shape == "matrix" else n
+            size = int(np.prod(resolve(out_dims(fn), self._sizes), dtype=np.int64))
             decl_args = "".join(f"const double *{a}, " for a in args)
-            calls = "".join(f"{a} + i * {self._nparams if a == 'params' else n}, " for a in args)
+            calls = "".join(f"{a} + i * {self._size(a)}, " for a in args)
             wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, size=size))
             cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}double *out);")
             cdef.append(f"void {prefix}_{name}({decl_args}double *out);")
@@ -74,6 +81,12 @@ class CModule:
         self._prefix = prefix
         for name in self._signatures:
             setattr(self, name, self._make(name))
+
+    def _shape(self, arg):
+        return resolve(arg_dims(arg), self._sizes)
+
+    def _size(self, arg):
+        return int(np.prod(self._shape(arg), dtype=np.int64))
 
     @staticmethod
     def _compile(c_path, wrapper_text, lib_path):
@@ -90,28 +103,34 @@ class CModule:
 
     def _make(self, name):
         fn, args = self._signatures[name]
-        n = self.DOF
         c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
         buf = self._ffi.from_buffer
-        sizes = [self._nparams if a == "params" else n for a in args]
-        out_shape = (n, n) if fn.shape == "matrix" else (n,)
+        shapes = [self._shape(a) for a in args]
+        out_shape = resolve(out_dims(fn), self._sizes)
+        variant = fext_variant(name) if fext_variant(name) in self._signatures else None
 
-        def call(*arrays):
+        def call(*arrays, f_ext=None):
             if len(arrays) != len(args):
                 raise TypeError(f"{name}({', '.join(args)}) takes {len(args)} arguments")
+            if f_ext is not None:
+                if variant is None:
+                    raise TypeError(f"{name} takes no f_ext")
+                plain = [a for a, label in zip(arrays, args) if label != "params"]
+                return getattr(self, variant)(*plain, f_ext, *arrays[len(plain):])
             arrays = [np.ascontiguousarray(a, dtype=float) for a in arrays]
-            for a, size, label in zip(arrays, sizes, args):
-                if a.ndim == 0 or a.shape[-1] != size:
-                    raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
+            for a, shape, label in zip(arrays, shapes, args):
+                if a.ndim < len(shape) or a.shape[a.ndim - len(shape):] != shape:
+                    raise ValueError(f"{label} must have shape (..., {', '.join(map(str, shape))}), got {a.shape}")
             out = None
-            if all(a.ndim == 1 for a in arrays):            # one state: straight to the C function
+            if all(a.ndim == len(shape) for a, shape in zip(arrays, shapes)):   # one state: straight to C
                 out = np.empty(out_shape)
                 c_single(*(buf("double[]", a) for a in arrays), buf("double[]", out))
                 return out
-            batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+            batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
             count = int(np.prod(batch, dtype=np.int64))
-            flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(count, -1)) for a in arrays]
+            flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
+                    for a, shape in zip(arrays, shapes)]
             out = np.empty((count,) + out_shape)
             c_batch(count, *(buf("double[]", a) for a in flat), buf("double[]", out))
             return out.reshape(batch + out_shape)

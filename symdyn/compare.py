@@ -5,11 +5,14 @@ from pathlib import Path
 import numpy as np
 
 from .engine import Engine
-from .functions import FUNCTIONS
+from .functions import FUNCTIONS, arg_dims, arguments, resolve, sizes
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                   "coriolis_matrix", "nonlinear_effects")
+                   "coriolis_matrix", "nonlinear_effects", "frame_placement", "frame_jacobian", "frame_velocity",
+                   "frame_acceleration_bias", "center_of_mass", "com_jacobian", "centroidal_momentum_matrix",
+                   "centroidal_momentum", "operational_space_inertia_inverse", "inverse_dynamics_fext",
+                   "forward_dynamics_fext")
 
 
 def import_module_file(path, name=None):
@@ -36,15 +39,73 @@ def pinocchio_model(model):
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
         pm.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(np.array(body.params)), pin.SE3.Identity())
         ids.append(jid)
+    for f in model.frames:
+        if not pm.existFrame(f.name):
+            pm.addFrame(pin.Frame(f.name, ids[f.parent] if f.parent >= 0 else 0,
+                                  pin.SE3(np.array(f.rotation), np.array(f.offset)), pin.FrameType.OP_FRAME))
     return pm
 
 
-def pinocchio_functions(pmodel):
-    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices."""
+def _frame_functions(pmodel, data, frames):
+    """Pinocchio's kinematics, centroidal maps and dynamics with wrenches at the frames named `frames`."""
+    import pinocchio as pin
+    ids = [pmodel.getFrameId(name) for name in frames]
+    world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+    def placements(q):
+        pin.framesForwardKinematics(pmodel, data, q)
+        return np.array([data.oMf[i].homogeneous for i in ids])
+
+    def jacobians(q):
+        pin.computeJointJacobians(pmodel, data, q)
+        pin.updateFramePlacements(pmodel, data)
+        return np.array([pin.getFrameJacobian(pmodel, data, i, world) for i in ids])
+
+    def velocities(q, v):
+        pin.forwardKinematics(pmodel, data, q, v)
+        return np.array([pin.getFrameVelocity(pmodel, data, i, world).vector for i in ids])
+
+    def bias(q, v):
+        pin.forwardKinematics(pmodel, data, q, v, np.zeros(pmodel.nv))
+        return np.array([pin.getFrameClassicalAcceleration(pmodel, data, i, world).vector for i in ids])
+
+    def joint_forces(q, f_ext):
+        """World wrenches [f; n] at the frames -> Pinocchio's fext: one Force per joint, local axes."""
+        pin.framesForwardKinematics(pmodel, data, q)
+        out = [pin.Force.Zero() for _ in range(pmodel.njoints)]
+        for i, w in zip(ids, np.asarray(f_ext)):
+            j = pmodel.frames[i].parentJoint
+            oMj = data.oMi[j]
+            lever = data.oMf[i].translation - oMj.translation
+            out[j] += pin.Force(oMj.rotation.T @ w[:3], oMj.rotation.T @ (w[3:] + np.cross(lever, w[:3])))
+        return out
+
+    def inverse_inertia(q):
+        Minv = pin.computeMinverse(pmodel, data, q)
+        Minv = np.triu(Minv) + np.triu(Minv, 1).T
+        J = np.concatenate(list(jacobians(q)))
+        return J @ Minv @ J.T
+
+    return {"frame_placement": placements, "frame_jacobian": jacobians, "frame_velocity": velocities,
+            "frame_acceleration_bias": bias,
+            "center_of_mass": lambda q: pin.centerOfMass(pmodel, data, q).copy(),
+            "com_jacobian": lambda q: pin.jacobianCenterOfMass(pmodel, data, q).copy(),
+            "centroidal_momentum_matrix": lambda q: pin.ccrba(pmodel, data, q, np.zeros(pmodel.nv)).copy(),
+            "centroidal_momentum": lambda q, v: pin.computeCentroidalMomentum(pmodel, data, q, v).vector.copy(),
+            "operational_space_inertia_inverse": inverse_inertia,
+            "inverse_dynamics_fext": lambda q, v, a, f: pin.rnea(pmodel, data, q, v, a, joint_forces(q, f)).copy(),
+            "forward_dynamics_fext": lambda q, v, t, f: pin.aba(pmodel, data, q, v, t, joint_forces(q, f)).copy()}
+
+
+def pinocchio_functions(pmodel, frames=()):
+    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices;
+    with `frames` (names), also those of the frame kinematics, centroidal maps and external wrenches."""
     import pinocchio as pin
     data = pmodel.createData()
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
-    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a).copy(),
+    extra = _frame_functions(pmodel, data, frames) if frames else {}
+    return {**extra,
+            "inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a).copy(),
             "mass_matrix": lambda q: sym(pin.crba(pmodel, data, q)),
             "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, q)),
             "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, q, v, t).copy(),
@@ -59,15 +120,17 @@ def _pinocchio(model):
         import pinocchio  # noqa: F401
     except ImportError:
         return None
-    return pinocchio_functions(pinocchio_model(model))
+    return pinocchio_functions(pinocchio_model(model), [f.name for f in model.kinematic_frames])
 
 
 def compare(model, states=20, seed=0, workdir=None, with_c=True):
     """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine."""
     import tempfile
     rng = np.random.default_rng(seed)
-    n = model.dof
-    inputs = [rng.uniform(-np.pi, np.pi, (states, n)), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
+    size = sizes(model)
+    q = rng.uniform(-np.pi, np.pi, (states, size["nq"]))
+    vectors = [rng.normal(size=(states, size["nv"])) for _ in range(2)]
+    f_ext = rng.normal(size=(states,) + resolve(arg_dims("f_ext"), size))
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
@@ -80,7 +143,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
     engine, pino = Engine(model), _pinocchio(model)
     report = {}
     for fn in FUNCTIONS:
-        args = inputs[:len(fn.args)]
+        args = arguments(fn, q, vectors, f_ext)
         reference = getattr(engine, fn.name)(*args)
         row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}
         if pino is not None and fn.name in PINOCCHIO_NAMES:

@@ -14,7 +14,7 @@ import numpy as np
 from . import geometry as G
 from .errors import RobotFileError
 from .geometry import DEFAULT_GRAVITY, INERTIA_KEYS
-from .model import Body, Joint, Model
+from .model import Body, Frame, Joint, Model
 
 MOVING = ("revolute", "continuous", "prismatic")
 ROBOT_KEYS = ("name", "source", "gravity", "base", "links", "joints")
@@ -265,6 +265,7 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     out_joints, body_params, body_names = [], [], []
     # per link: (owning body index or -1 for base, R and p of the link frame in the owner frame)
     frame = {base: (-1, G.IDENTITY, G.ZERO)}
+    order = [base]                           # links depth first: the order of Model.frames
     stack = list(reversed(children.get(base, [])))
     with np.errstate(all="ignore"):          # overflow is reported below, as a message
         while stack:
@@ -272,6 +273,7 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
             jtype, lname, child, R, xyz, axis = joints[jname]
             owner, Ro, po = frame[lname]
             Rc, pc = G.compose((Ro, po), (R, xyz))
+            order.append(child)
             if jtype == "fixed":
                 frame[child] = (owner, Rc, pc)
                 if owner >= 0:
@@ -293,9 +295,11 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
         bodies.append(Body(lname, tuple(float(x) for x in params)))
     _check_axes(chk, out_joints, bodies)
+    frames = tuple(Frame(lname, frame[lname][0], G.snap_matrix(frame[lname][1]), G.snap_vector(frame[lname][2]),
+                         leaf=not children.get(lname) and frame[lname][0] >= 0) for lname in order)
     source = desc.get("source")
     return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
-                 source="" if source is None else str(source), path=str(path), digest=digest)
+                 source="" if source is None else str(source), path=str(path), digest=digest, frames=frames)
 
 
 def _check_axes(chk, joints, bodies):

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import coriolis_nu as _cn
 from .chain import Chain
-from .functions import FUNCTIONS
+from .functions import FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
 from .riccati import Riccati
 from .scalar import NUMERIC
 
@@ -27,30 +27,42 @@ class Engine:
             params = np.asarray(params, dtype=float).reshape(self.n, 10).tolist()
         self.chain = Chain(NUMERIC, model, params)
         self.DOF, self.JOINT_NAMES = model.dof, model.joint_names
+        self.FRAMES = tuple(f.name for f in model.kinematic_frames)
+        self._sizes = sizes(model)
         for fn in FUNCTIONS:
             setattr(self, fn.name, self._bind(fn))
 
-    def _evaluate(self, trace, shape_kind, *arrays):
+    def _evaluate(self, trace, dims, *arrays, args=None):
+        args = args or ("q",) + ("qd",) * (len(arrays) - 1)
         arrays = [np.asarray(a, dtype=float) for a in arrays]
-        for a in arrays:
-            if a.shape[-1:] != (self.n,):
-                raise ValueError(f"expected an array of shape (..., {self.n}), got {a.shape}")
-        shape = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
-        q, *others = [[a[..., i] for i in range(self.n)] for a in arrays]
-        result = trace(NUMERIC, self.chain, self.chain.transforms(q), *others)
-        if shape_kind == "vector":
-            return _vector(result, shape)
-        return np.stack([_vector(row, shape) for row in result], axis=-2)
+        inputs, batch = [], []
+        for a, name in zip(arrays, args):
+            shape = resolve(arg_dims(name), self._sizes)
+            if a.shape[a.ndim - len(shape):] != shape:
+                raise ValueError(f"expected an array of shape (..., {', '.join(map(str, shape))}), got {a.shape}")
+            batch.append(a.shape[:a.ndim - len(shape)])
+            flat = a.reshape(a.shape[:a.ndim - len(shape)] + (-1,))
+            inputs.append(nest([flat[..., i] for i in range(flat.shape[-1])], shape))
+        batch = np.broadcast_shapes(*batch)
+        q, *others = inputs
+        result = flatten(trace(NUMERIC, self.chain, self.chain.transforms(q), *others))
+        return _vector(result, batch).reshape(batch + resolve(dims, self._sizes))
 
     def _bind(self, fn):
-        def call(*arrays):
+        variant = fext_variant(fn.name)
+
+        def call(*arrays, f_ext=None):
             if len(arrays) != len(fn.args):
                 raise TypeError(f"{fn.name}({', '.join(fn.args)}) takes {len(fn.args)} arguments")
-            return self._evaluate(fn.trace, fn.shape, *arrays)
+            if f_ext is not None and variant:
+                return getattr(self, variant)(*arrays, f_ext)
+            if f_ext is not None:
+                raise TypeError(f"{fn.name} takes no f_ext")
+            return self._evaluate(fn.trace, out_dims(fn), *arrays, args=fn.args)
         call.__name__, call.__doc__ = fn.name, fn.doc
         return call
 
     def coriolis_eta(self, q, qd):
         """Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar = eps_bar, given qd."""
         return self._evaluate(lambda ctx, chain, X, v: _cn.coriolis_eta(ctx, chain, X, Riccati(ctx, chain, X), v),
-                              "vector", q, qd)
+                              ("nv",), q, qd)

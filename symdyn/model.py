@@ -41,6 +41,16 @@ class Body:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """A named frame rigidly attached to a body: every link, those merged by fixed joints included."""
+    name: str
+    parent: int          # index of the body it moves with, -1 for the fixed base
+    rotation: Mat3       # body_R_frame
+    offset: Vec3         # frame origin in the body frame
+    leaf: bool = False   # a moving link without child links (end effector, foot): selected by default
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     joints: Tuple[Joint, ...]
@@ -50,6 +60,8 @@ class Model:
     path: str = ""               # the description file
     digest: str = ""             # sha256 of the description file
     snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
+    frames: Tuple[Frame, ...] = ()          # every link's frame, depth first from the base
+    frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics; () = the leaves
 
     @property
     def dof(self):
@@ -58,6 +70,14 @@ class Model:
     @property
     def joint_names(self):
         return tuple(j.name for j in self.joints)
+
+    @property
+    def kinematic_frames(self):
+        """The frames of the generated kinematics (FRAMES), in order: the selection, else the leaves."""
+        by_name = {f.name: f for f in self.frames}
+        if self.frame_selection:
+            return tuple(by_name[name] for name in self.frame_selection)
+        return tuple(f for f in self.frames if f.leaf)
 
     @property
     def total_mass(self):
@@ -79,3 +99,18 @@ def snap_right_angles(model, tol=1e-4):
         joints.append(replace(j, rotation=tuple(tuple(x + 0.0 for x in row) for row in snapped)) if exact and changed else j)
     changed = sum(a is not b for a, b in zip(joints, model.joints))
     return replace(model, joints=tuple(joints), snapped=changed)
+
+
+def select_frames(model, names):
+    """The model whose kinematics is generated for the frames `names` (in that order).
+    ValueError naming the first unknown or repeated frame."""
+    known = [f.name for f in model.frames]
+    for i, name in enumerate(names):
+        if name not in known:
+            shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+            raise ValueError(f"unknown frame '{name}' (frames: {shown})")
+        if name in names[:i]:
+            raise ValueError(f"frame '{name}' is selected twice")
+    if not names:
+        raise ValueError("no frame selected")
+    return replace(model, frame_selection=tuple(names))

@@ -1,9 +1,10 @@
 """Backends only format: they print the optimized programs through jinja2 templates."""
+import itertools
 from pathlib import Path
 
 import jinja2
 
-from .generator import header_lines, parameter_layout
+from .generator import PARAMS, header_lines, parameter_layout
 from .printer import Printer, number
 
 
@@ -26,20 +27,32 @@ def _ops_text(ops):
     return ", ".join(f"{v} {k}" for k, v in ops.items())
 
 
-def _function_context(program, printer, n):
+def _indices(shape):
+    """(numpy index "i, j", flat index) of every entry, row-major."""
+    return [(", ".join(map(str, idx)), flat) for flat, idx in enumerate(itertools.product(*map(range, shape)))]
+
+
+def _fext_call(program):
+    """The arguments of the f_ext variant, as the base function passes them on."""
+    plain = [a for a in program.args if a != PARAMS]
+    return ", ".join(plain + ["f_ext"] + [a for a in program.args if a == PARAMS])
+
+
+def _function_context(program, printer):
     used = set()
     for _, e in program.assignments:
         used |= {str(s) for s in e.free_symbols}
     for e in program.results:
         used |= {str(s) for s in getattr(e, "free_symbols", ())}
-    inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
+    inputs = [(str(program.inputs[arg][flat]), arg, idx, flat) for arg in program.inputs
+              for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
     lines = _statements(program.assignments, printer)
-    if program.shape == "vector":
-        index = [(str(i), i) for i in range(n)]
-    else:
-        index = [(f"{i}, {j}", i * n + j) for i in range(n) for j in range(n)]
-    results = [(idx, printer(program.results[flat])) for idx, flat in index]
+    results = [(idx, printer(program.results[flat])) for idx, flat in _indices(program.shape)]
+    size = 1
+    for d in program.shape:
+        size *= d
     return {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
+            "arg_shapes": program.arg_shapes, "size": size, "fext": program.fext, "fext_call": _fext_call(program),
             "output": program.output, "inputs": inputs, "lines": lines, "results": results,
             "ops": _ops_text(program.ops), "gravity": program.gravity}
 
@@ -48,9 +61,10 @@ def _context(model, programs, module, params_mode, lang):
     printer = Printer(lang)
     symbolic = params_mode == "symbolic"
     return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
+                frames=[f.name for f in model.kinematic_frames],
                 params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
-                functions=[_function_context(p, printer, model.dof) for p in programs])
+                functions=[_function_context(p, printer) for p in programs])
 
 
 def _trig(e):
