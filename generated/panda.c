@@ -3918,7 +3918,7 @@ void panda_articulated_inertia(const double *q, double *D)
     D[6] = 0.006684151967360945;
 }
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order). Operations: 464 mul, 389 add, 5 div, 6 sqrt, 12 trig. */
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 464 mul, 389 add, 5 div, 6 sqrt, 12 trig. */
 void panda_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];

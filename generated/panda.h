@@ -73,7 +73,7 @@ void panda_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 282 mul, 294 add, 5 div, 0 sqrt, 12 trig. */
 void panda_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[7].
  * Out: m[7*7] (row-major).
  * Operations: 464 mul, 389 add, 5 div, 6 sqrt, 12 trig. */

@@ -1350,7 +1350,7 @@ void planar6_articulated_inertia(const double *q, double *D)
     D[5] = 0.08333333333333333;
 }
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order). Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig. */
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig. */
 void planar6_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];

@@ -73,7 +73,7 @@ void planar6_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 78 mul, 61 add, 4 div, 0 sqrt, 10 trig. */
 void planar6_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[6].
  * Out: m[6*6] (row-major).
  * Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig. */

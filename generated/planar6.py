@@ -1400,7 +1400,7 @@ def articulated_inertia(q):
 
 
 def innovations_factor(q):
-    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
 
     Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig.
     """

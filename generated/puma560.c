@@ -2344,7 +2344,7 @@ void puma560_articulated_inertia(const double *q, double *D)
     D[5] = 4e-05;
 }
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order). Operations: 203 mul, 147 add, 3 div, 4 sqrt, 8 trig. */
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 203 mul, 147 add, 3 div, 4 sqrt, 8 trig. */
 void puma560_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];

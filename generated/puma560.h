@@ -73,7 +73,7 @@ void puma560_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 136 mul, 120 add, 3 div, 0 sqrt, 8 trig. */
 void puma560_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[6].
  * Out: m[6*6] (row-major).
  * Operations: 203 mul, 147 add, 3 div, 4 sqrt, 8 trig. */

@@ -2394,7 +2394,7 @@ def articulated_inertia(q):
 
 
 def innovations_factor(q):
-    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
 
     Operations: 203 mul, 147 add, 3 div, 4 sqrt, 8 trig.
     """

@@ -1942,7 +1942,7 @@ void stanford_articulated_inertia(const double *q, double *D)
     D[5] = 0.0003;
 }
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order). Operations: 160 mul, 117 add, 3 div, 4 sqrt, 6 trig. */
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 160 mul, 117 add, 3 div, 4 sqrt, 6 trig. */
 void stanford_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];

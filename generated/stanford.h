@@ -73,7 +73,7 @@ void stanford_nonlinear_effects(const double *q, const double *qd, double *b);
  * Operations: 105 mul, 95 add, 3 div, 0 sqrt, 6 trig. */
 void stanford_articulated_inertia(const double *q, double *D);
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[6].
  * Out: m[6*6] (row-major).
  * Operations: 160 mul, 117 add, 3 div, 4 sqrt, 6 trig. */

@@ -1992,7 +1992,7 @@ def articulated_inertia(q):
 
 
 def innovations_factor(q):
-    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order).
+    """m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
 
     Operations: 160 mul, 117 add, 3 div, 4 sqrt, 6 trig.
     """

@@ -2445,7 +2445,7 @@ void ur5_articulated_inertia(const double *q, double *D)
     D[5] = 0.0171364731454;
 }
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order). Operations: 253 mul, 169 add, 4 div, 5 sqrt, 10 trig. */
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 253 mul, 169 add, 4 div, 5 sqrt, 10 trig. */
 void ur5_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];

@@ -17,11 +17,48 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
-def _load(path, snap=False):
+STRICT_HELP = "Treat every warning as an error (exit status 2, nothing written)."
+NONPHYSICAL_HELP = ("Accept a link inertia with a clearly negative principal moment (a warning instead of an "
+                    "error): the mass matrix may then be indefinite.")
+
+
+def _warn(path, message):
+    """What the loader accepted but the user should know: one line on stderr, the work goes on."""
+    click.echo(f"symdyn: warning: {one_line(path)}: {one_line(message)}", err=True)
+
+
+def _inertia_options(command):
+    """--strict and --allow-nonphysical-inertia, for every command that loads robot files."""
+    command = click.option("--allow-nonphysical-inertia", "nonphysical", is_flag=True, help=NONPHYSICAL_HELP)(command)
+    return click.option("--strict", is_flag=True, help=STRICT_HELP)(command)
+
+
+def _load(path, snap=False, selection=None, strict=False, nonphysical=False):
     from .load import load_robot
     try:
-        return load_robot(path, snap)
+        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical)
     except SymdynError as exc:
+        _fail(exc)
+    for message in model.warnings:
+        _warn(path, message)
+    return model
+
+
+def selection_options(command):
+    """--lock, --root and --tip: the part of the robot to generate (symdyn.selection)."""
+    command = click.option("--tip", default=None, metavar="LINK",
+                           help="Keep only the chain from the root to LINK (with what is fixed to it).")(command)
+    command = click.option("--root", default=None, metavar="LINK",
+                           help="LINK becomes the fixed base; everything above it is dropped.")(command)
+    return click.option("--lock", default="", metavar="JOINT[=VALUE],...",
+                        help="Make these joints fixed at VALUE (default 0), e.g. to drop a gripper.")(command)
+
+
+def _selection(lock, root, tip):
+    from .selection import Selection, parse_lock
+    try:
+        return Selection(parse_lock(lock), root, tip)
+    except ValueError as exc:
         _fail(exc)
 
 
@@ -35,10 +72,13 @@ def main():
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def info(robots, ops, snap):
+@selection_options
+@_inertia_options
+def info(robots, ops, snap, lock, root, tip, strict, nonphysical):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
+    selection = _selection(lock, root, tip)
     for path in robots:
-        model = _load(path, snap)
+        model = _load(path, snap, selection, strict, nonphysical)
         click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
         for k, j in enumerate(model.joints):
             click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
@@ -57,7 +97,9 @@ def info(robots, ops, snap):
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def generate(robots, out_dir, lang, params_mode, snap):
+@selection_options
+@_inertia_options
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -70,7 +112,8 @@ def generate(robots, out_dir, lang, params_mode, snap):
                            hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap)
+                          snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
+                          allow_nonphysical_inertia=nonphysical, on_warning=_warn)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -83,15 +126,26 @@ def generate(robots, out_dir, lang, params_mode, snap):
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-def compare(robots, states, tol, with_c, snap):
+@selection_options
+@_inertia_options
+def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run
+    selection = _selection(lock, root, tip)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap)
-        report = run(model, states=states, with_c=with_c)
+        model = _load(path, snap, selection, strict, nonphysical)
+        notes = []
+        try:
+            report = run(model, states=states, with_c=with_c, notes=notes)
+        except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints
+            click.echo(f"{model.name} ({path}): {one_line(exc)}")
+            worst = float("inf")
+            continue
         columns = sorted({c for row in report.values() for c in row})
         click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
+        for note in notes:
+            click.echo(f"  ({note})")
         click.echo(f"  {'function':<28s}" + "".join(f"{c:>12s}" for c in columns))
         for name, row in report.items():
             click.echo(f"  {name:<28s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))

@@ -9,10 +9,11 @@ from .functions import FUNCTIONS, arg_dims, arguments, resolve, sizes
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                   "coriolis_matrix", "nonlinear_effects", "frame_placement", "frame_jacobian", "frame_velocity",
-                   "frame_acceleration_bias", "center_of_mass", "com_jacobian", "centroidal_momentum_matrix",
-                   "centroidal_momentum", "operational_space_inertia_inverse", "inverse_dynamics_fext",
-                   "forward_dynamics_fext")
+                   "coriolis_matrix", "nonlinear_effects")
+#: the frame functions, with Pinocchio's counterparts when it is given the frames (pinocchio_functions)
+PINOCCHIO_FRAME_NAMES = ("frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration_bias",
+                         "center_of_mass", "com_jacobian", "centroidal_momentum_matrix", "centroidal_momentum",
+                         "operational_space_inertia_inverse", "inverse_dynamics_fext", "forward_dynamics_fext")
 
 
 def import_module_file(path, name=None):
@@ -37,41 +38,42 @@ def pinocchio_model(model):
         jm = pin.JointModelRevoluteUnaligned(axis) if joint.type == "revolute" else pin.JointModelPrismaticUnaligned(axis)
         jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, jm,
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
-        pm.appendBodyToJoint(jid, pin.Inertia.FromDynamicParameters(np.array(body.params)), pin.SE3.Identity())
+        pm.appendBodyToJoint(jid, _pinocchio_inertia(body.params), pin.SE3.Identity())
         ids.append(jid)
     for f in model.frames:
         if not pm.existFrame(f.name):
             pm.addFrame(pin.Frame(f.name, ids[f.parent] if f.parent >= 0 else 0,
-                                  pin.SE3(np.array(f.rotation), np.array(f.offset)), pin.FrameType.OP_FRAME))
+                                  pin.SE3(np.array(f.rotation), np.array(f.translation)), pin.FrameType.OP_FRAME))
     return pm
 
 
-def _frame_functions(pmodel, data, frames):
+def _frame_functions(pmodel, data, frames, c):
     """Pinocchio's kinematics, centroidal maps and dynamics with wrenches at the frames named `frames`."""
     import pinocchio as pin
-    ids = [pmodel.getFrameId(name) for name in frames]
+    kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
+    ids = [next(i for i in (pmodel.getFrameId(name, t) for t in kinds) if i < pmodel.nframes) for name in frames]
     world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
     def placements(q):
-        pin.framesForwardKinematics(pmodel, data, q)
+        pin.framesForwardKinematics(pmodel, data, c(q))
         return np.array([data.oMf[i].homogeneous for i in ids])
 
     def jacobians(q):
-        pin.computeJointJacobians(pmodel, data, q)
+        pin.computeJointJacobians(pmodel, data, c(q))
         pin.updateFramePlacements(pmodel, data)
         return np.array([pin.getFrameJacobian(pmodel, data, i, world) for i in ids])
 
     def velocities(q, v):
-        pin.forwardKinematics(pmodel, data, q, v)
+        pin.forwardKinematics(pmodel, data, c(q), v)
         return np.array([pin.getFrameVelocity(pmodel, data, i, world).vector for i in ids])
 
     def bias(q, v):
-        pin.forwardKinematics(pmodel, data, q, v, np.zeros(pmodel.nv))
+        pin.forwardKinematics(pmodel, data, c(q), v, np.zeros(pmodel.nv))
         return np.array([pin.getFrameClassicalAcceleration(pmodel, data, i, world).vector for i in ids])
 
     def joint_forces(q, f_ext):
         """World wrenches [f; n] at the frames -> Pinocchio's fext: one Force per joint, local axes."""
-        pin.framesForwardKinematics(pmodel, data, q)
+        pin.framesForwardKinematics(pmodel, data, c(q))
         out = [pin.Force.Zero() for _ in range(pmodel.njoints)]
         for i, w in zip(ids, np.asarray(f_ext)):
             j = pmodel.frames[i].parentJoint
@@ -81,50 +83,121 @@ def _frame_functions(pmodel, data, frames):
         return out
 
     def inverse_inertia(q):
-        Minv = pin.computeMinverse(pmodel, data, q)
+        Minv = pin.computeMinverse(pmodel, data, c(q))
         Minv = np.triu(Minv) + np.triu(Minv, 1).T
         J = np.concatenate(list(jacobians(q)))
         return J @ Minv @ J.T
 
     return {"frame_placement": placements, "frame_jacobian": jacobians, "frame_velocity": velocities,
             "frame_acceleration_bias": bias,
-            "center_of_mass": lambda q: pin.centerOfMass(pmodel, data, q).copy(),
-            "com_jacobian": lambda q: pin.jacobianCenterOfMass(pmodel, data, q).copy(),
-            "centroidal_momentum_matrix": lambda q: pin.ccrba(pmodel, data, q, np.zeros(pmodel.nv)).copy(),
-            "centroidal_momentum": lambda q, v: pin.computeCentroidalMomentum(pmodel, data, q, v).vector.copy(),
+            "center_of_mass": lambda q: pin.centerOfMass(pmodel, data, c(q)).copy(),
+            "com_jacobian": lambda q: pin.jacobianCenterOfMass(pmodel, data, c(q)).copy(),
+            "centroidal_momentum_matrix": lambda q: pin.ccrba(pmodel, data, c(q), np.zeros(pmodel.nv)).copy(),
+            "centroidal_momentum": lambda q, v: pin.computeCentroidalMomentum(pmodel, data, c(q), v).vector.copy(),
             "operational_space_inertia_inverse": inverse_inertia,
-            "inverse_dynamics_fext": lambda q, v, a, f: pin.rnea(pmodel, data, q, v, a, joint_forces(q, f)).copy(),
-            "forward_dynamics_fext": lambda q, v, t, f: pin.aba(pmodel, data, q, v, t, joint_forces(q, f)).copy()}
+            "inverse_dynamics_fext": lambda q, v, a, f: pin.rnea(pmodel, data, c(q), v, a, joint_forces(q, f)).copy(),
+            "forward_dynamics_fext": lambda q, v, t, f: pin.aba(pmodel, data, c(q), v, t, joint_forces(q, f)).copy()}
+
+
+def _pinocchio_inertia(params):
+    """pin.Inertia of the ten parameters; a massless (virtual) body has no centre of mass to divide
+    by: its inertia about the origin is all there is."""
+    import pinocchio as pin
+    if params[0] != 0:
+        return pin.Inertia.FromDynamicParameters(np.array(params))
+    _, _, _, _, Ixx, Ixy, Iyy, Ixz, Iyz, Izz = params
+    return pin.Inertia(0.0, np.zeros(3), np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]]))
+
+
+def pinocchio_urdf_model(model):
+    """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
+    reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
+    as is (YAML, DH, snapped right angles)."""
+    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
+        return None
+    import pinocchio as pin
+    pm = pin.buildModelFromUrdf(str(model.path))
+    if model.locked:                       # --lock: Pinocchio's own reduction of its own model
+        q_ref = pin.neutral(pm)
+        for name, value in model.locked:
+            joint = pm.joints[pm.getJointId(name)]
+            q_ref[joint.idx_q:joint.idx_q + joint.nq] = (value,) if joint.nq == 1 else (np.cos(value), np.sin(value))
+        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in model.locked], q_ref)
+    pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
+    return pm
+
+
+def pinocchio_reference(model):
+    """(pinocchio.Model, how it was built): Pinocchio's URDF parser for a URDF file, else symdyn's
+    Model rebuilt joint by joint. ValueError when the parser finds other joints or another order."""
+    try:
+        pm = pinocchio_urdf_model(model)
+    except ValueError as exc:              # urdfdom is stricter (e.g. <limit> required on revolute joints)
+        return pinocchio_model(model), f"symdyn's model rebuilt in Pinocchio; its URDF parser refuses the file ({exc})"
+    if pm is None:
+        return pinocchio_model(model), "symdyn's model rebuilt in Pinocchio"
+    theirs = tuple(pm.names)[1:]
+    if theirs != model.joint_names or pm.nv != model.dof:
+        raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
+                         f"symdyn finds {', '.join(model.joint_names)}")
+    return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
+
+
+def pinocchio_configuration(pmodel):
+    """q in symdyn's convention (one angle per 1-DoF joint) -> Pinocchio's q: a continuous joint
+    (RevoluteUnbounded, nq 2) is (cos q, sin q) there."""
+    if pmodel.nq == pmodel.nv:
+        return lambda q: np.asarray(q, dtype=float)
+    pieces = []
+    for joint in pmodel.joints[1:]:
+        if joint.nv != 1 or joint.nq not in (1, 2):
+            raise ValueError(f"joint '{pmodel.names[joint.id]}' ({joint.shortname()}) has no 1-DoF counterpart")
+        pieces.append((joint.idx_q, joint.idx_v, joint.nq))
+
+    def convert(q):
+        q = np.asarray(q, dtype=float)
+        out = np.empty(pmodel.nq)
+        for iq, iv, nq in pieces:
+            out[iq:iq + nq] = q[iv] if nq == 1 else (np.cos(q[iv]), np.sin(q[iv]))
+        return out
+    return convert
 
 
 def pinocchio_functions(pmodel, frames=()):
-    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices;
-    with `frames` (names), also those of the frame kinematics, centroidal maps and external wrenches."""
+    """Pinocchio's counterparts of the generated functions, one state at a time, full matrices,
+    taking symdyn's q (pinocchio_configuration); with `frames` (names), also those of the frame
+    kinematics, centroidal maps and external wrenches."""
     import pinocchio as pin
     data = pmodel.createData()
+    c = pinocchio_configuration(pmodel)
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
-    extra = _frame_functions(pmodel, data, frames) if frames else {}
+    extra = _frame_functions(pmodel, data, frames, c) if frames else {}
     return {**extra,
-            "inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, q, v, a).copy(),
-            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, q)),
-            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, q)),
-            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, q, v, t).copy(),
-            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, q).copy(),
-            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, q, v).copy(),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, q, v).copy()}
+            "inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a).copy(),
+            "mass_matrix": lambda q: sym(pin.crba(pmodel, data, c(q))),
+            "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, c(q))),
+            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t).copy(),
+            "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, c(q)).copy(),
+            "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v).copy()}
 
 
-def _pinocchio(model):
+def _pinocchio(model, notes):
     """Pinocchio's functions on the same model, or None when it is not installed."""
     try:
         import pinocchio  # noqa: F401
     except ImportError:
         return None
-    return pinocchio_functions(pinocchio_model(model), [f.name for f in model.kinematic_frames])
+    pmodel, how = pinocchio_reference(model)
+    notes.append(f"pinocchio column: {how}")
+    return pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames])
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True):
-    """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine."""
+def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
+    """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
+
+    `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
+    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn."""
     import tempfile
     rng = np.random.default_rng(seed)
     size = sizes(model)
@@ -140,13 +213,13 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True):
     if with_c:
         from .cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
-    engine, pino = Engine(model), _pinocchio(model)
+    engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
     report = {}
     for fn in FUNCTIONS:
         args = arguments(fn, q, vectors, f_ext)
         reference = getattr(engine, fn.name)(*args)
         row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}
-        if pino is not None and fn.name in PINOCCHIO_NAMES:
+        if pino is not None and fn.name in pino:
             theirs = np.stack([pino[fn.name](*(a[s] for a in args)) for s in range(states)])
             row["pinocchio"] = relative_error(reference, theirs)
         report[fn.name] = row

@@ -1,11 +1,24 @@
 """From a description (the dictionary every input format is read into) to a validated Model.
 
 Checks what no parser can: known fields only (a typo is an error, not a default), finite numbers
-that do not overflow, physical inertias, one connected tree without loops, and no revolute joint
-whose moving links have no inertia about its axis (a singular mass matrix); merges links attached
-by fixed joints into their moving ancestor's body. Every problem is a one-line RobotFileError.
+that do not overflow, physical inertias, one connected tree without loops, and no joint whose
+moving links have no inertia about its axis (a singular mass matrix); merges links attached by
+fixed joints into their moving ancestor's body, keeping their frames. Every problem is a one-line
+RobotFileError.
+
+Inertias of real vendor files (the policy of docs/robot-format.md), with S the robot's inertia
+scale (the largest principal moment of any link):
+- a defect below NOISE * S (a principal moment of -1e-20, a triangle inequality missed by 1e-9 S)
+  is rounding noise: accepted silently;
+- a tensor that is positive semi-definite but no rigid body's (the triangle inequality broken,
+  zero mass with a nonzero tensor) and a joint whose moving links have no inertia about its axis
+  (zero-mass leaves: M singular) are warnings: the dynamics are defined, the model is loaded as is;
+- a clearly negative principal moment is an error (M may be indefinite), a warning when the caller
+  allows non-physical inertias.
+Warnings go to the `warn` callable given to build_model (load_robot collects them on the Model).
 """
 import math
+from dataclasses import replace
 import numbers
 import reprlib
 
@@ -24,16 +37,27 @@ ORIGIN_KEYS = ("xyz", "rpy", "rotation")
 #: a revolute joint whose moving links have less inertia about its axis than this fraction of
 #: their inertia about its origin makes the mass matrix singular (numerically) at q = 0
 SINGULAR = 1e-12
+#: inertia defects below this fraction of the robot's inertia scale are rounding noise: URDF files
+#: write inertias with about 6 significant digits, so relative to the robot's largest principal
+#: moment the numbers carry no more (icub: moments of +-1.4e-20 from a zero tensor; tiago: an
+#: antenna of 1e-6 kg whose smallest moment is -6e-8 of the robot's scale)
+NOISE = 1e-6
 
 
 class _Checker:
     """Field access with one-line errors that name the file and the element."""
 
-    def __init__(self, path):
+    def __init__(self, path, warn=None):
         self.path = path
+        self._warn = warn
 
     def fail(self, message):
         raise RobotFileError(self.path, message)
+
+    def warn(self, message):
+        """A problem the model can live with: reported through the caller's `warn`, loading goes on."""
+        if self._warn is not None:
+            self._warn(message)
 
     def number(self, value, where):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -139,29 +163,44 @@ def _link_params(chk, link, where):
         moments = (math.nan,) * 3
     if not all(math.isfinite(x) and abs(x) <= 1e300 for x in moments):
         chk.fail(f"{where}: inertia tensor is too large to be represented")
-    scale = max(max(abs(x) for x in moments), 1e-300)
-    if min(moments) < -1e-9 * scale:
-        chk.fail(f"{where}: inertia tensor is not positive semi-definite (principal moments {_fmt(moments)})")
-    a, b, c = moments
-    if a + b < c - 1e-9 * scale:
-        chk.fail(f"{where}: inertia violates the triangle inequality (principal moments {_fmt(moments)})")
-    if mass == 0 and scale > 1e-300 and max(moments) > 0:
-        chk.fail(f"{where}: zero mass with a nonzero inertia tensor")
-    return mass, com, Ic
+    return mass, com, Ic, moments
+
+
+def _check_inertias(chk, links, allow_nonphysical):
+    """The inertia policy (module docstring), relative to the robot's inertia scale."""
+    scale = max([max(abs(x) for x in link[3]) for link in links.values()] + [1e-300])
+    noise = NOISE * scale
+    for lname, (mass, _, _, moments) in links.items():
+        where, shown = f"link '{lname}'", _fmt(moments)
+        a, b, c = moments
+        if a < -noise:
+            problem = f"{where}: inertia tensor is not positive semi-definite (principal moments {shown})"
+            if not allow_nonphysical:
+                chk.fail(problem)
+            chk.warn(f"{problem}: loaded as is (--allow-nonphysical-inertia)")
+        elif a + b < c - noise:
+            chk.warn(f"{where}: inertia violates the triangle inequality (principal moments {shown}): "
+                     "no rigid body has it; loaded as is")
+        elif mass == 0 and c > noise:
+            chk.warn(f"{where}: zero mass with a nonzero inertia tensor (principal moments {shown}): "
+                     "no rigid body has it; loaded as is")
 
 
 def _fmt(values):
     return "[" + ", ".join(f"{v:.6g}" for v in values) + "]"
 
 
-def build_model(desc, path, digest=""):
-    """Validate a description dictionary and build the Model (fixed joints merged)."""
+def build_model(desc, path, digest="", warn=None, allow_nonphysical_inertia=False):
+    """Validate a description dictionary and build the Model (fixed joints merged).
+
+    warn: called with each warning (a one-line message without the path), e.g. list.append;
+    allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error."""
     with np.errstate(all="ignore"):          # overflow is reported as a message, not a warning
-        return _build(desc, path, digest)
+        return _build(desc, path, digest, warn, allow_nonphysical_inertia)
 
 
-def _build(desc, path, digest):
-    chk = _Checker(path)
+def _build(desc, path, digest, warn=None, allow_nonphysical=False):
+    chk = _Checker(path, warn)
     chk.mapping(desc, "robot description")
     chk.known(desc, ROBOT_KEYS, "robot")
     name = chk.name(chk.field(desc, "name", "robot"), "robot name")
@@ -185,6 +224,7 @@ def _build(desc, path, digest):
         if lname in links:
             chk.fail(f"duplicate link name '{lname}'")
         links[lname] = _link_params(chk, link, f"link '{lname}'")
+    _check_inertias(chk, links, allow_nonphysical)
 
     joints, child_of, children = {}, {}, {}
     for i, joint in enumerate(joints_in):
@@ -261,11 +301,11 @@ def _check_tree(chk, base, links, joints, child_of, children):
 def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children):
     """Walk the tree from the base depth first, children in the order of the joint list (Pinocchio's
     order, so that q vectors are interchangeable): moving joints make bodies, fixed joints merge
-    into the owner."""
+    into the owner. Every link and joint keeps its frame, placed in its owner body's frame."""
     out_joints, body_params, body_names = [], [], []
+    frames = [Frame(base, "link", -1, G.IDENTITY, G.ZERO)]
     # per link: (owning body index or -1 for base, R and p of the link frame in the owner frame)
     frame = {base: (-1, G.IDENTITY, G.ZERO)}
-    order = [base]                           # links depth first: the order of Model.frames
     stack = list(reversed(children.get(base, [])))
     with np.errstate(all="ignore"):          # overflow is reported below, as a message
         while stack:
@@ -273,41 +313,48 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
             jtype, lname, child, R, xyz, axis = joints[jname]
             owner, Ro, po = frame[lname]
             Rc, pc = G.compose((Ro, po), (R, xyz))
-            order.append(child)
+            params = links[child][:3]
             if jtype == "fixed":
                 frame[child] = (owner, Rc, pc)
                 if owner >= 0:
-                    body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *links[child]))
+                    body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *params))
+                placement = (G.snap_matrix(Rc), G.snap_vector(pc))
+                frames += [Frame(jname, "fixed-joint", owner, *placement), Frame(child, "link", owner, *placement)]
             else:
                 out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
                                         G.snap_matrix(Rc), G.snap_vector(pc), G.snap_vector(axis)))
-                body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *links[child]))
+                body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *params))
                 body_names.append(child)
-                frame[child] = (len(out_joints) - 1, G.IDENTITY, G.ZERO)
+                k = len(out_joints) - 1
+                frame[child] = (k, G.IDENTITY, G.ZERO)
+                frames += [Frame(jname, "joint", k, G.IDENTITY, G.ZERO), Frame(child, "link", k, G.IDENTITY, G.ZERO)]
             stack.extend(reversed(children.get(child, [])))
     if not out_joints:
         chk.fail("the robot has no moving joints")
     bodies = []
     for j, lname, params in zip(out_joints, body_names, body_params):
-        if params[0] <= 0:
-            chk.fail(f"joint '{j.name}' moves link '{lname}', which has zero mass")
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in params + j.offset):
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
         bodies.append(Body(lname, tuple(float(x) for x in params)))
+    for f in frames:
+        if not all(math.isfinite(x) and abs(x) <= 1e300 for x in f.translation):
+            chk.fail(f"link '{f.name}': its position overflows (numbers too large)")
     _check_axes(chk, out_joints, bodies)
-    frames = tuple(Frame(lname, frame[lname][0], G.snap_matrix(frame[lname][1]), G.snap_vector(frame[lname][2]),
-                         leaf=not children.get(lname) and frame[lname][0] >= 0) for lname in order)
+    frames = [replace(f, leaf=True) if f.kind == "link" and f.parent >= 0 and not children.get(f.name) else f
+              for f in frames]
     source = desc.get("source")
     return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
-                 source="" if source is None else str(source), path=str(path), digest=digest, frames=frames)
+                 source="" if source is None else str(source), path=str(path), digest=digest, frames=tuple(frames))
 
 
 def _check_axes(chk, joints, bodies):
-    """Refuse a revolute joint whose moving links have no inertia about its axis.
+    """Warn about a joint whose moving links have no inertia about (revolute) or no mass along
+    (prismatic) its axis.
 
     Its articulated inertia D(k) is then zero at q = 0 (D(k) is at most the inertia of the links
     it moves, locked together, about its axis), so the mass matrix is singular and the forward
-    dynamics divide by zero: e.g. a last link that is a point mass on its own joint axis.
+    dynamics divide by zero: e.g. a last link that is a point mass on its own joint axis, or a
+    massless (virtual) leaf link, which Pinocchio loads too.
     """
     R, p, com, Ic, mass = [], [], [], [], []
     for j, b in zip(joints, bodies):
@@ -315,7 +362,7 @@ def _check_axes(chk, joints, bodies):
         R.append(G.matmul(Rp, j.rotation))
         p.append(G.add(pp, G.matvec(Rp, j.offset)))
         m = b.params[0]
-        c = G.scale(1 / m, b.params[1:4])
+        c = G.scale(1 / m, b.params[1:4]) if m > 0 else G.ZERO
         Ixx, Ixy, Iyy, Ixz, Iyz, Izz = b.params[4:]
         cc = G.dot(c, c)
         J = tuple(tuple(x - m * ((cc if r == s else 0.0) - c[r] * c[s]) for s, x in enumerate(row))
@@ -329,6 +376,9 @@ def _check_axes(chk, joints, bodies):
             subtree[joints[k].parent] += subtree[k]
     for k, j in enumerate(joints):
         if j.type != "revolute":
+            if sum(mass[i] for i in subtree[k]) <= 0:
+                chk.warn(f"joint '{j.name}': the links it moves have no mass: the mass matrix is singular "
+                         "(forward dynamics, mass_matrix_inverse and the diagonalized functions divide by zero)")
             continue
         a, o = G.matvec(R[k], j.axis), p[k]
         about_axis = about_origin = 0.0
@@ -340,5 +390,5 @@ def _check_axes(chk, joints, bodies):
         if not (math.isfinite(about_axis) and math.isfinite(about_origin)):
             chk.fail(f"joint '{j.name}': the inertia of the links it moves overflows (numbers too large)")
         if about_axis <= SINGULAR * about_origin:
-            chk.fail(f"joint '{j.name}': the links it moves have no inertia about its axis "
-                     f"(mass matrix singular, forward dynamics undefined)")
+            chk.warn(f"joint '{j.name}': the links it moves have no inertia about its axis: the mass matrix is "
+                     "singular (forward dynamics, mass_matrix_inverse and the diagonalized functions divide by zero)")

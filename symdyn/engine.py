@@ -1,6 +1,6 @@
 """The numeric twin: every function of a generated module, evaluated by running the recursions
 on numpy arrays. Arguments have shape (..., n) (any leading batch shape); so do the results,
-(..., n, n) for matrices. Joint order is the model's (the user's, base to tip).
+(..., n, n) for matrices. Joint order is the model's (depth first from the base, model.py).
 
 This is the reference the generated code is compared with (`symdyn compare`); Pinocchio is the
 independent one.

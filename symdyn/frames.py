@@ -54,7 +54,7 @@ class Placements:
         self.frames = []
         for f in chain.model.kinematic_frames:
             Rf = [[c(x) for x in row] for row in f.rotation]
-            pf = [c(x) for x in f.offset]
+            pf = [c(x) for x in f.translation]
             k = f.parent
             if k < 0:
                 self.frames.append((k, Rf, pf))

@@ -126,7 +126,7 @@ FUNCTIONS = (
              "D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T."),
     Function("innovations_factor", ("q",), "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor(ctx, chain, X, ric)),
-             "m = [I + H phi K] D^1/2, with M = m m* (upper triangular in base-to-tip order)."),
+             "m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent)."),
     Function("innovations_factor_inverse", ("q",), "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor_inverse(ctx, chain, X, ric)),
              "l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l."),

@@ -103,6 +103,16 @@ def rpy_matrix(roll, pitch, yaw):
             (-sp, cp * sr, cp * cr))
 
 
+def axis_rotation(h, angle):
+    """Rot(h, angle) for a unit axis h (Rodrigues: I + sin h~ + (1 - cos) h~^2)."""
+    c, s = cos_sin(angle)
+    x, y, z = h
+    v = 1.0 - c
+    return ((c + x * x * v, x * y * v - z * s, x * z * v + y * s),
+            (x * y * v + z * s, c + y * y * v, y * z * v - x * s),
+            (x * z * v - y * s, y * z * v + x * s, c + z * z * v))
+
+
 def snap(x, tol=1e-15):
     """Fold rounding noise (cos(pi/2) = 6e-17) into exact 0 and +-1; -0.0 becomes 0.0."""
     if abs(x) < tol:

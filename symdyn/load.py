@@ -5,6 +5,7 @@ message is one line: `<path>: <problem>`.
 """
 import hashlib
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -15,18 +16,28 @@ from .errors import RobotFileError
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path, snap_right_angles=False):
+def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
-    snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly)."""
-    model = _load(path)
+    What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
+    singular mass matrix, a <mimic> not honored) is in `model.warnings`, one line each, without the
+    path; `symdyn` prints them as `symdyn: warning: <path>: <warning>`.
+    snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly).
+    selection: a symdyn.selection.Selection (locked joints, root and tip links) or None.
+    strict: every warning is a RobotFileError instead.
+    allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error."""
+    warnings = []
+    model = _load(path, selection, warnings.append, allow_nonphysical_inertia)
+    if strict and warnings:
+        raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
+    model = replace(model, warnings=tuple(warnings))
     if snap_right_angles:
         from .model import snap_right_angles as snap
         model = snap(model)
     return model
 
 
-def _load(path):
+def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False):
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -46,10 +57,18 @@ def _load(path):
         raise RobotFileError(path, "file is empty")
     if suffix == ".urdf":
         from .urdf import read_urdf
-        desc = read_urdf(path, raw)
+        desc = read_urdf(path, raw, warn)
     else:
         desc = _read_yaml(path, raw)
-    return build_model(desc, path, digest)
+    # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
+    part = selection is not None and bool(selection)
+    model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia)
+    if part:
+        from .selection import select
+        model = replace(build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia),
+                        selection=selection.describe(), locked=tuple(selection.lock.items()),
+                        cut=selection.root is not None or selection.tip is not None)
+    return model
 
 
 def _unknown_suffix(path, suffix):

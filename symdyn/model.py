@@ -1,7 +1,9 @@
-"""The robot model: a frozen description of a fixed-base chain, in the user's joint order.
+"""The robot model: a frozen description of a fixed-base kinematic tree.
 
-Joints are numbered 0..n-1 from base to tip, as written in the robot file. The papers number
-from tip to base; the recursions say "inward" (tip to base, the papers' k = 1..N) and "outward".
+Joints are numbered 0..n-1 depth first from the base, the joints below a link in file order
+(URDF: Pinocchio's order, by name), so every joint comes after its parent and each subtree is a
+contiguous range; a chain is numbered base to tip. The papers number from tip to base; the
+recursions say "inward" (tip to base, the papers' k = 1..N) and "outward".
 """
 from dataclasses import dataclass, replace
 from typing import Tuple
@@ -42,11 +44,19 @@ class Body:
 
 @dataclass(frozen=True)
 class Frame:
-    """A named frame rigidly attached to a body: every link, those merged by fixed joints included."""
+    """A named frame fixed to a body: every link of the file (the links merged into a body by
+    fixed joints included: tool0, panda_hand, feet), every joint, and the base link.
+
+    kind: "link", "joint" (a moving joint: its frame is its child link's) or "fixed-joint" (a
+    fixed joint: at its child link's frame). parent: the moving body it is fixed to (the index
+    of the joint that moves it), -1 for the fixed base. rotation, translation: the frame in that
+    body's frame (or the base link's), p_body = rotation p_frame + translation, as Pinocchio's
+    frame placements."""
     name: str
-    parent: int          # index of the body it moves with, -1 for the fixed base
-    rotation: Mat3       # body_R_frame
-    offset: Vec3         # frame origin in the body frame
+    kind: str
+    parent: int
+    rotation: Mat3
+    translation: Vec3
     leaf: bool = False   # a moving link without child links (end effector, foot): selected by default
 
 
@@ -60,8 +70,23 @@ class Model:
     path: str = ""               # the description file
     digest: str = ""             # sha256 of the description file
     snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
-    frames: Tuple[Frame, ...] = ()          # every link's frame, depth first from the base
-    frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics; () = the leaves
+    selection: str = ""          # locked joints, root and tip (symdyn.selection.Selection.describe)
+    locked: Tuple[Tuple[str, float], ...] = ()   # (joint, value) made fixed by the selection
+    cut: bool = False            # the selection dropped links (--root, --tip)
+    frames: Tuple[Frame, ...] = ()   # every link and joint of the file, depth first (Frame)
+    warnings: Tuple[str, ...] = ()   # what the loader accepted with a warning, one line each
+    frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics (FRAMES); () = the leaves
+
+    def children(self, k):
+        """The joints whose parent is joint k (-1: the fixed base), in order."""
+        return tuple(i for i, j in enumerate(self.joints) if j.parent == k)
+
+    def frame(self, name, kind="link"):
+        """The Frame of a link (or, with kind="joint" / "fixed-joint", of a joint) named `name`."""
+        for f in self.frames:
+            if f.name == name and f.kind == kind:
+                return f
+        raise KeyError(f"no {kind} frame named {name!r}")
 
     @property
     def dof(self):
@@ -74,10 +99,16 @@ class Model:
     @property
     def kinematic_frames(self):
         """The frames of the generated kinematics (FRAMES), in order: the selection, else the leaves."""
-        by_name = {f.name: f for f in self.frames}
         if self.frame_selection:
-            return tuple(by_name[name] for name in self.frame_selection)
+            return tuple(self.named_frame(name) for name in self.frame_selection)
         return tuple(f for f in self.frames if f.leaf)
+
+    def named_frame(self, name):
+        """The frame called `name`: a link's, else a joint's."""
+        same = [f for f in self.frames if f.name == name]
+        if not same:
+            raise KeyError(f"no frame named {name!r}")
+        return next((f for f in same if f.kind == "link"), same[0])
 
     @property
     def total_mass(self):
@@ -104,7 +135,7 @@ def snap_right_angles(model, tol=1e-4):
 def select_frames(model, names):
     """The model whose kinematics is generated for the frames `names` (in that order).
     ValueError naming the first unknown or repeated frame."""
-    known = [f.name for f in model.frames]
+    known = list(dict.fromkeys(f.name for f in model.frames))
     for i, name in enumerate(names):
         if name not in known:
             shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")

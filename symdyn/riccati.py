@@ -29,7 +29,7 @@ class Riccati:
                 P = S.matrix_add(ctx, P, S.congruence_inward(ctx, X[c], self.Pplus[c]))
             H = chain.H[k]
             g = S.bind(ctx, S.matvec(P, H))
-            D = ctx.bind(S.vdot(H, g))
+            D = ctx.divisor(ctx.bind(S.vdot(H, g)))     # an exact 0 only for a singular M (warned)
             G = S.bind(ctx, S.vscale(ctx.bind(1 / D), g))
             a = _unit_axis(H)
             if a is None:

@@ -18,6 +18,11 @@ class Numeric:
         return x
 
     @staticmethod
+    def divisor(x):
+        """x, about to be divided by: an exact zero divides as numpy does (inf or nan, a warning)."""
+        return np.float64(x) if isinstance(x, (int, float)) and x == 0 else x
+
+    @staticmethod
     def const(x):
         return float(x)
 

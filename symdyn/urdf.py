@@ -2,8 +2,9 @@
 
 Only the kinematic tree and the inertial data are read. Everything that does not change the
 rigid-body dynamics is ignored: <visual>, <collision>, <limit>, <dynamics>, <safety_controller>,
-<calibration>, <transmission>, <gazebo>, <material>. <mimic> is ignored too: a mimicking joint
-becomes an independent degree of freedom, as in pinocchio's default URDF parser.
+<calibration>, <transmission>, <gazebo>, <material>. <mimic> is not honored yet: a mimicking joint
+becomes an independent degree of freedom, as in pinocchio's default URDF parser, and the reader
+says so with a warning.
 
 Validation here is structural (is this a well-formed tree of links and joints with finite
 numbers?); physical checks (mass > 0, positive-definite inertia) belong to the builder.
@@ -33,12 +34,14 @@ class _Invalid(Exception):
     """Internal: a one-line problem, turned into RobotFileError (with the path) at the top."""
 
 
-def read_urdf(path, raw=None):
-    """Parse the URDF at `path` (or its bytes `raw`); return the description dict or raise RobotFileError."""
+def read_urdf(path, raw=None, warn=None):
+    """Parse the URDF at `path` (or its bytes `raw`); return the description dict or raise RobotFileError.
+
+    warn: called with a one-line message for what is read but not honored (<mimic>)."""
     try:
         root = _parse_xml(path, raw)
         with np.errstate(all="ignore"):  # huge numbers overflow to inf, which the builder reports
-            return _description(root, os.path.basename(str(path)))
+            return _description(root, os.path.basename(str(path)), warn or (lambda message: None))
     except _Invalid as exc:
         # names taken from the file could carry line breaks; the message must stay one line
         raise RobotFileError(path, " ".join(str(exc).splitlines())) from None
@@ -158,13 +161,13 @@ def _origin(element, owner):
 
 # --- links and joints -------------------------------------------------------------------------
 
-def _description(root, filename):
+def _description(root, filename, warn):
     name = root.get("name")
     if name is None:
         raise _Invalid("robot has no 'name' attribute")
     # Only direct children: <transmission> also contains <joint name=...> elements.
     links = _read_links(root)
-    joints = _read_joints(root, links)
+    joints = _read_joints(root, links, warn)
     base, order = _walk_tree(links, joints)
     return {
         "name": name,
@@ -215,7 +218,7 @@ def _rotate_inertia(inertia, rpy):
     return G.inertia_entries(rotated)
 
 
-def _read_joints(root, links):
+def _read_joints(root, links, warn):
     """Joint name -> joint entry (document order), with parent/child links checked to exist."""
     joints = {}
     for index, element in enumerate(_children(root, "joint"), start=1):
@@ -225,6 +228,11 @@ def _read_joints(root, links):
         if name in joints:
             raise _Invalid(f"joint '{name}': defined twice")
         joints[name] = _read_joint(element, name, links)
+        mimic = _children(element, "mimic")
+        if mimic and joints[name]["type"] != "fixed":
+            leader = mimic[0].get("joint")
+            warn(f"joint '{name}': <mimic{f' joint={leader!r}' if leader else ''}> is not honored: "
+                 "loaded as an independent joint (as Pinocchio's URDF parser does by default)")
     return joints
 
 

@@ -29,6 +29,16 @@ ERD_ARMS = {
 }
 
 
+#: branching robots from example-robot-data (fixed base), against Pinocchio's own URDF parser
+ERD_TREES = {
+    "solo12": "solo_description/robots/solo12.urdf",
+    "talos_reduced": "talos_data/robots/talos_reduced.urdf",
+    "baxter": "baxter_description/urdf/baxter.urdf",
+    "allegro": "allegro_hand_description/urdf/allegro_right_hand.urdf",
+    "panda_fingers": "panda_description/urdf/panda.urdf",
+}
+
+
 def relerr(a, b):
     """Largest difference relative to the size of the reference (at least 1)."""
     a, b = np.asarray(a), np.asarray(b)

@@ -403,7 +403,8 @@ def _load_checked(path):
             return None
     assert model.dof >= 1
     assert all(math.isfinite(v) for body in model.bodies for v in body.params)
-    assert all(body.mass > 0 for body in model.bodies)
+    assert all(body.mass >= 0 for body in model.bodies)          # 0: a virtual link (a warning if singular)
+    assert all(len(w.splitlines()) == 1 and w.isprintable() for w in model.warnings)
     return model
 
 

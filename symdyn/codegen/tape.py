@@ -30,6 +30,16 @@ class Tape:
             self._memo[expr] = symbol
         return symbol
 
+    def divisor(self, x):
+        """x, about to be divided by. An exact zero (a zero-mass leaf: a singular mass matrix, which
+        the loader warns about) becomes a variable set to 0.0, so that the generated code divides at
+        run time (inf or nan, as Pinocchio) instead of the generator failing on 1/0."""
+        if isinstance(x, (int, float, se.Number)) and x == 0:
+            symbol = se.Symbol(f"{self.prefix}{len(self.assignments)}")
+            self.assignments.append((symbol, se.RealDouble(0.0)))
+            return symbol
+        return x
+
     @staticmethod
     def const(x):
         x = float(x)

@@ -1,0 +1,213 @@
+"""Branching trees: Pinocchio's joint order, exact zeros between branches, and every function of the
+generated set (engine, generated Python and C, numeric and symbolic parameters) against Pinocchio
+on real trees read by Pinocchio's own URDF parser and on random trees."""
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import symdyn
+from conftest import ERD_TREES, ROOT, erd_path, function_args, random_states, relerr
+from oracle import Pinocchio, to_pinocchio
+from random_chain import random_description, random_tree
+from symdyn.codegen.generator import trace
+from symdyn.compare import PINOCCHIO_NAMES, import_module_file
+from symdyn.description import build_model
+from symdyn.functions import BY_NAME, FUNCTIONS
+from symdyn.generate import module_name, render
+
+TOL = 1e-9          # relative, against Pinocchio
+SAME = 1e-10        # relative, generated code against the engine
+DATA = ROOT / "tests" / "data"
+
+
+def _args(fn, q, qd, x, nf=0):
+    return function_args(fn, q, qd, x, nf)
+
+
+def _against_pinocchio(functions, oracle, q, qd, x):
+    """Largest relative difference per Pinocchio function, state by state."""
+    worst = {}
+    for name in PINOCCHIO_NAMES:
+        args = _args(BY_NAME[name], q, qd, x)
+        ours = functions(name)(*args)
+        worst[name] = max(relerr(ours[s], getattr(oracle, name)(*(a[s] for a in args))) for s in range(len(q)))
+    return worst
+
+
+@pytest.fixture(scope="module", params=sorted(ERD_TREES))
+def erd_tree(request):
+    path = erd_path(ERD_TREES[request.param])
+    return symdyn.load_robot(path), pin.buildModelFromUrdf(str(path))
+
+
+def test_joint_order_is_pinocchios(erd_tree):
+    model, pmodel = erd_tree
+    assert tuple(pmodel.names)[1:] == model.joint_names
+    assert pmodel.nv == model.dof
+    assert [pmodel.parents[k + 1] - 1 for k in range(model.dof)] == [j.parent for j in model.joints]
+
+
+KINDS = {"link": pin.FrameType.BODY, "joint": pin.FrameType.JOINT, "fixed-joint": pin.FrameType.FIXED_JOINT}
+
+
+def _frames_equal_pinocchios(model, pmodel):
+    """Every link and joint of the file is a frame, on the same body, at the same placement as
+    Pinocchio's frames (merged links included: tool0, panda_hand, feet)."""
+    theirs = {(f.name, f.type): f for f in pmodel.frames if f.name != "universe"}
+    assert {(f.name, KINDS[f.kind]) for f in model.frames} == set(theirs)
+    for f in model.frames:
+        other = theirs[f.name, KINDS[f.kind]]
+        assert other.parentJoint == f.parent + 1, f.name
+        assert np.abs(other.placement.rotation - np.array(f.rotation)).max() < 1e-12, f.name
+        assert np.abs(other.placement.translation - np.array(f.translation)).max() < 1e-12, f.name
+
+
+def test_frames_equal_pinocchios(erd_tree):
+    _frames_equal_pinocchios(*erd_tree)
+    model, _ = erd_tree
+    for name in ("panda_hand", "panda_link8", "panda_hand_tcp", "FL_FOOT", "left_sole_link", "right_gripper"):
+        if any(f.name == name for f in model.frames):
+            assert model.frame(name).parent >= 0
+
+
+def test_engine_equals_pinocchio_urdf_parser(erd_tree):
+    model, pmodel = erd_tree
+    engine = symdyn.Engine(model)
+    worst = _against_pinocchio(lambda name: getattr(engine, name), Pinocchio(pmodel), *random_states(model.dof, 10, seed=1))
+    assert max(worst.values()) < TOL, worst
+
+
+def test_generated_python_and_c_equal_engine_and_pinocchio(erd_tree, tmp_path, monkeypatch):
+    """Every function of the set: Python and C equal the engine; those Pinocchio has equal Pinocchio."""
+    monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
+    model, pmodel = erd_tree
+    name = module_name(model.path)
+    for filename, text in render(model, ("python", "c")).items():
+        (tmp_path / filename).write_text(text)
+    modules = {"python": import_module_file(tmp_path / f"{name}.py", f"tree_{name}"),
+               "c": symdyn.load_c(tmp_path / f"{name}.c")}
+    engine = symdyn.Engine(model)
+    q, qd, x = random_states(model.dof, 5, seed=2)
+    for fn in FUNCTIONS:
+        args = _args(fn, q, qd, x, len(engine.FRAMES))
+        reference = getattr(engine, fn.name)(*args)
+        for lang, module in modules.items():
+            assert relerr(getattr(module, fn.name)(*args), reference) < SAME, (lang, fn.name)
+    oracle = Pinocchio(pmodel)
+    for lang, module in modules.items():
+        worst = _against_pinocchio(lambda f: getattr(module, f), oracle, q, qd, x)
+        assert max(worst.values()) < TOL, (lang, worst)
+
+
+RANDOM_TREES = [(6, 11, "RP", False), (9, 12, "R", True), (12, 13, "RP", False), (8, 14, "P", False)]
+
+
+@pytest.mark.parametrize("spec", RANDOM_TREES, ids=lambda s: f"n{s[0]}-{s[2]}-{s[1]}{'-aligned' if s[3] else ''}")
+def test_random_tree_engine_equals_pinocchio(spec):
+    model = random_tree(*spec)
+    worst = _against_pinocchio(lambda name: getattr(symdyn.Engine(model), name), Pinocchio(to_pinocchio(model)),
+                               *random_states(model.dof, 10, seed=3))
+    assert max(worst.values()) < TOL, worst
+
+
+def test_random_tree_symbolic_parameters(tmp_path, monkeypatch):
+    """Symbolic-parameter modules of a tree (Python and C): the file's parameters give the numeric
+    module, other parameters give the engine with those parameters."""
+    monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
+    model = random_tree(7, 21, "RP", False)
+    model = type(model)(**{**model.__dict__, "path": str(tmp_path / "tree7.yaml")})
+    for params in ("numeric", "symbolic"):
+        (tmp_path / params).mkdir()
+        for filename, text in render(model, ("python", "c"), params).items():
+            (tmp_path / params / filename).write_text(text)
+    numeric = import_module_file(tmp_path / "numeric" / "tree7.py", "tree7_numeric")
+    sym = {"python": import_module_file(tmp_path / "symbolic" / "tree7.py", "tree7_symbolic"),
+           "c": symdyn.load_c(tmp_path / "symbolic" / "tree7.c")}
+    default = sym["python"].DEFAULT_PARAMS
+    other = default * np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, model.dof), 10)
+    other_engine = symdyn.Engine(model, other)
+    q, qd, x = random_states(model.dof, 5, seed=4)
+    for fn in FUNCTIONS:
+        args = _args(fn, q, qd, x, len(numeric.FRAMES))
+        for lang, module in sym.items():
+            assert relerr(getattr(module, fn.name)(*args, default), getattr(numeric, fn.name)(*args)) < SAME, (lang, fn.name)
+            assert relerr(getattr(module, fn.name)(*args, other), getattr(other_engine, fn.name)(*args)) < SAME, (lang, fn.name)
+
+
+def _twin_chains(n, seed):
+    """The same random chain twice, hanging from the base: a tree of two branches."""
+    desc = random_description(n, seed)
+    twin = {"name": "twins", "gravity": desc["gravity"], "links": [], "joints": []}
+    for tag in ("a", "b"):
+        rename = lambda x: x if x == "base" else f"{tag}_{x}"
+        twin["links"] += [{**link, "name": rename(link["name"])} for link in desc["links"]]
+        twin["joints"] += [{**j, "name": rename(j["name"]), "parent": rename(j["parent"]), "child": rename(j["child"])}
+                           for j in desc["joints"]]
+    return build_model(desc, "<chain>"), build_model(twin, "<twins>")
+
+
+@pytest.mark.parametrize("name", ["mass_matrix", "coriolis_matrix", "mass_matrix_inverse"])
+def test_entries_between_branches_are_free_zeros(name):
+    """Two copies of a chain on the base: the code is exactly twice the chain's and the entries between
+    the branches are exact zeros (M, C and, with a fixed common ancestor, M^-1)."""
+    chain, twins = _twin_chains(4, 9)
+    one, two = trace(chain, BY_NAME[name]), trace(twins, BY_NAME[name])
+    assert two.ops == {k: 2 * v for k, v in one.ops.items()}
+    matrix = np.array(two.results, dtype=object).reshape(8, 8)
+    assert all(x == 0 for x in matrix[:4, 4:].ravel()) and all(x == 0 for x in matrix[4:, :4].ravel())
+
+
+def test_inverse_couples_branches_below_a_moving_joint():
+    """M is zero between two branches on a moving joint, M^-1 is not (both move the common parent)."""
+    model = symdyn.load_robot(DATA / "two_branches.yaml")
+    engine = symdyn.Engine(model)
+    q, _, _ = random_states(3, 1)
+    assert model.joint_names == ("shoulder", "elbow", "wrist")
+    assert engine.mass_matrix(q)[0, 1, 2] == 0
+    assert abs(engine.mass_matrix_inverse(q)[0, 1, 2]) > 1e-3
+
+
+def test_document_order_is_not_pinocchios_order():
+    """Pinocchio sorts the joints below a link by name (urdfdom's map), depth first: so does symdyn."""
+    path = DATA / "tree_order.urdf"
+    model, pmodel = symdyn.load_robot(path), pin.buildModelFromUrdf(str(path))
+    assert model.joint_names == tuple(pmodel.names)[1:] == ("b_hip", "b_knee", "c_hip", "a_knee", "z_knee")
+    worst = _against_pinocchio(lambda name: getattr(symdyn.Engine(model), name), Pinocchio(pmodel),
+                               *random_states(model.dof, 5, seed=5))
+    assert max(worst.values()) < TOL, worst
+
+
+def test_frames_of_merged_links():
+    path = DATA / "tree_order.urdf"
+    model = symdyn.load_robot(path)
+    _frames_equal_pinocchios(model, pin.buildModelFromUrdf(str(path)))
+    tool = model.frame("tool")                       # lca -> tool_joint (fixed, 0.15 along z)
+    assert tool.parent == model.joint_names.index("a_knee") and tool.translation == (0.0, 0.0, 0.15)
+    assert model.frame("tool_joint", "fixed-joint") == replace(tool, name="tool_joint", kind="fixed-joint")
+    assert model.frame("base").parent == -1
+    assert model.children(-1) == (0, 2) and model.children(2) == (3, 4)
+    with pytest.raises(KeyError):
+        model.frame("tool", "joint")
+
+
+def test_urdf_and_yaml_twins():
+    urdf, yaml = symdyn.load_robot(DATA / "two_branches.urdf"), symdyn.load_robot(DATA / "two_branches.yaml")
+    assert urdf.joints == yaml.joints and urdf.bodies == yaml.bodies
+
+
+def test_cli_compare_uses_pinocchio_urdf_parser_on_trees():
+    result = subprocess.run([sys.executable, "-m", "symdyn.cli", "compare", str(DATA / "tree_order.urdf"),
+                             "--states", "3", "--no-c"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Pinocchio's own URDF parser" in result.stdout
+
+
+def test_generated_header_gives_the_tree():
+    text = render(symdyn.load_robot(DATA / "tree_order.urdf"), ("python", "c"))
+    for name in ("tree_order.py", "tree_order.h", "tree_order.c"):
+        assert ('Joint order (depth first from the base): "b_hip", "b_knee", "c_hip", "a_knee", "z_knee". '
+                "Parent of each joint (-1: the base): -1, 0, -1, 2, 2.") in text[name], name
