@@ -33,10 +33,10 @@ def _inertia_options(command):
     return click.option("--strict", is_flag=True, help=STRICT_HELP)(command)
 
 
-def _load(path, snap=False, selection=None, strict=False, nonphysical=False):
+def _load(path, snap=False, selection=None, strict=False, nonphysical=False, frames=None):
     from .load import load_robot
     try:
-        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical)
+        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical, frames=frames)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
@@ -52,6 +52,16 @@ def selection_options(command):
                            help="LINK becomes the fixed base; everything above it is dropped.")(command)
     return click.option("--lock", default="", metavar="JOINT[=VALUE],...",
                         help="Make these joints fixed at VALUE (default 0), e.g. to drop a gripper.")(command)
+
+
+FRAMES_HELP = ("Comma-separated frames (links, or joints) that get kinematics, Jacobians and external wrenches, "
+               "in this order (the module's FRAMES). Default: the leaves of the tree (end effectors, feet).")
+
+
+def frames_option(command):
+    return click.option("--frames", "frames", default=None, metavar="NAME,...", help=FRAMES_HELP,
+                        callback=lambda ctx, param, value: None if value is None else
+                        tuple(x.strip() for x in value.split(",") if x.strip()))(command)
 
 
 def _selection(lock, root, tip):
@@ -74,14 +84,16 @@ def main():
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
-def info(robots, ops, snap, lock, root, tip, strict, nonphysical):
+@frames_option
+def info(robots, ops, snap, lock, root, tip, strict, nonphysical, frames):
     """Print DOF, joints, total mass and operation counts of each ROBOT file."""
     selection = _selection(lock, root, tip)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical)
+        model = _load(path, snap, selection, strict, nonphysical, frames)
         click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
         for k, j in enumerate(model.joints):
             click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
+        click.echo("  frames (FRAMES): " + ", ".join(f.name for f in model.kinematic_frames))
         if ops:
             from .codegen.generator import trace_all
             click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
@@ -99,7 +111,8 @@ def info(robots, ops, snap, lock, root, tip, strict, nonphysical):
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
-def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical):
+@frames_option
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical, frames):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -113,7 +126,7 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, 
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
-                          allow_nonphysical_inertia=nonphysical, on_warning=_warn)
+                          allow_nonphysical_inertia=nonphysical, on_warning=_warn, frames=frames)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -128,13 +141,14 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, 
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
-def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical):
+@frames_option
+def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical, frames):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run
     selection = _selection(lock, root, tip)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical)
+        model = _load(path, snap, selection, strict, nonphysical, frames)
         notes = []
         try:
             report = run(model, states=states, with_c=with_c, notes=notes)

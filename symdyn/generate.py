@@ -44,11 +44,11 @@ def render(model, languages=("python",), params_mode="numeric", progress=None):
 
 
 def load_all(paths, languages=("python",), snap_right_angles=False, selection=None, strict=False,
-             allow_nonphysical_inertia=False):
+             allow_nonphysical_inertia=False, frames=None):
     """Load every robot file; RobotFileError for the first bad one or two that would write the same file.
-    (selection, strict, allow_nonphysical_inertia: see load_robot.)"""
-    models = [load_robot(p, snap_right_angles, selection, strict=strict, allow_nonphysical_inertia=allow_nonphysical_inertia)
-              for p in paths]
+    (selection, strict, allow_nonphysical_inertia, frames: see load_robot.)"""
+    models = [load_robot(p, snap_right_angles, selection, strict=strict, allow_nonphysical_inertia=allow_nonphysical_inertia,
+                         frames=frames) for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
         same = os.path.realpath(model.path)
@@ -116,14 +116,16 @@ def write_all(rendered, out_dir):
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
              snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-             on_warning=None):
+             on_warning=None, frames=None):
     """Generate the modules of every robot file in `paths`; returns the written paths.
 
     Order: load and check every input, check the output folder, render everything, then write.
     on_warning(path, message) is called for each warning of each robot (see load_robot) before
-    anything is written; strict=True makes them errors.
+    anything is written; strict=True makes them errors. frames: the frames that get kinematics
+    (names, in order; default: the leaves of the tree).
     """
-    models = load_all(paths, languages, snap_right_angles, selection, strict, allow_nonphysical_inertia)  # all checked first
+    models = load_all(paths, languages, snap_right_angles, selection, strict, allow_nonphysical_inertia,
+                      frames)  # all checked first
     for model in models:
         for message in model.warnings:
             if on_warning is not None:

@@ -16,7 +16,8 @@ from .errors import RobotFileError
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False):
+def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
+               frames=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -25,7 +26,8 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly).
     selection: a symdyn.selection.Selection (locked joints, root and tip links) or None.
     strict: every warning is a RobotFileError instead.
-    allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error."""
+    allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error.
+    frames: names of the frames that get kinematics (FRAMES), in order; None: the leaves."""
     warnings = []
     model = _load(path, selection, warnings.append, allow_nonphysical_inertia)
     if strict and warnings:
@@ -34,6 +36,12 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     if snap_right_angles:
         from .model import snap_right_angles as snap
         model = snap(model)
+    if frames is not None:
+        from .model import select_frames
+        try:
+            model = select_frames(model, tuple(frames))
+        except ValueError as exc:
+            raise RobotFileError(path, f"--frames: {exc}") from None
     return model
 
 

@@ -15,23 +15,44 @@ A frame's world-aligned wrench [force; torque at p_f] is the body force B_f w, s
 frames f, g is (psi(a, i) B_f)^T Upsilon-(a) (psi(a, j) B_g): 6 columns carried inward per frame.
 """
 from . import spatial as S
-from .frames import Placements
+from .frames import Placements, columns
+
+
+def _joint(ctx, chain, ric, k):
+    """(H, G, D^-1): joint k's columns of H* and of G, and its D^-1 (an nv x nv block)."""
+    H = columns(chain, k)
+    if len(H) == 1:
+        return H, [ric.G[k]], [[ctx.bind(1 / ric.D[k])]]
+    return H, list(ric.G[k]), ric.block[k].inverse()
 
 
 def _upsilon_minus(ctx, chain, X, ric):
-    Uminus = [None] * chain.n
+    """Upsilon- = tau_bar* Upsilon+ tau_bar + H* D^-1 H
+                = Upsilon+ - u H - H* u* + H* (D^-1 + G* u) H,   u = Upsilon+ G."""
+    Uminus, joints = [None] * chain.n, [None] * chain.n
     for k in chain.outward():
         p = chain.parent[k]
-        H = chain.H[k]
-        if p < 0:                            # Upsilon+ = 0: Upsilon- = H* H / D
-            inv = ctx.bind(1 / ric.D[k])
-            Uminus[k] = S.symmetric(ctx, lambda i, j: inv * H[i] * H[j])
+        H, G, Dinv = joints[k] = _joint(ctx, chain, ric, k)
+        m = len(H)
+        if p < 0:                            # Upsilon+ = 0: Upsilon- = H* D^-1 H
+            Uminus[k] = S.symmetric(ctx, lambda i, j: sum((Dinv[a][b] * H[a][i] * H[b][j]
+                                                           for a in range(m) for b in range(m)), 0))
             continue
         U = S.congruence_outward(ctx, X[k], Uminus[p])
-        u = S.bind(ctx, S.matvec(U, ric.G[k]))
-        d = ctx.bind(1 / ric.D[k] + S.vdot(ric.G[k], u))
-        Uminus[k] = S.symmetric(ctx, lambda i, j: U[i][j] - u[i] * H[j] - H[i] * u[j] + d * H[i] * H[j])
-    return Uminus
+        u = [S.bind(ctx, S.matvec(U, g)) for g in G]
+        d = [[ctx.bind(Dinv[a][b] + S.vdot(G[a], u[b])) for b in range(m)] for a in range(m)]
+        Uminus[k] = S.symmetric(ctx, lambda i, j: U[i][j] + sum((-u[a][i] * H[a][j] - H[a][i] * u[a][j]
+                                                                 for a in range(m)), 0) +
+                                sum((d[a][b] * H[a][i] * H[b][j] for a in range(m) for b in range(m)), 0))
+    return Uminus, joints
+
+
+def _tau_bar(ctx, joint, x):
+    """tau_bar x = x - G (H x) for a force x."""
+    H, G, _ = joint
+    for h, g in zip(H, G):
+        x = S.vsub(x, S.vscale(ctx.bind(S.vdot(h, x)), g))
+    return S.bind(ctx, x)
 
 
 def _wrench_map(ctx, R, d):
@@ -47,7 +68,7 @@ def _wrench_map(ctx, R, d):
 def operational_space_inertia_inverse(ctx, chain, X, ric):
     """(6 nf, 6 nf): J M^-1 J^T for the LOCAL_WORLD_ALIGNED Jacobians of the frames, stacked."""
     pl = Placements(ctx, chain, X)
-    Uminus = _upsilon_minus(ctx, chain, X, ric)
+    Uminus, joints = _upsilon_minus(ctx, chain, X, ric)
     carried = []            # per frame: {body a on its path: psi(a, i) B_f (6 columns)}
     for k, R, pf in pl.frames:
         at = {}
@@ -59,7 +80,7 @@ def operational_space_inertia_inverse(ctx, chain, X, ric):
                 p = chain.parent[j]
                 if p < 0:
                     break
-                cols = [S.force_inward(ctx, X[j], ric.tau_bar(j, c)) for c in cols]
+                cols = [S.force_inward(ctx, X[j], _tau_bar(ctx, joints[j], c)) for c in cols]
                 j = p
         carried.append((k, at))
     nf = len(carried)
