@@ -18,7 +18,6 @@ scale (the largest principal moment of any link):
 Warnings go to the `warn` callable given to build_model (load_robot collects them on the Model).
 """
 import math
-from dataclasses import replace
 import numbers
 import reprlib
 
@@ -319,7 +318,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 if owner >= 0:
                     body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *params))
                 placement = (G.snap_matrix(Rc), G.snap_vector(pc))
-                frames += [Frame(jname, "fixed-joint", owner, *placement), Frame(child, "link", owner, *placement)]
+                leaf = owner >= 0 and not children.get(child)     # a moving link without child links
+                frames += [Frame(jname, "fixed-joint", owner, *placement, leaf), Frame(child, "link", owner, *placement, leaf)]
             else:
                 out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
                                         G.snap_matrix(Rc), G.snap_vector(pc), G.snap_vector(axis)))
@@ -327,7 +327,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 body_names.append(child)
                 k = len(out_joints) - 1
                 frame[child] = (k, G.IDENTITY, G.ZERO)
-                frames += [Frame(jname, "joint", k, G.IDENTITY, G.ZERO), Frame(child, "link", k, G.IDENTITY, G.ZERO)]
+                leaf = not children.get(child)
+                frames += [Frame(jname, "joint", k, G.IDENTITY, G.ZERO, leaf), Frame(child, "link", k, G.IDENTITY, G.ZERO, leaf)]
             stack.extend(reversed(children.get(child, [])))
     if not out_joints:
         chk.fail("the robot has no moving joints")
@@ -340,8 +341,6 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in f.translation):
             chk.fail(f"link '{f.name}': its position overflows (numbers too large)")
     _check_axes(chk, out_joints, bodies)
-    frames = [replace(f, leaf=True) if f.kind == "link" and f.parent >= 0 and not children.get(f.name) else f
-              for f in frames]
     source = desc.get("source")
     return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
                  source="" if source is None else str(source), path=str(path), digest=digest, frames=tuple(frames))

@@ -57,7 +57,7 @@ class Frame:
     parent: int
     rotation: Mat3
     translation: Vec3
-    leaf: bool = False   # a moving link without child links (end effector, foot): selected by default
+    leaf: bool = False   # at a moving link without child links (end effector, foot): links selected by default
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class Model:
         """The frames of the generated kinematics (FRAMES), in order: the selection, else the leaves."""
         if self.frame_selection:
             return tuple(self.named_frame(name) for name in self.frame_selection)
-        return tuple(f for f in self.frames if f.leaf)
+        return tuple(f for f in self.frames if f.leaf and f.kind == "link")
 
     def named_frame(self, name):
         """The frame called `name`: a link's, else a joint's."""
