@@ -142,31 +142,31 @@ void planar6_frame_acceleration_bias(const double *q, const double *qd, double *
 /* Centre of mass in the world frame.
  * In: q[6].
  * Out: com[3].
- * Operations: 58 mul, 45 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 24 mul, 15 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_center_of_mass(const double *q, double *com);
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd.
  * In: q[6].
  * Out: Jcom[3*6] (row-major).
- * Operations: 76 mul, 55 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 86 mul, 40 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_com_jacobian(const double *q, double *Jcom);
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes.
  * In: q[6].
  * Out: Ag[6*6] (row-major).
- * Operations: 113 mul, 102 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 110 mul, 85 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_centroidal_momentum_matrix(const double *q, double *Ag);
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd).
  * In: q[6], qd[6].
  * Out: hg[6].
- * Operations: 133 mul, 125 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 128 mul, 100 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_centroidal_momentum(const double *q, const double *qd, double *hg);
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias).
  * In: q[6].
  * Out: Linv[6*6] (row-major).
- * Operations: 262 mul, 218 add, 9 div, 0 sqrt, 12 trig. */
+ * Operations: 262 mul, 218 add, 5 div, 0 sqrt, 12 trig. */
 void planar6_operational_space_inertia_inverse(const double *q, double *Linv);
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.

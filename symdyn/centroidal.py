@@ -1,119 +1,125 @@
 """Centre of mass and centroidal momentum (Orin & Goswami's centroidal momentum matrix, as
-Pinocchio's ccrba), from the world placements of frames.Placements and one inward sum.
+Pinocchio's ccrba) from composite-body parameters, inward, and the world placements of
+frames.Placements.
 
-Everything is taken about the world origin O, in world axes, where the subtree sums are plain
-additions (no transform per link): for body i, its mass m, first moment s = m p0 + R0 h and its
-rotational inertia about O
-    I_O = R0 J R0^T + m (|p|^2 1 - p p^T) + 2 (p . h0) 1 - p h0^T - h0 p^T      (p = p0, h0 = R0 h).
-A motion with angular velocity w and velocity u of the point at O gives the subtree the momentum
-    P = m u + w x s          L_O = I_O w + s x u,
-so a joint column (w, v at O_j; u = v + p0(j) x w) of the Jacobians needs only the subtree sums
-(m, s, I_O) of its joint:
-    com_jacobian column = (w x (s - m p0(j)) + m v) / M_total
-    centroidal column   = [P ; L_O - c x P],  c = s_total / M_total (about the centre of mass).
+The subtree of joint k as one rigid body, in frame k about O_k: its mass m, first moment h and
+rotational inertia J (the ten dynamic parameters of a composite body). Inward, a child's
+parameters move into its parent's frame by X = (R, l):
+    h' = R h + m l        J' = R J R^T + m (|l|^2 1 - l l^T) + 2 (l . R h) 1 - l (R h)^T - (R h) l^T
+(R J R^T by the joint's structured rotation, as in the Riccati recursion). A column [w; v] of
+joint k's motion subspace moves its subtree with the momentum, at O_k in frame k,
+    P = m v + w x h            L = J w + h x v,
+which R0(k) turns into world axes, and L_G = L + (p0(k) - c) x P takes about the centre of mass
+c = (sum over roots of m p0 + R0 h) / M. The column of Ag is [P; L_G]; Jcom's is P / M.
 """
 from . import spatial as S
-from .frames import Placements, body_velocities, columns, nv, rate_indices
+from .frames import Placements, columns, nv, rate_indices
 
 
-def _sym3(ctx, A):
-    return [[ctx.bind(A[i][j]) if j >= i else None for j in range(3)] for i in range(3)]
+class Composite:
+    """Mass, first moment and (optionally) rotational inertia of every subtree, in its joint's frame."""
 
-
-class Moments:
-    """Per body and per subtree: mass, first moment and rotational inertia about O, world axes."""
-
-    def __init__(self, ctx, chain, X, pl=None, inertia=True):
+    def __init__(self, ctx, chain, X, inertia=True):
         n = chain.n
-        self.pl = pl = pl or Placements(ctx, chain, X)
-        self.m, self.s, self.I = [None] * n, [None] * n, [None] * n
-        for k in range(n):
-            m, h = chain.params[k][0], chain.h[k]
-            R, p = pl.R[k], pl.p[k]
-            h0 = S.bind(ctx, S.rot(R, h))
-            self.m[k] = m
-            self.s[k] = S.bind(ctx, S.add(S.scale(m, p), h0))
-            if inertia:
-                RJ = S.bind_matrix(ctx, S.matmul3(R, chain.J[k]))
-                pp, ph = ctx.bind(S.dot(p, p)), ctx.bind(S.dot(p, h0))
-                diag = ctx.bind(m * pp + 2 * ph)
-                self.I[k] = _full(_sym3(ctx, [[S.dot(RJ[i], R[j]) - m * p[i] * p[j] - p[i] * h0[j] - h0[i] * p[j] +
-                                               (diag if i == j else 0) for j in range(3)] for i in range(3)]))
-        # subtree sums, inward
-        self.msub, self.ssub, self.Isub = list(self.m), list(self.s), list(self.I)
+        self.m, self.h, self.J = [None] * n, [None] * n, [None] * n
         for k in chain.inward():
-            kids = chain.children[k]
-            if not kids:
-                continue
-            self.msub[k] = ctx.bind(self.m[k] + sum(self.msub[c] for c in kids))
-            self.ssub[k] = S.bind(ctx, [self.s[k][i] + sum(self.ssub[c][i] for c in kids) for i in range(3)])
+            m, h, J = chain.params[k][0], list(chain.h[k]), chain.J[k]
+            for c in chain.children[k]:
+                R, l = X[c]
+                hc = S.bind(ctx, S.rot(R, self.h[c]))
+                m = m + self.m[c]
+                h = S.add(h, S.add(hc, S.scale(self.m[c], l)))
+                if inertia:
+                    J = _add3(J, _shifted(ctx, X[c], self.m[c], hc, self.J[c]))
+            self.m[k] = ctx.bind(m)
+            self.h[k] = S.bind(ctx, h)
             if inertia:
-                self.Isub[k] = _full(_sym3(ctx, [[self.I[k][i][j] + sum(self.Isub[c][i][j] for c in kids)
-                                                  for j in range(3)] for i in range(3)]))
-        roots = [k for k in range(n) if chain.parent[k] < 0]
-        self.mass = ctx.bind(sum(self.msub[k] for k in roots))
-        self.first = S.bind(ctx, [sum(self.ssub[k][i] for k in roots) for i in range(3)])
-        inv = ctx.bind(1 / self.mass)
-        self.com = S.bind(ctx, S.scale(inv, self.first))
-        self.inv_mass = inv
+                self.J[k] = _bind_sym(ctx, J)
 
 
-def _full(U):
-    """Mirror an upper triangle."""
-    return [[U[i][j] if j >= i else U[j][i] for j in range(3)] for i in range(3)]
+def _add3(A, B):
+    return [[A[i][j] + B[i][j] for j in range(3)] for i in range(3)]
+
+
+def _bind_sym(ctx, A):
+    out = [[None] * 3 for _ in range(3)]
+    for i in range(3):
+        for j in range(i, 3):
+            out[i][j] = out[j][i] = ctx.bind(A[i][j])
+    return out
+
+
+def _shifted(ctx, X, m, hc, J):
+    """A child's rotational inertia about its parent's origin, in the parent's axes."""
+    R, l = X
+    RJ = S._rotate(ctx, R, J, True, X)
+    ll, lh = ctx.bind(S.dot(l, l)), ctx.bind(S.dot(l, hc))
+    diag = ctx.bind(m * ll + 2 * lh)
+    return [[RJ[i][j] - m * l[i] * l[j] - l[i] * hc[j] - hc[i] * l[j] + (diag if i == j else 0)
+             for j in range(3)] for i in range(3)]
+
+
+def _center(ctx, chain, pl, comp):
+    """(1 / M, c): the inverse total mass and the centre of mass in the world."""
+    roots = [k for k in range(chain.n) if chain.parent[k] < 0]
+    mass = ctx.bind(sum(comp.m[k] for k in roots))
+    first = [0, 0, 0]
+    for k in roots:
+        first = S.add(first, S.add(S.scale(comp.m[k], pl.p[k]), S.rot(pl.R[k], comp.h[k])))
+    inv = ctx.bind(1 / mass)
+    return inv, S.bind(ctx, S.scale(inv, S.bind(ctx, first)))
 
 
 def center_of_mass(ctx, chain, X):
     """(3,): the centre of mass in the world."""
-    return Moments(ctx, chain, X, inertia=False).com
+    return _center(ctx, chain, Placements(ctx, chain, X), Composite(ctx, chain, X, inertia=False))[1]
+
+
+def _linear(ctx, comp, k, col):
+    """P = m v + w x h of subtree k moved by the column [w; v], frame k."""
+    w, v = col[:3], col[3:]
+    return S.bind(ctx, S.add(S.scale(comp.m[k], v), S.cross(w, comp.h[k])))
 
 
 def com_jacobian(ctx, chain, X):
     """(3, nv): d com / dt = Jcom v."""
-    mo = Moments(ctx, chain, X, inertia=False)
-    pl = mo.pl
+    pl, comp = Placements(ctx, chain, X), Composite(ctx, chain, X, inertia=False)
+    inv, _ = _center(ctx, chain, pl, comp)
     J = [[0] * nv(chain) for _ in range(3)]
     for k in range(chain.n):
-        lever = S.bind(ctx, S.sub(mo.ssub[k], S.scale(mo.msub[k], pl.p[k])))
-        for i, a in zip(rate_indices(chain, k), pl.axes[k]):
-            col = S.bind(ctx, S.scale(mo.inv_mass, S.add(S.cross(a[:3], lever), S.scale(mo.msub[k], a[3:]))))
+        for i, col in zip(rate_indices(chain, k), columns(chain, k)):
+            P = S.bind(ctx, S.rot(pl.R[k], _linear(ctx, comp, k, col)))
             for row in range(3):
-                J[row][i] = col[row]
+                J[row][i] = ctx.bind(inv * P[row])
     return J
 
 
-def _momentum(ctx, m, s, I, w, u, com):
-    """[P; L about the centre of mass] of a subtree moving with (w, u at O)."""
-    P = S.bind(ctx, S.add(S.scale(m, u), S.cross(w, s)))
-    L = S.add(S.rot(I, w), S.cross(s, u))
-    return P + S.bind(ctx, S.sub(L, S.cross(com, P)))
+def _columns_of_ag(ctx, chain, X):
+    pl, comp = Placements(ctx, chain, X), Composite(ctx, chain, X)
+    _, c = _center(ctx, chain, pl, comp)
+    out = []
+    for k in range(chain.n):
+        lever = S.bind(ctx, S.sub(pl.p[k], c))
+        for i, col in zip(rate_indices(chain, k), columns(chain, k)):
+            w, v = col[:3], col[3:]
+            P = S.bind(ctx, S.rot(pl.R[k], _linear(ctx, comp, k, col)))
+            L = S.bind(ctx, S.add(S.rot(comp.J[k], w), S.cross(comp.h[k], v)))
+            out.append((i, P + S.bind(ctx, S.add(S.rot(pl.R[k], L), S.cross(lever, P)))))
+    return out
 
 
 def centroidal_momentum_matrix(ctx, chain, X):
     """(6, nv): Ag, the centroidal momentum [linear; angular about the CoM] = Ag v (Pinocchio's ccrba)."""
-    mo = Moments(ctx, chain, X)
-    pl = mo.pl
     A = [[0] * nv(chain) for _ in range(6)]
-    for k in range(chain.n):
-        for i, a in zip(rate_indices(chain, k), pl.axes[k]):
-            w = a[:3]
-            u = S.bind(ctx, S.add(a[3:], S.cross(pl.p[k], w)))
-            col = _momentum(ctx, mo.msub[k], mo.ssub[k], mo.Isub[k], w, u, mo.com)
-            for row in range(6):
-                A[row][i] = col[row]
+    for i, col in _columns_of_ag(ctx, chain, X):
+        for row in range(6):
+            A[row][i] = col[row]
     return A
 
 
 def centroidal_momentum(ctx, chain, X, v):
-    """(6,): hg = Ag v, by one outward sweep of body velocities (O(N))."""
-    mo = Moments(ctx, chain, X)
-    pl = mo.pl
-    w, vo = body_velocities(ctx, chain, pl, v)
+    """(6,): hg = Ag v."""
     total = [0] * 6
-    for k in range(chain.n):
-        u = S.bind(ctx, S.add(vo[k], S.cross(pl.p[k], w[k])))
-        P = S.add(S.scale(mo.m[k], u), S.cross(w[k], mo.s[k]))
-        L = S.add(S.rot(mo.I[k], w[k]), S.cross(mo.s[k], u))
-        total = S.vadd(total, P + L)
-    P = S.bind(ctx, total[:3])
-    return P + S.bind(ctx, S.sub(total[3:], S.cross(mo.com, P)))
+    for i, col in _columns_of_ag(ctx, chain, X):
+        total = S.vadd(total, S.vscale(v[i], col))
+    return S.bind(ctx, total)
