@@ -37,6 +37,35 @@ static void sd_sincos(double x, double *s, double *c)
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
 
+/* The reference configuration: zero angles and offsets, identity quaternions. */
+void panda_neutral(double *q)
+{
+    q[0] = 0.0;
+    q[1] = 0.0;
+    q[2] = 0.0;
+    q[3] = 0.0;
+    q[4] = 0.0;
+    q[5] = 0.0;
+    q[6] = 0.0;
+}
+
+/* q_out = q moved with the constant velocity v during dt (exact on the Lie group). q_out may not alias q. */
+void panda_integrate(const double *q, const double *v, double dt, double *q_out)
+{
+    double step[7];
+    for (int i = 0; i < 7; ++i)
+        step[i] = v[i] * dt;
+    for (int i = 0; i < 7; ++i)
+        q_out[0 + i] = q[0 + i] + step[0 + i];
+}
+
+/* v = the velocity that integrates q0 to q1 in unit time. */
+void panda_difference(const double *q0, const double *q1, double *v)
+{
+    for (int i = 0; i < 7; ++i)
+        v[0 + i] = q1[0 + i] - q0[0 + i];
+}
+
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler). Operations: 413 mul, 354 add, 0 div, 0 sqrt, 12 trig. */
 void panda_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
 {

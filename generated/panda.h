@@ -9,7 +9,8 @@
  * All arrays are plain double arrays; vectors have 7 entries in the joint order above,
  * matrices 7x7 entries, row-major; frame quantities come per frame of the list above
  * (PANDA_NF frames), in Pinocchio's LOCAL_WORLD_ALIGNED convention (at the frame origin,
- * world axes, [linear; angular]); f_ext holds one [force; torque about the frame origin] per frame. Units: SI (rad, m, N m, N). No allocation, no global
+ * world axes, [linear; angular]); f_ext holds one [force; torque about the frame origin] per frame.
+ * Units: SI (rad, m, N m, N). No allocation, no global
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
  * Pinocchio); the diagonalized functions exclude it:
@@ -24,6 +25,13 @@ extern "C" {
 
 #define PANDA_DOF 7
 #define PANDA_NF 3
+#define PANDA_NQ 7
+#define PANDA_NV 7
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[7], v[7]. */
+void panda_neutral(double *q);
+void panda_integrate(const double *q, const double *v, double dt, double *q_out);
+void panda_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[7], qd[7], qdd[7].

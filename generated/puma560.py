@@ -5,16 +5,19 @@ Robot "puma560", 6 DOF, parameters: numeric.
 Joint order (base to tip): "j1", "j2", "j3", "j4", "j5", "j6".
 Frames (FRAMES): "link6".
 
-Every argument has shape (..., 6) (f_ext: (..., 1, 6)): any leading batch shape,
-broadcast between arguments; vectors come back as (..., 6), matrices as (..., 6, 6),
-the frame functions as (..., 1, ...) for the frames of FRAMES. Units: SI (rad, m, N m, N).
-Frame quantities are Pinocchio's LOCAL_WORLD_ALIGNED: at the frame origin, in world axes, [linear; angular].
+Every argument has shape (..., 6): any leading batch shape, broadcast between arguments;
+vectors come back as (..., 6), matrices as (..., 6, 6). Units: SI (rad, m, N m, N).
+integrate, difference and neutral move configurations as pinocchio.integrate, difference, neutral.
+The frame functions return (..., 1, ...) for the frames of FRAMES (f_ext: (..., 1, 6));
+frame quantities are Pinocchio's LOCAL_WORLD_ALIGNED: at the frame origin, in world axes, [linear; angular].
 Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity, as in
 Pinocchio. The diagonalized functions exclude it: nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
 """
 import numpy as np
 
 DOF = 6
+NQ = 6
+NV = 6
 JOINT_NAMES = ("j1", "j2", "j3", "j4", "j5", "j6", )
 FRAMES = ("link6", )
 
@@ -24,6 +27,35 @@ def _check(a, shape, name):
     if a.ndim < len(shape) or a.shape[a.ndim - len(shape):] != shape:
         raise ValueError(f"{name} must have shape (..., {', '.join(map(str, shape))}), got {a.shape}")
     return a
+
+
+def neutral():
+    """The reference configuration (zero angles and offsets, identity quaternions)."""
+    return np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+
+
+def integrate(q, v, dt=1.0):
+    """The configuration reached from q moving with the constant velocity v during dt (exact on the Lie group)."""
+    q, v = _check(q, (6,), "q"), _check(v, (6,), "v") * dt
+    batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    q, v = np.broadcast_to(q, batch + (6,)), np.broadcast_to(v, batch + (6,))
+    return np.concatenate([vector_integrate(q[..., 0:6], v[..., 0:6])], axis=-1)
+
+
+def difference(q0, q1):
+    """The velocity that integrates q0 to q1 in unit time."""
+    q0, q1 = _check(q0, (6,), "q0"), _check(q1, (6,), "q1")
+    batch = np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1])
+    q0, q1 = np.broadcast_to(q0, batch + (6,)), np.broadcast_to(q1, batch + (6,))
+    return np.concatenate([vector_difference(q0[..., 0:6], q1[..., 0:6])], axis=-1)
+
+
+def vector_integrate(q, v):
+    return q + v
+
+
+def vector_difference(q0, q1):
+    return q1 - q0
 
 
 def inverse_dynamics(q, qd, qdd, f_ext=None):

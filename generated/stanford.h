@@ -9,7 +9,8 @@
  * All arrays are plain double arrays; vectors have 6 entries in the joint order above,
  * matrices 6x6 entries, row-major; frame quantities come per frame of the list above
  * (STANFORD_NF frames), in Pinocchio's LOCAL_WORLD_ALIGNED convention (at the frame origin,
- * world axes, [linear; angular]); f_ext holds one [force; torque about the frame origin] per frame. Units: SI (rad, m, N m, N). No allocation, no global
+ * world axes, [linear; angular]); f_ext holds one [force; torque about the frame origin] per frame.
+ * Units: SI (rad, m, N m, N). No allocation, no global
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
  * Pinocchio); the diagonalized functions exclude it:
@@ -24,6 +25,13 @@ extern "C" {
 
 #define STANFORD_DOF 6
 #define STANFORD_NF 1
+#define STANFORD_NQ 6
+#define STANFORD_NV 6
+
+/* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
+void stanford_neutral(double *q);
+void stanford_integrate(const double *q, const double *v, double dt, double *q_out);
+void stanford_difference(const double *q0, const double *q1, double *v);
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) (recursive Newton-Euler).
  * In: q[6], qd[6], qdd[6].

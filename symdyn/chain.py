@@ -5,19 +5,23 @@ from . import spatial as S
 class Chain:
     """Geometry, joint maps H(k), link inertias M(k) and gravity, ready for a recursion.
 
+    Joint k owns the entries qi[k] of q and vi[k] of every velocity-sized vector (qd, qdd, tau);
+    H[k] is the list of its nv columns (spatial vectors in frame k), one for a 1-DoF joint.
     `params` (optional) replaces the inertial parameters of every body by the given scalars
     (10 per body, `model.PARAMETER_NAMES`): symbols for identification, or numbers.
     """
 
     def __init__(self, ctx, model, params=None):
         c = ctx.const
-        self.ctx, self.model, self.n = ctx, model, model.dof
+        self.ctx, self.model, self.n = ctx, model, len(model.joints)
+        self.nq, self.nv = model.nq, model.nv
+        self.qi, self.vi = model.q_slices, model.v_slices
         self.parent = [j.parent for j in model.joints]
         self.children = [[] for _ in range(self.n)]
         for k, p in enumerate(self.parent):
             if p >= 0:
                 self.children[p].append(k)
-        self.H = [[c(x) for x in j.kind.subspace(j.axis)] for j in model.joints]
+        self.H = [[[c(x) for x in h] for h in j.kind.subspace(j.axis)] for j in model.joints]
         self._geometry = [([[c(x) for x in row] for row in j.rotation], [c(x) for x in j.offset],
                            [c(x) for x in j.axis], j.kind) for j in model.joints]
         if params is None:
@@ -32,7 +36,16 @@ class Chain:
 
     def transforms(self, q):
         """X(k) = (parent_R_k(q_k), l(q_k)) for every joint: phi(parent, k)."""
-        return [kind.transform(self.ctx, A, l0, h, q[k]) for k, (A, l0, h, kind) in enumerate(self._geometry)]
+        return [kind.transform(self.ctx, A, l0, h, [q[i] for i in self.qi[k]])
+                for k, (A, l0, h, kind) in enumerate(self._geometry)]
+
+    def rates(self, x, k):
+        """Joint k's entries of a velocity-sized vector."""
+        return [x[i] for i in self.vi[k]]
+
+    def joint_velocity(self, k, x):
+        """H*(k) x(k): the spatial vector of joint k's rates (or accelerations) x(k)."""
+        return combine(self.rates(x, k), self.H[k])
 
     def inward(self):
         """Tip to base: the papers' k = 1..N."""
@@ -48,3 +61,25 @@ class Chain:
         while k >= 0:
             yield k
             k = self.parent[k]
+
+
+def project(ctx, H, x):
+    """H x: a force seen by the joint with columns H (one entry per column)."""
+    return [ctx.bind(S.vdot(h, x)) for h in H]
+
+
+def scatter(chain, per_joint, zero=0):
+    """Per-joint lists of entries -> one velocity-sized vector."""
+    out = [zero] * chain.nv
+    for k, values in enumerate(per_joint):
+        for i, v in zip(chain.vi[k], values):
+            out[i] = v
+    return out
+
+
+def combine(coefficients, columns):
+    """sum of coefficient * column: H* x for the columns of H."""
+    out = S.vscale(coefficients[0], columns[0])
+    for c, h in zip(coefficients[1:], columns[1:]):
+        out = S.vadd(out, S.vscale(c, h))
+    return out

@@ -17,6 +17,8 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
              "smaller code, slightly different model. Off by default.")
 
 
+FLOATING_HELP = ("Make the base link a free-flyer (joint 'root_joint', Pinocchio's conventions: q = [x, y, z, qx, qy, "
+                 "qz, qw, joints...], v = [linear, angular velocity of the base in its frame, joint rates]).")
 STRICT_HELP = "Treat every warning as an error (exit status 2, nothing written)."
 NONPHYSICAL_HELP = ("Accept a link inertia with a clearly negative principal moment (a warning instead of an "
                     "error): the mass matrix may then be indefinite.")
@@ -33,10 +35,18 @@ def _inertia_options(command):
     return click.option("--strict", is_flag=True, help=STRICT_HELP)(command)
 
 
-def _load(path, snap=False, selection=None, strict=False, nonphysical=False, frames=None):
+def _progress(length, label):
+    """A progress bar on stderr, shown only on a terminal (in a pipe or a log it would be one more line)
+    and only when there is work to show."""
+    return click.progressbar(length=length, label=label, file=sys.stderr,
+                             hidden=not (length and sys.stderr and sys.stderr.isatty()))
+
+
+def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, frames=None):
     from .load import load_robot
     try:
-        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical, frames=frames)
+        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
+                           floating_base=floating, frames=frames)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
@@ -84,22 +94,17 @@ def main():
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @frames_option
-def info(robots, ops, snap, lock, root, tip, strict, nonphysical, frames):
-    """Print DOF, joints, total mass and operation counts of each ROBOT file."""
+def info(robots, ops, snap, lock, root, tip, strict, nonphysical, floating, frames):
+    """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
+    from .info import info_lines, trace_count
     selection = _selection(lock, root, tip)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, frames)
-        click.echo(f"{model.name}: {model.dof} DOF, total moving mass {model.total_mass:.6g} kg  ({path})")
-        for k, j in enumerate(model.joints):
-            click.echo(f"  {k:2d}  {j.name:<24s} {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
-        click.echo("  frames (FRAMES): " + ", ".join(f.name for f in model.kinematic_frames))
-        if ops:
-            from .codegen.generator import trace_all
-            click.echo(f"  {'function':<28s} {'mul':>6s} {'add':>6s} {'div':>5s} {'sqrt':>5s} {'trig':>5s}")
-            for p in trace_all(model):
-                click.echo(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in
-                                                           (("mul", 6), ("add", 6), ("div", 5), ("sqrt", 5), ("trig", 5))))
+        model = _load(path, snap, selection, strict, nonphysical, floating, frames)
+        with _progress(trace_count(model, ops), f"tracing {model.name}") as bar:
+            lines = info_lines(model, path, ops, progress=lambda name: bar.update(1))
+        click.echo("\n".join(lines))
 
 
 @main.command()
@@ -107,12 +112,14 @@ def info(robots, ops, snap, lock, root, tip, strict, nonphysical, frames):
 @click.option("--out", "out_dir", default="generated", show_default=True, help="Output folder.")
 @click.option("--lang", default="python", show_default=True, help="Comma-separated: python, c.")
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
-              help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector.")
+              help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector "
+                   "(files <robot>_params.py/.h/.c).")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @frames_option
-def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical, frames):
+def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, nonphysical, floating, frames):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -120,13 +127,12 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, 
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
-    # the bar only on a terminal: in a pipe or a log it would be one more line on stderr
-    with click.progressbar(length=len(set(robots)) * len(FUNCTIONS), label="generating", file=sys.stderr,
-                           hidden=not (sys.stderr and sys.stderr.isatty())) as bar:
+    with _progress(len(set(robots)) * len(FUNCTIONS), "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
-                          allow_nonphysical_inertia=nonphysical, on_warning=_warn, frames=frames)
+                          allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
+                          frames=frames)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -141,17 +147,19 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, strict, 
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
+@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @frames_option
-def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical, frames):
+def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysical, floating, frames):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
-    from .compare import compare as run
+    from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, frames)
+        model = _load(path, snap, selection, strict, nonphysical, floating, frames)
         notes = []
         try:
-            report = run(model, states=states, with_c=with_c, notes=notes)
+            with _progress(compare_steps(with_c), f"comparing {model.name}") as bar:
+                report = run(model, states=states, with_c=with_c, notes=notes, progress=lambda name: bar.update(1))
         except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints
             click.echo(f"{model.name} ({path}): {one_line(exc)}")
             worst = float("inf")
@@ -164,8 +172,28 @@ def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysi
         for name, row in report.items():
             click.echo(f"  {name:<28s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
             worst = max([worst] + list(row.values()))
-    click.echo(f"worst: {worst:.2e} (tolerance {tol:g})")
-    sys.exit(0 if worst <= tol else 1)
+    passed = worst <= tol
+    click.echo(f"worst: {worst:.2e} (tolerance {tol:g}): {'PASS' if passed else 'FAIL'}")
+    sys.exit(0 if passed else 1)
+
+
+@main.command()
+@click.argument("robot")
+@click.argument("function")
+@click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
+              help="numeric: inertial parameters as numbers; symbolic: as symbols m_k, h_{x,k}, I_{xx,k}, ...")
+@click.option("--simplify", is_flag=True, help="Simplify each entry with sympy (slow beyond 2-3 joints).")
+def latex(robot, function, params_mode, simplify):
+    """Print FUNCTION of a small ROBOT (2-3 joints) as a LaTeX equation, from sympy's closed form."""
+    from .expressions import latex as run
+    from .functions import BY_NAME
+    if function not in BY_NAME:
+        _fail(f"unknown function {function!r} (expected one of: {', '.join(BY_NAME)})")
+    model = _load(robot)
+    try:
+        click.echo(run(model, function, params_mode, simplify), nl=False)
+    except SymdynError as exc:
+        _fail(exc)
 
 
 if __name__ == "__main__":

@@ -53,11 +53,12 @@ class CModule:
         if not dof:
             raise ValueError(f"{h_path}: not a symdyn header")
         self.DOF = n = int(dof.group(1))
+        nq = re.search(rf"#define {prefix.upper()}_NQ (\d+)", header)
+        self.NQ, self.NV = (int(nq.group(1)) if nq else n), n
         nparams = re.search(rf"#define {prefix.upper()}_NUM_PARAMS (\d+)", header)
         self._nparams = int(nparams.group(1)) if nparams else 0
-        nq = re.search(rf"#define {prefix.upper()}_NQ (\d+)", header)
         nf = re.search(rf"#define {prefix.upper()}_NF (\d+)", header)
-        self._sizes = {"nv": n, "nq": int(nq.group(1)) if nq else n, "nf": int(nf.group(1)) if nf else 0,
+        self._sizes = {"nv": n, "nq": self.NQ, "nf": int(nf.group(1)) if nf else 0,
                        "np": self._nparams}
         frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
         self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
@@ -70,6 +71,11 @@ class CModule:
             wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, size=size))
             cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}double *out);")
             cdef.append(f"void {prefix}_{name}({decl_args}double *out);")
+        lie = "neutral" in header and f"void {prefix}_integrate(" in header
+        if lie:
+            cdef += [f"void {prefix}_neutral(double *q);",
+                     f"void {prefix}_integrate(const double *q, const double *v, double dt, double *q_out);",
+                     f"void {prefix}_difference(const double *q0, const double *q1, double *v);"]
         wrapper_text = "\n".join(wrapper)
         key = hashlib.sha256((header + source + wrapper_text + " ".join(CFLAGS)).encode()).hexdigest()[:20]
         lib_path = _cache_dir() / f"{prefix}-{key}.so"
@@ -81,9 +87,39 @@ class CModule:
         self._prefix = prefix
         for name in self._signatures:
             setattr(self, name, self._make(name))
+        if lie:
+            self._make_lie()
+
+    def _make_lie(self):
+        """neutral(), integrate(q, v, dt), difference(q0, q1), one state at a time or looped over a batch."""
+        lib, buf, p = self._lib, self._ffi.from_buffer, self._prefix
+
+        def looped(c_fn, arrays, labels, out_size, scalar=()):
+            arrays = [np.ascontiguousarray(a, dtype=float) for a in arrays]
+            for a, label in zip(arrays, labels):
+                size = self._size(label)
+                if a.ndim == 0 or a.shape[-1] != size:
+                    raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
+            batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+            flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(-1, a.shape[-1])) for a in arrays]
+            out = np.empty((len(flat[0]), out_size))
+            for i in range(len(out)):
+                c_fn(*(buf("double[]", f[i]) for f in flat[:1]), *(buf("double[]", f[i]) for f in flat[1:]), *scalar,
+                     buf("double[]", out[i]))
+            return out.reshape(batch + (out_size,))
+
+        def neutral():
+            out = np.empty(self.NQ)
+            getattr(lib, f"{p}_neutral")(buf("double[]", out))
+            return out
+
+        self.neutral = neutral
+        self.integrate = lambda q, v, dt=1.0: looped(getattr(lib, f"{p}_integrate"), (q, v), ("q", "v"), self.NQ,
+                                                   (float(dt),))
+        self.difference = lambda q0, q1: looped(getattr(lib, f"{p}_difference"), (q0, q1), ("q0", "q1"), self.NV)
 
     def _shape(self, arg):
-        return resolve(arg_dims(arg), self._sizes)
+        return resolve(arg_dims("q" if arg in ("q0", "q1") else arg), self._sizes)
 
     def _size(self, arg):
         return int(np.prod(self._shape(arg), dtype=np.int64))

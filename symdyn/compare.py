@@ -34,9 +34,7 @@ def pinocchio_model(model):
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))      # pin.Motion(linear, angular)
     ids = []
     for joint, body in zip(model.joints, model.bodies):
-        axis = np.array(joint.axis)
-        jm = pin.JointModelRevoluteUnaligned(axis) if joint.type == "revolute" else pin.JointModelPrismaticUnaligned(axis)
-        jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, jm,
+        jid = pm.addJoint(ids[joint.parent] if joint.parent >= 0 else 0, joint.kind.pinocchio(joint.axis),
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
         pm.appendBodyToJoint(jid, _pinocchio_inertia(body.params), pin.SE3.Identity())
         ids.append(jid)
@@ -116,7 +114,10 @@ def pinocchio_urdf_model(model):
     if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
         return None
     import pinocchio as pin
-    pm = pin.buildModelFromUrdf(str(model.path))
+    from .description import ROOT_JOINT
+    added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
+    pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if added else \
+        pin.buildModelFromUrdf(str(model.path))
     if model.locked:                       # --lock: Pinocchio's own reduction of its own model
         q_ref = pin.neutral(pm)
         for name, value in model.locked:
@@ -145,20 +146,20 @@ def pinocchio_reference(model):
 
 def pinocchio_configuration(pmodel):
     """q in symdyn's convention (one angle per 1-DoF joint) -> Pinocchio's q: a continuous joint
-    (RevoluteUnbounded, nq 2) is (cos q, sin q) there."""
+    (RevoluteUnbounded, nq 2) is (cos q, sin q) there; multi-DoF joints share the convention."""
     if pmodel.nq == pmodel.nv:
         return lambda q: np.asarray(q, dtype=float)
-    pieces = []
+    pieces, start = [], 0         # (Pinocchio's q index, symdyn's q index, Pinocchio's nq, angle?)
     for joint in pmodel.joints[1:]:
-        if joint.nv != 1 or joint.nq not in (1, 2):
-            raise ValueError(f"joint '{pmodel.names[joint.id]}' ({joint.shortname()}) has no 1-DoF counterpart")
-        pieces.append((joint.idx_q, joint.idx_v, joint.nq))
+        angle = joint.nv == 1 and joint.nq == 2
+        pieces.append((joint.idx_q, start, joint.nq, angle))
+        start += 1 if angle else joint.nq
 
     def convert(q):
         q = np.asarray(q, dtype=float)
         out = np.empty(pmodel.nq)
-        for iq, iv, nq in pieces:
-            out[iq:iq + nq] = q[iv] if nq == 1 else (np.cos(q[iv]), np.sin(q[iv]))
+        for iq, sq, nq, angle in pieces:
+            out[iq:iq + nq] = (np.cos(q[sq]), np.sin(q[sq])) if angle else q[sq:sq + nq]
         return out
     return convert
 
@@ -193,27 +194,39 @@ def _pinocchio(model, notes):
     return pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames])
 
 
-def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
+def compare_steps(with_c=True):
+    """How many times `compare` calls progress: each function traced, the C compile, each function checked."""
+    return 2 * len(FUNCTIONS) + bool(with_c)
+
+
+def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, progress=None):
     """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
 
     `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
-    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn."""
+    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn.
+    progress(step), if given, is called after each of the `compare_steps(with_c)` steps."""
     import tempfile
+    from .lie import random_configuration
     rng = np.random.default_rng(seed)
     size = sizes(model)
-    q = rng.uniform(-np.pi, np.pi, (states, size["nq"]))
+    q = random_configuration(model, rng, states)
     vectors = [rng.normal(size=(states, size["nv"])) for _ in range(2)]
     f_ext = rng.normal(size=(states,) + resolve(arg_dims("f_ext"), size))
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
-    for name, text in render(model, langs).items():
+    for name, text in render(model, langs, progress=progress).items():
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
         from .cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
+        if progress:
+            progress("compile C")
     engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
+    if pino is not None:
+        import pinocchio as pin
+        pmodel = pinocchio_reference(model)[0]
     report = {}
     for fn in FUNCTIONS:
         args = arguments(fn, q, vectors, f_ext)
@@ -223,4 +236,19 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None):
             theirs = np.stack([pino[fn.name](*(a[s] for a in args)) for s in range(states)])
             row["pinocchio"] = relative_error(reference, theirs)
         report[fn.name] = row
+        if progress:
+            progress(fn.name)
+    q1 = random_configuration(model, rng, states)
+    lie_calls = {"integrate": (lambda m, s: m.integrate(q[s], vectors[0][s], 0.3),
+                               lambda pm, s: pin.integrate(pm, q[s], 0.3 * vectors[0][s])),
+                 "difference": (lambda m, s: m.difference(q[s], q1[s]),
+                                lambda pm, s: pin.difference(pm, q[s], q1[s])),
+                 "neutral": (lambda m, s: m.neutral(), lambda pm, s: pin.neutral(pm))}
+    for name, (ours, theirs) in lie_calls.items():
+        reference = np.stack([ours(engine, s) for s in range(states)])
+        row = {lang: relative_error(np.stack([ours(mod, s) for s in range(states)]), reference)
+               for lang, mod in generated.items()}
+        if pino is not None:
+            row["pinocchio"] = relative_error(reference, np.stack([theirs(pmodel, s) for s in range(states)]))
+        report[name] = row
     return report

@@ -50,17 +50,22 @@ def coriolis_matrix(ctx, chain, X, qd):
         for c in chain.children[k]:
             total = S.matrix_add(ctx, total, S.congruence_inward(ctx, X[c], Bc[c], symmetric=False), symmetric=False)
         Bc[k] = total
-    Sdot = [S.bind(ctx, S.cross_motion(V[k], H[k])) for k in range(n)]
-    C = [[0] * n for _ in range(n)]
+    Sdot = [[S.bind(ctx, S.cross_motion(V[k], h)) for h in H[k]] for k in range(n)]
+    C = [[0] * chain.nv for _ in range(chain.nv)]
+    vi = chain.vi
     for j in chain.outward():
-        F = S.bind(ctx, S.vadd(S.matvec(Ic[j], Sdot[j]), S.matvec(Bc[j], H[j])))
-        f1 = S.bind(ctx, S.matvec(Ic[j], H[j]))
-        f2 = S.bind(ctx, S.matvec_t(Bc[j], H[j]))
-        C[j][j] = ctx.bind(S.vdot(H[j], F))
-        k = j
-        for i in chain.ancestors(j):
-            F, f1, f2 = (S.force_inward(ctx, X[k], f) for f in (F, f1, f2))
-            C[i][j] = ctx.bind(S.vdot(H[i], F))
-            C[j][i] = ctx.bind(S.vdot(f1, Sdot[i]) + S.vdot(f2, H[i]))
-            k = i
+        for b, hj in enumerate(H[j]):
+            c = vi[j][b]
+            F = S.bind(ctx, S.vadd(S.matvec(Ic[j], Sdot[j][b]), S.matvec(Bc[j], hj)))
+            f1 = S.bind(ctx, S.matvec(Ic[j], hj))
+            f2 = S.bind(ctx, S.matvec_t(Bc[j], hj))
+            for a, h in enumerate(H[j]):
+                C[vi[j][a]][c] = ctx.bind(S.vdot(h, F))
+            k = j
+            for i in chain.ancestors(j):
+                F, f1, f2 = (S.force_inward(ctx, X[k], f) for f in (F, f1, f2))
+                for a, h in enumerate(H[i]):
+                    C[vi[i][a]][c] = ctx.bind(S.vdot(h, F))
+                    C[c][vi[i][a]] = ctx.bind(S.vdot(f1, Sdot[i][a]) + S.vdot(f2, h))
+                k = i
     return C

@@ -26,10 +26,13 @@ import numpy as np
 from . import geometry as G
 from .errors import RobotFileError
 from .geometry import DEFAULT_GRAVITY, INERTIA_KEYS
+from .joints import JOINT_TYPES
 from .model import Body, Frame, Joint, Model
 
-MOVING = ("revolute", "continuous", "prismatic")
-ROBOT_KEYS = ("name", "source", "gravity", "base", "links", "joints")
+MOVING = tuple(JOINT_TYPES)
+ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints")
+#: the free-flyer that --floating-base puts between the world and the base link (Pinocchio's name)
+ROOT_JOINT = "root_joint"
 LINK_KEYS = ("name", "mass", "com", "inertia")
 JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis")
 ORIGIN_KEYS = ("xyz", "rpy", "rotation")
@@ -189,16 +192,18 @@ def _fmt(values):
     return "[" + ", ".join(f"{v:.6g}" for v in values) + "]"
 
 
-def build_model(desc, path, digest="", warn=None, allow_nonphysical_inertia=False):
+def build_model(desc, path, digest="", warn=None, allow_nonphysical_inertia=False, floating_base=False):
     """Validate a description dictionary and build the Model (fixed joints merged).
 
     warn: called with each warning (a one-line message without the path), e.g. list.append;
-    allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error."""
+    allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error;
+    floating_base: the base link floats, joined to the world by a free-flyer named root_joint
+    (Pinocchio's buildModel(..., JointModelFreeFlyer())); its inertia is 'base_link' when given."""
     with np.errstate(all="ignore"):          # overflow is reported as a message, not a warning
-        return _build(desc, path, digest, warn, allow_nonphysical_inertia)
+        return _build(desc, path, digest, warn, allow_nonphysical_inertia, floating_base)
 
 
-def _build(desc, path, digest, warn=None, allow_nonphysical=False):
+def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base=False):
     chk = _Checker(path, warn)
     chk.mapping(desc, "robot description")
     chk.known(desc, ROBOT_KEYS, "robot")
@@ -226,18 +231,34 @@ def _build(desc, path, digest, warn=None, allow_nonphysical=False):
     _check_inertias(chk, links, allow_nonphysical)
 
     joints, child_of, children = {}, {}, {}
+    base_link = desc.get("base_link")
+    if base_link is not None:
+        chk.mapping(base_link, "base_link")
+        if base_link.get("name", base) != base:
+            chk.fail(f"base_link: name {_show(base_link['name'])} is not the base '{base}'")
+        base_link = {k: v for k, v in base_link.items() if k != "name"}
+    if floating_base:
+        world = "world"
+        while world in links or world == base:
+            world += "_"
+        links[base] = _link_params(chk, base_link if base_link is not None else {"mass": 0}, f"link '{base}'")
+        _check_inertias(chk, links, allow_nonphysical)
+        joints[ROOT_JOINT] = ("floating", world, base, G.IDENTITY, G.ZERO, None)
+        child_of[base] = ROOT_JOINT
+        children[world] = [ROOT_JOINT]
+        base = world
     for i, joint in enumerate(joints_in):
         chk.mapping(joint, f"joint #{i + 1}")
         jname = chk.name(chk.field(joint, "name", f"joint #{i + 1}"), f"joint #{i + 1} name")
         where = f"joint '{jname}'"
         if jname in joints:
-            chk.fail(f"duplicate joint name '{jname}'")
+            chk.fail(f"duplicate joint name '{jname}'" + (" (--floating-base adds it)" if jname == ROOT_JOINT and floating_base else ""))
         chk.known(joint, JOINT_KEYS, where)
         jtype = chk.field(joint, "type", where)
         if not isinstance(jtype, str) or jtype not in MOVING + ("fixed",):
-            if jtype in ("floating", "planar"):
-                chk.fail(f"{where}: type '{jtype}' is not supported (fixed-base chains only)")
-            chk.fail(f"{where}: unknown joint type {_show(jtype)} (expected revolute, continuous, prismatic or fixed)")
+            chk.fail(f"{where}: unknown joint type {_show(jtype)} (expected {', '.join(MOVING)} or fixed)")
+        if floating_base and jtype == "floating":
+            chk.fail(f"{where}: the robot already has a floating joint (drop --floating-base)")
         parent = chk.name(chk.field(joint, "parent", where), f"{where}: parent")
         child = chk.name(chk.field(joint, "child", where), f"{where}: child")
         for role, lname in (("parent", parent), ("child", child)):
@@ -251,7 +272,7 @@ def _build(desc, path, digest, warn=None, allow_nonphysical=False):
             chk.fail(f"{where}: link '{child}' already has parent joint '{child_of[child]}' (kinematic loop)")
         R, xyz = _origin(chk, joint, where)
         axis = None
-        if jtype in MOVING:
+        if jtype in MOVING and JOINT_TYPES[jtype].has_axis:
             axis = joint.get("axis")
             axis = chk.vector([1, 0, 0] if axis is None and "axis" not in joint else axis, f"{where}: axis")
             length = G.norm(axis)
@@ -321,8 +342,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 leaf = owner >= 0 and not children.get(child)     # a moving link without child links
                 frames += [Frame(jname, "fixed-joint", owner, *placement, leaf), Frame(child, "link", owner, *placement, leaf)]
             else:
-                out_joints.append(Joint(jname, "prismatic" if jtype == "prismatic" else "revolute", owner,
-                                        G.snap_matrix(Rc), G.snap_vector(pc), G.snap_vector(axis)))
+                out_joints.append(Joint(jname, JOINT_TYPES[jtype].name, owner, G.snap_matrix(Rc), G.snap_vector(pc),
+                                        (0.0, 0.0, 0.0) if axis is None else G.snap_vector(axis)))
                 body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *params))
                 body_names.append(child)
                 k = len(out_joints) - 1

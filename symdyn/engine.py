@@ -1,6 +1,7 @@
 """The numeric twin: every function of a generated module, evaluated by running the recursions
-on numpy arrays. Arguments have shape (..., n) (any leading batch shape); so do the results,
-(..., n, n) for matrices. Joint order is the model's (depth first from the base, model.py).
+on numpy arrays. q has shape (..., nq), the other arguments (..., nv) (any leading batch shape);
+results (..., nv), (..., nv, nv) for matrices. Joint order is the model's (depth first from the
+base, model.py). `integrate`, `difference` and `neutral` move configurations on the joints' Lie groups.
 
 This is the reference the generated code is compared with (`symdyn compare`); Pinocchio is the
 independent one.
@@ -8,6 +9,7 @@ independent one.
 import numpy as np
 
 from . import coriolis_nu as _cn
+from . import lie
 from .chain import Chain
 from .functions import FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
 from .riccati import Riccati
@@ -22,11 +24,11 @@ class Engine:
     """Numeric evaluation of every symdyn function for one model (optionally other inertial parameters)."""
 
     def __init__(self, model, params=None):
-        self.model, self.n = model, model.dof
+        self.model, self.n, self.nq = model, model.nv, model.nq
         if params is not None:
-            params = np.asarray(params, dtype=float).reshape(self.n, 10).tolist()
+            params = np.asarray(params, dtype=float).reshape(len(model.bodies), 10).tolist()
         self.chain = Chain(NUMERIC, model, params)
-        self.DOF, self.JOINT_NAMES = model.dof, model.joint_names
+        self.DOF, self.NQ, self.NV, self.JOINT_NAMES = model.nv, model.nq, model.nv, model.joint_names
         self.FRAMES = tuple(f.name for f in model.kinematic_frames)
         self._sizes = sizes(model)
         for fn in FUNCTIONS:
@@ -61,6 +63,18 @@ class Engine:
             return self._evaluate(fn.trace, out_dims(fn), *arrays, args=fn.args)
         call.__name__, call.__doc__ = fn.name, fn.doc
         return call
+
+    def integrate(self, q, v, dt=1.0):
+        """The configuration reached from q with the constant velocity v during dt (pinocchio.integrate)."""
+        return lie.integrate(self.model, q, v, dt)
+
+    def difference(self, q0, q1):
+        """The velocity that integrates q0 to q1 in unit time (pinocchio.difference)."""
+        return lie.difference(self.model, q0, q1)
+
+    def neutral(self):
+        """The reference configuration: zero angles and offsets, identity quaternions."""
+        return lie.neutral(self.model)
 
     def coriolis_eta(self, q, qd):
         """Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar = eps_bar, given qd."""

@@ -25,7 +25,7 @@ FEXT = "_fext"
 @dataclass(frozen=True)
 class Function:
     name: str
-    args: Tuple[str, ...]        # "q" first; shapes in ARG_DIMS
+    args: Tuple[str, ...]        # "q" first (..., nq); other shapes in ARG_DIMS
     shape: object                # "vector" (..., nv), "matrix" (..., nv, nv) or a tuple of named sizes
     trace: Callable
     doc: str
@@ -85,7 +85,7 @@ def fext_variant(name):
 
 
 def _zeros(chain):
-    return [0] * chain.n
+    return [0] * chain.nv
 
 
 def _wrenches(fn):
@@ -122,7 +122,7 @@ FUNCTIONS = (
              lambda ctx, chain, X, qd: rnea.inverse_dynamics(ctx, chain, X, qd, _zeros(chain)),
              "Bias forces C(q, qd) qd + g(q) (inverse dynamics at zero acceleration).", gravity=True),
     Function("articulated_inertia", ("q",), "vector",
-             _diagonalized(lambda ctx, chain, X, ric: list(ric.D)),
+             _diagonalized(lambda ctx, chain, X, ric: [d for k in range(chain.n) for d in ric.d(k)]),
              "D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T."),
     Function("innovations_factor", ("q",), "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor(ctx, chain, X, ric)),

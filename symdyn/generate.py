@@ -20,20 +20,27 @@ PARAM_MODES = ("numeric", "symbolic")
 EXTENSIONS = {"python": (".py",), "c": (".h", ".c")}
 
 
-def module_name(path):
-    """generated/<stem>.py for robots/<stem>.urdf: the file name, made a safe identifier."""
-    return safe_identifier(Path(path).stem)
+#: suffix of the module name in symbolic-parameter mode: its functions take one more argument, so
+#: it must not replace the numeric module of the same robot (generated/ur5.py beside ur5_params.py)
+PARAMS_SUFFIX = "_params"
 
 
-def output_names(model, languages=("python",)):
+def module_name(path, params_mode="numeric"):
+    """generated/<stem>.py for robots/<stem>.urdf: the file name, made a safe identifier, with `_params`
+    in symbolic-parameter mode. It names the Python module, the C files and the C functions' prefix."""
+    stem = safe_identifier(Path(path).stem)
+    return stem + PARAMS_SUFFIX if params_mode == "symbolic" else stem
+
+
+def output_names(model, languages=("python",), params_mode="numeric"):
     """The file names `render` will produce for `model`."""
-    module = module_name(model.path)
+    module = module_name(model.path, params_mode)
     return [module + ext for lang in LANGUAGES if lang in languages for ext in EXTENSIONS[lang]]
 
 
 def render(model, languages=("python",), params_mode="numeric", progress=None):
     """{filename: text} of the modules of one robot."""
-    module = module_name(model.path)
+    module = module_name(model.path, params_mode)
     programs = trace_all(model, params_mode, progress)
     files = {}
     if "python" in languages:
@@ -43,19 +50,19 @@ def render(model, languages=("python",), params_mode="numeric", progress=None):
     return files
 
 
-def load_all(paths, languages=("python",), snap_right_angles=False, selection=None, strict=False,
-             allow_nonphysical_inertia=False, frames=None):
+def load_all(paths, languages=("python",), snap_right_angles=False, params_mode="numeric", selection=None,
+             strict=False, allow_nonphysical_inertia=False, floating_base=False, frames=None):
     """Load every robot file; RobotFileError for the first bad one or two that would write the same file.
-    (selection, strict, allow_nonphysical_inertia, frames: see load_robot.)"""
+    (selection, strict, allow_nonphysical_inertia, floating_base, frames: see load_robot.)"""
     models = [load_robot(p, snap_right_angles, selection, strict=strict, allow_nonphysical_inertia=allow_nonphysical_inertia,
-                         frames=frames) for p in paths]
+                         floating_base=floating_base, frames=frames) for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
         same = os.path.realpath(model.path)
         if same in unique:                        # the same file given twice is generated once
             continue
         unique[same] = model
-        for name in output_names(model, languages):
+        for name in output_names(model, languages, params_mode):
             key = name.casefold()                 # a case-insensitive file system would merge them too
             if key in owner:
                 raise RobotFileError(path, f"would write {name}, as does {owner[key]} "
@@ -116,16 +123,18 @@ def write_all(rendered, out_dir):
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
              snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-             on_warning=None, frames=None):
+             on_warning=None, floating_base=False, frames=None):
     """Generate the modules of every robot file in `paths`; returns the written paths.
+
+    floating_base: each robot's base link becomes a free-flyer (joint root_joint, Pinocchio's conventions).
 
     Order: load and check every input, check the output folder, render everything, then write.
     on_warning(path, message) is called for each warning of each robot (see load_robot) before
     anything is written; strict=True makes them errors. frames: the frames that get kinematics
     (names, in order; default: the leaves of the tree).
     """
-    models = load_all(paths, languages, snap_right_angles, selection, strict, allow_nonphysical_inertia,
-                      frames)  # all checked first
+    models = load_all(paths, languages, snap_right_angles, params_mode, selection, strict,
+                      allow_nonphysical_inertia, floating_base, frames)  # every input is checked before any output
     for model in models:
         for message in model.warnings:
             if on_warning is not None:

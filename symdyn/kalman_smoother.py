@@ -1,6 +1,8 @@
 """Forward dynamics: Kalman filter inward, Bryson-Frazier smoother outward
-(Rodriguez 1987, eqs. 41-47). O(N); no mass matrix is formed."""
+(Rodriguez 1987, eqs. 41-47). O(N); no mass matrix is formed. For a joint with nv > 1,
+e and r are nv-vectors and r = D^-1 e by triangular substitution (riccati.Block)."""
 from . import spatial as S
+from .chain import combine, scatter
 from .kinematics import bias_acceleration, bias_forces, bias_terms
 
 
@@ -18,15 +20,25 @@ def forward_dynamics(ctx, chain, X, ric, qd, T, gravity=True, f_ext=None):
         for c in chain.children[k]:
             z = S.vadd(z, S.force_inward(ctx, X[c], zplus[c]))
         z = S.bind(ctx, z)
-        e = ctx.bind(T[k] - S.vdot(chain.H[k], z))
-        r[k] = ctx.bind(e / ric.D[k])
+        H, Tk = chain.H[k], chain.rates(T, k)
+        if len(H) == 1:
+            e = ctx.bind(Tk[0] - S.vdot(H[0], z))
+            r[k] = [ctx.bind(e / ric.D[k])]
+            Ge = S.vscale(e, ric.G[k])
+        else:
+            e = [ctx.bind(t - S.vdot(h, z)) for t, h in zip(Tk, H)]
+            r[k] = ric.block[k].solve(e)
+            Ge = [0] * 6
+            for x, G in zip(e, ric.G[k]):
+                Ge = S.vadd(Ge, S.vscale(x, G))
         # z+ = z + G e + P+ a
-        zplus[k] = S.bind(ctx, S.vadd(S.vadd(z, S.vscale(e, ric.G[k])), S.matvec(ric.Pplus[k], a[k])))
+        zplus[k] = S.bind(ctx, S.vadd(S.vadd(z, Ge), S.matvec(ric.Pplus[k], a[k])))
     base = chain.base_acceleration if gravity else [0] * 6
     lam, qdd = [None] * chain.n, [None] * chain.n
     for k in chain.outward():                # smoother: qdd = r - G* (lambda+ + a)
         p = chain.parent[k]
         lplus = S.bind(ctx, S.vadd(S.motion_outward(ctx, X[k], lam[p] if p >= 0 else base), a[k]))
-        qdd[k] = ctx.bind(r[k] - S.vdot(ric.G[k], lplus))
-        lam[k] = S.bind(ctx, S.vadd(lplus, S.vscale(qdd[k], chain.H[k])))
-    return qdd
+        qdd[k] = [ctx.bind(rk - S.vdot(G, lplus)) for rk, G in zip(r[k], ric.columns(k))]
+        lam[k] = S.bind(ctx, S.vadd(lplus, combine(qdd[k], chain.H[k])))
+    return scatter(chain, qdd)
+

@@ -7,8 +7,9 @@ enter, only the angular ones:
 
     a(k) = [ w+ x wJ ;  R^T (w1 x (w1 x l)) + 2 w+ x vJ ]        b(k) = [ w x J w ;  w x (w x h) ]
 
-with H*(k) qd(k) = [wJ; vJ] (one of the two is zero: revolute or prismatic, no branching),
-w1 the parent's angular velocity in its frame, w+ = R^T w1, J about O_k and h = m c.
+with H*(k) qd(k) = [wJ; vJ] (one of the two is zero for a 1-DoF joint), w1 the parent's angular
+velocity in its frame, w+ = R^T w1, J about O_k and h = m c. A joint that both turns and slides
+(free-flyer, planar) moves its vJ, given in frame k, with frame k: its a(k) gains wJ x vJ.
 """
 from . import spatial as S
 
@@ -19,7 +20,7 @@ def velocities(ctx, chain, X, qd):
     for k in chain.outward():
         p = chain.parent[k]
         Vplus[k] = S.motion_outward(ctx, X[k], V[p]) if p >= 0 else [0] * 6
-        V[k] = S.bind(ctx, S.vadd(Vplus[k], S.vscale(qd[k], chain.H[k])))
+        V[k] = S.bind(ctx, S.vadd(Vplus[k], chain.joint_velocity(k, qd)))
     return Vplus, V
 
 
@@ -34,8 +35,8 @@ def bias_terms(ctx, chain, X, qd):
     for k in chain.outward():
         R, l = X[k]
         p = chain.parent[k]
-        wJ = S.vscale(qd[k], chain.H[k][:3])
-        vJ = S.vscale(qd[k], chain.H[k][3:])
+        vJoint = chain.joint_velocity(k, qd)
+        wJ, vJ = vJoint[:3], vJoint[3:]
         if p >= 0:
             w1 = w[p]
             wplus = S.bind(ctx, S.rot_t(R, w1))
@@ -43,7 +44,10 @@ def bias_terms(ctx, chain, X, qd):
         else:
             wplus, c[k] = [0, 0, 0], [0, 0, 0]
         w[k] = S.bind(ctx, S.add(wplus, wJ))
-        a[k] = S.bind(ctx, S.cross(wplus, wJ) + S.scale(2, S.cross(wplus, vJ)))
+        linear = S.scale(2, S.cross(wplus, vJ))
+        if len(chain.H[k]) > 1:
+            linear = S.add(linear, S.cross(wJ, vJ))
+        a[k] = S.bind(ctx, S.cross(wplus, wJ) + linear)
     return w, c, a
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import yaml
 
 from .description import build_model
-from .errors import RobotFileError
+from .errors import RobotFileError, one_line
 
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-               frames=None):
+               floating_base=False, frames=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -27,9 +27,11 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     selection: a symdyn.selection.Selection (locked joints, root and tip links) or None.
     strict: every warning is a RobotFileError instead.
     allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error.
+    floating_base: the base link becomes a free-flyer named root_joint (description.build_model).
     frames: names of the frames that get kinematics (FRAMES), in order; None: the leaves."""
-    warnings = []
-    model = _load(path, selection, warnings.append, allow_nonphysical_inertia)
+    warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
+    model = _load(path, selection, lambda message: warnings.append(one_line(message)), allow_nonphysical_inertia,
+                  floating_base)
     if strict and warnings:
         raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
     model = replace(model, warnings=tuple(warnings))
@@ -45,7 +47,7 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     return model
 
 
-def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False):
+def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floating_base=False):
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -70,10 +72,11 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False):
         desc = _read_yaml(path, raw)
     # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
     part = selection is not None and bool(selection)
-    model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia)
+    model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base)
     if part:
         from .selection import select
-        model = replace(build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia),
+        model = replace(build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia,
+                                    floating_base),
                         selection=selection.describe(), locked=tuple(selection.lock.items()),
                         cut=selection.root is not None or selection.tip is not None)
     return model

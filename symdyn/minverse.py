@@ -17,65 +17,94 @@ share the factor psi through a, which gives
 x(a,i) = phi(a, .) tau_bar ... phi(., i) G(i): G(i) carried inward to a (tau_bar at each joint in
 between, not at a), as in innovations_factor_inverse. Joints whose only common ancestor is the fixed
 base do not couple (Upsilon- of the base is 0): exact zeros. No matrix is inverted: O(N^2) work.
+
+Joints with nv > 1: D(k), Minv(k,k) are nv x nv blocks (D^-1 from its UDU^T factors), and G, H, u,
+alpha and x have nv columns.
 """
 from . import spatial as S
+from .chain import combine
 
 
 def mass_matrix_inverse(ctx, chain, X, ric):
-    n, H = chain.n, chain.H
-    Minv = [[0] * n for _ in range(n)]
-    Uplus, Uminus, u = [None] * n, [None] * n, [None] * n
+    n, nv, vi = chain.n, chain.nv, chain.vi
+    Minv = [[0] * nv for _ in range(nv)]
+    H = chain.H
+    G = [ric.columns(k) for k in range(n)]
+    Uplus, Uminus, u, diag = [None] * n, [None] * n, [None] * n, [None] * n
     for k in chain.outward():
         p = chain.parent[k]
         Uplus[k] = S.congruence_outward(ctx, X[k], Uminus[p]) if p >= 0 else S.zero6()
-        u[k] = S.bind(ctx, S.matvec(Uplus[k], ric.G[k]))
-        d = Minv[k][k] = ctx.bind(1 / ric.D[k] + S.vdot(ric.G[k], u[k]))
-        U, uk, h = Uplus[k], u[k], H[k]
-        Uminus[k] = S.symmetric(ctx, lambda i, j: U[i][j] - uk[i] * h[j] - h[i] * uk[j] + d * h[i] * h[j])
+        u[k] = [S.bind(ctx, S.matvec(Uplus[k], g)) for g in G[k]]
+        if len(H[k]) == 1:
+            d = diag[k] = [[ctx.bind(1 / ric.D[k] + S.vdot(G[k][0], u[k][0]))]]
+        else:
+            Dinv, m = ric.block[k].inverse(), len(H[k])
+            d = diag[k] = [[None] * m for _ in range(m)]
+            for a in range(m):
+                for b in range(a, m):
+                    d[a][b] = d[b][a] = ctx.bind(Dinv[a][b] + S.vdot(G[k][a], u[k][b]))
+        for a, i in enumerate(vi[k]):
+            for b, j in enumerate(vi[k]):
+                Minv[i][j] = d[a][b]
+        U, uk, h, m = Uplus[k], u[k], H[k], len(H[k])
+        Uminus[k] = S.symmetric(ctx, lambda i, j: U[i][j] + sum(
+            (-uk[a][i] * h[a][j] - h[a][i] * uk[a][j] + sum((d[a][b] * h[a][i] * h[b][j] for b in range(m)), 0)
+             for a in range(m)), 0)) if m > 1 else \
+            S.symmetric(ctx, lambda i, j: U[i][j] - uk[0][i] * h[0][j] - h[0][i] * uk[0][j] + d[0][0] * h[0][i] * h[0][j])
     for i in chain.outward():
-        _column_below(ctx, chain, X, ric, Minv, i, S.bind(ctx, S.vsub(u[i], S.vscale(Minv[i][i], H[i]))))
-    _across_branches(ctx, chain, X, ric, Minv, Uminus)
+        m = len(H[i])
+        alpha = [S.bind(ctx, S.vsub(u[i][b], combine([diag[i][a][b] for a in range(m)], H[i]))) for b in range(m)]
+        _column_below(ctx, chain, X, G, Minv, i, alpha)
+    _across_branches(ctx, chain, X, ric, G, Minv, Uminus)
     return Minv
 
 
-def _column_below(ctx, chain, X, ric, Minv, i, alpha):
-    """Minv(k, i) for every k in the subtree of i: alpha walks outward, depth first."""
+def _put(Minv, chain, k, i, block):
+    for a, r in enumerate(chain.vi[k]):
+        for b, c in enumerate(chain.vi[i]):
+            Minv[r][c] = Minv[c][r] = block[a][b]
+
+
+def _column_below(ctx, chain, X, G, Minv, i, alpha):
+    """Minv(k, i) for every k in the subtree of i: alpha (nv(i) columns) walks outward, depth first."""
     stack = [(c, alpha) for c in reversed(chain.children[i])]
     while stack:
         k, alpha = stack.pop()
-        alpha = S.motion_outward(ctx, X[k], alpha)
-        Minv[k][i] = Minv[i][k] = ctx.bind(S.vdot(ric.G[k], alpha))
-        alpha = S.bind(ctx, S.vsub(alpha, S.vscale(Minv[k][i], chain.H[k])))
+        alpha = [S.motion_outward(ctx, X[k], x) for x in alpha]
+        block = [[ctx.bind(S.vdot(g, x)) for x in alpha] for g in G[k]]
+        _put(Minv, chain, k, i, block)
+        alpha = [S.bind(ctx, S.vsub(x, combine([block[a][b] for a in range(len(G[k]))], chain.H[k])))
+                 for b, x in enumerate(alpha)]
         stack.extend((c, alpha) for c in reversed(chain.children[k]))
 
 
-def _across_branches(ctx, chain, X, ric, Minv, Uminus):
+def _across_branches(ctx, chain, X, ric, G, Minv, Uminus):
     """Minv(k, i) = x(a,k)* Upsilon-(a) x(a,i) for k and i on different branches below joint a."""
     branching = {a for a in range(chain.n) if len(chain.children[a]) > 1}
     if not branching:
         return
-    x = {}                                        # (a, i) -> x(a, i)
+    x = {}                                        # (a, i) -> x(a, i), nv(i) columns
     for i in chain.outward():
         above = [a for a in chain.ancestors(i) if a in branching]
-        v, j = ric.G[i], i
+        vs, j = G[i], i
         for a in chain.ancestors(i):
             if not above:
                 break
-            v = S.force_inward(ctx, X[j], v)
+            vs = [S.force_inward(ctx, X[j], v) for v in vs]
             if a == above[0]:
-                x[a, i] = v
+                x[a, i] = vs
                 above.pop(0)
             if above:
-                v = ric.tau_bar(a, v)
+                vs = [ric.tau_bar(a, v) for v in vs]
             j = a
     for a in sorted(branching):
         branches = [_subtree(chain, c) for c in chain.children[a]]
         for b, nodes in enumerate(branches):
             others = [k for later in branches[b + 1:] for k in later]
             for i in nodes:
-                y = S.bind(ctx, S.matvec(Uminus[a], x[a, i]))
+                ys = [S.bind(ctx, S.matvec(Uminus[a], v)) for v in x[a, i]]
                 for k in others:
-                    Minv[k][i] = Minv[i][k] = ctx.bind(S.vdot(x[a, k], y))
+                    _put(Minv, chain, k, i, [[ctx.bind(S.vdot(xk, y)) for y in ys] for xk in x[a, k]])
 
 
 def _subtree(chain, k):

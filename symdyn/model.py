@@ -21,11 +21,11 @@ PARAMETER_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Iz
 @dataclass(frozen=True)
 class Joint:
     name: str
-    type: str            # "revolute" | "prismatic"
+    type: str            # a key of joints.JOINT_TYPES
     parent: int          # index of the parent joint's body, -1 for the fixed base
     rotation: Mat3       # parent_R_k at q = 0
     offset: Vec3         # O_k in the parent frame at q = 0
-    axis: Vec3           # unit axis in frame k
+    axis: Vec3           # unit axis in frame k (0, 0, 0 for joints without an axis)
 
     @property
     def kind(self):
@@ -89,8 +89,33 @@ class Model:
         raise KeyError(f"no {kind} frame named {name!r}")
 
     @property
+    def nq(self):
+        """Size of a configuration q."""
+        return sum(j.kind.nq for j in self.joints)
+
+    @property
+    def nv(self):
+        """Size of a velocity, acceleration or force vector: the degrees of freedom."""
+        return sum(j.kind.nv for j in self.joints)
+
+    @property
     def dof(self):
-        return len(self.joints)
+        return self.nv
+
+    @property
+    def q_slices(self):
+        """Indices of each joint's entries of q."""
+        return _slices([j.kind.nq for j in self.joints])
+
+    @property
+    def v_slices(self):
+        """Indices of each joint's entries of a velocity-sized vector."""
+        return _slices([j.kind.nv for j in self.joints])
+
+    @property
+    def floating(self):
+        """Is the root a free-flyer?"""
+        return bool(self.joints) and self.joints[0].kind.nv == 6
 
     @property
     def joint_names(self):
@@ -113,6 +138,14 @@ class Model:
     @property
     def total_mass(self):
         return sum(b.mass for b in self.bodies)
+
+
+def _slices(sizes):
+    out, start = [], 0
+    for size in sizes:
+        out.append(tuple(range(start, start + size)))
+        start += size
+    return tuple(out)
 
 
 def snap_right_angles(model, tol=1e-4):

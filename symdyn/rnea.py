@@ -10,6 +10,7 @@ the first moment h; as in Khalil's customized Newton-Euler they share one matrix
 U = w_dot~ + w~ w~ (6 products), and each use costs a matrix-vector product.
 """
 from . import spatial as S
+from .chain import project, scatter
 from .kinematics import bias_terms
 
 
@@ -37,7 +38,7 @@ def inverse_dynamics(ctx, chain, X, qd, qdd, gravity=True, f_ext=None):
         else:
             wd_p, vd_p = base[:3], base[3:]
         inboard = S.bind(ctx, S.rot_t(R, wd_p)) + S.bind(ctx, S.rot_t(R, vd_p))
-        alpha[k] = S.bind(ctx, S.vadd(S.vadd(inboard, S.vscale(qdd[k], chain.H[k])), a[k]))
+        alpha[k] = S.bind(ctx, S.vadd(S.vadd(inboard, chain.joint_velocity(k, qdd)), a[k]))
         U[k] = _u_matrix(ctx, alpha[k][:3], w[k])
     f, T = [None] * n, [None] * n
     for k in chain.inward():
@@ -52,5 +53,5 @@ def inverse_dynamics(ctx, chain, X, qd, qdd, gravity=True, f_ext=None):
         for c in chain.children[k]:
             total = S.vadd(total, S.force_inward(ctx, X[c], f[c]))
         f[k] = S.bind(ctx, total)
-        T[k] = ctx.bind(S.vdot(chain.H[k], f[k]))
-    return T
+        T[k] = project(ctx, chain.H[k], f[k])
+    return scatter(chain, T)

@@ -18,6 +18,7 @@ from typing import Dict, Optional
 
 from . import geometry as G
 from .errors import RobotFileError
+from .joints import JOINT_TYPES
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,10 @@ def select(desc, selection, path):
             raise RobotFileError(path, f"--lock: no joint named {_quote(name)}")
         if by_name[name]["type"] == "fixed":
             raise RobotFileError(path, f"--lock: joint {_quote(name)} is already fixed")
+        kind = JOINT_TYPES.get(by_name[name]["type"])
+        if kind is None or kind.nv != 1:
+            raise RobotFileError(path, f"--lock: joint {_quote(name)} is {by_name[name]['type']}: only joints "
+                                       "with one degree of freedom can be locked at a value")
         _lock(by_name[name], value)
     gravity = tuple(desc.get("gravity", G.DEFAULT_GRAVITY))
     if selection.root is not None and selection.root != base:
@@ -82,6 +87,8 @@ def select(desc, selection, path):
     kept = {j["child"] for j in joints}
     out = dict(desc, base=base, gravity=list(gravity), joints=joints,
                links=[link for name, link in links.items() if name in kept])
+    if base != desc.get("base", "base"):            # the new base's own inertia (it counts if the base floats)
+        out["base_link"] = links[base]
     return out
 
 

@@ -20,10 +20,9 @@ import numpy as np
 from symdyn import geometry as G
 from symdyn.errors import RobotFileError
 from symdyn.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
+from symdyn.joints import URDF_TYPES
 
-SUPPORTED_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed")
-# Valid URDF joint types that a fixed-base chain generator cannot represent.
-UNSUPPORTED_JOINT_TYPES = ("floating", "planar")
+SUPPORTED_JOINT_TYPES = tuple(URDF_TYPES) + ("fixed",)
 
 # A plain decimal number. float() alone would also accept "1_000", "nan" and "infinity".
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -174,6 +173,7 @@ def _description(root, filename, warn):
         "source": f"URDF {filename}",
         "gravity": list(DEFAULT_GRAVITY),
         "base": base,
+        "base_link": links[base],          # its inertia counts when the base floats
         "links": [links[joints[j]["child"]] for j in order],
         "joints": [joints[j] for j in order],
     }
@@ -241,8 +241,6 @@ def _read_joint(element, name, links):
     kind = element.get("type")
     if kind is None:
         raise _Invalid(f"{owner}: <joint> is missing attribute 'type'")
-    if kind in UNSUPPORTED_JOINT_TYPES:
-        raise _Invalid(f"{owner}: type '{kind}' is not supported (fixed-base chains only)")
     if kind not in SUPPORTED_JOINT_TYPES:
         raise _Invalid(f"{owner}: unknown type '{kind}' "
                        f"(expected one of {', '.join(SUPPORTED_JOINT_TYPES)})")
@@ -257,7 +255,7 @@ def _read_joint(element, name, links):
     axis_element = _only_child(element, "axis", owner, required=False)
     if axis_element is not None:
         axis = _vector_attribute(axis_element, "xyz", owner, default=None)
-    return {"name": name, "type": kind, "parent": ends["parent"], "child": ends["child"],
+    return {"name": name, "type": URDF_TYPES.get(kind, kind), "parent": ends["parent"], "child": ends["child"],
             "origin": {"xyz": xyz, "rpy": rpy}, "axis": axis}
 
 

@@ -67,8 +67,6 @@ BAD_INPUTS = {
     "yaml_rpy_and_rotation.yaml": "both 'rpy' and 'rotation'",
     # --- symdyn YAML: joints and tree structure
     "yaml_unknown_joint_type.yaml": "unknown joint type 'hinge'",
-    "yaml_floating_joint.yaml": "type 'floating' is not supported",
-    "yaml_planar_joint.yaml": "type 'planar' is not supported",
     "yaml_no_moving_joint.yaml": "no moving joints",
     "yaml_undefined_parent.yaml": "parent link 'uper' is not defined",
     "yaml_loop_to_base.yaml": "cannot be a child (kinematic loop)",
@@ -117,7 +115,6 @@ BAD_INPUTS = {
     "urdf_axis_zero.urdf": "axis has zero length",
     "urdf_axis_two_numbers.urdf": "xyz needs 3 numbers, got 2",
     "urdf_unknown_joint_type.urdf": "unknown type 'ball'",
-    "urdf_floating_joint.urdf": "type 'floating' is not supported",
     "urdf_only_fixed.urdf": "no moving joints",
     "urdf_missing_child.urdf": "missing <child>",
     "urdf_undefined_link.urdf": "child link 'forearm' is not defined",

@@ -17,7 +17,7 @@ COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
 
 
 def write_c(path, folder, params="numeric"):
-    name = module_name(path)
+    name = module_name(path, params)
     files = rendered(path, ("c",), params) if params != "numeric" else rendered(path)
     for suffix in (".h", ".c"):
         (folder / f"{name}{suffix}").write_text(files[f"{name}{suffix}"])

@@ -25,7 +25,7 @@ def rendered(path, languages=("python", "c"), params="numeric"):
 def generated_module(path, tmp_path_factory, params="numeric"):
     files = rendered(path, ("python",), params)
     folder = tmp_path_factory.mktemp("gen")
-    name = module_name(path)
+    name = module_name(path, params)
     (folder / f"{name}.py").write_text(files[f"{name}.py"])
     return import_module_file(folder / f"{name}.py", f"gen_{name}_{params}")
 

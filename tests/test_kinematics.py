@@ -11,7 +11,9 @@ import pytest
 import symdyn
 from conftest import BUNDLED, ERD_TREES, ROOT, erd_path, relerr
 from random_chain import random_chain, random_tree
-from symdyn.compare import PINOCCHIO_FRAME_NAMES, import_module_file, pinocchio_functions, pinocchio_model
+from symdyn import lie
+from symdyn.compare import (PINOCCHIO_FRAME_NAMES, import_module_file, pinocchio_functions, pinocchio_model,
+                            pinocchio_reference)
 from symdyn.functions import BY_NAME, arguments
 from symdyn.generate import module_name, render
 from symdyn.model import select_frames
@@ -28,8 +30,8 @@ def _random(kind, n, seed, kinds):
 
 def _states(model, count, seed):
     rng = np.random.default_rng(seed)
-    n, nf = model.dof, len(model.kinematic_frames)
-    return (rng.uniform(-np.pi, np.pi, (count, n)), rng.normal(size=(count, n)) * 2, rng.normal(size=(count, n)) * 3,
+    n, nf = model.nv, len(model.kinematic_frames)
+    return (lie.random_configuration(model, rng, count), rng.normal(size=(count, n)) * 2, rng.normal(size=(count, n)) * 3,
             rng.normal(size=(count, nf, 6)) * 10)
 
 
@@ -66,6 +68,34 @@ def test_erd_engine_equals_pinocchio_urdf_parser(erd_tree):
     assert max(worst.values()) < TOL, worst
 
 
+@pytest.mark.parametrize("name", ["solo12", "talos_reduced", "panda_fingers"])
+def test_floating_base_engine_equals_pinocchio_urdf_parser(name):
+    """Free-flyer root (q: position, quaternion; v in the base frame): the base's Jacobian columns,
+    centroidal map and wrenches as Pinocchio's, built by its own URDF parser."""
+    model = symdyn.load_robot(erd_path(ERD_TREES[name]), floating_base=True)
+    pmodel, how = pinocchio_reference(model)
+    assert "own URDF parser" in how and model.nq == model.nv + 1
+    oracle = pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames])
+    worst = _against_pinocchio(lambda name: getattr(symdyn.Engine(model), name), oracle, model, count=3)
+    assert max(worst.values()) < TOL, worst
+
+
+def test_floating_base_generated_python_and_c(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
+    model = symdyn.load_robot(ROOT / "robots" / "ur5.urdf", floating_base=True, frames=["tool0", "upper_arm_link"])
+    for filename, text in render(model, ("python", "c")).items():
+        (tmp_path / filename).write_text(text)
+    oracle = pinocchio_functions(pinocchio_reference(model)[0], ["tool0", "upper_arm_link"])
+    for module in (import_module_file(tmp_path / "ur5.py", "ur5_floating_kin"), symdyn.load_c(tmp_path / "ur5.c")):
+        assert module.frame_jacobian(np.r_[np.zeros(6), 1.0, np.zeros(6)]).shape == (2, 6, 12)
+        worst = _against_pinocchio(lambda name: getattr(module, name), oracle, model, seed=4, count=4)
+        assert max(worst.values()) < TOL, (module, worst)
+    engine = symdyn.Engine(model)
+    q, v, a, f = _states(model, 2, 8)
+    for s in range(2):
+        _engine_identities(engine, q[s], v[s], a[s], f[s])
+
+
 def test_default_frames_are_the_leaves():
     solo = symdyn.load_robot(erd_path(ERD_TREES["solo12"]))
     assert [f.name for f in solo.kinematic_frames] == ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
@@ -79,27 +109,30 @@ def test_default_frames_are_the_leaves():
     assert not symdyn.Engine(chosen).frame_jacobian(np.ones(6))[2].any()     # on the fixed base: exact zeros
 
 
-def _directional(f, q, v, h=1e-6):
+def _directional(f, q, v, h=1e-6, model=None):
+    """d/dt f(q(t)) with q_dot = v: on the Lie group (pinocchio.integrate) for a floating base."""
+    if model is not None and model.nq != model.nv:
+        return (f(lie.integrate(model, q, v, h)) - f(lie.integrate(model, q, v, -h))) / (2 * h)
     return (f(q + h * v) - f(q - h * v)) / (2 * h)
 
 
 def _engine_identities(engine, q, v, a, f):
-    n, nf = engine.DOF, len(engine.FRAMES)
+    n, nf = engine.NV, len(engine.FRAMES)
     J = engine.frame_jacobian(q)
     V = engine.frame_velocity(q, v)
     assert relerr(np.einsum("...fij,...j->...fi", J, v), V) < 1e-12
     # finite differences of the placement: p_dot = J_lin v, R_dot R^T = [w]x
     T = engine.frame_placement(q)
-    dT = _directional(engine.frame_placement, q, v)
+    dT = _directional(engine.frame_placement, q, v, model=engine.model)
     assert relerr(dT[..., :3, 3], V[..., :3]) < 1e-7
     W = dT[..., :3, :3] @ np.swapaxes(T[..., :3, :3], -1, -2)
     assert relerr(np.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], -1), V[..., 3:]) < 1e-7
     # J_dot v: derivative of J along v, applied to v
-    dJ = _directional(engine.frame_jacobian, q, v)
+    dJ = _directional(engine.frame_jacobian, q, v, model=engine.model)
     assert relerr(np.einsum("...fij,...j->...fi", dJ, v), engine.frame_acceleration_bias(q, v)) < 1e-6
     # centre of mass: its Jacobian is its derivative; Ag's linear rows are m Jcom; h = Ag v
     Jc = engine.com_jacobian(q)
-    assert relerr(_directional(engine.center_of_mass, q, v), Jc @ v) < 1e-7
+    assert relerr(_directional(engine.center_of_mass, q, v, model=engine.model), Jc @ v) < 1e-7
     Ag = engine.centroidal_momentum_matrix(q)
     mass = engine.model.total_mass
     assert relerr(Ag[:3], mass * Jc) < 1e-12
@@ -145,9 +178,10 @@ def test_generated_python_and_c_against_pinocchio(tmp_path, monkeypatch):
         (tmp_path / params).mkdir()
         for filename, text in render(model, ("python", "c"), params).items():
             (tmp_path / params / filename).write_text(text)
-        py = import_module_file(tmp_path / params / "tree7.py", f"tree7_kin_{params}")
+        name = module_name(model.path, params)
+        py = import_module_file(tmp_path / params / f"{name}.py", f"{name}_kin")
         extra = (py.DEFAULT_PARAMS,) if params == "symbolic" else ()
-        for module in (py, symdyn.load_c(tmp_path / params / "tree7.c")):
+        for module in (py, symdyn.load_c(tmp_path / params / f"{name}.c")):
             assert tuple(module.FRAMES) == engine.FRAMES
             worst = _against_pinocchio(lambda name: lambda *a: getattr(module, name)(*a, *extra), oracle, model, seed=2)
             assert max(worst.values()) < TOL, (module, worst)

@@ -125,8 +125,9 @@ def test_random_tree_symbolic_parameters(tmp_path, monkeypatch):
         for filename, text in render(model, ("python", "c"), params).items():
             (tmp_path / params / filename).write_text(text)
     numeric = import_module_file(tmp_path / "numeric" / "tree7.py", "tree7_numeric")
-    sym = {"python": import_module_file(tmp_path / "symbolic" / "tree7.py", "tree7_symbolic"),
-           "c": symdyn.load_c(tmp_path / "symbolic" / "tree7.c")}
+    name = module_name(model.path, "symbolic")
+    sym = {"python": import_module_file(tmp_path / "symbolic" / f"{name}.py", "tree7_symbolic"),
+           "c": symdyn.load_c(tmp_path / "symbolic" / f"{name}.c")}
     default = sym["python"].DEFAULT_PARAMS
     other = default * np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, model.dof), 10)
     other_engine = symdyn.Engine(model, other)
@@ -211,3 +212,17 @@ def test_generated_header_gives_the_tree():
     for name in ("tree_order.py", "tree_order.h", "tree_order.c"):
         assert ('Joint order (depth first from the base): "b_hip", "b_knee", "c_hip", "a_knee", "z_knee". '
                 "Parent of each joint (-1: the base): -1, 0, -1, 2, 2.") in text[name], name
+
+
+def test_large_random_tree():
+    """40 moving joints, bushy: the recursions stay exact (engine identities) and equal Pinocchio."""
+    model = random_tree(40, 31, "RP", False, branching=3.0)
+    assert max(len(model.children(k)) for k in range(-1, model.dof)) >= 3
+    engine = symdyn.Engine(model)
+    q, qd, tau = random_states(model.dof, 3, seed=6)
+    M, Minv, m = engine.mass_matrix(q), engine.mass_matrix_inverse(q), engine.innovations_factor(q)
+    assert relerr(M @ Minv, np.broadcast_to(np.eye(model.dof), M.shape)) < 1e-9
+    assert relerr(m @ np.swapaxes(m, -1, -2), M) < 1e-10
+    assert relerr(engine.inverse_dynamics(q, qd, engine.forward_dynamics(q, qd, tau)), tau) < 1e-9
+    worst = _against_pinocchio(lambda name: getattr(engine, name), Pinocchio(to_pinocchio(model)), q, qd, tau)
+    assert max(worst.values()) < TOL, worst

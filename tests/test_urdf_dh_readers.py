@@ -91,9 +91,6 @@ BAD_URDFS = {
     "not robot": ("<model name='r'/>", "expected <robot>"),
     "no name": (_urdf('<link/>'), "missing attribute 'name'"),
     "unknown child": (_urdf('<link name="a"/>' + VALID_JOINT.format(extra="")), "child link 'b'"),
-    "floating": (_urdf('<link name="a"/><link name="b"/><joint name="j" type="floating">'
-                       '<parent link="a"/><child link="b"/></joint>'),
-                 "joint 'j': type 'floating' is not supported (fixed-base chains only)"),
     "bad type": (_urdf('<link name="a"/><link name="b"/><joint name="j" type="hinge">'
                        '<parent link="a"/><child link="b"/></joint>'), "unknown type 'hinge'"),
     "nan": (_urdf('<link name="a"/><link name="b"/>'

@@ -6,6 +6,7 @@ import jinja2
 
 from .generator import PARAMS, header_lines, parameter_layout
 from .printer import Printer, number
+from .. import lie
 
 
 def _template_dir():
@@ -62,9 +63,23 @@ def _context(model, programs, module, params_mode, lang):
     symbolic = params_mode == "symbolic"
     return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
                 frames=[f.name for f in model.kinematic_frames],
+                nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
+                neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=parameter_layout(model) if symbolic else [],
                 default_params=[number(v) for b in model.bodies for v in b.params] if symbolic else [],
                 functions=[_function_context(p, printer) for p in programs])
+
+
+def _lie_pieces(model):
+    """(group, q start, q end, v start, v end) per joint, runs of vector joints merged."""
+    pieces = []
+    for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
+        g = j.kind.lie_group
+        if g == "vector" and pieces and pieces[-1][0] == "vector":
+            pieces[-1] = ("vector", pieces[-1][1], qi[-1] + 1, pieces[-1][3], vi[-1] + 1)
+        else:
+            pieces.append((g, qi[0], qi[-1] + 1, vi[0], vi[-1] + 1))
+    return pieces
 
 
 def _trig(e):
@@ -96,6 +111,7 @@ def _statements(assignments, printer):
 
 def render_python(model, programs, module, params_mode):
     ctx = _context(model, programs, module, params_mode, "python")
+    ctx["lie_source"] = lie.source({p[0] for p in ctx["lie"]} - {"vector"})
     return environment().get_template("module.py.jinja").render(**ctx)
 
 

@@ -1,0 +1,95 @@
+"""`symdyn info`: what symdyn read from a robot file, and what the generated code will cost.
+
+The command line only prints these lines (and a progress bar while the functions are traced).
+"""
+from .errors import one_line
+from .functions import FUNCTIONS
+from .generate import module_name
+from .model import snap_right_angles
+
+OPS_COLUMNS = (("mul", 6), ("add", 6), ("div", 5), ("sqrt", 5), ("trig", 5))
+
+
+def joint_tree(model):
+    """[(depth, index)] depth first, each joint right after its parent joint (children in file order);
+    written over the joints' parent indices, so a branching tree prints as one."""
+    children = {}
+    for k, joint in enumerate(model.joints):
+        children.setdefault(joint.parent, []).append(k)
+    order, stack = [], [(0, k) for k in reversed(children.get(-1, []))]
+    while stack:
+        depth, k = stack.pop()
+        order.append((depth, k))
+        stack.extend((depth + 1, c) for c in reversed(children.get(k, [])))
+    return order
+
+
+def snap_candidate(model):
+    """The model --snap-right-angles would make, or None when it would change nothing (or was applied)."""
+    if model.snapped:
+        return None
+    snapped = snap_right_angles(model)
+    return snapped if snapped.snapped else None
+
+
+def trace_count(model, ops=True):
+    """How many function traces `info_lines` runs (the length of a progress bar)."""
+    if not ops:
+        return 0
+    return len(FUNCTIONS) * (2 if snap_candidate(model) else 1)
+
+
+def header_lines(model, path):
+    """Robot name, DOF, mass, the generated module's name, and the kinematic tree."""
+    nq, nv = getattr(model, "nq", model.dof), getattr(model, "nv", model.dof)
+    module = module_name(model.path or path)
+    lines = [f"robot {one_line(model.name)!r} ({one_line(path)}): {model.dof} DOF (nq {nq}, nv {nv}), "
+             f"total moving mass {model.total_mass:.6g} kg",
+             f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
+             f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]
+    if model.snapped:
+        lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
+    tree = joint_tree(model)
+    width = max(2 * depth + len(one_line(model.joints[k].name)) for depth, k in tree)
+    lines.append("  joints, each under its parent joint (index = position in q):")
+    for depth, k in tree:
+        j = model.joints[k]
+        name = "  " * depth + one_line(j.name)
+        lines.append(f"  {k:3d}  {name:<{width}s}  {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
+    return lines
+
+
+def ops_lines(programs):
+    """The operation counts table, one row per function."""
+    lines = [f"  {'function':<28s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
+    for p in programs:
+        lines.append(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
+    return lines
+
+
+def snap_lines(candidate, programs=None, snapped_programs=None):
+    """The note that --snap-right-angles would apply, with the multiplications it would save."""
+    note = (f"  {candidate.snapped} joint origin rotation(s) within 1e-4 of a multiple of 90 degrees (URDF's 1.5708 "
+            "for pi/2): --snap-right-angles would make them exact (a slightly different model)")
+    if not (programs and snapped_programs):
+        return [note + " and the code smaller"]
+    before = {p.name: p.ops["mul"] for p in programs}
+    after = {p.name: p.ops["mul"] for p in snapped_programs}
+    shown = [name for name in ("mass_matrix", "inverse_dynamics", "forward_dynamics") if name in before]
+    return [note + ", and the code smaller:",
+            "    " + ", ".join(f"{n} {before[n]} -> {after[n]} mul" for n in shown)
+            + f"; all {len(before)} functions {sum(before.values())} -> {sum(after.values())} mul"]
+
+
+def info_lines(model, path, ops=True, progress=None):
+    """Every line `symdyn info` prints for one robot; progress(name) after each function traced."""
+    from .codegen.generator import trace_all
+    lines = header_lines(model, path) + ["frames (FRAMES): " + ", ".join(f.name for f in model.kinematic_frames)]
+    candidate = snap_candidate(model)
+    if not ops:
+        return lines + (snap_lines(candidate) if candidate else [])
+    programs = trace_all(model, progress=progress)
+    lines += ops_lines(programs)
+    if candidate:
+        lines += snap_lines(candidate, programs, trace_all(candidate, progress=progress))
+    return lines

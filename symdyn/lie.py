@@ -1,0 +1,177 @@
+"""Configurations on the joints' Lie groups, as Pinocchio moves them (pinocchio.integrate,
+difference, neutral): exact exponential and logarithm maps, numpy arrays of any batch shape.
+
+The group functions below are also copied verbatim (their source text) into every generated
+Python module that needs them, so the engine and the generated code share one implementation.
+Quaternions are stored (x, y, z, w); a free-flyer's velocity is [v; w] in the moving frame,
+so integrate(q, v) = q * exp(v), difference(q0, q1) = log(q0^-1 q1) (right-invariant).
+"""
+import inspect
+
+import numpy as np
+
+
+
+def _cross(a, b):
+    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+
+
+def _quat_mul(a, b):
+    """Hamilton product of (x, y, z, w) quaternions."""
+    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + _cross(av, bv),
+                           aw * bw - np.sum(av * bv, axis=-1, keepdims=True)], axis=-1)
+
+
+def _quat_rotate(q, x):
+    """R(q) x for a unit quaternion q."""
+    v, w = q[..., :3], q[..., 3:]
+    t = 2 * _cross(v, x)
+    return x + w * t + _cross(v, t)
+
+
+def _quat_conj(q):
+    return np.concatenate([-q[..., :3], q[..., 3:]], axis=-1)
+
+
+def _normalize(x):
+    return x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True))
+
+
+def _so3_exp(w):
+    """The unit quaternion of the rotation vector w."""
+    t = np.sqrt(np.sum(w * w, axis=-1, keepdims=True))
+    safe = np.where(t < 1e-4, 1.0, t)
+    k = np.where(t < 1e-4, 0.5 - t * t / 48, np.sin(safe / 2) / safe)
+    return np.concatenate([k * w, np.cos(t / 2)], axis=-1)
+
+
+def _so3_log(q):
+    """The rotation vector of the unit quaternion q (the shorter of the two rotations)."""
+    q = np.where(q[..., 3:] < 0, -q, q)
+    v, w = q[..., :3], q[..., 3:]
+    n = np.sqrt(np.sum(v * v, axis=-1, keepdims=True))
+    safe = np.where(n < 1e-4, 1.0, n)
+    f = np.where(n < 1e-4, 2 / w - 2 * n * n / (3 * w * w * w), 2 * np.arctan2(n, w) / safe)
+    return f * v
+
+
+def so3_integrate(q, v):
+    return _normalize(_quat_mul(q, _so3_exp(v)))
+
+
+def so3_difference(q0, q1):
+    return _so3_log(_quat_mul(_quat_conj(q0), q1))
+
+
+def se3_integrate(q, v):
+    """q * exp(v): p1 = p0 + R0 V(w) u, quaternion q0 exp(w), for v = [u; w]."""
+    u, w = v[..., :3], v[..., 3:]
+    t2 = np.sum(w * w, axis=-1, keepdims=True)
+    t = np.sqrt(t2)
+    safe = np.where(t < 1e-4, 1.0, t)
+    a = np.where(t < 1e-4, 0.5 - t2 / 24, (1 - np.cos(safe)) / (safe * safe))
+    b = np.where(t < 1e-4, 1 / 6 - t2 / 120, (safe - np.sin(safe)) / (safe * safe * safe))
+    wu = _cross(w, u)
+    step = u + a * wu + b * _cross(w, wu)
+    quat = q[..., 3:]
+    return np.concatenate([q[..., :3] + _quat_rotate(quat, step), so3_integrate(quat, w)], axis=-1)
+
+
+def se3_difference(q0, q1):
+    """log(q0^-1 q1) = [V(w)^-1 p; w] with p = R0^T (p1 - p0), w the relative rotation vector."""
+    w = so3_difference(q0[..., 3:], q1[..., 3:])
+    p = _quat_rotate(_quat_conj(q0[..., 3:]), q1[..., :3] - q0[..., :3])
+    t2 = np.sum(w * w, axis=-1, keepdims=True)
+    t = np.sqrt(t2)
+    safe = np.where(t < 1e-4, 1.0, t)
+    c = np.where(t < 1e-4, 1 / 12 + t2 / 720,
+                 (1 - safe * np.sin(safe) / (2 * (1 - np.cos(safe)))) / (safe * safe))
+    wp = _cross(w, p)
+    return np.concatenate([p - 0.5 * wp + c * _cross(w, wp), w], axis=-1)
+
+
+def se2_integrate(q, v):
+    """Planar q = [x, y, cos t, sin t] moved by v = [vx, vy, w] in the joint frame."""
+    c0, s0, w = q[..., 2:3], q[..., 3:4], v[..., 2:3]
+    safe = np.where(np.abs(w) < 1e-4, 1.0, w)
+    alpha = np.where(np.abs(w) < 1e-4, 1 - w * w / 6, np.sin(safe) / safe)
+    beta = np.where(np.abs(w) < 1e-4, w / 2 - w * w * w / 24, (1 - np.cos(safe)) / safe)
+    tx = alpha * v[..., 0:1] - beta * v[..., 1:2]
+    ty = beta * v[..., 0:1] + alpha * v[..., 1:2]
+    cw, sw = np.cos(w), np.sin(w)
+    rot = _normalize(np.concatenate([c0 * cw - s0 * sw, s0 * cw + c0 * sw], axis=-1))
+    return np.concatenate([q[..., 0:1] + c0 * tx - s0 * ty, q[..., 1:2] + s0 * tx + c0 * ty, rot], axis=-1)
+
+
+def se2_difference(q0, q1):
+    c0, s0, c1, s1 = q0[..., 2:3], q0[..., 3:4], q1[..., 2:3], q1[..., 3:4]
+    t = np.arctan2(c0 * s1 - s0 * c1, c0 * c1 + s0 * s1)
+    dx, dy = q1[..., 0:1] - q0[..., 0:1], q1[..., 1:2] - q0[..., 1:2]
+    px, py = c0 * dx + s0 * dy, -s0 * dx + c0 * dy
+    safe = np.where(np.abs(t) < 1e-4, 1.0, t)
+    a = np.where(np.abs(t) < 1e-4, 1 - t * t / 12, safe * np.sin(safe) / (2 * (1 - np.cos(safe))))
+    return np.concatenate([a * px + t / 2 * py, -t / 2 * px + a * py, t], axis=-1)
+
+
+def vector_integrate(q, v):
+    return q + v
+
+
+def vector_difference(q0, q1):
+    return q1 - q0
+
+
+GROUPS = {"vector": (vector_integrate, vector_difference), "so3": (so3_integrate, so3_difference),
+          "se3": (se3_integrate, se3_difference), "se2": (se2_integrate, se2_difference)}
+#: the helpers each group's functions call
+_HELPERS = {"vector": (), "so3": (_cross, _quat_mul, _quat_conj, _normalize, _so3_exp, _so3_log),
+            "se3": (_cross, _quat_mul, _quat_rotate, _quat_conj, _normalize, _so3_exp, _so3_log,
+                    so3_integrate, so3_difference),
+            "se2": (_normalize,)}
+
+
+def _pieces(model, arrays_q, arrays_v):
+    for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
+        yield j.kind.lie_group, slice(qi[0], qi[-1] + 1), slice(vi[0], vi[-1] + 1)
+
+
+def integrate(model, q, v, dt=1.0):
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float) * dt
+    shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    q, v = np.broadcast_to(q, shape + q.shape[-1:]), np.broadcast_to(v, shape + v.shape[-1:])
+    return np.concatenate([GROUPS[g][0](q[..., sq], v[..., sv]) for g, sq, sv in _pieces(model, q, v)], axis=-1)
+
+
+def difference(model, q0, q1):
+    q0, q1 = np.asarray(q0, dtype=float), np.asarray(q1, dtype=float)
+    shape = np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1])
+    q0, q1 = np.broadcast_to(q0, shape + q0.shape[-1:]), np.broadcast_to(q1, shape + q1.shape[-1:])
+    return np.concatenate([GROUPS[g][1](q0[..., sq], q1[..., sq]) for g, sq, _ in _pieces(model, q0, q1)], axis=-1)
+
+
+def neutral(model):
+    return np.array([x for j in model.joints for x in j.kind.neutral()])
+
+
+def random_configuration(model, rng, count):
+    """Random configurations: angles and offsets in [-pi, pi], uniformly random unit quaternions."""
+    q = rng.uniform(-np.pi, np.pi, (count, model.nq))
+    for j, qi in zip(model.joints, model.q_slices):
+        if j.kind.lie_group in ("so3", "se3"):
+            q[:, qi[-4:]] = _normalize(rng.normal(size=(count, 4)))
+        elif j.kind.lie_group == "se2":
+            q[:, qi[2:]] = _normalize(rng.normal(size=(count, 2)))
+    return q
+
+
+def source(groups):
+    """The source text of the functions the given groups need, for a generated Python module."""
+    needed = []
+    for g in sorted(groups):
+        for fn in _HELPERS[g] + GROUPS[g]:
+            if fn not in needed:
+                needed.append(fn)
+    return "\n\n".join(inspect.getsource(fn).rstrip() + "\n" for fn in needed)
