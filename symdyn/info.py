@@ -61,9 +61,9 @@ def header_lines(model, path):
 
 def ops_lines(programs):
     """The operation counts table, one row per function."""
-    lines = [f"  {'function':<28s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
+    lines = [f"  {'function':<34s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
     for p in programs:
-        lines.append(f"  {p.name:<28s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
+        lines.append(f"  {p.name:<34s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
     return lines
 
 
@@ -84,7 +84,7 @@ def snap_lines(candidate, programs=None, snapped_programs=None):
 def info_lines(model, path, ops=True, progress=None):
     """Every line `symdyn info` prints for one robot; progress(name) after each function traced."""
     from .codegen.generator import trace_all
-    lines = header_lines(model, path) + ["frames (FRAMES): " + ", ".join(f.name for f in model.kinematic_frames)]
+    lines = header_lines(model, path) + ["  frames (FRAMES): " + ", ".join(f.name for f in model.kinematic_frames)]
     candidate = snap_candidate(model)
     if not ops:
         return lines + (snap_lines(candidate) if candidate else [])
