@@ -45,7 +45,7 @@ def machine():
 
 def main():
     print(f"Machine: {machine()}  \nCommand: `python benchmarks/bench_generation.py`\n")
-    print("### Full function set (15 functions, Python + C rendered), bundled robots\n")
+    print(f"### Full function set ({len(FUNCTIONS)} functions, Python + C rendered), bundled robots\n")
     print("| robot | DOF | numeric params (s) | symbolic params (s) |\n|---|---|---|---|")
     for path in ROBOTS:
         model = symdyn.load_robot(path)
@@ -56,7 +56,8 @@ def main():
     short = {"inverse_dynamics": "ID", "mass_matrix": "M", "mass_matrix_inverse": "Minv", "forward_dynamics": "FD",
              "gravity": "g", "coriolis_matrix": "C", "nonlinear_effects": "nle", "articulated_inertia": "D",
              "innovations_factor": "m", "innovations_factor_inverse": "l", "total_rates": "nu",
-             "joint_rates": "qd", "working_moments": "eps", "applied_moments": "tau", "coriolis_nu": "Cnu"}
+             "joint_rates": "qd", "working_moments": "eps", "applied_moments": "tau", "coriolis_nu": "Cnu",
+             "coriolis_eta": "Cbar", "diagonalized_forward_dynamics": "dFD", "udu_factor": "U"}
     print("| chain | N | time (s) | " + " | ".join(short[n] for n in names) + " |")
     print("|---|---|---|" + "---|" * len(names))
     for make in (planar_chain, spatial_chain):
@@ -66,7 +67,8 @@ def main():
             ops = [p.ops["mul"] + p.ops["add"] for p in (trace(model, f) for f in FUNCTIONS)]
             print(f"| {make.__name__} | {n} | {seconds:.2f} | " + " | ".join(map(str, ops)) + " |")
 
-    print("\n### Planar chain forward dynamics per link (Rodriguez 1987 Table II: 26 mul, 28 add, 3 div)\n")
+    print("\n### Planar chain forward dynamics per link, with velocities and gravity "
+          "(like for like with Rodriguez 1987 Table II: benchmarks/bench_rodriguez.py)\n")
     a, b = trace(planar_chain(20), BY_NAME["forward_dynamics"]), trace(planar_chain(30), BY_NAME["forward_dynamics"])
     per = {k: (b.ops[k] - a.ops[k]) / 10 for k in a.ops}
     print("| per link | mul | add | div | sqrt | sin+cos |\n|---|---|---|---|---|---|")

@@ -1,8 +1,9 @@
 """Simulation in the diagonalized coordinates (Algorithm 8.1) beside the usual joint-space simulation.
 
-Diagonalized, state (q, nu), nu = m* qd the total joint rates (kinetic energy K = nu . nu / 2):
-    nu_dot = working_moments(q, tau - gravity(q)) - coriolis_nu(q, nu)
-    q_dot  = joint_rates(q, nu)
+Diagonalized, state (q, nu), nu = m* qd the total joint rates (kinetic energy K = nu . nu / 2), one call of
+the fused Algorithm 8.1 (one Riccati recursion, two sweeps):
+    q_dot, nu_dot = diagonalized_forward_dynamics(q, nu, tau)
+    (q_dot = joint_rates(q, nu), nu_dot = working_moments(q, tau - gravity(q)) - coriolis_nu(q, nu))
 Joint space, state (q, qd):
     qd_dot = forward_dynamics(q, qd, tau)
 Both start from the same (q0, qd0) (nu0 = total_rates(q0, qd0)), are driven by the same torque
@@ -44,8 +45,7 @@ def run(robot, steps=1000, dt=1e-3, kind="zero"):
 
     def diagonalized(t, x):
         q, nu = x[:n], x[n:]
-        eps = robot.working_moments(q, tau(t, q) - robot.gravity(q))
-        return np.concatenate([robot.joint_rates(q, nu), eps - robot.coriolis_nu(q, nu)])
+        return np.concatenate(robot.diagonalized_forward_dynamics(q, nu, tau(t, q)))
 
     def joint_space(t, x):
         q, qd = x[:n], x[n:]

@@ -13,7 +13,7 @@
  * Units: SI (rad, m, N m, N). No allocation, no global
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
- * Pinocchio); the diagonalized functions exclude it:
+ * Pinocchio) and in diagonalized_forward_dynamics; the other diagonalized functions exclude it:
  *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
  */
 #ifndef SYMDYN_PANDA_H
@@ -27,6 +27,8 @@ extern "C" {
 #define PANDA_NF 3
 #define PANDA_NQ 7
 #define PANDA_NV 7
+/* The set of files written together (robot file, symdyn version, options): panda.c checks it. */
+#define PANDA_SET_ID 0x654ce0a8f2d773b0u
 
 /* Configurations (as pinocchio.neutral, integrate, difference): q[7], v[7]. */
 void panda_neutral(double *q);
@@ -122,6 +124,24 @@ void panda_applied_moments(const double *q, const double *eps, double *tau);
  * Out: Cnu[7].
  * Operations: 1782 mul, 1563 add, 17 div, 6 sqrt, 12 trig. */
 void panda_coriolis_nu(const double *q, const double *nu, double *Cnu);
+
+/* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
+ * In: q[7], eta[7].
+ * Out: Cbar[7].
+ * Operations: 1361 mul, 1177 add, 5 div, 0 sqrt, 12 trig. */
+void panda_coriolis_eta(const double *q, const double *eta, double *Cbar);
+
+/* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
+ * In: q[7], nu[7], tau[7].
+ * Out: qd[7], nu_dot[7].
+ * Operations: 1426 mul, 1234 add, 22 div, 6 sqrt, 12 trig. */
+void panda_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
+
+/* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
+ * In: q[7].
+ * Out: U[7*7] (row-major).
+ * Operations: 426 mul, 370 add, 5 div, 0 sqrt, 12 trig. */
+void panda_udu_factor(const double *q, double *U);
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame.
  * In: q[7].

@@ -10,6 +10,10 @@
 
 #include "planar2.h"
 
+#if !defined(PLANAR2_SET_ID) || PLANAR2_SET_ID != 0x62df2a825320fd5bu || PLANAR2_DOF != 2 || defined(PLANAR2_NUM_PARAMS)
+#error "planar2.h is not the header written with this planar2.c (another robot file or run): regenerate both together"
+#endif
+
 /* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
  * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
  * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation
@@ -465,6 +469,116 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     const double x111 = 0.5*x94/x36;
     Cnu[0] = x111;
     Cnu[1] = x64;
+}
+
+/* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 26 mul, 14 add, 0 div, 0 sqrt, 2 trig. */
+void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
+{
+    const double q1 = q[1];
+    const double eta0 = eta[0];
+    const double eta1 = eta[1];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
+    const double x5 = 2.0*x2*x3;
+    const double x36 = 0.5*eta0;
+    const double x37 = x2*x36;
+    const double x38 = x3*x36;
+    const double x39 = -(3.7499999999999996*x38 + eta0) + eta1;
+    const double x40 = eta0 + x39;
+    const double x43 = -0.2*x39;
+    const double x47 = 0.2*x40 + x38;
+    const double x48 = -x37*x38 + x37*x47;
+    const double x49 = -x40*x47;
+    const double x50 = x37*x40;
+    const double x51 = -x38*x39 + x40*x43;
+    const double x52 = x37*x39;
+    const double x53 = 3.7499999999999996*x38 + eta0 + x39;
+    const double x54 = x43*x53 + x49 - x51;
+    const double x55 = x50 - x52;
+    const double x68 = -3.7499999999999996*x43;
+    const double x72 = x5*x68;
+    const double x76 = 0.5*x72;
+    const double x79 = 0.5*x76;
+    const double x80 = -3.7499999999999996*x48 + x55;
+    const double x82 = x2*x54 + x3*x80;
+    const double x83 = 0.5*x82;
+    const double x98 = eta0*x79 + x83;
+    Cbar[0] = x98;
+    Cbar[1] = x48;
+}
+
+/* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
+void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
+{
+    const double q0 = q[0];
+    const double q1 = q[1];
+    const double nu0 = nu[0];
+    const double nu1 = nu[1];
+    const double tau0 = tau[0];
+    const double tau1 = tau[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
+    const double x4 = -x2*x2 + x3*x3;
+    const double x5 = 2.0*x2*x3;
+    const double x10 = 0.375*x4;
+    const double x13 = 0.625 - x10;
+    const double x18 = 0.5*x13;
+    const double x21 = 0.5*x18;
+    const double x25 = 0.16666666666666666 + x21;
+    const double x36 = sqrt(x25);
+    const double x37 = nu0/x36;
+    const double x38 = 0.5*x37;
+    const double x39 = x2*x38;
+    const double x40 = x3*x38;
+    const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+    const double x42 = x37 + x41;
+    const double x43 = 9.81*x0;
+    const double x44 = 9.81*x1;
+    const double x45 = x2*x44 + x3*x43;
+    const double x46 = -x2*x43 + x3*x44;
+    const double x49 = -0.2*x41;
+    const double x52 = 4.330127018922193*nu1;
+    const double x54 = 0.2*x42 + x40;
+    const double x55 = -x39*x40 + x39*x54;
+    const double x56 = -x42*x54;
+    const double x57 = x39*x42;
+    const double x58 = -x40*x41 + x42*x49;
+    const double x59 = x39*x41;
+    const double x60 = 0.2*x46 + x55;
+    const double x61 = x45 + x49*x52 + x56 - x58;
+    const double x62 = x46 + x57 - x59;
+    const double x63 = tau1 - x60;
+    const double x64 = 4.330127018922193*x63;
+    const double x65 = x60 + x63;
+    const double x66 = 3.7499999999999996*x63 + x62;
+    const double x79 = -3.7499999999999996*x49;
+    const double x83 = x5*x79;
+    const double x87 = 0.5*x83;
+    const double x90 = 0.5*x87;
+    const double x92 = x2*x61 + x3*x66;
+    const double x93 = 0.5*x92 + x65;
+    const double x108 = 0.5*x44 + x37*x90 + x93;
+    const double x111 = tau0 - x108;
+    const double x112 = (0.5*x37*x90 + x111)/x36;
+    qd[0] = x37;
+    qd[1] = x41;
+    nu_dot[0] = x112;
+    nu_dot[1] = x64;
+}
+
+/* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 2 mul, 1 add, 0 div, 0 sqrt, 1 trig. */
+void planar2_udu_factor(const double *q, double *U)
+{
+    const double q1 = q[1];
+    const double x3 = cos(q1);
+    const double x37 = 3.7499999999999996*x3;
+    const double x38 = 0.5*x37 + 1.0;
+    U[0] = 1.0;
+    U[1] = x38;
+    U[2] = 0.0;
+    U[3] = 1.0;
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 8 mul, 3 add, 0 div, 0 sqrt, 4 trig. */

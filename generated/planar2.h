@@ -13,7 +13,7 @@
  * Units: SI (rad, m, N m, N). No allocation, no global
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
- * Pinocchio); the diagonalized functions exclude it:
+ * Pinocchio) and in diagonalized_forward_dynamics; the other diagonalized functions exclude it:
  *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
  */
 #ifndef SYMDYN_PLANAR2_H
@@ -27,6 +27,8 @@ extern "C" {
 #define PLANAR2_NF 1
 #define PLANAR2_NQ 2
 #define PLANAR2_NV 2
+/* The set of files written together (robot file, symdyn version, options): planar2.c checks it. */
+#define PLANAR2_SET_ID 0x62df2a825320fd5bu
 
 /* Configurations (as pinocchio.neutral, integrate, difference): q[2], v[2]. */
 void planar2_neutral(double *q);
@@ -122,6 +124,24 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau);
  * Out: Cnu[2].
  * Operations: 34 mul, 20 add, 2 div, 1 sqrt, 2 trig. */
 void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu);
+
+/* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
+ * In: q[2], eta[2].
+ * Out: Cbar[2].
+ * Operations: 26 mul, 14 add, 0 div, 0 sqrt, 2 trig. */
+void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar);
+
+/* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
+ * In: q[2], nu[2], tau[2].
+ * Out: qd[2], nu_dot[2].
+ * Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
+void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
+
+/* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
+ * In: q[2].
+ * Out: U[2*2] (row-major).
+ * Operations: 2 mul, 1 add, 0 div, 0 sqrt, 1 trig. */
+void planar2_udu_factor(const double *q, double *U);
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame.
  * In: q[2].

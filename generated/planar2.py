@@ -6,12 +6,14 @@ Joint order (base to tip): "joint1", "joint2".
 Frames (FRAMES): "link2".
 
 Every argument has shape (..., 2): any leading batch shape, broadcast between arguments;
-vectors come back as (..., 2), matrices as (..., 2, 2). Units: SI (rad, m, N m, N).
+vectors come back as (..., 2), matrices as (..., 2, 2); diagonalized_forward_dynamics
+returns the tuple (qd, nu_dot). Units: SI (rad, m, N m, N).
 integrate, difference and neutral move configurations as pinocchio.integrate, difference, neutral.
 The frame functions return (..., 1, ...) for the frames of FRAMES (f_ext: (..., 1, 6));
 frame quantities are Pinocchio's LOCAL_WORLD_ALIGNED: at the frame origin, in world axes, [linear; angular].
 Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity, as in
-Pinocchio. The diagonalized functions exclude it: nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
+Pinocchio, and in diagonalized_forward_dynamics. The other diagonalized functions exclude it:
+nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
 """
 import numpy as np
 
@@ -20,6 +22,8 @@ NQ = 2
 NV = 2
 JOINT_NAMES = ("joint1", "joint2", )
 FRAMES = ("link2", )
+#: the same in the .h and .c written with this file (symdyn.codegen.generator.set_id)
+SET_ID = "62df2a825320fd5b"
 
 
 def _check(a, shape, name):
@@ -569,6 +573,138 @@ def coriolis_nu(q, nu):
     Cnu[..., 0] = x111
     Cnu[..., 1] = x64
     return Cnu
+
+
+def coriolis_eta(q, eta):
+    """Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
+
+    Operations: 26 mul, 14 add, 0 div, 0 sqrt, 2 trig.
+    """
+    q = _check(q, (2,), "q")
+    eta = _check(eta, (2,), "eta")
+    batch = np.broadcast_shapes(q.shape[:-1], eta.shape[:-1], )
+    q1 = q[..., 1]
+    eta0 = eta[..., 0]
+    eta1 = eta[..., 1]
+    x2 = np.sin(q1)
+    x3 = np.cos(q1)
+    x5 = 2.0*x2*x3
+    x36 = 0.5*eta0
+    x37 = x2*x36
+    x38 = x3*x36
+    x39 = -(3.7499999999999996*x38 + eta0) + eta1
+    x40 = eta0 + x39
+    x43 = -0.2*x39
+    x47 = 0.2*x40 + x38
+    x48 = -x37*x38 + x37*x47
+    x49 = -x40*x47
+    x50 = x37*x40
+    x51 = -x38*x39 + x40*x43
+    x52 = x37*x39
+    x53 = 3.7499999999999996*x38 + eta0 + x39
+    x54 = x43*x53 + x49 - x51
+    x55 = x50 - x52
+    x68 = -3.7499999999999996*x43
+    x72 = x5*x68
+    x76 = 0.5*x72
+    x79 = 0.5*x76
+    x80 = -3.7499999999999996*x48 + x55
+    x82 = x2*x54 + x3*x80
+    x83 = 0.5*x82
+    x98 = eta0*x79 + x83
+    Cbar = np.empty(batch + (2,))
+    Cbar[..., 0] = x98
+    Cbar[..., 1] = x48
+    return Cbar
+
+
+def diagonalized_forward_dynamics(q, nu, tau):
+    """(qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
+
+    Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig.
+    """
+    q = _check(q, (2,), "q")
+    nu = _check(nu, (2,), "nu")
+    tau = _check(tau, (2,), "tau")
+    batch = np.broadcast_shapes(q.shape[:-1], nu.shape[:-1], tau.shape[:-1], )
+    q0 = q[..., 0]
+    q1 = q[..., 1]
+    nu0 = nu[..., 0]
+    nu1 = nu[..., 1]
+    tau0 = tau[..., 0]
+    tau1 = tau[..., 1]
+    x0 = np.sin(q0)
+    x1 = np.cos(q0)
+    x2 = np.sin(q1)
+    x3 = np.cos(q1)
+    x4 = -x2*x2 + x3*x3
+    x5 = 2.0*x2*x3
+    x10 = 0.375*x4
+    x13 = 0.625 - x10
+    x18 = 0.5*x13
+    x21 = 0.5*x18
+    x25 = 0.16666666666666666 + x21
+    x36 = np.sqrt(x25)
+    x37 = nu0/x36
+    x38 = 0.5*x37
+    x39 = x2*x38
+    x40 = x3*x38
+    x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1
+    x42 = x37 + x41
+    x43 = 9.81*x0
+    x44 = 9.81*x1
+    x45 = x2*x44 + x3*x43
+    x46 = -x2*x43 + x3*x44
+    x49 = -0.2*x41
+    x52 = 4.330127018922193*nu1
+    x54 = 0.2*x42 + x40
+    x55 = -x39*x40 + x39*x54
+    x56 = -x42*x54
+    x57 = x39*x42
+    x58 = -x40*x41 + x42*x49
+    x59 = x39*x41
+    x60 = 0.2*x46 + x55
+    x61 = x45 + x49*x52 + x56 - x58
+    x62 = x46 + x57 - x59
+    x63 = tau1 - x60
+    x64 = 4.330127018922193*x63
+    x65 = x60 + x63
+    x66 = 3.7499999999999996*x63 + x62
+    x79 = -3.7499999999999996*x49
+    x83 = x5*x79
+    x87 = 0.5*x83
+    x90 = 0.5*x87
+    x92 = x2*x61 + x3*x66
+    x93 = 0.5*x92 + x65
+    x108 = 0.5*x44 + x37*x90 + x93
+    x111 = tau0 - x108
+    x112 = (0.5*x37*x90 + x111)/x36
+    qd = np.empty(batch + (2,))
+    qd[..., 0] = x37
+    qd[..., 1] = x41
+    nu_dot = np.empty(batch + (2,))
+    nu_dot[..., 0] = x112
+    nu_dot[..., 1] = x64
+    return qd, nu_dot
+
+
+def udu_factor(q):
+    """U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
+
+    Operations: 2 mul, 1 add, 0 div, 0 sqrt, 1 trig.
+    """
+    q = _check(q, (2,), "q")
+    batch = np.broadcast_shapes(q.shape[:-1], )
+    q1 = q[..., 1]
+    x3 = np.cos(q1)
+    x37 = 3.7499999999999996*x3
+    x38 = 0.5*x37 + 1.0
+    U = np.empty(batch + (2, 2))
+    U[..., 0, 0] = 1.0
+    U[..., 0, 1] = x38
+    U[..., 1, 0] = 0.0
+    U[..., 1, 1] = 1.0
+    return U
 
 
 def frame_placement(q):

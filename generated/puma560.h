@@ -13,7 +13,7 @@
  * Units: SI (rad, m, N m, N). No allocation, no global
  * state: every function is reentrant and thread-safe. Depends on libm only.
  * Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity (as in
- * Pinocchio); the diagonalized functions exclude it:
+ * Pinocchio) and in diagonalized_forward_dynamics; the other diagonalized functions exclude it:
  *     nu_dot + coriolis_nu(q, nu) = working_moments(q, tau - gravity(q)).
  */
 #ifndef SYMDYN_PUMA560_H
@@ -27,6 +27,8 @@ extern "C" {
 #define PUMA560_NF 1
 #define PUMA560_NQ 6
 #define PUMA560_NV 6
+/* The set of files written together (robot file, symdyn version, options): puma560.c checks it. */
+#define PUMA560_SET_ID 0x3b335c029a8bde94u
 
 /* Configurations (as pinocchio.neutral, integrate, difference): q[6], v[6]. */
 void puma560_neutral(double *q);
@@ -122,6 +124,24 @@ void puma560_applied_moments(const double *q, const double *eps, double *tau);
  * Out: Cnu[6].
  * Operations: 1003 mul, 825 add, 11 div, 4 sqrt, 10 trig. */
 void puma560_coriolis_nu(const double *q, const double *nu, double *Cnu);
+
+/* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
+ * In: q[6], eta[6].
+ * Out: Cbar[6].
+ * Operations: 723 mul, 575 add, 3 div, 0 sqrt, 10 trig. */
+void puma560_coriolis_eta(const double *q, const double *eta, double *Cbar);
+
+/* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
+ * In: q[6], nu[6], tau[6].
+ * Out: qd[6], nu_dot[6].
+ * Operations: 773 mul, 617 add, 14 div, 4 sqrt, 10 trig. */
+void puma560_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
+
+/* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
+ * In: q[6].
+ * Out: U[6*6] (row-major).
+ * Operations: 152 mul, 103 add, 3 div, 0 sqrt, 8 trig. */
+void puma560_udu_factor(const double *q, double *U);
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame.
  * In: q[6].

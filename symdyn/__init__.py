@@ -3,8 +3,9 @@ __version__ = "0.1.0"
 
 from .cload import load_c  # noqa: E402
 from .engine import Engine  # noqa: E402
-from .errors import RobotFileError  # noqa: E402
+from .errors import CModuleError, RobotFileError, SymdynError  # noqa: E402
 from .expressions import expressions  # noqa: E402
 from .load import load_robot  # noqa: E402
 
-__all__ = ["Engine", "RobotFileError", "expressions", "load_c", "load_robot", "__version__"]
+__all__ = ["CModuleError", "Engine", "RobotFileError", "SymdynError", "expressions", "load_c", "load_robot",
+           "__version__"]

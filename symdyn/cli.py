@@ -158,14 +158,16 @@ def compare(robots, states, tol, with_c, snap, lock, root, tip, strict, nonphysi
         model = _load(path, snap, selection, strict, nonphysical, floating, frames)
         notes = []
         try:
-            with _progress(compare_steps(with_c), f"comparing {model.name}") as bar:
+            with _progress(compare_steps(with_c), f"comparing {one_line(model.name)}") as bar:
                 report = run(model, states=states, with_c=with_c, notes=notes, progress=lambda name: bar.update(1))
         except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints
-            click.echo(f"{model.name} ({path}): {one_line(exc)}")
+            click.echo(f"{one_line(model.name)} ({one_line(path)}): {one_line(exc)}")
             worst = float("inf")
             continue
+        except SymdynError as exc:         # no C compiler, a failed compilation: one line, exit 2
+            _fail(exc)
         columns = sorted({c for row in report.values() for c in row})
-        click.echo(f"{model.name} ({path}): largest relative difference from the numeric engine")
+        click.echo(f"{one_line(model.name)} ({one_line(path)}): largest relative difference from the numeric engine")
         for note in notes:
             click.echo(f"  ({note})")
         click.echo(f"  {'function':<34s}" + "".join(f"{c:>12s}" for c in columns))

@@ -1,32 +1,58 @@
 """Load a generated C module into Python: `symdyn.load_c("generated/panda.c")`.
 
-The module is compiled once with the system C compiler into a cache keyed by the hash of its
-source, and opened with cffi. The returned object has the functions of the Python module, numpy
-in and out, with batches of states looped in C.
+The module is compiled once with the system C compiler into a private cache and opened with cffi.
+The returned object has the functions of the Python module, numpy in and out, with batches of
+states looped in C. A function with several outputs (C: one out pointer each) returns a tuple
+of arrays, as in Python.
+
+The cache runs what it finds, so it trusts nothing it did not write itself: the folder and each
+entry must belong to the user and be writable by nobody else, every file is created exclusively
+(never through a symbolic link), and a library is loaded only if its SHA-256, stored beside it,
+matches. The key covers the header, the source, the batch wrapper, the compiler (its path and
+`--version`), the flags and, for `-march=native`, the processor, so a sanitizer build, another
+compiler or another machine sharing the home folder never picks up a library it did not build.
 """
+import functools
 import hashlib
 import json
+import math
 import os
+import platform
 import re
+import shlex
+import shutil
+import stat
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from . import __version__
+from .errors import CModuleError
 from .functions import FUNCTIONS, arg_dims, fext_variant, out_dims, resolve
 
-CFLAGS = ("-O2", "-std=c99", "-fPIC", "-shared")
+#: flags every build needs (a shared library of C99)
+CFLAGS = ("-std=c99", "-fPIC", "-shared")
+#: the fastest flags that keep the results: floating-point contraction (fused multiply-adds: one
+#: rounding instead of two, within the tests' 1e-10) and the instructions of this processor (the
+#: cache is per machine: the key includes the processor)
+OPT_FLAGS = ("-O3", "-ffp-contract=fast", "-march=native")
+#: a long robot name is cut in cache file names (the key makes them unique)
+_NAME = 48
 _BATCH = """
-void {prefix}_{name}_batch(long count, {args}double *out)
+void {prefix}_{name}_batch(long count, {args}{outs})
 {{
     for (long i = 0; i < count; ++i)
-        {prefix}_{name}({calls}out + i * {size});
+        {prefix}_{name}({calls}{out_calls});
 }}
 """
+_COMPILERS = {}
 
 
 def _cache_dir():
-    return Path(os.environ.get("SYMDYN_CACHE", Path.home() / ".cache" / "symdyn"))
+    return Path(os.environ.get("SYMDYN_CACHE") or Path.home() / ".cache" / "symdyn")
 
 
 def _signatures(header, prefix):
@@ -36,8 +62,205 @@ def _signatures(header, prefix):
         m = re.search(rf"void {prefix}_{fn.name}\(([^)]*)\);", header)
         if m:
             args = [a.strip().split("*")[-1] for a in m.group(1).split(",")]
-            found[fn.name] = (fn, args[:-1])
+            found[fn.name] = (fn, args[:-len(fn.shapes)])
     return found
+
+
+# --- the pair .h/.c --------------------------------------------------------------------------
+
+def _set_of(header, source, prefix, h_path, c_path):
+    """(DOF, NUM_PARAMS) of a .h/.c pair; CModuleError if they come from different robots or runs.
+
+    The .c's `#if ... #error` would stop the compiler too; this says it before, in one line, and
+    also for a library of the pair that would be found in the cache."""
+    P = re.escape(prefix.upper())
+    dof = re.search(rf"^#define {P}_DOF (\d+)$", header, re.M)
+    if not dof:
+        raise CModuleError(h_path, "not a symdyn header (no #define " + prefix.upper() + "_DOF)")
+    nparams = re.search(rf"^#define {P}_NUM_PARAMS (\d+)$", header, re.M)
+    h_set = re.search(rf"^#define {P}_SET_ID 0x([0-9a-f]+)u$", header, re.M)
+    check = re.search(rf"^#if !defined\({P}_SET_ID\) \|\| {P}_SET_ID != 0x([0-9a-f]+)u \|\| {P}_DOF != (\d+)",
+                      source, re.M)
+    h_id, c_id = h_set.group(1) if h_set else None, check.group(1) if check else None
+    if (h_id or c_id) and (h_id != c_id or int(check.group(2)) != int(dof.group(1))):
+        c_dof = f"{check.group(2)} DOF" if check else "an older symdyn"
+        raise CModuleError(c_path, f"{c_path.name} ({c_dof}, set {c_id or '-'}) and {h_path.name} ({dof.group(1)} DOF, "
+                                   f"set {h_id or '-'}) come from different robot files or runs: regenerate both "
+                                   "together (symdyn generate ROBOT --lang c)")
+    return int(dof.group(1)), int(nparams.group(1)) if nparams else 0
+
+
+def _read_pair(c_path, h_path):
+    """The texts of the .h and .c, read together: under the output folder's lock, after completing
+    a set that a killed `symdyn generate` left half-renamed (see generate.py)."""
+    from .generate import folder_lock, recover
+    texts = []
+    with folder_lock(c_path.parent):
+        try:
+            recover(c_path.parent)
+        except OSError:                          # a folder we may not write: the check below still holds
+            pass
+        for p in (h_path, c_path):
+            try:
+                texts.append(p.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise CModuleError(p, "file not found") from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise CModuleError(p, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    return texts
+
+
+# --- the compiler ----------------------------------------------------------------------------
+
+def _compiler(c_path):
+    """(argv, identity): $CC split like a shell would (`ccache gcc`), its path and version."""
+    text = os.environ.get("CC") or "cc"
+    try:
+        argv = shlex.split(text)
+    except ValueError as exc:
+        raise CModuleError(c_path, f"cannot compile: $CC is not a valid command ({exc})") from None
+    if not argv:
+        argv = ["cc"]
+    key = tuple(argv)
+    if key not in _COMPILERS:
+        exe = shutil.which(argv[0])
+        if exe is None:
+            raise CModuleError(c_path, f"cannot compile: no C compiler ('{argv[0]}' not found): install one "
+                                       "(e.g. `sudo apt install gcc`, `xcode-select --install`) or set CC; "
+                                       "`symdyn compare --no-c` skips the C module")
+        try:
+            version = subprocess.run([*argv, "--version"], capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            version = ""
+        _COMPILERS[key] = (argv, f"{os.path.realpath(exe)}\n{version}")
+    return _COMPILERS[key]
+
+
+@functools.lru_cache(maxsize=None)
+def _processor():
+    """What -march=native means here: the processor's name and features."""
+    text = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            text = fh.read().split("\n\n")[0]
+        text = "\n".join(line for line in text.splitlines()
+                         if line.split(":")[0].strip() in ("vendor_id", "model name", "flags", "Features", "CPU part"))
+    except OSError:
+        pass
+    return f"{platform.machine()} {platform.processor()}\n{text}"
+
+
+# --- the cache -------------------------------------------------------------------------------
+
+def _uid():
+    """The user the cache must belong to (None where there are no POSIX owners)."""
+    return os.geteuid() if hasattr(os, "geteuid") else None
+
+
+def _refuse(path, problem):
+    raise CModuleError(path, f"{problem}: refused as symdyn's compile cache (a library in it would run in this "
+                             "process); fix it or set SYMDYN_CACHE to a private folder")
+
+
+def _private_folder(path):
+    """Create the cache folder (mode 0700) or check that it is the user's alone."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        link, st = os.lstat(path), os.stat(path)
+    except OSError as exc:
+        raise CModuleError(path, f"cannot create the compile cache folder: {exc.strerror or exc}") from None
+    uid = _uid()
+    if uid is None:
+        return path
+    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (uid, 0):
+        _refuse(path, "a symbolic link owned by another user")
+    if not stat.S_ISDIR(st.st_mode):
+        _refuse(path, "not a folder")
+    if st.st_uid != uid:
+        _refuse(path, f"owned by another user (uid {st.st_uid})")
+    if st.st_mode & 0o022:
+        _refuse(path, f"writable by others (mode {stat.S_IMODE(st.st_mode):04o})")
+    return path
+
+
+def _entry_ok(path):
+    """True if the cache entry is the user's own regular file; CModuleError if someone else could
+    have written it; False if it is missing."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        _refuse(path, "not a regular file")
+    if _uid() is None:
+        return True
+    if st.st_uid != _uid():
+        _refuse(path, f"owned by another user (uid {st.st_uid})")
+    if st.st_mode & 0o022:
+        _refuse(path, f"writable by others (mode {stat.S_IMODE(st.st_mode):04o})")
+    return True
+
+
+def _sha256_file(path):
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def _verified(lib_path, sum_path):
+    """The cached library exists, is the user's, and has the content hash stored beside it."""
+    if not (_entry_ok(lib_path) and _entry_ok(sum_path)):
+        return False
+    return sum_path.read_text(encoding="ascii", errors="replace").strip() == _sha256_file(lib_path)
+
+
+def _new_file(folder, suffix, data=b""):
+    """A new file created exclusively (O_EXCL: never an existing file or link), mode 0600."""
+    fd, name = tempfile.mkstemp(prefix=".build-", suffix=suffix, dir=folder)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return Path(name)
+
+
+def _compile(c_path, texts, lib_path, sum_path):
+    """Compile the .h, .c and wrapper texts (copies in a private build folder: the files beside the
+    robot cannot change under the compiler, and no -I of the output folder lets a generated header
+    named like a system one, e.g. features.h, shadow it) into lib_path, then store its hash."""
+    argv, _ = _compiler(c_path)
+    cache = lib_path.parent
+    build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
+    try:
+        for name, text in texts.items():
+            fd = os.open(build / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        _, c_name, wrapper = list(texts)                 # .h, .c, wrapper: see CModule
+        out = build / "lib.so"
+        print(f"symdyn: compiling {c_path.name} ({' '.join(argv + list(OPT_FLAGS))}; once, cached in {cache}) ...",
+              file=sys.stderr, flush=True)
+        flags = list(OPT_FLAGS)
+        while True:
+            cmd = [*argv, *flags, *CFLAGS, str(build / c_name), str(build / wrapper), "-o", str(out), "-lm"]
+            try:
+                result = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
+            except FileNotFoundError:
+                raise CModuleError(c_path, f"cannot compile: no C compiler ('{argv[0]}' not found)") from None
+            if result.returncode != 0 and "-march=native" in flags and "native" in result.stderr:
+                flags.remove("-march=native")         # a compiler that does not know it: portable code
+                continue
+            break
+        if result.returncode != 0:
+            errors = [line for line in result.stderr.splitlines() if "error" in line] or result.stderr.splitlines() or [""]
+            raise CModuleError(c_path, f"compiling failed ({' '.join(cmd[:len(argv)])}): "
+                                       f"{errors[0].replace(str(build) + os.sep, '')}", details=result.stderr)
+        tmp_lib = _new_file(cache, ".so", out.read_bytes())
+        tmp_sum = _new_file(cache, ".sha256", (_sha256_file(tmp_lib) + "\n").encode())
+        os.replace(tmp_sum, sum_path)
+        os.replace(tmp_lib, lib_path)
+    except OSError as exc:
+        raise CModuleError(cache, f"cannot write the compile cache: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
 
 
 class CModule:
@@ -48,39 +271,46 @@ class CModule:
         path = Path(path)
         c_path, h_path = path.with_suffix(".c"), path.with_suffix(".h")
         prefix = path.stem
-        header, source = h_path.read_text(), c_path.read_text()
-        dof = re.search(rf"#define {prefix.upper()}_DOF (\d+)", header)
-        if not dof:
-            raise ValueError(f"{h_path}: not a symdyn header")
-        self.DOF = n = int(dof.group(1))
-        nq = re.search(rf"#define {prefix.upper()}_NQ (\d+)", header)
+        header, source = _read_pair(c_path, h_path)
+        n, self._nparams = _set_of(header, source, prefix, h_path, c_path)
+        self.DOF = n
+        nq = re.search(rf"^#define {re.escape(prefix.upper())}_NQ (\d+)$", header, re.M)
         self.NQ, self.NV = (int(nq.group(1)) if nq else n), n
-        nparams = re.search(rf"#define {prefix.upper()}_NUM_PARAMS (\d+)", header)
-        self._nparams = int(nparams.group(1)) if nparams else 0
-        nf = re.search(rf"#define {prefix.upper()}_NF (\d+)", header)
-        self._sizes = {"nv": n, "nq": self.NQ, "nf": int(nf.group(1)) if nf else 0,
-                       "np": self._nparams}
+        nf = re.search(rf"^#define {re.escape(prefix.upper())}_NF (\d+)$", header, re.M)
+        self._sizes = {"nv": n, "nq": self.NQ, "nf": int(nf.group(1)) if nf else 0, "np": self._nparams}
         frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
         self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
         self._signatures = _signatures(header, prefix)
         wrapper, cdef = [f'#include "{h_path.name}"'], []
         for name, (fn, args) in self._signatures.items():
-            size = int(np.prod(resolve(out_dims(fn), self._sizes), dtype=np.int64))
+            sizes = [math.prod(resolve(d, self._sizes)) for d in out_dims(fn)]
             decl_args = "".join(f"const double *{a}, " for a in args)
             calls = "".join(f"{a} + i * {self._size(a)}, " for a in args)
-            wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, size=size))
-            cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}double *out);")
-            cdef.append(f"void {prefix}_{name}({decl_args}double *out);")
-        lie = "neutral" in header and f"void {prefix}_integrate(" in header
+            outs = ", ".join(f"double *out{i}" for i in range(len(sizes)))
+            out_calls = ", ".join(f"out{i} + i * {size}" for i, size in enumerate(sizes))
+            wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, outs=outs,
+                                         out_calls=out_calls))
+            cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}{outs});")
+            cdef.append(f"void {prefix}_{name}({decl_args}{outs});")
+        lie = f"void {prefix}_integrate(" in header
         if lie:
             cdef += [f"void {prefix}_neutral(double *q);",
                      f"void {prefix}_integrate(const double *q, const double *v, double dt, double *q_out);",
                      f"void {prefix}_difference(const double *q0, const double *q1, double *v);"]
-        wrapper_text = "\n".join(wrapper)
-        key = hashlib.sha256((header + source + wrapper_text + " ".join(CFLAGS)).encode()).hexdigest()[:20]
-        lib_path = _cache_dir() / f"{prefix}-{key}.so"
-        if not lib_path.exists():
-            self._compile(c_path, wrapper_text, lib_path)
+        # the names of the copies compiled: the .c includes the .h by its name; a '-' is in no module name
+        c_name = c_path.name if len(c_path.name.encode()) < 200 else "long-name.c"
+        texts = {h_path.name: header, c_name: source, "batch-wrapper.c": "\n".join(wrapper)}
+        argv, compiler = _compiler(c_path)
+        native = _processor() if "-march=native" in OPT_FLAGS else ""
+        key_text = "\0".join([__version__, *texts, *texts.values(), *argv, compiler, *OPT_FLAGS, *CFLAGS, native])
+        key = hashlib.sha256(key_text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        cache = _private_folder(_cache_dir())
+        lib_path = cache / f"{prefix[:_NAME]}-{key}.so"
+        sum_path = cache / f"{prefix[:_NAME]}-{key}.so.sha256"
+        if not _verified(lib_path, sum_path):
+            _compile(c_path, texts, lib_path, sum_path)
+            if not _verified(lib_path, sum_path):
+                raise CModuleError(lib_path, "the compiled library changed before it could be loaded")
         self._ffi = cffi.FFI()
         self._ffi.cdef("\n".join(cdef))
         self._lib = self._ffi.dlopen(str(lib_path))
@@ -89,6 +319,12 @@ class CModule:
             setattr(self, name, self._make(name))
         if lie:
             self._make_lie()
+
+    def _shape(self, arg):
+        return resolve(arg_dims("q" if arg in ("q0", "q1") else arg), self._sizes)
+
+    def _size(self, arg):
+        return math.prod(self._shape(arg))
 
     def _make_lie(self):
         """neutral(), integrate(q, v, dt), difference(q0, q1), one state at a time or looped over a batch."""
@@ -118,12 +354,6 @@ class CModule:
                                                    (float(dt),))
         self.difference = lambda q0, q1: looped(getattr(lib, f"{p}_difference"), (q0, q1), ("q0", "q1"), self.NV)
 
-    def _shape(self, arg):
-        return resolve(arg_dims("q" if arg in ("q0", "q1") else arg), self._sizes)
-
-    def _size(self, arg):
-        return int(np.prod(self._shape(arg), dtype=np.int64))
-
     @staticmethod
     def _compile(c_path, wrapper_text, lib_path):
         lib_path.parent.mkdir(parents=True, exist_ok=True)
@@ -143,7 +373,8 @@ class CModule:
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
         buf = self._ffi.from_buffer
         shapes = [self._shape(a) for a in args]
-        out_shape = resolve(out_dims(fn), self._sizes)
+        out_shapes = [resolve(d, self._sizes) for d in out_dims(fn)]
+        several = len(out_shapes) > 1
         variant = fext_variant(name) if fext_variant(name) in self._signatures else None
 
         def call(*arrays, f_ext=None):
@@ -158,22 +389,26 @@ class CModule:
             for a, shape, label in zip(arrays, shapes, args):
                 if a.ndim < len(shape) or a.shape[a.ndim - len(shape):] != shape:
                     raise ValueError(f"{label} must have shape (..., {', '.join(map(str, shape))}), got {a.shape}")
-            out = None
             if all(a.ndim == len(shape) for a, shape in zip(arrays, shapes)):   # one state: straight to C
-                out = np.empty(out_shape)
-                c_single(*(buf("double[]", a) for a in arrays), buf("double[]", out))
-                return out
+                outs = [np.empty(shape) for shape in out_shapes]
+                c_single(*(buf("double[]", a) for a in arrays), *(buf("double[]", o) for o in outs))
+                return tuple(outs) if several else outs[0]
             batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
             count = int(np.prod(batch, dtype=np.int64))
-            flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
-                    for a, shape in zip(arrays, shapes)]
-            out = np.empty((count,) + out_shape)
-            c_batch(count, *(buf("double[]", a) for a in flat), buf("double[]", out))
-            return out.reshape(batch + out_shape)
+            outs = [np.empty((count,) + shape) for shape in out_shapes]
+            if count:                                        # a batch of zero states: an empty result
+                flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
+                        for a, shape in zip(arrays, shapes)]
+                c_batch(count, *(buf("double[]", a) for a in flat), *(buf("double[]", o) for o in outs))
+            outs = [o.reshape(batch + shape) for o, shape in zip(outs, out_shapes)]
+            return tuple(outs) if several else outs[0]
         call.__name__, call.__doc__ = name, fn.doc
         return call
 
 
 def load_c(path):
-    """Compile (once, cached by source hash) and load the generated C module at `path` (.c or .h)."""
+    """Compile (once, cached) and load the generated C module at `path` (.c or .h).
+
+    CModuleError (one line) if there is no C compiler, if the .h and .c come from different
+    robots or runs, if the cache folder is not private, or if the compilation fails."""
     return CModule(path)

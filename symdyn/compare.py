@@ -9,7 +9,7 @@ from .functions import FUNCTIONS, arg_dims, arguments, resolve, sizes
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                   "coriolis_matrix", "nonlinear_effects")
+                   "coriolis_matrix", "nonlinear_effects", "articulated_inertia", "udu_factor")
 #: the frame functions, with Pinocchio's counterparts when it is given the frames (pinocchio_functions)
 PINOCCHIO_FRAME_NAMES = ("frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration_bias",
                          "center_of_mass", "com_jacobian", "centroidal_momentum_matrix", "centroidal_momentum",
@@ -24,6 +24,8 @@ def import_module_file(path, name=None):
 
 
 def relative_error(a, b):
+    if isinstance(b, tuple):            # several outputs: the worst of them
+        return max(relative_error(x, y) for x, y in zip(a, b))
     return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, float(np.abs(b).max())))
 
 
@@ -172,6 +174,11 @@ def pinocchio_functions(pmodel, frames=()):
     data = pmodel.createData()
     c = pinocchio_configuration(pmodel)
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
+
+    def udu(q):                                          # M = U D U^T (pinocchio.cholesky)
+        pin.crba(pmodel, data, c(q))
+        pin.cholesky.decompose(pmodel, data)
+        return data.U.copy(), data.D.copy()
     extra = _frame_functions(pmodel, data, frames, c) if frames else {}
     return {**extra,
             "inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a).copy(),
@@ -180,7 +187,8 @@ def pinocchio_functions(pmodel, frames=()):
             "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t).copy(),
             "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, c(q)).copy(),
             "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v).copy()}
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v).copy(),
+            "articulated_inertia": lambda q: udu(q)[1], "udu_factor": lambda q: udu(q)[0]}
 
 
 def _pinocchio(model, notes):

@@ -1,5 +1,6 @@
 """The Coriolis matrix C(q, qd) of M qdd + C qd + g = T in Christoffel form,
-C(i,j) = sum_k Gamma_ijk qd(k), so that M_dot - 2C is skew-symmetric (seed 003).
+C(i,j) = sum_k Gamma_ijk qd(k), so that M_dot - 2C is skew-symmetric (Zefran & Bullo, Lagrangian dynamics, 2005,
+eqs. 13-14 and property ii; docs/algorithms.md, Sec. 14).
 
 Following the factorization C = sum_k J_k* [M(k) J_dot_k + B_k J_k] with the body term
     B(V) = 1/2 [ V x* M - M V x + (M V) xbar* ],   (f xbar*) u := u x* f,

@@ -1,4 +1,5 @@
-"""The Coriolis term of the diagonalized Lagrangian equations (Jain & Rodriguez, Secs. 6-7).
+"""The Coriolis term of the diagonalized Lagrangian equations (Jain & Rodriguez 1995, Secs. 6-7,
+eqs. 7.1-7.3 and 7.9-7.10; docs/algorithms.md, Secs. 11-12).
 
     normalized (Algorithm 7.1):      nu_dot + C(theta, nu) = eps,        nu = m* qd, eps = l T
     un-normalized (Algorithm 7.10):  D eta_dot + Cbar(theta, eta) = eps_bar,  eta = D^-1/2 nu

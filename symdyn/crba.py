@@ -1,4 +1,5 @@
-"""Mass matrix by composite bodies (Rodriguez 1987, eq. 32; Featherstone's CRBA)."""
+"""Mass matrix by composite bodies (Rodriguez 1987, eq. 32; Featherstone & Orin 2000, CRBA;
+docs/algorithms.md, Sec. 6)."""
 from . import spatial as S
 
 

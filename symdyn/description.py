@@ -20,6 +20,7 @@ Warnings go to the `warn` callable given to build_model (load_robot collects the
 import math
 import numbers
 import reprlib
+import sys
 
 import numpy as np
 
@@ -357,6 +358,9 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     for j, lname, params in zip(out_joints, body_names, body_params):
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in params + j.offset):
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
+        if any(0.0 < abs(x) < sys.float_info.min for x in params):   # subnormal: 1/m would be inf in the code
+            chk.fail(f"link '{lname}': its inertial parameters underflow (a mass, first moment or inertia below "
+                     f"{sys.float_info.min:.3g} in magnitude): use other units")
         bodies.append(Body(lname, tuple(float(x) for x in params)))
     for f in frames:
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in f.translation):

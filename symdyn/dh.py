@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from symdyn import geometry as G
+from symdyn.description import _show  # bounded excerpts: a YAML alias bomb is never expanded
 from symdyn.errors import RobotFileError
 from symdyn.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 
@@ -56,7 +57,7 @@ def _description(data):
     _reject_unknown(table, ("convention", "joints"), "dh")
     convention = table.get("convention")
     if convention not in CONVENTIONS:
-        raise _Invalid(f"dh: 'convention' must be one of {', '.join(CONVENTIONS)}, got {convention!r}")
+        raise _Invalid(f"dh: 'convention' must be one of {', '.join(CONVENTIONS)}, got {_show(convention)}")
     rows = table.get("joints")
     if not isinstance(rows, list) or not rows:
         raise _Invalid("dh: 'joints' must be a non-empty list")
@@ -91,7 +92,7 @@ def _reject_unknown(mapping, allowed, owner):
     """Unknown keys are usually typos (e.g. 'alhpa'); silently ignoring them hides wrong models."""
     for key in mapping:
         if key not in allowed:
-            raise _Invalid(f"{owner}: unknown field {key!r} (allowed: {', '.join(allowed)})")
+            raise _Invalid(f"{owner}: unknown field {_show(key)} (allowed: {', '.join(allowed)})")
 
 
 def _number(mapping, key, owner):
@@ -110,13 +111,13 @@ def _as_float(value, what):
         digits = int(abs(int(value)).bit_length() * math.log10(2)) + 1  # str() refuses > 4300 digits
         raise _Invalid(f"{what} must be finite, got an integer of {digits} digits") from None
     if not math.isfinite(result):
-        raise _Invalid(f"{what} must be finite, got {value!r}")
+        raise _Invalid(f"{what} must be finite, got {_show(value)}")
     return result
 
 
 def _describe(value):
     if isinstance(value, str):
-        return f"string {value!r}" if len(value) <= 40 else f"string {value[:40]!r}..."
+        return f"string {_show(value)}"
     if value is None:
         return "nothing"
     return type(value).__name__
@@ -139,7 +140,7 @@ def _read_row(row, index):
     if kind not in JOINT_TYPES:
         if "type" not in row:
             raise _Invalid(f"{owner}: missing field 'type'")
-        raise _Invalid(f"{owner}: field 'type' must be revolute or prismatic, got {kind!r}")
+        raise _Invalid(f"{owner}: field 'type' must be revolute or prismatic, got {_show(kind)}")
     parameters = {key: _number(row, key, owner) for key in ("a", "alpha", "d", "theta")}
     if "link" not in row:
         raise _Invalid(f"{owner}: missing field 'link'")

@@ -3,16 +3,16 @@ on numpy arrays. q has shape (..., nq), the other arguments (..., nv) (any leadi
 results (..., nv), (..., nv, nv) for matrices. Joint order is the model's (depth first from the
 base, model.py). `integrate`, `difference` and `neutral` move configurations on the joints' Lie groups.
 
+A function with several outputs (diagonalized_forward_dynamics) returns a tuple of arrays.
+
 This is the reference the generated code is compared with (`symdyn compare`); Pinocchio is the
 independent one.
 """
 import numpy as np
 
-from . import coriolis_nu as _cn
 from . import lie
 from .chain import Chain
 from .functions import FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
-from .riccati import Riccati
 from .scalar import NUMERIC
 
 
@@ -34,7 +34,8 @@ class Engine:
         for fn in FUNCTIONS:
             setattr(self, fn.name, self._bind(fn))
 
-    def _evaluate(self, trace, dims, *arrays, args=None):
+    def _evaluate(self, trace, dims, *arrays, args=None, multiple=False):
+        """dims: the named sizes of each output; multiple: return a tuple of them."""
         args = args or ("q",) + ("qd",) * (len(arrays) - 1)
         arrays = [np.asarray(a, dtype=float) for a in arrays]
         inputs, batch = [], []
@@ -47,8 +48,10 @@ class Engine:
             inputs.append(nest([flat[..., i] for i in range(flat.shape[-1])], shape))
         batch = np.broadcast_shapes(*batch)
         q, *others = inputs
-        result = flatten(trace(NUMERIC, self.chain, self.chain.transforms(q), *others))
-        return _vector(result, batch).reshape(batch + resolve(dims, self._sizes))
+        result = trace(NUMERIC, self.chain, self.chain.transforms(q), *others)
+        parts = [_vector(flatten(part), batch).reshape(batch + resolve(d, self._sizes))
+                 for part, d in zip(result if multiple else (result,), dims)]
+        return tuple(parts) if multiple else parts[0]
 
     def _bind(self, fn):
         variant = fext_variant(fn.name)
@@ -60,7 +63,7 @@ class Engine:
                 return getattr(self, variant)(*arrays, f_ext)
             if f_ext is not None:
                 raise TypeError(f"{fn.name} takes no f_ext")
-            return self._evaluate(fn.trace, out_dims(fn), *arrays, args=fn.args)
+            return self._evaluate(fn.trace, out_dims(fn), *arrays, args=fn.args, multiple=isinstance(fn.shape, tuple))
         call.__name__, call.__doc__ = fn.name, fn.doc
         return call
 
@@ -75,8 +78,3 @@ class Engine:
     def neutral(self):
         """The reference configuration: zero angles and offsets, identity quaternions."""
         return lie.neutral(self.model)
-
-    def coriolis_eta(self, q, qd):
-        """Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar = eps_bar, given qd."""
-        return self._evaluate(lambda ctx, chain, X, v: _cn.coriolis_eta(ctx, chain, X, Riccati(ctx, chain, X), v),
-                              ("nv",), q, qd)

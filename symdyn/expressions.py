@@ -91,7 +91,8 @@ def expressions(robot, function, params="numeric", simplify=False, max_size=MAX_
     or a robot file), in the symbols q0, q1, ... (and qd0, ..., qdd0, ..., tau0, nu0, eps0 as the
     function takes them; with params="symbolic" also p0, p1, ... in the generated modules' parameter
     layout). A vector is a column (n x 1), a matrix n x n, a frame function's result has its last
-    axis as columns ((nf, 6, n) is (6 nf) x n). Numbers are floats, as in the generated code.
+    axis as columns ((nf, 6, n) is (6 nf) x n); a function with several outputs gives a tuple.
+    Numbers are floats, as in the generated code.
 
     simplify: apply sympy.simplify to each entry (slow beyond two or three joints).
     Raises ExpressionTooLarge when the expressions would have more than `max_size` nodes in all.
@@ -110,8 +111,13 @@ def expressions(robot, function, params="numeric", simplify=False, max_size=MAX_
     entries = [sympy.sympify(e) for e in _substituted(program)]
     if simplify:
         entries = [sympy.simplify(e) for e in entries]
-    *rows, cols = program.shape                    # a vector is a column; (nf, 6, n) is (nf * 6) x n
-    return sympy.Matrix(len(entries) // cols, cols, entries) if rows else sympy.Matrix(cols, 1, entries)
+    matrices, start = [], 0
+    for _, shape, results in program.outputs():      # a function with several outputs gives a tuple
+        part = entries[start:start + len(results)]
+        start += len(results)
+        *rows, cols = shape                            # a vector is a column; (nf, 6, n) is (nf * 6) x n
+        matrices.append(sympy.Matrix(len(part) // cols, cols, part) if rows else sympy.Matrix(cols, 1, part))
+    return tuple(matrices) if len(matrices) > 1 else matrices[0]
 
 
 def symbol_latex(model, function, params="numeric"):

@@ -1,8 +1,9 @@
 """The function set of a generated module, defined once for the numeric engine and the generator.
 
 Each function is a trace: given a context, the robot's Chain, the transforms X(q) and the other
-input vectors, it runs the recursions and returns a vector or a matrix of scalars, or nested lists
-of the shape `out_dims` gives (frames: (nf, 4, 4), (nf, 6, nv), ...).
+input vectors, it runs the recursions and returns a vector or a matrix of scalars, nested lists of
+another shape (frames: "nf,4,4", "nf,6,nv", ...; see `dims`), or, for a function with several
+outputs (shape a tuple), a tuple of them.
 
 Sizes are named: nq (configuration), nv (velocity, = DOF), nf (the selected frames, FRAMES).
 A function named `X_fext` is X with external wrenches at the frames: the modules' X takes them
@@ -13,7 +14,8 @@ from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import centroidal, crba, frames, innovations, kalman_smoother, minverse, operational_space, rnea
+from . import (centroidal, crba, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
+               operational_space, rnea, udu)
 from .riccati import Riccati
 
 #: the shape of each argument in named sizes; any other argument is ("nv",)
@@ -26,15 +28,28 @@ FEXT = "_fext"
 class Function:
     name: str
     args: Tuple[str, ...]        # "q" first (..., nq); other shapes in ARG_DIMS
-    shape: object                # "vector" (..., nv), "matrix" (..., nv, nv) or a tuple of named sizes
+    shape: object                # "vector" (..., nv), "matrix" (..., nv, nv), named sizes "nf,6,nv";
+                                 # a tuple of them: several outputs
     trace: Callable
     doc: str
     gravity: bool = False        # does the result include gravity?
 
+    @property
+    def shapes(self):
+        """One shape per output."""
+        return self.shape if isinstance(self.shape, tuple) else (self.shape,)
+
+
+def dims(shape):
+    """The named sizes of one output: "vector" ("nv",), "matrix" ("nv", "nv"), "nf,6,nv" ("nf", 6, "nv")."""
+    if shape in SHAPES:
+        return SHAPES[shape]
+    return tuple(int(d) if d.isdigit() else d for d in shape.split(","))
+
 
 def out_dims(fn):
-    """The named sizes of a function's result."""
-    return SHAPES.get(fn.shape, fn.shape) if isinstance(fn.shape, str) else tuple(fn.shape)
+    """The named sizes of each of a function's outputs."""
+    return [dims(shape) for shape in fn.shapes]
 
 
 def arg_dims(arg):
@@ -147,27 +162,40 @@ FUNCTIONS = (
                  ctx, chain, X, ric, innovations.joint_rates(ctx, chain, X, ric, nu))),
              "C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q)) "
              "(Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0."),
+    Function("coriolis_eta", ("q", "eta"), "vector",
+             _diagonalized(lambda ctx, chain, X, ric, eta: _cn.coriolis_eta(
+                 ctx, chain, X, ric, diagonalized_dynamics.rates_from_eta(ctx, chain, X, ric, eta))),
+             "Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, "
+             "eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10)."),
+    Function("diagonalized_forward_dynamics", ("q", "nu", "tau"), ("vector", "vector"),
+             _diagonalized(lambda ctx, chain, X, ric, nu, tau: diagonalized_dynamics.forward_dynamics(
+                 ctx, chain, X, ric, nu, tau)),
+             "(qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q)) - C(theta, nu), one Riccati recursion and "
+             "two sweeps (Jain & Rodriguez, Alg. 8.1).", gravity=True),
+    Function("udu_factor", ("q",), "matrix",
+             _diagonalized(lambda ctx, chain, X, ric: udu.udu_factor(ctx, chain, X, ric)),
+             "U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997)."),
 )
 
 KINEMATICS = (
-    Function("frame_placement", ("q",), ("nf", 4, 4), frames.frame_placement,
+    Function("frame_placement", ("q",), "nf,4,4", frames.frame_placement,
              "Homogeneous transforms of the frames FRAMES in the world (base) frame."),
-    Function("frame_jacobian", ("q",), ("nf", 6, "nv"), frames.frame_jacobian,
+    Function("frame_jacobian", ("q",), "nf,6,nv", frames.frame_jacobian,
              "Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame "
              "origin; angular velocity] in world axes."),
-    Function("frame_velocity", ("q", "qd"), ("nf", 6), frames.frame_velocity,
+    Function("frame_velocity", ("q", "qd"), "nf,6", frames.frame_velocity,
              "Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd)."),
-    Function("frame_acceleration_bias", ("q", "qd"), ("nf", 6), frames.frame_acceleration_bias,
+    Function("frame_acceleration_bias", ("q", "qd"), "nf,6", frames.frame_acceleration_bias,
              "Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity."),
-    Function("center_of_mass", ("q",), (3,), centroidal.center_of_mass, "Centre of mass in the world frame."),
-    Function("com_jacobian", ("q",), (3, "nv"), centroidal.com_jacobian,
+    Function("center_of_mass", ("q",), "3", centroidal.center_of_mass, "Centre of mass in the world frame."),
+    Function("com_jacobian", ("q",), "3,nv", centroidal.com_jacobian,
              "Jacobian of the centre of mass, world axes: com_dot = Jcom qd."),
-    Function("centroidal_momentum_matrix", ("q",), (6, "nv"), centroidal.centroidal_momentum_matrix,
+    Function("centroidal_momentum_matrix", ("q",), "6,nv", centroidal.centroidal_momentum_matrix,
              "Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, "
              "world axes."),
-    Function("centroidal_momentum", ("q", "qd"), (6,), centroidal.centroidal_momentum,
+    Function("centroidal_momentum", ("q", "qd"), "6", centroidal.centroidal_momentum,
              "Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd)."),
-    Function("operational_space_inertia_inverse", ("q",), ("6*nf", "6*nf"),
+    Function("operational_space_inertia_inverse", ("q",), "6*nf,6*nf",
              _diagonalized(lambda ctx, chain, X, ric: operational_space.operational_space_inertia_inverse(
                  ctx, chain, X, ric)),
              "J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through "

@@ -1,19 +1,27 @@
 """`symdyn generate`: robot files in, one Python (and C) module per robot out.
 
 All robots are loaded, checked and rendered before anything is written, so a bad input writes
-nothing at all (not even the output folder); each file is written to a temporary name in the
-target folder and renamed over the old one, so a failed or killed run leaves every previous file
-either intact or completely replaced, never half-written. (A run killed during a write may leave
-its hidden temporary `.<name>.<random>.tmp` behind; an exception never does.)
+nothing at all (not even the output folder). The files of one robot then replace the previous
+ones as a set, all or nothing (see write_all): a failed, killed or concurrent run never leaves the
+.py, .h and .c of two different robot files side by side.
 """
+import contextlib
 import os
+import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 from .codegen.backends import render_c, render_python
 from .codegen.generator import safe_identifier, trace_all
+from .codegen.printer import NonFiniteError
 from .errors import OutputError, RobotFileError
 from .load import load_robot
+
+try:
+    import fcntl
+except ImportError:                                # not POSIX: no lock (concurrent runs are not serialized)
+    fcntl = None
 
 LANGUAGES = ("python", "c")
 PARAM_MODES = ("numeric", "symbolic")
@@ -38,10 +46,21 @@ def output_names(model, languages=("python",), params_mode="numeric"):
     return [module + ext for lang in LANGUAGES if lang in languages for ext in EXTENSIONS[lang]]
 
 
+#: the longest file name most file systems accept (bytes)
+NAME_MAX = 255
+
+
 def render(model, languages=("python",), params_mode="numeric", progress=None):
     """{filename: text} of the modules of one robot."""
     module = module_name(model.path, params_mode)
     programs = trace_all(model, params_mode, progress)
+    try:
+        return _render(model, programs, module, languages, params_mode)
+    except NonFiniteError as exc:
+        raise RobotFileError(model.path, f"{exc} (numbers too small or too large for double precision)") from None
+
+
+def _render(model, programs, module, languages, params_mode):
     files = {}
     if "python" in languages:
         files[f"{module}.py"] = render_python(model, programs, module, params_mode)
@@ -68,6 +87,10 @@ def load_all(paths, languages=("python",), snap_right_angles=False, params_mode=
                 raise RobotFileError(path, f"would write {name}, as does {owner[key]} "
                                            "(rename one of the two robot files)")
             owner[key] = model.path
+            if len(name.encode("utf-8")) > NAME_MAX:
+                raise RobotFileError(path, f"the output file name would be {len(name.encode('utf-8'))} characters "
+                                           f"long ({name[:20]}...), more than file systems allow ({NAME_MAX}): "
+                                           "rename the robot file")
     return list(unique.values())
 
 
@@ -91,34 +114,201 @@ def _umask():
     return mask
 
 
-def write_atomic(path, text):
-    """Write to a temporary file beside `path`, then rename it over `path`."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+@contextlib.contextmanager
+def folder_lock(folder):
+    """An exclusive lock on the output folder itself (flock of its descriptor, no lock file to leave
+    behind): writers of a set, and load_c reading a .h/.c pair, take turns. Released by the kernel
+    when the process dies, even by SIGKILL."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())                   # the rename must not overtake the data on a crash
-        os.chmod(tmp, 0o666 & ~_umask())             # mkstemp's 0600 is not what a user expects
-        os.replace(tmp, path)
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        fd = None                                  # nothing to lock (yet): the caller's reads/writes will say why
+    try:
+        if fd is not None and fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:                        # a file system without locks: runs are not serialized
+                pass
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)                           # also releases the lock
+
+
+def _fsync_folder(folder):
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_new(path, text, mode):
+    """Write a new file (O_EXCL) completely and durably, with the permission bits `mode`."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())                   # the rename must not overtake the data on a crash
+    os.chmod(path, mode)
+
+
+def _mode_for(target):
+    """A replaced file keeps its permission bits (a read-only file stays read-only); a new one gets
+    what the umask allows, like any file the user creates."""
+    try:
+        st = os.lstat(target)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode) & 0o777
+    except OSError:
+        pass
+    return 0o666 & ~_umask()
+
+
+# --- all-or-nothing sets ---------------------------------------------------------------------
+#
+# The files of one run replace the previous ones as a set. Under the folder lock, every new file is
+# written completely into a staging folder `.symdyn-stage-*` inside the output folder (the same
+# file system, so a rename moves it), the previous files are linked into it (for a rollback), and a
+# journal naming the new files is written last: that is the commit. Then the files are renamed
+# into place and the staging folder removed. An error before the commit changes nothing; an error
+# after it puts the previous files back. A run killed after the commit (SIGKILL, power loss) leaves
+# the journal, and the next run in the folder, or load_c reading a module from it, finishes the
+# renames before anything else (recover). Each generated file also carries the set's identity
+# (the robot file's digest, the DOF): a .c compiled with a .h of another set stops at an #error,
+# and load_c refuses such a pair.
+
+STAGE_PREFIX = ".symdyn-stage-"
+JOURNAL = "COMMITTED"
+ROLLBACK = "ROLLBACK"
+_BACKUP = ".previous"
+
+
+def _plain_name(name):
+    return bool(name) and name == os.path.basename(name) and name not in (".", "..") and not name.startswith(".")
+
+
+def recover(out_dir):
+    """Finish the sets a killed run committed but did not rename, and drop the ones it did not commit.
+
+    Call it holding folder_lock(out_dir)."""
+    out = Path(out_dir)
+    try:
+        stages = [p for p in out.iterdir() if p.name.startswith(STAGE_PREFIX)]
+    except OSError:
+        return
+    for stage in sorted(stages):
+        if stage.is_symlink() or not stage.is_dir():
+            continue
+        if (stage / ROLLBACK).is_file():
+            _roll_back(stage, out, (stage / ROLLBACK).read_text(encoding="utf-8").splitlines())
+        elif (stage / JOURNAL).is_file():
+            for name in (stage / JOURNAL).read_text(encoding="utf-8").splitlines():
+                if _plain_name(name) and (stage / name).is_file():
+                    os.replace(stage / name, out / name)
+            _fsync_folder(out)
+        shutil.rmtree(stage)
+
+
+def _roll_back(stage, out, lines):
+    """Put back the previous files named in `lines` ('-name': there was none: remove the new one)."""
+    for line in lines:
+        name = line[1:] if line.startswith("-") else line
+        if not _plain_name(name):
+            continue
+        if line.startswith("-"):
+            if os.path.lexists(out / name):
+                os.unlink(out / name)
+        elif os.path.lexists(stage / _BACKUP / name):
+            os.replace(stage / _BACKUP / name, out / name)
+    _fsync_folder(out)
+
+
+def _check_targets(out, names):
+    """Every target must be replaceable by a file: refuse before anything is written."""
+    for name in names:
+        target = out / name
+        if target.is_dir() and not target.is_symlink():
+            raise OutputError(target, "is a folder: cannot replace it with the generated file (nothing was written)")
+
+
+def _backup(target, folder):
+    """Keep the previous file (a hard link, or a copy where links are not supported)."""
+    if not os.path.lexists(target):
+        return None
+    folder.mkdir(exist_ok=True)
+    kept = folder / target.name
+    try:
+        os.link(target, kept, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(target, kept, follow_symlinks=False)
+    return kept
+
+
+def _swap_in(stage, out, names, previous):
+    """Rename the staged files into place; on an error put back the previous ones, then raise."""
+    done = []
+    try:
+        for name in names:
+            os.replace(stage / name, out / name)
+            done.append(name)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        # a journal of the rollback first: killed during the rollback, recover() finishes it
+        lines = [("" if previous[name] else "-") + name for name in done]
+        try:
+            _write_new(stage / (ROLLBACK + ".tmp"), "".join(line + "\n" for line in lines), 0o600)
+            os.replace(stage / (ROLLBACK + ".tmp"), stage / ROLLBACK)
+        except OSError:
+            pass
+        _roll_back(stage, out, lines)
         raise
+    _fsync_folder(out)
 
 
 def write_all(rendered, out_dir):
-    """Write {filename: text} into `out_dir`, each file atomically; returns the written paths."""
+    """Write {filename: text} into `out_dir` as one set (all the new files or all the previous
+    ones, see above); returns the written paths."""
     out = Path(out_dir)
-    written = []
-    for name, text in rendered.items():
+    names = list(rendered)
+    with folder_lock(out):
         try:
-            write_atomic(out / name, text)
+            recover(out)
         except OSError as exc:
-            raise OutputError(out / name, f"cannot write: {exc.strerror or exc}") from None
-        written.append(out / name)
-    return written
+            raise OutputError(out, f"cannot finish an interrupted earlier run: {exc.strerror or exc}") from None
+        _check_targets(out, names)
+        stage = None
+        try:
+            stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out))
+            previous = {}
+            for name in names:
+                try:
+                    _write_new(stage / name, rendered[name], _mode_for(out / name))
+                    previous[name] = _backup(out / name, stage / _BACKUP)
+                except OSError as exc:
+                    raise OutputError(out / name, f"cannot write: {exc.strerror or exc}") from None
+            try:
+                _write_new(stage / (JOURNAL + ".tmp"), "".join(f"{name}\n" for name in names), 0o600)
+                _fsync_folder(stage)
+                os.replace(stage / (JOURNAL + ".tmp"), stage / JOURNAL)       # the commit
+                _fsync_folder(stage)
+            except OSError as exc:
+                raise OutputError(out, f"cannot write: {exc.strerror or exc}") from None
+            try:
+                _swap_in(stage, out, names, previous)
+            except OSError as exc:
+                raise OutputError(out, f"cannot replace the previous files (they are kept): {exc.strerror or exc}") \
+                    from None
+        except OSError as exc:                         # mkdtemp
+            raise OutputError(out, f"cannot write: {exc.strerror or exc}") from None
+        finally:
+            if stage is not None:
+                shutil.rmtree(stage, ignore_errors=True)
+    return [out / name for name in names]
 
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
@@ -139,8 +329,26 @@ def generate(paths, out_dir="generated", languages=("python",), params_mode="num
         for message in model.warnings:
             if on_warning is not None:
                 on_warning(model.path, message)
+    created = _missing_folders(out_dir)
     out = prepare_output(out_dir)
-    rendered = {}
-    for model in models:
-        rendered.update(render(model, languages, params_mode, progress))
-    return write_all(rendered, out)
+    try:
+        rendered = {}
+        for model in models:
+            rendered.update(render(model, languages, params_mode, progress))
+        return write_all(rendered, out)
+    except BaseException:
+        for folder in created:                   # a failed run leaves no empty output folder behind
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+
+
+def _missing_folders(out_dir):
+    """The folders prepare_output will create, deepest first."""
+    missing, folder = [], Path(out_dir).absolute()
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing

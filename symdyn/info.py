@@ -43,7 +43,7 @@ def header_lines(model, path):
     """Robot name, DOF, mass, the generated module's name, and the kinematic tree."""
     nq, nv = getattr(model, "nq", model.dof), getattr(model, "nv", model.dof)
     module = module_name(model.path or path)
-    lines = [f"robot {one_line(model.name)!r} ({one_line(path)}): {model.dof} DOF (nq {nq}, nv {nv}), "
+    lines = [f"robot '{one_line(model.name)}' ({one_line(path)}): {model.dof} DOF (nq {nq}, nv {nv}), "
              f"total moving mass {model.total_mass:.6g} kg",
              f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
              f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]

@@ -1,5 +1,5 @@
 """The innovations factorization M = [I + H phi K] D [I + H phi K]* and its inverse
-(Jain & Rodriguez, Sec. 4 and Tables 2-3): m = [I + H phi K] D^1/2, l = m^-1 = D^-1/2 [I - H psi K],
+(Jain & Rodriguez 1995, Sec. 4, eqs. 5.1-5.4, Tables 2-3; docs/algorithms.md, Secs. 3 and 9): m = [I + H phi K] D^1/2, l = m^-1 = D^-1/2 [I - H psi K],
 so that M = m m* and M^-1 = l* l.
 
 Four O(N) recursions apply them without forming a matrix:

@@ -1,6 +1,6 @@
 """Forward dynamics: Kalman filter inward, Bryson-Frazier smoother outward
-(Rodriguez 1987, eqs. 41-47). O(N); no mass matrix is formed. For a joint with nv > 1,
-e and r are nv-vectors and r = D^-1 e by triangular substitution (riccati.Block)."""
+(Rodriguez 1987, eqs. 35-47; docs/algorithms.md, Sec. 7). O(N); no mass matrix is formed. For a joint
+with nv > 1, e and r are nv-vectors and r = D^-1 e by triangular substitution (riccati.Block)."""
 from . import spatial as S
 from .chain import combine, scatter
 from .kinematics import bias_acceleration, bias_forces, bias_terms

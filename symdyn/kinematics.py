@@ -2,7 +2,7 @@
 
 `velocities` gives full spatial velocities V(k) (the diagonalized recursions and the Coriolis
 matrix need them). Inverse and forward dynamics need less: with conventional accelerations
-alpha = [w_dot; v_dot of O_k] (Rodriguez, Jain; ALGORITHMS.md) the linear velocities never
+alpha = [w_dot; v_dot of O_k] (Rodriguez 1987, Jain & Rodriguez 1995; docs/algorithms.md, Sec. 5) the linear velocities never
 enter, only the angular ones:
 
     a(k) = [ w+ x wJ ;  R^T (w1 x (w1 x l)) + 2 w+ x vJ ]        b(k) = [ w x J w ;  w x (w x h) ]

@@ -133,7 +133,8 @@ _HELPERS = {"vector": (), "so3": (_cross, _quat_mul, _quat_conj, _normalize, _so
             "se2": (_normalize,)}
 
 
-def _pieces(model, arrays_q, arrays_v):
+def _pieces(model):
+    """(group, q slice, v slice) of every joint."""
     for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
         yield j.kind.lie_group, slice(qi[0], qi[-1] + 1), slice(vi[0], vi[-1] + 1)
 
@@ -142,14 +143,14 @@ def integrate(model, q, v, dt=1.0):
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float) * dt
     shape = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
     q, v = np.broadcast_to(q, shape + q.shape[-1:]), np.broadcast_to(v, shape + v.shape[-1:])
-    return np.concatenate([GROUPS[g][0](q[..., sq], v[..., sv]) for g, sq, sv in _pieces(model, q, v)], axis=-1)
+    return np.concatenate([GROUPS[g][0](q[..., sq], v[..., sv]) for g, sq, sv in _pieces(model)], axis=-1)
 
 
 def difference(model, q0, q1):
     q0, q1 = np.asarray(q0, dtype=float), np.asarray(q1, dtype=float)
     shape = np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1])
     q0, q1 = np.broadcast_to(q0, shape + q0.shape[-1:]), np.broadcast_to(q1, shape + q1.shape[-1:])
-    return np.concatenate([GROUPS[g][1](q0[..., sq], q1[..., sq]) for g, sq, _ in _pieces(model, q0, q1)], axis=-1)
+    return np.concatenate([GROUPS[g][1](q0[..., sq], q1[..., sq]) for g, sq, _ in _pieces(model)], axis=-1)
 
 
 def neutral(model):

@@ -6,7 +6,7 @@
               Upsilon-(k) = tau_bar* Upsilon+ tau_bar + H* H / D
     each column walks toward the tips of its subtree:  alpha = Upsilon+(i) G(i) - Minv(i,i) H*(i);
               alpha <- phi* alpha;  Minv(k,i) = G*(k) alpha;  alpha <- tau_bar*(k) alpha
-(The seed prints H H* for H* H and drops one *; ALGORITHMS.md has the checked form.)
+(Rodriguez 1987 prints H H* for H* H and drops one *; docs/algorithms.md, Sec. 8, has the checked form.)
 With u = Upsilon+ G, tau_bar* Upsilon+ tau_bar + H* H / D = Upsilon+ - u H - H* u* + Minv(k,k) H* H.
 
 Trees. Unlike M, M^-1 couples joints on different branches: a force on one branch accelerates the

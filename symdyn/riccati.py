@@ -1,5 +1,5 @@
 """Articulated-body inertia: the Riccati recursion of the Kalman filter run from tip to base
-(Rodriguez 1987, eqs. 35-40; Jain & Rodriguez, Sec. 4).
+(Rodriguez 1987, eqs. 35, 37-39, 43; Jain & Rodriguez 1995, eq. 4.7; docs/algorithms.md, Sec. 4).
 
     P(k)  = sum over children phi P+(child) phi* + M(k)
     D(k)  = H(k) P(k) H*(k)          G(k) = P(k) H*(k) D(k)^-1

@@ -1,5 +1,5 @@
-"""Inverse dynamics: the recursive Newton-Euler algorithm (Rodriguez 1987, Sec. VII;
-Featherstone & Orin, RNEA). T = M(q) qdd + C(q, qd) + g(q), gravity as a base acceleration,
+"""Inverse dynamics: the recursive Newton-Euler algorithm (Rodriguez 1987, Sec. VII, eqs. 16-21;
+Featherstone & Orin 2000, RNEA; docs/algorithms.md, Sec. 5). T = M(q) qdd + C(q, qd) + g(q), gravity as a base acceleration,
 conventional accelerations alpha = [w_dot; v_dot of O_k] (see kinematics.bias_terms).
 
 Outward:  alpha(k) = phi*(parent, k) alpha(parent) + H*(k) qdd(k) + a(k)

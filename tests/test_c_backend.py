@@ -51,6 +51,9 @@ int main(void) {
     %(m)s_gravity(q, out);                       sum += out[0];
     %(m)s_innovations_factor_inverse(q, out);    sum += out[0];
     %(m)s_coriolis_nu(q, v, out);                sum += out[0];
+    %(m)s_coriolis_eta(q, v, out);               sum += out[0];
+    %(m)s_udu_factor(q, out);                    sum += out[1];
+    %(m)s_diagonalized_forward_dynamics(q, v, a, out, out + N);  sum += out[0] + out[2 * N - 1];
     printf("%%.17g\n", sum);
     free(q); free(v); free(a); free(out);
     return 0;
@@ -127,3 +130,8 @@ def test_load_c_batches_and_cache(tmp_path, monkeypatch):
     q = np.random.default_rng(0).normal(size=(2, 3, 6))
     assert second.mass_matrix(q).shape == (2, 3, 6, 6)
     assert np.array_equal(first.mass_matrix(q)[1, 2], first.mass_matrix(q[1, 2]))
+    # a function with two outputs: two out pointers in C, a tuple in Python, batched alike
+    qd, nu_dot = first.diagonalized_forward_dynamics(q, q, q)
+    assert qd.shape == nu_dot.shape == (2, 3, 6)
+    one = first.diagonalized_forward_dynamics(q[1, 2], q[1, 2], q[1, 2])
+    assert np.array_equal(qd[1, 2], one[0]) and np.array_equal(nu_dot[1, 2], one[1])

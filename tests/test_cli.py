@@ -30,9 +30,12 @@ def test_compare_passes_and_reports_every_function():
     result = subprocess.run([sys.executable, "-m", "symdyn.cli", "compare", str(ROOT / "robots" / "stanford.yaml"), "--states", "5"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    for name in ("inverse_dynamics", "coriolis_nu", "mass_matrix_inverse"):
+    for name in ("inverse_dynamics", "coriolis_nu", "mass_matrix_inverse", "coriolis_eta", "diagonalized_forward_dynamics",
+                 "udu_factor"):
         assert name in result.stdout
     assert "pinocchio" in result.stdout
+    udu = next(line for line in result.stdout.splitlines() if "udu_factor" in line).split()
+    assert len(udu) == 4 and "-" not in udu                  # checked by C, Pinocchio and Python
 
 
 def test_compare_fails_past_tolerance():
@@ -46,6 +49,7 @@ def test_info_prints_operation_counts():
     result = CliRunner().invoke(main, ["info", str(ROOT / "robots" / "puma560.yaml")])
     assert result.exit_code == 0
     assert "6 DOF" in result.output and "coriolis_matrix" in result.output and "mul" in result.output
+    assert "diagonalized_forward_dynamics" in result.output and "udu_factor" in result.output
 
 
 def test_symbolic_parameter_modules_have_their_own_name(tmp_path):

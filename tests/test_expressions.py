@@ -67,11 +67,15 @@ def test_expressions_equal_the_engine(robot, request):
         except ExpressionTooLarge:
             assert robot == "stanford3", fn.name          # every function of the 2-link arm is small enough
             continue
-        *rows, cols = reference.shape[1:]
-        assert matrix.shape == ((reference[0].size // cols, cols) if rows else (cols, 1))
-        assert {str(s) for s in matrix.free_symbols} <= {f"{a}{i}" for a, v in zip(fn.args, args) for i in range(v[0].size)}
-        ours = _evaluate(matrix, fn, args).reshape(reference.shape)
-        assert relerr(ours, reference) < 1e-10, fn.name
+        several = isinstance(fn.shape, tuple)
+        matrices, shapes = (matrix, fn.shape) if several else ((matrix,), (fn.shape,))
+        references = getattr(engine, fn.name)(*args)
+        for matrix, shape, reference in zip(matrices, shapes, references if several else (references,)):
+            *rows, cols = reference.shape[1:]
+            assert matrix.shape == ((reference[0].size // cols, cols) if rows else (cols, 1))
+            assert {str(s) for s in matrix.free_symbols} <= {f"{a}{i}" for a, v in zip(fn.args, args) for i in range(v[0].size)}
+            ours = _evaluate(matrix, fn, args).reshape(reference.shape)
+            assert relerr(ours, reference) < 1e-10, fn.name
         checked += 1
     assert checked >= (len(FUNCTIONS) if robot == "planar2" else 10)
 

@@ -11,7 +11,7 @@ from symdyn.generate import module_name, render
 
 TOL = 1e-10
 PIN_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                 "coriolis_matrix", "nonlinear_effects")
+                 "coriolis_matrix", "nonlinear_effects", "articulated_inertia", "udu_factor")
 _CACHE = {}
 
 
@@ -81,9 +81,13 @@ def test_batches_equal_loops_and_broadcast(tmp_path_factory):
     for fn in FUNCTIONS:
         args = _args(fn, q, qd, x, module)
         batch = getattr(module, fn.name)(*args)
+        outputs = batch if isinstance(fn.shape, tuple) else (batch,)
+        assert isinstance(batch, tuple) == (len(fn.shapes) > 1), fn.name
         for i in range(4):
             for j in range(3):
-                assert np.array_equal(batch[i, j], getattr(module, fn.name)(*(a[i, j] for a in args))), fn.name
+                single = getattr(module, fn.name)(*(a[i, j] for a in args))
+                for out, one in zip(outputs, single if isinstance(fn.shape, tuple) else (single,)):
+                    assert np.array_equal(out[i, j], one), fn.name
     # one configuration against many velocities broadcasts
     many = module.inverse_dynamics(q[0, 0], qd.reshape(-1, 6), x.reshape(-1, 6))
     assert many.shape == (12, 6)
@@ -125,6 +129,18 @@ def test_identities_hold_for_generated_functions(path, tmp_path_factory):
     assert np.abs((nu * C).sum(-1)).max() < 1e-9 * max(1.0, np.abs(nu).max() * np.abs(C).max())
     assert relerr(m.applied_moments(q, m.working_moments(q, tau)), tau) < TOL
     assert relerr(np.einsum("...ij,...j->...i", m.coriolis_matrix(q, qd), qd), m.nonlinear_effects(q, qd) - m.gravity(q)) < TOL
+    # the fused Algorithm 8.1 equals its four chained parts; Saha's U D U^T is M
+    rates, nu_dot = m.diagonalized_forward_dynamics(q, nu, tau)
+    assert relerr(rates, qd) < TOL
+    assert relerr(nu_dot, m.working_moments(q, tau - m.gravity(q)) - C) < TOL
+    D = m.articulated_inertia(q)
+    U = m.udu_factor(q)
+    assert relerr(U @ (D[..., :, None] * np.swapaxes(U, -1, -2)), M) < TOL
+    # un-normalized form: eta . Cbar = nu . C + eta . D_dot eta / 2 = eta . D_dot eta / 2 (D_dot by differences)
+    eta = nu / np.sqrt(D)
+    Cbar = m.coriolis_eta(q, eta)
+    Ddot = (m.articulated_inertia(q + 1e-6 * qd) - m.articulated_inertia(q - 1e-6 * qd)) / 2e-6
+    assert relerr(Cbar, np.sqrt(D) * C + 0.5 * Ddot * eta) < 1e-6
 
 
 def test_snap_right_angles_is_opt_in_and_small(tmp_path):

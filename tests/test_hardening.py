@@ -193,14 +193,19 @@ def _assert_each_file_old_or_new(folder, new):
     assert (folder / "unrelated.txt").read_text() == "keep me\n"
 
 
+def _stages(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".symdyn-stage-"))
+
+
 def test_exception_after_first_rename_keeps_previous_files(tmp_path, monkeypatch, planar6_files):
+    """A rename that fails after the commit (the first file already replaced): the previous set is put back."""
     out = tmp_path / "out"
     _previous(out)
     real, calls = os.replace, []
 
     def failing_replace(src, dst):
         calls.append(dst)
-        if len(calls) == 2:
+        if len(calls) == 3:                  # 1: the commit (journal), 2: the first file, 3: the second
             raise OSError(28, "No space left on device")
         real(src, dst)
 
@@ -208,11 +213,10 @@ def test_exception_after_first_rename_keeps_previous_files(tmp_path, monkeypatch
     with pytest.raises(OutputError) as caught:
         generate([PLANAR6], out, ("python", "c"))
     assert "No space left on device" in str(caught.value) and len(str(caught.value).splitlines()) == 1
-    first = Path(calls[0]).name
-    assert (out / first).read_text() == planar6_files[first]                 # completely replaced
-    for name in set(PREVIOUS) - {first}:
-        assert (out / name).read_text() == PREVIOUS[name]                   # untouched
-    assert _temporaries(out) == []
+    assert Path(calls[1]).parent == out                                    # a file had been replaced
+    for name, text in PREVIOUS.items():
+        assert (out / name).read_text() == text                            # ... and is the previous one again
+    assert _temporaries(out) == [] and _stages(out) == []
 
 
 @pytest.mark.parametrize("error", [OSError(28, "No space left on device"), KeyboardInterrupt()])
@@ -260,13 +264,14 @@ def test_cli_output_errors_are_one_line(tmp_path):
 _KILL_DRIVER = r"""
 import os, sys, time
 mode, robot, out = sys.argv[1:4]
-real = os.replace
+real, calls = os.replace, []
 def replace(src, dst):
-    if mode == "before_rename":                 # the temporary file is complete, not yet renamed
+    calls.append(dst)
+    if mode == "before_commit":                 # every new file complete in the staging folder
         print("READY", flush=True)
         time.sleep(120)
     real(src, dst)
-    if mode == "after_first_rename":
+    if mode == "after_first_rename" and len(calls) == 2:
         print("READY", flush=True)
         time.sleep(120)
 os.replace = replace
@@ -289,14 +294,22 @@ def _wait_ready(proc, timeout=120):
     assert line.strip() == "READY", (line, proc.stderr.read())
 
 
+def _recover(out):
+    """What the next run in the folder (or load_c) does first."""
+    from symdyn.generate import folder_lock, recover
+    with folder_lock(out):
+        recover(out)
+
+
 @pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
 def test_sigkill_leaves_previous_files_intact(tmp_path, planar6_files):
-    """Kill -9 at three moments: every file stays the previous one or becomes the complete new one."""
+    """Kill -9 at three moments: every file stays the previous one or becomes the complete new one,
+    and the next run in the folder makes it one set, the previous or the new."""
     runs = {}
-    for mode in ("before_rename", "after_first_rename", "timed"):
+    for mode in ("before_commit", "after_first_rename", "timed"):
         _previous(tmp_path / mode)
         runs[mode] = _start_killable(mode, tmp_path / mode)
-    for mode in ("before_rename", "after_first_rename"):
+    for mode in ("before_commit", "after_first_rename"):
         _wait_ready(runs[mode])
         runs[mode].send_signal(signal.SIGKILL)
     _wait_ready(runs["timed"])
@@ -307,28 +320,34 @@ def test_sigkill_leaves_previous_files_intact(tmp_path, planar6_files):
         proc.stdout.close()
         proc.stderr.close()
 
-    # killed with the first temporary complete but not renamed: every target untouched; the
-    # temporary is the one thing a SIGKILL can leave behind (nothing can clean up after -9)
-    out = tmp_path / "before_rename"
+    # killed before the commit: every target untouched; the staging folder is what a SIGKILL
+    # leaves behind (nothing can clean up after -9), and the next run removes it
+    out = tmp_path / "before_commit"
     for name, text in PREVIOUS.items():
         assert (out / name).read_text() == text
-    temporaries = _temporaries(out)
-    assert len(temporaries) <= 1 and all(t.startswith(".planar6.") for t in temporaries)
+    assert len(_stages(out)) == 1
+    _recover(out)
+    for name, text in PREVIOUS.items():
+        assert (out / name).read_text() == text
+    assert _stages(out) == [] and _temporaries(out) == []
 
-    # killed between the first and the second rename: one file new and complete, the rest previous
+    # killed between the first and the second rename: one file new, the set committed; the next
+    # run finishes it
     out = tmp_path / "after_first_rename"
     changed = [name for name, text in PREVIOUS.items() if (out / name).read_text() != text]
     assert len(changed) == 1 and (out / changed[0]).read_text() == planar6_files[changed[0]]
-    assert _temporaries(out) == []
+    _recover(out)
+    for name in PREVIOUS:
+        assert (out / name).read_text() == planar6_files[name]
+    assert _stages(out) == [] and _temporaries(out) == []
 
-    # killed at an arbitrary moment: whatever is there is either previous or complete
+    # killed at an arbitrary moment: whatever is there is either previous or complete, and one set after recovery
     out = tmp_path / "timed"
     _assert_each_file_old_or_new(out, planar6_files)
-    for name in PREVIOUS:
-        text = (out / name).read_text()
-        if name.endswith(".py"):
-            compile(text, name, "exec")              # parses
-    assert len(_temporaries(out)) <= 1
+    _recover(out)
+    now = {name: (out / name).read_text() for name in PREVIOUS}
+    assert now in (PREVIOUS, {name: planar6_files[name] for name in PREVIOUS})
+    assert _stages(out) == [] and _temporaries(out) == []
 
 
 # ============================================================================================

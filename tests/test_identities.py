@@ -1,4 +1,4 @@
-"""The identities of ALGORITHMS.md on random chains and random trees: general axes, mixed revolute and
+"""The identities of docs/algorithms.md on random chains and random trees: general axes, mixed revolute and
 prismatic joints, full inertias; trees with branches, fixed joints and fixed subtrees."""
 import numpy as np
 import pytest
@@ -138,7 +138,66 @@ def test_coriolis_eta_against_its_definition(engine):
     c = engine.nonlinear_effects(q, qd) - engine.gravity(q)
     Ldot = _directional(unit, q, qd)
     definition = np.linalg.solve(L, c[..., None])[..., 0] - D * np.einsum("...ji,...j->...i", Ldot, qd)
-    assert relerr(engine.coriolis_eta(q, qd), definition) < 1e-6
+    eta = engine.total_rates(q, qd) / np.sqrt(D)
+    assert relerr(engine.coriolis_eta(q, eta), definition) < 1e-6
+
+
+def test_coriolis_eta_from_coriolis_nu_and_its_power(engine):
+    """With nu = D^1/2 eta: Cbar = D^1/2 C(theta, nu) + D_dot eta / 2, and eta . Cbar = eta . D_dot eta / 2,
+    so that d/dt (eta . D eta / 2) = eta . eps_bar (= qd . (tau - g), the power of the applied forces)."""
+    q, qd, tau = random_states(engine.n, 5)
+    D, nu = engine.articulated_inertia(q), engine.total_rates(q, qd)
+    eta = nu / np.sqrt(D)
+    Cbar = engine.coriolis_eta(q, eta)
+    Ddot = _directional(engine.articulated_inertia, q, qd)
+    assert relerr(Cbar, np.sqrt(D) * engine.coriolis_nu(q, nu) + 0.5 * Ddot * eta) < 1e-6
+    scale = max(1.0, np.abs(eta).max() * np.abs(Cbar).max())
+    assert np.abs((eta * Cbar).sum(-1) - 0.5 * (Ddot * eta * eta).sum(-1)).max() < 1e-6 * scale
+    eps_bar = np.sqrt(D) * engine.working_moments(q, tau)
+    assert relerr((eta * eps_bar).sum(-1), (qd * tau).sum(-1)) < 1e-10
+    # the un-normalized equations give the same motion: D eta_dot = eps_bar - Cbar, nu = D^1/2 eta
+    qd_, nu_dot = engine.diagonalized_forward_dynamics(q, nu, tau + engine.gravity(q))
+    eta_dot = (eps_bar - Cbar) / D
+    assert relerr(nu_dot, np.sqrt(D) * eta_dot + 0.5 * Ddot / np.sqrt(D) * eta) < 1e-6
+
+
+def test_diagonalized_forward_dynamics(engine):
+    """(qd, nu_dot) = (l* nu, l (tau - g) - C(theta, nu)), and nu_dot = d/dt (m* qd) along the motion
+    that forward_dynamics gives for the same tau."""
+    q, qd, tau = random_states(engine.n, 5)
+    nu = engine.total_rates(q, qd)
+    rates, nu_dot = engine.diagonalized_forward_dynamics(q, nu, tau)
+    assert relerr(rates, qd) < 1e-10
+    chained = engine.working_moments(q, tau - engine.gravity(q)) - engine.coriolis_nu(q, nu)
+    assert relerr(nu_dot, chained) < 1e-10
+    qdd = engine.forward_dynamics(q, qd, tau)
+    m, mdot = engine.innovations_factor(q), _directional(engine.innovations_factor, q, qd)
+    expected = np.einsum("...ji,...j->...i", m, qdd) + np.einsum("...ji,...j->...i", mdot, qd)
+    assert relerr(nu_dot, expected) < 1e-6
+    # power: d/dt (nu . nu / 2) = qd . (tau - g)
+    assert relerr((nu * nu_dot).sum(-1), (qd * (tau - engine.gravity(q))).sum(-1)) < 1e-9
+
+
+def test_udu_factor(engine):
+    """Saha: M = U diag(d) U^T, U unit upper triangular (base to tip), d = articulated_inertia, U = m D^-1/2."""
+    q, _, _ = random_states(engine.n, 10)
+    U, d, M = engine.udu_factor(q), engine.articulated_inertia(q), engine.mass_matrix(q)
+    assert relerr(U @ (d[..., :, None] * np.swapaxes(U, -1, -2)), M) < 1e-10
+    assert np.array_equal(np.tril(U, -1), np.zeros_like(U))
+    assert np.array_equal(np.diagonal(U, axis1=-2, axis2=-1), np.ones_like(d))
+    assert relerr(U, engine.innovations_factor(q) / np.sqrt(d)[..., None, :]) < 1e-10
+
+
+def test_saha_three_solves_are_forward_dynamics(engine):
+    """U phi_hat = phi, D phi_tilde = phi_hat, U^T qdd = phi_tilde (docs/algorithms.md, Sec. 10), and the first
+    solve is the working-moment recursion without its square roots: phi_hat = D^1/2 l phi."""
+    q, qd, tau = random_states(engine.n, 5)
+    U, d = engine.udu_factor(q), engine.articulated_inertia(q)
+    phi = tau - engine.nonlinear_effects(q, qd)
+    phi_hat = np.linalg.solve(U, phi[..., None])[..., 0]
+    assert relerr(phi_hat, np.sqrt(d) * engine.working_moments(q, phi)) < 1e-10
+    qdd = np.linalg.solve(np.swapaxes(U, -1, -2), (phi_hat / d)[..., None])[..., 0]
+    assert relerr(qdd, engine.forward_dynamics(q, qd, tau)) < 1e-9
 
 
 def test_kinetic_energy_is_half_nu_squared(engine):

@@ -99,6 +99,16 @@ def test_identities(name):
     S = Mdot - 2 * C
     assert np.abs(S + np.swapaxes(S, -1, -2)).max() < 1e-6 * np.abs(Mdot).max()
     assert relerr(np.einsum("...ij,...j->...i", C, v) + e.gravity(q), e.nonlinear_effects(q, v)) < 1e-12
+    U = e.udu_factor(q)
+    assert np.allclose(np.diagonal(U, axis1=-2, axis2=-1), 1) and np.all(np.tril(U, -1) == 0)
+    assert relerr(U @ (d[..., :, None] * np.swapaxes(U, -1, -2)), M) < 1e-12
+    # diagonalized forward dynamics: (qd, nu_dot), nu_dot = d/dt (m* qd) along the motion of aba
+    qd, nu_dot = e.diagonalized_forward_dynamics(q, nu, tau)
+    assert relerr(qd, v) < 1e-10
+    h = 1e-6
+    nu_p = e.total_rates(e.integrate(q, v, h), v + h * a)
+    nu_m = e.total_rates(e.integrate(q, v, -h), v - h * a)
+    assert relerr(nu_dot, (nu_p - nu_m) / (2 * h)) < 1e-7
     # integrate and difference are inverse; difference(q, integrate(q, v)) = v
     assert relerr(e.difference(q, e.integrate(q, v, 0.3)), 0.3 * v) < 1e-10
 
@@ -145,7 +155,7 @@ def test_generated_python_and_c(name, params_mode, tmp_path):
     model = MODELS[name]()
     for fname, text in render(model, ("python", "c"), params_mode).items():
         (tmp_path / fname).write_text(text)
-    mod = module_name(model.path)
+    mod = module_name(model.path, params_mode)
     py = import_module_file(tmp_path / f"{mod}.py", f"_multidof_{name}_{params_mode}")
     c = load_c(tmp_path / f"{mod}.c")
     assert (py.NQ, py.NV, py.DOF, c.NQ, c.NV) == (model.nq, model.nv, model.nv, model.nq, model.nv)

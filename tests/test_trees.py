@@ -125,9 +125,8 @@ def test_random_tree_symbolic_parameters(tmp_path, monkeypatch):
         for filename, text in render(model, ("python", "c"), params).items():
             (tmp_path / params / filename).write_text(text)
     numeric = import_module_file(tmp_path / "numeric" / "tree7.py", "tree7_numeric")
-    name = module_name(model.path, "symbolic")
-    sym = {"python": import_module_file(tmp_path / "symbolic" / f"{name}.py", "tree7_symbolic"),
-           "c": symdyn.load_c(tmp_path / "symbolic" / f"{name}.c")}
+    sym = {"python": import_module_file(tmp_path / "symbolic" / "tree7_params.py", "tree7_symbolic"),
+           "c": symdyn.load_c(tmp_path / "symbolic" / "tree7_params.c")}
     default = sym["python"].DEFAULT_PARAMS
     other = default * np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, model.dof), 10)
     other_engine = symdyn.Engine(model, other)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import jinja2
 
-from .generator import PARAMS, header_lines, parameter_layout
+from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
 from .printer import Printer, number
 from .. import lie
 
@@ -20,8 +20,10 @@ def _template_dir():
 
 
 def environment():
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["python_string"] = python_string
+    return env
 
 
 def _ops_text(ops):
@@ -48,20 +50,18 @@ def _function_context(program, printer):
     inputs = [(str(program.inputs[arg][flat]), arg, idx, flat) for arg in program.inputs
               for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
     lines = _statements(program.assignments, printer)
-    results = [(idx, printer(program.results[flat])) for idx, flat in _indices(program.shape)]
-    size = 1
-    for d in program.shape:
-        size *= d
-    return {"name": program.name, "doc": program.doc, "args": program.args, "shape": program.shape,
-            "arg_shapes": program.arg_shapes, "size": size, "fext": program.fext, "fext_call": _fext_call(program),
-            "output": program.output, "inputs": inputs, "lines": lines, "results": results,
-            "ops": _ops_text(program.ops), "gravity": program.gravity}
+    outputs = [{"name": name, "shape": shape, "results": [(idx, printer(values[flat])) for idx, flat in _indices(shape)]}
+               for name, shape, values in program.outputs()]
+    return {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
+            "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _fext_call(program),
+            "inputs": inputs, "lines": lines, "ops": _ops_text(program.ops), "gravity": program.gravity}
 
 
 def _context(model, programs, module, params_mode, lang):
     printer = Printer(lang)
     symbolic = params_mode == "symbolic"
-    return dict(header=header_lines(model, params_mode), module=module, dof=model.dof, joint_names=model.joint_names,
+    return dict(header=header_lines(model, params_mode), set_id=set_id(model, params_mode),
+                module=module, dof=model.dof, joint_names=model.joint_names,
                 frames=[f.name for f in model.kinematic_frames],
                 nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],

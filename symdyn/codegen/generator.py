@@ -4,6 +4,7 @@ The core does the work for all languages: symbolic execution with binding (tape)
 subexpressions (hash-consing on the tape), constant folding (exact zeros and ones of the
 geometry), dead-code elimination; the backends (templates) only format.
 """
+import hashlib
 import json
 import keyword
 import re
@@ -18,6 +19,7 @@ from ..chain import Chain
 from ..functions import FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
 from ..model import PARAMETER_NAMES
 from .printer import count_ops
+from .reserved import shadows
 from .tape import Tape, live_program
 
 #: the C name of each function's result
@@ -29,7 +31,8 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "frame_acceleration_bias": "af", "center_of_mass": "com", "com_jacobian": "Jcom",
                 "centroidal_momentum_matrix": "Ag", "centroidal_momentum": "hg",
                 "operational_space_inertia_inverse": "Linv", "inverse_dynamics_fext": "tau",
-                "forward_dynamics_fext": "qdd"}
+                "forward_dynamics_fext": "qdd", "coriolis_eta": "Cbar", "udu_factor": "U",
+                "diagonalized_forward_dynamics": ("qd", "nu_dot")}
 PARAMS = "params"
 
 
@@ -39,15 +42,26 @@ class Program:
     name: str
     doc: str
     args: Tuple[str, ...]               # includes "params" in symbolic-parameter mode
-    shape: Tuple[int, ...]              # of the result
-    output: str
+    shape: object                       # "vector" | "matrix" | "nf,6,nv"..., or a tuple of them (several outputs)
+    output: object                      # its name, or a tuple of names
     inputs: Dict[str, List]             # arg -> its element symbols, flat (row-major)
     assignments: List                   # [(Symbol, Expr)], live only
-    results: List                       # flat, row-major
+    results: List                       # flat, row-major, the outputs one after the other
     ops: Dict[str, int] = field(default_factory=dict)
     gravity: bool = False
     arg_shapes: Dict[str, Tuple[int, ...]] = field(default_factory=dict)
     fext: str = None                    # the variant taking f_ext, if any
+    dims: List = field(default_factory=list)   # each output's shape, as a tuple of ints
+
+    def outputs(self):
+        """[(name, its shape as a tuple of ints, its slice of results)] for each output."""
+        names = self.output if isinstance(self.output, tuple) else (self.output,)
+        out, start = [], 0
+        for name, shape in zip(names, self.dims):
+            size = _count(shape)
+            out.append((name, shape, self.results[start:start + size]))
+            start += size
+        return out
 
 
 def safe_identifier(name):
@@ -55,16 +69,10 @@ def safe_identifier(name):
     ident = re.sub(r"\W", "_", name, flags=re.ASCII).strip("_") or "robot"
     if ident[0].isdigit():
         ident = "r_" + ident
-    if keyword.iskeyword(ident) or ident in C_KEYWORDS or ident in SHADOWED:
+    if keyword.iskeyword(ident) or ident in C_KEYWORDS or shadows(ident):
         ident += "_"
     return ident
 
-
-#: module names that would hide a standard C header (-I of the output folder) or a Python module
-SHADOWED = {"assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646", "limits", "locale", "math",
-            "setjmp", "signal", "stdalign", "stdarg", "stdatomic", "stdbool", "stddef", "stdint", "stdio", "stdlib",
-            "stdnoreturn", "string", "tgmath", "threads", "time", "uchar", "wchar", "wctype",
-            "numpy", "np", "symdyn", "sys", "os", "cffi", "builtins", "typing", "types", "abc", "io", "json"}
 
 C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
               "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
@@ -91,8 +99,8 @@ def trace(model, fn, params_mode="numeric"):
     result = fn.trace(tape, chain, X, *(nest(inputs[a], shapes[a]) for a in fn.args[1:]))
     flat = [se.sympify(x) for x in flatten(result)]
     live = live_program(tape.assignments, flat)
-    program = Program(fn.name, fn.doc, args, resolve(out_dims(fn), size), OUTPUT_NAMES[fn.name], inputs, live, flat,
-                      gravity=fn.gravity, arg_shapes=shapes, fext=fext_variant(fn.name))
+    program = Program(fn.name, fn.doc, args, fn.shape, OUTPUT_NAMES[fn.name], inputs, live, flat, gravity=fn.gravity,
+                      arg_shapes=shapes, fext=fext_variant(fn.name), dims=[resolve(d, size) for d in out_dims(fn)])
     program.ops = count_ops([e for _, e in live] + [e for e in flat if not e.is_Atom])
     return program
 
@@ -119,8 +127,23 @@ def parameter_layout(model):
 
 
 def quoted(name):
-    """A name as a JSON string that cannot end a C comment or a Python docstring."""
-    return json.dumps(name).replace("*/", "*\\/")
+    """A name as a JSON string that can neither end nor open a C comment (`/*` inside one is a
+    -Wcomment warning) nor end a Python docstring."""
+    return json.dumps(name).replace("*/", "*\\/").replace("/*", "/\\u002a")
+
+
+def python_string(name):
+    """A double-quoted, ASCII-only Python literal of `name`. JSON writes a character outside the
+    Basic Multilingual Plane as a surrogate pair, which Python would read as two lone surrogates."""
+    return '"' + "".join(json.dumps(ch)[1:-1] if ord(ch) < 0x10000 else "\\U%08x" % ord(ch) for ch in name) + '"'
+
+
+def set_id(model, params_mode):
+    """Identity of the set of files of one run, in each of them: 64 bits of the SHA-256 of the robot
+    file's digest, the symdyn version and the options. A .c compiled with the .h of another set stops
+    at an #error; load_c refuses the pair."""
+    text = f"{model.digest}|{__version__}|{params_mode}|{model.snapped}|{model.dof}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _joint_order(model):

@@ -3,6 +3,7 @@
 Powers become products (x**2 -> x*x, as SymForce does), x**-1 a division, x**(1/2) sqrt; terms
 and factors are printed in a sorted order, so the output is the same bytes on every run.
 """
+import math
 from collections import Counter
 
 import symengine as se
@@ -11,9 +12,30 @@ _FUNCS = {"python": {"sin": "np.sin", "cos": "np.cos", "sqrt": "np.sqrt"},
           "c": {"sin": "sin", "cos": "cos", "sqrt": "sqrt"}}
 
 
+_INFINITE = {"Infinity": math.inf, "NegativeInfinity": -math.inf}
+
+
+def _value(x):
+    """float(x), also for symengine's oo, -oo, zoo and nan (which float() does not convert)."""
+    try:
+        return float(x)
+    except RuntimeError:
+        return _INFINITE.get(type(x).__name__, math.nan)
+
+
+class NonFiniteError(ValueError):
+    """A constant that is not a finite double: no literal in C or Python stands for it."""
+
+
 def number(value):
-    """A float literal: repr is the shortest string that reads back to the same double."""
-    text = repr(float(value))
+    """A float literal: repr is the shortest string that reads back to the same double.
+
+    inf and nan have no literal (C has no `inf`, the generated Python has no name for it):
+    NonFiniteError rather than code that neither compiles nor imports."""
+    value = _value(value)
+    if not math.isfinite(value):
+        raise NonFiniteError(f"the generated code would contain the constant {value!r}")
+    text = repr(value)
     return text if ("." in text or "e" in text or "n" in text) else text + ".0"
 
 
@@ -36,8 +58,8 @@ class Printer:
         if e.is_Symbol:
             return str(e), 2
         if e.is_Number:
-            v = float(e)
-            return number(v), (2 if v >= 0 else 0)
+            text = number(e)
+            return text, (2 if float(text) >= 0 else 0)
         if e.is_Add:
             return self._add(e), 0
         if e.is_Mul:
@@ -61,8 +83,8 @@ class Printer:
 
     def _signed(self, t):
         """(is it subtracted, its printed magnitude) of a term of a sum."""
-        if t.is_Number and float(t) < 0:
-            return True, number(-float(t))
+        if t.is_Number and _value(t) < 0:
+            return True, number(-_value(t))
         if t.is_Mul:
             coeff, rest = _split_coeff(t)
             if coeff < 0:
@@ -107,7 +129,7 @@ def _split_coeff(m):
     coeff, factors = 1.0, []
     for f in m.args:
         if f.is_Number:
-            coeff *= float(f)
+            coeff *= _value(f)
         else:
             factors.append(f)
     return coeff, factors
