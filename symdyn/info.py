@@ -47,6 +47,9 @@ def header_lines(model, path):
              f"total moving mass {model.total_mass:.6g} kg",
              f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
              f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]
+    frames = getattr(model, "kinematic_frames", ())
+    if frames:
+        lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)
@@ -84,7 +87,7 @@ def snap_lines(candidate, programs=None, snapped_programs=None):
 def info_lines(model, path, ops=True, progress=None):
     """Every line `symdyn info` prints for one robot; progress(name) after each function traced."""
     from .codegen.generator import trace_all
-    lines = header_lines(model, path) + ["  frames (FRAMES): " + ", ".join(f.name for f in model.kinematic_frames)]
+    lines = header_lines(model, path)
     candidate = snap_candidate(model)
     if not ops:
         return lines + (snap_lines(candidate) if candidate else [])
