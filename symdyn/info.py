@@ -54,11 +54,16 @@ def header_lines(model, path):
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)
     width = max(2 * depth + len(one_line(model.joints[k].name)) for depth, k in tree)
-    lines.append("  joints, each under its parent joint (index = position in q):")
+    if model.nq == model.nv:
+        lines.append("  joints, each under its parent joint (index = position in q):")
+    else:
+        lines.append("  joints, each under its parent joint (index = joint number; q and v hold each joint's "
+                     "entries in this order):")
     for depth, k in tree:
         j = model.joints[k]
         name = "  " * depth + one_line(j.name)
-        lines.append(f"  {k:3d}  {name:<{width}s}  {j.type:<10s} axis [{', '.join(f'{a:g}' for a in j.axis)}]")
+        axis = f" axis [{', '.join(f'{a:g}' for a in j.axis)}]" if j.kind.has_axis else ""
+        lines.append(f"  {k:3d}  {name:<{width}s}  {j.type:<10s}{axis}".rstrip())
     return lines
 
 
