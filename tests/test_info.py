@@ -12,7 +12,6 @@ from click.testing import CliRunner
 import symdyn
 from conftest import ERD_ARMS, ROOT, erd_path
 from symdyn.cli import main
-from symdyn.functions import FUNCTIONS
 from symdyn.info import header_lines, joint_tree
 
 
