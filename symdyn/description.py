@@ -340,7 +340,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 if owner >= 0:
                     body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *params))
                 placement = (G.snap_matrix(Rc), G.snap_vector(pc))
-                frames += [Frame(jname, "fixed-joint", owner, *placement), Frame(child, "link", owner, *placement)]
+                leaf = owner >= 0 and not children.get(child)     # a moving link without child links
+                frames += [Frame(jname, "fixed-joint", owner, *placement, leaf), Frame(child, "link", owner, *placement, leaf)]
             else:
                 out_joints.append(Joint(jname, JOINT_TYPES[jtype].name, owner, G.snap_matrix(Rc), G.snap_vector(pc),
                                         (0.0, 0.0, 0.0) if axis is None else G.snap_vector(axis)))
@@ -348,7 +349,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 body_names.append(child)
                 k = len(out_joints) - 1
                 frame[child] = (k, G.IDENTITY, G.ZERO)
-                frames += [Frame(jname, "joint", k, G.IDENTITY, G.ZERO), Frame(child, "link", k, G.IDENTITY, G.ZERO)]
+                leaf = not children.get(child)
+                frames += [Frame(jname, "joint", k, G.IDENTITY, G.ZERO, leaf), Frame(child, "link", k, G.IDENTITY, G.ZERO, leaf)]
             stack.extend(reversed(children.get(child, [])))
     if not out_joints:
         chk.fail("the robot has no moving joints")

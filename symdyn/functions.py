@@ -1,23 +1,35 @@
 """The function set of a generated module, defined once for the numeric engine and the generator.
 
 Each function is a trace: given a context, the robot's Chain, the transforms X(q) and the other
-input vectors, it runs the recursions and returns a vector or a matrix of scalars, or, for a function
-with several outputs (shape a tuple), a tuple of them.
+input vectors, it runs the recursions and returns a vector or a matrix of scalars, nested lists of
+another shape (frames: "nf,4,4", "nf,6,nv", ...; see `dims`), or, for a function with several
+outputs (shape a tuple), a tuple of them.
+
+Sizes are named: nq (configuration), nv (velocity, = DOF), nf (the selected frames, FRAMES).
+A function named `X_fext` is X with external wrenches at the frames: the modules' X takes them
+as an optional last argument f_ext.
 """
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import crba, diagonalized_dynamics, innovations, kalman_smoother, minverse, rnea, udu
+from . import (centroidal, crba, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
+               operational_space, rnea, udu)
 from .riccati import Riccati
+
+#: the shape of each argument in named sizes; any other argument is ("nv",)
+ARG_DIMS = {"q": ("nq",), "f_ext": ("nf", 6), "params": ("np",)}
+SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv")}
+FEXT = "_fext"
 
 
 @dataclass(frozen=True)
 class Function:
     name: str
-    args: Tuple[str, ...]        # "q" first, shape (..., nq); the others (..., nv)
-    shape: object                # "vector" (..., nv) or "matrix" (..., nv, nv); a tuple of them: several outputs
+    args: Tuple[str, ...]        # "q" first (..., nq); other shapes in ARG_DIMS
+    shape: object                # "vector" (..., nv), "matrix" (..., nv, nv), named sizes "nf,6,nv";
+                                 # a tuple of them: several outputs
     trace: Callable
     doc: str
     gravity: bool = False        # does the result include gravity?
@@ -28,8 +40,72 @@ class Function:
         return self.shape if isinstance(self.shape, tuple) else (self.shape,)
 
 
+def dims(shape):
+    """The named sizes of one output: "vector" ("nv",), "matrix" ("nv", "nv"), "nf,6,nv" ("nf", 6, "nv")."""
+    if shape in SHAPES:
+        return SHAPES[shape]
+    return tuple(int(d) if d.isdigit() else d for d in shape.split(","))
+
+
+def out_dims(fn):
+    """The named sizes of each of a function's outputs."""
+    return [dims(shape) for shape in fn.shapes]
+
+
+def arg_dims(arg):
+    return ARG_DIMS.get(arg, ("nv",))
+
+
+def sizes(model, nparams=None):
+    """{named size: int} of a model."""
+    nv = model.dof
+    return {"nq": getattr(model, "nq", nv), "nv": nv, "nf": len(model.kinematic_frames),
+            "np": 10 * len(model.bodies) if nparams is None else nparams}
+
+
+def resolve(dims, size):
+    """Named sizes ("nv", "6*nf", or numbers) -> a shape tuple."""
+    def one(d):
+        if not isinstance(d, str):
+            return d
+        factor, _, name = d.rpartition("*")
+        return int(factor or 1) * size[name]
+    return tuple(one(d) for d in dims)
+
+
+def flatten(result):
+    """A (nested) result as one flat list, row-major."""
+    if isinstance(result, (list, tuple)):
+        return [x for item in result for x in flatten(item)]
+    return [result]
+
+
+def arguments(fn, q, vectors, f_ext):
+    """fn's arguments: q, the velocity-sized `vectors` in order, and f_ext where it takes one."""
+    rest = iter(vectors)
+    return [q] + [f_ext if a == "f_ext" else next(rest) for a in fn.args[1:]]
+
+
+def nest(items, shape):
+    """A flat row-major list as nested lists of `shape` (the inverse of flatten)."""
+    if len(shape) <= 1:
+        return items
+    step = len(items) // shape[0]
+    return [nest(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def fext_variant(name):
+    """The name of the function taking external wrenches, if `name` has one."""
+    return name + FEXT if name + FEXT in BY_NAME else None
+
+
 def _zeros(chain):
     return [0] * chain.nv
+
+
+def _wrenches(fn):
+    """A trace whose last argument, f_ext (nf x 6), becomes spatial forces on the bodies."""
+    return lambda ctx, chain, X, *v: fn(ctx, chain, X, *v[:-1], frames.body_wrenches(ctx, chain, X, v[-1]))
 
 
 def _diagonalized(fn):
@@ -101,4 +177,39 @@ FUNCTIONS = (
              "U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997)."),
 )
 
+KINEMATICS = (
+    Function("frame_placement", ("q",), "nf,4,4", frames.frame_placement,
+             "Homogeneous transforms of the frames FRAMES in the world (base) frame."),
+    Function("frame_jacobian", ("q",), "nf,6,nv", frames.frame_jacobian,
+             "Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame "
+             "origin; angular velocity] in world axes."),
+    Function("frame_velocity", ("q", "qd"), "nf,6", frames.frame_velocity,
+             "Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd)."),
+    Function("frame_acceleration_bias", ("q", "qd"), "nf,6", frames.frame_acceleration_bias,
+             "Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity."),
+    Function("center_of_mass", ("q",), "3", centroidal.center_of_mass, "Centre of mass in the world frame."),
+    Function("com_jacobian", ("q",), "3,nv", centroidal.com_jacobian,
+             "Jacobian of the centre of mass, world axes: com_dot = Jcom qd."),
+    Function("centroidal_momentum_matrix", ("q",), "6,nv", centroidal.centroidal_momentum_matrix,
+             "Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, "
+             "world axes."),
+    Function("centroidal_momentum", ("q", "qd"), "6", centroidal.centroidal_momentum,
+             "Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd)."),
+    Function("operational_space_inertia_inverse", ("q",), "6*nf,6*nf",
+             _diagonalized(lambda ctx, chain, X, ric: operational_space.operational_space_inertia_inverse(
+                 ctx, chain, X, ric)),
+             "J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through "
+             "the articulated inertias)."),
+    Function("inverse_dynamics_fext", ("q", "qd", "qdd", "f_ext"), "vector",
+             _wrenches(lambda ctx, chain, X, qd, qdd, fb: rnea.inverse_dynamics(ctx, chain, X, qd, qdd, f_ext=fb)),
+             "inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
+             "world axes at each frame of FRAMES.", gravity=True),
+    Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "vector",
+             _wrenches(_diagonalized(lambda ctx, chain, X, ric, qd, tau, fb: kalman_smoother.forward_dynamics(
+                 ctx, chain, X, ric, qd, tau, f_ext=fb))),
+             "forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
+             "world axes at each frame of FRAMES.", gravity=True),
+)
+
+FUNCTIONS = FUNCTIONS + KINEMATICS
 BY_NAME = {f.name: f for f in FUNCTIONS}

@@ -17,7 +17,7 @@ SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-               floating_base=False):
+               floating_base=False, frames=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -27,7 +27,8 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     selection: a symdyn.selection.Selection (locked joints, root and tip links) or None.
     strict: every warning is a RobotFileError instead.
     allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error.
-    floating_base: the base link becomes a free-flyer named root_joint (description.build_model)."""
+    floating_base: the base link becomes a free-flyer named root_joint (description.build_model).
+    frames: names of the frames that get kinematics (FRAMES), in order; None: the leaves."""
     warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
     model = _load(path, selection, lambda message: warnings.append(one_line(message)), allow_nonphysical_inertia,
                   floating_base)
@@ -37,6 +38,12 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     if snap_right_angles:
         from .model import snap_right_angles as snap
         model = snap(model)
+    if frames is not None:
+        from .model import select_frames
+        try:
+            model = select_frames(model, tuple(frames))
+        except ValueError as exc:
+            raise RobotFileError(path, f"--frames: {exc}") from None
     return model
 
 

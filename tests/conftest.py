@@ -50,6 +50,13 @@ def random_states(n, count, seed=0):
     return rng.uniform(-np.pi, np.pi, (count, n)), rng.normal(size=(count, n)) * 2, rng.normal(size=(count, n)) * 3
 
 
+def function_args(fn, q, qd, x, nf):
+    """fn's arguments from the states (q, qd, x), with wrenches at the nf frames where it takes f_ext."""
+    from symdyn.functions import arguments
+    f_ext = np.random.default_rng(9).normal(size=np.shape(q)[:-1] + (nf, 6)) * 5
+    return arguments(fn, q, (qd, x), f_ext)
+
+
 def pytest_addoption(parser):
     parser.addoption("--update", action="store_true", default=False,
                      help="rewrite the golden files in generated/ instead of comparing with them")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symdyn
-from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, random_states, relerr
+from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, function_args, random_states, relerr
 from oracle import Pinocchio
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import module_name
@@ -83,7 +83,7 @@ def _check_c(path, folder, tmp_path_factory, pmodel=None):
     q, qd, x = random_states(c_mod.DOF, 20, seed=7)
     oracle = Pinocchio(pmodel) if pmodel is not None else None
     for fn in FUNCTIONS:
-        args = (q, qd, x)[:len(fn.args)]
+        args = function_args(fn, q, qd, x, len(c_mod.FRAMES))
         ours = getattr(c_mod, fn.name)(*args)
         assert relerr(ours, getattr(py_mod, fn.name)(*args)) < 1e-10, fn.name
         if oracle is not None and fn.name in PIN_FUNCTIONS:
@@ -115,7 +115,7 @@ def test_symbolic_parameter_c_equals_numeric_c(tmp_path, monkeypatch, tmp_path_f
     params = generated_module(path, tmp_path_factory, params="symbolic").DEFAULT_PARAMS
     q, qd, x = random_states(6, 10, seed=8)
     for fn in FUNCTIONS:
-        args = (q, qd, x)[:len(fn.args)]
+        args = function_args(fn, q, qd, x, len(numeric.FRAMES))
         assert relerr(getattr(sym, fn.name)(*args, params), getattr(numeric, fn.name)(*args)) < 1e-10, fn.name
 
 

@@ -7,7 +7,7 @@ import yaml
 from click.testing import CliRunner
 
 import symdyn
-from conftest import ROOT, random_states, relerr
+from conftest import ROOT, function_args, random_states, relerr
 from symdyn.cli import main
 from symdyn.expressions import ExpressionTooLarge, expanded_sizes, latex
 from symdyn.functions import FUNCTIONS
@@ -41,14 +41,13 @@ def stanford3(tmp_path):
 
 def _evaluate(matrix, fn, args, params=None):
     """The sympy expressions at each state (lambdify of all the function's input symbols)."""
-    n = args[0].shape[-1]
-    symbols = [sympy.Symbol(f"{a}{i}") for a in fn.args for i in range(n)]
+    symbols = [sympy.Symbol(f"{a}{i}") for a, x in zip(fn.args, args) for i in range(x[0].size)]
     if params is not None:
         symbols += [sympy.Symbol(f"p{i}") for i in range(len(params))]
     f = sympy.lambdify(symbols, matrix, "numpy")
     out = []
     for s in range(len(args[0])):
-        values = [x for a in args for x in a[s]] + (list(params) if params is not None else [])
+        values = [x for a in args for x in np.ravel(a[s])] + (list(params) if params is not None else [])
         out.append(np.array(f(*values), dtype=float))
     return np.array(out)
 
@@ -61,7 +60,8 @@ def test_expressions_equal_the_engine(robot, request):
     q, qd, x = random_states(model.dof, 6, seed=4)
     checked = 0
     for fn in FUNCTIONS:
-        args = (q, qd, x)[:len(fn.args)]
+        args = function_args(fn, q, qd, x, len(engine.FRAMES))
+        reference = getattr(engine, fn.name)(*args)
         try:
             matrix = symdyn.expressions(path, fn.name)
         except ExpressionTooLarge:
@@ -71,9 +71,10 @@ def test_expressions_equal_the_engine(robot, request):
         matrices, shapes = (matrix, fn.shape) if several else ((matrix,), (fn.shape,))
         references = getattr(engine, fn.name)(*args)
         for matrix, shape, reference in zip(matrices, shapes, references if several else (references,)):
-            assert matrix.shape == ((model.dof, 1) if shape == "vector" else (model.dof, model.dof))
-            assert {str(s) for s in matrix.free_symbols} <= {f"{a}{i}" for a in fn.args for i in range(model.dof)}
-            ours = _evaluate(matrix, fn, args).reshape((len(q),) + reference.shape[1:])
+            *rows, cols = reference.shape[1:]
+            assert matrix.shape == ((reference[0].size // cols, cols) if rows else (cols, 1))
+            assert {str(s) for s in matrix.free_symbols} <= {f"{a}{i}" for a, v in zip(fn.args, args) for i in range(v[0].size)}
+            ours = _evaluate(matrix, fn, args).reshape(reference.shape)
             assert relerr(ours, reference) < 1e-10, fn.name
         checked += 1
     assert checked >= (len(FUNCTIONS) if robot == "planar2" else 10)

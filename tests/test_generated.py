@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import symdyn
-from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, random_states, relerr
+from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
 from symdyn.compare import import_module_file
 from symdyn.functions import FUNCTIONS
@@ -30,8 +30,8 @@ def generated_module(path, tmp_path_factory, params="numeric"):
     return import_module_file(folder / f"{name}.py", f"gen_{name}_{params}")
 
 
-def _args(fn, q, qd, x):
-    return (q, qd, x)[:len(fn.args)]
+def _args(fn, q, qd, x, module):
+    return function_args(fn, q, qd, x, len(module.FRAMES))
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
@@ -53,7 +53,7 @@ def _check_against_engine_and_pinocchio(path, module, pmodel=None):
     oracle = Pinocchio(pmodel if pmodel is not None else to_pinocchio(model))
     q, qd, x = random_states(model.dof, 20, seed=11)
     for fn in FUNCTIONS:
-        args = _args(fn, q, qd, x)
+        args = _args(fn, q, qd, x, module)
         ours = getattr(module, fn.name)(*args)
         assert relerr(ours, getattr(engine, fn.name)(*args)) < TOL, fn.name
         if fn.name in PIN_FUNCTIONS:
@@ -79,7 +79,7 @@ def test_batches_equal_loops_and_broadcast(tmp_path_factory):
     rng = np.random.default_rng(5)
     q, qd, x = rng.normal(size=(3, 4, 3, 6))
     for fn in FUNCTIONS:
-        args = _args(fn, q, qd, x)
+        args = _args(fn, q, qd, x, module)
         batch = getattr(module, fn.name)(*args)
         outputs = batch if isinstance(fn.shape, tuple) else (batch,)
         assert isinstance(batch, tuple) == (len(fn.shapes) > 1), fn.name
@@ -107,7 +107,7 @@ def test_symbolic_parameters_equal_numeric(path, tmp_path_factory):
     other = sym.DEFAULT_PARAMS * np.repeat(np.random.default_rng(1).uniform(0.5, 2.0, model.dof), 10)
     other_engine = symdyn.Engine(model, other)
     for fn in FUNCTIONS:
-        args = _args(fn, q, qd, x)
+        args = _args(fn, q, qd, x, numeric)
         assert relerr(getattr(sym, fn.name)(*args, sym.DEFAULT_PARAMS), getattr(numeric, fn.name)(*args)) < TOL, fn.name
         assert relerr(getattr(sym, fn.name)(*args, other), getattr(other_engine, fn.name)(*args)) < TOL, fn.name
 

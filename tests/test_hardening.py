@@ -604,7 +604,7 @@ def _every_function(engine, q, rng):
     n = engine.n
     values = {}
     for fn in FUNCTIONS:
-        args = [q] + [rng.normal(size=n) for _ in fn.args[1:]]
+        args = [q] + [rng.normal(size=(len(engine.FRAMES), 6) if a == "f_ext" else n) for a in fn.args[1:]]
         values[fn.name] = getattr(engine, fn.name)(*args)
         assert np.isfinite(values[fn.name]).all(), fn.name
     return values
@@ -685,7 +685,8 @@ def test_puma_generated_code_at_singular_poses(tmp_path):
     rng = np.random.default_rng(2)
     for q in PUMA_SINGULAR:
         for fn in FUNCTIONS:
-            args = [np.asarray(q, dtype=float)] + [rng.normal(size=6) for _ in fn.args[1:]]
+            args = [np.asarray(q, dtype=float)] + [rng.normal(size=(len(engine.FRAMES), 6) if a == "f_ext" else 6)
+                                                   for a in fn.args[1:]]
             got, want = getattr(generated, fn.name)(*args), getattr(engine, fn.name)(*args)
             assert np.isfinite(got).all(), fn.name
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(want).max()), err_msg=fn.name)

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, erd_path, relerr
+from conftest import ROOT, erd_path, function_args, relerr
 from random_chain import random_description
 from symdyn import lie
 from symdyn.compare import import_module_file, pinocchio_functions, pinocchio_model
@@ -163,7 +163,7 @@ def test_generated_python_and_c(name, params_mode, tmp_path):
     q, v, a = _states(model, seed=4)
     extra = (np.array([x for b in model.bodies for x in b.params]),) if params_mode == "symbolic" else ()
     for fn in FUNCTIONS:
-        args = [q, v, a][:len(fn.args)]
+        args = function_args(fn, q, v, a, len(e.FRAMES))
         ref = getattr(e, fn.name)(*args)
         for m in (py, c):
             assert relerr(getattr(m, fn.name)(*args, *extra), ref) < 1e-10, (fn.name, m)

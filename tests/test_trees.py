@@ -10,7 +10,7 @@ import pinocchio as pin
 import pytest
 
 import symdyn
-from conftest import ERD_TREES, ROOT, erd_path, random_states, relerr
+from conftest import ERD_TREES, ROOT, erd_path, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
 from random_chain import random_description, random_tree
 from symdyn.codegen.generator import trace
@@ -24,8 +24,8 @@ SAME = 1e-10        # relative, generated code against the engine
 DATA = ROOT / "tests" / "data"
 
 
-def _args(fn, q, qd, x):
-    return (q, qd, x)[:len(fn.args)]
+def _args(fn, q, qd, x, nf=0):
+    return function_args(fn, q, qd, x, nf)
 
 
 def _against_pinocchio(functions, oracle, q, qd, x):
@@ -93,7 +93,7 @@ def test_generated_python_and_c_equal_engine_and_pinocchio(erd_tree, tmp_path, m
     engine = symdyn.Engine(model)
     q, qd, x = random_states(model.dof, 5, seed=2)
     for fn in FUNCTIONS:
-        args = _args(fn, q, qd, x)
+        args = _args(fn, q, qd, x, len(engine.FRAMES))
         reference = getattr(engine, fn.name)(*args)
         for lang, module in modules.items():
             assert relerr(getattr(module, fn.name)(*args), reference) < SAME, (lang, fn.name)
@@ -132,7 +132,7 @@ def test_random_tree_symbolic_parameters(tmp_path, monkeypatch):
     other_engine = symdyn.Engine(model, other)
     q, qd, x = random_states(model.dof, 5, seed=4)
     for fn in FUNCTIONS:
-        args = _args(fn, q, qd, x)
+        args = _args(fn, q, qd, x, len(numeric.FRAMES))
         for lang, module in sym.items():
             assert relerr(getattr(module, fn.name)(*args, default), getattr(numeric, fn.name)(*args)) < SAME, (lang, fn.name)
             assert relerr(getattr(module, fn.name)(*args, other), getattr(other_engine, fn.name)(*args)) < SAME, (lang, fn.name)
