@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import symdyn
-from conftest import ROOT, random_states, relerr
+from conftest import function_args, ROOT, random_states, relerr
 from random_chain import random_chain, random_tree
 from symdyn.cli import main
 from symdyn.codegen.backends import SPLIT_ABOVE, render_c
@@ -73,7 +73,7 @@ def test_split_c_equals_one_piece_and_engine(params, shape, tmp_path, monkeypatc
         q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
     extra = (np.array([v for b in model.bodies for v in b.params]),) if params == "symbolic" else ()
     for fn in FUNCTIONS:
-        args = (q, qd, x)[:len(fn.args)]
+        args = function_args(fn, q, qd, x, len(model.kinematic_frames))
         ours = getattr(split, fn.name)(*args, *extra)
         assert relerr(ours, getattr(whole, fn.name)(*args, *extra)) < 1e-12, fn.name
         assert relerr(ours, getattr(engine, fn.name)(*args)) < 1e-10, fn.name
