@@ -33,12 +33,12 @@ COUNTED = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity", "ma
 
 
 def timed(cmd, cwd=ROOT):
-    """(wall s, peak RSS MB) of cmd run under /usr/bin/time; exits on failure."""
-    r = subprocess.run(["/usr/bin/time", "-f", "%e %M", *cmd], cwd=cwd, capture_output=True, text=True)
+    """(wall s, peak RSS MB, CPU s = user + system) of cmd run under /usr/bin/time; exits on failure."""
+    r = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *cmd], cwd=cwd, capture_output=True, text=True)
     if r.returncode:
         sys.exit(f"failed ({r.returncode}): {' '.join(map(str, cmd))}\n{r.stderr[-2000:]}")
-    wall, rss = r.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(rss) / 1024
+    wall, user, system, rss = r.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(rss) / 1024, float(user) + float(system)
 
 
 def operations(header, function):
@@ -81,7 +81,7 @@ def main():
         csize = (dest / f"{stem}.c").stat().st_size / 1e6
         pysize = (dest / f"{stem}.py").stat().st_size / 1e6
         print(f"| {name} | {'floating' if floating else 'fixed'} | {nq} | {nv} | "
-              f"{statistics.median(w for w, _ in runs):.1f} | {TARGETS[name]} | {max(m for _, m in runs):.0f} | "
+              f"{statistics.median(w for w, _, _ in runs):.1f} | {TARGETS[name]} | {max(m for _, m, _ in runs):.0f} | "
               f"{csize:.1f} | {pysize:.1f} |", flush=True)
         out[(name, floating)] = (dest, stem, nv)
 
@@ -97,11 +97,11 @@ def main():
     if not args.skip_compile and ("talos_reduced", True) in out:
         dest, stem, _ = out[("talos_reduced", True)]
         print("\n### Compiling the generated C of talos_reduced with a floating base\n")
-        print("| compiler | C size (MB) | wall (s) | peak RSS (MB) | target |\n|---|---:|---:|---:|---|")
+        print("| compiler | C size (MB) | wall (s) | CPU (s) | peak RSS (MB) | target |\n|---|---:|---:|---:|---:|---|")
         for flags in (["-O2"],):
-            wall, rss = timed(["gcc", *flags, "-std=c99", "-c", str(dest / f"{stem}.c"), "-o",
+            wall, rss, cpu = timed(["gcc", *flags, "-std=c99", "-c", str(dest / f"{stem}.c"), "-o",
                                str(work / f"{stem}.o")])
-            print(f"| gcc {' '.join(flags)} -c | {(dest / f'{stem}.c').stat().st_size / 1e6:.1f} | {wall:.1f} | "
+            print(f"| gcc {' '.join(flags)} -c | {(dest / f'{stem}.c').stat().st_size / 1e6:.1f} | {wall:.1f} | {cpu:.1f} | "
                   f"{rss:.0f} | < 120 s, < 2048 MB |", flush=True)
 
 
