@@ -7,6 +7,12 @@ table.
 
     python benchmarks/bench_c.py --robots panda ur5 xarm7
     python benchmarks/bench_c.py --generated generated --robots panda ur5 xarm7
+    python benchmarks/bench_c.py --generated /tmp/gen --robots panda solo12 talos_reduced \
+        --march-native --pinocchio-inline
+
+solo12 and talos_reduced (trees) are loaded by Pinocchio with a free-flyer root
+(``--floating NAME ...`` to choose): generate them with ``symdyn generate
+--floating-base``; q has nq entries (unit quaternion), v, a, tau nv.
 
 For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``
 (``--generated`` defaults to the repository's ``generated/``).  When it is
