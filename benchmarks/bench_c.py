@@ -7,6 +7,12 @@ table.
 
     python benchmarks/bench_c.py --robots panda ur5 xarm7
     python benchmarks/bench_c.py --generated generated --robots panda ur5 xarm7
+    python benchmarks/bench_c.py --generated /tmp/gen --robots panda solo12 talos_reduced \
+        --march-native --pinocchio-inline
+
+solo12 and talos_reduced (trees) are loaded by Pinocchio with a free-flyer root
+(``--floating NAME ...`` to choose): generate them with ``symdyn generate
+--floating-base``; q has nq entries (unit quaternion), v, a, tau nv.
 
 For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``
 (``--generated`` defaults to the repository's ``generated/``).  When it is
@@ -49,7 +55,10 @@ BENCH_SRC = HERE / "cpp" / "bench.cpp"
 # --------------------------------------------------------------------------
 CXX = os.environ.get("CXX", "g++")
 CC = os.environ.get("CC", "gcc")
-OPT_FLAGS = ["-O3", "-DNDEBUG"]  # shared by the harness (C++) and generated code (C)
+# Shared by the harness (C++) and generated code (C).  -std=c99 / -std=c++17 turn floating-point
+# contraction off (GNU modes have it on); -ffp-contract=fast gives both sides the FMAs that
+# symdyn.load_c compiles with (its flags: -O3 -ffp-contract=fast -march=native).
+OPT_FLAGS = ["-O3", "-DNDEBUG", "-ffp-contract=fast"]
 CXX_FLAGS = ["-std=c++17", "-Wall", "-Wno-unused-local-typedefs", "-Wno-deprecated-declarations"]
 C_FLAGS = ["-std=c99", "-Wall"]
 # The Pinocchio wheel is built for the x86-64 baseline (SSE2, 16-byte Eigen
@@ -77,14 +86,20 @@ PIN_TARGETS = ["pinocchio_headers", "pinocchio_default", "pinocchio_parsers"]
 
 # --------------------------------------------------------------------------
 # Robots: name -> (URDF path relative to example-robot-data/robots, locked joints)
+# The name is the stem of the generated module (<name>.c); robots in FLOATING are
+# loaded by Pinocchio with a free-flyer root joint (generate them with
+# `symdyn generate --floating-base`).
 # --------------------------------------------------------------------------
 ROBOTS = {
+    "solo12": ("solo_description/robots/solo12.urdf", []),
+    "talos_reduced": ("talos_data/robots/talos_reduced.urdf", []),
     "panda": ("panda_description/urdf/panda.urdf", ["panda_finger_joint1", "panda_finger_joint2"]),
     "ur5": ("ur_description/urdf/ur5_robot.urdf", []),
     "xarm7": ("xarm_description/urdf/xarm7.urdf", []),
     "z1": ("z1_description/urdf/z1.urdf", []),
 }
 DEFAULT_ROBOTS = ["panda", "ur5", "xarm7"]
+FLOATING = {"solo12", "talos_reduced"}
 
 
 # --------------------------------------------------------------------------
@@ -207,15 +222,18 @@ class Build:
         self.exe.with_suffix(".stamp").write_text(stamp)
 
 
-def find_dof_macro(header: Path, robot: str) -> str:
-    """Name of the DOF macro in a generated header: R_DOF, or e.g. PANDA_DOF."""
-    names = re.findall(r"^\s*#\s*define\s+(\w+_DOF)\b", header.read_text(), re.M)
-    for want in (f"{robot}_DOF", f"{robot.upper()}_DOF"):
+def find_dof_macro(header: Path, robot: str, suffix: str = "DOF",
+                   required: bool = True) -> str | None:
+    """Name of the DOF (or NQ) macro in a generated header: R_DOF, or e.g. PANDA_DOF."""
+    names = re.findall(r"^\s*#\s*define\s+(\w+_%s)\b" % suffix, header.read_text(), re.M)
+    for want in (f"{robot}_{suffix}", f"{robot.upper()}_{suffix}"):
         if want in names:
             return want
-    matches = [n for n in names if n.lower() == f"{robot}_dof".lower()]
+    matches = [n for n in names if n.lower() == f"{robot}_{suffix}".lower()]
     if not matches:
-        sys.exit(f"error: no {robot}_DOF / {robot.upper()}_DOF macro in {header}")
+        if not required:
+            return None
+        sys.exit(f"error: no {robot}_{suffix} / {robot.upper()}_{suffix} macro in {header}")
     return matches[0]
 
 
@@ -240,6 +258,9 @@ def plan_build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
     if dof_macro != f"{robot}_DOF":
         defines.append(f"-DSYMDYN_DOF={dof_macro}")
     defines.append(f"-DSYMDYN_NUM_PARAMS={dof_macro[:-len('_DOF')]}_NUM_PARAMS")
+    nq_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NQ", required=False)
+    if nq_macro:
+        defines.append(f"-DSYMDYN_NQ={nq_macro}")
     cxx = tc.cxx_command(exe, objects=[obj], native=args.march_native,
                          pin_inline=args.pinocchio_inline, extra_defines=defines,
                          extra_includes=[gen_dir])
@@ -284,10 +305,10 @@ def fmt(x, spec):
 
 def markdown(rows: list[dict], with_symdyn: bool) -> str:
     if with_symdyn:
-        head = ["robot", "dof", "function", "pinocchio", "pinocchio ns", "symdyn ns",
+        head = ["robot", "nv", "function", "pinocchio", "pinocchio ns", "symdyn ns",
                 "speedup (pin/symdyn)", "max rel err"]
     else:
-        head = ["robot", "dof", "function", "pinocchio", "pinocchio ns"]
+        head = ["robot", "nv", "function", "pinocchio", "pinocchio ns"]
     lines = ["| " + " | ".join(head) + " |",
              "|" + "|".join("---" if i < 4 else "---:" for i in range(len(head))) + "|"]
     for r in rows:
@@ -319,6 +340,10 @@ def main(argv=None) -> int:
     p.add_argument("--generated", type=Path, default=REPO / "generated",
                    help="directory holding generated R.c/R.h (default: %(default)s); robots "
                         "without R.c there are timed with Pinocchio only")
+    p.add_argument("--floating", nargs="*", default=None, metavar="NAME",
+                   help="robots loaded with a free-flyer root joint (default: "
+                        f"{', '.join(sorted(FLOATING))}; their modules must be generated "
+                        "with --floating-base)")
     p.add_argument("--pinocchio-only", action="store_true",
                    help="ignore generated modules even if present")
     p.add_argument("--urdf", action="append", metavar="NAME=PATH[:LOCKED,...]",
@@ -354,6 +379,7 @@ def main(argv=None) -> int:
     tc = Toolchain(find_cmeel_prefix())
     robots = dict(ROBOTS)
     robots.update(parse_urdf_overrides(args.urdf))
+    floating = FLOATING if args.floating is None else set(args.floating)
 
     jobs = []  # (robot, urdf, locked, Build)
     any_symdyn = False
@@ -390,10 +416,13 @@ def main(argv=None) -> int:
     per_run: dict[tuple, list[dict]] = {}
     for _ in range(args.runs):
         for robot, urdf, locked, b in jobs:
-            cmd = [str(b.exe), str(urdf), str(args.iterations), *locked, f"--name={robot}",
+            name = robot + (" (floating base)" if robot in floating else "")
+            cmd = [str(b.exe), str(urdf), str(args.iterations), *locked, f"--name={name}",
                    f"--reps={args.reps}", f"--pool={args.pool}", f"--seed={args.seed}"]
             if args.cpu is not None:
                 cmd.append(f"--cpu={args.cpu}")
+            if robot in floating:
+                cmd.append("--floating")
             if args.show_cmd:
                 print("$ " + shlex.join(cmd), file=sys.stderr)
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

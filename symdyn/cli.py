@@ -57,11 +57,12 @@ def _functions(text):
         _fail(f"--functions: {exc}")
 
 
-def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None):
+def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None,
+          frames=None):
     from .load import load_robot
     try:
         model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
-                           floating_base=floating, joint_params=joint_params)
+                           floating_base=floating, joint_params=joint_params, frames=frames)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
@@ -80,6 +81,16 @@ def selection_options(command):
                            help="LINK becomes the fixed base; everything above it is dropped.")(command)
     return click.option("--lock", default="", metavar="JOINT[=VALUE],...",
                         help="Make these joints fixed at VALUE (default 0), e.g. to drop a gripper.")(command)
+
+
+FRAMES_HELP = ("Comma-separated frames (links, or joints) that get kinematics, Jacobians and external wrenches, "
+               "in this order (the module's FRAMES). Default: the leaves of the tree (end effectors, feet).")
+
+
+def frames_option(command):
+    return click.option("--frames", "frames", default=None, metavar="NAME,...", help=FRAMES_HELP,
+                        callback=lambda ctx, param, value: None if value is None else
+                        tuple(x.strip() for x in value.split(",") if x.strip()))(command)
 
 
 def _selection(lock, root, tip):
@@ -106,13 +117,15 @@ def main():
 @_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions):
+@frames_option
+def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions,
+         frames):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import base_parameter_lines, info_lines, trace_count
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames)
         with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
             lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
         if show_base:
@@ -132,8 +145,9 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
+@frames_option
 def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-             functions):
+             functions, frames):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import LANGUAGES, generate as run
@@ -147,7 +161,7 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
                           allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
-                          joint_params=joint_params, functions=functions)
+                          joint_params=joint_params, functions=functions, frames=frames)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -164,15 +178,16 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
 @_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
+@frames_option
 def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-            functions):
+            functions, frames):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames)
         notes = []
         try:
             with _progress(compare_steps(with_c, functions), f"comparing {one_line(model.name)}") as bar:
@@ -188,9 +203,9 @@ def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, st
         click.echo(f"{one_line(model.name)} ({one_line(path)}): largest relative difference from the numeric engine")
         for note in notes:
             click.echo(f"  ({note})")
-        click.echo(f"  {'function':<30s}" + "".join(f"{c:>12s}" for c in columns))
+        click.echo(f"  {'function':<34s}" + "".join(f"{c:>12s}" for c in columns))
         for name, row in report.items():
-            click.echo(f"  {name:<30s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
+            click.echo(f"  {name:<34s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
             worst = max([worst] + list(row.values()))
     passed = worst <= tol
     click.echo(f"worst: {worst:.2e} (tolerance {tol:g}): {'PASS' if passed else 'FAIL'}")

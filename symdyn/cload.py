@@ -14,6 +14,8 @@ compiler or another machine sharing the home folder never picks up a library it 
 """
 import functools
 import hashlib
+import json
+import math
 import os
 import platform
 import re
@@ -29,7 +31,7 @@ import numpy as np
 
 from . import __version__
 from .errors import CModuleError, one_line
-from .functions import FUNCTIONS, SHAPES
+from .functions import FUNCTIONS, arg_dims, fext_variant, out_dims, resolve
 
 #: flags every build needs (a shared library of C99)
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
@@ -292,12 +294,16 @@ class CModule:
         self.DOF = n
         nq = re.search(rf"^#define {re.escape(prefix.upper())}_NQ (\d+)$", header, re.M)
         self.NQ, self.NV = (int(nq.group(1)) if nq else n), n
+        nf = re.search(rf"^#define {re.escape(prefix.upper())}_NF (\d+)$", header, re.M)
         nbase = re.search(rf"^#define {re.escape(prefix.upper())}_NUM_BASE_PARAMS (\d+)$", header, re.M)
-        self._dims = {"nq": self.NQ, "nv": n, "p": self._nparams, "b": int(nbase.group(1)) if nbase else 0}
+        self._sizes = {"nv": n, "nq": self.NQ, "nf": int(nf.group(1)) if nf else 0, "np": self._nparams,
+                       "b": int(nbase.group(1)) if nbase else 0}
+        frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
+        self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
         self._signatures = _signatures(header, prefix)
         wrapper, cdef = [f'#include "{h_path.name}"'], []
         for name, (fn, args) in self._signatures.items():
-            sizes = [int(np.prod(shape)) for shape in self._out_shapes(fn)]
+            sizes = [math.prod(resolve(d, self._sizes)) for d in out_dims(fn)]
             decl_args = "".join(f"const double *{a}, " for a in args)
             calls = "".join(f"{a} + i * {self._size(a)}, " for a in args)
             outs = ", ".join(f"double *out{i}" for i in range(len(sizes)))
@@ -335,8 +341,11 @@ class CModule:
         if lie:
             self._make_lie()
 
+    def _shape(self, arg):
+        return resolve(arg_dims("q" if arg in ("q0", "q1") else arg), self._sizes)
+
     def _size(self, arg):
-        return self._nparams if arg == "params" else self.NQ if arg in ("q", "q0", "q1") else self.NV
+        return math.prod(self._shape(arg))
 
     def _make_lie(self):
         """neutral(), integrate(q, v, dt), difference(q0, q1), one state at a time or looped over a batch."""
@@ -387,27 +396,33 @@ class CModule:
         c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
         buf = self._ffi.from_buffer
-        sizes = [self._size(a) for a in args]
-        out_shapes = self._out_shapes(fn)
+        shapes = [self._shape(a) for a in args]
+        out_shapes = [resolve(d, self._sizes) for d in out_dims(fn)]
         several = len(out_shapes) > 1
+        variant = fext_variant(name) if fext_variant(name) in self._signatures else None
 
-        def call(*arrays):
+        def call(*arrays, f_ext=None):
             if len(arrays) != len(args):
                 raise TypeError(f"{name}({', '.join(args)}) takes {len(args)} arguments")
+            if f_ext is not None:
+                if variant is None:
+                    raise TypeError(f"{name} takes no f_ext")
+                plain = [a for a, label in zip(arrays, args) if label != "params"]
+                return getattr(self, variant)(*plain, f_ext, *arrays[len(plain):])
             arrays = [np.ascontiguousarray(a, dtype=float) for a in arrays]
-            for a, size, label in zip(arrays, sizes, args):
-                if a.ndim == 0 or a.shape[-1] != size:
-                    raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
-            if all(a.ndim == 1 for a in arrays):            # one state: straight to the C function
+            for a, shape, label in zip(arrays, shapes, args):
+                if a.ndim < len(shape) or a.shape[a.ndim - len(shape):] != shape:
+                    raise ValueError(f"{label} must have shape (..., {', '.join(map(str, shape))}), got {a.shape}")
+            if all(a.ndim == len(shape) for a, shape in zip(arrays, shapes)):   # one state: straight to C
                 outs = [np.empty(shape) for shape in out_shapes]
                 c_single(*(buf("double[]", a) for a in arrays), *(buf("double[]", o) for o in outs))
                 return tuple(outs) if several else outs[0]
-            batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
+            batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
             count = int(np.prod(batch, dtype=np.int64))
             outs = [np.empty((count,) + shape) for shape in out_shapes]
             if count:                                        # a batch of zero states: an empty result
-                flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(count, size))
-                        for a, size in zip(arrays, sizes)]
+                flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
+                        for a, shape in zip(arrays, shapes)]
                 c_batch(count, *(buf("double[]", a) for a in flat), *(buf("double[]", o) for o in outs))
             outs = [o.reshape(batch + shape) for o, shape in zip(outs, out_shapes)]
             return tuple(outs) if several else outs[0]

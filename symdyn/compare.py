@@ -6,10 +6,15 @@ import numpy as np
 
 from .engine import Engine
 from .codegen.generator import select_functions
+from .functions import FUNCTIONS, arg_dims, arguments, resolve, sizes
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
                    "coriolis_matrix", "nonlinear_effects", "articulated_inertia", "udu_factor", "regressor")
+#: the frame functions, with Pinocchio's counterparts when it is given the frames (pinocchio_functions)
+PINOCCHIO_FRAME_NAMES = ("frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration_bias",
+                         "center_of_mass", "com_jacobian", "centroidal_momentum_matrix", "centroidal_momentum",
+                         "operational_space_inertia_inverse", "inverse_dynamics_fext", "forward_dynamics_fext")
 
 
 def import_module_file(path, name=None):
@@ -37,6 +42,10 @@ def pinocchio_model(model):
                           pin.SE3(np.array(joint.rotation), np.array(joint.offset)), joint.name)
         pm.appendBodyToJoint(jid, _pinocchio_inertia(body.params), pin.SE3.Identity())
         ids.append(jid)
+    for f in model.frames:
+        if not pm.existFrame(f.name):
+            pm.addFrame(pin.Frame(f.name, ids[f.parent] if f.parent >= 0 else 0,
+                                  pin.SE3(np.array(f.rotation), np.array(f.translation)), pin.FrameType.OP_FRAME))
     set_joint_dynamics(pm, model)
     return pm
 
@@ -58,6 +67,58 @@ def set_joint_dynamics(pmodel, model):
     pmodel.armature[:] = values["armature"]
     pmodel.damping[:] = values["damping"]
     pmodel.friction[:] = values["friction"]
+
+
+def _frame_functions(pmodel, data, frames, c):
+    """Pinocchio's kinematics, centroidal maps and dynamics with wrenches at the frames named `frames`."""
+    import pinocchio as pin
+    kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
+    ids = [next(i for i in (pmodel.getFrameId(name, t) for t in kinds) if i < pmodel.nframes) for name in frames]
+    world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+
+    def placements(q):
+        pin.framesForwardKinematics(pmodel, data, c(q))
+        return np.array([data.oMf[i].homogeneous for i in ids])
+
+    def jacobians(q):
+        pin.computeJointJacobians(pmodel, data, c(q))
+        pin.updateFramePlacements(pmodel, data)
+        return np.array([pin.getFrameJacobian(pmodel, data, i, world) for i in ids])
+
+    def velocities(q, v):
+        pin.forwardKinematics(pmodel, data, c(q), v)
+        return np.array([pin.getFrameVelocity(pmodel, data, i, world).vector for i in ids])
+
+    def bias(q, v):
+        pin.forwardKinematics(pmodel, data, c(q), v, np.zeros(pmodel.nv))
+        return np.array([pin.getFrameClassicalAcceleration(pmodel, data, i, world).vector for i in ids])
+
+    def joint_forces(q, f_ext):
+        """World wrenches [f; n] at the frames -> Pinocchio's fext: one Force per joint, local axes."""
+        pin.framesForwardKinematics(pmodel, data, c(q))
+        out = [pin.Force.Zero() for _ in range(pmodel.njoints)]
+        for i, w in zip(ids, np.asarray(f_ext)):
+            j = pmodel.frames[i].parentJoint
+            oMj = data.oMi[j]
+            lever = data.oMf[i].translation - oMj.translation
+            out[j] += pin.Force(oMj.rotation.T @ w[:3], oMj.rotation.T @ (w[3:] + np.cross(lever, w[:3])))
+        return out
+
+    def inverse_inertia(q):
+        Minv = pin.computeMinverse(pmodel, data, c(q))
+        Minv = np.triu(Minv) + np.triu(Minv, 1).T
+        J = np.concatenate(list(jacobians(q)))
+        return J @ Minv @ J.T
+
+    return {"frame_placement": placements, "frame_jacobian": jacobians, "frame_velocity": velocities,
+            "frame_acceleration_bias": bias,
+            "center_of_mass": lambda q: pin.centerOfMass(pmodel, data, c(q)).copy(),
+            "com_jacobian": lambda q: pin.jacobianCenterOfMass(pmodel, data, c(q)).copy(),
+            "centroidal_momentum_matrix": lambda q: pin.ccrba(pmodel, data, c(q), np.zeros(pmodel.nv)).copy(),
+            "centroidal_momentum": lambda q, v: pin.computeCentroidalMomentum(pmodel, data, c(q), v).vector.copy(),
+            "operational_space_inertia_inverse": inverse_inertia,
+            "inverse_dynamics_fext": lambda q, v, a, f: pin.rnea(pmodel, data, c(q), v, a, joint_forces(q, f)).copy(),
+            "forward_dynamics_fext": lambda q, v, t, f: pin.aba(pmodel, data, c(q), v, t, joint_forces(q, f)).copy()}
 
 
 def _pinocchio_inertia(params):
@@ -127,9 +188,10 @@ def pinocchio_configuration(pmodel):
     return convert
 
 
-def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
+def pinocchio_functions(pmodel, offset=None, smoothing=0.0, frames=()):
     """Pinocchio's counterparts of the generated functions, one state at a time, full matrices,
-    taking symdyn's q (pinocchio_configuration).
+    taking symdyn's q (pinocchio_configuration); with `frames` (names), also those of the frame
+    kinematics, centroidal maps and external wrenches.
 
     Pinocchio's crba, aba, rnea and computeMinverse include model.armature; its model.damping and
     model.friction are data only, so the joint friction Fv v + Fc sign(v) (+ the offset, which
@@ -156,7 +218,13 @@ def pinocchio_functions(pmodel, offset=None, smoothing=0.0):
                 joints[i, 4 * k:4 * k + 4] = v[i], sgn(v[i]), 1.0, a[i]
         return np.hstack([pin.computeJointTorqueRegressor(pmodel, data, c(q), v, a), joints])
 
-    return {"inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a) + fric(v),
+    extra = _frame_functions(pmodel, data, frames, c) if frames else {}
+    if frames:          # the f_ext variants include the joint friction too
+        rnea_f, aba_f = extra["inverse_dynamics_fext"], extra["forward_dynamics_fext"]
+        extra["inverse_dynamics_fext"] = lambda q, v, a, w: rnea_f(q, v, a, w) + fric(v)
+        extra["forward_dynamics_fext"] = lambda q, v, t, w: aba_f(q, v, t - fric(v), w)
+    return {**extra,
+            "inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a) + fric(v),
             "mass_matrix": lambda q: sym(pin.crba(pmodel, data, c(q))),
             "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, c(q))),
             "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t - fric(v)).copy(),
@@ -177,7 +245,8 @@ def _pinocchio(model, notes):
     notes.append(f"pinocchio column: {how}")
     if model.joint_params:                 # friction and armature from a file Pinocchio did not read
         set_joint_dynamics(pmodel, model)
-    return pinocchio_functions(pmodel, joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing)
+    return pinocchio_functions(pmodel, joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing,
+                               [f.name for f in model.kinematic_frames])
 
 
 def compare_steps(with_c=True, functions=None):
@@ -195,11 +264,12 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     import tempfile
     from .lie import random_configuration
     rng = np.random.default_rng(seed)
-    n = model.nv
-    inputs = [random_configuration(model, rng, states), rng.normal(size=(states, n)), rng.normal(size=(states, n))]
+    size = sizes(model)
+    q = random_configuration(model, rng, states)
+    vectors = [rng.normal(size=(states, size["nv"])) for _ in range(2)]
+    f_ext = rng.normal(size=(states,) + resolve(arg_dims("f_ext"), size))
     standard = np.array(model.parameters)
     params = standard * rng.uniform(0.5, 2.0, (states, len(standard)))
-    source = {"q": inputs[0], "params": params}
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
@@ -217,21 +287,20 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         pmodel = pinocchio_reference(model)[0]
     report = {}
     for fn in select_functions(functions):
-        others = iter(inputs[1:])               # the velocity-sized arguments in order
-        args = [source[a] if a in source else next(others) for a in fn.args]
+        args = arguments(fn, q, vectors, f_ext, params)
         reference = getattr(engine, fn.name)(*args)
         row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}
-        if pino is not None and fn.name in PINOCCHIO_NAMES:
+        if pino is not None and fn.name in pino:
             theirs = np.stack([pino[fn.name](*(a[s] for a in args)) for s in range(states)])
             row["pinocchio"] = relative_error(reference, theirs)
         report[fn.name] = row
         if progress:
             progress(fn.name)
     q1 = random_configuration(model, rng, states)
-    lie_calls = {"integrate": (lambda m, s: m.integrate(inputs[0][s], inputs[1][s], 0.3),
-                               lambda pm, s: pin.integrate(pm, inputs[0][s], 0.3 * inputs[1][s])),
-                 "difference": (lambda m, s: m.difference(inputs[0][s], q1[s]),
-                                lambda pm, s: pin.difference(pm, inputs[0][s], q1[s])),
+    lie_calls = {"integrate": (lambda m, s: m.integrate(q[s], vectors[0][s], 0.3),
+                               lambda pm, s: pin.integrate(pm, q[s], 0.3 * vectors[0][s])),
+                 "difference": (lambda m, s: m.difference(q[s], q1[s]),
+                                lambda pm, s: pin.difference(pm, q[s], q1[s])),
                  "neutral": (lambda m, s: m.neutral(), lambda pm, s: pin.neutral(pm))}
     for name, (ours, theirs) in lie_calls.items():
         reference = np.stack([ours(engine, s) for s in range(states)])

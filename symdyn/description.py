@@ -359,7 +359,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 if owner >= 0:
                     body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *params))
                 placement = (G.snap_matrix(Rc), G.snap_vector(pc))
-                frames += [Frame(jname, "fixed-joint", owner, *placement), Frame(child, "link", owner, *placement)]
+                leaf = owner >= 0 and not children.get(child)     # a moving link without child links
+                frames += [Frame(jname, "fixed-joint", owner, *placement, leaf), Frame(child, "link", owner, *placement, leaf)]
             else:
                 if JOINT_TYPES[jtype].nv != 1 and any(dynamics.values()):
                     chk.fail(f"joint '{jname}': friction and armature are for 1-DoF joints, not {jtype} joints")
@@ -369,7 +370,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 body_names.append(child)
                 k = len(out_joints) - 1
                 frame[child] = (k, G.IDENTITY, G.ZERO)
-                frames += [Frame(jname, "joint", k, G.IDENTITY, G.ZERO), Frame(child, "link", k, G.IDENTITY, G.ZERO)]
+                leaf = not children.get(child)
+                frames += [Frame(jname, "joint", k, G.IDENTITY, G.ZERO, leaf), Frame(child, "link", k, G.IDENTITY, G.ZERO, leaf)]
             stack.extend(reversed(children.get(child, [])))
     if not out_joints:
         chk.fail("the robot has no moving joints")

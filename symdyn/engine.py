@@ -12,18 +12,12 @@ import numpy as np
 
 from . import lie
 from .chain import Chain
-from .functions import FUNCTIONS, SHAPES, arg_size
+from .functions import FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
 from .scalar import NUMERIC
 
 
 def _vector(values, shape):
     return np.stack([np.broadcast_to(np.asarray(v, dtype=float), shape) for v in values], axis=-1)
-
-
-def _array(result, shape_kind, shape):
-    if len(SHAPES[shape_kind]) == 1:
-        return _vector(result, shape)
-    return np.stack([_vector(row, shape) for row in result], axis=-2)
 
 
 class Engine:
@@ -37,28 +31,42 @@ class Engine:
         self.chain = Chain(NUMERIC, model, params)
         self.PARAMETER_NAMES, self.PARAMETERS = model.parameter_names, np.array(model.parameters)
         self.DOF, self.NQ, self.NV, self.JOINT_NAMES = model.nv, model.nq, model.nv, model.joint_names
+        self.FRAMES = tuple(f.name for f in model.kinematic_frames)
+        self._sizes = sizes(model)
         for fn in FUNCTIONS:
             setattr(self, fn.name, self._bind(fn))
 
-    def _evaluate(self, trace, shape_kind, *arrays, names=("q",)):
+    def _evaluate(self, trace, dims, *arrays, args=None, multiple=False):
+        """dims: the named sizes of each output; multiple: return a tuple of them."""
+        args = args or ("q",) + ("qd",) * (len(arrays) - 1)
+        args = args + ("qd",) * (len(arrays) - len(args))
         arrays = [np.asarray(a, dtype=float) for a in arrays]
-        for a, name in zip(arrays, names + ("qd",) * len(arrays)):
-            size = arg_size(name, self.model)
-            if a.shape[-1:] != (size,):
-                raise ValueError(f"expected an array of shape (..., {size}), got {a.shape}")
-        shape = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
-        vectors = [[a[..., i] for i in range(a.shape[-1])] for a in arrays]
-        X = self.chain.transforms(vectors.pop(0)) if names[0] == "q" else None
-        result = trace(NUMERIC, self.chain, X, *vectors)
-        if isinstance(shape_kind, tuple):
-            return tuple(_array(r, kind, shape) for r, kind in zip(result, shape_kind))
-        return _array(result, shape_kind, shape)
+        inputs, batch = [], []
+        for a, name in zip(arrays, args):
+            shape = resolve(arg_dims(name), self._sizes)
+            if a.shape[a.ndim - len(shape):] != shape:
+                raise ValueError(f"expected an array of shape (..., {', '.join(map(str, shape))}), got {a.shape}")
+            batch.append(a.shape[:a.ndim - len(shape)])
+            flat = a.reshape(a.shape[:a.ndim - len(shape)] + (-1,))
+            inputs.append(nest([flat[..., i] for i in range(flat.shape[-1])], shape))
+        batch = np.broadcast_shapes(*batch)
+        X = self.chain.transforms(inputs.pop(0)) if args[0] == "q" else None
+        result = trace(NUMERIC, self.chain, X, *inputs)
+        parts = [_vector(flatten(part), batch).reshape(batch + resolve(d, self._sizes))
+                 for part, d in zip(result if multiple else (result,), dims)]
+        return tuple(parts) if multiple else parts[0]
 
     def _bind(self, fn):
-        def call(*arrays):
+        variant = fext_variant(fn.name)
+
+        def call(*arrays, f_ext=None):
             if len(arrays) != len(fn.args):
                 raise TypeError(f"{fn.name}({', '.join(fn.args)}) takes {len(fn.args)} arguments")
-            return self._evaluate(fn.trace, fn.shape, *arrays, names=fn.args)
+            if f_ext is not None and variant:
+                return getattr(self, variant)(*arrays, f_ext)
+            if f_ext is not None:
+                raise TypeError(f"{fn.name} takes no f_ext")
+            return self._evaluate(fn.trace, out_dims(fn), *arrays, args=fn.args, multiple=isinstance(fn.shape, tuple))
         call.__name__, call.__doc__ = fn.name, fn.doc
         return call
 

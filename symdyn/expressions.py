@@ -8,10 +8,12 @@ the result grows about geometrically with the number of joints (ENGINE.md): the 
 result is computed first, without building it, and a function whose expressions would exceed
 `max_size` nodes is refused with one line instead of running out of memory.
 """
+import math
+
 import symengine as se
 
 from .errors import SymdynError, one_line
-from .functions import BY_NAME
+from .functions import BY_NAME, arg_dims, resolve, sizes
 from .model import JOINT_PARAMETER_NAMES, Model, PARAMETER_NAMES
 
 #: default largest number of expression-tree nodes (operations, symbols and numbers) of one function;
@@ -19,7 +21,8 @@ from .model import JOINT_PARAMETER_NAMES, Model, PARAMETER_NAMES
 MAX_SIZE = 20000
 
 #: LaTeX of the input vectors' symbols (subscript: the joint's index in q, from 0 as in the code)
-INPUT_LATEX = {"q": "q", "qd": r"\dot{q}", "qdd": r"\ddot{q}", "tau": r"\tau", "nu": r"\nu", "eps": r"\epsilon"}
+INPUT_LATEX = {"q": "q", "qd": r"\dot{q}", "qdd": r"\ddot{q}", "tau": r"\tau", "nu": r"\nu", "eps": r"\epsilon",
+               "f_ext": r"f^{\mathrm{ext}}"}
 #: LaTeX of each function's result (the left-hand side); functions not listed print as \mathrm{name}
 RESULT_LATEX = {"inverse_dynamics": r"\tau", "mass_matrix": "M(q)", "mass_matrix_inverse": "M(q)^{-1}",
                 "forward_dynamics": r"\ddot{q}", "gravity": "g(q)", "coriolis_matrix": r"C(q, \dot{q})",
@@ -88,7 +91,8 @@ def expressions(robot, function, params="numeric", simplify=False, max_size=MAX_
     """sympy Matrix of `function` (a generated function's name, e.g. "mass_matrix") of `robot` (a Model
     or a robot file), in the symbols q0, q1, ... (and qd0, ..., qdd0, ..., tau0, nu0, eps0 as the
     function takes them; with params="symbolic" also p0, p1, ... in the generated modules' parameter
-    layout). A vector is a column (n x 1), a matrix n x n; a function with several outputs gives a tuple.
+    layout). A vector is a column (n x 1), a matrix n x n, a frame function's result has its last
+    axis as columns ((nf, 6, n) is (6 nf) x n); a function with several outputs gives a tuple.
     Numbers are floats, as in the generated code.
 
     simplify: apply sympy.simplify to each entry (slow beyond two or three joints).
@@ -109,10 +113,11 @@ def expressions(robot, function, params="numeric", simplify=False, max_size=MAX_
     if simplify:
         entries = [sympy.simplify(e) for e in entries]
     matrices, start = [], 0
-    for _, _, dims, results in program.outputs():      # a function with several outputs gives a tuple
+    for _, shape, results in program.outputs():      # a function with several outputs gives a tuple
         part = entries[start:start + len(results)]
         start += len(results)
-        matrices.append(sympy.Matrix(dims[0], dims[1] if len(dims) > 1 else 1, part))
+        *rows, cols = shape                            # a vector is a column; (nf, 6, n) is (nf * 6) x n
+        matrices.append(sympy.Matrix(len(part) // cols, cols, part) if rows else sympy.Matrix(cols, 1, part))
     return tuple(matrices) if len(matrices) > 1 else matrices[0]
 
 
@@ -120,7 +125,8 @@ def symbol_latex(model, function, params="numeric"):
     """{sympy.Symbol: LaTeX} for the symbols of `expressions(model, function, params)`."""
     import sympy
     fn = _function(function)
-    names = {sympy.Symbol(f"{a}{i}"): f"{INPUT_LATEX.get(a, a)}_{{{i}}}" for a in fn.args for i in range(model.dof)}
+    count = {a: math.prod(resolve(arg_dims(a), sizes(model))) for a in fn.args}
+    names = {sympy.Symbol(f"{a}{i}"): f"{INPUT_LATEX.get(a, a)}_{{{i}}}" for a in fn.args for i in range(count[a])}
     if params == "symbolic" or "params" in fn.args:
         nb = len(model.bodies)
         names.update({sympy.Symbol(f"p{10 * k + i}"): PARAMETER_LATEX[p].format(k=k)

@@ -1,31 +1,40 @@
 """The function set of a generated module, defined once for the numeric engine and the generator.
 
 Each function is a trace: given a context, the robot's Chain, the transforms X(q) and the other
-input vectors, it runs the recursions and returns a vector or a matrix of scalars, or, for a function
-with several outputs (shape a tuple), a tuple of them.
+input vectors, it runs the recursions and returns a vector or a matrix of scalars, nested lists of
+another shape (frames: "nf,4,4", "nf,6,nv", ...; see `dims`), or, for a function with several
+outputs (shape a tuple), a tuple of them.
+
+Sizes are named: nq (configuration), nv (velocity, = DOF), nf (the selected frames, FRAMES),
+np (the standard parameters, PARAMETERS) and b (the base parameters).
+A function named `X_fext` is X with external wrenches at the frames: the modules' X takes them
+as an optional last argument f_ext.
 """
+import math
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import crba, diagonalized_dynamics, innovations, kalman_smoother, minverse, rnea, udu
+from . import (centroidal, crba, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
+               operational_space, rnea, udu)
 from . import friction as _fr
 from . import regressor as _reg
 from .riccati import Riccati
 
-#: the dimensions of each shape kind: nv joint rates, p standard parameters, b base parameters
-SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "p"),
+#: the shape of each argument in named sizes; any other argument is ("nv",).
+#: np: the standard parameters (10 per body, then 4 per joint); b: the base parameters (computed on first use)
+ARG_DIMS = {"q": ("nq",), "f_ext": ("nf", 6), "params": ("np",)}
+SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "np"),
           "base_regressor": ("nv", "b"), "base_parameters": ("b",)}
-#: the size of each argument (the rest are velocity-sized)
-ARG_DIMS = {"q": "nq", "params": "p"}
+FEXT = "_fext"
 
 
 @dataclass(frozen=True)
 class Function:
     name: str
-    args: Tuple[str, ...]        # "q" first, shape (..., nq), when the function depends on the configuration
-    shape: object                # a key of SHAPES: "vector" (..., nv), "matrix" (..., nv, nv), ...;
+    args: Tuple[str, ...]        # "q" first (..., nq); other shapes in ARG_DIMS
+    shape: object                # "vector" (..., nv), "matrix" (..., nv, nv), named sizes "nf,6,nv";
                                  # a tuple of them: several outputs
     trace: Callable
     doc: str
@@ -38,33 +47,89 @@ class Function:
         return self.shape if isinstance(self.shape, tuple) else (self.shape,)
 
 
-def dimensions(model):
-    """{dimension name: size} for a model; b (the base parameters) is computed on first use."""
-    from .base_parameters import base_parameters
+def dims(shape):
+    """The named sizes of one output: "vector" ("nv",), "matrix" ("nv", "nv"), "nf,6,nv" ("nf", 6, "nv")."""
+    if shape in SHAPES:
+        return SHAPES[shape]
+    return tuple(int(d) if d.isdigit() else d for d in shape.split(","))
 
-    class _Dims(dict):
-        def __missing__(self, key):
-            if key != "b":
-                raise KeyError(key)
-            self["b"] = len(base_parameters(model).kept)
-            return self["b"]
-    return _Dims(nq=model.nq, nv=model.nv, p=len(model.parameters))
+
+def out_dims(fn):
+    """The named sizes of each of a function's outputs."""
+    return [dims(shape) for shape in fn.shapes]
+
+
+def arg_dims(arg):
+    return ARG_DIMS.get(arg, ("nv",))
+
+
+class _Sizes(dict):
+    """Named sizes; b (the number of base parameters) is computed on first use."""
+    def __init__(self, model, **kw):
+        super().__init__(**kw)
+        self._model = model
+
+    def __missing__(self, key):
+        if key != "b" or self._model is None:
+            raise KeyError(key)
+        from .base_parameters import base_parameters
+        self["b"] = len(base_parameters(self._model).kept)
+        return self["b"]
+
+
+def sizes(model, nparams=None):
+    """{named size: int} of a model."""
+    nv = model.dof
+    return _Sizes(model, nq=getattr(model, "nq", nv), nv=nv, nf=len(model.kinematic_frames),
+                  np=len(model.parameters) if nparams is None else nparams)
 
 
 def output_shapes(fn, model):
     """The array shape of each output, e.g. ((7,), (7,)) or ((7, 70),)."""
-    dims = dimensions(model)
-    return tuple(tuple(dims[d] for d in SHAPES[shape]) for shape in fn.shapes)
-
-
-def output_shape(fn, model):
-    """The array shape of a function's output, e.g. (7, 70); a tuple of them for several outputs."""
-    shapes = output_shapes(fn, model)
-    return shapes if isinstance(fn.shape, tuple) else shapes[0]
+    size = sizes(model)
+    return tuple(resolve(d, size) for d in out_dims(fn))
 
 
 def arg_size(arg, model):
-    return dimensions(model)[ARG_DIMS.get(arg, "nv")]
+    return math.prod(resolve(arg_dims(arg), sizes(model)))
+
+
+def resolve(dims, size):
+    """Named sizes ("nv", "6*nf", or numbers) -> a shape tuple."""
+    def one(d):
+        if not isinstance(d, str):
+            return d
+        factor, _, name = d.rpartition("*")
+        return int(factor or 1) * size[name]
+    return tuple(one(d) for d in dims)
+
+
+def flatten(result):
+    """A (nested) result as one flat list, row-major."""
+    if isinstance(result, (list, tuple)):
+        return [x for item in result for x in flatten(item)]
+    return [result]
+
+
+def arguments(fn, q, vectors, f_ext, params=None):
+    """fn's arguments: q, the velocity-sized `vectors` in order, f_ext and the standard parameters
+    `params` where it takes them."""
+    rest = iter(vectors)
+    given = {"q": q, "f_ext": f_ext, "params": params}
+    return [given[a] if a in given else next(rest) for a in fn.args]
+
+
+def nest(items, shape):
+    """A flat row-major list as nested lists of `shape` (the inverse of flatten)."""
+    if len(shape) <= 1:
+        return items
+    step = len(items) // shape[0]
+    return [nest(items[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def fext_variant(name):
+    """The name of the function taking external wrenches, if `name` has one."""
+    return name + FEXT if name + FEXT in BY_NAME else None
 
 
 def _zeros(chain):
@@ -99,6 +164,11 @@ def _base_regressor(ctx, chain, X, qd, qdd):
 def _base_parameter_values(ctx, chain, X, params):
     from .base_parameters import base_parameters
     return base_parameters(chain.model).apply(ctx, params)
+
+
+def _wrenches(fn):
+    """A trace whose last argument, f_ext (nf x 6), becomes spatial forces on the bodies."""
+    return lambda ctx, chain, X, *v: fn(ctx, chain, X, *v[:-1], frames.body_wrenches(ctx, chain, X, v[-1]))
 
 
 def _diagonalized(fn):
@@ -185,4 +255,40 @@ FUNCTIONS = (
              "see BASE_PARAMETER_NAMES.", parametric=False),
 )
 
+KINEMATICS = (
+    Function("frame_placement", ("q",), "nf,4,4", frames.frame_placement,
+             "Homogeneous transforms of the frames FRAMES in the world (base) frame."),
+    Function("frame_jacobian", ("q",), "nf,6,nv", frames.frame_jacobian,
+             "Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame "
+             "origin; angular velocity] in world axes."),
+    Function("frame_velocity", ("q", "qd"), "nf,6", frames.frame_velocity,
+             "Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd)."),
+    Function("frame_acceleration_bias", ("q", "qd"), "nf,6", frames.frame_acceleration_bias,
+             "Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity."),
+    Function("center_of_mass", ("q",), "3", centroidal.center_of_mass, "Centre of mass in the world frame."),
+    Function("com_jacobian", ("q",), "3,nv", centroidal.com_jacobian,
+             "Jacobian of the centre of mass, world axes: com_dot = Jcom qd."),
+    Function("centroidal_momentum_matrix", ("q",), "6,nv", centroidal.centroidal_momentum_matrix,
+             "Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, "
+             "world axes."),
+    Function("centroidal_momentum", ("q", "qd"), "6", centroidal.centroidal_momentum,
+             "Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd)."),
+    Function("operational_space_inertia_inverse", ("q",), "6*nf,6*nf",
+             _diagonalized(lambda ctx, chain, X, ric: operational_space.operational_space_inertia_inverse(
+                 ctx, chain, X, ric)),
+             "J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through "
+             "the articulated inertias)."),
+    Function("inverse_dynamics_fext", ("q", "qd", "qdd", "f_ext"), "vector",
+             _wrenches(lambda ctx, chain, X, qd, qdd, fb: _fr.add_joint_forces(
+                 ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd, f_ext=fb), qd, qdd)),
+             "inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
+             "world axes at each frame of FRAMES.", gravity=True),
+    Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "vector",
+             _wrenches(_diagonalized(lambda ctx, chain, X, ric, qd, tau, fb: kalman_smoother.forward_dynamics(
+                 ctx, chain, X, ric, qd, tau, f_ext=fb))),
+             "forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
+             "world axes at each frame of FRAMES.", gravity=True),
+)
+
+FUNCTIONS = FUNCTIONS + KINEMATICS
 BY_NAME = {f.name: f for f in FUNCTIONS}

@@ -47,6 +47,9 @@ def header_lines(model, path):
              f"total moving mass {model.total_mass:.6g} kg",
              f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
              f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]
+    frames = getattr(model, "kinematic_frames", ())
+    if frames:
+        lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)
@@ -79,9 +82,9 @@ def base_parameter_lines(model):
 
 def ops_lines(programs):
     """The operation counts table, one row per function."""
-    lines = [f"  {'function':<30s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
+    lines = [f"  {'function':<34s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
     for p in programs:
-        lines.append(f"  {p.name:<30s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
+        lines.append(f"  {p.name:<34s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
     return lines
 
 

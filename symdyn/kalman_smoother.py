@@ -6,10 +6,13 @@ from .chain import combine, scatter
 from .kinematics import bias_acceleration, bias_forces, bias_terms
 
 
-def forward_dynamics(ctx, chain, X, ric, qd, T, gravity=True):
-    """Joint accelerations for joint forces T (gravity as a base acceleration)."""
+def forward_dynamics(ctx, chain, X, ric, qd, T, gravity=True, f_ext=None):
+    """Joint accelerations for joint forces T (gravity as a base acceleration) and optional external
+    spatial forces f_ext[k] on the bodies (at O_k in frame k, None for none): they enter as -b."""
     w, c, a_local = bias_terms(ctx, chain, X, qd)
     b = bias_forces(ctx, chain, w)
+    if f_ext is not None:
+        b = [b[k] if f_ext[k] is None else S.bind(ctx, S.vsub(b[k], f_ext[k])) for k in range(chain.n)]
     a = [bias_acceleration(ctx, X[k], c[k], a_local[k]) for k in range(chain.n)]
     zplus, r = [None] * chain.n, [None] * chain.n
     for k in chain.inward():                 # filter: z = sum phi z+ + b; e = T - H z

@@ -17,7 +17,7 @@ SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-               floating_base=False, joint_params=None):
+               floating_base=False, joint_params=None, frames=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -28,7 +28,8 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     strict: every warning is a RobotFileError instead.
     allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error.
     floating_base: the base link becomes a free-flyer named root_joint (description.build_model).
-    joint_params: a joint-parameter file (symdyn.joint_params) whose friction and armature override the robot's."""
+    joint_params: a joint-parameter file (symdyn.joint_params) whose friction and armature override the robot's.
+    frames: names of the frames that get kinematics (FRAMES), in order; None: the leaves."""
     warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
     model = _load(path, selection, lambda message: warnings.append(one_line(message)), allow_nonphysical_inertia,
                   floating_base)
@@ -41,6 +42,12 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     if joint_params:
         from .joint_params import apply_joint_parameters
         model = apply_joint_parameters(model, joint_params)
+    if frames is not None:
+        from .model import select_frames
+        try:
+            model = select_frames(model, tuple(frames))
+        except ValueError as exc:
+            raise RobotFileError(path, f"--frames: {exc}") from None
     return model
 
 

@@ -64,6 +64,7 @@ class Frame:
     parent: int
     rotation: Mat3
     translation: Vec3
+    leaf: bool = False   # at a moving link without child links (end effector, foot): links selected by default
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class Model:
     warnings: Tuple[str, ...] = ()   # what the loader accepted with a warning, one line each
     coulomb_smoothing: float = 0.0  # delta > 0: Coulomb friction Fc tanh(qd/delta) instead of Fc sign(qd)
     joint_params: str = ""       # the joint-parameter file that overrode friction and armature (name, sha256)
+    frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics (FRAMES); () = the leaves
 
     def children(self, k):
         """The joints whose parent is joint k (-1: the fixed base), in order."""
@@ -140,6 +142,20 @@ class Model:
             f"{j.name}.{p}" for j in self.joints for p in JOINT_PARAMETER_NAMES)
 
     @property
+    def kinematic_frames(self):
+        """The frames of the generated kinematics (FRAMES), in order: the selection, else the leaves."""
+        if self.frame_selection:
+            return tuple(self.named_frame(name) for name in self.frame_selection)
+        return tuple(f for f in self.frames if f.leaf and f.kind == "link")
+
+    def named_frame(self, name):
+        """The frame called `name`: a link's, else a joint's."""
+        same = [f for f in self.frames if f.name == name]
+        if not same:
+            raise KeyError(f"no frame named {name!r}")
+        return next((f for f in same if f.kind == "link"), same[0])
+
+    @property
     def total_mass(self):
         return sum(b.mass for b in self.bodies)
 
@@ -167,3 +183,18 @@ def snap_right_angles(model, tol=1e-4):
         joints.append(replace(j, rotation=tuple(tuple(x + 0.0 for x in row) for row in snapped)) if exact and changed else j)
     changed = sum(a is not b for a, b in zip(joints, model.joints))
     return replace(model, joints=tuple(joints), snapped=changed)
+
+
+def select_frames(model, names):
+    """The model whose kinematics is generated for the frames `names` (in that order).
+    ValueError naming the first unknown or repeated frame."""
+    known = list(dict.fromkeys(f.name for f in model.frames))
+    for i, name in enumerate(names):
+        if name not in known:
+            shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+            raise ValueError(f"unknown frame '{name}' (frames: {shown})")
+        if name in names[:i]:
+            raise ValueError(f"frame '{name}' is selected twice")
+    if not names:
+        raise ValueError("no frame selected")
+    return replace(model, frame_selection=tuple(names))

@@ -23,8 +23,9 @@ def _u_matrix(ctx, wd, w):
                                [xz - wd[1], yz + wd[0], -(xx + yy)]])
 
 
-def inverse_dynamics(ctx, chain, X, qd, qdd, gravity=True):
-    """Joint forces T(k) for the motion (qd, qdd) at the configuration with transforms X."""
+def inverse_dynamics(ctx, chain, X, qd, qdd, gravity=True, f_ext=None):
+    """Joint forces T(k) for the motion (qd, qdd) at the configuration with transforms X; f_ext[k]
+    (optional, None for none) is an external spatial force on body k, at O_k in frame k."""
     n = chain.n
     w, _, a = bias_terms(ctx, chain, X, qd)
     base = chain.base_acceleration if gravity else [0] * 6
@@ -47,6 +48,8 @@ def inverse_dynamics(ctx, chain, X, qd, qdd, gravity=True):
         moment = S.add(S.add(S.rot(J, wd), S.cross(w[k], S.bind(ctx, S.rot(J, w[k])))), S.cross(h, vd))
         force = S.add(S.scale(m, vd), S.rot(U[k], h))
         total = moment + force
+        if f_ext is not None and f_ext[k] is not None:
+            total = S.vsub(total, f_ext[k])
         for c in chain.children[k]:
             total = S.vadd(total, S.force_inward(ctx, X[c], f[c]))
         f[k] = S.bind(ctx, total)

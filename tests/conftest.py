@@ -50,6 +50,14 @@ def random_states(n, count, seed=0):
     return rng.uniform(-np.pi, np.pi, (count, n)), rng.normal(size=(count, n)) * 2, rng.normal(size=(count, n)) * 3
 
 
+def function_args(fn, q, qd, x, nf=0, params=None):
+    """fn's arguments from the states (q, qd, x), with wrenches at the nf frames where it takes f_ext
+    and the standard parameter vector `params` where it takes them."""
+    from symdyn.functions import arguments
+    f_ext = np.random.default_rng(9).normal(size=np.shape(q)[:-1] + (nf, 6)) * 5
+    return arguments(fn, q, (qd, x), f_ext, params)
+
+
 def pytest_addoption(parser):
     parser.addoption("--update", action="store_true", default=False,
                      help="rewrite the golden files in generated/ instead of comparing with them")
@@ -58,12 +66,3 @@ def pytest_addoption(parser):
 @pytest.fixture
 def update(request):
     return request.config.getoption("--update")
-
-
-#: which of (q, qd, x, params) each argument name of a generated function takes
-_ARG_SOURCE = {"q": 0, "qd": 1, "params": 3}
-
-
-def function_args(fn, q, qd, x, params=None):
-    """The arguments of a symdyn Function from a state (q, qd, x) and a standard parameter vector."""
-    return tuple((q, qd, x, params)[_ARG_SOURCE.get(a, 2)] for a in fn.args)

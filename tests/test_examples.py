@@ -16,6 +16,8 @@ import computed_torque  # noqa: E402
 import decoupled_rate_feedback  # noqa: E402
 import diagonalized_simulation  # noqa: E402
 import identification  # noqa: E402
+import end_effector_regulation  # noqa: E402
+import operational_space_circle  # noqa: E402
 import throughput  # noqa: E402
 from _common import import_generated, rk4  # noqa: E402
 
@@ -103,7 +105,8 @@ def test_mains_write_plots(tmp_path):
     pytest.importorskip("matplotlib")
     small = ["--robot", "generated/planar6.py", "--steps", "20"]
     cases = [(computed_torque, small), (diagonalized_simulation, small), (decoupled_rate_feedback, small),
-             (throughput, ["--robot", "generated/planar6.py", "--batch", "50", "--loop", "5", "--no-c"])]
+             (throughput, ["--robot", "generated/planar6.py", "--batch", "50", "--loop", "5", "--no-c"]),
+             (end_effector_regulation, ["--steps", "20"]), (operational_space_circle, ["--steps", "20"])]
     for module, argv in cases:
         out = tmp_path / f"{module.__name__}.png"
         module.main(argv + ["--out", str(out)])
@@ -155,6 +158,25 @@ def test_tutorial_c_program(tmp_path):
     assert "error 2.02e-05 rad" in run.stdout
 
 
+@pytest.fixture(scope="module")
+def panda():
+    return import_generated(ROOT / "generated" / "panda.py")
+
+
+def test_end_effector_regulation_lyapunov_decreases(panda):
+    """Control law 8.2: L = nu.nu/2 + c2 |e|^2/2 decreases at every step and the tool reaches the goal."""
+    r = end_effector_regulation.run(panda, steps=3000, dt=1e-3)
+    assert r["monotonic"] and r["largest_increase"] < 0, r["largest_increase"]
+    assert r["L"][-1] < 1e-4 * r["L"][0]
+    assert r["final_error"] < 1e-2 * r["initial_error"] and r["final_orientation_error"] < 1e-2
+    assert r["rate_error"] < 2e-2                       # dL/dt = -c1 nu.nu, to the central-difference error
+
+
+def test_operational_space_circle_follows_the_ideal_closed_loop(panda):
+    r = operational_space_circle.run(panda, steps=1500, dt=1e-3)
+    assert r["largest_error"] > 1e-3                     # a real start-up transient (the arm starts at rest)
+    assert r["largest_deviation"] < 1e-9                 # the closed loop is the ideal one, to the RK4 error
+    assert r["final_error"] < 1e-8
 @pytest.mark.parametrize("robot, says", [
     ("robots/ur5.urdf", "a robot description; --robot takes the module generated from it: run `symdyn generate "
                         "robots/ur5.urdf --lang python,c --out generated`, then --robot generated/ur5.py"),

@@ -10,7 +10,7 @@ import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from symdyn.cli import main
 from symdyn.expressions import ExpressionTooLarge, expanded_sizes, latex
-from symdyn.functions import FUNCTIONS, output_shapes
+from symdyn.functions import FUNCTIONS
 
 sympy = pytest.importorskip("sympy")
 
@@ -41,13 +41,13 @@ def stanford3(tmp_path):
 
 def _evaluate(matrix, fn, args, params=None):
     """The sympy expressions at each state (lambdify of all the function's input symbols)."""
-    symbols = [sympy.Symbol(f"{'p' if a == 'params' else a}{i}") for a, x in zip(fn.args, args) for i in range(x.shape[-1])]
+    symbols = [sympy.Symbol(f"{'p' if a == 'params' else a}{i}") for a, x in zip(fn.args, args) for i in range(x[0].size)]
     if params is not None:
         symbols += [sympy.Symbol(f"p{i}") for i in range(len(params))]
     f = sympy.lambdify(symbols, matrix, "numpy")
     out = []
     for s in range(len(args[0])):
-        values = [x for a in args for x in a[s]] + (list(params) if params is not None else [])
+        values = [x for a in args for x in np.ravel(a[s])] + (list(params) if params is not None else [])
         out.append(np.array(f(*values), dtype=float))
     return np.array(out)
 
@@ -61,7 +61,7 @@ def test_expressions_equal_the_engine(robot, request):
     checked = 0
     params = np.array(model.parameters) * np.random.default_rng(3).uniform(0.5, 2.0, (len(q), len(model.parameters)))
     for fn in FUNCTIONS:
-        args = function_args(fn, q, qd, x, params)
+        args = function_args(fn, q, qd, x, len(engine.FRAMES), params)
         try:
             matrix = symdyn.expressions(path, fn.name)
         except ExpressionTooLarge:
@@ -70,11 +70,12 @@ def test_expressions_equal_the_engine(robot, request):
         several = isinstance(fn.shape, tuple)
         matrices = matrix if several else (matrix,)
         references = getattr(engine, fn.name)(*args)
-        names = {f"{'p' if a == 'params' else a}{i}" for a, v in zip(fn.args, args) for i in range(v.shape[-1])}
-        for matrix, dims, reference in zip(matrices, output_shapes(fn, model), references if several else (references,)):
-            assert matrix.shape == (dims if len(dims) == 2 else dims + (1,))
+        names = {f"{'p' if a == 'params' else a}{i}" for a, v in zip(fn.args, args) for i in range(v[0].size)}
+        for matrix, reference in zip(matrices, references if several else (references,)):
+            *rows, cols = reference.shape[1:]
+            assert matrix.shape == ((reference[0].size // cols, cols) if rows else (cols, 1))
             assert {str(s) for s in matrix.free_symbols} <= names
-            ours = _evaluate(matrix, fn, args).reshape((len(q),) + reference.shape[1:])
+            ours = _evaluate(matrix, fn, args).reshape(reference.shape)
             assert relerr(ours, reference) < 1e-10, fn.name
         checked += 1
     assert checked >= (len(FUNCTIONS) if robot == "planar2" else 10)

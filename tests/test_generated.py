@@ -34,7 +34,7 @@ def _args(fn, q, qd, x, model):
     """Arguments for `fn`; `params`: the robot's standard parameters scaled at random, one set per state."""
     standard = np.array(model.parameters)
     params = standard * np.random.default_rng(8).uniform(0.5, 2.0, q.shape[:-1] + standard.shape)
-    return function_args(fn, q, qd, x, params)
+    return function_args(fn, q, qd, x, len(model.kinematic_frames), params)
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)

@@ -604,7 +604,8 @@ def _every_function(engine, q, rng):
     n = engine.n
     values = {}
     for fn in FUNCTIONS:
-        args = [q if a == "q" else engine.PARAMETERS if a == "params" else rng.normal(size=n) for a in fn.args]
+        args = [q if a == "q" else engine.PARAMETERS if a == "params" else
+                rng.normal(size=(len(engine.FRAMES), 6) if a == "f_ext" else n) for a in fn.args]
         values[fn.name] = getattr(engine, fn.name)(*args)
         assert np.isfinite(values[fn.name]).all(), fn.name
     return values
@@ -685,8 +686,8 @@ def test_puma_generated_code_at_singular_poses(tmp_path):
     rng = np.random.default_rng(2)
     for q in PUMA_SINGULAR:
         for fn in FUNCTIONS:
-            args = [np.asarray(q, dtype=float) if a == "q" else engine.PARAMETERS if a == "params" else rng.normal(size=6)
-                    for a in fn.args]
+            args = [np.asarray(q, dtype=float) if a == "q" else engine.PARAMETERS if a == "params" else
+                    rng.normal(size=(len(engine.FRAMES), 6) if a == "f_ext" else 6) for a in fn.args]
             got, want = getattr(generated, fn.name)(*args), getattr(engine, fn.name)(*args)
             assert np.isfinite(got).all(), fn.name
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(want).max()), err_msg=fn.name)

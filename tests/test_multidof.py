@@ -164,7 +164,7 @@ def test_generated_python_and_c(name, params_mode, tmp_path):
     extra = (np.array(model.parameters),) if params_mode == "symbolic" else ()
     params = np.array(model.parameters) * np.random.default_rng(2).uniform(0.5, 2.0, (len(q), len(model.parameters)))
     for fn in FUNCTIONS:
-        args = function_args(fn, q, v, a, params)
+        args = function_args(fn, q, v, a, len(e.FRAMES), params)
         ref = getattr(e, fn.name)(*args)
         for m in (py, c):
             more = extra if fn.parametric else ()

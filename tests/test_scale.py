@@ -73,7 +73,7 @@ def test_split_c_equals_one_piece_and_engine(params, shape, tmp_path, monkeypatc
         q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
     standard = np.array(model.parameters)
     for fn in FUNCTIONS:
-        args = function_args(fn, q, qd, x, standard)
+        args = function_args(fn, q, qd, x, len(model.kinematic_frames), standard)
         extra = (standard,) if params == "symbolic" and fn.parametric else ()
         ours = getattr(split, fn.name)(*args, *extra)
         assert relerr(ours, getattr(whole, fn.name)(*args, *extra)) < 1e-12, fn.name

@@ -26,10 +26,11 @@ DATA = ROOT / "tests" / "data"
 
 def _args(fn, q, qd, x, model=None):
     """Arguments by name; `params` (base_parameters): the model's standard parameters, scaled at random."""
-    params = None
+    params, nf = None, 0
     if model is not None:
         params = np.array(model.parameters) * np.random.default_rng(8).uniform(0.5, 2.0, (len(q), len(model.parameters)))
-    return function_args(fn, q, qd, x, params)
+        nf = len(model.kinematic_frames)
+    return function_args(fn, q, qd, x, nf, params)
 
 
 def _against_pinocchio(functions, oracle, q, qd, x):

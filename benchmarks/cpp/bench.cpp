@@ -80,6 +80,10 @@ extern "C" {
 #ifndef SYMDYN_NUM_PARAMS
 #define SYMDYN_NUM_PARAMS SYMDYN_CAT(SYMDYN_ROBOT, _NUM_PARAMS)
 #endif
+// NQ macro of the generated header (floating bases: nq = nv + 1); DOF when absent
+#ifndef SYMDYN_NQ
+#define SYMDYN_NQ SYMDYN_DOF
+#endif
 #define SYMDYN_STR_(x) #x
 #define SYMDYN_STR(x) SYMDYN_STR_(x)
 #define HAVE_SYMDYN 1
@@ -118,6 +122,7 @@ struct Options
   int pool = 1000;
   unsigned long seed = 42;
   int cpu = -1;
+  bool floating = false; // root joint: Pinocchio's free-flyer (q: xyz, quaternion xyzw)
 };
 
 [[noreturn]] void usage(const char * msg)
@@ -125,7 +130,7 @@ struct Options
   std::fprintf(
     stderr,
     "error: %s\nusage: bench <urdf> <iterations> [locked_joint ...] [--name=R] "
-    "[--reps=N] [--pool=N] [--seed=N] [--cpu=N]\n",
+    "[--reps=N] [--pool=N] [--seed=N] [--cpu=N] [--floating]\n",
     msg);
   std::exit(2);
 }
@@ -151,6 +156,8 @@ Options parse_args(int argc, char ** argv)
       o.seed = std::strtoul(v, nullptr, 10);
     else if (const char * v = val("--cpu="))
       o.cpu = std::atoi(v);
+    else if (a == "--floating")
+      o.floating = true;
     else if (a.compare(0, 2, "--") == 0)
       usage(("unknown option " + a).c_str());
     else
@@ -193,7 +200,10 @@ Options parse_args(int argc, char ** argv)
 Model load_model(const Options & o)
 {
   Model full;
-  pinocchio::urdf::buildModel(o.urdf, full);
+  if (o.floating)
+    pinocchio::urdf::buildModel(o.urdf, pinocchio::JointModelFreeFlyer(), full);
+  else
+    pinocchio::urdf::buildModel(o.urdf, full);
   if (o.locked.empty())
     return full;
   std::vector<pinocchio::JointIndex> ids;
@@ -251,7 +261,8 @@ StatePool make_pool(const Model & model, Data & data, const Options & o)
     }
     else
     {
-      // non-Euclidean configuration space (e.g. continuous joints)
+      // non-Euclidean configuration space (continuous joints, free-flyer: random
+      // translation in [-pi, pi]^3 and a uniformly random unit quaternion)
       std::srand(unsigned(o.seed + s));
       q = pinocchio::randomConfiguration(model, lo, hi);
     }
@@ -407,11 +418,11 @@ int main(int argc, char ** argv)
   const double NaN = NAN;
 
 #if HAVE_SYMDYN
-  if (nq != nv || SYMDYN_DOF != nv)
+  if (SYMDYN_NQ != nq || SYMDYN_DOF != nv)
   {
     std::fprintf(
-      stderr, "error: generated module has %d DOF but the Pinocchio model has nq=%d nv=%d\n",
-      int(SYMDYN_DOF), nq, nv);
+      stderr, "error: generated module has nq=%d nv=%d but the Pinocchio model has nq=%d nv=%d\n",
+      int(SYMDYN_NQ), int(SYMDYN_DOF), nq, nv);
     return 1;
   }
   const int n = nv;
@@ -424,31 +435,31 @@ int main(int argc, char ** argv)
   const double * tau0 = P.tau.data();
 
   auto sym_id = [&](int s) {
-    SYMDYN_FN(_inverse_dynamics)(q0 + size_t(s) * n, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
+    SYMDYN_FN(_inverse_dynamics)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
     escape(y);
   };
   auto sym_M = [&](int s) {
-    SYMDYN_FN(_mass_matrix)(q0 + size_t(s) * n, y);
+    SYMDYN_FN(_mass_matrix)(q0 + size_t(s) * nq, y);
     escape(y);
   };
   auto sym_Minv = [&](int s) {
-    SYMDYN_FN(_mass_matrix_inverse)(q0 + size_t(s) * n, y);
+    SYMDYN_FN(_mass_matrix_inverse)(q0 + size_t(s) * nq, y);
     escape(y);
   };
   auto sym_fd = [&](int s) {
-    SYMDYN_FN(_forward_dynamics)(q0 + size_t(s) * n, qd0 + size_t(s) * n, tau0 + size_t(s) * n, y);
+    SYMDYN_FN(_forward_dynamics)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, tau0 + size_t(s) * n, y);
     escape(y);
   };
   auto sym_g = [&](int s) {
-    SYMDYN_FN(_gravity)(q0 + size_t(s) * n, y);
+    SYMDYN_FN(_gravity)(q0 + size_t(s) * nq, y);
     escape(y);
   };
   auto sym_C = [&](int s) {
-    SYMDYN_FN(_coriolis_matrix)(q0 + size_t(s) * n, qd0 + size_t(s) * n, y);
+    SYMDYN_FN(_coriolis_matrix)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, y);
     escape(y);
   };
   auto sym_Y = [&](int s) {
-    SYMDYN_FN(_regressor)(q0 + size_t(s) * n, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
+    SYMDYN_FN(_regressor)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
     escape(y);
   };
 

@@ -1,9 +1,10 @@
 """Backends only format: they print the optimized programs through jinja2 templates."""
+import itertools
 from pathlib import Path
 
 import jinja2
 
-from .generator import header_lines, parameter_layout, python_string, set_id
+from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
 from .parts import Unit, split
 from .printer import Printer, number
 from .. import lie
@@ -36,35 +37,40 @@ def _ops_text(ops):
     return ", ".join(f"{v} {k}" for k, v in ops.items())
 
 
+def _indices(shape):
+    """(numpy index "i, j", flat index) of every entry, row-major."""
+    return [(", ".join(map(str, idx)), flat) for flat, idx in enumerate(itertools.product(*map(range, shape)))]
+
+
+def _fext_call(program):
+    """The arguments of the f_ext variant, as the base function passes them on."""
+    plain = [a for a in program.args if a != PARAMS]
+    return ", ".join(plain + ["f_ext"] + [a for a in program.args if a == PARAMS])
+
+
 def _function_context(program, printer, split_above=None, part_size=PART_SIZE):
     units = _units(program.assignments, printer)
-    outputs = [{"name": name, "shape": shape, "dims": dims, "size": len(values),
-                "results": _results(dims, values, printer),
+    outputs = [{"name": name, "shape": shape, "dims": shape, "size": len(values),
+                "results": [(idx, printer(values[flat])) for idx, flat in _indices(shape)],
                 # an output that is mostly exact zeros (the regressor) starts from zeros in Python
                 "sparse": sum(e == 0 for e in values) > len(values) // 2}
-               for name, shape, dims, values in program.outputs()]
+               for name, shape, values in program.outputs()]
     result_uses = [_names(e) for e in program.results]          # the outputs one after the other
     used = frozenset().union(*(u.uses for u in units), *result_uses)
-    inputs = [(str(s), arg, i) for arg, syms in program.inputs.items() for i, s in enumerate(syms) if str(s) in used]
+    inputs = [(str(program.inputs[arg][flat]), arg, idx, flat) for arg in program.inputs
+              for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
     context = {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
-               "arg_sizes": {a: len(program.inputs[a]) for a in program.args},
+               "arg_shapes": program.arg_shapes, "arg_sizes": {a: len(program.inputs[a]) for a in program.args},
+               "fext": program.fext, "fext_call": _fext_call(program),
                "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
                "gravity": program.gravity, "parts": [], "workspace": 0}
     if split_above is not None and len(units) > split_above:
         placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
         placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
-        context["parts"], context["workspace"] = split(units, inputs, program.args, placed,
+        flat_inputs = [(sym, arg, flat) for sym, arg, _, flat in inputs]
+        context["parts"], context["workspace"] = split(units, flat_inputs, program.args, placed,
                                                        [o["name"] for o in outputs], part_size)
     return context
-
-
-def _results(dims, values, printer):
-    """[(index, printed value)]: the index as the Python template writes it."""
-    if len(dims) == 1:
-        index = [str(i) for i in range(dims[0])]
-    else:
-        index = [f"{i}, {j}" for i in range(dims[0]) for j in range(dims[1])]
-    return [(idx, printer(v)) for idx, v in zip(index, values)]
 
 
 def _context(model, programs, module, params_mode, lang, split_above=None, part_size=PART_SIZE):
@@ -74,7 +80,8 @@ def _context(model, programs, module, params_mode, lang, split_above=None, part_
     names = [p.name for p in programs]
     return dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
                 module=module, dof=model.dof, joint_names=model.joint_names,
-                nq=model.nq, nv=model.nv, lie=_lie_pieces(model),
+                frames=[f.name for f in model.kinematic_frames],
+                nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=parameter_layout(model),
                 num_params=len(model.parameters), num_base=base.b,

@@ -17,7 +17,8 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import BY_NAME, FUNCTIONS, arg_size, output_shapes
+from ..functions import BY_NAME, FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
+from ..model import PARAMETER_NAMES
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
@@ -27,7 +28,11 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "forward_dynamics": "qdd", "gravity": "g", "coriolis_matrix": "C", "nonlinear_effects": "b",
                 "articulated_inertia": "D", "innovations_factor": "m", "innovations_factor_inverse": "ell",
                 "total_rates": "nu", "joint_rates": "qd", "working_moments": "eps", "applied_moments": "tau",
-                "coriolis_nu": "Cnu", "coriolis_eta": "Cbar", "udu_factor": "U",
+                "coriolis_nu": "Cnu", "frame_placement": "oMf", "frame_jacobian": "J", "frame_velocity": "vf",
+                "frame_acceleration_bias": "af", "center_of_mass": "com", "com_jacobian": "Jcom",
+                "centroidal_momentum_matrix": "Ag", "centroidal_momentum": "hg",
+                "operational_space_inertia_inverse": "Linv", "inverse_dynamics_fext": "tau",
+                "forward_dynamics_fext": "qdd", "coriolis_eta": "Cbar", "udu_factor": "U",
                 "diagonalized_forward_dynamics": ("qd", "nu_dot"), "regressor": "Y", "base_regressor": "Yb",
                 "base_parameters": "beta", "friction": "tau_f"}
 PARAMS = "params"
@@ -39,23 +44,24 @@ class Program:
     name: str
     doc: str
     args: Tuple[str, ...]               # includes "params" in symbolic-parameter mode
-    shape: object                       # a key of functions.SHAPES, or a tuple of them (several outputs)
-    dims: Tuple                         # the array shape of each output after the batch dimensions
+    shape: object                       # "vector" | "matrix" | "nf,6,nv"..., or a tuple of them (several outputs)
     output: object                      # its name, or a tuple of names
-    inputs: Dict[str, List]             # arg -> its element symbols
+    inputs: Dict[str, List]             # arg -> its element symbols, flat (row-major)
     assignments: List                   # [(Symbol, Expr)], live only
     results: List                       # flat, row-major, the outputs one after the other
     ops: Dict[str, int] = field(default_factory=dict)
     gravity: bool = False
+    arg_shapes: Dict[str, Tuple[int, ...]] = field(default_factory=dict)
+    fext: str = None                    # the variant taking f_ext, if any
+    dims: List = field(default_factory=list)   # each output's shape, as a tuple of ints
 
     def outputs(self):
-        """[(name, shape kind, array shape, its slice of results)] for each output."""
-        several = isinstance(self.shape, tuple)
-        names, shapes = (self.output, self.shape) if several else ((self.output,), (self.shape,))
+        """[(name, its shape as a tuple of ints, its slice of results)] for each output."""
+        names = self.output if isinstance(self.output, tuple) else (self.output,)
         out, start = [], 0
-        for name, shape, dims in zip(names, shapes, self.dims):
-            size = math.prod(dims)
-            out.append((name, shape, dims, self.results[start:start + size]))
+        for name, shape in zip(names, self.dims):
+            size = _count(shape)
+            out.append((name, shape, self.results[start:start + size]))
             start += size
         return out
 
@@ -78,26 +84,33 @@ C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "
 
 def trace(model, fn, params_mode="numeric"):
     """The straight-line program of one function."""
+    size = sizes(model)
     tape = Tape()
+    shapes = {a: resolve(arg_dims(a), size) for a in fn.args}
     prefix = {PARAMS: "p"}
-    inputs = {a: [se.Symbol(f"{prefix.get(a, a)}{i}") for i in range(arg_size(a, model))] for a in fn.args}
+    inputs = {a: [se.Symbol(f"{prefix.get(a, a)}{i}") for i in range(_count(shapes[a]))] for a in fn.args}
     params = None
     args = fn.args
     if params_mode == "symbolic" and fn.parametric:
-        inputs[PARAMS] = params = [se.Symbol(f"p{i}") for i in range(arg_size(PARAMS, model))]
+        shapes[PARAMS] = resolve(arg_dims(PARAMS), size)
+        inputs[PARAMS] = params = [se.Symbol(f"p{i}") for i in range(_count(shapes[PARAMS]))]
         args = args + (PARAMS,)
     chain = Chain(tape, model, params)
     X = chain.transforms(inputs["q"]) if fn.args[0] == "q" else None
-    result = fn.trace(tape, chain, X, *(inputs[a] for a in fn.args[fn.args[0] == "q":]))
-    parts = result if isinstance(fn.shape, tuple) else (result,)
-    dims = output_shapes(fn, model)
-    flat = [x for part, d in zip(parts, dims) for x in (part if len(d) == 1 else [x for row in part for x in row])]
-    flat = [se.sympify(x) for x in flat]
+    result = fn.trace(tape, chain, X, *(nest(inputs[a], shapes[a]) for a in fn.args[fn.args[0] == "q":]))
+    flat = [se.sympify(x) for x in flatten(result)]
     live = live_program(tape.assignments, flat)
-    program = Program(fn.name, fn.doc, args, fn.shape, dims, OUTPUT_NAMES[fn.name], inputs, live, flat,
-                      gravity=fn.gravity)
+    program = Program(fn.name, fn.doc, args, fn.shape, OUTPUT_NAMES[fn.name], inputs, live, flat, gravity=fn.gravity,
+                      arg_shapes=shapes, fext=fext_variant(fn.name), dims=[resolve(d, size) for d in out_dims(fn)])
     program.ops = count_ops([e for _, e in live] + [e for e in flat if not e.is_Atom])
     return program
+
+
+def _count(shape):
+    count = 1
+    for d in shape:
+        count *= d
+    return count
 
 
 def select_functions(names=None):
@@ -172,7 +185,8 @@ def header_lines(model, params_mode, names=None):
     return [f"Generated by symdyn {__version__} from {quoted(source)} (sha256 {model.digest[:16]}). Do not edit.",
             f"Robot {quoted(model.name)}, {model.dof} DOF, parameters: {params_mode}." if model.nq == model.nv else
             f"Robot {quoted(model.name)}, {model.nv} DOF (nq {model.nq}, nv {model.nv}), parameters: {params_mode}.",
-            _joint_order(model)] + (
+            _joint_order(model),
+            "Frames (FRAMES): " + ", ".join(quoted(f.name) for f in model.kinematic_frames) + "."] + (
         [f"{model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
         if model.snapped else []) + (
         [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
