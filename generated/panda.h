@@ -243,7 +243,7 @@ void panda_inverse_dynamics_fext(const double *q, const double *qd, const double
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[7], qd[7], tau[7], f_ext[3*6].
  * Out: qdd[7].
- * Operations: 992 mul, 880 add, 12 div, 0 sqrt, 14 trig. */
+ * Operations: 999 mul, 887 add, 12 div, 0 sqrt, 14 trig. */
 void panda_forward_dynamics_fext(const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
 
 #ifdef __cplusplus

@@ -188,7 +188,7 @@ def pinocchio_configuration(pmodel):
     return convert
 
 
-def pinocchio_functions(pmodel, offset=None, smoothing=0.0, frames=()):
+def pinocchio_functions(pmodel, frames=(), offset=None, smoothing=0.0):
     """Pinocchio's counterparts of the generated functions, one state at a time, full matrices,
     taking symdyn's q (pinocchio_configuration); with `frames` (names), also those of the frame
     kinematics, centroidal maps and external wrenches.
@@ -245,8 +245,8 @@ def _pinocchio(model, notes):
     notes.append(f"pinocchio column: {how}")
     if model.joint_params:                 # friction and armature from a file Pinocchio did not read
         set_joint_dynamics(pmodel, model)
-    return pinocchio_functions(pmodel, joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing,
-                               [f.name for f in model.kinematic_frames])
+    return pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames],
+                               joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing)
 
 
 def compare_steps(with_c=True, functions=None):

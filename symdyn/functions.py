@@ -285,7 +285,7 @@ KINEMATICS = (
              "world axes at each frame of FRAMES.", gravity=True),
     Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "vector",
              _wrenches(_diagonalized(lambda ctx, chain, X, ric, qd, tau, fb: kalman_smoother.forward_dynamics(
-                 ctx, chain, X, ric, qd, tau, f_ext=fb))),
+                 ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd), f_ext=fb))),
              "forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
              "world axes at each frame of FRAMES.", gravity=True),
 )

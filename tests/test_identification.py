@@ -39,7 +39,7 @@ MODELS = _models()
 
 def _against_pinocchio(model, count=10, smoothing=0.0):
     engine = symdyn.Engine(model)
-    oracle = pinocchio_functions(to_pinocchio(model), joint_dynamics_vectors(model)["friction_offset"], smoothing)
+    oracle = pinocchio_functions(to_pinocchio(model), offset=joint_dynamics_vectors(model)["friction_offset"], smoothing=smoothing)
     q, qd, qdd = random_states(model.dof, count, seed=5)
     worst = {}
     for name in PIN:
@@ -235,7 +235,7 @@ def test_floating_base_and_multi_dof_joints(name):
     from symdyn import lie
     model = FLOATING[name]()
     engine = symdyn.Engine(model)
-    oracle = pinocchio_functions(to_pinocchio(model), joint_dynamics_vectors(model)["friction_offset"])
+    oracle = pinocchio_functions(to_pinocchio(model), offset=joint_dynamics_vectors(model)["friction_offset"])
     rng = np.random.default_rng(6)
     q, qd, qdd = lie.random_configuration(model, rng, 5), rng.normal(size=(5, model.nv)), rng.normal(size=(5, model.nv))
     for name_ in PIN:
