@@ -3,7 +3,7 @@
 The end-effector configuration is Y = (p, r1, r2, r3): its position and the three axes of its frame
 (12 numbers), and e = Y(q) - Y_goal. With Y_dot = B J qd (J the frame Jacobian, LOCAL_WORLD_ALIGNED;
 B turns [v; w] into (v, w x r1, w x r2, w x r3)), the law
-    eps = -c1 nu - c2 l J^T B^T e,       applied as  tau = applied_moments(q, eps) + gravity(q),
+    eps = -c1 nu - c2 l J^T B^T e,       applied as  tau = applied_moments(q, eps) + gravity(q) + friction(qd),
 where l J^T B^T e = working_moments(q, J^T w) with w = B^T e = [e_p; sum_i r_i x e_i] (the paper's
 D^-1/2 H psi B* e), makes the Lyapunov function
     L = nu . nu / 2 + c2 |e|^2 / 2
@@ -43,7 +43,8 @@ def run(robot, steps=4000, dt=1e-3, c1=4.0, c2=60.0, frame=None, q_start=None, q
         w = np.concatenate([e[:3], sum(np.cross(T[:3, i], e[3 + 3 * i:6 + 3 * i]) for i in range(3))])
         J = robot.frame_jacobian(q)[f]
         eps = -c1 * robot.total_rates(q, qd) - c2 * robot.working_moments(q, J.T @ w)
-        return robot.applied_moments(q, eps) + robot.gravity(q)
+        friction = robot.friction(qd) if hasattr(robot, "friction") else 0.0   # compensated, like gravity
+        return robot.applied_moments(q, eps) + robot.gravity(q) + friction
 
     def dynamics(t, x):
         q, qd = x[:n], x[n:]
