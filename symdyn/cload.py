@@ -375,9 +375,6 @@ class CModule:
                                                    (float(dt),))
         self.difference = lambda q0, q1: looped(getattr(lib, f"{p}_difference"), (q0, q1), ("q0", "q1"), self.NV)
 
-    def _out_shapes(self, fn):
-        return [tuple(self._dims[d] for d in SHAPES[shape]) for shape in fn.shapes]
-
     @staticmethod
     def _compile(c_path, wrapper_text, lib_path):
         lib_path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,6 @@ np (the standard parameters, PARAMETERS) and b (the base parameters).
 A function named `X_fext` is X with external wrenches at the frames: the modules' X takes them
 as an optional last argument f_ext.
 """
-import math
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
@@ -82,16 +81,6 @@ def sizes(model, nparams=None):
     nv = model.dof
     return _Sizes(model, nq=getattr(model, "nq", nv), nv=nv, nf=len(model.kinematic_frames),
                   np=len(model.parameters) if nparams is None else nparams)
-
-
-def output_shapes(fn, model):
-    """The array shape of each output, e.g. ((7,), (7,)) or ((7, 70),)."""
-    size = sizes(model)
-    return tuple(resolve(d, size) for d in out_dims(fn))
-
-
-def arg_size(arg, model):
-    return math.prod(resolve(arg_dims(arg), sizes(model)))
 
 
 def resolve(dims, size):

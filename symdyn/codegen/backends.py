@@ -60,8 +60,7 @@ def _function_context(program, printer, split_above=None, part_size=PART_SIZE):
     inputs = [(str(program.inputs[arg][flat]), arg, idx, flat) for arg in program.inputs
               for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
     context = {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
-               "arg_shapes": program.arg_shapes, "arg_sizes": {a: len(program.inputs[a]) for a in program.args},
-               "fext": program.fext, "fext_call": _fext_call(program),
+               "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _fext_call(program),
                "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
                "gravity": program.gravity, "parts": [], "workspace": 0}
     if split_above is not None and len(units) > split_above:
