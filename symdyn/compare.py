@@ -6,7 +6,7 @@ import numpy as np
 
 from .engine import Engine
 from .codegen.generator import select_functions
-from .functions import FUNCTIONS, arg_dims, arguments, resolve, sizes
+from .functions import arg_dims, arguments, resolve, sizes
 from .generate import module_name, render
 
 PINOCCHIO_NAMES = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symdyn
-from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, function_args, random_states, relerr
+from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, random_states, relerr
 from oracle import Pinocchio
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import module_name

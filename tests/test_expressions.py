@@ -9,7 +9,7 @@ from click.testing import CliRunner
 import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from symdyn.cli import main
-from symdyn.expressions import ExpressionTooLarge, expanded_sizes, latex
+from symdyn.expressions import ExpressionTooLarge, expanded_sizes
 from symdyn.functions import FUNCTIONS
 
 sympy = pytest.importorskip("sympy")

@@ -1,5 +1,4 @@
 """Large robots: C functions split into parts, --functions, and load_c's warning before a long compile."""
-import os
 import re
 import subprocess
 import sys

@@ -10,7 +10,6 @@ import pytest
 import symdyn
 from conftest import ROOT, random_states, relerr
 from oracle import Pinocchio
-from symdyn.errors import RobotFileError
 from symdyn.selection import Selection, parse_lock
 
 pin = pytest.importorskip("pinocchio")

@@ -7,7 +7,6 @@ geometry), dead-code elimination; the backends (templates) only format.
 import hashlib
 import json
 import keyword
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,6 @@ import symengine as se
 from .. import __version__
 from ..chain import Chain
 from ..functions import BY_NAME, FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
-from ..model import PARAMETER_NAMES
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
