@@ -4,9 +4,10 @@ Adding a language is one module defining its Backend (see backends.py), its temp
 line here; the order is the order of the files written.
 """
 from .c import C
+from .cpp import CPP
 from .python import PYTHON
 
-BACKENDS = {backend.name: backend for backend in (PYTHON, C)}
+BACKENDS = {backend.name: backend for backend in (PYTHON, C, CPP)}
 LANGUAGES = tuple(BACKENDS)
 
 
