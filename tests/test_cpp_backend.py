@@ -8,9 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 import symdyn
-from conftest import ROOT, random_states, relerr
+from conftest import ROOT, relerr
+from symdyn.cli import main
 from symdyn.compare import import_module_file
 from symdyn.functions import BY_NAME, arg_dims, dims, resolve, sizes
 from symdyn.generate import module_name, output_names, render
@@ -150,10 +152,15 @@ def test_cpp_equals_python_and_c(built):
         assert start == got.size
 
 
-def test_cpp_writes_the_c_module_beside_the_header():
+def test_cpp_writes_the_c_module_beside_the_header(tmp_path):
     model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
     assert output_names(model, ("cpp",)) == ["planar2.h", "planar2.c", "planar2.hpp"]
     assert list(render(model, ("cpp",), functions=["gravity"])) == ["planar2.h", "planar2.c", "planar2.hpp"]
+    result = CliRunner().invoke(main, ["generate", str(ROOT / "robots" / "planar2.yaml"), "--lang", "cpp,python",
+                                       "--functions", "gravity", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.c", "planar2.h", "planar2.hpp", "planar2.py"]
+    assert "python, c, cpp" in CliRunner().invoke(main, ["generate", "--help"]).output
 
 
 def test_cpp_keyword_module_gets_its_own_namespace(tmp_path):
