@@ -107,11 +107,11 @@ def flatten(result):
     return [result]
 
 
-def arguments(fn, q, vectors, f_ext, params=None):
+def arguments(fn, q, vectors, f_ext, params=None, extra=None):
     """fn's arguments: q, the velocity-sized `vectors` in order, f_ext and the standard parameters
-    `params` where it takes them."""
+    `params` where it takes them, and the others of ARG_DIMS (gains, error, restitution) from `extra`."""
     rest = iter(vectors)
-    given = {"q": q, "f_ext": f_ext, "params": params}
+    given = {"q": q, "f_ext": f_ext, "params": params, **(extra or {})}
     return [given[a] if a in given else next(rest) for a in fn.args]
 
 
