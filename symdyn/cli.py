@@ -57,6 +57,15 @@ def _functions(text):
         _fail(f"--functions: {exc}")
 
 
+def _check_functions(path, functions, model):
+    """The constraint functions of --functions need a model with constraints."""
+    from .codegen.generator import select_functions
+    try:
+        select_functions(functions, model)
+    except ValueError as exc:
+        _fail(f"{path}: --functions: {exc}")
+
+
 def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None,
           frames=None, contacts=None):
     from .load import load_robot
@@ -134,6 +143,7 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
     functions = _functions(functions)
     for path in robots:
         model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, contacts)
+        _check_functions(path, functions, model)
         with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
             lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
         if show_base:
@@ -197,6 +207,7 @@ def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, st
     worst = 0.0
     for path in robots:
         model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, contacts)
+        _check_functions(path, functions, model)
         notes = []
         try:
             with _progress(compare_steps(with_c, functions, model), f"comparing {one_line(model.name)}") as bar:

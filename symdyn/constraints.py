@@ -126,8 +126,9 @@ def attach(model, constraints):
     for c in constraints:
         for name in (c.frame, c.other):
             if name is not None and name not in known:
-                shown = ", ".join(list(dict.fromkeys(f.name for f in model.frames))[:12])
-                raise ValueError(f"unknown frame '{name}' (frames: {shown}, ...)")
+                names = list(dict.fromkeys(f.name for f in model.frames))
+                shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+                raise ValueError(f"unknown frame '{name}' (frames: {shown})")
         key = (c.frame, c.other)
         if key in seen:
             raise ValueError(f"constraint on '{c.frame}' given twice")
