@@ -282,3 +282,21 @@ def test_no_contacts_no_change():
     assert not hasattr(symdyn.Engine(model), "impact")
     text = render(model, ("python",), functions=["gravity"])
     assert "CONSTRAINTS" not in text[f"{module_name(model.path)}.py"]
+
+
+def test_solo12_example(tmp_path):
+    """examples/solo12_contacts.py: the feet stop at the impact, the impulses are the change of momentum,
+    the robot comes to rest on its feet with the contact forces carrying its weight, and Baumgarte keeps
+    the drift far below the unstabilized run's."""
+    import sys
+    sys.path.insert(0, str(ROOT / "examples"))
+    import solo12_contacts
+    from _common import import_generated
+    robot = import_generated(solo12_contacts.generate_solo12(tmp_path))
+    r = solo12_contacts.run(robot, height=0.05, steps=600, dt=1e-3)
+    i = r["impact"]
+    assert 0.9 < i["speed"] < 1.0                          # sqrt(2 g h) = 0.99 m/s, less the PD's pull
+    assert i["feet_speed_after"] < 1e-12 and i["momentum_error"] < 1e-12
+    assert i["energy_after"] < i["energy_before"]
+    assert abs(r["final_force"] - r["weight"]) < 1e-6 * r["weight"] and r["final_speed"] < 1e-6
+    assert r["drift_stabilized"] < 1e-3 and r["drift_stabilized"] < 0.05 * r["drift_free"]
