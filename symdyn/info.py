@@ -52,8 +52,8 @@ def header_lines(model, path):
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
     if getattr(model, "constraints", ()):
         from .constraints import constraint_rows
-        lines.append(f"  contacts (CONSTRAINTS, --contact): {', '.join(one_line(c.describe()) for c in model.constraints)} "
-                     f"({constraint_rows(model.constraints)} rows)")
+        names = ", ".join(one_line(c.describe()) for c in model.constraints)
+        lines.append(f"  contacts (CONSTRAINTS, --contact): {names} ({constraint_rows(model.constraints)} rows)")
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)
