@@ -86,9 +86,10 @@ def base_parameter_lines(model):
 
 def ops_lines(programs):
     """The operation counts table, one row per function."""
-    lines = [f"  {'function':<34s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
+    width = max([34] + [len(p.name) for p in programs])      # constrained_forward_dynamics_baumgarte: 38
+    lines = [f"  {'function':<{width}s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
     for p in programs:
-        lines.append(f"  {p.name:<34s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
+        lines.append(f"  {p.name:<{width}s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
     return lines
 
 
