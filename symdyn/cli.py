@@ -58,12 +58,21 @@ def _functions(text):
         _fail(f"--functions: {exc}")
 
 
+def _check_functions(path, functions, model):
+    """The constraint functions of --functions need a model with constraints."""
+    from .codegen.generator import select_functions
+    try:
+        select_functions(functions, model)
+    except ValueError as exc:
+        _fail(f"{path}: --functions: {exc}")
+
+
 def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None,
-          frames=None):
+          frames=None, contacts=None):
     from .load import load_robot
     try:
         model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
-                           floating_base=floating, joint_params=joint_params, frames=frames)
+                           floating_base=floating, joint_params=joint_params, frames=frames, contacts=contacts)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
@@ -88,7 +97,15 @@ FRAMES_HELP = ("Comma-separated frames (links, or joints) that get kinematics, J
                "in this order (the module's FRAMES). Default: the leaves of the tree (end effectors, feet).")
 
 
+CONTACT_HELP = ("Comma-separated frames in contact with the world: FRAME (point contact, 3 rows) or FRAME:6d "
+                "(6-D contact, 6 rows), e.g. FL_FOOT,FR_FOOT. Adds constraint_jacobian, constraint_drift, "
+                "constrained_forward_dynamics(_baumgarte) and impact; the frames join FRAMES.")
+
+
 def frames_option(command):
+    """--frames and --contact."""
+    command = click.option("--contact", "contacts", default=None, metavar="FRAME[:3d|:6d],...",
+                           help=CONTACT_HELP)(command)
     return click.option("--frames", "frames", default=None, metavar="NAME,...", help=FRAMES_HELP,
                         callback=lambda ctx, param, value: None if value is None else
                         tuple(x.strip() for x in value.split(",") if x.strip()))(command)
@@ -120,13 +137,14 @@ def main():
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
 @frames_option
 def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions,
-         frames):
+         frames, contacts):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import base_parameter_lines, info_lines, trace_count
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, contacts)
+        _check_functions(path, functions, model)
         with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
             lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
         if show_base:
@@ -148,21 +166,22 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
 @frames_option
 def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-             functions, frames):
+             functions, frames, contacts):
     """Generate the dynamics modules of each ROBOT file into OUT."""
-    from .functions import FUNCTIONS
+    from .functions import CONSTRAINED, FUNCTIONS
     from .generate import generate as run
     functions = _functions(functions)
     languages = tuple(x.strip() for x in lang.split(",") if x.strip())
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected {', '.join(LANGUAGES)})")
-    with _progress(len(set(robots)) * len(functions or FUNCTIONS), "generating") as bar:
+    count = len(functions or FUNCTIONS) + (len(CONSTRAINED) if contacts and functions is None else 0)
+    with _progress(len(set(robots)) * count, "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
                           allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
-                          joint_params=joint_params, functions=functions, frames=frames)
+                          joint_params=joint_params, functions=functions, frames=frames, contacts=contacts)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -181,17 +200,18 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
 @frames_option
 def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-            functions, frames):
+            functions, frames, contacts):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, contacts)
+        _check_functions(path, functions, model)
         notes = []
         try:
-            with _progress(compare_steps(with_c, functions), f"comparing {one_line(model.name)}") as bar:
+            with _progress(compare_steps(with_c, functions, model), f"comparing {one_line(model.name)}") as bar:
                 report = run(model, states=states, with_c=with_c, notes=notes, progress=lambda name: bar.update(1),
                              functions=functions)
         except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints
@@ -204,9 +224,10 @@ def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, st
         click.echo(f"{one_line(model.name)} ({one_line(path)}): largest relative difference from the numeric engine")
         for note in notes:
             click.echo(f"  ({note})")
-        click.echo(f"  {'function':<34s}" + "".join(f"{c:>12s}" for c in columns))
+        width = max([34] + [len(name) for name in report])
+        click.echo(f"  {'function':<{width}s}" + "".join(f"{c:>12s}" for c in columns))
         for name, row in report.items():
-            click.echo(f"  {name:<34s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
+            click.echo(f"  {name:<{width}s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
             worst = max([worst] + list(row.values()))
     passed = worst <= tol
     click.echo(f"worst: {worst:.2e} (tolerance {tol:g}): {'PASS' if passed else 'FAIL'}")

@@ -32,7 +32,7 @@ import numpy as np
 from . import __version__
 from .codegen.c import C
 from .errors import CModuleError, one_line
-from .functions import FUNCTIONS, PARAM_MODES, arg_dims, fext_variant, out_dims, resolve
+from .functions import ALL_BY_NAME, PARAM_MODES, arg_dims, fext_variant, out_dims, resolve
 
 #: flags every build needs (a shared library of C99)
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
@@ -61,7 +61,7 @@ def _signatures(header, prefix):
     declaration of each function of the table, in numeric or symbolic-parameter mode, looked up
     as it is written (no parsing of C)."""
     found = {}
-    for fn in FUNCTIONS:
+    for fn in ALL_BY_NAME.values():
         for mode in PARAM_MODES:
             args = fn.signature(mode)
             if C.prototype(prefix, fn.name, args, fn.outputs) + ";" in header:
@@ -300,8 +300,12 @@ class CModule:
         self.NQ, self.NV = (int(nq.group(1)) if nq else n), n
         nf = re.search(rf"^#define {re.escape(prefix.upper())}_NF (\d+)$", header, re.M)
         nbase = re.search(rf"^#define {re.escape(prefix.upper())}_NUM_BASE_PARAMS (\d+)$", header, re.M)
+        nc = re.search(rf"^#define {re.escape(prefix.upper())}_NC (\d+)$", header, re.M)
         self._sizes = {"nv": n, "nq": self.NQ, "nf": int(nf.group(1)) if nf else 0, "np": self._nparams,
-                       "b": int(nbase.group(1)) if nbase else 0}
+                       "b": int(nbase.group(1)) if nbase else 0, "nc": int(nc.group(1)) if nc else 0}
+        self.NC = self._sizes["nc"]
+        constraints = re.search(r"Constraints \(CONSTRAINTS, nc = \d+ rows\): (.*)\.\n", header)
+        self.CONSTRAINTS = tuple(json.loads(f"[{constraints.group(1)}]")) if constraints else ()
         frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
         self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
         self._signatures = _signatures(header, prefix)

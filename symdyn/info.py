@@ -3,7 +3,7 @@
 The command line only prints these lines (and a progress bar while the functions are traced).
 """
 from .errors import one_line
-from .functions import FUNCTIONS
+from .functions import functions_for
 from .generate import module_name
 from .model import snap_right_angles
 
@@ -36,7 +36,7 @@ def trace_count(model, ops=True, functions=None):
     """How many function traces `info_lines` runs (the length of a progress bar)."""
     if not ops:
         return 0
-    return len(functions or FUNCTIONS) * (2 if snap_candidate(model) else 1)
+    return len(functions or functions_for(model)) * (2 if snap_candidate(model) else 1)
 
 
 def header_lines(model, path):
@@ -50,6 +50,10 @@ def header_lines(model, path):
     frames = getattr(model, "kinematic_frames", ())
     if frames:
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
+    if getattr(model, "constraints", ()):
+        from .constraints import constraint_rows
+        names = ", ".join(one_line(c.describe()) for c in model.constraints)
+        lines.append(f"  contacts (CONSTRAINTS, --contact): {names} ({constraint_rows(model.constraints)} rows)")
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)
@@ -82,9 +86,10 @@ def base_parameter_lines(model):
 
 def ops_lines(programs):
     """The operation counts table, one row per function."""
-    lines = [f"  {'function':<34s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
+    width = max([34] + [len(p.name) for p in programs])      # constrained_forward_dynamics_baumgarte: 38
+    lines = [f"  {'function':<{width}s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
     for p in programs:
-        lines.append(f"  {p.name:<34s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
+        lines.append(f"  {p.name:<{width}s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
     return lines
 
 

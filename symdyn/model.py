@@ -85,6 +85,7 @@ class Model:
     coulomb_smoothing: float = 0.0  # delta > 0: Coulomb friction Fc tanh(qd/delta) instead of Fc sign(qd)
     joint_params: str = ""       # the joint-parameter file that overrode friction and armature (name, sha256)
     frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics (FRAMES); () = the leaves
+    constraints: Tuple = ()      # contacts and loop closures (symdyn.constraints.Constraint)
 
     def children(self, k):
         """The joints whose parent is joint k (-1: the fixed base), in order."""

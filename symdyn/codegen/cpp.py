@@ -9,12 +9,12 @@ no conversion; a matrix is written into its transpose's storage (the same bytes)
 once on return; per-frame vectors (f_ext, frame_velocity: "nf,6") are the columns of a 6 x NF
 matrix, which is exactly the C layout; per-frame matrices ("nf,6,nv") come as a std::array of them.
 """
-from ..functions import BY_NAME, arg_dims, dims
+from ..functions import ALL_BY_NAME, arg_dims, dims
 from .backends import Backend, environment
 from .generator import header_lines, set_id
 
 #: the constants of the header for the named sizes of functions.py
-SIZES = {"nq": "NQ", "nv": "NV", "nf": "NF", "np": "NUM_PARAMS", "b": "NUM_BASE_PARAMS"}
+SIZES = {"nq": "NQ", "nv": "NV", "nf": "NF", "np": "NUM_PARAMS", "b": "NUM_BASE_PARAMS", "nc": "NC"}
 #: short names of the common types (see the template)
 ALIASES = {("nq",): "ConfigVector", ("nv",): "TangentVector", ("nv", "nv"): "JointMatrix",
            ("nf", 6): "FrameVectors", ("np",): "Parameters"}
@@ -90,12 +90,13 @@ class CppBackend(Backend):
         names = [p.name for p in programs]
         functions = []
         for p in programs:
-            fn = BY_NAME[p.name]
+            fn = ALL_BY_NAME[p.name]
             args = [{"name": a, "type": eigen_type(arg_dims(a)), "vector": len(arg_dims(a)) == 1} for a in p.args]
             outputs = [_output(name, dims(shape)) for name, shape in zip(fn.outputs, fn.shapes)]
             functions.append({"name": p.name, "doc": p.doc, "args": args, "outputs": outputs})
         ctx = dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
-                   module=module, namespace=namespace(module), params_mode=params_mode, functions=functions)
+                   module=module, namespace=namespace(module), params_mode=params_mode, functions=functions,
+                   constraints=bool(model.constraints))
         return {f"{module}.hpp": environment().get_template(self.templates[0]).render(**ctx)}
 
 

@@ -16,7 +16,8 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import BY_NAME, FUNCTIONS, PARAMS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
+from ..functions import (ALL_BY_NAME, BY_NAME, FUNCTIONS, PARAMS, arg_dims, fext_variant, flatten, functions_for,
+                         nest, out_dims, resolve, sizes)
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
@@ -97,28 +98,35 @@ def _count(shape):
     return count
 
 
-def select_functions(names=None):
+def select_functions(names=None, model=None):
     """The functions called `names` (None: all), in the order of the set; ValueError for an unknown name.
+    With a model: its set (the constraint functions when it has constraints), and ValueError for a
+    constraint function of a model without constraints.
 
     A robot with many links needs only some functions: generating just those saves generation and,
     above all, compile time."""
+    pool = functions_for(model) if model is not None else tuple(ALL_BY_NAME.values())
     if names is None:
-        return FUNCTIONS
+        return functions_for(model) if model is not None else FUNCTIONS
     if isinstance(names, str):
         names = names.split(",")
     names = [n.strip() for n in names if n.strip()]
-    unknown = [n for n in names if n not in BY_NAME]
+    unknown = [n for n in names if n not in ALL_BY_NAME]
     if unknown or not names:
         shown = ", ".join(quoted(n[:60]) for n in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
-        raise ValueError(f"unknown function {shown} (expected some of: {', '.join(BY_NAME)})" if unknown
-                         else f"no function named (expected some of: {', '.join(BY_NAME)})")
-    return tuple(fn for fn in FUNCTIONS if fn.name in names)
+        raise ValueError(f"unknown function {shown} (expected some of: {', '.join(ALL_BY_NAME)})" if unknown
+                         else f"no function named (expected some of: {', '.join(ALL_BY_NAME)})")
+    unconstrained = [n for n in names if n not in {fn.name for fn in pool}]
+    if unconstrained:
+        raise ValueError(f"function {quoted(unconstrained[0])} needs constraints: declare contacts "
+                         "(--contact FRAME,... or the robot file's 'contacts:')")
+    return tuple(fn for fn in pool if fn.name in names)
 
 
 def trace_all(model, params_mode="numeric", progress=None, functions=None):
     """The programs of the functions named in `functions` (None: the whole set)."""
     programs = []
-    for fn in select_functions(functions):
+    for fn in select_functions(functions, model):
         programs.append(trace(model, fn, params_mode))
         if progress:
             progress(fn.name)
@@ -149,6 +157,8 @@ def set_id(model, params_mode, names=None):
     text = f"{model.digest}|{__version__}|{params_mode}|{model.snapped}|{model.dof}"
     if model.joint_params:              # friction and armature from a file beside the robot's
         text += f"|{model.joint_params}"
+    if model.constraints:               # contacts from the command line change the functions
+        text += "|" + ",".join(c.describe() for c in model.constraints)
     if _subset(names):                  # a .h of other functions than its .c
         text += "|" + ",".join(names)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -171,6 +181,8 @@ def header_lines(model, params_mode, names=None):
             f"Robot {quoted(model.name)}, {model.nv} DOF (nq {model.nq}, nv {model.nv}), parameters: {params_mode}.",
             _joint_order(model),
             "Frames (FRAMES): " + ", ".join(quoted(f.name) for f in model.kinematic_frames) + "."] + (
+        ["Constraints (CONSTRAINTS, nc = " + str(sizes(model)["nc"]) + " rows): " +
+         ", ".join(quoted(c.describe()) for c in model.constraints) + "."] if model.constraints else []) + (
         [f"{model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
         if model.snapped else []) + (
         [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
