@@ -31,7 +31,7 @@ import numpy as np
 
 from . import __version__
 from .errors import CModuleError, one_line
-from .functions import FUNCTIONS, arg_dims, fext_variant, out_dims, resolve
+from .functions import ALL, arg_dims, fext_variant, out_dims, resolve
 
 #: flags every build needs (a shared library of C99)
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
@@ -58,7 +58,7 @@ def _cache_dir():
 def _signatures(header, prefix):
     """The functions the header declares, with the arguments of each."""
     found = {}
-    for fn in FUNCTIONS:
+    for fn in ALL:
         m = re.search(rf"void {prefix}_{fn.name}\(([^)]*)\);", header)
         if m:
             args = [a.strip().split("*")[-1] for a in m.group(1).split(",")]

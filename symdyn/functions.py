@@ -9,14 +9,17 @@ Sizes are named: nq (configuration), nv (velocity, = DOF), nf (the selected fram
 np (the standard parameters, PARAMETERS) and b (the base parameters).
 A function named `X_fext` is X with external wrenches at the frames: the modules' X takes them
 as an optional last argument f_ext.
+
+FUNCTIONS is the default set; the functions of OPTIONAL (derivatives of the dynamics, energies) are
+generated when named (--functions); the numeric engine has them all (ALL).
 """
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import (centroidal, crba, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
-               operational_space, rnea, udu)
+from . import (centroidal, crba, derivatives, diagonalized_dynamics, frames, innovations, kalman_smoother,
+               minverse, operational_space, rnea, udu)
 from . import friction as _fr
 from . import regressor as _reg
 from .riccati import Riccati
@@ -24,7 +27,7 @@ from .riccati import Riccati
 #: the shape of each argument in named sizes; any other argument is ("nv",).
 #: np: the standard parameters (10 per body, then 4 per joint); b: the base parameters (computed on first use)
 ARG_DIMS = {"q": ("nq",), "f_ext": ("nf", 6), "params": ("np",)}
-SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "np"),
+SHAPES = {"scalar": (), "vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "np"),
           "base_regressor": ("nv", "b"), "base_parameters": ("b",)}
 FEXT = "_fext"
 
@@ -279,5 +282,38 @@ KINEMATICS = (
              "world axes at each frame of FRAMES.", gravity=True),
 )
 
+DERIVATIVES = (
+    Function("inverse_dynamics_derivatives", ("q", "qd", "qdd"), ("matrix", "matrix"),
+             derivatives.inverse_dynamics_derivatives,
+             "(dtau/dq, dtau/dv) of inverse_dynamics (dtau/dqdd = M): forward-mode differentiation of Newton-Euler; "
+             "dq along the tangent space, d/de f(integrate(q, e)) at e = 0 (Pinocchio's computeRNEADerivatives).",
+             gravity=True),
+    Function("forward_dynamics_derivatives", ("q", "qd", "tau"), ("matrix", "matrix", "matrix"),
+             derivatives.forward_dynamics_derivatives,
+             "(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1) of forward_dynamics: -M^-1 (dtau/dq, dtau/dv) at qdd = "
+             "forward_dynamics(q, qd, tau) (Pinocchio's computeABADerivatives).", gravity=True),
+    Function("mass_matrix_derivative", ("q",), "nv,nv,nv", derivatives.mass_matrix_derivative,
+             "dM/dq, (nv, nv, nv): [i, j, k] = d M[i, j] / d q_k along the tangent space (composite bodies on "
+             "dual numbers)."),
+    Function("mass_matrix_dot", ("q", "qd"), "matrix", derivatives.mass_matrix_dot,
+             "M_dot(q, qd) = sum_k dM/dq_k qd_k (M_dot - 2 C is skew-symmetric)."),
+    Function("kinetic_energy", ("q", "qd"), "scalar", derivatives.kinetic_energy,
+             "Kinetic energy qd . M(q) qd / 2 (rotor inertias included)."),
+    Function("potential_energy", ("q",), "scalar", derivatives.potential_energy,
+             "Potential energy of gravity, -g . sum of m c (zero at the world origin, as Pinocchio's).", gravity=True),
+    Function("inverse_dynamics_derivatives_fext", ("q", "qd", "qdd", "f_ext"), ("matrix", "matrix"),
+             derivatives.inverse_dynamics_derivatives,
+             "inverse_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
+             "FRAMES, held fixed in the world as q moves).", gravity=True),
+    Function("forward_dynamics_derivatives_fext", ("q", "qd", "tau", "f_ext"), ("matrix", "matrix", "matrix"),
+             derivatives.forward_dynamics_derivatives,
+             "forward_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
+             "FRAMES, held fixed in the world as q moves).", gravity=True),
+)
+
+#: the default set: what `symdyn generate` writes unless --functions names others
 FUNCTIONS = FUNCTIONS + KINEMATICS
-BY_NAME = {f.name: f for f in FUNCTIONS}
+#: generated only when named with --functions (they would double the size of a module's C)
+OPTIONAL = DERIVATIVES
+ALL = FUNCTIONS + OPTIONAL
+BY_NAME = {f.name: f for f in ALL}

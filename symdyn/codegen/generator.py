@@ -16,7 +16,7 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import BY_NAME, FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
+from ..functions import ALL, BY_NAME, FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
@@ -32,7 +32,13 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "operational_space_inertia_inverse": "Linv", "inverse_dynamics_fext": "tau",
                 "forward_dynamics_fext": "qdd", "coriolis_eta": "Cbar", "udu_factor": "U",
                 "diagonalized_forward_dynamics": ("qd", "nu_dot"), "regressor": "Y", "base_regressor": "Yb",
-                "base_parameters": "beta", "friction": "tau_f"}
+                "base_parameters": "beta", "friction": "tau_f",
+                "inverse_dynamics_derivatives": ("dtau_dq", "dtau_dv"),
+                "inverse_dynamics_derivatives_fext": ("dtau_dq", "dtau_dv"),
+                "forward_dynamics_derivatives": ("dqdd_dq", "dqdd_dv", "Minv"),
+                "forward_dynamics_derivatives_fext": ("dqdd_dq", "dqdd_dv", "Minv"),
+                "mass_matrix_derivative": "dM_dq", "mass_matrix_dot": "Mdot", "kinetic_energy": "Ek",
+                "potential_energy": "Ep"}
 PARAMS = "params"
 
 
@@ -112,7 +118,8 @@ def _count(shape):
 
 
 def select_functions(names=None):
-    """The functions called `names` (None: all), in the order of the set; ValueError for an unknown name.
+    """The functions called `names` (None: the default set, FUNCTIONS), in the order of the table;
+    ValueError for an unknown name.
 
     A robot with many links needs only some functions: generating just those saves generation and,
     above all, compile time."""
@@ -126,7 +133,7 @@ def select_functions(names=None):
         shown = ", ".join(quoted(n[:60]) for n in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
         raise ValueError(f"unknown function {shown} (expected some of: {', '.join(BY_NAME)})" if unknown
                          else f"no function named (expected some of: {', '.join(BY_NAME)})")
-    return tuple(fn for fn in FUNCTIONS if fn.name in names)
+    return tuple(fn for fn in ALL if fn.name in names)
 
 
 def trace_all(model, params_mode="numeric", progress=None, functions=None):
@@ -190,10 +197,15 @@ def header_lines(model, params_mode, names=None):
         [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
         [f"Friction and armature from {quoted(model.joint_params)} (--joint-params)."] if model.joint_params else []) + (
         [f"Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing!r})."] if model.coulomb_smoothing else []) + (
-        [f"Functions: {', '.join(names)} (--functions); the rest of the set is not generated."]
-        if _subset(names) else [])
+        [f"Functions: {', '.join(names)} (--functions)" +
+         ("; the rest of the set is not generated." if _missing(names) else ".")] if _subset(names) else [])
 
 
 def _subset(names):
-    """Are `names` (None: all) only some of the functions of the set?"""
-    return names is not None and set(names) != set(BY_NAME)
+    """Are `names` (None: the default set) other functions than the default set?"""
+    return names is not None and set(names) != {fn.name for fn in FUNCTIONS}
+
+
+def _missing(names):
+    """Does the default set have functions that `names` leaves out?"""
+    return bool({fn.name for fn in FUNCTIONS} - set(names))
