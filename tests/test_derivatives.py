@@ -9,7 +9,7 @@ import pytest
 from conftest import ERD_TREES, ROOT, erd_path, relerr
 from random_chain import random_chain, random_tree, with_joint_dynamics
 from symdyn import lie
-from symdyn.compare import import_module_file, pinocchio_model
+from symdyn.compare import import_module_file, joint_dynamics_vectors, pinocchio_functions, pinocchio_model
 from symdyn.description import build_model
 from symdyn.engine import Engine
 from symdyn.functions import BY_NAME, OPTIONAL
@@ -51,46 +51,24 @@ def _states(model, count=3, seed=0):
     return q, rng.normal(size=(count, model.nv)), rng.normal(size=(count, model.nv)) * 2
 
 
-class Oracle:
-    """Pinocchio's derivatives with symdyn's friction: Pinocchio's damping is data only, so the viscous
-    Fv v enters dtau/dv as diag(Fv) and forward dynamics as tau - friction(v); Coulomb friction and
-    the offset have no derivative (away from v = 0)."""
-
-    def __init__(self, model):
-        self.pm = pinocchio_model(model)
-        self.data = self.pm.createData()
-        self.model = model
-
-    def friction(self, v):
-        return Engine(self.model).friction(v)
-
-    def rnea(self, q, v, a):
-        dq, dv, _ = pin.computeRNEADerivatives(self.pm, self.data, q, v, a)
-        return dq.copy(), dv + np.diag(self.pm.damping)
-
-    def aba(self, q, v, tau):
-        dq, dv, Minv = pin.computeABADerivatives(self.pm, self.data, q, v, tau - self.friction(v))
-        Minv = np.triu(Minv) + np.triu(Minv, 1).T
-        return dq.copy(), dv - Minv @ np.diag(self.pm.damping), Minv
-
-
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_derivatives_equal_pinocchio(name):
+    """symdyn.compare's oracle: computeRNEADerivatives, computeABADerivatives (with the viscous friction's
+    terms, which Pinocchio's algorithms leave out), computeKineticEnergy (+ rotors), computePotentialEnergy."""
     model = _model(name)
-    engine, oracle = Engine(model), Oracle(model)
+    engine = Engine(model)
+    offset = joint_dynamics_vectors(model)["friction_offset"]
+    oracle = pinocchio_functions(pinocchio_model(model), offset=offset, smoothing=model.coulomb_smoothing)
     q, v, a = _states(model)
-    ours_id = engine.inverse_dynamics_derivatives(q, v, a)
     tau = engine.inverse_dynamics(q, v, a) + 1.0
-    ours_fd = engine.forward_dynamics_derivatives(q, v, tau)
-    for s in range(len(q)):
-        for mine, theirs in zip(ours_id, oracle.rnea(q[s], v[s], a[s])):
-            assert relerr(mine[s], theirs) < TOL, name
-        for mine, theirs in zip(ours_fd, oracle.aba(q[s], v[s], tau[s])):
-            assert relerr(mine[s], theirs) < TOL, name
-        assert relerr(engine.potential_energy(q[s]), pin.computePotentialEnergy(oracle.pm, oracle.data, q[s])) < TOL
-        if not np.any(model.parameters[10 * len(model.bodies) + 3::4]):     # Pinocchio's leaves the rotors out
-            assert relerr(engine.kinetic_energy(q[s], v[s]),
-                          pin.computeKineticEnergy(oracle.pm, oracle.data, q[s], v[s])) < TOL
+    args = {"inverse_dynamics_derivatives": (q, v, a), "forward_dynamics_derivatives": (q, v, tau),
+            "kinetic_energy": (q, v), "potential_energy": (q,)}
+    for fn, x in args.items():
+        ours = getattr(engine, fn)(*x)
+        for s in range(len(q)):
+            theirs = oracle[fn](*(y[s] for y in x))
+            for mine, ref in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,)):
+                assert relerr(mine[s], ref) < TOL, (name, fn)
 
 
 def _central(f, x, directions, step, move):
