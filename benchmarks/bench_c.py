@@ -22,6 +22,10 @@ R_NC), R_constrained_forward_dynamics and R_impact beside them:
     symdyn generate solo12.urdf --floating-base --contact FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT --lang c --out /tmp/gen
     python benchmarks/bench_c.py --generated /tmp/gen --robots solo12 --contacts solo12
 
+The derivatives (computeRNEADerivatives, computeABADerivatives) are timed for
+symdyn when the module has them: generate the default set and the two with
+``--functions`` (see RESULTS.md, section 11).
+
 For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``
 (``--generated`` defaults to the repository's ``generated/``).  When it is
 missing, only the Pinocchio column is measured for that robot.
@@ -268,6 +272,8 @@ def plan_build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
     if dof_macro != f"{robot}_DOF":
         defines.append(f"-DSYMDYN_DOF={dof_macro}")
     defines.append(f"-DSYMDYN_NUM_PARAMS={dof_macro[:-len('_DOF')]}_NUM_PARAMS")
+    if f"{robot}_inverse_dynamics_derivatives(" in (gen_dir / f"{robot}.h").read_text():
+        defines.append("-DSYMDYN_DERIVATIVES=1")     # generated with --functions ...,*_derivatives
     nq_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NQ", required=False)
     if nq_macro:
         defines.append(f"-DSYMDYN_NQ={nq_macro}")

@@ -43,8 +43,10 @@ def _progress(length, label):
                              hidden=not (length and sys.stderr and sys.stderr.isatty()))
 
 
-FUNCTIONS_HELP = ("Comma-separated names of the functions to use (default: the whole set), e.g. "
-                  "inverse_dynamics,mass_matrix: less to generate and to compile.")
+FUNCTIONS_HELP = ("Comma-separated names of the functions to use (default: the default set), e.g. "
+                  "inverse_dynamics,mass_matrix: less to generate and to compile. The derivatives and energies "
+                  "(inverse_dynamics_derivatives, forward_dynamics_derivatives, mass_matrix_derivative, "
+                  "mass_matrix_dot, kinetic_energy, potential_energy) are generated only when named.")
 
 
 def _functions(text):

@@ -232,7 +232,32 @@ def pinocchio_functions(pmodel, frames=(), offset=None, smoothing=0.0):
             "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
             "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v) + fric(v),
             "articulated_inertia": lambda q: udu(q)[1], "udu_factor": lambda q: udu(q)[0],
-            "regressor": regressor}
+            "regressor": regressor, **_derivative_functions(pmodel, data, c, fric, sym)}
+
+
+def _derivative_functions(pmodel, data, c, fric, sym):
+    """Pinocchio's derivatives and energies. Its damping is data only: the viscous friction's diag(Fv)
+    enters dtau/dv, and -M^-1 diag(Fv) ddq/dv (aba runs on tau - friction(v)). The kinetic energy is
+    the bodies' (computeKineticEnergy on the model without armature: Pinocchio 4.1 counts the armature
+    of some joint types there and not of others) plus the rotors' 1/2 Ia v^2."""
+    import pinocchio as pin
+    rigid = pin.Model(pmodel)
+    rigid.armature[:] = 0.0
+    rigid_data = rigid.createData()
+
+    def rnea_derivatives(q, v, a):
+        dq, dv, _ = pin.computeRNEADerivatives(pmodel, data, c(q), v, a)
+        return dq.copy(), dv + np.diag(pmodel.damping)
+
+    def aba_derivatives(q, v, tau):
+        dq, dv, Minv = pin.computeABADerivatives(pmodel, data, c(q), v, tau - fric(v))
+        Minv = sym(Minv)
+        return dq.copy(), dv - Minv @ np.diag(pmodel.damping), Minv
+
+    return {"inverse_dynamics_derivatives": rnea_derivatives, "forward_dynamics_derivatives": aba_derivatives,
+            "kinetic_energy": lambda q, v: pin.computeKineticEnergy(rigid, rigid_data, c(q), v)
+            + 0.5 * float(pmodel.armature @ (v * v)),
+            "potential_energy": lambda q: pin.computePotentialEnergy(pmodel, data, c(q))}
 
 
 def pinocchio_constraint_functions(pmodel, model, friction=None):

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import lie
 from .chain import Chain
-from .functions import arg_dims, functions_for, fext_variant, flatten, nest, out_dims, resolve, sizes
+from .functions import arg_dims, available_for, fext_variant, flatten, nest, out_dims, resolve, sizes
 from .scalar import NUMERIC
 
 
@@ -34,7 +34,7 @@ class Engine:
         self.FRAMES = tuple(f.name for f in model.kinematic_frames)
         self.CONSTRAINTS = tuple(c.describe() for c in model.constraints)
         self._sizes = sizes(model)
-        for fn in functions_for(model):
+        for fn in available_for(model):
             setattr(self, fn.name, self._bind(fn))
 
     def _evaluate(self, trace, dims, *arrays, args=None, multiple=False):

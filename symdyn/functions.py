@@ -12,14 +12,17 @@ The constraint functions (CONSTRAINED) belong to the set of a model with constra
 (`functions_for(model)`).
 A function named `X_fext` is X with external wrenches at the frames: the modules' X takes them
 as an optional last argument f_ext.
+
+FUNCTIONS is the default set; the functions of OPTIONAL (derivatives of the dynamics, energies) are
+generated when named (--functions); the numeric engine has them all (ALL).
 """
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import (centroidal, constrained_dynamics, crba, diagonalized_dynamics, frames, innovations, kalman_smoother,
-               minverse, operational_space, rnea, udu)
+from . import (centroidal, constrained_dynamics, crba, derivatives, diagonalized_dynamics, frames, innovations,
+               kalman_smoother, minverse, operational_space, rnea, udu)
 from . import friction as _fr
 from . import regressor as _reg
 from .riccati import Riccati
@@ -29,7 +32,7 @@ from .riccati import Riccati
 #: gains: Baumgarte's (Kp, Kd); error: the constraints' position error phi (nc); restitution: e (one number)
 ARG_DIMS = {"q": ("nq",), "f_ext": ("nf", 6), "params": ("np",), "gains": (2,), "error": ("nc",),
             "restitution": (1,)}
-SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "np"),
+SHAPES = {"scalar": (), "vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "np"),
           "base_regressor": ("nv", "b"), "base_parameters": ("b",)}
 FEXT = "_fext"
 #: numeric: the parameters folded into the code; symbolic: passed as the argument PARAMS
@@ -301,6 +304,40 @@ KINEMATICS = (
              "world axes at each frame of FRAMES.", gravity=True),
 )
 
+DERIVATIVES = (
+    Function("inverse_dynamics_derivatives", ("q", "qd", "qdd"), ("dtau_dq", "dtau_dv"),
+             ("matrix", "matrix"),
+             derivatives.inverse_dynamics_derivatives,
+             "(dtau/dq, dtau/dv) of inverse_dynamics (dtau/dqdd = M): forward-mode differentiation of Newton-Euler; "
+             "dq along the tangent space, d/de f(integrate(q, e)) at e = 0 (Pinocchio's computeRNEADerivatives).",
+             gravity=True),
+    Function("forward_dynamics_derivatives", ("q", "qd", "tau"), ("dqdd_dq", "dqdd_dv", "Minv"),
+             ("matrix", "matrix", "matrix"),
+             derivatives.forward_dynamics_derivatives,
+             "(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1) of forward_dynamics: -M^-1 (dtau/dq, dtau/dv) at qdd = "
+             "forward_dynamics(q, qd, tau) (Pinocchio's computeABADerivatives).", gravity=True),
+    Function("mass_matrix_derivative", ("q",), "dM_dq", "nv,nv,nv", derivatives.mass_matrix_derivative,
+             "dM/dq, (nv, nv, nv): [i, j, k] = d M[i, j] / d q_k along the tangent space (composite bodies on "
+             "dual numbers)."),
+    Function("mass_matrix_dot", ("q", "qd"), "Mdot", "matrix", derivatives.mass_matrix_dot,
+             "M_dot(q, qd) = sum_k dM/dq_k qd_k (M_dot - 2 C is skew-symmetric)."),
+    Function("kinetic_energy", ("q", "qd"), "Ek", "scalar", derivatives.kinetic_energy,
+             "Kinetic energy qd . M(q) qd / 2 (rotor inertias included)."),
+    Function("potential_energy", ("q",), "Ep", "scalar", derivatives.potential_energy,
+             "Potential energy of gravity, -g . sum of m c (zero at the world origin, as Pinocchio's).", gravity=True),
+    Function("inverse_dynamics_derivatives_fext", ("q", "qd", "qdd", "f_ext"), ("dtau_dq", "dtau_dv"),
+             ("matrix", "matrix"),
+             derivatives.inverse_dynamics_derivatives,
+             "inverse_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
+             "FRAMES, held fixed in the world as q moves).", gravity=True),
+    Function("forward_dynamics_derivatives_fext", ("q", "qd", "tau", "f_ext"), ("dqdd_dq", "dqdd_dv", "Minv"),
+             ("matrix", "matrix", "matrix"),
+             derivatives.forward_dynamics_derivatives,
+             "forward_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
+             "FRAMES, held fixed in the world as q moves).", gravity=True),
+)
+
+#: the default set: what `symdyn generate` writes unless --functions names others
 FUNCTIONS = FUNCTIONS + KINEMATICS
 
 #: the functions of the constraints (contacts, loop closures): generated for a model that has some
@@ -329,10 +366,18 @@ CONSTRAINED = (
              "(v_plus, impulse): v_plus = qd - M^-1 J^T (J M^-1 J^T)^-1 (1 + e) J qd, restitution = (e,), e = 0 "
              "plastic (J v_plus = 0); the impulse the constraints exert, world axes."),
 )
-BY_NAME = {f.name: f for f in FUNCTIONS}
-ALL_BY_NAME = {f.name: f for f in FUNCTIONS + CONSTRAINED}
+#: generated only when named with --functions (they would double the size of a module's C)
+OPTIONAL = DERIVATIVES
+ALL = FUNCTIONS + OPTIONAL + CONSTRAINED
+BY_NAME = {f.name: f for f in FUNCTIONS + OPTIONAL}
+ALL_BY_NAME = {f.name: f for f in ALL}
 
 
 def functions_for(model):
     """The function set of a model: FUNCTIONS, and CONSTRAINED when it has constraints."""
     return FUNCTIONS + CONSTRAINED if getattr(model, "constraints", ()) else FUNCTIONS
+
+
+def available_for(model):
+    """Every function a model can have: its set, and the optional ones (derivatives, energies)."""
+    return functions_for(model) + OPTIONAL

@@ -317,7 +317,8 @@ def generate(paths, out_dir="generated", languages=("python",), params_mode="num
     Order: check the function names, load and check every input, check the output folder, render
     everything, then write. on_warning(path, message) is called for each warning of each robot (see
     load_robot) before anything is written; strict=True makes them errors. `functions`: names (a
-    list or "a,b") of the functions to generate, None for all; ValueError for an unknown one.
+    list or "a,b") of the functions to generate, None for the default set (functions.FUNCTIONS: the
+    derivatives and energies of functions.OPTIONAL only when named); ValueError for an unknown one.
     frames: the frames that get kinematics (names, in order; default: the leaves of the tree).
     contacts: contacts of frames with the world ("FRAME[:3d|:6d],...", see load_robot): the constraint
     functions join the set.

@@ -33,6 +33,9 @@
 // results against Pinocchio. If the header's DOF macro is not R_DOF (e.g.
 // PANDA_DOF), add -DSYMDYN_DOF=PANDA_DOF (bench_c.py does this automatically).
 //
+// With -DSYMDYN_DERIVATIVES=1 (the header declares R_inverse_dynamics_derivatives, R_forward_dynamics_
+// derivatives) it times them against computeRNEADerivatives and computeABADerivatives too.
+//
 // Output: one JSON object per line on stdout:
 //   {"robot", "dof", "function", "pinocchio_fn", "pinocchio_ns", "symdyn_ns",
 //    "ratio", "max_rel_err"}
@@ -42,6 +45,7 @@
 //   symdyn_ns / ratio / max_rel_err are null without a generated module.
 // Diagnostics go to stderr.
 
+#include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
 #include <pinocchio/algorithm/constrained-dynamics.hpp>
 #include <pinocchio/algorithm/impulse-dynamics.hpp>
@@ -49,6 +53,7 @@
 #include <pinocchio/algorithm/joint-configuration.hpp>
 #include <pinocchio/algorithm/model.hpp>
 #include <pinocchio/algorithm/regressor.hpp>
+#include <pinocchio/algorithm/rnea-derivatives.hpp>
 #include <pinocchio/algorithm/rnea.hpp>
 #include <pinocchio/multibody.hpp>
 #include <pinocchio/parsers/urdf.hpp>
@@ -96,6 +101,11 @@ extern "C" {
 #define HAVE_SYMDYN 1
 #else
 #define HAVE_SYMDYN 0
+#endif
+// -DSYMDYN_DERIVATIVES=1: the module also has <R>_inverse_dynamics_derivatives and
+// <R>_forward_dynamics_derivatives (generated with --functions; bench_c.py sets it from the header)
+#ifndef SYMDYN_DERIVATIVES
+#define SYMDYN_DERIVATIVES 0
 #endif
 
 namespace
@@ -433,6 +443,21 @@ int main(int argc, char ** argv)
   auto pin_fd = [&](int s) { escape(pin_aba(s).data()); };
   auto pin_g = [&](int s) { escape(pinocchio::computeGeneralizedGravity(model, data, Q(s)).data()); };
   auto pin_C = [&](int s) { escape(pinocchio::computeCoriolisMatrix(model, data, Q(s), V(s)).data()); };
+  // derivatives: the viscous friction's diag(damping) is added to dtau/dv (cheap); forward dynamics'
+  // -Minv diag(damping) on ddq/dv is left out of the timed call (it favours Pinocchio) and added in the check
+  auto pin_drnea = [&](int s) {
+    pinocchio::computeRNEADerivatives(model, data, Q(s), V(s), A(s));
+    data.dtau_dv.diagonal() += model.damping;
+    escape(data.dtau_dq.data());
+    escape(data.dtau_dv.data());
+  };
+  auto pin_daba = [&](int s) {
+    tbuf = T(s) - friction(s);
+    pinocchio::computeABADerivatives(model, data, Q(s), V(s), tbuf);
+    escape(data.ddq_dq.data());
+    escape(data.ddq_dv.data());
+    escape(data.Minv.data());
+  };
 
   const double NaN = NAN;
 
@@ -481,9 +506,29 @@ int main(int argc, char ** argv)
     SYMDYN_FN(_regressor)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
     escape(y);
   };
+  std::vector<double> dbuf(size_t(3) * n * n);
+  double * d0 = dbuf.data();
+  double * d1 = d0 + size_t(n) * n;
+  double * d2 = d1 + size_t(n) * n;
+#if SYMDYN_DERIVATIVES
+  auto sym_drnea = [&](int s) {
+    SYMDYN_FN(_inverse_dynamics_derivatives)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, d0, d1);
+    escape(d0);
+    escape(d1);
+  };
+  auto sym_daba = [&](int s) {
+    SYMDYN_FN(_forward_dynamics_derivatives)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, tau0 + size_t(s) * n, d0, d1, d2);
+    escape(d0);
+    escape(d1);
+    escape(d2);
+  };
+#else
+  auto sym_drnea = [&](int) {};
+  auto sym_daba = [&](int) {};
+#endif
 
   // ---- correctness: every pool state, outside the timed loops ----
-  double e_id = 0, e_M = 0, e_Minv = 0, e_fd = 0, e_g = 0, e_C = 0, e_Y = 0;
+  double e_id = 0, e_M = 0, e_Minv = 0, e_fd = 0, e_g = 0, e_C = 0, e_Y = 0, e_drnea = NAN, e_daba = NAN;
   Eigen::MatrixXd yr(n, 10 * n);
   Eigen::Map<const Eigen::VectorXd> yv(y, n);
   Eigen::Map<const RowMat> ym(y, n, n);
@@ -508,6 +553,18 @@ int main(int argc, char ** argv)
       for (int j = 0; j < 10 * n; ++j)
         yr(i, j) = y[size_t(i) * np + j];
     e_Y = std::max(e_Y, rel_err(yr, pinocchio::computeJointTorqueRegressor(model, data, Q(s), V(s), A(s))));
+#if SYMDYN_DERIVATIVES
+    Eigen::Map<const RowMat> m0(d0, n, n), m1(d1, n, n), m2(d2, n, n);
+    sym_drnea(s);
+    pin_drnea(s);
+    e_drnea = std::max(s ? e_drnea : 0.0, std::max(rel_err(m0, data.dtau_dq), rel_err(m1, data.dtau_dv)));
+    sym_daba(s);
+    pin_daba(s);
+    Eigen::MatrixXd Minv = symmetrize_upper(data.Minv);
+    Eigen::MatrixXd ddq_dv = data.ddq_dv - Minv * model.damping.asDiagonal();
+    e_daba = std::max(s ? e_daba : 0.0, std::max(std::max(rel_err(m0, data.ddq_dq), rel_err(m1, ddq_dv)),
+                                                 rel_err(m2, Minv)));
+#endif
   }
 #endif
 
@@ -559,6 +616,13 @@ int main(int argc, char ** argv)
     [&](long np) { return time_rep(pin_Minv, pool, np); }, [&](long np) { return time_rep(pin_fd, pool, np); },
     [&](long np) { return time_rep(pin_g, pool, np); },    [&](long np) { return time_rep(pin_C, pool, np); },
     [&](long np) { return time_rep(pin_Y, pool, np); }};
+  // the derivatives: timed for symdyn when the module has them (SYMDYN_DERIVATIVES)
+  fn_names.push_back("inverse_dynamics_derivatives");
+  pin_names.push_back("computeRNEADerivatives");
+  pin_reps.push_back([&](long np) { return time_rep(pin_drnea, pool, np); });
+  fn_names.push_back("forward_dynamics_derivatives");
+  pin_names.push_back("computeABADerivatives");
+  pin_reps.push_back([&](long np) { return time_rep(pin_daba, pool, np); });
   if (!contact_models.empty())
   {
     fn_names.push_back("constrained_forward_dynamics");
@@ -577,7 +641,9 @@ int main(int argc, char ** argv)
     [&](long np) { return time_rep(sym_Minv, pool, np); }, [&](long np) { return time_rep(sym_fd, pool, np); },
     [&](long np) { return time_rep(sym_g, pool, np); },    [&](long np) { return time_rep(sym_C, pool, np); },
     [&](long np) { return time_rep(sym_Y, pool, np); }};
-  errs = {e_id, e_M, e_Minv, e_fd, e_g, e_C, e_Y};
+  errs = {e_id, e_M, e_Minv, e_fd, e_g, e_C, e_Y, e_drnea, e_daba};
+  sym_reps.push_back([&](long np) { return SYMDYN_DERIVATIVES ? time_rep(sym_drnea, pool, np) : NaN; });
+  sym_reps.push_back([&](long np) { return SYMDYN_DERIVATIVES ? time_rep(sym_daba, pool, np) : NaN; });
   bool sym_contacts = false;
 #ifdef SYMDYN_NC
   std::vector<double> lam(size_t(SYMDYN_NC));

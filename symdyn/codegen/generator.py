@@ -16,8 +16,8 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import (ALL_BY_NAME, BY_NAME, FUNCTIONS, PARAMS, arg_dims, fext_variant, flatten, functions_for,
-                         nest, out_dims, resolve, sizes)
+from ..functions import (ALL, ALL_BY_NAME, FUNCTIONS, PARAMS, arg_dims, available_for, fext_variant, flatten,
+                         functions_for, nest, out_dims, resolve, sizes)
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
@@ -99,13 +99,13 @@ def _count(shape):
 
 
 def select_functions(names=None, model=None):
-    """The functions called `names` (None: all), in the order of the set; ValueError for an unknown name.
-    With a model: its set (the constraint functions when it has constraints), and ValueError for a
-    constraint function of a model without constraints.
+    """The functions called `names` (None: the default set, FUNCTIONS), in the order of the table;
+    ValueError for an unknown name. With a model: its set (the constraint functions when it has
+    constraints), and ValueError for a constraint function of a model without constraints.
 
     A robot with many links needs only some functions: generating just those saves generation and,
     above all, compile time."""
-    pool = functions_for(model) if model is not None else tuple(ALL_BY_NAME.values())
+    pool = available_for(model) if model is not None else ALL
     if names is None:
         return functions_for(model) if model is not None else FUNCTIONS
     if isinstance(names, str):
@@ -188,10 +188,15 @@ def header_lines(model, params_mode, names=None):
         [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
         [f"Friction and armature from {quoted(model.joint_params)} (--joint-params)."] if model.joint_params else []) + (
         [f"Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing!r})."] if model.coulomb_smoothing else []) + (
-        [f"Functions: {', '.join(names)} (--functions); the rest of the set is not generated."]
-        if _subset(names) else [])
+        [f"Functions: {', '.join(names)} (--functions)" +
+         ("; the rest of the set is not generated." if _missing(names) else ".")] if _subset(names) else [])
 
 
 def _subset(names):
-    """Are `names` (None: all) only some of the functions of the set?"""
-    return names is not None and set(names) != set(BY_NAME)
+    """Are `names` (None: the default set) other functions than the default set?"""
+    return names is not None and set(names) != {fn.name for fn in FUNCTIONS}
+
+
+def _missing(names):
+    """Does the default set have functions that `names` leaves out?"""
+    return bool({fn.name for fn in FUNCTIONS} - set(names))

@@ -1,0 +1,246 @@
+"""Derivatives of the dynamics and the energies (symdyn/derivatives.py, forward mode on symdyn/dual.py):
+against Pinocchio's computeRNEADerivatives / computeABADerivatives and energies, central finite
+differences along the tangent space, identities, generated Python and C, and the O(N^2) growth."""
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+from conftest import ERD_TREES, ROOT, erd_path, relerr
+from random_chain import random_chain, random_tree, with_joint_dynamics
+from symdyn import lie
+from symdyn.compare import import_module_file, joint_dynamics_vectors, pinocchio_functions, pinocchio_model
+from symdyn.description import build_model
+from symdyn.engine import Engine
+from symdyn.functions import BY_NAME, OPTIONAL
+from symdyn.generate import render
+from symdyn.load import load_robot
+from symdyn.synthetic import random_description
+
+pin = pytest.importorskip("pinocchio")
+
+TOL = 1e-10          # against Pinocchio and between our implementations
+FD_TOL = 1e-8        # against central finite differences
+
+
+def _with(kinds, n=5, seed=3):
+    d = random_description(n, seed)
+    for pos, kind in kinds.items():
+        d["joints"][pos]["type"] = kind
+    return build_model(d, f"<chain {kinds}>")
+
+
+MODELS = {
+    "panda": lambda: load_robot(ROOT / "robots" / "panda.urdf"),                  # URDF damping: viscous friction
+    "solo12_floating": lambda: load_robot(erd_path(ERD_TREES["solo12"]), floating_base=True),
+    "tree_friction_armature": lambda: with_joint_dynamics(random_tree(7, 4), 4, friction=True),
+    "chain_RP_armature": lambda: with_joint_dynamics(random_chain(5, 2), 2, friction=False),
+    "spherical_planar": lambda: _with({0: "planar", 3: "spherical"}, n=5, seed=6),
+    "ur5_floating": lambda: load_robot(ROOT / "robots" / "ur5.urdf", floating_base=True),
+}
+
+
+@lru_cache(maxsize=None)
+def _model(name):
+    return MODELS[name]()
+
+
+def _states(model, count=3, seed=0):
+    rng = np.random.default_rng(seed)
+    q = lie.random_configuration(model, rng, count)
+    return q, rng.normal(size=(count, model.nv)), rng.normal(size=(count, model.nv)) * 2
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_derivatives_equal_pinocchio(name):
+    """symdyn.compare's oracle: computeRNEADerivatives, computeABADerivatives (with the viscous friction's
+    terms, which Pinocchio's algorithms leave out), computeKineticEnergy (+ rotors), computePotentialEnergy."""
+    model = _model(name)
+    engine = Engine(model)
+    offset = joint_dynamics_vectors(model)["friction_offset"]
+    oracle = pinocchio_functions(pinocchio_model(model), offset=offset, smoothing=model.coulomb_smoothing)
+    q, v, a = _states(model)
+    tau = engine.inverse_dynamics(q, v, a) + 1.0
+    args = {"inverse_dynamics_derivatives": (q, v, a), "forward_dynamics_derivatives": (q, v, tau),
+            "kinetic_energy": (q, v), "potential_energy": (q,)}
+    for fn, x in args.items():
+        ours = getattr(engine, fn)(*x)
+        for s in range(len(q)):
+            theirs = oracle[fn](*(y[s] for y in x))
+            for mine, ref in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,)):
+                assert relerr(mine[s], ref) < TOL, (name, fn)
+
+
+def _central(f, x, directions, step, move):
+    """Central differences of f along each direction, stacked on the last axis."""
+    cols = [(f(move(x, step * d)) - f(move(x, -step * d))) / (2 * step) for d in directions]
+    return np.stack(cols, axis=-1)
+
+
+def _richardson(f, x, directions, move, step=1e-3):
+    """Central differences with one Richardson step (error O(h^4)): 1e-12 truncation at h = 1e-3."""
+    coarse, fine = (_central(f, x, directions, h, move) for h in (step, step / 2))
+    return (4 * fine - coarse) / 3
+
+
+@pytest.mark.parametrize("name", ["tree_friction_armature", "spherical_planar", "ur5_floating"])
+def test_derivatives_equal_finite_differences(name):
+    model = _model(name)
+    engine = Engine(model)
+    q, v, a = (x[0] for x in _states(model, 1, seed=5))
+    eye = np.eye(model.nv)
+    on_q = lambda x, d: lie.integrate(model, x, d)
+    plus = lambda x, d: x + d
+    dq, dv = engine.inverse_dynamics_derivatives(q, v, a)
+    assert relerr(dq, _richardson(lambda x: engine.inverse_dynamics(x, v, a), q, eye, on_q)) < FD_TOL
+    assert relerr(dv, _richardson(lambda x: engine.inverse_dynamics(q, x, a), v, eye, plus)) < FD_TOL
+    tau = engine.inverse_dynamics(q, v, a)
+    fq, fv, ft = engine.forward_dynamics_derivatives(q, v, tau)
+    assert relerr(fq, _richardson(lambda x: engine.forward_dynamics(x, v, tau), q, eye, on_q)) < FD_TOL
+    assert relerr(fv, _richardson(lambda x: engine.forward_dynamics(q, x, tau), v, eye, plus)) < FD_TOL
+    assert relerr(ft, _richardson(lambda x: engine.forward_dynamics(q, v, x), tau, eye, plus)) < FD_TOL
+    dM = engine.mass_matrix_derivative(q)
+    assert relerr(dM, _richardson(engine.mass_matrix, q, eye, on_q)) < FD_TOL
+    # along the motion: M_dot = d/dt M(integrate(q, t v)); the gravity is the gradient of the potential
+    assert relerr(engine.mass_matrix_dot(q, v), _richardson(engine.mass_matrix, q, [v], on_q)[..., 0]) < FD_TOL
+    assert relerr(engine.gravity(q), _richardson(engine.potential_energy, q, eye, on_q)) < FD_TOL
+
+
+@pytest.mark.parametrize("name", ["panda", "tree_friction_armature", "spherical_planar"])
+def test_derivative_identities(name):
+    model = _model(name)
+    e = Engine(model)
+    q, v, a = _states(model, 4, seed=2)
+    M, C = e.mass_matrix(q), e.coriolis_matrix(q, v)
+    dM, Mdot = e.mass_matrix_derivative(q), e.mass_matrix_dot(q, v)
+    assert relerr(Mdot, np.einsum("...ijk,...k->...ij", dM, v)) < TOL
+    assert relerr(dM, np.swapaxes(dM, -2, -3)) < TOL                      # M symmetric
+    skew = Mdot - 2 * C
+    assert relerr(skew, -np.swapaxes(skew, -1, -2)) < TOL
+    assert relerr(e.kinetic_energy(q, v), 0.5 * np.einsum("...i,...ij,...j->...", v, M, v)) < TOL
+    tau = e.inverse_dynamics(q, v, a)
+    dq, dv = e.inverse_dynamics_derivatives(q, v, a)
+    fq, fv, Minv = e.forward_dynamics_derivatives(q, v, tau)
+    assert relerr(Minv, e.mass_matrix_inverse(q)) < TOL
+    assert relerr(M @ fq, -dq) < TOL and relerr(M @ fv, -dv) < TOL
+    # dtau/dv = C + C^T - ... : without friction, dtau/dv at qdd is d(C v)/dv = C + (dC/dv) v
+    assert dq.shape == dv.shape == fq.shape == (4, model.nv, model.nv) and dM.shape == (4,) + (model.nv,) * 3
+
+
+@pytest.mark.parametrize("name", ["panda", "solo12_floating"])
+def test_external_wrench_derivatives(name):
+    """f_ext held fixed in world axes at the frames: finite differences of inverse_dynamics_fext and
+    forward_dynamics_fext (themselves checked against Pinocchio in test_kinematics)."""
+    model = _model(name)
+    e = Engine(model)
+    q, v, a = (x[0] for x in _states(model, 1, seed=7))
+    f_ext = np.random.default_rng(3).normal(size=(len(e.FRAMES), 6)) * 5
+    eye = np.eye(model.nv)
+    on_q = lambda x, d: lie.integrate(model, x, d)
+    dq, dv = e.inverse_dynamics_derivatives(q, v, a, f_ext=f_ext)
+    assert relerr(dq, _richardson(lambda x: e.inverse_dynamics(x, v, a, f_ext=f_ext), q, eye, on_q)) < FD_TOL
+    assert relerr(dv, _richardson(lambda x: e.inverse_dynamics(q, x, a, f_ext=f_ext), v, eye, lambda x, d: x + d)) < FD_TOL
+    assert relerr(dq, e.inverse_dynamics_derivatives(q, v, a)[0]) > 1e-6       # the wrenches do matter
+    tau = e.inverse_dynamics(q, v, a)
+    fq, fv, _ = e.forward_dynamics_derivatives(q, v, tau, f_ext=f_ext)
+    assert relerr(fq, _richardson(lambda x: e.forward_dynamics(x, v, tau, f_ext=f_ext), q, eye, on_q)) < FD_TOL
+    assert relerr(fv, _richardson(lambda x: e.forward_dynamics(q, x, tau, f_ext=f_ext), v, eye, lambda x, d: x + d)) < FD_TOL
+
+
+NAMES = [fn.name for fn in OPTIONAL]
+
+
+def _args(fn, q, v, a, nf):
+    f_ext = np.random.default_rng(4).normal(size=q.shape[:-1] + (nf, 6))
+    given = {"q": q, "qd": v, "qdd": a, "tau": a, "f_ext": f_ext}
+    return [given[x] for x in fn.args]
+
+
+def _equal_engine(module, model, params=()):
+    e = Engine(model)
+    q, v, a = _states(model, 3, seed=1)
+    for name in NAMES:
+        fn = BY_NAME[name]
+        args = _args(fn, q, v, a, len(e.FRAMES))
+        ours, ref = getattr(module, name)(*args, *params), getattr(e, name)(*args)
+        assert isinstance(ours, tuple) == isinstance(ref, tuple), name
+        for x, y in zip(ours if isinstance(ours, tuple) else (ours,), ref if isinstance(ref, tuple) else (ref,)):
+            assert x.shape == y.shape and relerr(x, y) < TOL, name
+
+
+def _write(model, tmp_path, languages, params="numeric"):
+    files = render(model, languages, params, functions=NAMES)
+    for file, text in files.items():
+        (tmp_path / file).write_text(text)
+    return files
+
+
+@pytest.mark.parametrize("name", ["panda", "spherical_planar", "floating_small"])
+def test_generated_python_equals_engine(name, tmp_path):
+    model = _floating_small() if name == "floating_small" else _model(name)
+    files = _write(model, tmp_path, ("python",))
+    module = import_module_file(tmp_path / next(f for f in files if f.endswith(".py")))
+    _equal_engine(module, model)
+    # single states, and the shapes of the energies
+    q, v, _ = _states(model, 1)
+    assert np.shape(module.kinetic_energy(q[0], v[0])) == () and module.mass_matrix_derivative(q[0]).shape == (model.nv,) * 3
+
+
+def test_generation_is_deterministic():
+    """The dual tangents live in dicts: their order (insertion) must not depend on hashing."""
+    model = _model("spherical_planar")
+    assert render(model, ("python",), "numeric", functions=NAMES) == \
+        render(_with({0: "planar", 3: "spherical"}, n=5, seed=6), ("python",), "numeric", functions=NAMES)
+
+
+def test_generated_python_symbolic_parameters(tmp_path):
+    model = _model("chain_RP_armature")
+    files = _write(model, tmp_path, ("python",), "symbolic")
+    module = import_module_file(tmp_path / next(f for f in files if f.endswith(".py")))
+    _equal_engine(module, model, (module.DEFAULT_PARAMS,))
+
+
+def test_generated_c_equals_engine(tmp_path, monkeypatch):
+    """Every function compiled (tuples of matrices, (nv, nv, nv), scalars), batched states; a small robot
+    (the floating-base C of the same templates costs a minute of gcc on a loaded machine: the Python
+    test above runs it, the benchmarks the C)."""
+    import symdyn
+    monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
+    model = load_robot(ROOT / "robots" / "planar2.yaml")
+    files = _write(model, tmp_path, ("c",))
+    module = symdyn.load_c(tmp_path / next(f for f in files if f.endswith(".c")))
+    _equal_engine(module, model)
+
+
+def _floating_small():
+    """A free-flyer carrying a prismatic and a revolute joint (nv = 8)."""
+    d = random_description(3, 12)
+    d["joints"][0]["type"] = "floating"
+    return build_model(d, "<floating chain>")
+
+
+def test_inverse_dynamics_derivative_operations_grow_quadratically():
+    """Forward mode: O(N) per direction, 2N directions: O(N^2) operations for (dtau/dq, dtau/dv)."""
+    from symdyn.codegen.generator import trace
+    ops = {}
+    for n in (6, 12, 24):
+        program = trace(random_chain(n, 1), BY_NAME["inverse_dynamics_derivatives"])
+        ops[n] = sum(program.ops.values())
+    assert ops[24] / ops[12] < 4.4 and ops[12] / ops[6] < 4.4, ops
+
+
+def test_ilqr_example_swings_up_with_the_generated_derivatives():
+    """examples/ilqr.py: the double pendulum reaches upright; with the same iterations as central finite
+    differences (their Jacobians agree to ~1e-9), the linearization costs less CPU time."""
+    import sys
+    sys.path.insert(0, str(ROOT / "examples"))
+    import ilqr
+    robot = ilqr.generated_module(ROOT / "robots" / "planar2.yaml")
+    r = ilqr.run(robot, horizon=1.5, dt=0.01)
+    exact, fd = r["exact"], r["fd"]
+    assert exact["converged"] and fd["converged"]
+    assert exact["costs"][-1] < 1e-4 * exact["costs"][0] and exact["final_error"] < 1e-2
+    assert np.all(np.diff(exact["costs"]) < 0)
+    assert r["jacobian_difference"] < 1e-6
+    assert exact["iterations"] <= fd["iterations"]
+    assert exact["linearize_time"] < fd["linearize_time"], (exact["linearize_time"], fd["linearize_time"])
