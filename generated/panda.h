@@ -165,13 +165,13 @@ void panda_friction(const double *qd, double *tau_f);
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure).
  * In: q[7], qd[7], qdd[7].
  * Out: Y[7*98] (row-major).
- * Operations: 1067 mul, 704 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 995 mul, 671 add, 0 div, 0 sqrt, 12 trig. */
 void panda_regressor(const double *q, const double *qd, const double *qdd, double *Y);
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics.
  * In: q[7], qd[7], qdd[7].
  * Out: Yb[7*69] (row-major).
- * Operations: 884 mul, 569 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 792 mul, 521 add, 0 div, 0 sqrt, 12 trig. */
 void panda_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb);
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES.
@@ -189,19 +189,19 @@ void panda_frame_placement(const double *q, double *oMf);
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes.
  * In: q[7].
  * Out: J[3*6*7] (row-major).
- * Operations: 139 mul, 99 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 139 mul, 81 add, 0 div, 0 sqrt, 12 trig. */
 void panda_frame_jacobian(const double *q, double *J);
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd).
  * In: q[7], qd[7].
  * Out: vf[3*6] (row-major).
- * Operations: 124 mul, 95 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 124 mul, 73 add, 0 div, 0 sqrt, 12 trig. */
 void panda_frame_velocity(const double *q, const double *qd, double *vf);
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity.
  * In: q[7], qd[7].
  * Out: af[3*6] (row-major).
- * Operations: 226 mul, 176 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 226 mul, 154 add, 0 div, 0 sqrt, 12 trig. */
 void panda_frame_acceleration_bias(const double *q, const double *qd, double *af);
 
 /* Centre of mass in the world frame.
@@ -231,19 +231,19 @@ void panda_centroidal_momentum(const double *q, const double *qd, double *hg);
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias).
  * In: q[7].
  * Out: Linv[18*18] (row-major).
- * Operations: 1452 mul, 1289 add, 6 div, 0 sqrt, 14 trig. */
+ * Operations: 1437 mul, 1264 add, 6 div, 0 sqrt, 14 trig. */
 void panda_operational_space_inertia_inverse(const double *q, double *Linv);
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[7], qd[7], qdd[7], f_ext[3*6].
  * Out: tau[7].
- * Operations: 611 mul, 522 add, 0 div, 0 sqrt, 14 trig. */
+ * Operations: 596 mul, 497 add, 0 div, 0 sqrt, 14 trig. */
 void panda_inverse_dynamics_fext(const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau);
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[7], qd[7], tau[7], f_ext[3*6].
  * Out: qdd[7].
- * Operations: 999 mul, 887 add, 12 div, 0 sqrt, 14 trig. */
+ * Operations: 984 mul, 862 add, 12 div, 0 sqrt, 14 trig. */
 void panda_forward_dynamics_fext(const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
 
 #ifdef __cplusplus

@@ -189,7 +189,7 @@ void planar6_frame_placement(const double *q, double *oMf);
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes.
  * In: q[6].
  * Out: J[1*6*6] (row-major).
- * Operations: 36 mul, 29 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 36 mul, 21 add, 0 div, 0 sqrt, 10 trig. */
 void planar6_frame_jacobian(const double *q, double *J);
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd).

@@ -165,13 +165,13 @@ void ur5_friction(const double *qd, double *tau_f);
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure).
  * In: q[6], qd[6], qdd[6].
  * Out: Y[6*84] (row-major).
- * Operations: 579 mul, 397 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 575 mul, 398 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_regressor(const double *q, const double *qd, const double *qdd, double *Y);
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics.
  * In: q[6], qd[6], qdd[6].
  * Out: Yb[6*58] (row-major).
- * Operations: 465 mul, 317 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 457 mul, 315 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb);
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES.
@@ -189,19 +189,19 @@ void ur5_frame_placement(const double *q, double *oMf);
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes.
  * In: q[6].
  * Out: J[2*6*6] (row-major).
- * Operations: 81 mul, 59 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 81 mul, 44 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_frame_jacobian(const double *q, double *J);
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd).
  * In: q[6], qd[6].
  * Out: vf[2*6] (row-major).
- * Operations: 99 mul, 76 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 99 mul, 59 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_frame_velocity(const double *q, const double *qd, double *vf);
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity.
  * In: q[6], qd[6].
  * Out: af[2*6] (row-major).
- * Operations: 179 mul, 136 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 179 mul, 119 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_frame_acceleration_bias(const double *q, const double *qd, double *af);
 
 /* Centre of mass in the world frame.
@@ -231,19 +231,19 @@ void ur5_centroidal_momentum(const double *q, const double *qd, double *hg);
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias).
  * In: q[6].
  * Out: Linv[12*12] (row-major).
- * Operations: 924 mul, 734 add, 5 div, 0 sqrt, 12 trig. */
+ * Operations: 909 mul, 715 add, 5 div, 0 sqrt, 12 trig. */
 void ur5_operational_space_inertia_inverse(const double *q, double *Linv);
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[6], qd[6], qdd[6], f_ext[2*6].
  * Out: tau[6].
- * Operations: 378 mul, 285 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 363 mul, 266 add, 0 div, 0 sqrt, 12 trig. */
 void ur5_inverse_dynamics_fext(const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau);
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[6], qd[6], tau[6], f_ext[2*6].
  * Out: qdd[6].
- * Operations: 613 mul, 466 add, 10 div, 0 sqrt, 12 trig. */
+ * Operations: 598 mul, 447 add, 10 div, 0 sqrt, 12 trig. */
 void ur5_forward_dynamics_fext(const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
 
 #ifdef __cplusplus

@@ -51,17 +51,20 @@ class Placements:
                 self.p[k] = S.bind(ctx, S.add(self.p[parent], self.r[k]))
         self.axes = [[S.bind(ctx, S.rot(self.R[k], h[:3])) + S.bind(ctx, S.rot(self.R[k], h[3:]))
                       for h in columns(chain, k)] for k in range(n)]
-        # the frames: (body, R0, p0)
-        self.frames = []
+        # the frames: (body, R0, p0), and each frame's lever p0(frame) - p0(body) = R0(body) translation
+        self.frames, self.levers = [], []
         for f in chain.model.kinematic_frames if frames is None else frames:
             Rf = [[c(x) for x in row] for row in f.rotation]
             pf = [c(x) for x in f.translation]
             k = f.parent
             if k < 0:
                 self.frames.append((k, Rf, pf))
+                self.levers.append(None)
             else:
+                lever = S.bind(ctx, S.rot(self.R[k], pf))
                 self.frames.append((k, S.bind_matrix(ctx, S.matmul3(self.R[k], Rf)),
-                                    S.bind(ctx, S.add(self.p[k], S.rot(self.R[k], pf)))))
+                                    S.bind(ctx, S.add(self.p[k], lever))))
+                self.levers.append(lever)
 
     def path(self, k):
         """Body k and its ancestors, tip to base."""
@@ -70,6 +73,19 @@ class Placements:
     def offset(self, k, point):
         """point - p0(k), bound (the lever from body k's origin)."""
         return S.bind(self.ctx, S.sub(point, self.p[k]))
+
+    def levers_inward(self, f):
+        """[(j, p0(frame f) - p0(j))] for the joints j moving frame f, tip to base: the lever grows by
+        r(child) at each step (3 additions, the same as a difference of world positions, but the
+        world positions themselves are never needed)."""
+        k = self.frames[f][0]
+        out, d = [], self.levers[f]
+        for j in self.path(k):
+            if out:
+                d = S.bind(self.ctx, S.add(d, self.r[child]))
+            out.append((j, d))
+            child = j
+        return out
 
 
 def frame_placement(ctx, chain, X):
@@ -83,10 +99,9 @@ def frame_jacobian(ctx, chain, X, frames=None):
     frames: other Frames than FRAMES (the constraint points)."""
     pl = Placements(ctx, chain, X, frames)
     out = []
-    for k, _, pf in pl.frames:
+    for f in range(len(pl.frames)):
         J = [[0] * nv(chain) for _ in range(6)]
-        for j in pl.path(k):
-            d = pl.offset(j, pf)
+        for j, d in pl.levers_inward(f):
             for i, a in zip(rate_indices(chain, j), pl.axes[j]):
                 w, v = a[:3], a[3:]
                 lin = S.bind(ctx, S.add(v, S.cross(w, d)))
@@ -125,11 +140,11 @@ def frame_velocity(ctx, chain, X, v, frames=None):
     pl = Placements(ctx, chain, X, frames)
     w, u = body_velocities(ctx, chain, pl, v)
     out = []
-    for k, _, pf in pl.frames:
+    for (k, _, _), lever in zip(pl.frames, pl.levers):
         if k < 0:
             out.append([0] * 6)
             continue
-        lin = S.bind(ctx, S.add(u[k], S.cross(w[k], pl.offset(k, pf))))
+        lin = S.bind(ctx, S.add(u[k], S.cross(w[k], lever)))
         out.append(lin + w[k])
     return out
 
@@ -156,11 +171,10 @@ def frame_acceleration_bias(ctx, chain, X, v, frames=None):
         # dv(p) + dw(p) x r + w(p) x (w(p) x r + 2 vJ) + wJ x vJ
         dv[k] = S.bind(ctx, S.add(S.add(dv[p], S.cross(dw[p], r)), S.add(S.cross(w[p], vrel), own)))
     out = []
-    for k, _, pf in pl.frames:
+    for (k, _, _), d in zip(pl.frames, pl.levers):
         if k < 0:
             out.append([0] * 6)
             continue
-        d = pl.offset(k, pf)
         wd = S.bind(ctx, S.cross(w[k], d))
         lin = S.bind(ctx, S.add(S.add(dv[k], S.cross(dw[k], d)), S.cross(w[k], wd)))
         out.append(lin + dw[k])
@@ -173,11 +187,11 @@ def body_wrenches(ctx, chain, X, f_ext, frames=None):
     wrenches on frames of the fixed base do nothing. frames: other Frames than FRAMES."""
     pl = Placements(ctx, chain, X, frames)
     out = [None] * chain.n
-    for (k, _, pf), wrench in zip(pl.frames, f_ext):
+    for (k, _, _), lever, wrench in zip(pl.frames, pl.levers, f_ext):
         if k < 0:
             continue
         f, n = wrench[:3], wrench[3:]
-        moment = S.add(n, S.cross(pl.offset(k, pf), f))
+        moment = S.add(n, S.cross(lever, f))
         local = S.bind(ctx, S.rot_t(pl.R[k], moment)) + S.bind(ctx, S.rot_t(pl.R[k], f))
         out[k] = local if out[k] is None else S.bind(ctx, S.vadd(out[k], local))
     return out

@@ -18,6 +18,12 @@ x(a,i) = phi(a, .) tau_bar ... phi(., i) G(i): G(i) carried inward to a (tau_bar
 between, not at a), as in innovations_factor_inverse. Joints whose only common ancestor is the fixed
 base do not couple (Upsilon- of the base is 0): exact zeros. No matrix is inverted: O(N^2) work.
 
+The column walk outward from i is the same product read the other way: Minv(k,i) = x(i,k)* alpha(i).
+Where G(k) is carried inward anyway (below a joint that branches, or below a joint with several DoF,
+whose nv(i) columns would each need their own walk: a free-flyer's 6), every entry below i is one
+dot product with alpha(i); the walks remain only on chains of 1-DoF joints (the Panda: unchanged).
+On top of the fixed base Upsilon+(a) = 0, so Upsilon-(a) x(a,i) = -H* Minv(a,i): already computed.
+
 Joints with nv > 1: D(k), Minv(k,k) are nv x nv blocks (D^-1 from its UDU^T factors), and G, H, u,
 alpha and x have nv columns.
 """
@@ -51,11 +57,15 @@ def mass_matrix_inverse(ctx, chain, X, ric):
             (-uk[a][i] * h[a][j] - h[a][i] * uk[a][j] + sum((d[a][b] * h[a][i] * h[b][j] for b in range(m)), 0)
              for a in range(m)), 0)) if m > 1 else \
             S.symmetric(ctx, lambda i, j: U[i][j] - uk[0][i] * h[0][j] - h[0][i] * uk[0][j] + d[0][0] * h[0][i] * h[0][j])
+    x = _carried_inward(ctx, chain, X, ric, G)
     for i in chain.outward():
         m = len(H[i])
         alpha = [S.bind(ctx, S.vsub(u[i][b], combine([diag[i][a][b] for a in range(m)], H[i]))) for b in range(m)]
-        _column_below(ctx, chain, X, G, Minv, i, alpha)
-    _across_branches(ctx, chain, X, ric, G, Minv, Uminus)
+        if any((i, k) in x for k in chain.children[i]):
+            _column_from_below(ctx, chain, x, Minv, i, alpha)
+        else:
+            _column_below(ctx, chain, X, G, Minv, i, alpha)
+    _across_branches(ctx, chain, x, Minv, Uminus)
     return Minv
 
 
@@ -78,33 +88,57 @@ def _column_below(ctx, chain, X, G, Minv, i, alpha):
         stack.extend((c, alpha) for c in reversed(chain.children[k]))
 
 
-def _across_branches(ctx, chain, X, ric, G, Minv, Uminus):
-    """Minv(k, i) = x(a,k)* Upsilon-(a) x(a,i) for k and i on different branches below joint a."""
-    branching = {a for a in range(chain.n) if len(chain.children[a]) > 1}
-    if not branching:
-        return
-    x = {}                                        # (a, i) -> x(a, i), nv(i) columns
-    for i in chain.outward():
-        above = [a for a in chain.ancestors(i) if a in branching]
-        vs, j = G[i], i
-        for a in chain.ancestors(i):
+def _carried_inward(ctx, chain, X, ric, G):
+    """x(a, k) = G(k) carried inward to a (tau_bar at each joint in between, not at a), for every
+    ancestor a of k up to k's topmost ancestor that branches (the cross-branch terms need x there) or
+    has several DoF (its columns are cheaper from below): {(a, k): nv(k) columns}. Empty for a chain
+    of 1-DoF joints."""
+    targets = {a for a in range(chain.n) if len(chain.children[a]) > 1 or len(chain.H[a]) > 1}
+    x = {}
+    for k in chain.outward():
+        above = [a for a in chain.ancestors(k) if a in targets]
+        vs, j = G[k], k
+        for a in chain.ancestors(k):
             if not above:
                 break
             vs = [S.force_inward(ctx, X[j], v) for v in vs]
+            x[a, k] = vs
             if a == above[0]:
-                x[a, i] = vs
                 above.pop(0)
             if above:
                 vs = [ric.tau_bar(a, v) for v in vs]
             j = a
-    for a in sorted(branching):
+    return x
+
+
+def _column_from_below(ctx, chain, x, Minv, i, alpha):
+    """Minv(k, i) = x(i, k)* alpha(i) for every k in the subtree of i, from the columns the
+    cross-branch terms carry inward anyway (6 mul per entry instead of a walk per column of i)."""
+    for k in _subtree(chain, i)[1:]:
+        _put(Minv, chain, k, i, [[ctx.bind(S.vdot(xk, a)) for a in alpha] for xk in x[i, k]])
+
+
+def _across_branches(ctx, chain, x, Minv, Uminus):
+    """Minv(k, i) = x(a,k)* Upsilon-(a) x(a,i) for k and i on different branches below joint a."""
+    for a in range(chain.n):
+        if len(chain.children[a]) < 2:
+            continue
         branches = [_subtree(chain, c) for c in chain.children[a]]
         for b, nodes in enumerate(branches):
             others = [k for later in branches[b + 1:] for k in later]
             for i in nodes:
-                ys = [S.bind(ctx, S.matvec(Uminus[a], v)) for v in x[a, i]]
+                ys = _upsilon_x(ctx, chain, x, Minv, Uminus, a, i)
                 for k in others:
                     _put(Minv, chain, k, i, [[ctx.bind(S.vdot(xk, y)) for y in ys] for xk in x[a, k]])
+
+
+def _upsilon_x(ctx, chain, x, Minv, Uminus, a, i):
+    """Upsilon-(a) x(a, i), one column per DoF of i. Below the fixed base (Upsilon+(a) = 0, as for a
+    floating base) Upsilon-(a) = H* Minv(a,a) H and alpha(a) = -H* Minv(a,a), so the product is
+    -H* Minv(a, i), already computed: no multiplication."""
+    if chain.parent[a] >= 0:
+        return [S.bind(ctx, S.matvec(Uminus[a], v)) for v in x[a, i]]
+    return [S.bind(ctx, S.vscale(-1, combine([Minv[r][c] for r in chain.vi[a]], chain.H[a]))) for c in chain.vi[i]]
 
 
 def _subtree(chain, k):

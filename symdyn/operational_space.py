@@ -70,10 +70,10 @@ def operational_space_inertia_inverse(ctx, chain, X, ric, frames=None):
     pl = Placements(ctx, chain, X, frames)
     Uminus, joints = _upsilon_minus(ctx, chain, X, ric)
     carried = []            # per frame: {body a on its path: psi(a, i) B_f (6 columns)}
-    for k, R, pf in pl.frames:
+    for (k, R, pf), lever in zip(pl.frames, pl.levers):
         at = {}
         if k >= 0:
-            cols = _wrench_map(ctx, pl.R[k], pl.offset(k, pf))
+            cols = _wrench_map(ctx, pl.R[k], lever)
             j = k
             while True:
                 at[j] = cols

@@ -16,6 +16,7 @@ columns of Y(k):
     m:        s_lin . v_dot
     h = m c:  v_dot x s_ang + U^T s_lin                (since s_ang . (h x v_dot) = h . (v_dot x s_ang))
     J:        L(w_dot)^T s_ang + L(w)^T (s_ang x w)    (J w = L(w) [Ixx Ixy Iyy Ixz Iyz Izz])
+              = K(k) s_ang, the 6 x 3 map K formed once per body (inertia_map)
 
 Joints on other branches do not see body k: their entries are exact zeros. A joint with several
 columns (free-flyer, spherical, planar) has one row per column, each carried out the same way.
@@ -51,14 +52,23 @@ def _l_transpose(w, x):
             w[2] * x[0] + w[0] * x[2], w[2] * x[1] + w[1] * x[2], w[2] * x[2]]
 
 
-def body_columns(ctx, s, w, alpha, U):
-    """s . Y(k) pi(k) as the 10 coefficients of pi(k), for a motion vector s at body k."""
+def inertia_map(ctx, w, wd):
+    """K (6 x 3) with K s_ang = L(w_dot)^T s_ang + L(w)^T (s_ang x w), the coefficients of the rotational
+    inertia, for every s of body k: linear in s_ang, so formed once per body (3 mul per coefficient and
+    pair instead of 4)."""
+    unit = ([1, 0, 0], [0, 1, 0], [0, 0, 1])
+    columns = [[a + b for a, b in zip(_l_transpose(wd, e), _l_transpose(w, S.cross(e, w)))] for e in unit]
+    return [[ctx.bind(columns[a][c]) for a in range(3)] for c in range(6)]
+
+
+def body_columns(ctx, s, w, alpha, U, K=None):
+    """s . Y(k) pi(k) as the 10 coefficients of pi(k), for a motion vector s at body k
+    (K: inertia_map of the body, if already formed)."""
     sa, sl = s[:3], s[3:]
     wd, vd = alpha[:3], alpha[3:]
     m = S.dot(sl, vd)
     h = S.add(S.cross(vd, sa), S.rot_t(U, sl))
-    y = S.bind(ctx, S.cross(sa, w))
-    J = [a + b for a, b in zip(_l_transpose(wd, sa), _l_transpose(w, y))]
+    J = [S.dot(row, sa) for row in (K or inertia_map(ctx, w, wd))]
     return [ctx.bind(x) for x in [m] + h + J]
 
 
@@ -76,15 +86,16 @@ def regressor(ctx, chain, X, qd, qdd):
     n = chain.n
     nb = len(chain.params)
     w, alpha, U = _accelerations(ctx, chain, X, qd, qdd)
+    K = [inertia_map(ctx, w[k], alpha[k][:3]) for k in range(n)]
     Y = [[0] * (10 * nb + 4 * n) for _ in range(chain.nv)]
     for j in range(n):
         below = list(_subtree_outward(chain, j))
         for row, H in zip(chain.vi[j], chain.H[j]):
             s = {j: H}
-            Y[row][10 * j:10 * j + 10] = body_columns(ctx, H, w[j], alpha[j], U[j])
+            Y[row][10 * j:10 * j + 10] = body_columns(ctx, H, w[j], alpha[j], U[j], K[j])
             for k in below:
                 s[k] = S.bind(ctx, S.motion_outward(ctx, X[k], s[chain.parent[k]]))
-                Y[row][10 * k:10 * k + 10] = body_columns(ctx, s[k], w[k], alpha[k], U[k])
+                Y[row][10 * k:10 * k + 10] = body_columns(ctx, s[k], w[k], alpha[k], U[k], K[k])
     for j, i in one_dof(chain):       # friction and rotor: Fv qd, Fc sgn(qd), Fo, Ia qdd
         Y[i][10 * nb + 4 * j:10 * nb + 4 * j + 4] = [qd[i], coulomb_sign(ctx, chain, qd[i]), 1, qdd[i]]
     return Y
