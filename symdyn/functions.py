@@ -38,6 +38,7 @@ FEXT = "_fext"
 #: numeric: the parameters folded into the code; symbolic: passed as the argument PARAMS
 PARAM_MODES = ("numeric", "symbolic")
 PARAMS = "params"
+BAUMGARTE = "_baumgarte"
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,12 @@ def nest(items, shape):
 def fext_variant(name):
     """The name of the function taking external wrenches, if `name` has one."""
     return name + FEXT if name + FEXT in BY_NAME else None
+
+
+def baumgarte_variant(name):
+    """The name of the stabilized function taking (gains, error), if `name` has one: the modules' `name`
+    takes them as optional keyword arguments."""
+    return name + BAUMGARTE if name + BAUMGARTE in ALL_BY_NAME else None
 
 
 def _zeros(chain):
