@@ -39,6 +39,7 @@ class Function:
     doc: str
     gravity: bool = False        # does the result include gravity?
     parametric: bool = True      # built on the model's parameters (symbolic mode passes them as `params`)
+    reduced: bool = False        # already in the reduced coordinates of mimic joints (for_model)
 
     @property
     def shapes(self):
@@ -281,3 +282,12 @@ KINEMATICS = (
 
 FUNCTIONS = FUNCTIONS + KINEMATICS
 BY_NAME = {f.name: f for f in FUNCTIONS}
+
+
+def for_model(functions, model):
+    """The functions as `model`'s modules compute them: with mimic joints, in the reduced
+    coordinates (symdyn.mimic), without those that have no meaning there."""
+    if not getattr(model, "mimic", ()) or all(fn.reduced for fn in functions):
+        return tuple(functions)
+    from .mimic import UNSUPPORTED, reduced
+    return tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)

@@ -70,11 +70,13 @@ def _render(model, programs, module, languages, params_mode):
 
 
 def load_all(paths, languages=("python",), snap_right_angles=False, params_mode="numeric", selection=None,
-             strict=False, allow_nonphysical_inertia=False, floating_base=False, joint_params=None, frames=None):
+             strict=False, allow_nonphysical_inertia=False, floating_base=False, joint_params=None, frames=None,
+             mimic="reduced"):
     """Load every robot file; RobotFileError for the first bad one or two that would write the same file.
-    (selection, strict, allow_nonphysical_inertia, floating_base, joint_params, frames: see load_robot.)"""
+    (selection, strict, allow_nonphysical_inertia, floating_base, joint_params, frames, mimic: see load_robot.)"""
     models = [load_robot(p, snap_right_angles, selection, strict=strict, allow_nonphysical_inertia=allow_nonphysical_inertia,
-                         floating_base=floating_base, joint_params=joint_params, frames=frames) for p in paths]
+                         floating_base=floating_base, joint_params=joint_params, frames=frames, mimic=mimic)
+              for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
         same = os.path.realpath(model.path)
@@ -313,7 +315,7 @@ def write_all(rendered, out_dir):
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
              snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-             on_warning=None, floating_base=False, joint_params=None, functions=None, frames=None):
+             on_warning=None, floating_base=False, joint_params=None, functions=None, frames=None, mimic="reduced"):
     """Generate the modules of every robot file in `paths`; returns the written paths.
 
     floating_base: each robot's base link becomes a free-flyer (joint root_joint, Pinocchio's conventions).
@@ -323,10 +325,11 @@ def generate(paths, out_dir="generated", languages=("python",), params_mode="num
     load_robot) before anything is written; strict=True makes them errors. `functions`: names (a
     list or "a,b") of the functions to generate, None for all; ValueError for an unknown one.
     frames: the frames that get kinematics (names, in order; default: the leaves of the tree).
+    mimic: "reduced" (default) or "independent": how URDF <mimic> joints are loaded (load_robot).
     """
     functions = [fn.name for fn in select_functions(functions)]
     models = load_all(paths, languages, snap_right_angles, params_mode, selection, strict,
-                      allow_nonphysical_inertia, floating_base, joint_params, frames)  # every input is checked before any output
+                      allow_nonphysical_inertia, floating_base, joint_params, frames, mimic)  # every input is checked before any output
     for model in models:
         for message in model.warnings:
             if on_warning is not None:

@@ -17,7 +17,7 @@ SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-               floating_base=False, joint_params=None, frames=None):
+               floating_base=False, joint_params=None, frames=None, mimic="reduced"):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -29,10 +29,12 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error.
     floating_base: the base link becomes a free-flyer named root_joint (description.build_model).
     joint_params: a joint-parameter file (symdyn.joint_params) whose friction and armature override the robot's.
-    frames: names of the frames that get kinematics (FRAMES), in order; None: the leaves."""
+    frames: names of the frames that get kinematics (FRAMES), in order; None: the leaves.
+    mimic: "reduced" (URDF <mimic> joints follow their masters: reduced coordinates, symdyn.mimic) or
+    "independent" (each is a degree of freedom of its own, with a warning)."""
     warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
     model = _load(path, selection, lambda message: warnings.append(one_line(message)), allow_nonphysical_inertia,
-                  floating_base)
+                  floating_base, mimic)
     if strict and warnings:
         raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
     model = replace(model, warnings=tuple(warnings))
@@ -51,7 +53,7 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     return model
 
 
-def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floating_base=False):
+def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floating_base=False, mimic="reduced"):
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -76,11 +78,11 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
         desc = _read_yaml(path, raw)
     # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
     part = selection is not None and bool(selection)
-    model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base)
+    model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base, mimic)
     if part:
         from .selection import select
         model = replace(build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia,
-                                    floating_base),
+                                    floating_base, mimic),
                         selection=selection.describe(), locked=tuple(selection.lock.items()),
                         cut=selection.root is not None or selection.tip is not None)
     return model

@@ -97,6 +97,8 @@ def _lie_pieces(model):
     """(group, q start, q end, v start, v end) per joint, runs of vector joints merged."""
     pieces = []
     for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
+        if not qi:                                   # a mimic joint has no coordinate
+            continue
         g = j.kind.lie_group
         if g == "vector" and pieces and pieces[-1][0] == "vector":
             pieces[-1] = ("vector", pieces[-1][1], qi[-1] + 1, pieces[-1][3], vi[-1] + 1)

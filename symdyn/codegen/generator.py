@@ -16,7 +16,7 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import BY_NAME, FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
+from ..functions import BY_NAME, FUNCTIONS, arg_dims, fext_variant, for_model, flatten, nest, out_dims, resolve, sizes
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
@@ -82,6 +82,13 @@ C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "
 
 def trace(model, fn, params_mode="numeric"):
     """The straight-line program of one function."""
+    if getattr(model, "mimic", ()) and not fn.reduced:
+        own = for_model([fn], model)
+        if not own:
+            from ..errors import RobotFileError
+            raise RobotFileError(model.path, f"{fn.name} is not defined in the reduced coordinates of mimic joints "
+                                             "(use --mimic independent)")
+        fn = own[0]
     size = sizes(model)
     tape = Tape()
     shapes = {a: resolve(arg_dims(a), size) for a in fn.args}
@@ -111,11 +118,22 @@ def _count(shape):
     return count
 
 
-def select_functions(names=None):
+def select_functions(names=None, model=None):
     """The functions called `names` (None: all), in the order of the set; ValueError for an unknown name.
+    With `model`, as that model computes them (symdyn.functions.for_model: mimic joints), and a
+    RobotFileError for a function named explicitly that it does not have.
 
     A robot with many links needs only some functions: generating just those saves generation and,
     above all, compile time."""
+    if model is not None:
+        chosen = select_functions(names)
+        own = for_model(chosen, model)
+        if len(own) < len(chosen) and _subset(names):
+            from ..errors import RobotFileError
+            missing = next(fn.name for fn in chosen if fn.name not in {f.name for f in own})
+            raise RobotFileError(model.path, f"--functions: {missing} is not defined in the reduced coordinates of "
+                                             "mimic joints (use --mimic independent)")
+        return own
     if names is None:
         return FUNCTIONS
     if isinstance(names, str):
@@ -132,7 +150,7 @@ def select_functions(names=None):
 def trace_all(model, params_mode="numeric", progress=None, functions=None):
     """The programs of the functions named in `functions` (None: the whole set)."""
     programs = []
-    for fn in select_functions(functions):
+    for fn in select_functions(functions, model):
         programs.append(trace(model, fn, params_mode))
         if progress:
             progress(fn.name)
@@ -161,14 +179,21 @@ def set_id(model, params_mode, names=None):
     file's digest, the symdyn version and the options. A .c compiled with the .h of another set stops
     at an #error; load_c refuses the pair."""
     text = f"{model.digest}|{__version__}|{params_mode}|{model.snapped}|{model.dof}"
+    if model.mimic:                     # reduced coordinates (the default for a file with <mimic>)
+        text += "|mimic"
     if model.joint_params:              # friction and armature from a file beside the robot's
         text += f"|{model.joint_params}"
-    if _subset(names):                  # a .h of other functions than its .c
+    if _subset(names, model):           # a .h of other functions than its .c
         text += "|" + ",".join(names)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _joint_order(model):
+    if model.mimic:
+        follows = "; ".join(f"{quoted(model.joints[m.joint].name)} = {m.multiplier!r} * "
+                            f"{quoted(model.joints[m.master].name)} + {m.offset!r}" for m in model.mimic)
+        return (f"Coordinates (q, v): {', '.join(quoted(n) for n in model.joint_names)}. Mimic joints (no coordinate "
+                f"of their own, reduced coordinates): {follows}.")
     names = ", ".join(quoted(n) for n in model.joint_names)
     parents = [j.parent for j in model.joints]
     if parents == list(range(-1, model.dof - 1)):
@@ -191,9 +216,11 @@ def header_lines(model, params_mode, names=None):
         [f"Friction and armature from {quoted(model.joint_params)} (--joint-params)."] if model.joint_params else []) + (
         [f"Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing!r})."] if model.coulomb_smoothing else []) + (
         [f"Functions: {', '.join(names)} (--functions); the rest of the set is not generated."]
-        if _subset(names) else [])
+        if _subset(names, model) else []) + (
+        ["Not generated: the tree's factorizations (articulated inertias, innovations, UDU^T, diagonalized "
+         "dynamics), which have no counterpart in the reduced coordinates of mimic joints."] if model.mimic else [])
 
 
-def _subset(names):
-    """Are `names` (None: all) only some of the functions of the set?"""
-    return names is not None and set(names) != set(BY_NAME)
+def _subset(names, model=None):
+    """Are `names` (None: all) only some of the functions of the set (of `model`'s set: for_model)?"""
+    return names is not None and set(names) != {fn.name for fn in for_model(FUNCTIONS, model)}
