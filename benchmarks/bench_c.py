@@ -14,6 +14,14 @@ solo12 and talos_reduced (trees) are loaded by Pinocchio with a free-flyer root
 (``--floating NAME ...`` to choose): generate them with ``symdyn generate
 --floating-base``; q has nq entries (unit quaternion), v, a, tau nv.
 
+``--contacts solo12`` (or ``NAME=FRAME,...``) also times Pinocchio's
+constraintDynamics and impulseDynamics on point contacts of those frames, and,
+when the module was generated with the same ``--contact`` (its header defines
+R_NC), R_constrained_forward_dynamics and R_impact beside them:
+
+    symdyn generate solo12.urdf --floating-base --contact FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT --lang c --out /tmp/gen
+    python benchmarks/bench_c.py --generated /tmp/gen --robots solo12 --contacts solo12
+
 For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``
 (``--generated`` defaults to the repository's ``generated/``).  When it is
 missing, only the Pinocchio column is measured for that robot.
@@ -100,6 +108,8 @@ ROBOTS = {
 }
 DEFAULT_ROBOTS = ["panda", "ur5", "xarm7"]
 FLOATING = {"solo12", "talos_reduced"}
+# --contacts NAME: the point contacts (frames) a robot stands on by default
+CONTACTS = {"solo12": "FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT"}
 
 
 # --------------------------------------------------------------------------
@@ -261,6 +271,9 @@ def plan_build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
     nq_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NQ", required=False)
     if nq_macro:
         defines.append(f"-DSYMDYN_NQ={nq_macro}")
+    nc_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NC", required=False)
+    if nc_macro:                                  # generated with --contact
+        defines.append(f"-DSYMDYN_NC={nc_macro}")
     cxx = tc.cxx_command(exe, objects=[obj], native=args.march_native,
                          pin_inline=args.pinocchio_inline, extra_defines=defines,
                          extra_includes=[gen_dir])
@@ -344,6 +357,9 @@ def main(argv=None) -> int:
                    help="robots loaded with a free-flyer root joint (default: "
                         f"{', '.join(sorted(FLOATING))}; their modules must be generated "
                         "with --floating-base)")
+    p.add_argument("--contacts", nargs="*", default=[], metavar="NAME[=FRAME,...]",
+                   help="robots standing on point contacts (default frames: " +
+                        "; ".join(f"{k}={v}" for k, v in CONTACTS.items()) + ")")
     p.add_argument("--pinocchio-only", action="store_true",
                    help="ignore generated modules even if present")
     p.add_argument("--urdf", action="append", metavar="NAME=PATH[:LOCKED,...]",
@@ -380,6 +396,12 @@ def main(argv=None) -> int:
     robots = dict(ROBOTS)
     robots.update(parse_urdf_overrides(args.urdf))
     floating = FLOATING if args.floating is None else set(args.floating)
+    contacts = {}
+    for item in args.contacts:
+        name, _, frames = item.partition("=")
+        if not frames and name not in CONTACTS:
+            sys.exit(f"error: --contacts {name}: give the frames (NAME=FRAME,...)")
+        contacts[name] = frames or CONTACTS[name]
 
     jobs = []  # (robot, urdf, locked, Build)
     any_symdyn = False
@@ -423,6 +445,8 @@ def main(argv=None) -> int:
                 cmd.append(f"--cpu={args.cpu}")
             if robot in floating:
                 cmd.append("--floating")
+            if robot in contacts:
+                cmd.append(f"--contacts={contacts[robot]}")
             if args.show_cmd:
                 print("$ " + shlex.join(cmd), file=sys.stderr)
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

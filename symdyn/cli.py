@@ -57,12 +57,22 @@ def _functions(text):
         _fail(f"--functions: {exc}")
 
 
+def _check_functions(path, functions, model):
+    """The constraint functions of --functions need a model with constraints."""
+    from .codegen.generator import select_functions
+    try:
+        select_functions(functions, model)
+    except ValueError as exc:
+        _fail(f"{path}: --functions: {exc}")
+
+
 def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None,
-          frames=None, mimic="reduced"):
+          frames=None, mimic="reduced", contacts=None):
     from .load import load_robot
     try:
         model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
-                           floating_base=floating, joint_params=joint_params, frames=frames, mimic=mimic)
+                           floating_base=floating, joint_params=joint_params, frames=frames, mimic=mimic,
+                           contacts=contacts)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
@@ -97,7 +107,15 @@ def mimic_option(command):
                         show_default=True, help=MIMIC_HELP)(command)
 
 
+CONTACT_HELP = ("Comma-separated frames in contact with the world: FRAME (point contact, 3 rows) or FRAME:6d "
+                "(6-D contact, 6 rows), e.g. FL_FOOT,FR_FOOT. Adds constraint_jacobian, constraint_drift, "
+                "constrained_forward_dynamics(_baumgarte) and impact; the frames join FRAMES.")
+
+
 def frames_option(command):
+    """--frames and --contact."""
+    command = click.option("--contact", "contacts", default=None, metavar="FRAME[:3d|:6d],...",
+                           help=CONTACT_HELP)(command)
     return click.option("--frames", "frames", default=None, metavar="NAME,...", help=FRAMES_HELP,
                         callback=lambda ctx, param, value: None if value is None else
                         tuple(x.strip() for x in value.split(",") if x.strip()))(command)
@@ -130,13 +148,14 @@ def main():
 @frames_option
 @mimic_option
 def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions,
-         frames, mimic):
+         frames, contacts, mimic):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import base_parameter_lines, info_lines, trace_count
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
+        _check_functions(path, functions, model)
         with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
             lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
         if show_base:
@@ -159,21 +178,23 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @frames_option
 @mimic_option
 def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-             functions, frames, mimic):
+             functions, frames, contacts, mimic):
     """Generate the dynamics modules of each ROBOT file into OUT."""
-    from .functions import FUNCTIONS
+    from .functions import CONSTRAINED, FUNCTIONS
     from .generate import LANGUAGES, generate as run
     functions = _functions(functions)
     languages = tuple(x.strip() for x in lang.split(",") if x.strip())
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
-    with _progress(len(set(robots)) * len(functions or FUNCTIONS), "generating") as bar:
+    count = len(functions or FUNCTIONS) + (len(CONSTRAINED) if contacts and functions is None else 0)
+    with _progress(len(set(robots)) * count, "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
                           allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
-                          joint_params=joint_params, functions=functions, frames=frames, mimic=mimic)
+                          joint_params=joint_params, functions=functions, frames=frames, mimic=mimic,
+                          contacts=contacts)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -193,17 +214,18 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
 @frames_option
 @mimic_option
 def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-            functions, frames, mimic):
+            functions, frames, contacts, mimic):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
+        _check_functions(path, functions, model)
         notes = []
         try:
-            with _progress(compare_steps(with_c, functions), f"comparing {one_line(model.name)}") as bar:
+            with _progress(compare_steps(with_c, functions, model), f"comparing {one_line(model.name)}") as bar:
                 report = run(model, states=states, with_c=with_c, notes=notes, progress=lambda name: bar.update(1),
                              functions=functions)
         except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints

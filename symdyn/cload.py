@@ -31,7 +31,7 @@ import numpy as np
 
 from . import __version__
 from .errors import CModuleError, one_line
-from .functions import FUNCTIONS, arg_dims, fext_variant, out_dims, resolve
+from .functions import ALL_BY_NAME, arg_dims, fext_variant, out_dims, resolve
 
 #: flags every build needs (a shared library of C99)
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
@@ -58,7 +58,7 @@ def _cache_dir():
 def _signatures(header, prefix):
     """The functions the header declares, with the arguments of each."""
     found = {}
-    for fn in FUNCTIONS:
+    for fn in ALL_BY_NAME.values():
         m = re.search(rf"void {prefix}_{fn.name}\(([^)]*)\);", header)
         if m:
             args = [a.strip().split("*")[-1] for a in m.group(1).split(",")]
@@ -296,8 +296,12 @@ class CModule:
         self.NQ, self.NV = (int(nq.group(1)) if nq else n), n
         nf = re.search(rf"^#define {re.escape(prefix.upper())}_NF (\d+)$", header, re.M)
         nbase = re.search(rf"^#define {re.escape(prefix.upper())}_NUM_BASE_PARAMS (\d+)$", header, re.M)
+        nc = re.search(rf"^#define {re.escape(prefix.upper())}_NC (\d+)$", header, re.M)
         self._sizes = {"nv": n, "nq": self.NQ, "nf": int(nf.group(1)) if nf else 0, "np": self._nparams,
-                       "b": int(nbase.group(1)) if nbase else 0}
+                       "b": int(nbase.group(1)) if nbase else 0, "nc": int(nc.group(1)) if nc else 0}
+        self.NC = self._sizes["nc"]
+        constraints = re.search(r"Constraints \(CONSTRAINTS, nc = \d+ rows\): (.*)\.\n", header)
+        self.CONSTRAINTS = tuple(json.loads(f"[{constraints.group(1)}]")) if constraints else ()
         frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
         self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
         self._signatures = _signatures(header, prefix)

@@ -310,6 +310,78 @@ def tree_joint_dynamics(model):
     return out
 
 
+def pinocchio_constraint_functions(pmodel, model, friction=None):
+    """Pinocchio's counterparts of the constraint functions for the model's contacts (RigidConstraintModel
+    CONTACT_3D / CONTACT_6D at the frame, LOCAL_WORLD_ALIGNED), one state at a time, symdyn's q:
+    constraintDynamics (proximal iterations to convergence), impulseDynamics (no regularization, exact),
+    and for point contacts its Baumgarte corrector, the anchors placed at p(q) - error so that its
+    position error is ours. friction(v): subtracted from tau as in forward_dynamics. {} when a
+    constraint is a loop closure (symdyn.constraints: not compared here)."""
+    import pinocchio as pin
+    contacts = model.constraints
+    if not contacts or any(not k.is_contact for k in contacts):
+        return {}
+    data, c = pmodel.createData(), pinocchio_configuration(pmodel)
+    friction = friction or (lambda v: 0.0)
+    kinds = {"3d": pin.ContactType.CONTACT_3D, "6d": pin.ContactType.CONTACT_6D}
+    world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
+    frame_types = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
+    ids = [next(i for i in (pmodel.getFrameId(k.frame, t) for t in frame_types) if i < pmodel.nframes)
+           for k in contacts]
+
+    def constraints(anchors=None, gains=None):
+        models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+        for n, (k, i) in enumerate(zip(contacts, ids)):
+            frame = pmodel.frames[i]
+            cm = pin.RigidConstraintModel(kinds[k.kind], pmodel, frame.parentJoint, frame.placement, world)
+            if anchors is not None:
+                cm.joint2_placement = pin.SE3(np.eye(3), anchors[n])
+                corrector = cm.m_baumgarte_parameters
+                corrector.Kp, corrector.Kd = float(gains[0]), float(gains[1])
+                cm.m_baumgarte_parameters = corrector
+            models.append(cm)
+        for cm in models:
+            datas.append(cm.createData())
+        pin.initConstraintDynamics(pmodel, data, models, datas)
+        return models, datas
+
+    plain = constraints()
+    converged, exact = pin.ProximalSettings(1e-14, 1e-12, 20), pin.ProximalSettings(1e-14, 0.0, 1)
+
+    def rows(stacked):
+        return np.concatenate([x[:k.rows] for x, k in zip(stacked, contacts)])
+
+    def jacobian(q):
+        pin.computeJointJacobians(pmodel, data, c(q))
+        pin.updateFramePlacements(pmodel, data)
+        return rows([pin.getFrameJacobian(pmodel, data, i, world) for i in ids])
+
+    def drift(q, v):
+        pin.forwardKinematics(pmodel, data, c(q), v, np.zeros(pmodel.nv))
+        return rows([(pin.getFrameClassicalAcceleration if k.kind == "3d" else pin.getFrameAcceleration)(
+            pmodel, data, i, world).vector for k, i in zip(contacts, ids)])
+
+    def forward(q, v, tau, pair=None):
+        models, datas = pair or plain
+        a = pin.constraintDynamics(pmodel, data, c(q), v, tau - friction(v), models, datas, converged).copy()
+        return a, data.lambda_c.copy()
+
+    def baumgarte(q, v, tau, gains, error):
+        pin.framesForwardKinematics(pmodel, data, c(q))
+        anchors = [data.oMf[i].translation - e for i, e in zip(ids, np.reshape(error, (-1, 3)))]
+        return forward(q, v, tau, constraints(anchors, gains))
+
+    def impact(q, v, e):
+        vplus = pin.impulseDynamics(pmodel, data, c(q), v, *plain, float(e[0]), exact).copy()
+        return vplus, data.impulse_c.copy()
+
+    out = {"constraint_jacobian": jacobian, "constraint_drift": drift, "constrained_forward_dynamics": forward,
+           "impact": impact}
+    if all(k.kind == "3d" for k in contacts):       # a 6-D anchor's error is a log6 in Pinocchio
+        out["constrained_forward_dynamics_baumgarte"] = baumgarte
+    return out
+
+
 def _pinocchio(model, notes):
     """Pinocchio's functions on the same model, or None when it is not installed."""
     try:
@@ -323,13 +395,19 @@ def _pinocchio(model, notes):
         return _mimic_functions(model, pmodel)
     if model.joint_params:                 # friction and armature from a file Pinocchio did not read
         set_joint_dynamics(pmodel, model)
-    return pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames],
-                               joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing)
+    functions = pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames],
+                                    joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing)
+    if model.constraints:            # the joint friction as pinocchio_functions adds it
+        offset, s = joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing
+        sgn = (lambda v: np.tanh(v / s)) if s else np.sign
+        functions.update(pinocchio_constraint_functions(
+            pmodel, model, lambda v: pmodel.damping * v + pmodel.friction * sgn(v) + offset))
+    return functions
 
 
-def compare_steps(with_c=True, functions=None):
+def compare_steps(with_c=True, functions=None, model=None):
     """How many times `compare` calls progress: each function traced, the C compile, each function checked."""
-    return 2 * len(select_functions(functions)) + bool(with_c)
+    return 2 * len(select_functions(functions, model)) + bool(with_c)
 
 
 def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, progress=None, functions=None):
@@ -364,12 +442,15 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         import pinocchio as pin
         pmodel = pinocchio_reference(model)[0]
     report = {}
+    extra = {"gains": np.column_stack([rng.uniform(10, 100, states), rng.uniform(1, 20, states)]),
+             "error": rng.normal(size=(states, size["nc"])) * 0.01, "restitution": rng.uniform(0, 1, (states, 1))}
     for fn in select_functions(functions, model):
-        args = arguments(fn, q, vectors, f_ext, params)
+        args = arguments(fn, q, vectors, f_ext, params, extra)
         reference = getattr(engine, fn.name)(*args)
         row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}
         if pino is not None and fn.name in pino:
-            theirs = np.stack([pino[fn.name](*(a[s] for a in args)) for s in range(states)])
+            theirs = [pino[fn.name](*(a[s] for a in args)) for s in range(states)]
+            theirs = tuple(map(np.stack, zip(*theirs))) if isinstance(theirs[0], tuple) else np.stack(theirs)
             row["pinocchio"] = relative_error(reference, theirs)
         report[fn.name] = row
         if progress:

@@ -32,7 +32,8 @@ from .joints import JOINT_TYPES
 from .model import Body, Frame, Joint, Mimic, Model
 
 MOVING = tuple(JOINT_TYPES)
-ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints", "coulomb_smoothing")
+ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints", "coulomb_smoothing",
+              "contacts")      # contacts: read by load.py (symdyn.constraints)
 #: the free-flyer that --floating-base puts between the world and the base link (Pinocchio's name)
 ROOT_JOINT = "root_joint"
 LINK_KEYS = ("name", "mass", "com", "inertia")

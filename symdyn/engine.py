@@ -12,7 +12,7 @@ import numpy as np
 
 from . import lie
 from .chain import Chain
-from .functions import FUNCTIONS, arg_dims, for_model, fext_variant, flatten, nest, out_dims, resolve, sizes
+from .functions import arg_dims, for_model, functions_for, fext_variant, flatten, nest, out_dims, resolve, sizes
 from .scalar import NUMERIC
 
 
@@ -32,8 +32,9 @@ class Engine:
         self.PARAMETER_NAMES, self.PARAMETERS = model.parameter_names, np.array(model.parameters)
         self.DOF, self.NQ, self.NV, self.JOINT_NAMES = model.nv, model.nq, model.nv, model.joint_names
         self.FRAMES = tuple(f.name for f in model.kinematic_frames)
+        self.CONSTRAINTS = tuple(c.describe() for c in model.constraints)
         self._sizes = sizes(model)
-        for fn in for_model(FUNCTIONS, model):
+        for fn in for_model(functions_for(model), model):
             setattr(self, fn.name, self._bind(fn))
 
     def _evaluate(self, trace, dims, *arrays, args=None, multiple=False):

@@ -35,7 +35,8 @@ def nv(chain):
 class Placements:
     """World placements of every body, the selected frames, and every joint's motion in world axes."""
 
-    def __init__(self, ctx, chain, X):
+    def __init__(self, ctx, chain, X, frames=None):
+        """frames: the Frames to place (default: the model's FRAMES)."""
         n, c = chain.n, ctx.const
         self.ctx, self.chain = ctx, chain
         self.R, self.p, self.r = [None] * n, [None] * n, [None] * n
@@ -52,7 +53,7 @@ class Placements:
                       for h in columns(chain, k)] for k in range(n)]
         # the frames: (body, R0, p0)
         self.frames = []
-        for f in chain.model.kinematic_frames:
+        for f in chain.model.kinematic_frames if frames is None else frames:
             Rf = [[c(x) for x in row] for row in f.rotation]
             pf = [c(x) for x in f.translation]
             k = f.parent
@@ -77,9 +78,10 @@ def frame_placement(ctx, chain, X):
     return [[R[i] + [p[i]] for i in range(3)] + [[0, 0, 0, 1]] for _, R, p in pl.frames]
 
 
-def frame_jacobian(ctx, chain, X):
-    """(nf, 6, nv): LOCAL_WORLD_ALIGNED Jacobians; exact zeros for joints that do not move the frame."""
-    pl = Placements(ctx, chain, X)
+def frame_jacobian(ctx, chain, X, frames=None):
+    """(nf, 6, nv): LOCAL_WORLD_ALIGNED Jacobians; exact zeros for joints that do not move the frame.
+    frames: other Frames than FRAMES (the constraint points)."""
+    pl = Placements(ctx, chain, X, frames)
     out = []
     for k, _, pf in pl.frames:
         J = [[0] * nv(chain) for _ in range(6)]
@@ -117,9 +119,10 @@ def body_velocities(ctx, chain, pl, v):
     return w, u
 
 
-def frame_velocity(ctx, chain, X, v):
-    """(nf, 6): [velocity of the frame origin; angular velocity], world axes (= J v)."""
-    pl = Placements(ctx, chain, X)
+def frame_velocity(ctx, chain, X, v, frames=None):
+    """(nf, 6): [velocity of the frame origin; angular velocity], world axes (= J v).
+    frames: other Frames than FRAMES (the constraint points)."""
+    pl = Placements(ctx, chain, X, frames)
     w, u = body_velocities(ctx, chain, pl, v)
     out = []
     for k, _, pf in pl.frames:
@@ -131,10 +134,11 @@ def frame_velocity(ctx, chain, X, v):
     return out
 
 
-def frame_acceleration_bias(ctx, chain, X, v):
+def frame_acceleration_bias(ctx, chain, X, v, frames=None):
     """(nf, 6): classical acceleration [of the frame origin; angular] at zero joint acceleration
-    (J_dot v), world axes, no gravity: Pinocchio's getFrameClassicalAcceleration, LOCAL_WORLD_ALIGNED."""
-    pl = Placements(ctx, chain, X)
+    (J_dot v), world axes, no gravity: Pinocchio's getFrameClassicalAcceleration, LOCAL_WORLD_ALIGNED.
+    frames: other Frames than FRAMES (the constraint points)."""
+    pl = Placements(ctx, chain, X, frames)
     n = chain.n
     w, dw, dv = [None] * n, [None] * n, [None] * n
     for k in chain.outward():
@@ -163,11 +167,11 @@ def frame_acceleration_bias(ctx, chain, X, v):
     return out
 
 
-def body_wrenches(ctx, chain, X, f_ext):
+def body_wrenches(ctx, chain, X, f_ext, frames=None):
     """The frames' external wrenches [force; torque about the frame origin] (world axes) as spatial
     forces [moment; force] on their bodies, at O_k in frame k (None for a body without one);
-    wrenches on frames of the fixed base do nothing."""
-    pl = Placements(ctx, chain, X)
+    wrenches on frames of the fixed base do nothing. frames: other Frames than FRAMES."""
+    pl = Placements(ctx, chain, X, frames)
     out = [None] * chain.n
     for (k, _, pf), wrench in zip(pl.frames, f_ext):
         if k < 0:

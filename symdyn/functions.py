@@ -6,7 +6,10 @@ another shape (frames: "nf,4,4", "nf,6,nv", ...; see `dims`), or, for a function
 outputs (shape a tuple), a tuple of them.
 
 Sizes are named: nq (configuration), nv (velocity, = DOF), nf (the selected frames, FRAMES),
-np (the standard parameters, PARAMETERS) and b (the base parameters).
+np (the standard parameters, PARAMETERS), b (the base parameters) and nc (the constraint rows:
+3 per point contact, 6 per 6-D contact; symdyn.constraints).
+The constraint functions (CONSTRAINED) belong to the set of a model with constraints only
+(`functions_for(model)`).
 A function named `X_fext` is X with external wrenches at the frames: the modules' X takes them
 as an optional last argument f_ext.
 """
@@ -15,7 +18,7 @@ from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import (centroidal, crba, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
+from . import (centroidal, constrained_dynamics, crba, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
                operational_space, rnea, udu)
 from . import friction as _fr
 from . import regressor as _reg
@@ -23,7 +26,9 @@ from .riccati import Riccati
 
 #: the shape of each argument in named sizes; any other argument is ("nv",).
 #: np: the standard parameters (10 per body, then 4 per joint); b: the base parameters (computed on first use)
-ARG_DIMS = {"q": ("nq",), "f_ext": ("nf", 6), "params": ("np",)}
+#: gains: Baumgarte's (Kp, Kd); error: the constraints' position error phi (nc); restitution: e (one number)
+ARG_DIMS = {"q": ("nq",), "f_ext": ("nf", 6), "params": ("np",), "gains": (2,), "error": ("nc",),
+            "restitution": (1,)}
 SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "np"),
           "base_regressor": ("nv", "b"), "base_parameters": ("b",)}
 FEXT = "_fext"
@@ -79,9 +84,11 @@ class _Sizes(dict):
 
 def sizes(model, nparams=None):
     """{named size: int} of a model."""
+    from .constraints import constraint_rows
     nv = model.dof
     return _Sizes(model, nq=getattr(model, "nq", nv), nv=nv, nf=len(model.kinematic_frames),
-                  np=len(model.parameters) if nparams is None else nparams)
+                  np=len(model.parameters) if nparams is None else nparams,
+                  nc=constraint_rows(getattr(model, "constraints", ())))
 
 
 def resolve(dims, size):
@@ -101,11 +108,11 @@ def flatten(result):
     return [result]
 
 
-def arguments(fn, q, vectors, f_ext, params=None):
+def arguments(fn, q, vectors, f_ext, params=None, extra=None):
     """fn's arguments: q, the velocity-sized `vectors` in order, f_ext and the standard parameters
-    `params` where it takes them."""
+    `params` where it takes them, and the others of ARG_DIMS (gains, error, restitution) from `extra`."""
     rest = iter(vectors)
-    given = {"q": q, "f_ext": f_ext, "params": params}
+    given = {"q": q, "f_ext": f_ext, "params": params, **(extra or {})}
     return [given[a] if a in given else next(rest) for a in fn.args]
 
 
@@ -281,7 +288,39 @@ KINEMATICS = (
 )
 
 FUNCTIONS = FUNCTIONS + KINEMATICS
+
+#: the functions of the constraints (contacts, loop closures): generated for a model that has some
+CONSTRAINED = (
+    Function("constraint_jacobian", ("q",), "nc,nv", constrained_dynamics.constraint_jacobian,
+             "Stacked constraint Jacobian J(q), LOCAL_WORLD_ALIGNED rows: [linear] per point contact, [linear; "
+             "angular] per 6-D contact (CONSTRAINTS)."),
+    Function("constraint_drift", ("q", "qd"), "nc",
+             lambda ctx, chain, X, qd: constrained_dynamics.constraint_drift(ctx, chain, X, qd),
+             "J_dot qd: the constraint acceleration at zero qdd (classical accelerations, world axes, no gravity)."),
+    Function("constrained_forward_dynamics", ("q", "qd", "tau"), ("vector", "nc"),
+             _diagonalized(lambda ctx, chain, X, ric, qd, tau: constrained_dynamics.constrained_forward_dynamics(
+                 ctx, chain, X, ric, qd, tau)),
+             "(qdd, lambda): M qdd + C qd + g + friction = tau + J^T lambda with J qdd + J_dot qd = 0; lambda the "
+             "constraint forces (world axes, at the contact points), from (J M^-1 J^T) lambda = -(J qdd_free + "
+             "J_dot qd) (no KKT system).", gravity=True),
+    Function("constrained_forward_dynamics_baumgarte", ("q", "qd", "tau", "gains", "error"), ("vector", "nc"),
+             _diagonalized(lambda ctx, chain, X, ric, qd, tau, gains, error:
+                           constrained_dynamics.constrained_forward_dynamics(ctx, chain, X, ric, qd, tau, gains,
+                                                                             error)),
+             "constrained_forward_dynamics stabilized (Baumgarte): J qdd + J_dot qd = -Kd J qd - Kp error, gains = "
+             "(Kp, Kd), error: the constraints' position error (nc).", gravity=True),
+    Function("impact", ("q", "qd", "restitution"), ("vector", "nc"),
+             _diagonalized(lambda ctx, chain, X, ric, qd, e: constrained_dynamics.impact(ctx, chain, X, ric, qd, e)),
+             "(v_plus, impulse): v_plus = qd - M^-1 J^T (J M^-1 J^T)^-1 (1 + e) J qd, restitution = (e,), e = 0 "
+             "plastic (J v_plus = 0); the impulse the constraints exert, world axes."),
+)
 BY_NAME = {f.name: f for f in FUNCTIONS}
+ALL_BY_NAME = {f.name: f for f in FUNCTIONS + CONSTRAINED}
+
+
+def functions_for(model):
+    """The function set of a model: FUNCTIONS, and CONSTRAINED when it has constraints."""
+    return FUNCTIONS + CONSTRAINED if getattr(model, "constraints", ()) else FUNCTIONS
 
 
 def for_model(functions, model):

@@ -50,6 +50,10 @@ def header_lines(model, path):
     frames = getattr(model, "kinematic_frames", ())
     if frames:
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
+    if getattr(model, "constraints", ()):
+        from .constraints import constraint_rows
+        lines.append(f"  contacts (CONSTRAINTS, --contact): {', '.join(one_line(c.describe()) for c in model.constraints)} "
+                     f"({constraint_rows(model.constraints)} rows)")
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)

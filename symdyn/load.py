@@ -17,7 +17,7 @@ SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-               floating_base=False, joint_params=None, frames=None, mimic="reduced"):
+               floating_base=False, joint_params=None, frames=None, mimic="reduced", contacts=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -31,10 +31,13 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     joint_params: a joint-parameter file (symdyn.joint_params) whose friction and armature override the robot's.
     frames: names of the frames that get kinematics (FRAMES), in order; None: the leaves.
     mimic: "reduced" (URDF <mimic> joints follow their masters: reduced coordinates, symdyn.mimic) or
-    "independent" (each is a degree of freedom of its own, with a warning)."""
+    "independent" (each is a degree of freedom of its own, with a warning).
+    contacts: contacts of frames with the world, "FRAME[:3d|:6d],..." or a list of those or of
+    symdyn.constraints.Constraint; they come after the file's (YAML `contacts:`). A contact frame
+    joins FRAMES if it is not there."""
     warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
-    model = _load(path, selection, lambda message: warnings.append(one_line(message)), allow_nonphysical_inertia,
-                  floating_base, mimic)
+    model, file_contacts = _load(path, selection, lambda message: warnings.append(one_line(message)),
+                                 allow_nonphysical_inertia, floating_base, mimic)
     if strict and warnings:
         raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
     model = replace(model, warnings=tuple(warnings))
@@ -50,7 +53,25 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
             model = select_frames(model, tuple(frames))
         except ValueError as exc:
             raise RobotFileError(path, f"--frames: {exc}") from None
-    return model
+    return _constrain(model, path, file_contacts, contacts)
+
+
+def _constrain(model, path, file_contacts, contacts):
+    """The model with the file's `contacts:` and then the given ones (one-line RobotFileError for a bad set)."""
+    from .constraints import Constraint, attach, contacts_from_yaml, parse_contacts
+    label = "contacts"
+    try:
+        found = contacts_from_yaml(file_contacts) if file_contacts is not None else []
+        if contacts is not None:
+            label = "--contact"
+            items = contacts.split(",") if isinstance(contacts, str) else list(contacts)
+            found += [c if isinstance(c, Constraint) else parse_contacts([c])[0] for c in items if c != ""]
+        if found and model.mimic:
+            raise ValueError("constraints on a robot with mimic joints are not supported: load it with "
+                             "--mimic independent")
+        return attach(model, found) if found else model
+    except ValueError as exc:
+        raise RobotFileError(path, f"{label}: {exc}") from None
 
 
 def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floating_base=False, mimic="reduced"):
@@ -76,6 +97,7 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
         desc = read_urdf(path, raw, warn)
     else:
         desc = _read_yaml(path, raw)
+    contacts = desc.get("contacts") if isinstance(desc, dict) else None
     # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
     part = selection is not None and bool(selection)
     model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base, mimic)
@@ -85,7 +107,7 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
                                     floating_base, mimic),
                         selection=selection.describe(), locked=tuple(selection.lock.items()),
                         cut=selection.root is not None or selection.tip is not None)
-    return model
+    return model, contacts
 
 
 def _unknown_suffix(path, suffix):

@@ -30,7 +30,9 @@ from .riccati import Riccati
 #: functions that need the tree's own factorization or parameter grouping
 UNSUPPORTED = ("articulated_inertia", "innovations_factor", "innovations_factor_inverse", "total_rates",
                "joint_rates", "working_moments", "applied_moments", "coriolis_nu", "coriolis_eta",
-               "diagonalized_forward_dynamics", "udu_factor")
+               "diagonalized_forward_dynamics", "udu_factor",
+               # contacts and loops of a model with mimic joints are refused on loading (symdyn.load)
+               "constrained_forward_dynamics", "constrained_forward_dynamics_baumgarte", "impact")
 
 
 def tree_configuration(chain, q):

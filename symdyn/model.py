@@ -98,6 +98,7 @@ class Model:
     joint_params: str = ""       # the joint-parameter file that overrode friction and armature (name, sha256)
     frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics (FRAMES); () = the leaves
     mimic: Tuple[Mimic, ...] = ()   # joints that follow another: no coordinate of their own (reduced q, v)
+    constraints: Tuple = ()      # contacts and loop closures (symdyn.constraints.Constraint)
 
     def children(self, k):
         """The joints whose parent is joint k (-1: the fixed base), in order."""

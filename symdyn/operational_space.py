@@ -65,9 +65,9 @@ def _wrench_map(ctx, R, d):
     return forces + torques
 
 
-def operational_space_inertia_inverse(ctx, chain, X, ric):
-    """(6 nf, 6 nf): J M^-1 J^T for the LOCAL_WORLD_ALIGNED Jacobians of the frames, stacked."""
-    pl = Placements(ctx, chain, X)
+def operational_space_inertia_inverse(ctx, chain, X, ric, frames=None):
+    """(6 nf, 6 nf): J M^-1 J^T for the LOCAL_WORLD_ALIGNED Jacobians of the frames (default FRAMES), stacked."""
+    pl = Placements(ctx, chain, X, frames)
     Uminus, joints = _upsilon_minus(ctx, chain, X, ric)
     carried = []            # per frame: {body a on its path: psi(a, i) B_f (6 columns)}
     for k, R, pf in pl.frames:

@@ -22,6 +22,10 @@
 //   --reps=N       timed repetitions; the reported time is their median (11)
 //   --pool=N       number of random states cycled through (1000)
 //   --cpu=N        pin the process to CPU N (Linux)
+//   --contacts=F,..  point contacts (CONTACT_3D, LOCAL_WORLD_ALIGNED) of these frames with the
+//                  world: also times constraintDynamics and impulseDynamics (restitution 0.5),
+//                  and with a module generated with the same contacts (R_NC, -DSYMDYN_NC=R_NC)
+//                  R_constrained_forward_dynamics and R_impact
 //
 // Compiled with -DSYMDYN_ROBOT=R -DSYMDYN_HEADER='"R.h"' and linked with the
 // generated R.c (compiled as C99), it also times R_inverse_dynamics, ... on the
@@ -39,6 +43,8 @@
 // Diagnostics go to stderr.
 
 #include <pinocchio/algorithm/aba.hpp>
+#include <pinocchio/algorithm/constrained-dynamics.hpp>
+#include <pinocchio/algorithm/impulse-dynamics.hpp>
 #include <pinocchio/algorithm/crba.hpp>
 #include <pinocchio/algorithm/joint-configuration.hpp>
 #include <pinocchio/algorithm/model.hpp>
@@ -53,6 +59,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -123,6 +130,7 @@ struct Options
   unsigned long seed = 42;
   int cpu = -1;
   bool floating = false; // root joint: Pinocchio's free-flyer (q: xyz, quaternion xyzw)
+  std::vector<std::string> contacts; // frames in point contact with the world
 };
 
 [[noreturn]] void usage(const char * msg)
@@ -130,7 +138,7 @@ struct Options
   std::fprintf(
     stderr,
     "error: %s\nusage: bench <urdf> <iterations> [locked_joint ...] [--name=R] "
-    "[--reps=N] [--pool=N] [--seed=N] [--cpu=N] [--floating]\n",
+    "[--reps=N] [--pool=N] [--seed=N] [--cpu=N] [--floating] [--contacts=F,...]\n",
     msg);
   std::exit(2);
 }
@@ -158,6 +166,17 @@ Options parse_args(int argc, char ** argv)
       o.cpu = std::atoi(v);
     else if (a == "--floating")
       o.floating = true;
+    else if (const char * v = val("--contacts="))
+    {
+      std::string list = v;
+      for (size_t start = 0; start <= list.size();)
+      {
+        size_t end = std::min(list.find(',', start), list.size());
+        if (end > start)
+          o.contacts.push_back(list.substr(start, end - start));
+        start = end + 1;
+      }
+    }
     else if (a.compare(0, 2, "--") == 0)
       usage(("unknown option " + a).c_str());
     else
@@ -492,72 +511,143 @@ int main(int argc, char ** argv)
   }
 #endif
 
+  // ---- contacts: constraintDynamics and impulseDynamics (point contacts, world-aligned) ----
+  typedef pinocchio::RigidConstraintModel ContactModel;
+  typedef pinocchio::RigidConstraintData ContactData;
+  PINOCCHIO_STD_VECTOR_WITH_EIGEN_ALLOCATOR(ContactModel) contact_models;
+  PINOCCHIO_STD_VECTOR_WITH_EIGEN_ALLOCATOR(ContactData) contact_datas;
+  for (const std::string & f : o.contacts)
+  {
+    if (!model.existFrame(f))
+    {
+      std::fprintf(stderr, "error: no frame %s\n", f.c_str());
+      return 1;
+    }
+    const pinocchio::Frame & frame = model.frames[model.getFrameId(f)];
+    contact_models.push_back(ContactModel(
+      pinocchio::CONTACT_3D, model, frame.parentJoint, frame.placement, pinocchio::LOCAL_WORLD_ALIGNED));
+  }
+  for (const ContactModel & cm : contact_models)
+    contact_datas.push_back(ContactData(cm));
+  // mu = 0 and one iteration: one exact Cholesky solve of the contact problem (the cheapest setting)
+  pinocchio::ProximalSettings prox(1e-12, 0.0, 1);
+  const double restitution = 0.5;
+  if (!contact_models.empty())
+    pinocchio::initConstraintDynamics(model, data, contact_models, contact_datas);
+  auto pin_cfd_eval = [&](int s) -> const Eigen::VectorXd & {
+    tbuf = T(s) - friction(s);
+    return pinocchio::constraintDynamics(model, data, Q(s), V(s), tbuf, contact_models, contact_datas, prox);
+  };
+  auto pin_imp_eval = [&](int s) -> const Eigen::VectorXd & {
+    return pinocchio::impulseDynamics(model, data, Q(s), V(s), contact_models, contact_datas, restitution, prox);
+  };
+  auto pin_cfd = [&](int s) { escape(pin_cfd_eval(s).data()); };
+  auto pin_imp = [&](int s) { escape(pin_imp_eval(s).data()); };
+
   // ---- timing ----
   // Each repetition runs every function once (round-robin), Pinocchio and
   // symdyn alternating which goes first, so that transient interference (other
   // load, frequency changes) is spread over all functions and both
   // implementations; the median over repetitions then discards it.
-  const int NF = 7;
-  static const char * const fn_names[NF] = {"inverse_dynamics", "mass_matrix",
-                                            "mass_matrix_inverse", "forward_dynamics",
-                                            "gravity", "coriolis_matrix", "regressor"};
-  static const char * const pin_names[NF] = {"rnea", "crba", "computeMinverse", "aba",
-                                             "computeGeneralizedGravity",
-                                             "computeCoriolisMatrix",
-                                             "computeJointTorqueRegressor"};
-  auto pin_rep = [&](int k, long np) -> double {
-    switch (k)
-    {
-    case 0: return time_rep(pin_id, pool, np);
-    case 1: return time_rep(pin_M, pool, np);
-    case 2: return time_rep(pin_Minv, pool, np);
-    case 3: return time_rep(pin_fd, pool, np);
-    case 4: return time_rep(pin_g, pool, np);
-    case 5: return time_rep(pin_C, pool, np);
-    default: return time_rep(pin_Y, pool, np);
-    }
-  };
+  std::vector<const char *> fn_names = {"inverse_dynamics", "mass_matrix", "mass_matrix_inverse",
+                                        "forward_dynamics", "gravity", "coriolis_matrix", "regressor"};
+  std::vector<const char *> pin_names = {"rnea", "crba", "computeMinverse", "aba",
+                                         "computeGeneralizedGravity", "computeCoriolisMatrix",
+                                         "computeJointTorqueRegressor"};
+  std::vector<std::function<double(long)>> pin_reps = {
+    [&](long np) { return time_rep(pin_id, pool, np); },   [&](long np) { return time_rep(pin_M, pool, np); },
+    [&](long np) { return time_rep(pin_Minv, pool, np); }, [&](long np) { return time_rep(pin_fd, pool, np); },
+    [&](long np) { return time_rep(pin_g, pool, np); },    [&](long np) { return time_rep(pin_C, pool, np); },
+    [&](long np) { return time_rep(pin_Y, pool, np); }};
+  if (!contact_models.empty())
+  {
+    fn_names.push_back("constrained_forward_dynamics");
+    pin_names.push_back("constraintDynamics");
+    pin_reps.push_back([&](long np) { return time_rep(pin_cfd, pool, np); });
+    fn_names.push_back("impact");
+    pin_names.push_back("impulseDynamics");
+    pin_reps.push_back([&](long np) { return time_rep(pin_imp, pool, np); });
+  }
+  const int NF = int(fn_names.size());
+  std::vector<std::function<double(long)>> sym_reps(NF, [&](long) { return NaN; });
+  std::vector<double> errs(NF, NaN);
 #if HAVE_SYMDYN
-  auto sym_rep = [&](int k, long np) -> double {
-    switch (k)
-    {
-    case 0: return time_rep(sym_id, pool, np);
-    case 1: return time_rep(sym_M, pool, np);
-    case 2: return time_rep(sym_Minv, pool, np);
-    case 3: return time_rep(sym_fd, pool, np);
-    case 4: return time_rep(sym_g, pool, np);
-    case 5: return time_rep(sym_C, pool, np);
-    default: return time_rep(sym_Y, pool, np);
-    }
+  sym_reps = {
+    [&](long np) { return time_rep(sym_id, pool, np); },   [&](long np) { return time_rep(sym_M, pool, np); },
+    [&](long np) { return time_rep(sym_Minv, pool, np); }, [&](long np) { return time_rep(sym_fd, pool, np); },
+    [&](long np) { return time_rep(sym_g, pool, np); },    [&](long np) { return time_rep(sym_C, pool, np); },
+    [&](long np) { return time_rep(sym_Y, pool, np); }};
+  errs = {e_id, e_M, e_Minv, e_fd, e_g, e_C, e_Y};
+  bool sym_contacts = false;
+#ifdef SYMDYN_NC
+  std::vector<double> lam(size_t(SYMDYN_NC));
+  auto sym_cfd = [&](int s) {
+    SYMDYN_FN(_constrained_forward_dynamics)(
+      q0 + size_t(s) * nq, qd0 + size_t(s) * n, tau0 + size_t(s) * n, y, lam.data());
+    escape(y);
+    escape(lam.data());
   };
-  const double errs[NF] = {e_id, e_M, e_Minv, e_fd, e_g, e_C, e_Y};
-#else
-  auto sym_rep = [&](int, long) -> double { return NaN; };
-  const double errs[NF] = {NaN, NaN, NaN, NaN, NaN, NaN, NaN};
+  auto sym_imp = [&](int s) {
+    SYMDYN_FN(_impact)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, &restitution, y, lam.data());
+    escape(y);
+    escape(lam.data());
+  };
+  if (!contact_models.empty())
+  {
+    if (int(SYMDYN_NC) != 3 * int(contact_models.size()))
+    {
+      std::fprintf(stderr, "error: the module has %d constraint rows, --contacts gives %d\n", int(SYMDYN_NC),
+                   3 * int(contact_models.size()));
+      return 1;
+    }
+    double e_cfd = 0, e_lam = 0, e_imp = 0, e_P = 0;
+    Eigen::Map<const Eigen::VectorXd> lv(lam.data(), SYMDYN_NC);
+    for (int s = 0; s < pool; ++s)
+    {
+      sym_cfd(s);
+      e_cfd = std::max(e_cfd, rel_err(yv, pin_cfd_eval(s)));
+      e_lam = std::max(e_lam, rel_err(lv, data.lambda_c));
+      sym_imp(s);
+      e_imp = std::max(e_imp, rel_err(yv, pin_imp_eval(s)));
+      e_P = std::max(e_P, rel_err(lv, data.impulse_c));
+    }
+    std::fprintf(stderr, "# contacts: lambda max rel err %.3e, impulse %.3e\n", e_lam, e_P);
+    sym_reps.push_back([&](long np) { return time_rep(sym_cfd, pool, np); });
+    sym_reps.push_back([&](long np) { return time_rep(sym_imp, pool, np); });
+    errs.push_back(std::max(e_cfd, e_lam));
+    errs.push_back(std::max(e_imp, e_P));
+    sym_contacts = true;
+  }
+#endif
+  if (!contact_models.empty() && !sym_contacts)
+  {
+    sym_reps.resize(NF, [&](long) { return NaN; });
+    errs.resize(NF, NaN);
+  }
 #endif
   // warm-up: caches, branch predictors, page faults, CPU frequency
   const long warm = std::max(1L, passes / 4);
   for (int k = 0; k < NF; ++k)
   {
-    pin_rep(k, warm);
+    pin_reps[k](warm);
     if (HAVE_SYMDYN)
-      sym_rep(k, warm);
+      sym_reps[k](warm);
   }
-  std::vector<double> tp[NF], ts[NF];
+  std::vector<std::vector<double>> tp(NF), ts(NF);
   for (int r = 0; r < o.reps; ++r)
     for (int k = 0; k < NF; ++k)
     {
       if (!HAVE_SYMDYN)
-        tp[k].push_back(pin_rep(k, passes));
+        tp[k].push_back(pin_reps[k](passes));
       else if (r % 2 == 0)
       {
-        tp[k].push_back(pin_rep(k, passes));
-        ts[k].push_back(sym_rep(k, passes));
+        tp[k].push_back(pin_reps[k](passes));
+        ts[k].push_back(sym_reps[k](passes));
       }
       else
       {
-        ts[k].push_back(sym_rep(k, passes));
-        tp[k].push_back(pin_rep(k, passes));
+        ts[k].push_back(sym_reps[k](passes));
+        tp[k].push_back(pin_reps[k](passes));
       }
     }
   for (int k = 0; k < NF; ++k)

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..functions import sizes
 from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
 from .parts import Unit, split
 from .printer import Printer, number
@@ -80,6 +81,7 @@ def _context(model, programs, module, params_mode, lang, split_above=None, part_
     return dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
                 module=module, dof=model.dof, joint_names=model.joint_names,
                 frames=[f.name for f in model.kinematic_frames],
+                constraints=[c.describe() for c in model.constraints], nc=sizes(model)["nc"],
                 nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=parameter_layout(model),

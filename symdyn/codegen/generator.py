@@ -16,7 +16,8 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import BY_NAME, FUNCTIONS, arg_dims, fext_variant, for_model, flatten, nest, out_dims, resolve, sizes
+from ..functions import (ALL_BY_NAME, BY_NAME, FUNCTIONS, arg_dims, fext_variant, flatten, for_model, functions_for,
+                         nest, out_dims, resolve, sizes)
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
@@ -32,7 +33,9 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "operational_space_inertia_inverse": "Linv", "inverse_dynamics_fext": "tau",
                 "forward_dynamics_fext": "qdd", "coriolis_eta": "Cbar", "udu_factor": "U",
                 "diagonalized_forward_dynamics": ("qd", "nu_dot"), "regressor": "Y", "base_regressor": "Yb",
-                "base_parameters": "beta", "friction": "tau_f"}
+                "base_parameters": "beta", "friction": "tau_f", "constraint_jacobian": "Jc",
+                "constraint_drift": "gamma", "constrained_forward_dynamics": ("qdd", "lam"),
+                "constrained_forward_dynamics_baumgarte": ("qdd", "lam"), "impact": ("v_plus", "impulse")}
 PARAMS = "params"
 
 
@@ -120,31 +123,42 @@ def _count(shape):
 
 def select_functions(names=None, model=None):
     """The functions called `names` (None: all), in the order of the set; ValueError for an unknown name.
-    With `model`, as that model computes them (symdyn.functions.for_model: mimic joints), and a
-    RobotFileError for a function named explicitly that it does not have.
+    With a model: its set (the constraint functions when it has constraints), and ValueError for a
+    constraint function of a model without constraints; with mimic joints, the functions as that model
+    computes them (symdyn.functions.for_model), and a RobotFileError for a function named explicitly
+    that has no reduced form.
 
     A robot with many links needs only some functions: generating just those saves generation and,
     above all, compile time."""
-    if model is not None:
-        chosen = select_functions(names)
-        own = for_model(chosen, model)
-        if len(own) < len(chosen) and _subset(names):
-            from ..errors import RobotFileError
-            missing = next(fn.name for fn in chosen if fn.name not in {f.name for f in own})
-            raise RobotFileError(model.path, f"--functions: {missing} is not defined in the reduced coordinates of "
-                                             "mimic joints (use --mimic independent)")
-        return own
+    chosen = _select(names, model)
+    if model is None or not getattr(model, "mimic", ()):
+        return chosen
+    own = for_model(chosen, model)
+    if len(own) < len(chosen) and names is not None:
+        from ..errors import RobotFileError
+        missing = next(fn.name for fn in chosen if fn.name not in {f.name for f in own})
+        raise RobotFileError(model.path, f"--functions: {missing} is not defined in the reduced coordinates of "
+                                         "mimic joints (use --mimic independent)")
+    return own
+
+
+def _select(names, model):
+    pool = functions_for(model) if model is not None else tuple(ALL_BY_NAME.values())
     if names is None:
-        return FUNCTIONS
+        return functions_for(model) if model is not None else FUNCTIONS
     if isinstance(names, str):
         names = names.split(",")
     names = [n.strip() for n in names if n.strip()]
-    unknown = [n for n in names if n not in BY_NAME]
+    unknown = [n for n in names if n not in ALL_BY_NAME]
     if unknown or not names:
         shown = ", ".join(quoted(n[:60]) for n in unknown[:3]) + (", ..." if len(unknown) > 3 else "")
-        raise ValueError(f"unknown function {shown} (expected some of: {', '.join(BY_NAME)})" if unknown
-                         else f"no function named (expected some of: {', '.join(BY_NAME)})")
-    return tuple(fn for fn in FUNCTIONS if fn.name in names)
+        raise ValueError(f"unknown function {shown} (expected some of: {', '.join(ALL_BY_NAME)})" if unknown
+                         else f"no function named (expected some of: {', '.join(ALL_BY_NAME)})")
+    unconstrained = [n for n in names if n not in {fn.name for fn in pool}]
+    if unconstrained:
+        raise ValueError(f"function {quoted(unconstrained[0])} needs constraints: declare contacts (--contact FRAME,... "
+                         "or the robot file's 'contacts:')")
+    return tuple(fn for fn in pool if fn.name in names)
 
 
 def trace_all(model, params_mode="numeric", progress=None, functions=None):
@@ -183,6 +197,8 @@ def set_id(model, params_mode, names=None):
         text += "|mimic"
     if model.joint_params:              # friction and armature from a file beside the robot's
         text += f"|{model.joint_params}"
+    if model.constraints:               # contacts from the command line change the functions
+        text += "|" + ",".join(c.describe() for c in model.constraints)
     if _subset(names, model):           # a .h of other functions than its .c
         text += "|" + ",".join(names)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -210,6 +226,8 @@ def header_lines(model, params_mode, names=None):
             f"Robot {quoted(model.name)}, {model.nv} DOF (nq {model.nq}, nv {model.nv}), parameters: {params_mode}.",
             _joint_order(model),
             "Frames (FRAMES): " + ", ".join(quoted(f.name) for f in model.kinematic_frames) + "."] + (
+        ["Constraints (CONSTRAINTS, nc = " + str(sizes(model)["nc"]) + " rows): " +
+         ", ".join(quoted(c.describe()) for c in model.constraints) + "."] if model.constraints else []) + (
         [f"{model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
         if model.snapped else []) + (
         [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
@@ -222,5 +240,8 @@ def header_lines(model, params_mode, names=None):
 
 
 def _subset(names, model=None):
-    """Are `names` (None: all) only some of the functions of the set (of `model`'s set: for_model)?"""
-    return names is not None and set(names) != {fn.name for fn in for_model(FUNCTIONS, model)}
+    """Are `names` (None: all) only some of the functions of the set (of `model`'s set)?"""
+    if names is None:
+        return False
+    full = for_model(functions_for(model), model) if model is not None else FUNCTIONS
+    return set(names) != {fn.name for fn in full}
