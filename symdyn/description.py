@@ -33,7 +33,7 @@ from .model import Body, Frame, Joint, Mimic, Model
 
 MOVING = tuple(JOINT_TYPES)
 ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints", "coulomb_smoothing",
-              "contacts")      # contacts: read by load.py (symdyn.constraints)
+              "contacts", "loops", "actuated")      # read by load.py (symdyn.constraints, symdyn.loop_closure)
 #: the free-flyer that --floating-base puts between the world and the base link (Pinocchio's name)
 ROOT_JOINT = "root_joint"
 LINK_KEYS = ("name", "mass", "com", "inertia")

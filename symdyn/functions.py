@@ -18,7 +18,7 @@ from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import (centroidal, constrained_dynamics, crba, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
+from . import (centroidal, constrained_dynamics, crba, loop_closure, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
                operational_space, rnea, udu)
 from . import friction as _fr
 from . import regressor as _reg
@@ -314,13 +314,26 @@ CONSTRAINED = (
              "(v_plus, impulse): v_plus = qd - M^-1 J^T (J M^-1 J^T)^-1 (1 + e) J qd, restitution = (e,), e = 0 "
              "plastic (J v_plus = 0); the impulse the constraints exert, world axes."),
 )
+
+#: closed loops with actuated joints (YAML `loops:` and `actuated:`, symdyn.loop_closure)
+LOOPS = (
+    Function("loop_inverse_dynamics", ("q", "qd", "qdd"), ("vector", "nc"),
+             lambda ctx, chain, X, qd, qdd: loop_closure.loop_inverse_dynamics(ctx, chain, X, qd, qdd, _inverse_dynamics),
+             "(tau, lambda): the actuator forces (ACTUATED joints; zero at the passive ones) that give the actuated "
+             "joints the accelerations qdd[actuated] while the loops hold (qdd's passive entries are ignored: the "
+             "loops determine them; q, qd must satisfy the loops), and the loop forces lambda (world axes, as "
+             "constrained_forward_dynamics') (Featherstone & Orin 3.4: tau_a = G^T tau_tree).", gravity=True),
+)
 BY_NAME = {f.name: f for f in FUNCTIONS}
-ALL_BY_NAME = {f.name: f for f in FUNCTIONS + CONSTRAINED}
+ALL_BY_NAME = {f.name: f for f in FUNCTIONS + CONSTRAINED + LOOPS}
 
 
 def functions_for(model):
-    """The function set of a model: FUNCTIONS, and CONSTRAINED when it has constraints."""
-    return FUNCTIONS + CONSTRAINED if getattr(model, "constraints", ()) else FUNCTIONS
+    """The function set of a model: FUNCTIONS, CONSTRAINED when it has constraints, LOOPS when it has
+    actuated joints of closed loops."""
+    if not getattr(model, "constraints", ()):
+        return FUNCTIONS
+    return FUNCTIONS + CONSTRAINED + (LOOPS if getattr(model, "actuated", ()) else ())
 
 
 def for_model(functions, model):

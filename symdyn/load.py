@@ -57,11 +57,16 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
 
 
 def _constrain(model, path, file_contacts, contacts):
-    """The model with the file's `contacts:` and then the given ones (one-line RobotFileError for a bad set)."""
+    """The model with the file's `contacts:` and `loops:` and then the given contacts, and the file's
+    `actuated:` joints (one-line RobotFileError for a bad set)."""
     from .constraints import Constraint, attach, contacts_from_yaml, parse_contacts
+    from .loop_closure import loops_from_yaml, with_actuated, with_loop_frames
     label = "contacts"
     try:
-        found = contacts_from_yaml(file_contacts) if file_contacts is not None else []
+        found = contacts_from_yaml(file_contacts["contacts"]) if file_contacts.get("contacts") is not None else []
+        if file_contacts.get("loops") is not None:
+            label = "loops"
+            found += loops_from_yaml(file_contacts["loops"])
         if contacts is not None:
             label = "--contact"
             items = contacts.split(",") if isinstance(contacts, str) else list(contacts)
@@ -69,7 +74,11 @@ def _constrain(model, path, file_contacts, contacts):
         if found and model.mimic:
             raise ValueError("constraints on a robot with mimic joints are not supported: load it with "
                              "--mimic independent")
-        return attach(model, found) if found else model
+        model = with_loop_frames(attach(model, found)) if found else model
+        if file_contacts.get("actuated") is not None:
+            label = "actuated"
+            model = with_actuated(model, file_contacts["actuated"])
+        return model
     except ValueError as exc:
         raise RobotFileError(path, f"{label}: {exc}") from None
 
@@ -97,7 +106,7 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
         desc = read_urdf(path, raw, warn)
     else:
         desc = _read_yaml(path, raw)
-    contacts = desc.get("contacts") if isinstance(desc, dict) else None
+    contacts = {key: desc.get(key) for key in ("contacts", "loops", "actuated")} if isinstance(desc, dict) else {}
     # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
     part = selection is not None and bool(selection)
     model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base, mimic)

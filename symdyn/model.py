@@ -99,6 +99,7 @@ class Model:
     frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics (FRAMES); () = the leaves
     mimic: Tuple[Mimic, ...] = ()   # joints that follow another: no coordinate of their own (reduced q, v)
     constraints: Tuple = ()      # contacts and loop closures (symdyn.constraints.Constraint)
+    actuated: Tuple[str, ...] = ()   # the independent joints of closed loops (symdyn.loop_closure)
 
     def children(self, k):
         """The joints whose parent is joint k (-1: the fixed base), in order."""

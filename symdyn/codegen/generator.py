@@ -35,7 +35,8 @@ OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inve
                 "diagonalized_forward_dynamics": ("qd", "nu_dot"), "regressor": "Y", "base_regressor": "Yb",
                 "base_parameters": "beta", "friction": "tau_f", "constraint_jacobian": "Jc",
                 "constraint_drift": "gamma", "constrained_forward_dynamics": ("qdd", "lam"),
-                "constrained_forward_dynamics_baumgarte": ("qdd", "lam"), "impact": ("v_plus", "impulse")}
+                "constrained_forward_dynamics_baumgarte": ("qdd", "lam"), "impact": ("v_plus", "impulse"),
+                "loop_inverse_dynamics": ("tau", "lam")}
 PARAMS = "params"
 
 
