@@ -33,6 +33,7 @@ class Engine:
         self.DOF, self.NQ, self.NV, self.JOINT_NAMES = model.nv, model.nq, model.nv, model.joint_names
         self.FRAMES = tuple(f.name for f in model.kinematic_frames)
         self.CONSTRAINTS = tuple(c.describe() for c in model.constraints)
+        self.ACTUATED = tuple(getattr(model, "actuated", ()))
         self._sizes = sizes(model)
         for fn in for_model(functions_for(model), model):
             setattr(self, fn.name, self._bind(fn))

@@ -52,8 +52,13 @@ def header_lines(model, path):
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
     if getattr(model, "constraints", ()):
         from .constraints import constraint_rows
-        lines.append(f"  contacts (CONSTRAINTS, --contact): {', '.join(one_line(c.describe()) for c in model.constraints)} "
+        loops = any(c.other is not None for c in model.constraints)
+        label = "constraints (CONSTRAINTS: contacts, --contact; loops, loops:)" if loops else \
+            "contacts (CONSTRAINTS, --contact)"
+        lines.append(f"  {label}: {', '.join(one_line(c.describe()) for c in model.constraints)} "
                      f"({constraint_rows(model.constraints)} rows)")
+    if getattr(model, "actuated", ()):
+        lines.append(f"  actuated joints (ACTUATED, actuated:): {', '.join(one_line(n) for n in model.actuated)}")
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)

@@ -50,6 +50,7 @@ def test_loop_is_a_constraint_between_two_frames(model, engine):
     (c,) = model.constraints
     assert (c.kind, c.frame, c.other) == ("3d", "coupler_end", "pin")
     assert engine.CONSTRAINTS == ("coupler_end-pin:3d",) and engine.FRAMES == ("coupler_end", "pin")
+    assert engine.ACTUATED == ("crank",)
     q, v, _ = _closed_states(engine, 3)
     assert np.abs(four_bar.closure_error(engine, q)).max() < 1e-14
     assert np.abs(np.einsum("sij,sj->si", engine.constraint_jacobian(q), v)).max() < 1e-13
@@ -118,6 +119,8 @@ def test_loop_inverse_dynamics_is_consistent(model, engine):
 def test_generated_python_and_c_equal_the_engine(model, tmp_path, monkeypatch):
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     report = compare(model, states=5, workdir=tmp_path)
+    python = symdyn.compare.import_module_file(tmp_path / "four_bar.py", "four_bar_loops")
+    assert python.ACTUATED == ("crank",) and python.CONSTRAINTS == ("coupler_end-pin:3d",) and python.NC == 3
     assert {"constraint_jacobian", "constrained_forward_dynamics_baumgarte", "impact", "loop_inverse_dynamics"} <= set(report)
     for name, row in report.items():
         assert {"python", "c"} <= set(row), name

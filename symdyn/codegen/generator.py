@@ -229,6 +229,8 @@ def header_lines(model, params_mode, names=None):
             "Frames (FRAMES): " + ", ".join(quoted(f.name) for f in model.kinematic_frames) + "."] + (
         ["Constraints (CONSTRAINTS, nc = " + str(sizes(model)["nc"]) + " rows): " +
          ", ".join(quoted(c.describe()) for c in model.constraints) + "."] if model.constraints else []) + (
+        ["Actuated joints of the loops (ACTUATED): " + ", ".join(quoted(n) for n in model.actuated) + "."]
+        if getattr(model, "actuated", ()) else []) + (
         [f"{model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
         if model.snapped else []) + (
         [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
