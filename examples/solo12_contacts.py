@@ -99,7 +99,8 @@ def run(robot, height=0.05, steps=1500, dt=1e-3, kp=30.0, kd=1.0, baumgarte=(400
     m = _total_mass(robot, q)
     momentum_error = np.abs(impulse.reshape(4, 3).sum(axis=0) - m * total @ (v_plus - v)).max()
     impact = {"time": t, "speed": float(-(total @ v)[2]), "energy_before": before, "energy_after": after,
-              "feet_speed_after": float(np.abs(J @ v_plus).max()), "impulse_z": float(impulse.reshape(4, 3)[:, 2].sum()),
+              "feet_speed_after": float(np.abs(J @ v_plus).max()),
+              "impulse_z": float(impulse.reshape(4, 3)[:, 2].sum()),
               "momentum_error": float(momentum_error)}
     v = v_plus
     record(t, q, v, 0.0, 0.0, "impact")

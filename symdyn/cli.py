@@ -238,9 +238,10 @@ def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, st
         click.echo(f"{one_line(model.name)} ({one_line(path)}): largest relative difference from the numeric engine")
         for note in notes:
             click.echo(f"  ({note})")
-        click.echo(f"  {'function':<34s}" + "".join(f"{c:>12s}" for c in columns))
+        width = max([34] + [len(name) for name in report])
+        click.echo(f"  {'function':<{width}s}" + "".join(f"{c:>12s}" for c in columns))
         for name, row in report.items():
-            click.echo(f"  {name:<34s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
+            click.echo(f"  {name:<{width}s}" + "".join(f"{row[c]:>12.2e}" if c in row else f"{'-':>12s}" for c in columns))
             worst = max([worst] + list(row.values()))
     passed = worst <= tol
     click.echo(f"worst: {worst:.2e} (tolerance {tol:g}): {'PASS' if passed else 'FAIL'}")

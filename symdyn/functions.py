@@ -18,8 +18,8 @@ from typing import Callable, Tuple
 
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
-from . import (centroidal, constrained_dynamics, crba, loop_closure, diagonalized_dynamics, frames, innovations, kalman_smoother, minverse,
-               operational_space, rnea, udu)
+from . import (centroidal, constrained_dynamics, crba, diagonalized_dynamics, frames, innovations, kalman_smoother,
+               loop_closure, minverse, operational_space, rnea, udu)
 from . import friction as _fr
 from . import regressor as _reg
 from .riccati import Riccati

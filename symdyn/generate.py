@@ -334,8 +334,9 @@ def generate(paths, out_dir="generated", languages=("python",), params_mode="num
     """
     if functions is not None:
         functions = [fn.name for fn in select_functions(functions)]
+    # every input is checked before any output
     models = load_all(paths, languages, snap_right_angles, params_mode, selection, strict,
-                      allow_nonphysical_inertia, floating_base, joint_params, frames, mimic, contacts)  # every input is checked before any output
+                      allow_nonphysical_inertia, floating_base, joint_params, frames, mimic, contacts)
     for model in models:
         try:
             select_functions(functions, model)

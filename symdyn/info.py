@@ -55,8 +55,8 @@ def header_lines(model, path):
         loops = any(c.other is not None for c in model.constraints)
         label = "constraints (CONSTRAINTS: contacts, --contact; loops, loops:)" if loops else \
             "contacts (CONSTRAINTS, --contact)"
-        lines.append(f"  {label}: {', '.join(one_line(c.describe()) for c in model.constraints)} "
-                     f"({constraint_rows(model.constraints)} rows)")
+        names = ", ".join(one_line(c.describe()) for c in model.constraints)
+        lines.append(f"  {label}: {names} ({constraint_rows(model.constraints)} rows)")
     if getattr(model, "actuated", ()):
         lines.append(f"  actuated joints (ACTUATED, actuated:): {', '.join(one_line(n) for n in model.actuated)}")
     if model.snapped:
@@ -99,9 +99,10 @@ def base_parameter_lines(model):
 
 def ops_lines(programs):
     """The operation counts table, one row per function."""
-    lines = [f"  {'function':<34s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
+    width = max([34] + [len(p.name) for p in programs])      # constrained_forward_dynamics_baumgarte: 38
+    lines = [f"  {'function':<{width}s} " + " ".join(f"{k:>{w}s}" for k, w in OPS_COLUMNS)]
     for p in programs:
-        lines.append(f"  {p.name:<34s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
+        lines.append(f"  {p.name:<{width}s} " + " ".join(f"{p.ops[k]:>{w}d}" for k, w in OPS_COLUMNS))
     return lines
 
 

@@ -129,15 +129,14 @@ def test_identities(which, solo):
         assert np.abs(J @ vp[s] + e * J @ v[s]).max() < 1e-12 * (1 + np.abs(J @ v[s]).max())
         assert relerr(M @ (vp[s] - v[s]), J.T @ P[s]) < 1e-11
         assert np.abs(J @ v0[s]).max() < 1e-12 * (1 + np.abs(J @ v[s]).max())
-        energy = lambda x: x @ M @ x / 2
-        assert energy(v0[s]) <= energy(v[s]) * (1 + 1e-12)
-        assert energy(vp[s]) <= energy(v[s]) * (1 + 1e-12)
+        energy = [x @ M @ x / 2 for x in (v[s], v0[s], vp[s])]
+        assert energy[1] <= energy[0] * (1 + 1e-12) and energy[2] <= energy[0] * (1 + 1e-12)
         # the M-closest: any other velocity w with J w = 0 is farther from v in the M-norm
         null = np.linalg.svd(J)[2][J.shape[0]:].T
-        dist = lambda x: (x - v[s]) @ M @ (x - v[s])
+        closest = (v0[s] - v[s]) @ M @ (v0[s] - v[s])
         for _ in range(20):
             w = v0[s] + null @ rng.normal(size=null.shape[1]) * 0.1
-            assert dist(w) >= dist(v0[s]) * (1 - 1e-12)
+            assert (w - v[s]) @ M @ (w - v[s]) >= closest * (1 - 1e-12)
 
 
 def test_jacobian_and_drift_are_the_frames(solo):
@@ -267,7 +266,8 @@ def test_bad_contacts(argv, fragment, tmp_path):
 
 
 def test_bad_yaml_contacts(tmp_path):
-    for listed, fragment in (("tool", "'contacts' must be a non-empty list"), ("[{frame: tool, type: 5d}]", "type must be 3d or 6d"),
+    for listed, fragment in (("tool", "'contacts' must be a non-empty list"),
+                             ("[{frame: tool, type: 5d}]", "type must be 3d or 6d"),
                              ("[3]", "contacts[0]: expected a frame name"), ("[nope]", "unknown frame 'nope'")):
         path = tmp_path / "arm6.yaml"
         path.write_text(SPATIAL + f"contacts: {listed}\n")
@@ -300,3 +300,31 @@ def test_solo12_example(tmp_path):
     assert i["energy_after"] < i["energy_before"]
     assert abs(r["final_force"] - r["weight"]) < 1e-6 * r["weight"] and r["final_speed"] < 1e-6
     assert r["drift_stabilized"] < 1e-3 and r["drift_stabilized"] < 0.05 * r["drift_free"]
+
+
+def test_compare_command_checks_contacts():
+    """`symdyn compare --contact`: the generated Python and C and Pinocchio agree with the engine."""
+    result = CliRunner().invoke(main, ["compare", str(ROOT / "robots" / "ur5.urdf"), "--contact", "tool0",
+                                       "--states", "3", "--functions", ",".join(NAMES)])
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines() if line.split()
+            and line.split()[0] in NAMES}
+    assert list(rows) == NAMES and all(len(r) == 3 for r in rows.values())     # c, pinocchio, python
+    assert "PASS" in result.output
+
+
+def test_symbolic_parameters(tmp_path):
+    """--params symbolic: the constraint functions take the parameter vector too."""
+    model = symdyn.load_robot(ROOT / "robots" / "ur5.urdf", contacts="tool0")
+    text = render(model, ("python",), "symbolic", functions=["constrained_forward_dynamics", "impact"])
+    name = module_name(model.path, "symbolic")
+    (tmp_path / f"{name}.py").write_text(text[f"{name}.py"])
+    module = import_module_file(tmp_path / f"{name}.py", "_contacts_ur5_params")
+    engine = symdyn.Engine(model)
+    q, v, tau = _states(model, 3, 8)
+    params = module.PARAMETERS * np.random.default_rng(8).uniform(0.5, 2.0, len(module.PARAMETERS))
+    ours = module.constrained_forward_dynamics(q, v, tau, params)
+    ref = symdyn.Engine(model, params).constrained_forward_dynamics(q, v, tau)
+    assert max(relerr(a, b) for a, b in zip(ours, ref)) < 1e-12
+    ours, ref = module.impact(q, v, [0.3], module.PARAMETERS), engine.impact(q, v, [0.3])
+    assert max(relerr(a, b) for a, b in zip(ours, ref)) < 1e-12

@@ -157,8 +157,8 @@ def _select(names, model):
                          else f"no function named (expected some of: {', '.join(ALL_BY_NAME)})")
     unconstrained = [n for n in names if n not in {fn.name for fn in pool}]
     if unconstrained:
-        raise ValueError(f"function {quoted(unconstrained[0])} needs constraints: declare contacts (--contact FRAME,... "
-                         "or the robot file's 'contacts:')")
+        raise ValueError(f"function {quoted(unconstrained[0])} needs constraints: declare contacts "
+                         "(--contact FRAME,... or the robot file's 'contacts:')")
     return tuple(fn for fn in pool if fn.name in names)
 
 
