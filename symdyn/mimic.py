@@ -11,7 +11,8 @@ in and the results out:
   regressor G^T Y;
 * forward dynamics and M^-1 without forming G^T M G: the coupling is the constraint
   J v_tree = 0 with one row e_m - a e_master per mimic joint, solved by method 2 of Featherstone &
-  Orin (seed 004, Sec. 3.4) on the tree's explicit inverse (Rodriguez 1987, Sec. X):
+  Orin (seed 004, Sec. 3.4), M^-1 J^T by one more Kalman filter and smoother pass per mimic joint
+  (forward dynamics) or from the tree's explicit inverse (Rodriguez 1987, Sec. X; M^-1 itself):
   qdd_tree = qdd_0 - M^-1 J^T (J M^-1 J^T)^-1 J qdd_0 (J constant: no J_dot v term), and
   G (G^T M G)^-1 G^T = M^-1 - M^-1 J^T (J M^-1 J^T)^-1 J M^-1, whose independent rows and columns
   are the reduced inverse. J M^-1 J^T is as small as the number of mimic joints.
@@ -142,13 +143,25 @@ def solve_spd(ctx, A, B):
 
 
 class Coupling:
-    """The tree's M^-1 and the mimic constraint: W = J M^-1 (nm x nv_tree), A = W J^T."""
+    """The mimic constraint on the tree: W = J M^-1 (nm x nv_tree), A = W J^T. With full=True, from the
+    explicit M^-1 (Section X, for M^-1 itself); else each row of W = M^-1 J^T row by one more pass of the
+    Kalman filter and smoother at zero velocity without gravity (O(N) per mimic joint, for the
+    forward dynamics)."""
 
-    def __init__(self, ctx, chain, X, ric):
+    def __init__(self, ctx, chain, X, ric, full=True):
         self.ctx, self.chain = ctx, chain
-        self.Minv = minverse.mass_matrix_inverse(ctx, chain, X, ric)
         self.rows = _rows(chain)
-        self.W = [_row_times(ctx, row, self.Minv) for row in self.rows]
+        if full:
+            self.Minv = minverse.mass_matrix_inverse(ctx, chain, X, ric)
+            self.W = [_row_times(ctx, row, self.Minv) for row in self.rows]
+        else:
+            zero = [0] * chain.nv
+            self.W = []
+            for row in self.rows:
+                force = list(zero)
+                for t, c in row:
+                    force[t] = c
+                self.W.append(kalman_smoother.forward_dynamics(ctx, chain, X, ric, zero, force, gravity=False))
         self.A = [[ctx.bind(sum(c * w[t] for t, c in row)) for row in self.rows] for w in self.W]
 
     def correct(self, qdd0):
@@ -174,7 +187,7 @@ def _forward_dynamics(ctx, chain, X, qd, tau, wrenches=None):
         tau_tree[t] = x
     qdd0 = kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd_tree,
                                             _fr.subtract_friction(ctx, chain, tau_tree, qd_tree), f_ext=wrenches)
-    return _gather(Coupling(ctx, chain, X, ric).correct(qdd0), _coordinate_index(chain))
+    return _gather(Coupling(ctx, chain, X, ric, full=False).correct(qdd0), _coordinate_index(chain))
 
 
 def _mass_matrix_inverse(ctx, chain, X):

@@ -103,9 +103,14 @@ def test_gripper_every_function_python_c_pinocchio(tmp_path, monkeypatch):
             assert err < TOL, (name, column, err)
 
 
-def test_panda_fingers_engine_and_python_against_pinocchio(panda_fingers, tmp_path):
-    report = compare(panda_fingers, states=4, workdir=tmp_path, with_c=False)
+@pytest.mark.parametrize("floating", [False, True])
+def test_panda_fingers_engine_and_python_against_pinocchio(floating, tmp_path):
+    """The Panda with its mimic finger, fixed and floating base (free-flyer root: q of size nq)."""
+    model = symdyn.load_robot(erd_path(ERD_TREES["panda_fingers"]), floating_base=floating)
+    assert (model.nq, model.nv) == ((15, 14) if floating else (8, 8))
+    report = compare(model, states=4, workdir=tmp_path, with_c=False)
     for name, row in report.items():
+        assert "pinocchio" in row or name in ("friction", "base_regressor", "base_parameters"), name
         for column, err in row.items():
             assert err < TOL, (name, column, err)
 
