@@ -80,6 +80,63 @@ def test_constrained_dynamics_equals_pinocchio_loop(model, engine):
         assert relerr(qdd, theirs) < TOL and relerr(lam, data.lambda_c) < TOL
 
 
+def _two_branches(end=None):
+    """Two spatial 4-joint branches; the frame b_end on the second is placed (`end` = (xyz, R)) where
+    the first branch's last frame a3 is at q = 0, so that a weld between them is closed there."""
+    links, joints = [], []
+    axes = {"a": [[0, 0, 1], [0, 1, 0], [1, 0, 0], [0, 0, 1]], "b": [[0, 0, 1], [1, 0, 0], [0, 1, 0], [0, 1, 1]]}
+    for branch, start in (("a", [0, 0, 0]), ("b", [0.5, 0.2, 0])):
+        parent = "base"
+        for k, axis in enumerate(axes[branch]):
+            name = f"{branch}{k}"
+            links.append({"name": name, "mass": 1.0 + 0.1 * k, "com": [0.05, 0.02 * k, 0.1],
+                          "inertia": {"ixx": 0.02, "iyy": 0.03, "izz": 0.025, "ixy": 0.001}})
+            joints.append({"name": f"j{name}", "type": "revolute", "parent": parent, "child": name, "axis": axis,
+                           "origin": {"xyz": start if k == 0 else [0.05, 0.1, 0.25]}})
+            parent = name
+    links.append({"name": "b_end", "mass": 0.0, "com": [0, 0, 0], "inertia": {"ixx": 0, "iyy": 0, "izz": 0}})
+    xyz, R = end if end else ([0, 0, 0], np.eye(3).tolist())
+    joints.append({"name": "jb_end", "type": "fixed", "parent": "b3", "child": "b_end",
+                   "origin": {"xyz": xyz, "rotation": R}})
+    return {"name": "weld", "links": links, "joints": joints}
+
+
+def test_weld_loop_equals_pinocchio(tmp_path):
+    """A 6-D loop closure (weld) between two spatial branches, read from YAML `loops:`, at a closed
+    configuration: Pinocchio's constraintDynamics with a CONTACT_6D between the two joints."""
+    from symdyn.description import build_model
+    from symdyn.model import select_frames
+    P = symdyn.Engine(select_frames(build_model(_two_branches(), "w.yaml"), ("a3", "b3"))).frame_placement(np.zeros(8))
+    rel = np.linalg.inv(P[1]) @ P[0]
+    desc = _two_branches((rel[:3, 3].tolist(), rel[:3, :3].tolist()))
+    desc["loops"] = [{"frame": "a3", "other": "b_end", "type": "6d"}]
+    path = tmp_path / "weld.yaml"
+    path.write_text(yaml.safe_dump(desc))
+    model = symdyn.load_robot(path)
+    engine = symdyn.Engine(model)
+    q = np.zeros(8)
+    placements = engine.frame_placement(q)
+    assert np.abs(placements[0] - placements[1]).max() < 1e-14      # closed
+    J = engine.constraint_jacobian(q)
+    null = np.linalg.svd(J)[2][6:].T
+    pm = pinocchio_model(model)
+    data = pm.createData()
+    f1, f2 = (pm.frames[pm.getFrameId(name)] for name in ("a3", "b_end"))
+    cm = pin.RigidConstraintModel(pin.ContactType.CONTACT_6D, pm, f1.parentJoint, f1.placement, f2.parentJoint,
+                                  f2.placement, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+    models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
+    models.append(cm)
+    datas.append(cm.createData())
+    pin.initConstraintDynamics(pm, data, models, datas)
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        v, tau = null @ rng.normal(size=2), rng.normal(size=8) * 3
+        qdd, lam = engine.constrained_forward_dynamics(q, v, tau)
+        theirs = pin.constraintDynamics(pm, data, q, v, tau, models, datas, pin.ProximalSettings(1e-14, 1e-12, 50))
+        assert relerr(qdd, theirs) < TOL and relerr(lam, data.lambda_c) < TOL
+        assert np.abs(J @ qdd + engine.constraint_drift(q, v)).max() < 1e-12
+
+
 def test_impact_on_the_loop(model, engine):
     """Velocities that break the loop, projected by impact: J v+ = -e J v, M (v+ - v) = J^T P, and for
     e = 0 the kinetic energy does not increase and v+ is M-closer to v than any other closed velocity.
