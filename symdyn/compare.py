@@ -63,7 +63,7 @@ def joint_dynamics_vectors(model):
 
 def set_joint_dynamics(pmodel, model):
     """Pinocchio's model.armature, damping and friction from symdyn's joints."""
-    values = joint_dynamics_vectors(model)
+    values = tree_joint_dynamics(model) if model.mimic else joint_dynamics_vectors(model)   # per joint of the tree
     pmodel.armature[:] = values["armature"]
     pmodel.damping[:] = values["damping"]
     pmodel.friction[:] = values["friction"]
@@ -135,8 +135,8 @@ def pinocchio_urdf_model(model):
     """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
     reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
     as is (YAML, DH, snapped right angles)."""
-    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
-        return None
+    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut or (model.mimic and model.locked):
+        return None                        # (locked joints of a mimic model: Pinocchio's reduction has no mimic)
     import pinocchio as pin
     from .description import ROOT_JOINT
     added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
@@ -266,7 +266,9 @@ def _mimic_functions(model, pmodel):
     G^T M_tree G. (Pinocchio 4.1's own mimic=True model agrees on rnea but not on crba when a mimic
     joint has children, nor on computeCoriolisMatrix: tests/test_mimic.py.)"""
     import pinocchio as pin
-    if pinocchio_urdf_model(model) is not None:
+    if model.locked or model.cut or model.snapped or Path(model.path).suffix.lower() != ".urdf":
+        pmodel = pinocchio_model(model)    # symdyn's tree rebuilt joint by joint (the mimic joints as joints)
+    else:
         pmodel = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if model.floating and \
             model.joints[0].name == "root_joint" else pin.buildModelFromUrdf(str(model.path))
         pmodel.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
@@ -465,7 +467,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         reference = np.stack([ours(engine, s) for s in range(states)])
         row = {lang: relative_error(np.stack([ours(mod, s) for s in range(states)]), reference)
                for lang, mod in generated.items()}
-        if pino is not None:
+        if pino is not None and pmodel.nq == model.nq:     # (a mimic model rebuilt as its whole tree: not comparable)
             row["pinocchio"] = relative_error(reference, np.stack([theirs(pmodel, s) for s in range(states)]))
         report[name] = row
     return report

@@ -110,6 +110,8 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
     # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
     part = selection is not None and bool(selection)
     model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base, mimic)
+    if part and mimic == "reduced":
+        selection = _lock_followers(desc, selection)
     if part:
         from .selection import select
         model = replace(build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia,
@@ -117,6 +119,26 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
                         selection=selection.describe(), locked=tuple(selection.lock.items()),
                         cut=selection.root is not None or selection.tip is not None)
     return model, contacts
+
+
+def _lock_followers(desc, selection):
+    """--lock of a joint that others mimic locks them too, at multiplier * value + offset (their own
+    --lock value, if given, wins): a locked gripper finger takes its twin with it."""
+    from dataclasses import replace as replace_selection
+    lock = dict(selection.lock)
+    changed = True
+    while changed:                         # a mimic of a mimic follows through
+        changed = False
+        for joint in desc.get("joints", []) if isinstance(desc, dict) else []:
+            follows = joint.get("mimic") if isinstance(joint, dict) else None
+            if isinstance(follows, dict) and follows.get("joint") in lock and joint.get("name") not in lock:
+                try:
+                    value = float(follows.get("multiplier", 1.0)) * lock[follows["joint"]] + float(follows.get("offset", 0.0))
+                except (TypeError, ValueError):
+                    return selection       # a malformed entry: the builder reports it
+                lock[joint["name"]] = value
+                changed = True
+    return selection if lock == selection.lock else replace_selection(selection, lock=lock)
 
 
 def _unknown_suffix(path, suffix):

@@ -244,3 +244,16 @@ def test_cli_bad_mimic_exit_2_nothing_written(tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().count("\n") == 0 and f"{path}: " in result.stderr and "cycle" in result.stderr
     assert not out.exists()
+
+
+def test_lock_of_a_master_locks_its_mimic_joints(tmp_path):
+    """--lock wrist=0.4 locks the thumb that follows it at -0.5 * 0.4 + 0.2; the rest stays reduced."""
+    from symdyn.selection import Selection
+    model = symdyn.load_robot(GRIPPER, selection=Selection({"wrist": 0.4}))
+    assert model.joint_names == ("shoulder", "finger_left_joint", "tip_joint") and model.warnings == ()
+    assert dict(model.locked) == pytest.approx({"wrist": 0.4, "wrist_thumb": 0.0}) and len(model.mimic) == 1
+    report = compare(model, states=3, workdir=tmp_path, with_c=False)
+    assert "pinocchio" in report["mass_matrix"] and "pinocchio" in report["forward_dynamics"]
+    for name, row in report.items():
+        for column, err in row.items():
+            assert err < TOL, (name, column, err)
