@@ -12,7 +12,7 @@ distance between the two frames (frame_placement).
 2. Computed torque on the closed loop: loop_inverse_dynamics gives the crank torque for a desired
    crank acceleration (plus PD on its error); the crank follows a sinusoid, the loop holds.
 
-    python examples/four_bar.py [--robot examples/four_bar.yaml] [--steps 4000] [--dt 0.005] [--out four_bar.png]
+    python examples/four_bar.py [--robot examples/four_bar.yaml] [--steps 4000] [--dt 0.005] [--out four_bar.png: plot]
 """
 import numpy as np
 
@@ -127,6 +127,7 @@ def plot(r, out, title):
 
 def main(argv=None):
     p = parser(__doc__.splitlines()[0], robot="examples/four_bar.yaml", steps=4000, dt=5e-3, out="four_bar.png")
+    p.set_defaults(out=None)           # a plot only when asked for: --out FILE
     args = p.parse_args(argv)
     if not str(args.robot).lower().endswith((".yaml", ".yml")):
         fail(f"{args.robot}: --robot takes the four-bar's YAML file (generated here, in a temporary folder)")
@@ -140,7 +141,7 @@ def main(argv=None):
           f"{r['closure_stabilized']:.2e} m")
     print(f"computed torque through loop_inverse_dynamics: crank error over the last quarter "
           f"{r['final_tracking_error']:.2e} rad")
-    if not args.no_plot:
+    if args.out and not args.no_plot:
         plot(r, args.out, f"four-bar, RK4 dt = {args.dt:g} s")
     return r
 

@@ -12,7 +12,7 @@ Two runs, RK4 on the generated forward_dynamics:
    (frames of both fingers, from frame_placement) stay mirrored about the palm's axis, their gap is
    0.02 + 2 q_finger at every step, and the gripper settles at its targets.
 
-    python examples/mimic_gripper.py [--robot examples/parallel_gripper.urdf] [--steps 2000] [--out mimic_gripper.png]
+    python examples/mimic_gripper.py [--robot examples/parallel_gripper.urdf] [--steps 2000] [--out mimic_gripper.png: plot]
 """
 import tempfile
 from pathlib import Path
@@ -96,6 +96,7 @@ def plot(result, out, title):
 
 def main(argv=None):
     p = parser(__doc__.splitlines()[0], robot="examples/parallel_gripper.urdf", steps=2000, out="mimic_gripper.png")
+    p.set_defaults(out=None)           # a plot only when asked for: --out FILE
     args = p.parse_args(argv)
     if not str(args.robot).lower().endswith(".urdf"):
         fail(f"{args.robot}: --robot takes a URDF with a <mimic> joint (generated here, in a temporary folder)")
@@ -107,7 +108,7 @@ def main(argv=None):
     print(f"free motion: energy drift {r['energy_drift']:.2e} (relative, RK4)")
     print(f"closing: tip gap vs 0.02 + 2 q_finger {r['gap_error']:.2e} m, tip midpoint off the palm axis "
           f"{r['midpoint_off_axis']:.2e} m, final error {r['final_error']:.2e} (targets {r['target'].tolist()})")
-    if not args.no_plot:
+    if args.out and not args.no_plot:
         plot(r, args.out, f"parallel gripper, one finger coordinate, RK4 dt = {args.dt:g} s")
     return r
 

@@ -198,6 +198,8 @@ def test_four_bar_example_energy_drift_and_tracking(engine, model):
     assert r["closure_stabilized"] < 1e-6 and r["closure_stabilized"] < r["closure"] / 10
     assert r["closure_stabilized_last_quarter"] < r["closure_stabilized"] * 2      # bounded, not growing
     assert r["final_tracking_error"] < 1e-6
+    printed = four_bar.main(["--steps", "40"])        # the script: generates the module, prints, no plot unless --out
+    assert printed["final_tracking_error"] < 1e-6 and printed["energy_drift"] < 1e-6
 
 
 def _variant(tmp_path, name, edit):
