@@ -31,7 +31,7 @@ import numpy as np
 
 from . import __version__
 from .errors import CModuleError, one_line
-from .functions import ALL_BY_NAME, arg_dims, fext_variant, out_dims, resolve
+from .functions import ALL_BY_NAME, arg_dims, baumgarte_variant, fext_variant, out_dims, resolve
 
 #: flags every build needs (a shared library of C99)
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
@@ -401,10 +401,18 @@ class CModule:
         out_shapes = [resolve(d, self._sizes) for d in out_dims(fn)]
         several = len(out_shapes) > 1
         variant = fext_variant(name) if fext_variant(name) in self._signatures else None
+        stabilized = baumgarte_variant(name) if baumgarte_variant(name) in self._signatures else None
 
-        def call(*arrays, f_ext=None):
+        def call(*arrays, f_ext=None, gains=None, error=None):
             if len(arrays) != len(args):
                 raise TypeError(f"{name}({', '.join(args)}) takes {len(args)} arguments")
+            if gains is not None or error is not None:
+                if stabilized is None or gains is None:
+                    raise TypeError(f"{name} takes no gains" if stabilized is None else
+                                    f"{name}: error without gains (Kp, Kd)")
+                plain = [a for a, label in zip(arrays, args) if label != "params"]
+                error = np.zeros(self._sizes["nc"]) if error is None else error
+                return getattr(self, stabilized)(*plain, gains, error, *arrays[len(plain):])
             if f_ext is not None:
                 if variant is None:
                     raise TypeError(f"{name} takes no f_ext")

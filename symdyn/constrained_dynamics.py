@@ -14,6 +14,11 @@ factored (U D U^T, riccati.Block): no mass matrix and no dense KKT system is for
 Impact (seed 003 eqs. 29-31): the impulse P = -(J M^-1 J^T)^-1 (1 + e) J v and v+ = v + M^-1 J^T P,
 M^-1 J^T P by the same smoother at zero velocity, without gravity. e = 0 is the plastic impact (J v+ = 0,
 v+ the M-orthogonal projection of v on the constraint's null space).
+
+Loop closures (a Constraint with a second frame): Stack already stacks the rows as frame minus other,
+puts -lambda on the other frame and combines the 6 x 6 blocks of both points in J M^-1 J^T; what is
+checked against Pinocchio here is contacts only (other = None). A loop's drift and position error
+may need Pinocchio's own conventions (the axes of the relative motion) where they differ.
 """
 from . import frames as F
 from . import friction as _fr

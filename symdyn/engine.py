@@ -12,7 +12,8 @@ import numpy as np
 
 from . import lie
 from .chain import Chain
-from .functions import arg_dims, for_model, functions_for, fext_variant, flatten, nest, out_dims, resolve, sizes
+from .functions import (arg_dims, baumgarte_variant, for_model, functions_for, fext_variant, flatten, nest, out_dims,
+                        resolve, sizes)
 from .scalar import NUMERIC
 
 
@@ -59,11 +60,18 @@ class Engine:
         return tuple(parts) if multiple else parts[0]
 
     def _bind(self, fn):
-        variant = fext_variant(fn.name)
+        variant, stabilized = fext_variant(fn.name), baumgarte_variant(fn.name)
 
-        def call(*arrays, f_ext=None):
+        def call(*arrays, f_ext=None, gains=None, error=None):
             if len(arrays) != len(fn.args):
                 raise TypeError(f"{fn.name}({', '.join(fn.args)}) takes {len(fn.args)} arguments")
+            if (gains is not None or error is not None) and stabilized:
+                if gains is None:
+                    raise TypeError(f"{fn.name}: error without gains (Kp, Kd)")
+                error = np.zeros(self._sizes["nc"]) if error is None else error
+                return getattr(self, stabilized)(*arrays, gains, error)
+            if gains is not None or error is not None:
+                raise TypeError(f"{fn.name} takes no gains")
             if f_ext is not None and variant:
                 return getattr(self, variant)(*arrays, f_ext)
             if f_ext is not None:

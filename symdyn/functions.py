@@ -32,6 +32,7 @@ ARG_DIMS = {"q": ("nq",), "f_ext": ("nf", 6), "params": ("np",), "gains": (2,), 
 SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "np"),
           "base_regressor": ("nv", "b"), "base_parameters": ("b",)}
 FEXT = "_fext"
+BAUMGARTE = "_baumgarte"
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,12 @@ def nest(items, shape):
 def fext_variant(name):
     """The name of the function taking external wrenches, if `name` has one."""
     return name + FEXT if name + FEXT in BY_NAME else None
+
+
+def baumgarte_variant(name):
+    """The name of the stabilized function taking (gains, error), if `name` has one: the modules' `name`
+    takes them as optional keyword arguments."""
+    return name + BAUMGARTE if name + BAUMGARTE in ALL_BY_NAME else None
 
 
 def _zeros(chain):

@@ -328,3 +328,23 @@ def test_symbolic_parameters(tmp_path):
     assert max(relerr(a, b) for a, b in zip(ours, ref)) < 1e-12
     ours, ref = module.impact(q, v, [0.3], module.PARAMETERS), engine.impact(q, v, [0.3])
     assert max(relerr(a, b) for a, b in zip(ours, ref)) < 1e-12
+
+
+@pytest.mark.parametrize("lang", ["engine", "python", "c"])
+def test_gains_are_optional_arguments(solo, generated, lang):
+    """constrained_forward_dynamics(q, qd, tau, gains=, error=) is the _baumgarte function; error
+    defaults to zeros; error without gains, or gains for a function without a stabilized twin, is refused."""
+    model, _ = solo
+    module = {"engine": symdyn.Engine(model), "python": generated[0], "c": generated[1]}[lang]
+    q, v, tau = _states(model, 2, 9)
+    gains, error = np.array([50.0, 10.0]), np.random.default_rng(9).normal(size=(2, 12)) * 0.01
+    both = module.constrained_forward_dynamics(q, v, tau, gains=gains, error=error)
+    twin = module.constrained_forward_dynamics_baumgarte(q, v, tau, gains, error)
+    assert all(np.array_equal(a, b) for a, b in zip(both, twin))
+    no_error = module.constrained_forward_dynamics(q, v, tau, gains=gains)
+    assert all(np.array_equal(a, b) for a, b in zip(no_error, module.constrained_forward_dynamics_baumgarte(
+        q, v, tau, gains, np.zeros(12))))
+    with pytest.raises(TypeError):
+        module.constrained_forward_dynamics(q, v, tau, error=error)
+    with pytest.raises(TypeError):
+        module.impact(q, v, [0.5], gains=gains)

@@ -49,6 +49,12 @@ def _fext_call(program):
     return ", ".join(plain + ["f_ext"] + [a for a in program.args if a == PARAMS])
 
 
+def _baumgarte_call(program):
+    """The arguments of the stabilized variant, as the base function passes them on."""
+    plain = [a for a in program.args if a != PARAMS]
+    return ", ".join(plain + ["gains", "error"] + [a for a in program.args if a == PARAMS])
+
+
 def _function_context(program, printer, split_above=None, part_size=PART_SIZE):
     units = _units(program.assignments, printer)
     outputs = [{"name": name, "shape": shape, "dims": shape, "size": len(values),
@@ -62,6 +68,7 @@ def _function_context(program, printer, split_above=None, part_size=PART_SIZE):
               for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
     context = {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
                "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _fext_call(program),
+               "baumgarte": program.baumgarte, "baumgarte_call": _baumgarte_call(program),
                "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
                "gravity": program.gravity, "parts": [], "workspace": 0}
     if split_above is not None and len(units) > split_above:

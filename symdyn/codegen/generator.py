@@ -16,8 +16,8 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import (ALL_BY_NAME, BY_NAME, FUNCTIONS, arg_dims, fext_variant, flatten, for_model, functions_for,
-                         nest, out_dims, resolve, sizes)
+from ..functions import (ALL_BY_NAME, BY_NAME, FUNCTIONS, arg_dims, baumgarte_variant, fext_variant, flatten, for_model,
+                         functions_for, nest, out_dims, resolve, sizes)
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
@@ -55,6 +55,7 @@ class Program:
     gravity: bool = False
     arg_shapes: Dict[str, Tuple[int, ...]] = field(default_factory=dict)
     fext: str = None                    # the variant taking f_ext, if any
+    baumgarte: str = None               # the stabilized variant taking (gains, error), if any
     dims: List = field(default_factory=list)   # each output's shape, as a tuple of ints
 
     def outputs(self):
@@ -110,7 +111,8 @@ def trace(model, fn, params_mode="numeric"):
     flat = [se.sympify(x) for x in flatten(result)]
     live = live_program(tape.assignments, flat)
     program = Program(fn.name, fn.doc, args, fn.shape, OUTPUT_NAMES[fn.name], inputs, live, flat, gravity=fn.gravity,
-                      arg_shapes=shapes, fext=fext_variant(fn.name), dims=[resolve(d, size) for d in out_dims(fn)])
+                      arg_shapes=shapes, fext=fext_variant(fn.name), dims=[resolve(d, size) for d in out_dims(fn)],
+                      baumgarte=baumgarte_variant(fn.name))
     program.ops = count_ops([e for _, e in live] + [e for e in flat if not e.is_Atom])
     return program
 
