@@ -116,7 +116,12 @@ def samples(model, count, seed):
     ctx = _Deterministic()
     chain = Chain(ctx, model)
     arrays = [[np.array(x) for x in v] for v in (q, qd, qdd)]
-    Y = regressor(ctx, chain, chain.transforms(arrays[0]), arrays[1], arrays[2])
+    if model.mimic:                          # the regressor of the reduced coordinates, G^T Y (symdyn.mimic)
+        from .functions import BY_NAME, for_model
+        trace = for_model([BY_NAME["regressor"]], model)[0].trace
+        Y = trace(ctx, chain, chain.transforms(arrays[0]), arrays[1], arrays[2])
+    else:
+        Y = regressor(ctx, chain, chain.transforms(arrays[0]), arrays[1], arrays[2])
     p = len(model.parameters)
     W = np.zeros((count * n, p))
     for j in range(n):

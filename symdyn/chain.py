@@ -15,8 +15,9 @@ class Chain:
     def __init__(self, ctx, model, params=None):
         c = ctx.const
         self.ctx, self.model, self.n = ctx, model, len(model.joints)
-        self.nq, self.nv = model.nq, model.nv
-        self.qi, self.vi = model.q_slices, model.v_slices
+        # the whole tree, mimic joints included: symdyn.mimic maps the model's coordinates to it
+        self.nq, self.nv = model.tree_nq, model.tree_nv
+        self.qi, self.vi = model.tree_q_slices, model.tree_v_slices
         self.parent = [j.parent for j in model.joints]
         self.children = [[] for _ in range(self.n)]
         for k, p in enumerate(self.parent):
@@ -43,7 +44,10 @@ class Chain:
         self.base_acceleration = [c(0), c(0), c(0)] + [c(-g) for g in model.gravity]
 
     def transforms(self, q):
-        """X(k) = (parent_R_k(q_k), l(q_k)) for every joint: phi(parent, k)."""
+        """X(k) = (parent_R_k(q_k), l(q_k)) for every joint: phi(parent, k); q: the model's coordinates."""
+        if self.model.mimic:
+            from .mimic import tree_configuration
+            q = tree_configuration(self, q)
         return [kind.transform(self.ctx, A, l0, h, [q[i] for i in self.qi[k]])
                 for k, (A, l0, h, kind) in enumerate(self._geometry)]
 

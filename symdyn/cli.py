@@ -70,11 +70,12 @@ def _check_functions(path, functions, model):
 
 
 def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None,
-          frames=None, contacts=None):
+          frames=None, mimic="reduced", contacts=None):
     from .load import load_robot
     try:
         model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
-                           floating_base=floating, joint_params=joint_params, frames=frames, contacts=contacts)
+                           floating_base=floating, joint_params=joint_params, frames=frames, mimic=mimic,
+                           contacts=contacts)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
@@ -97,6 +98,16 @@ def selection_options(command):
 
 FRAMES_HELP = ("Comma-separated frames (links, or joints) that get kinematics, Jacobians and external wrenches, "
                "in this order (the module's FRAMES). Default: the leaves of the tree (end effectors, feet).")
+
+
+MIMIC_HELP = ("reduced: a URDF <mimic> joint follows its master (q = multiplier * q_master + offset) and has no "
+              "coordinate of its own, as Pinocchio's buildModel(..., mimic=True); independent: it is a degree of "
+              "freedom of its own (the old behavior, with a warning).")
+
+
+def mimic_option(command):
+    return click.option("--mimic", "mimic", type=click.Choice(["reduced", "independent"]), default="reduced",
+                        show_default=True, help=MIMIC_HELP)(command)
 
 
 CONTACT_HELP = ("Comma-separated frames in contact with the world: FRAME (point contact, 3 rows) or FRAME:6d "
@@ -138,14 +149,15 @@ def main():
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
 @frames_option
+@mimic_option
 def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions,
-         frames, contacts):
+         frames, contacts, mimic):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import base_parameter_lines, info_lines, trace_count
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, contacts)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
         _check_functions(path, functions, model)
         with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
             lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
@@ -167,8 +179,9 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
 @frames_option
+@mimic_option
 def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-             functions, frames, contacts):
+             functions, frames, contacts, mimic):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import CONSTRAINED, FUNCTIONS
     from .generate import generate as run
@@ -183,7 +196,8 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
                           allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
-                          joint_params=joint_params, functions=functions, frames=frames, contacts=contacts)
+                          joint_params=joint_params, functions=functions, frames=frames, mimic=mimic,
+                          contacts=contacts)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -201,15 +215,16 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
 @frames_option
+@mimic_option
 def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-            functions, frames, contacts):
+            functions, frames, contacts, mimic):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, contacts)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
         _check_functions(path, functions, model)
         notes = []
         try:

@@ -63,7 +63,7 @@ def joint_dynamics_vectors(model):
 
 def set_joint_dynamics(pmodel, model):
     """Pinocchio's model.armature, damping and friction from symdyn's joints."""
-    values = joint_dynamics_vectors(model)
+    values = tree_joint_dynamics(model) if model.mimic else joint_dynamics_vectors(model)   # per joint of the tree
     pmodel.armature[:] = values["armature"]
     pmodel.damping[:] = values["damping"]
     pmodel.friction[:] = values["friction"]
@@ -135,13 +135,14 @@ def pinocchio_urdf_model(model):
     """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
     reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
     as is (YAML, DH, snapped right angles)."""
-    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut:
-        return None
+    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut or (model.mimic and model.locked):
+        return None                        # (locked joints of a mimic model: Pinocchio's reduction has no mimic)
     import pinocchio as pin
     from .description import ROOT_JOINT
     added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
-    pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if added else \
-        pin.buildModelFromUrdf(str(model.path))
+    mimic = bool(model.mimic)              # reduced coordinates: Pinocchio's JointModelMimic
+    pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer(), mimic=mimic) if added else \
+        pin.buildModelFromUrdf(str(model.path), mimic=mimic)
     if model.locked:                       # --lock: Pinocchio's own reduction of its own model
         q_ref = pin.neutral(pm)
         for name, value in model.locked:
@@ -161,10 +162,10 @@ def pinocchio_reference(model):
         return pinocchio_model(model), f"symdyn's model rebuilt in Pinocchio; its URDF parser refuses the file ({exc})"
     if pm is None:
         return pinocchio_model(model), "symdyn's model rebuilt in Pinocchio"
-    theirs = tuple(pm.names)[1:]
-    if theirs != model.joint_names or pm.nv != model.dof:
+    theirs, ours = tuple(pm.names)[1:], tuple(j.name for j in model.joints)
+    if theirs != ours or pm.nv != model.dof:
         raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
-                         f"symdyn finds {', '.join(model.joint_names)}")
+                         f"symdyn finds {', '.join(ours)}")
     return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
 
 
@@ -260,6 +261,82 @@ def _derivative_functions(pmodel, data, c, fric, sym):
             "potential_energy": lambda q: pin.computePotentialEnergy(pmodel, data, c(q))}
 
 
+def coupling_matrix(model):
+    """G of the mimic joints (tree rates = G v), built from model.mimic alone: the oracle's own."""
+    tree = [i for vi in model.tree_v_slices for i in vi]
+    G = np.zeros((len(tree), model.nv))
+    own = [t for vt, vi in zip(model.tree_v_slices, model.v_slices) for t, _ in zip(vt, vi)]
+    G[own, np.arange(model.nv)] = 1.0
+    for m in model.mimic:
+        G[model.tree_v_slices[m.joint][0]] = m.multiplier * G[model.tree_v_slices[m.master][0]]
+    return G
+
+
+def tree_configuration(model, q):
+    """The tree's configuration (symdyn's convention) of coordinates q: mimic joints from their masters."""
+    q = np.asarray(q, dtype=float)
+    out = np.zeros(q.shape[:-1] + (model.tree_nq,))
+    for qt, qi in zip(model.tree_q_slices, model.q_slices):
+        if qi:
+            out[..., list(qt)] = q[..., list(qi)]
+    for m in model.mimic:
+        out[..., model.tree_q_slices[m.joint][0]] = m.multiplier * out[..., model.tree_q_slices[m.master][0]] + m.offset
+    return out
+
+
+def _mimic_functions(model, pmodel):
+    """The counterparts in reduced coordinates: Pinocchio's model of the whole tree (every mimic joint
+    independent) with the coupling applied, q_tree = G q + c: tau = G^T tau_tree(G v, G a),
+    M = G^T M_tree G, C = G^T C_tree G, J = J_tree G, M^-1 and forward dynamics by solving with
+    G^T M_tree G. (Pinocchio 4.1's own mimic=True model agrees on rnea but not on crba when a mimic
+    joint has children, nor on computeCoriolisMatrix: tests/test_mimic.py.)"""
+    import pinocchio as pin
+    if model.locked or model.cut or model.snapped or Path(model.path).suffix.lower() != ".urdf":
+        pmodel = pinocchio_model(model)    # symdyn's tree rebuilt joint by joint (the mimic joints as joints)
+    else:
+        pmodel = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if model.floating and \
+            model.joints[0].name == "root_joint" else pin.buildModelFromUrdf(str(model.path))
+        pmodel.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
+    values = tree_joint_dynamics(model)
+    pmodel.armature[:], pmodel.damping[:], pmodel.friction[:] = values["armature"], values["damping"], values["friction"]
+    full = pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames], values["friction_offset"],
+                               model.coulomb_smoothing)
+    G, t = coupling_matrix(model), lambda q: tree_configuration(model, q)
+    M = lambda q: G.T @ full["mass_matrix"](t(q)) @ G
+    b = lambda q, v: G.T @ full["nonlinear_effects"](t(q), G @ v)
+    out = {"inverse_dynamics": lambda q, v, a: G.T @ full["inverse_dynamics"](t(q), G @ v, G @ a),
+           "mass_matrix": M, "mass_matrix_inverse": lambda q: np.linalg.inv(M(q)),
+           "forward_dynamics": lambda q, v, tau: np.linalg.solve(M(q), tau - b(q, v)),
+           "gravity": lambda q: G.T @ full["gravity"](t(q)),
+           "coriolis_matrix": lambda q, v: G.T @ full["coriolis_matrix"](t(q), G @ v) @ G,
+           "nonlinear_effects": b,
+           "regressor": lambda q, v, a: G.T @ full["regressor"](t(q), G @ v, G @ a)}
+    if model.kinematic_frames:
+        for name in ("frame_placement", "center_of_mass"):
+            out[name] = (lambda f: lambda q: f(t(q)))(full[name])
+        for name in ("frame_jacobian", "com_jacobian", "centroidal_momentum_matrix"):
+            out[name] = (lambda f: lambda q: f(t(q)) @ G)(full[name])
+        for name in ("frame_velocity", "frame_acceleration_bias", "centroidal_momentum"):
+            out[name] = (lambda f: lambda q, v: f(t(q), G @ v))(full[name])
+        jac = lambda q: np.concatenate(list(full["frame_jacobian"](t(q)) @ G))
+        out["operational_space_inertia_inverse"] = lambda q: jac(q) @ np.linalg.inv(M(q)) @ jac(q).T
+        fext = full["inverse_dynamics_fext"]
+        out["inverse_dynamics_fext"] = lambda q, v, a, w: G.T @ fext(t(q), G @ v, G @ a, w)
+        out["forward_dynamics_fext"] = lambda q, v, tau, w: np.linalg.solve(
+            M(q), tau - G.T @ fext(t(q), G @ v, 0 * (G @ v), w))
+    return out
+
+
+def tree_joint_dynamics(model):
+    """joint_dynamics_vectors of every joint of the tree (mimic joints included)."""
+    out = {key: np.zeros(model.tree_nv) for key in ("armature", "damping", "friction", "friction_offset")}
+    for joint, vi in zip(model.joints, model.tree_v_slices):
+        if len(vi) == 1:
+            for key in out:
+                out[key][vi[0]] = getattr(joint, key)
+    return out
+
+
 def pinocchio_constraint_functions(pmodel, model, friction=None):
     """Pinocchio's counterparts of the constraint functions for the model's contacts (RigidConstraintModel
     CONTACT_3D / CONTACT_6D at the frame, LOCAL_WORLD_ALIGNED), one state at a time, symdyn's q:
@@ -340,6 +417,9 @@ def _pinocchio(model, notes):
         return None
     pmodel, how = pinocchio_reference(model)
     notes.append(f"pinocchio column: {how}")
+    if model.mimic:
+        notes.append("mimic joints: Pinocchio's model of the whole tree with the coupling applied (G^T M G, ...)")
+        return _mimic_functions(model, pmodel)
     if model.joint_params:                 # friction and armature from a file Pinocchio did not read
         set_joint_dynamics(pmodel, model)
     functions = pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames],
@@ -412,7 +492,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         reference = np.stack([ours(engine, s) for s in range(states)])
         row = {lang: relative_error(np.stack([ours(mod, s) for s in range(states)]), reference)
                for lang, mod in generated.items()}
-        if pino is not None:
+        if pino is not None and pmodel.nq == model.nq:     # (a mimic model rebuilt as its whole tree: not comparable)
             row["pinocchio"] = relative_error(reference, np.stack([theirs(pmodel, s) for s in range(states)]))
         report[name] = row
     return report

@@ -21,6 +21,7 @@ import math
 import numbers
 import reprlib
 import sys
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,16 +29,20 @@ from . import geometry as G
 from .errors import RobotFileError
 from .geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 from .joints import JOINT_TYPES
-from .model import Body, Frame, Joint, Model
+from .model import Body, Frame, Joint, Mimic, Model
 
 MOVING = tuple(JOINT_TYPES)
 ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints", "coulomb_smoothing",
-              "contacts")      # contacts: read by load.py (symdyn.constraints)
+              "contacts", "loops", "actuated")      # read by load.py (symdyn.constraints, symdyn.loop_closure)
 #: the free-flyer that --floating-base puts between the world and the base link (Pinocchio's name)
 ROOT_JOINT = "root_joint"
 LINK_KEYS = ("name", "mass", "com", "inertia")
 JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis") + (
-    "damping", "friction", "friction_offset", "armature")
+    "damping", "friction", "friction_offset", "armature", "mimic")
+MIMIC_KEYS = ("joint", "multiplier", "offset")
+#: how a joint with a "mimic" entry (URDF <mimic>) is loaded: coupled to its master (reduced
+#: coordinates, Pinocchio's mimic=True) or as an independent joint (with a warning)
+MIMIC_MODES = ("reduced", "independent")
 #: the friction and rotor fields of a joint (model.Joint), and whether they must be >= 0
 JOINT_DYNAMICS = {"damping": True, "friction": True, "friction_offset": False, "armature": True}
 ORIGIN_KEYS = ("xyz", "rpy", "rotation")
@@ -197,18 +202,20 @@ def _fmt(values):
     return "[" + ", ".join(f"{v:.6g}" for v in values) + "]"
 
 
-def build_model(desc, path, digest="", warn=None, allow_nonphysical_inertia=False, floating_base=False):
+def build_model(desc, path, digest="", warn=None, allow_nonphysical_inertia=False, floating_base=False,
+                mimic="reduced"):
     """Validate a description dictionary and build the Model (fixed joints merged).
 
     warn: called with each warning (a one-line message without the path), e.g. list.append;
     allow_nonphysical_inertia: a clearly negative principal moment is a warning, not an error;
     floating_base: the base link floats, joined to the world by a free-flyer named root_joint
-    (Pinocchio's buildModel(..., JointModelFreeFlyer())); its inertia is 'base_link' when given."""
+    (Pinocchio's buildModel(..., JointModelFreeFlyer())); its inertia is 'base_link' when given;
+    mimic: "reduced" (a joint's "mimic" entry couples it to its master: symdyn.mimic) or "independent"."""
     with np.errstate(all="ignore"):          # overflow is reported as a message, not a warning
-        return _build(desc, path, digest, warn, allow_nonphysical_inertia, floating_base)
+        return _build(desc, path, digest, warn, allow_nonphysical_inertia, floating_base, mimic)
 
 
-def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base=False):
+def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base=False, mimic="reduced"):
     chk = _Checker(path, warn)
     chk.mapping(desc, "robot description")
     chk.known(desc, ROBOT_KEYS, "robot")
@@ -235,7 +242,7 @@ def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base
         links[lname] = _link_params(chk, link, f"link '{lname}'")
     _check_inertias(chk, links, allow_nonphysical)
 
-    joints, child_of, children = {}, {}, {}
+    joints, child_of, children, mimics = {}, {}, {}, {}
     base_link = desc.get("base_link")
     if base_link is not None:
         chk.mapping(base_link, "base_link")
@@ -288,12 +295,60 @@ def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base
             axis = G.scale(1 / G.norm(axis), axis)
         dynamics = {key: chk.number(joint[key], f"{where}: {key}") for key in JOINT_DYNAMICS if key in joint}
         check_joint_dynamics(chk.fail, dynamics, where)
+        if "mimic" in joint and jtype != "fixed":
+            mimics[jname] = _mimic_entry(chk, joint["mimic"], where)
+            if mimic == "independent":
+                chk.warn(f"{where}: <mimic joint='{mimics[jname][0]}'> is not honored: loaded as an independent "
+                         "joint (--mimic independent, as Pinocchio's URDF parser does by default)")
         joints[jname] = (jtype, parent, child, R, xyz, axis, dynamics)
         child_of[child] = jname
         children.setdefault(parent, []).append(jname)
 
     _check_tree(chk, base, links, joints, child_of, children)
-    return _merge(chk, name, desc, path, digest, gravity, base, links, joints, children)
+    model = _merge(chk, name, desc, path, digest, gravity, base, links, joints, children)
+    return _couple(chk, model, mimics) if mimic == "reduced" and mimics else model
+
+
+def _mimic_entry(chk, value, where):
+    """(master joint name, multiplier, offset) of a joint's mimic entry."""
+    chk.mapping(value, f"{where}: mimic")
+    chk.known(value, MIMIC_KEYS, f"{where}: mimic")
+    master = chk.name(chk.field(value, "joint", f"{where}: mimic"), f"{where}: mimic joint")
+    return (master, chk.number(value.get("multiplier", 1.0), f"{where}: mimic multiplier"),
+            chk.number(value.get("offset", 0.0), f"{where}: mimic offset"))
+
+
+def _couple(chk, model, mimics):
+    """The model whose mimic joints follow their masters (reduced coordinates, model.Mimic). A mimic
+    of a mimic follows the first independent joint up the line (multipliers and offsets composed);
+    a mimic of a joint the robot does not have as a moving joint (a vendor file's slip, a locked or
+    fixed joint) is loaded as an independent joint, with a warning."""
+    index = {j.name: k for k, j in enumerate(model.joints)}
+    for jname, (master, _, _) in list(mimics.items()):
+        if master not in index or master == jname:
+            chk.warn(f"joint '{jname}': <mimic> follows '{master}', which is not " +
+                     ("another joint" if master == jname else "a moving joint of the robot") +
+                     ": loaded as an independent joint")
+            del mimics[jname]
+
+    def resolve(jname, seen):
+        master, a, b = mimics[jname]
+        if master not in mimics:
+            return master, a, b
+        if master in seen:
+            chk.fail(f"joint '{jname}': <mimic> joints follow each other in a cycle ({', '.join(seen)})")
+        top, a2, b2 = resolve(master, seen + (master,))
+        return top, a * a2, a * b2 + b
+
+    out = []
+    for jname in mimics:
+        master, multiplier, offset = resolve(jname, (jname,))
+        k, m = index[jname], index[master]
+        if model.joints[k].kind.nv != 1 or model.joints[m].kind.nv != 1:
+            chk.fail(f"joint '{jname}': <mimic> couples 1-DoF joints only ('{master}' is {model.joints[m].type}, "
+                     f"'{jname}' is {model.joints[k].type})")
+        out.append(Mimic(k, m, float(multiplier), float(offset)))
+    return replace(model, mimic=tuple(sorted(out, key=lambda x: x.joint)))
 
 
 def check_joint_dynamics(fail, values, where):

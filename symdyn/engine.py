@@ -12,8 +12,8 @@ import numpy as np
 
 from . import lie
 from .chain import Chain
-from .functions import (arg_dims, available_for, baumgarte_variant, fext_variant, flatten, nest, out_dims, resolve,
-                        sizes)
+from .functions import (arg_dims, available_for, baumgarte_variant, fext_variant, flatten, for_model, nest, out_dims,
+                        resolve, sizes)
 from .scalar import NUMERIC
 
 
@@ -34,8 +34,9 @@ class Engine:
         self.DOF, self.NQ, self.NV, self.JOINT_NAMES = model.nv, model.nq, model.nv, model.joint_names
         self.FRAMES = tuple(f.name for f in model.kinematic_frames)
         self.CONSTRAINTS = tuple(c.describe() for c in model.constraints)
+        self.ACTUATED = tuple(getattr(model, "actuated", ()))
         self._sizes = sizes(model)
-        for fn in available_for(model):
+        for fn in for_model(available_for(model), model):
             setattr(self, fn.name, self._bind(fn))
 
     def _evaluate(self, trace, dims, *arrays, args=None, multiple=False):

@@ -22,7 +22,7 @@ from typing import Callable, Tuple
 from . import coriolis_matrix as _cm
 from . import coriolis_nu as _cn
 from . import (centroidal, constrained_dynamics, crba, derivatives, diagonalized_dynamics, frames, innovations,
-               kalman_smoother, minverse, operational_space, rnea, udu)
+               kalman_smoother, loop_closure, minverse, operational_space, rnea, udu)
 from . import friction as _fr
 from . import regressor as _reg
 from .riccati import Riccati
@@ -53,6 +53,7 @@ class Function:
     doc: str
     gravity: bool = False        # does the result include gravity?
     parametric: bool = True      # built on the model's parameters (symbolic mode passes them as `params`)
+    reduced: bool = False        # already in the reduced coordinates of mimic joints (for_model)
 
     @property
     def shapes(self):
@@ -373,16 +374,39 @@ CONSTRAINED = (
              "(v_plus, impulse): v_plus = qd - M^-1 J^T (J M^-1 J^T)^-1 (1 + e) J qd, restitution = (e,), e = 0 "
              "plastic (J v_plus = 0); the impulse the constraints exert, world axes."),
 )
+
+#: closed loops with actuated joints (YAML `loops:` and `actuated:`, symdyn.loop_closure)
+LOOPS = (
+    Function("loop_inverse_dynamics", ("q", "qd", "qdd"), ("tau", "lam"), ("vector", "nc"),
+             lambda ctx, chain, X, qd, qdd: loop_closure.loop_inverse_dynamics(ctx, chain, X, qd, qdd,
+                                                                             _inverse_dynamics),
+             "(tau, lambda): the actuator forces (ACTUATED joints; zero at the passive ones) that give the actuated "
+             "joints the accelerations qdd[actuated] while the loops hold (qdd's passive entries are ignored: the "
+             "loops determine them; q, qd must satisfy the loops), and the loop forces lambda (world axes, as "
+             "constrained_forward_dynamics') (Featherstone & Orin 3.4: tau_a = G^T tau_tree).", gravity=True),
+)
 #: generated only when named with --functions (they would double the size of a module's C)
 OPTIONAL = DERIVATIVES
-ALL = FUNCTIONS + OPTIONAL + CONSTRAINED
+ALL = FUNCTIONS + OPTIONAL + CONSTRAINED + LOOPS
 BY_NAME = {f.name: f for f in FUNCTIONS + OPTIONAL}
 ALL_BY_NAME = {f.name: f for f in ALL}
 
 
 def functions_for(model):
-    """The function set of a model: FUNCTIONS, and CONSTRAINED when it has constraints."""
-    return FUNCTIONS + CONSTRAINED if getattr(model, "constraints", ()) else FUNCTIONS
+    """The function set of a model: FUNCTIONS, CONSTRAINED when it has constraints, LOOPS when it has
+    actuated joints of closed loops."""
+    if not getattr(model, "constraints", ()):
+        return FUNCTIONS
+    return FUNCTIONS + CONSTRAINED + (LOOPS if getattr(model, "actuated", ()) else ())
+
+
+def for_model(functions, model):
+    """The functions as `model`'s modules compute them: with mimic joints, in the reduced
+    coordinates (symdyn.mimic), without those that have no meaning there."""
+    if not getattr(model, "mimic", ()) or all(fn.reduced for fn in functions):
+        return tuple(functions)
+    from .mimic import UNSUPPORTED, reduced
+    return tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)
 
 
 def available_for(model):

@@ -3,7 +3,6 @@
 The command line only prints these lines (and a progress bar while the functions are traced).
 """
 from .errors import one_line
-from .functions import functions_for
 from .generate import module_name
 from .model import snap_right_angles
 
@@ -36,7 +35,8 @@ def trace_count(model, ops=True, functions=None):
     """How many function traces `info_lines` runs (the length of a progress bar)."""
     if not ops:
         return 0
-    return len(functions or functions_for(model)) * (2 if snap_candidate(model) else 1)
+    from .codegen.generator import select_functions
+    return len(select_functions(functions, model)) * (2 if snap_candidate(model) else 1)
 
 
 def header_lines(model, path):
@@ -52,13 +52,22 @@ def header_lines(model, path):
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
     if getattr(model, "constraints", ()):
         from .constraints import constraint_rows
+        loops = any(c.other is not None for c in model.constraints)
+        label = "constraints (CONSTRAINTS: contacts, --contact; loops, loops:)" if loops else \
+            "contacts (CONSTRAINTS, --contact)"
         names = ", ".join(one_line(c.describe()) for c in model.constraints)
-        lines.append(f"  contacts (CONSTRAINTS, --contact): {names} ({constraint_rows(model.constraints)} rows)")
+        lines.append(f"  {label}: {names} ({constraint_rows(model.constraints)} rows)")
+    if getattr(model, "actuated", ()):
+        lines.append(f"  actuated joints (ACTUATED, actuated:): {', '.join(one_line(n) for n in model.actuated)}")
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)
     width = max(2 * depth + len(one_line(model.joints[k].name)) for depth, k in tree)
-    if model.nq == model.nv:
+    follows = {m.joint: m for m in getattr(model, "mimic", ())}
+    if follows:
+        lines.append("  joints, each under its parent joint (index = joint number; q and v hold the entries of the "
+                     "joints that are not mimic joints, in this order):")
+    elif model.nq == model.nv:
         lines.append("  joints, each under its parent joint (index = position in q):")
     else:
         lines.append("  joints, each under its parent joint (index = joint number; q and v hold each joint's "
@@ -69,6 +78,10 @@ def header_lines(model, path):
         axis = f" axis [{', '.join(f'{a:g}' for a in j.axis)}]" if j.kind.has_axis else ""
         extra = "".join(f" {label} {getattr(j, key, 0.0):g}" for label, key in (
             ("Fv", "damping"), ("Fc", "friction"), ("Fo", "friction_offset"), ("Ia", "armature")) if getattr(j, key, 0.0))
+        if k in follows:
+            m = follows[k]
+            extra += (f" mimic: q = {m.multiplier:g} * q[{one_line(model.joints[m.master].name)}]"
+                      + (f" + {m.offset:g}" if m.offset else ""))
         lines.append(f"  {k:3d}  {name:<{width}s}  {j.type:<10s}{axis}{extra}".rstrip())
     if getattr(model, "coulomb_smoothing", 0.0):
         lines.append(f"  Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing:g})")

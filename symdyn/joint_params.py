@@ -57,11 +57,11 @@ def read_joint_parameters(path):
 def apply_joint_parameters(model, path):
     """The model with the file's friction and armature values."""
     overrides = read_joint_parameters(path)
-    known = set(model.joint_names)
+    moving = tuple(j.name for j in model.joints)         # mimic joints included: they have their own friction
     for name in overrides["joints"]:
-        if name not in known:
+        if name not in moving:
             raise RobotFileError(path, f"unknown joint {_show(name)} (the moving joints of {model.name!r} are "
-                                       f"{', '.join(model.joint_names)})")
+                                       f"{', '.join(moving)})")
     for j in model.joints:
         if j.kind.nv != 1 and any(overrides["joints"].get(j.name, {}).values()):
             raise RobotFileError(path, f"joint {_show(j.name)}: friction and armature are for 1-DoF joints, "

@@ -136,7 +136,8 @@ _HELPERS = {"vector": (), "so3": (_cross, _quat_mul, _quat_conj, _normalize, _so
 def _pieces(model):
     """(group, q slice, v slice) of every joint."""
     for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
-        yield j.kind.lie_group, slice(qi[0], qi[-1] + 1), slice(vi[0], vi[-1] + 1)
+        if qi:                                       # a mimic joint has no coordinate
+            yield j.kind.lie_group, slice(qi[0], qi[-1] + 1), slice(vi[0], vi[-1] + 1)
 
 
 def integrate(model, q, v, dt=1.0):
@@ -154,13 +155,15 @@ def difference(model, q0, q1):
 
 
 def neutral(model):
-    return np.array([x for j in model.joints for x in j.kind.neutral()])
+    return np.array([x for j, qi in zip(model.joints, model.q_slices) if qi for x in j.kind.neutral()])
 
 
 def random_configuration(model, rng, count):
     """Random configurations: angles and offsets in [-pi, pi], uniformly random unit quaternions."""
     q = rng.uniform(-np.pi, np.pi, (count, model.nq))
     for j, qi in zip(model.joints, model.q_slices):
+        if not qi:
+            continue
         if j.kind.lie_group in ("so3", "se3"):
             q[:, qi[-4:]] = _normalize(rng.normal(size=(count, 4)))
         elif j.kind.lie_group == "se2":

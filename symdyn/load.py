@@ -17,7 +17,7 @@ SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-               floating_base=False, joint_params=None, frames=None, contacts=None):
+               floating_base=False, joint_params=None, frames=None, mimic="reduced", contacts=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -30,12 +30,14 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     floating_base: the base link becomes a free-flyer named root_joint (description.build_model).
     joint_params: a joint-parameter file (symdyn.joint_params) whose friction and armature override the robot's.
     frames: names of the frames that get kinematics (FRAMES), in order; None: the leaves.
+    mimic: "reduced" (URDF <mimic> joints follow their masters: reduced coordinates, symdyn.mimic) or
+    "independent" (each is a degree of freedom of its own, with a warning).
     contacts: contacts of frames with the world, "FRAME[:3d|:6d],..." or a list of those or of
     symdyn.constraints.Constraint; they come after the file's (YAML `contacts:`). A contact frame
     joins FRAMES if it is not there."""
     warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
     model, file_contacts = _load(path, selection, lambda message: warnings.append(one_line(message)),
-                                 allow_nonphysical_inertia, floating_base)
+                                 allow_nonphysical_inertia, floating_base, mimic)
     if strict and warnings:
         raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
     model = replace(model, warnings=tuple(warnings))
@@ -55,21 +57,33 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
 
 
 def _constrain(model, path, file_contacts, contacts):
-    """The model with the file's `contacts:` and then the given ones (one-line RobotFileError for a bad set)."""
+    """The model with the file's `contacts:` and `loops:` and then the given contacts, and the file's
+    `actuated:` joints (one-line RobotFileError for a bad set)."""
     from .constraints import Constraint, attach, contacts_from_yaml, parse_contacts
+    from .loop_closure import loops_from_yaml, with_actuated, with_loop_frames
     label = "contacts"
     try:
-        found = contacts_from_yaml(file_contacts) if file_contacts is not None else []
+        found = contacts_from_yaml(file_contacts["contacts"]) if file_contacts.get("contacts") is not None else []
+        if file_contacts.get("loops") is not None:
+            label = "loops"
+            found += loops_from_yaml(file_contacts["loops"])
         if contacts is not None:
             label = "--contact"
             items = contacts.split(",") if isinstance(contacts, str) else list(contacts)
             found += [c if isinstance(c, Constraint) else parse_contacts([c])[0] for c in items if c != ""]
-        return attach(model, found) if found else model
+        if found and model.mimic:
+            raise ValueError("constraints on a robot with mimic joints are not supported: load it with "
+                             "--mimic independent")
+        model = with_loop_frames(attach(model, found)) if found else model
+        if file_contacts.get("actuated") is not None:
+            label = "actuated"
+            model = with_actuated(model, file_contacts["actuated"])
+        return model
     except ValueError as exc:
         raise RobotFileError(path, f"{label}: {exc}") from None
 
 
-def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floating_base=False):
+def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floating_base=False, mimic="reduced"):
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -92,17 +106,39 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
         desc = read_urdf(path, raw, warn)
     else:
         desc = _read_yaml(path, raw)
-    contacts = desc.get("contacts") if isinstance(desc, dict) else None
+    contacts = {key: desc.get(key) for key in ("contacts", "loops", "actuated")} if isinstance(desc, dict) else {}
     # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
     part = selection is not None and bool(selection)
-    model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base)
+    model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base, mimic)
+    if part and mimic == "reduced":
+        selection = _lock_followers(desc, selection)
     if part:
         from .selection import select
         model = replace(build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia,
-                                    floating_base),
+                                    floating_base, mimic),
                         selection=selection.describe(), locked=tuple(selection.lock.items()),
                         cut=selection.root is not None or selection.tip is not None)
     return model, contacts
+
+
+def _lock_followers(desc, selection):
+    """--lock of a joint that others mimic locks them too, at multiplier * value + offset (their own
+    --lock value, if given, wins): a locked gripper finger takes its twin with it."""
+    from dataclasses import replace as replace_selection
+    lock = dict(selection.lock)
+    changed = True
+    while changed:                         # a mimic of a mimic follows through
+        changed = False
+        for joint in desc.get("joints", []) if isinstance(desc, dict) else []:
+            follows = joint.get("mimic") if isinstance(joint, dict) else None
+            if isinstance(follows, dict) and follows.get("joint") in lock and joint.get("name") not in lock:
+                try:
+                    value = float(follows.get("multiplier", 1.0)) * lock[follows["joint"]] + float(follows.get("offset", 0.0))
+                except (TypeError, ValueError):
+                    return selection       # a malformed entry: the builder reports it
+                lock[joint["name"]] = value
+                changed = True
+    return selection if lock == selection.lock else replace_selection(selection, lock=lock)
 
 
 def _unknown_suffix(path, suffix):

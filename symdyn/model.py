@@ -68,6 +68,18 @@ class Frame:
 
 
 @dataclass(frozen=True)
+class Mimic:
+    """A joint that follows another: q[joint] = multiplier * q[master] + offset (URDF <mimic>).
+
+    It keeps its body in the tree but owns no coordinate: the model's q, v and every generated
+    function are in the reduced coordinates (Pinocchio's buildModel(..., mimic=True)); symdyn.mimic."""
+    joint: int           # index of the mimicking joint (1 DoF)
+    master: int          # index of the joint it follows (1 DoF, not itself a mimic)
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     joints: Tuple[Joint, ...]
@@ -85,7 +97,9 @@ class Model:
     coulomb_smoothing: float = 0.0  # delta > 0: Coulomb friction Fc tanh(qd/delta) instead of Fc sign(qd)
     joint_params: str = ""       # the joint-parameter file that overrode friction and armature (name, sha256)
     frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics (FRAMES); () = the leaves
+    mimic: Tuple[Mimic, ...] = ()   # joints that follow another: no coordinate of their own (reduced q, v)
     constraints: Tuple = ()      # contacts and loop closures (symdyn.constraints.Constraint)
+    actuated: Tuple[str, ...] = ()   # the independent joints of closed loops (symdyn.loop_closure)
 
     def children(self, k):
         """The joints whose parent is joint k (-1: the fixed base), in order."""
@@ -99,14 +113,39 @@ class Model:
         raise KeyError(f"no {kind} frame named {name!r}")
 
     @property
-    def nq(self):
-        """Size of a configuration q."""
+    def tree_nq(self):
+        """Size of the configuration of every joint of the tree, mimic joints included (symdyn.chain)."""
         return sum(j.kind.nq for j in self.joints)
+
+    @property
+    def tree_nv(self):
+        return sum(j.kind.nv for j in self.joints)
+
+    @property
+    def tree_q_slices(self):
+        """Indices of each joint's entries of the tree's configuration."""
+        return _slices([j.kind.nq for j in self.joints])
+
+    @property
+    def tree_v_slices(self):
+        return _slices([j.kind.nv for j in self.joints])
+
+    @property
+    def mimicking(self):
+        """Indices of the joints that follow another (no coordinate of their own)."""
+        return frozenset(m.joint for m in self.mimic)
+
+    @property
+    def nq(self):
+        """Size of a configuration q (the independent coordinates: mimic joints have none)."""
+        follow = self.mimicking
+        return sum(j.kind.nq for k, j in enumerate(self.joints) if k not in follow)
 
     @property
     def nv(self):
         """Size of a velocity, acceleration or force vector: the degrees of freedom."""
-        return sum(j.kind.nv for j in self.joints)
+        follow = self.mimicking
+        return sum(j.kind.nv for k, j in enumerate(self.joints) if k not in follow)
 
     @property
     def dof(self):
@@ -114,13 +153,15 @@ class Model:
 
     @property
     def q_slices(self):
-        """Indices of each joint's entries of q."""
-        return _slices([j.kind.nq for j in self.joints])
+        """Indices of each joint's entries of q (empty for a mimic joint)."""
+        follow = self.mimicking
+        return _slices([0 if k in follow else j.kind.nq for k, j in enumerate(self.joints)])
 
     @property
     def v_slices(self):
-        """Indices of each joint's entries of a velocity-sized vector."""
-        return _slices([j.kind.nv for j in self.joints])
+        """Indices of each joint's entries of a velocity-sized vector (empty for a mimic joint)."""
+        follow = self.mimicking
+        return _slices([0 if k in follow else j.kind.nv for k, j in enumerate(self.joints)])
 
     @property
     def floating(self):
@@ -129,7 +170,9 @@ class Model:
 
     @property
     def joint_names(self):
-        return tuple(j.name for j in self.joints)
+        """The joints that own coordinates, in the order of q and v."""
+        follow = self.mimicking
+        return tuple(j.name for k, j in enumerate(self.joints) if k not in follow)
 
     @property
     def parameters(self):

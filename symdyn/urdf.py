@@ -3,9 +3,9 @@
 Only the kinematic tree and the inertial data are read. Everything that does not change the
 rigid-body dynamics is ignored: <visual>, <collision>, <limit>, <safety_controller>,
 <calibration>, <transmission>, <gazebo>, <material>. A joint's <dynamics damping friction> is read
-as its viscous and Coulomb friction (as Pinocchio's model.damping and model.friction). <mimic> is
-not honored yet: a mimicking joint becomes an independent degree of freedom, as in pinocchio's
-default URDF parser, and the reader says so with a warning.
+as its viscous and Coulomb friction (as Pinocchio's model.damping and model.friction). <mimic joint
+multiplier offset> is read as the joint's "mimic" entry (the builder couples it, or with
+--mimic independent loads it as an independent joint with a warning).
 
 Validation here is structural (is this a well-formed tree of links and joints with finite
 numbers?); physical checks (mass > 0, positive-definite inertia) belong to the builder.
@@ -229,12 +229,20 @@ def _read_joints(root, links, warn):
         if name in joints:
             raise _Invalid(f"joint '{name}': defined twice")
         joints[name] = _read_joint(element, name, links)
-        mimic = _children(element, "mimic")
-        if mimic and joints[name]["type"] != "fixed":
-            leader = mimic[0].get("joint")
-            warn(f"joint '{name}': <mimic{f' joint={leader!r}' if leader else ''}> is not honored: "
-                 "loaded as an independent joint (as Pinocchio's URDF parser does by default)")
+        mimic = _only_child(element, "mimic", f"joint '{name}'", required=False)
+        if mimic is not None and joints[name]["type"] != "fixed":
+            joints[name]["mimic"] = _read_mimic(mimic, name)
     return joints
+
+
+def _read_mimic(element, name):
+    """{joint, multiplier, offset} of <mimic>: q = multiplier * q[joint] + offset (URDF defaults 1 and 0)."""
+    owner = f"joint '{name}'"
+    out = {"joint": element.get("joint")}
+    for key, default in (("multiplier", 1.0), ("offset", 0.0)):
+        text = element.get(key)
+        out[key] = default if text is None else _numbers(text, 1, f"{owner}: <mimic> {key}")[0]
+    return out
 
 
 def _read_joint(element, name, links):

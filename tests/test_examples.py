@@ -224,3 +224,16 @@ def test_identification_recovers_base_parameters_to_the_noise_level(panda_with_f
     exact = identification.run(robot, noise=0.0, samples=300, draws=2, seed=2)
     assert np.abs(exact["wls"] - exact["true"]).max() < 1e-8 * max(1.0, np.abs(exact["true"]).max())
     assert exact["validation_relative"] < 1e-10
+
+
+def test_mimic_gripper_energy_and_mirrored_fingers(tmp_path):
+    """examples/mimic_gripper.py: one finger coordinate; free motion keeps its energy (RK4 error), the
+    fingertips stay mirrored about the palm's axis and the gripper settles at its targets; exit 2 and
+    one line for a robot that is not a URDF."""
+    import mimic_gripper
+    r = mimic_gripper.main(["--steps", "600", "--no-plot"])
+    assert r["energy_drift"] < 1e-8 and r["gap_error"] < 1e-12 and r["midpoint_off_axis"] < 1e-12
+    assert r["final_error"] < 1e-3
+    result = subprocess.run([sys.executable, "examples/mimic_gripper.py", "--robot", "generated/planar6.py",
+                             "--no-plot"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr

@@ -121,6 +121,7 @@ def _context(model, programs, module, params_mode, backend, split_above=None, pa
                 module=module, dof=model.dof, joint_names=model.joint_names,
                 frames=[f.name for f in model.kinematic_frames],
                 constraints=[c.describe() for c in model.constraints], nc=sizes(model)["nc"],
+                actuated=list(getattr(model, "actuated", ())),
                 nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=parameter_layout(model),
@@ -139,6 +140,8 @@ def _lie_pieces(model):
     """(group, q start, q end, v start, v end) per joint, runs of vector joints merged."""
     pieces = []
     for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
+        if not qi:                                   # a mimic joint has no coordinate
+            continue
         g = j.kind.lie_group
         if g == "vector" and pieces and pieces[-1][0] == "vector":
             pieces[-1] = ("vector", pieces[-1][1], qi[-1] + 1, pieces[-1][3], vi[-1] + 1)

@@ -17,7 +17,7 @@ import symengine as se
 from .. import __version__
 from ..chain import Chain
 from ..functions import (ALL, ALL_BY_NAME, FUNCTIONS, PARAMS, arg_dims, available_for, baumgarte_variant,
-                         fext_variant, flatten, functions_for, nest, out_dims, resolve, sizes)
+                         fext_variant, flatten, for_model, functions_for, nest, out_dims, resolve, sizes)
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
@@ -71,6 +71,13 @@ C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "
 
 def trace(model, fn, params_mode="numeric"):
     """The straight-line program of one function."""
+    if getattr(model, "mimic", ()) and not fn.reduced:
+        own = for_model([fn], model)
+        if not own:
+            from ..errors import RobotFileError
+            raise RobotFileError(model.path, f"{fn.name} is not defined in the reduced coordinates of mimic joints "
+                                             "(use --mimic independent)")
+        fn = own[0]
     size = sizes(model)
     tape = Tape()
     shapes = {a: resolve(arg_dims(a), size) for a in fn.args}
@@ -103,10 +110,25 @@ def _count(shape):
 def select_functions(names=None, model=None):
     """The functions called `names` (None: the default set, FUNCTIONS), in the order of the table;
     ValueError for an unknown name. With a model: its set (the constraint functions when it has
-    constraints), and ValueError for a constraint function of a model without constraints.
+    constraints), and ValueError for a constraint function of a model without constraints; with mimic
+    joints, the functions as that model computes them (symdyn.functions.for_model), and a RobotFileError
+    for a function named explicitly that has no reduced form.
 
     A robot with many links needs only some functions: generating just those saves generation and,
     above all, compile time."""
+    chosen = _select(names, model)
+    if model is None or not getattr(model, "mimic", ()):
+        return chosen
+    own = for_model(chosen, model)
+    if len(own) < len(chosen) and names is not None:
+        from ..errors import RobotFileError
+        missing = next(fn.name for fn in chosen if fn.name not in {f.name for f in own})
+        raise RobotFileError(model.path, f"--functions: {missing} is not defined in the reduced coordinates of "
+                                         "mimic joints (use --mimic independent)")
+    return own
+
+
+def _select(names, model):
     pool = available_for(model) if model is not None else ALL
     if names is None:
         return functions_for(model) if model is not None else FUNCTIONS
@@ -157,16 +179,23 @@ def set_id(model, params_mode, names=None):
     file's digest, the symdyn version and the options. A .c compiled with the .h of another set stops
     at an #error; load_c refuses the pair."""
     text = f"{model.digest}|{__version__}|{params_mode}|{model.snapped}|{model.dof}"
+    if model.mimic:                     # reduced coordinates (the default for a file with <mimic>)
+        text += "|mimic"
     if model.joint_params:              # friction and armature from a file beside the robot's
         text += f"|{model.joint_params}"
     if model.constraints:               # contacts from the command line change the functions
         text += "|" + ",".join(c.describe() for c in model.constraints)
-    if _subset(names):                  # a .h of other functions than its .c
+    if _subset(names, model):           # a .h of other functions than its .c
         text += "|" + ",".join(names)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _joint_order(model):
+    if model.mimic:
+        follows = "; ".join(f"{quoted(model.joints[m.joint].name)} = {m.multiplier!r} * "
+                            f"{quoted(model.joints[m.master].name)} + {m.offset!r}" for m in model.mimic)
+        return (f"Coordinates (q, v): {', '.join(quoted(n) for n in model.joint_names)}. Mimic joints (no coordinate "
+                f"of their own, reduced coordinates): {follows}.")
     names = ", ".join(quoted(n) for n in model.joint_names)
     parents = [j.parent for j in model.joints]
     if parents == list(range(-1, model.dof - 1)):
@@ -185,18 +214,25 @@ def header_lines(model, params_mode, names=None):
             "Frames (FRAMES): " + ", ".join(quoted(f.name) for f in model.kinematic_frames) + "."] + (
         ["Constraints (CONSTRAINTS, nc = " + str(sizes(model)["nc"]) + " rows): " +
          ", ".join(quoted(c.describe()) for c in model.constraints) + "."] if model.constraints else []) + (
+        ["Actuated joints of the loops (ACTUATED): " + ", ".join(quoted(n) for n in model.actuated) + "."]
+        if getattr(model, "actuated", ()) else []) + (
         [f"{model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
         if model.snapped else []) + (
         [f"Part of the robot: {quoted(model.selection)} (--lock, --root, --tip)."] if model.selection else []) + (
         [f"Friction and armature from {quoted(model.joint_params)} (--joint-params)."] if model.joint_params else []) + (
         [f"Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing!r})."] if model.coulomb_smoothing else []) + (
         [f"Functions: {', '.join(names)} (--functions)" +
-         ("; the rest of the set is not generated." if _missing(names) else ".")] if _subset(names) else [])
+         ("; the rest of the set is not generated." if _missing(names) else ".")] if _subset(names, model) else []) + (
+        ["Not generated: the tree's factorizations (articulated inertias, innovations, UDU^T, diagonalized "
+         "dynamics), which have no counterpart in the reduced coordinates of mimic joints."] if model.mimic else [])
 
 
-def _subset(names):
-    """Are `names` (None: the default set) other functions than the default set?"""
-    return names is not None and set(names) != {fn.name for fn in FUNCTIONS}
+def _subset(names, model=None):
+    """Are `names` (None: all) only some of the functions of the set (of `model`'s set)?"""
+    if names is None:
+        return False
+    full = for_model(functions_for(model), model) if model is not None else FUNCTIONS
+    return set(names) != {fn.name for fn in full}
 
 
 def _missing(names):
