@@ -443,7 +443,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
     file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn.
     progress(step), if given, is called after each of the `compare_steps(with_c)` steps.
-    `functions`: the names to generate and compare (None: the whole set)."""
+    `functions`: the names to generate and compare (None: the default set)."""
     import tempfile
     from .lie import random_configuration
     rng = np.random.default_rng(seed)

@@ -244,3 +244,13 @@ def test_ilqr_example_swings_up_with_the_generated_derivatives():
     assert r["jacobian_difference"] < 1e-6
     assert exact["iterations"] <= fd["iterations"]
     assert exact["linearize_time"] < fd["linearize_time"], (exact["linearize_time"], fd["linearize_time"])
+
+
+def test_symdyn_compare_has_the_derivatives_pinocchio_column(tmp_path):
+    """`symdyn compare --functions ...`: the Pinocchio column of the derivatives (tuples stacked per output)."""
+    from symdyn.compare import compare
+    model = _model("tree_friction_armature")
+    names = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "kinetic_energy", "potential_energy"]
+    report = compare(model, states=3, workdir=tmp_path, with_c=False, functions=names)
+    for name in names:
+        assert report[name]["pinocchio"] < TOL and report[name]["python"] < TOL, (name, report[name])
