@@ -36,13 +36,13 @@ def generated_module(robot_file):
     from symdyn.compare import import_module_file
     from symdyn.errors import SymdynError
     from symdyn.generate import generate
-    folder = tempfile.mkdtemp(prefix="symdyn-ilqr-")
-    try:
-        path = next(p for p in generate([resolve(robot_file)], folder, ("python",), functions=",".join(FUNCTIONS))
-                    if p.suffix == ".py")
-    except SymdynError as exc:
-        fail(str(exc))
-    module = import_module_file(path, "_symdyn_ilqr_robot")
+    with tempfile.TemporaryDirectory(prefix="symdyn-ilqr-") as folder:     # imported, the file can go
+        try:
+            path = next(p for p in generate([resolve(robot_file)], folder, ("python",), functions=",".join(FUNCTIONS))
+                        if p.suffix == ".py")
+        except SymdynError as exc:
+            fail(str(exc))
+        module = import_module_file(path, "_symdyn_ilqr_robot")
     if module.NQ != module.NV:
         fail(f"{robot_file}: q has {module.NQ} entries and v {module.NV}: this example handles fixed-base robots "
              "whose configuration is a vector")
