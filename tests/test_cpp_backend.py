@@ -14,7 +14,7 @@ import symdyn
 from conftest import ROOT, relerr
 from symdyn.cli import main
 from symdyn.compare import import_module_file
-from symdyn.functions import BY_NAME, arg_dims, dims, resolve, sizes
+from symdyn.functions import BY_NAME, FUNCTIONS, arg_dims, dims, resolve, sizes
 from symdyn.generate import module_name, output_names, render
 
 TOL = 1e-10
@@ -82,7 +82,7 @@ def built(request, tmp_path_factory):
     for name, text in files.items():
         (folder / name).write_text(text)
     module = module_name(path, params)
-    functions = [(fn.name, fn.signature(params)) for fn in BY_NAME.values()]
+    functions = [(fn.name, fn.signature(params)) for fn in FUNCTIONS]      # the default set, as generated
     python = import_module_file(folder / f"{module}.py", f"cpp_{module}")
     exe = folder / "driver"
     if CXX and CC and EIGEN:
