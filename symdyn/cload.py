@@ -46,8 +46,9 @@ OPT_FLAGS = ("-O3", "-ffp-contract=fast", "-march=native")
 #: (floating base, 4 contacts) stored two wrong values, relative error 1e-3 instead of 1e-14, in a
 #: function that reads and writes nothing but its own double array (no undefined behaviour; clang,
 #: -O1 and -fno-tree-slp-vectorize get it right). Turning the pass off costs nothing measurable
-#: on the Panda's functions (benchmarks/RESULTS.md). Every gcc gets it: which release fixes the bug
-#: is not known, and a wrong result is worse than a vector instruction less.
+#: on the Panda's functions (benchmarks/RESULTS.md section 12). Every gcc gets it: which release
+#: fixes the bug is not known, and a wrong result is worse than a vector instruction less. A
+#: standalone reproducer: tests/data/gcc12_slp_avx512.c.
 GCC_FLAGS = ("-fno-tree-slp-vectorize",)
 #: a long robot name is cut in cache file names (the key makes them unique)
 _NAME = 48

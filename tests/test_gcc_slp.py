@@ -1,14 +1,17 @@
 """gcc 12.2's SLP vectorizer with AVX-512 miscompiled a part of solo12's constrained forward dynamics
 (split into parts that pass values through the workspace w): load_c turns the pass off for gcc
 (cload.GCC_FLAGS). The workspace itself is checked by simulation: every load from w reads the value
-the program stored for that symbol, so the generated C has no slot reused too early."""
+the program stored for that symbol, so the generated C has no slot reused too early. The last two
+tests fail on this machine (gcc 12.2, AMD Zen 4) without the workaround; elsewhere they check that
+load_c's flags give the right values."""
 import re
+import subprocess
 
 import pytest
 
 import symdyn
 import symdyn.cload as cload
-from conftest import erd_path, relerr
+from conftest import ROOT, erd_path, relerr
 from symdyn.codegen.backends import _function_context
 from symdyn.codegen.c import C, render_c
 from symdyn.codegen.generator import trace_all
@@ -47,6 +50,22 @@ def test_gcc_gets_the_workaround_others_do_not():
     assert set(cload.GCC_FLAGS) <= set(cload._opt_flags(GCC))
     assert cload._opt_flags("/usr/bin/clang\nDebian clang version 14.0.6\n") == list(cload.OPT_FLAGS)
     assert cload._opt_flags("Apple clang version 15.0.0 (clang-1500.1.0.2.5)\n") == list(cload.OPT_FLAGS)
+
+
+def test_reduced_reproducer_with_load_c_flags(tmp_path):
+    """tests/data/gcc12_slp_avx512.c (part 9 reduced to the statements of its 512-bit store) built
+    with load_c's flags for this compiler: exits 1 when miscompiled (gcc 12.2, Zen 4, no workaround)."""
+    argv, identity = cload._compiler(ROOT / "tests" / "data" / "gcc12_slp_avx512.c")
+    flags = cload._opt_flags(identity)
+    exe = tmp_path / "repro"
+    for attempt in (flags, [f for f in flags if f != "-march=native"]):   # as load_c: without it if unknown
+        built = subprocess.run([*argv, *attempt, "-std=c99", str(ROOT / "tests" / "data" / "gcc12_slp_avx512.c"),
+                                "-o", str(exe), "-lm"], capture_output=True, text=True)
+        if built.returncode == 0:
+            break
+    assert built.returncode == 0, built.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout
 
 
 def test_solo12_constrained_forward_dynamics_in_c(solo_cfd, tmp_path, monkeypatch):
