@@ -72,7 +72,9 @@ CC = os.environ.get("CC", "gcc")
 # symdyn.load_c compiles with (its flags: -O3 -ffp-contract=fast -march=native).
 OPT_FLAGS = ["-O3", "-DNDEBUG", "-ffp-contract=fast"]
 CXX_FLAGS = ["-std=c++17", "-Wall", "-Wno-unused-local-typedefs", "-Wno-deprecated-declarations"]
-C_FLAGS = ["-std=c99", "-Wall"]
+# -fno-tree-slp-vectorize: as load_c with gcc (gcc 12.2 miscompiles some generated C with AVX-512;
+# docs/api.md, RESULTS.md section 15)
+C_FLAGS = ["-std=c99", "-Wall", "-fno-tree-slp-vectorize"]
 # The Pinocchio wheel is built for the x86-64 baseline (SSE2, 16-byte Eigen
 # alignment).  With --march-native, the harness must keep Eigen's alignment
 # at 16 bytes so that Model/Data objects created by libpinocchio are ABI-compatible.

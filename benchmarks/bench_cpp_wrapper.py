@@ -88,7 +88,7 @@ def main():
             cases.append(CASE.format(m=m, f=f, c_args=c_args, e_args=e_args, first=first))
         (folder / "bench.cpp").write_text(PROGRAM.format(m=m, states=args.states, reps=args.reps, cases="".join(cases)))
         flags = ["-O3", "-march=native"]
-        subprocess.run(["cc", *flags, "-ffp-contract=fast", "-std=c99", "-c", f"{m}.c"], cwd=folder, check=True)
+        subprocess.run(["cc", *flags, "-ffp-contract=fast", "-fno-tree-slp-vectorize", "-std=c99", "-c", f"{m}.c"], cwd=folder, check=True)
         subprocess.run(["g++", *flags, "-std=c++20", "-isystem", str(eigen), "bench.cpp", f"{m}.o", "-lm", "-o", "bench"],
                        cwd=folder, check=True)
         print(f"{model.name}: ns per call, C on raw arrays vs the C++ wrapper on Eigen types ({args.states} states x "

@@ -40,6 +40,16 @@ CFLAGS = ("-std=c99", "-fPIC", "-shared")
 #: rounding instead of two, within the tests' 1e-10) and the instructions of this processor (the
 #: cache is per machine: the key includes the processor)
 OPT_FLAGS = ("-O3", "-ffp-contract=fast", "-march=native")
+#: added for gcc: gcc 12.2's SLP vectorizer (basic-block vectorization, -ftree-slp-vectorize, on at
+#: -O2) miscompiles straight-line code with 512-bit AVX-512 vectors (-march=native on a Zen 4
+#: processor, which gcc 12 calls znver3 + AVX-512): one part of solo12's constrained forward dynamics
+#: (floating base, 4 contacts) stored two wrong values, relative error 1e-3 instead of 1e-14, in a
+#: function that reads and writes nothing but its own double array (no undefined behaviour; clang,
+#: -O1 and -fno-tree-slp-vectorize get it right). Turning the pass off costs nothing measurable
+#: on the Panda's functions (benchmarks/RESULTS.md section 15). Every gcc gets it: which release
+#: fixes the bug is not known, and a wrong result is worse than a vector instruction less. A
+#: standalone reproducer: tests/data/gcc12_slp_avx512.c.
+GCC_FLAGS = ("-fno-tree-slp-vectorize",)
 #: a long robot name is cut in cache file names (the key makes them unique)
 _NAME = 48
 _BATCH = """
@@ -158,6 +168,16 @@ def _compiler(c_path):
     return _COMPILERS[key]
 
 
+def _is_gcc(identity):
+    """Whether the compiler identified by _compiler is GCC (Apple's `gcc` is clang, and says so)."""
+    return "Free Software Foundation" in identity and "clang" not in identity.lower()
+
+
+def _opt_flags(identity):
+    """The optimization flags for this compiler: OPT_FLAGS, and GCC_FLAGS for gcc."""
+    return [*OPT_FLAGS, *(GCC_FLAGS if _is_gcc(identity) else ())]
+
+
 @functools.lru_cache(maxsize=None)
 def _processor():
     """What -march=native means here: the processor's name and features."""
@@ -248,7 +268,7 @@ def _compile(c_path, texts, lib_path, sum_path):
     """Compile the .h, .c and wrapper texts (copies in a private build folder: the files beside the
     robot cannot change under the compiler, and no -I of the output folder lets a generated header
     named like a system one, e.g. features.h, shadow it) into lib_path, then store its hash."""
-    argv, _ = _compiler(c_path)
+    argv, identity = _compiler(c_path)
     cache = lib_path.parent
     build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
     try:
@@ -258,9 +278,9 @@ def _compile(c_path, texts, lib_path, sum_path):
                 fh.write(text)
         _, c_name, wrapper = list(texts)                 # .h, .c, wrapper: see CModule
         out = build / "lib.so"
-        print(f"symdyn: compiling {c_path.name} ({' '.join(argv + list(OPT_FLAGS))}; once, cached in {cache}) ...",
+        flags = _opt_flags(identity)
+        print(f"symdyn: compiling {c_path.name} ({' '.join(argv + flags)}; once, cached in {cache}) ...",
               file=sys.stderr, flush=True)
-        flags = list(OPT_FLAGS)
         while True:
             cmd = [*argv, *flags, *CFLAGS, str(build / c_name), str(build / wrapper), "-o", str(out), "-lm"]
             try:
@@ -330,7 +350,7 @@ class CModule:
         texts = {h_path.name: header, c_name: source, "batch-wrapper.c": "\n".join(wrapper)}
         argv, compiler = _compiler(c_path)
         native = _processor() if "-march=native" in OPT_FLAGS else ""
-        key_text = "\0".join([__version__, *texts, *texts.values(), *argv, compiler, *OPT_FLAGS, *CFLAGS, native])
+        key_text = "\0".join([__version__, *texts, *texts.values(), *argv, compiler, *_opt_flags(compiler), *CFLAGS, native])
         key = hashlib.sha256(key_text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         cache = _private_folder(_cache_dir())
         lib_path = cache / f"{prefix[:_NAME]}-{key}.so"
