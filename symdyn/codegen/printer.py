@@ -1,4 +1,4 @@
-"""Print straight-line symengine expressions as Python (numpy) or C99, and count their operations.
+"""Print straight-line symengine expressions as Python (any array library) or C99, and count their operations.
 
 Powers become products (x**2 -> x*x, as SymForce does), x**-1 a division, x**(1/2) sqrt; terms
 and factors are printed in a sorted order, so the output is the same bytes on every run.
@@ -8,7 +8,8 @@ from collections import Counter
 
 import symengine as se
 
-_FUNCS = {"python": {"sin": "np.sin", "cos": "np.cos", "sqrt": "np.sqrt", "tanh": "np.tanh", "sign": "np.sign"},
+#: Python calls the array namespace `xp` of the arguments (the array API standard names)
+_FUNCS = {"python": {"sin": "xp.sin", "cos": "xp.cos", "sqrt": "xp.sqrt", "tanh": "xp.tanh", "sign": "xp.sign"},
           "c": {"sin": "sin", "cos": "cos", "sqrt": "sqrt", "tanh": "tanh", "sign": "sd_sign"}}
 
 
