@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """The generated Python module on numpy (and JAX): time per call of every function, one state and a batch.
 
-    PYTHONPATH=. python benchmarks/bench_python.py [--module generated/panda.py] [--batch 1000] [--reps 7] [--jax]
+    PYTHONPATH=. python benchmarks/bench_python.py [--module A.py [--module B.py]] [--batch 1000] [--reps 7] [--jax]
 
-Prints a Markdown table: per function, microseconds per call with one state (q of shape (n,)) and
-with a batch of --batch states (q of shape (batch, n)), medians of --reps repetitions of a timed
-loop. Run it on two versions of a module (e.g. the committed generated/panda.py of two commits) to
-compare them on the same machine. --jax adds the same module under jax.jit (float64), batched.
+Prints a Markdown table: per function and module, microseconds per call with one state (q of
+shape (n,)) and with a batch of --batch states (q of shape (batch, n)), the best of --reps timed
+loops. Several modules (e.g. generated/panda.py of two commits) are timed interleaved, loop after
+loop, so that the load of a shared machine falls on all alike. --jax adds the first module under
+jax.jit (float64), batched.
 """
 import argparse
 import importlib.util
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -23,8 +23,8 @@ sys.path.insert(0, str(REPO))
 from symdyn.functions import FUNCTIONS, arguments  # noqa: E402
 
 
-def load(path):
-    spec = importlib.util.spec_from_file_location(Path(path).stem + "_bench", path)
+def load(path, index):
+    spec = importlib.util.spec_from_file_location(f"{Path(path).stem}_bench{index}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -42,20 +42,28 @@ def states(module, count, seed=0):
             for fn in FUNCTIONS if hasattr(module, fn.name)}
 
 
-def per_call(f, args, reps):
-    """Median microseconds per call, each repetition a loop long enough to last ~20 ms."""
+def loops_for(f, args, seconds=0.02):
+    """How many calls last about `seconds`."""
     f(*args)
     loops, start = 1, time.perf_counter()
-    while time.perf_counter() - start < 0.02:
+    while time.perf_counter() - start < seconds:
         f(*args)
         loops += 1
-    times = []
+    return loops
+
+
+def interleaved(calls, reps):
+    """Microseconds per call of each (f, args), the best of the timed loops (the least disturbed by
+    other processes), the loops of all taking turns."""
+    loops = [loops_for(f, args) for f, args in calls]
+    times = [[] for _ in calls]
     for _ in range(reps):
-        start = time.perf_counter()
-        for _ in range(loops):
-            f(*args)
-        times.append((time.perf_counter() - start) / loops)
-    return statistics.median(times) * 1e6
+        for k, ((f, args), n) in enumerate(zip(calls, loops)):
+            start = time.perf_counter()
+            for _ in range(n):
+                f(*args)
+            times[k].append((time.perf_counter() - start) / n)
+    return [min(t) * 1e6 for t in times]
 
 
 def _jitted(jax, f, args):
@@ -66,30 +74,31 @@ def _jitted(jax, f, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--module", default=str(REPO / "generated" / "panda.py"))
+    parser.add_argument("--module", action="append", help="generated module(s) (default: generated/panda.py)")
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--reps", type=int, default=7)
-    parser.add_argument("--jax", action="store_true", help="also time jax.jit of each function (batched)")
+    parser.add_argument("--jax", action="store_true", help="also time jax.jit of the first module (batched)")
     parser.add_argument("--functions", default=None, help="comma-separated names (default: all)")
     opts = parser.parse_args()
-    module = load(opts.module)
-    one, many = states(module, None), states(module, opts.batch)
+    paths = opts.module or [str(REPO / "generated" / "panda.py")]
+    modules = [load(p, k) for k, p in enumerate(paths)]
+    one, many = states(modules[0], None), states(modules[0], opts.batch)
     names = opts.functions.split(",") if opts.functions else list(one)
-    jitted = {}
     if opts.jax:
         import jax
         jax.config.update("jax_enable_x64", True)
-        jitted = {n: _jitted(jax, getattr(module, n), many[n]) for n in names}
-    header = f"| function | one state (us) | batch {opts.batch} (us) | batch, per state (ns) |"
-    print(header + (" jax.jit batch (us) |" if opts.jax else ""))
-    print("|---" * (header.count("|") - 1 + opts.jax) + "|")
+    for k, p in enumerate(paths):
+        print(f"module {chr(65 + k)}: {p}")
+    columns = [f"{chr(65 + k)} one state (us) | {chr(65 + k)} batch {opts.batch} (us)" for k in range(len(modules))]
+    header = "| function | " + " | ".join(columns) + " |" + (" A jax.jit batch (us) |" if opts.jax else "")
+    print(header)
+    print("|---" * (header.count("|") - 1) + "|")
     for name in names:
-        f = getattr(module, name)
-        t1, tb = per_call(f, one[name], opts.reps), per_call(f, many[name], opts.reps)
-        row = f"| {name} | {t1:.1f} | {tb:.0f} | {tb * 1e3 / opts.batch:.0f} |"
+        calls = [(getattr(m, name), args[name]) for m in modules for args in (one, many)]
         if opts.jax:
-            row += f" {per_call(*jitted[name], opts.reps):.0f} |"
-        print(row, flush=True)
+            calls.append(_jitted(jax, getattr(modules[0], name), many[name]))
+        times = interleaved(calls, opts.reps)
+        print(f"| {name} | " + " | ".join(f"{t:.1f}" if t < 100 else f"{t:.0f}" for t in times) + " |", flush=True)
 
 
 if __name__ == "__main__":

@@ -43,19 +43,21 @@ def _normalize(xp, x):
 
 def _so3_exp(xp, w):
     """The unit quaternion of the rotation vector w."""
-    t = xp.sqrt(xp.sum(w * w, axis=-1, keepdims=True))
-    safe = xp.where(t < 1e-4, 1.0, t)
-    k = xp.where(t < 1e-4, 0.5 - t * t / 48, xp.sin(safe / 2) / safe)
-    return xp.concat([k * w, xp.cos(t / 2)], axis=-1)
+    t2 = xp.sum(w * w, axis=-1, keepdims=True)
+    small = t2 < 1e-8
+    t = xp.sqrt(xp.where(small, 1.0, t2))      # no sqrt at 0: its infinite slope would make gradients NaN
+    k = xp.where(small, 0.5 - t2 / 48, xp.sin(t / 2) / t)
+    return xp.concat([k * w, xp.where(small, 1 - t2 / 8, xp.cos(t / 2))], axis=-1)
 
 
 def _so3_log(xp, q):
     """The rotation vector of the unit quaternion q (the shorter of the two rotations)."""
     q = xp.where(q[..., 3:] < 0, -q, q)
     v, w = q[..., :3], q[..., 3:]
-    n = xp.sqrt(xp.sum(v * v, axis=-1, keepdims=True))
-    safe = xp.where(n < 1e-4, 1.0, n)
-    f = xp.where(n < 1e-4, 2 / w - 2 * n * n / (3 * w * w * w), 2 * xp.atan2(n, w) / safe)
+    n2 = xp.sum(v * v, axis=-1, keepdims=True)
+    small = n2 < 1e-8
+    n = xp.sqrt(xp.where(small, 1.0, n2))
+    f = xp.where(small, 2 / w - 2 * n2 / (3 * w * w * w), 2 * xp.atan2(n, w) / n)
     return f * v
 
 
@@ -71,10 +73,10 @@ def se3_integrate(xp, q, v):
     """q * exp(v): p1 = p0 + R0 V(w) u, quaternion q0 exp(w), for v = [u; w]."""
     u, w = v[..., :3], v[..., 3:]
     t2 = xp.sum(w * w, axis=-1, keepdims=True)
-    t = xp.sqrt(t2)
-    safe = xp.where(t < 1e-4, 1.0, t)
-    a = xp.where(t < 1e-4, 0.5 - t2 / 24, (1 - xp.cos(safe)) / (safe * safe))
-    b = xp.where(t < 1e-4, 1 / 6 - t2 / 120, (safe - xp.sin(safe)) / (safe * safe * safe))
+    small = t2 < 1e-8
+    t = xp.sqrt(xp.where(small, 1.0, t2))
+    a = xp.where(small, 0.5 - t2 / 24, (1 - xp.cos(t)) / (t * t))
+    b = xp.where(small, 1 / 6 - t2 / 120, (t - xp.sin(t)) / (t * t * t))
     wu = _cross(xp, w, u)
     step = u + a * wu + b * _cross(xp, w, wu)
     quat = q[..., 3:]
@@ -86,10 +88,9 @@ def se3_difference(xp, q0, q1):
     w = so3_difference(xp, q0[..., 3:], q1[..., 3:])
     p = _quat_rotate(xp, _quat_conj(xp, q0[..., 3:]), q1[..., :3] - q0[..., :3])
     t2 = xp.sum(w * w, axis=-1, keepdims=True)
-    t = xp.sqrt(t2)
-    safe = xp.where(t < 1e-4, 1.0, t)
-    c = xp.where(t < 1e-4, 1 / 12 + t2 / 720,
-                 (1 - safe * xp.sin(safe) / (2 * (1 - xp.cos(safe)))) / (safe * safe))
+    small = t2 < 1e-8
+    t = xp.sqrt(xp.where(small, 1.0, t2))
+    c = xp.where(small, 1 / 12 + t2 / 720, (1 - t * xp.sin(t) / (2 * (1 - xp.cos(t)))) / (t * t))
     wp = _cross(xp, w, p)
     return xp.concat([p - 0.5 * wp + c * _cross(xp, w, wp), w], axis=-1)
 

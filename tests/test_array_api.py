@@ -181,17 +181,24 @@ def test_gradients_through_jax_equal_finite_differences(panda, name):
 
 
 def test_gradients_of_the_configuration_functions(floating):
-    """Through the quaternion of the free-flyer: integrate and difference against finite differences."""
+    """Through the quaternion of the free-flyer: integrate and difference against finite differences,
+    also at a zero velocity and between equal configurations (finite: no square root at zero)."""
     q, v, _ = _states(floating, 1, seed=6)
     q, v = q[0], v[0] * 0.5
     q1 = floating.integrate(q, v)
     w = np.random.default_rng(7).normal(size=floating.NQ)
-    for f, args in ((lambda a, b: w @ floating.integrate(a, b), (q, v)),
-                    (lambda a, b: w[:floating.NV] @ floating.difference(a, b), (q, q1))):
+
+    def moved(a, b):
+        return w @ floating.integrate(a, b)
+
+    def apart(a, b):
+        return w[:floating.NV] @ floating.difference(a, b)
+
+    for f, args in ((moved, (q, v)), (moved, (q, 0 * v)), (apart, (q, q1)), (apart, (q, q))):
         grads = jax.jit(jax.grad(f, argnums=(0, 1)))(*map(jnp.asarray, args))
         for k, g in enumerate(grads):
             numeric = _central_difference(lambda x: f(*args[:k], x, *args[k + 1:]), args[k])
-            assert relerr(g, numeric) < 1e-6, (k, relerr(g, numeric))
+            assert np.isfinite(g).all() and relerr(g, numeric) < 1e-6, (f.__name__, k, relerr(g, numeric))
 
 
 def test_jax_jacobians_are_the_dynamics_identities(panda):
