@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import symdyn
-from symdyn.codegen.backends import render_c
+from symdyn.codegen.c import render_c
 from symdyn.codegen.generator import trace_all
 from symdyn.generate import module_name
 from symdyn.synthetic import spatial_chain

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from symdyn import crba, kalman_smoother, rnea
-from symdyn.codegen.backends import render_c
+from symdyn.codegen.c import render_c
 from symdyn.codegen.generator import trace
 from symdyn.functions import BY_NAME
 from symdyn.riccati import Riccati

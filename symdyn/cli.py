@@ -4,6 +4,7 @@ import sys
 import click
 
 from . import __version__
+from .codegen.languages import LANGUAGES
 from .errors import SymdynError, one_line
 
 
@@ -136,7 +137,7 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @main.command()
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--out", "out_dir", default="generated", show_default=True, help="Output folder.")
-@click.option("--lang", default="python", show_default=True, help="Comma-separated: python, c.")
+@click.option("--lang", default="python", show_default=True, help=f"Comma-separated: {', '.join(LANGUAGES)}.")
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector "
                    "(files <robot>_params.py/.h/.c).")
@@ -150,12 +151,12 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
              functions, frames):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
-    from .generate import LANGUAGES, generate as run
+    from .generate import generate as run
     functions = _functions(functions)
     languages = tuple(x.strip() for x in lang.split(",") if x.strip())
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
-        _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected python, c)")
+        _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected {', '.join(LANGUAGES)})")
     with _progress(len(set(robots)) * len(functions or FUNCTIONS), "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),

@@ -30,8 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .codegen.c import C
 from .errors import CModuleError, one_line
-from .functions import FUNCTIONS, arg_dims, fext_variant, out_dims, resolve
+from .functions import FUNCTIONS, PARAM_MODES, arg_dims, fext_variant, out_dims, resolve
 
 #: flags every build needs (a shared library of C99)
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
@@ -56,13 +57,16 @@ def _cache_dir():
 
 
 def _signatures(header, prefix):
-    """The functions the header declares, with the arguments of each."""
+    """{name: (Function, its arguments)} of the functions the header declares: the C backend's own
+    declaration of each function of the table, in numeric or symbolic-parameter mode, looked up
+    as it is written (no parsing of C)."""
     found = {}
     for fn in FUNCTIONS:
-        m = re.search(rf"void {prefix}_{fn.name}\(([^)]*)\);", header)
-        if m:
-            args = [a.strip().split("*")[-1] for a in m.group(1).split(",")]
-            found[fn.name] = (fn, args[:-len(fn.shapes)])
+        for mode in PARAM_MODES:
+            args = fn.signature(mode)
+            if C.prototype(prefix, fn.name, args, fn.outputs) + ";" in header:
+                found[fn.name] = (fn, list(args))
+                break
     return found
 
 

@@ -27,12 +27,17 @@ ARG_DIMS = {"q": ("nq",), "f_ext": ("nf", 6), "params": ("np",)}
 SHAPES = {"vector": ("nv",), "matrix": ("nv", "nv"), "regressor": ("nv", "np"),
           "base_regressor": ("nv", "b"), "base_parameters": ("b",)}
 FEXT = "_fext"
+#: numeric: the parameters folded into the code; symbolic: passed as the argument PARAMS
+PARAM_MODES = ("numeric", "symbolic")
+PARAMS = "params"
 
 
 @dataclass(frozen=True)
 class Function:
     name: str
     args: Tuple[str, ...]        # "q" first (..., nq); other shapes in ARG_DIMS
+    output: object               # the result's name (the C out pointer, the Python variable); a tuple of
+                                 # names for several outputs
     shape: object                # "vector" (..., nv), "matrix" (..., nv, nv), named sizes "nf,6,nv";
                                  # a tuple of them: several outputs
     trace: Callable
@@ -44,6 +49,16 @@ class Function:
     def shapes(self):
         """One shape kind per output."""
         return self.shape if isinstance(self.shape, tuple) else (self.shape,)
+
+    @property
+    def outputs(self):
+        """One name per output."""
+        return self.output if isinstance(self.output, tuple) else (self.output,)
+
+    def signature(self, params_mode="numeric"):
+        """The arguments of the generated function: the standard parameters come last in
+        symbolic-parameter mode (for the functions built on them)."""
+        return self.args + (PARAMS,) if params_mode == "symbolic" and self.parametric else self.args
 
 
 def dims(shape):
@@ -166,113 +181,113 @@ def _diagonalized(fn):
 
 
 FUNCTIONS = (
-    Function("inverse_dynamics", ("q", "qd", "qdd"), "vector",
+    Function("inverse_dynamics", ("q", "qd", "qdd"), "tau", "vector",
              _inverse_dynamics,
              "Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; "
              "M includes the rotor inertias).", gravity=True),
-    Function("mass_matrix", ("q",), "matrix", _mass_matrix,
+    Function("mass_matrix", ("q",), "M", "matrix", _mass_matrix,
              "Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias "
              "on the diagonal."),
-    Function("mass_matrix_inverse", ("q",), "matrix",
+    Function("mass_matrix_inverse", ("q",), "Minv", "matrix",
              _diagonalized(lambda ctx, chain, X, ric: minverse.mass_matrix_inverse(ctx, chain, X, ric)),
              "M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve."),
-    Function("forward_dynamics", ("q", "qd", "tau"), "vector",
+    Function("forward_dynamics", ("q", "qd", "tau"), "qdd", "vector",
              _diagonalized(_forward_dynamics),
              "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, "
              "Bryson-Frazier smoother).",
              gravity=True),
-    Function("gravity", ("q",), "vector",
+    Function("gravity", ("q",), "g", "vector",
              lambda ctx, chain, X: rnea.inverse_dynamics(ctx, chain, X, _zeros(chain), _zeros(chain)),
              "Generalized gravity g(q): the joint forces that hold the arm still.", gravity=True),
-    Function("coriolis_matrix", ("q", "qd"), "matrix",
+    Function("coriolis_matrix", ("q", "qd"), "C", "matrix",
              lambda ctx, chain, X, qd: _cm.coriolis_matrix(ctx, chain, X, qd),
              "Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew."),
-    Function("nonlinear_effects", ("q", "qd"), "vector",
+    Function("nonlinear_effects", ("q", "qd"), "b", "vector",
              lambda ctx, chain, X, qd: _inverse_dynamics(ctx, chain, X, qd, _zeros(chain)),
              "Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).", gravity=True),
-    Function("articulated_inertia", ("q",), "vector",
+    Function("articulated_inertia", ("q",), "D", "vector",
              _diagonalized(lambda ctx, chain, X, ric: [d for k in range(chain.n) for d in ric.d(k)]),
              "D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T."),
-    Function("innovations_factor", ("q",), "matrix",
+    Function("innovations_factor", ("q",), "m", "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor(ctx, chain, X, ric)),
              "m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent)."),
-    Function("innovations_factor_inverse", ("q",), "matrix",
+    Function("innovations_factor_inverse", ("q",), "ell", "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor_inverse(ctx, chain, X, ric)),
              "l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l."),
-    Function("total_rates", ("q", "qd"), "vector",
+    Function("total_rates", ("q", "qd"), "nu", "vector",
              _diagonalized(lambda ctx, chain, X, ric, qd: innovations.total_rates(ctx, chain, X, ric, qd)),
              "Total joint rates nu = m* qd (kinetic energy = nu . nu / 2)."),
-    Function("joint_rates", ("q", "nu"), "vector",
+    Function("joint_rates", ("q", "nu"), "qd", "vector",
              _diagonalized(lambda ctx, chain, X, ric, nu: innovations.joint_rates(ctx, chain, X, ric, nu)),
              "Joint rates qd = l* nu (inverse of total_rates)."),
-    Function("working_moments", ("q", "tau"), "vector",
+    Function("working_moments", ("q", "tau"), "eps", "vector",
              _diagonalized(lambda ctx, chain, X, ric, tau: innovations.working_moments(ctx, chain, X, ric, tau)),
              "Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd)."),
-    Function("applied_moments", ("q", "eps"), "vector",
+    Function("applied_moments", ("q", "eps"), "tau", "vector",
              _diagonalized(lambda ctx, chain, X, ric, eps: innovations.applied_moments(ctx, chain, X, ric, eps)),
              "Joint forces tau = m eps (inverse of working_moments)."),
-    Function("coriolis_nu", ("q", "nu"), "vector",
+    Function("coriolis_nu", ("q", "nu"), "Cnu", "vector",
              _diagonalized(lambda ctx, chain, X, ric, nu: _cn.coriolis_nu(
                  ctx, chain, X, ric, innovations.joint_rates(ctx, chain, X, ric, nu))),
              "C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) "
              "(Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0."),
-    Function("coriolis_eta", ("q", "eta"), "vector",
+    Function("coriolis_eta", ("q", "eta"), "Cbar", "vector",
              _diagonalized(lambda ctx, chain, X, ric, eta: _cn.coriolis_eta(
                  ctx, chain, X, ric, diagonalized_dynamics.rates_from_eta(ctx, chain, X, ric, eta))),
              "Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, "
              "eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, "
              "Alg. 7.10)."),
-    Function("diagonalized_forward_dynamics", ("q", "nu", "tau"), ("vector", "vector"),
+    Function("diagonalized_forward_dynamics", ("q", "nu", "tau"), ("qd", "nu_dot"), ("vector", "vector"),
              _diagonalized(lambda ctx, chain, X, ric, nu, tau: diagonalized_dynamics.forward_dynamics(
                  ctx, chain, X, ric, nu, tau)),
              "(qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati "
              "recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).", gravity=True),
-    Function("udu_factor", ("q",), "matrix",
+    Function("udu_factor", ("q",), "U", "matrix",
              _diagonalized(lambda ctx, chain, X, ric: udu.udu_factor(ctx, chain, X, ric)),
              "U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997)."),
-    Function("friction", ("qd",), "vector",
+    Function("friction", ("qd",), "tau_f", "vector",
              lambda ctx, chain, X, qd: [ctx.bind(x) for x in _fr.joint_forces(ctx, chain, qd, None)],
              "Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed)."),
-    Function("regressor", ("q", "qd", "qdd"), "regressor", _reg.regressor,
+    Function("regressor", ("q", "qd", "qdd"), "Y", "regressor", _reg.regressor,
              "Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) "
              "(Newton-Euler on the parameter structure).", gravity=True, parametric=False),
-    Function("base_regressor", ("q", "qd", "qdd"), "base_regressor", _base_regressor,
+    Function("base_regressor", ("q", "qd", "qdd"), "Yb", "base_regressor", _base_regressor,
              "The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = "
              "inverse_dynamics.", gravity=True, parametric=False),
-    Function("base_parameters", ("params",), "base_parameters", _base_parameter_values,
+    Function("base_parameters", ("params",), "beta", "base_parameters", _base_parameter_values,
              "The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: "
              "see BASE_PARAMETER_NAMES.", parametric=False),
 )
 
 KINEMATICS = (
-    Function("frame_placement", ("q",), "nf,4,4", frames.frame_placement,
+    Function("frame_placement", ("q",), "oMf", "nf,4,4", frames.frame_placement,
              "Homogeneous transforms of the frames FRAMES in the world (base) frame."),
-    Function("frame_jacobian", ("q",), "nf,6,nv", frames.frame_jacobian,
+    Function("frame_jacobian", ("q",), "J", "nf,6,nv", frames.frame_jacobian,
              "Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame "
              "origin; angular velocity] in world axes."),
-    Function("frame_velocity", ("q", "qd"), "nf,6", frames.frame_velocity,
+    Function("frame_velocity", ("q", "qd"), "vf", "nf,6", frames.frame_velocity,
              "Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd)."),
-    Function("frame_acceleration_bias", ("q", "qd"), "nf,6", frames.frame_acceleration_bias,
+    Function("frame_acceleration_bias", ("q", "qd"), "af", "nf,6", frames.frame_acceleration_bias,
              "Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity."),
-    Function("center_of_mass", ("q",), "3", centroidal.center_of_mass, "Centre of mass in the world frame."),
-    Function("com_jacobian", ("q",), "3,nv", centroidal.com_jacobian,
+    Function("center_of_mass", ("q",), "com", "3", centroidal.center_of_mass, "Centre of mass in the world frame."),
+    Function("com_jacobian", ("q",), "Jcom", "3,nv", centroidal.com_jacobian,
              "Jacobian of the centre of mass, world axes: com_dot = Jcom qd."),
-    Function("centroidal_momentum_matrix", ("q",), "6,nv", centroidal.centroidal_momentum_matrix,
+    Function("centroidal_momentum_matrix", ("q",), "Ag", "6,nv", centroidal.centroidal_momentum_matrix,
              "Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, "
              "world axes."),
-    Function("centroidal_momentum", ("q", "qd"), "6", centroidal.centroidal_momentum,
+    Function("centroidal_momentum", ("q", "qd"), "hg", "6", centroidal.centroidal_momentum,
              "Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd)."),
-    Function("operational_space_inertia_inverse", ("q",), "6*nf,6*nf",
+    Function("operational_space_inertia_inverse", ("q",), "Linv", "6*nf,6*nf",
              _diagonalized(lambda ctx, chain, X, ric: operational_space.operational_space_inertia_inverse(
                  ctx, chain, X, ric)),
              "J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through "
              "the articulated inertias)."),
-    Function("inverse_dynamics_fext", ("q", "qd", "qdd", "f_ext"), "vector",
+    Function("inverse_dynamics_fext", ("q", "qd", "qdd", "f_ext"), "tau", "vector",
              _wrenches(lambda ctx, chain, X, qd, qdd, fb: _fr.add_joint_forces(
                  ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd, f_ext=fb), qd, qdd)),
              "inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
              "world axes at each frame of FRAMES.", gravity=True),
-    Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "vector",
+    Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "qdd", "vector",
              _wrenches(_diagonalized(lambda ctx, chain, X, ric, qd, tau, fb: kalman_smoother.forward_dynamics(
                  ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd), f_ext=fb))),
              "forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "

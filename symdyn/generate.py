@@ -12,8 +12,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .codegen.backends import render_c, render_python
 from .codegen.generator import safe_identifier, select_functions, trace_all
+from .codegen.languages import with_requirements
 from .codegen.printer import NonFiniteError
 from .errors import OutputError, RobotFileError
 from .load import load_robot
@@ -22,10 +22,6 @@ try:
     import fcntl
 except ImportError:                                # not POSIX: no lock (concurrent runs are not serialized)
     fcntl = None
-
-LANGUAGES = ("python", "c")
-PARAM_MODES = ("numeric", "symbolic")
-EXTENSIONS = {"python": (".py",), "c": (".h", ".c")}
 
 
 #: suffix of the module name in symbolic-parameter mode: its functions take one more argument, so
@@ -43,7 +39,7 @@ def module_name(path, params_mode="numeric"):
 def output_names(model, languages=("python",), params_mode="numeric"):
     """The file names `render` will produce for `model`."""
     module = module_name(model.path, params_mode)
-    return [module + ext for lang in LANGUAGES if lang in languages for ext in EXTENSIONS[lang]]
+    return [name for backend in with_requirements(languages) for name in backend.files(module)]
 
 
 #: the longest file name most file systems accept (bytes)
@@ -62,10 +58,8 @@ def render(model, languages=("python",), params_mode="numeric", progress=None, f
 
 def _render(model, programs, module, languages, params_mode):
     files = {}
-    if "python" in languages:
-        files[f"{module}.py"] = render_python(model, programs, module, params_mode)
-    if "c" in languages:
-        files[f"{module}.h"], files[f"{module}.c"] = render_c(model, programs, module, params_mode)
+    for backend in with_requirements(languages):
+        files.update(backend.render(model, programs, module, params_mode))
     return files
 
 

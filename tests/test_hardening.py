@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import symdyn
 from conftest import BUNDLED, ROOT
 from symdyn.codegen.generator import safe_identifier, trace
-from symdyn.codegen.printer import Printer
+from symdyn.codegen.python import PYTHON
 from symdyn.description import build_model
 from symdyn.dh import dh_to_description
 from symdyn.errors import OutputError
@@ -658,7 +658,7 @@ def test_fifty_link_chain_traces(capsys):
 
     engine = symdyn.Engine(model)
     rng = np.random.default_rng(1)
-    printer = Printer("python")
+    printer = PYTHON.printer
     for name, program in programs.items():
         inputs = {arg: rng.uniform(-1, 1, 50) for arg in BY_NAME[name].args}
         env = {"xp": np}

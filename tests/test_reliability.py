@@ -27,7 +27,8 @@ import symdyn.cload as cload
 from conftest import ROOT
 from symdyn.cli import main
 from symdyn.codegen.generator import safe_identifier
-from symdyn.codegen.printer import NonFiniteError, Printer, number
+from symdyn.codegen.languages import BACKENDS
+from symdyn.codegen.printer import NonFiniteError, number
 from symdyn.codegen.reserved import C_HEADERS, PYTHON_MODULES
 from symdyn.errors import CModuleError, OutputError, RobotFileError
 from symdyn.generate import JOURNAL, STAGE_PREFIX, folder_lock, generate, recover, render, write_all
@@ -650,17 +651,17 @@ def test_printers_cannot_emit_inf_or_nan(value):
     with pytest.raises(NonFiniteError):
         number(value)
     x = se.Symbol("x")
-    for lang in ("python", "c"):
+    for backend in (b for b in BACKENDS.values() if b.printer is not None):    # C++ prints no expression
         for expr in (x * value, x + value, se.sympify(value)):
             with pytest.raises(NonFiniteError):
-                Printer(lang)(expr)
+                backend.printer(expr)
 
 
 def test_non_finite_constant_is_a_one_line_error(tmp_path, monkeypatch):
     """Should a constant fold to inf anyway, generate says so in one line and writes nothing."""
     path = _write_yaml(tmp_path / "arm.yaml", _planar(2))
-    import symdyn.codegen.backends as backends
-    monkeypatch.setattr(backends, "_units", lambda assignments, printer: [printer(se.oo)])
+    for backend in (b for b in BACKENDS.values() if b.printer is not None):
+        monkeypatch.setattr(type(backend), "statements", lambda self, assignments: [self.printer(se.oo)])
     out = tmp_path / "out"
     with pytest.raises(RobotFileError) as caught:
         generate([path], out, ("python", "c"))

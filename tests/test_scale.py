@@ -11,7 +11,7 @@ import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from random_chain import random_chain, random_tree
 from symdyn.cli import main
-from symdyn.codegen.backends import SPLIT_ABOVE, render_c
+from symdyn.codegen.c import SPLIT_ABOVE, render_c
 from symdyn.codegen.generator import trace_all
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import generate
@@ -100,8 +100,9 @@ def test_parts_pass_few_values_and_reuse_slots():
     """Each part has at most part_size statements; the workspace holds far fewer values than the
     function has statements (a slot is reused once its value has been read for the last time)."""
     from symdyn.codegen.backends import _context
+    from symdyn.codegen.c import C
     model = symdyn.load_robot(PANDA)
-    ctx = _context(model, trace_all(model, functions=["coriolis_matrix"]), "panda", "numeric", "c", 60, 25)
+    ctx = _context(model, trace_all(model, functions=["coriolis_matrix"]), "panda", "numeric", C, 60, 25)
     f = ctx["functions"][0]
     statements = sum(line.startswith(("const double x", "double x")) for line in f["lines"])
     assert len(f["parts"]) == -(-statements // 25)

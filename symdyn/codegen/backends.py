@@ -1,19 +1,51 @@
-"""Backends only format: they print the optimized programs through jinja2 templates."""
+"""What every backend shares: the Backend class, the template environment and the context the
+templates render. Backends only format: they print the optimized programs through jinja2 templates.
+
+A language is one module (codegen/python.py, codegen/c.py, ...) defining one Backend and its
+templates in templates/; codegen/languages.py lists them for the CLI, generate and load_c.
+"""
 import itertools
 from pathlib import Path
 
 import jinja2
 
 from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
-from .parts import Unit, split
-from .printer import Printer, number
+from .parts import split
+from .printer import number
 from .. import lie
 
-#: a C function of more statements than SPLIT_ABOVE is cut into parts of at most PART_SIZE (see
-#: parts.py). Every function of a 7-DoF arm stays one piece (largest: 1326 statements, xarm7); gcc -O2
-#: on a 50-link Coriolis matrix in parts of 250 / 500 / 1000 / 2000 statements: 6.4 / 7.8 / 11 / 15 s.
-SPLIT_ABOVE = 2000
+#: a function of more statements than a splitting backend's split_above is cut into parts of at most PART_SIZE
 PART_SIZE = 250
+
+
+class Backend:
+    """One output language: its name (--lang), the files of a module (one template per extension),
+    the printer of its expressions and the statements of its straight-line code."""
+    name = None
+    extensions = ()            # the files of one module, in the order `render` returns them
+    templates = ()             # the template of each of them
+    printer = None             # a Printer: one expression as text in this language
+    requires = ()              # the languages whose files this one's files include
+    split_above = None         # functions longer than this (statements) are cut into parts; None: never
+
+    def statements(self, assignments):
+        """[Unit] of the straight-line code of one function's assignments [(Symbol, Expr)]."""
+        raise NotImplementedError
+
+    def extend(self, ctx):
+        """Add what this language's templates need beyond the shared context."""
+
+    def files(self, module):
+        return [module + ext for ext in self.extensions]
+
+    def render(self, model, programs, module, params_mode, split_above=..., part_size=PART_SIZE):
+        """{file name: text} of the module; split_above overrides the backend's (None: never split)."""
+        split_above = self.split_above if split_above is ... else split_above
+        ctx = _context(model, programs, module, params_mode, self, split_above, part_size)
+        self.extend(ctx)
+        env = environment()
+        return {name: env.get_template(template).render(**ctx)
+                for name, template in zip(self.files(module), self.templates)}
 
 
 def _template_dir():
@@ -58,14 +90,15 @@ def _fext_call(program):
     return ", ".join(plain + ["f_ext"] + [a for a in program.args if a == PARAMS])
 
 
-def _function_context(program, printer, split_above=None, part_size=PART_SIZE):
-    units = _units(program.assignments, printer)
+def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
+    printer = backend.printer
+    units = backend.statements(program.assignments)
     outputs = [{"name": name, "shape": shape, "dims": shape, "size": len(values),
                 "results": [(idx, printer(values[flat])) for idx, flat in _indices(shape)],
                 # an output that is mostly exact zeros (the regressor) starts from zeros in Python
                 "sparse": sum(e == 0 for e in values) > len(values) // 2}
                for name, shape, values in program.outputs()]
-    result_uses = [_names(e) for e in program.results]          # the outputs one after the other
+    result_uses = [used_symbols(e) for e in program.results]     # the outputs one after the other
     used = frozenset().union(*(u.uses for u in units), *result_uses)
     inputs = [(str(program.inputs[arg][flat]), arg, idx, flat) for arg in program.inputs
               for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
@@ -82,9 +115,8 @@ def _function_context(program, printer, split_above=None, part_size=PART_SIZE):
     return context
 
 
-def _context(model, programs, module, params_mode, lang, split_above=None, part_size=PART_SIZE):
+def _context(model, programs, module, params_mode, backend, split_above=None, part_size=PART_SIZE):
     from ..base_parameters import base_parameters
-    printer = Printer(lang)
     base = base_parameters(model)
     names = [p.name for p in programs]
     return dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
@@ -96,10 +128,11 @@ def _context(model, programs, module, params_mode, lang, split_above=None, part_
                 num_params=len(model.parameters), num_base=base.b,
                 default_params=[number(v) for v in model.parameters],
                 base_names=base.labels(), base_groups=base.describe(),
-                functions=[_function_context(p, printer, split_above, part_size) for p in programs])
+                functions=[_function_context(p, backend, split_above, part_size) for p in programs])
 
 
-def _names(e):
+def used_symbols(e):
+    """The names of the symbols an expression reads."""
     return frozenset(str(x) for x in getattr(e, "free_symbols", ()))
 
 
@@ -113,48 +146,3 @@ def _lie_pieces(model):
         else:
             pieces.append((g, qi[0], qi[-1] + 1, vi[0], vi[-1] + 1))
     return pieces
-
-
-def _trig(e):
-    name = type(e).__name__
-    return (name, e.args[0]) if name in ("sin", "cos") else None
-
-
-def _units(assignments, printer):
-    """One statement per assignment; in C, sin and cos of the same angle become one sincos call."""
-    if printer.lang == "python":
-        return [Unit((str(s),), _names(e), [f"{s} = {printer(e)}"]) for s, e in assignments]
-    pairs = {}
-    for s, e in assignments:
-        t = _trig(e)
-        if t:
-            pairs.setdefault(t[1], {})[t[0]] = s
-    out = []
-    for s, e in assignments:
-        t = _trig(e)
-        uses = _names(e)
-        if t and len(pairs[t[1]]) == 2:
-            if t[0] == "sin":
-                c = pairs[t[1]]["cos"]
-                out.append(Unit((str(s), str(c)), uses,
-                                [f"double {s}, {c};", f"sd_sincos({printer(t[1])}, &{s}, &{c});"]))
-            continue
-        out.append(Unit((str(s),), uses, [f"const double {s} = {printer(e)};"]))
-    return out
-
-
-def render_python(model, programs, module, params_mode):
-    ctx = _context(model, programs, module, params_mode, "python")
-    ctx["lie_source"] = lie.source({p[0] for p in ctx["lie"]} - {"vector"})
-    return environment().get_template("module.py.jinja").render(**ctx)
-
-
-def render_c(model, programs, module, params_mode, split_above=SPLIT_ABOVE, part_size=PART_SIZE):
-    """(.h text, .c text); functions of more than `split_above` statements are cut into parts."""
-    ctx = _context(model, programs, module, params_mode, "c", split_above, part_size)
-    ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in ctx["functions"] for line in f["lines"])
-    ctx["uses_sign"] = any("sd_sign(" in text for f in ctx["functions"]
-                           for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
-    ctx["splits"] = any(f["parts"] for f in ctx["functions"])
-    env = environment()
-    return env.get_template("module.h.jinja").render(**ctx), env.get_template("module.c.jinja").render(**ctx)

@@ -16,24 +16,11 @@ import symengine as se
 
 from .. import __version__
 from ..chain import Chain
-from ..functions import BY_NAME, FUNCTIONS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
+from ..functions import BY_NAME, FUNCTIONS, PARAMS, arg_dims, fext_variant, flatten, nest, out_dims, resolve, sizes
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program
 
-#: the C name of each function's result
-OUTPUT_NAMES = {"inverse_dynamics": "tau", "mass_matrix": "M", "mass_matrix_inverse": "Minv",
-                "forward_dynamics": "qdd", "gravity": "g", "coriolis_matrix": "C", "nonlinear_effects": "b",
-                "articulated_inertia": "D", "innovations_factor": "m", "innovations_factor_inverse": "ell",
-                "total_rates": "nu", "joint_rates": "qd", "working_moments": "eps", "applied_moments": "tau",
-                "coriolis_nu": "Cnu", "frame_placement": "oMf", "frame_jacobian": "J", "frame_velocity": "vf",
-                "frame_acceleration_bias": "af", "center_of_mass": "com", "com_jacobian": "Jcom",
-                "centroidal_momentum_matrix": "Ag", "centroidal_momentum": "hg",
-                "operational_space_inertia_inverse": "Linv", "inverse_dynamics_fext": "tau",
-                "forward_dynamics_fext": "qdd", "coriolis_eta": "Cbar", "udu_factor": "U",
-                "diagonalized_forward_dynamics": ("qd", "nu_dot"), "regressor": "Y", "base_regressor": "Yb",
-                "base_parameters": "beta", "friction": "tau_f"}
-PARAMS = "params"
 
 
 @dataclass
@@ -88,17 +75,16 @@ def trace(model, fn, params_mode="numeric"):
     prefix = {PARAMS: "p"}
     inputs = {a: [se.Symbol(f"{prefix.get(a, a)}{i}") for i in range(_count(shapes[a]))] for a in fn.args}
     params = None
-    args = fn.args
-    if params_mode == "symbolic" and fn.parametric:
+    args = fn.signature(params_mode)
+    if PARAMS in args:
         shapes[PARAMS] = resolve(arg_dims(PARAMS), size)
         inputs[PARAMS] = params = [se.Symbol(f"p{i}") for i in range(_count(shapes[PARAMS]))]
-        args = args + (PARAMS,)
     chain = Chain(tape, model, params)
     X = chain.transforms(inputs["q"]) if fn.args[0] == "q" else None
     result = fn.trace(tape, chain, X, *(nest(inputs[a], shapes[a]) for a in fn.args[fn.args[0] == "q":]))
     flat = [se.sympify(x) for x in flatten(result)]
     live = live_program(tape.assignments, flat)
-    program = Program(fn.name, fn.doc, args, fn.shape, OUTPUT_NAMES[fn.name], inputs, live, flat, gravity=fn.gravity,
+    program = Program(fn.name, fn.doc, args, fn.shape, fn.output, inputs, live, flat, gravity=fn.gravity,
                       arg_shapes=shapes, fext=fext_variant(fn.name), dims=[resolve(d, size) for d in out_dims(fn)])
     program.ops = count_ops([e for _, e in live] + [e for e in flat if not e.is_Atom])
     return program

@@ -1,4 +1,4 @@
-"""Print straight-line symengine expressions as Python (any array library) or C99, and count their operations.
+"""Print straight-line symengine expressions in the languages of the backends, and count their operations.
 
 Powers become products (x**2 -> x*x, as SymForce does), x**-1 a division, x**(1/2) sqrt; terms
 and factors are printed in a sorted order, so the output is the same bytes on every run.
@@ -7,11 +7,6 @@ import math
 from collections import Counter
 
 import symengine as se
-
-#: Python calls the array namespace `xp` of the arguments (the array API standard names)
-_FUNCS = {"python": {"sin": "xp.sin", "cos": "xp.cos", "sqrt": "xp.sqrt", "tanh": "xp.tanh", "sign": "xp.sign"},
-          "c": {"sin": "sin", "cos": "cos", "sqrt": "sqrt", "tanh": "tanh", "sign": "sd_sign"}}
-
 
 _INFINITE = {"Infinity": math.inf, "NegativeInfinity": -math.inf}
 
@@ -41,9 +36,14 @@ def number(value):
 
 
 class Printer:
-    def __init__(self, lang):
-        self.lang = lang
-        self.funcs = _FUNCS[lang]
+    """What every language shares; a language's printer (codegen/python.py, codegen/c.py) names its
+    functions and writes the powers it cannot turn into products."""
+    #: the printed name of each function: sin, cos, sqrt, tanh, sign
+    funcs = {}
+
+    def power(self, base, exponent):
+        """(text, precedence) of base**exponent, exponent a float other than +-0.5 and small integers."""
+        raise NotImplementedError
 
     def __call__(self, expr):
         return self._print(expr)
@@ -122,8 +122,7 @@ class Printer:
             return "*".join([self._print(base, 2)] * int(x)), 1
         if x.is_integer() and -4 <= x < 0:
             return "1.0/" + self._print(base ** int(-x), 2), 1
-        return (f"{self._print(base, 2)}**{number(x)}", 2) if self.lang == "python" else \
-            (f"pow({self._print(base)}, {number(x)})", 2)
+        return self.power(base, x)
 
 
 def _split_coeff(m):

@@ -1,0 +1,102 @@
+"""The C++ backend: a header-only Eigen interface (templates/module.hpp.jinja) over the C module.
+
+No code of its own to print: each function is an inline wrapper that passes the data of Eigen
+inputs to the C function and returns Eigen objects of fixed sizes (the robot's NQ, NV, NF, ...),
+so a C++ stack (ROS 2 controllers, Eigen-based solvers) gets the C speed with its own types.
+
+Layouts. The C functions write row-major arrays; Eigen's matrices are column-major. A vector needs
+no conversion; a matrix is written into its transpose's storage (the same bytes) and transposed
+once on return; per-frame vectors (f_ext, frame_velocity: "nf,6") are the columns of a 6 x NF
+matrix, which is exactly the C layout; per-frame matrices ("nf,6,nv") come as a std::array of them.
+"""
+from ..functions import BY_NAME, arg_dims, dims
+from .backends import Backend, environment
+from .generator import header_lines, set_id
+
+#: the constants of the header for the named sizes of functions.py
+SIZES = {"nq": "NQ", "nv": "NV", "nf": "NF", "np": "NUM_PARAMS", "b": "NUM_BASE_PARAMS"}
+#: short names of the common types (see the template)
+ALIASES = {("nq",): "ConfigVector", ("nv",): "TangentVector", ("nv", "nv"): "JointMatrix",
+           ("nf", 6): "FrameVectors", ("np",): "Parameters"}
+#: C++ keywords beyond C's (safe_identifier already avoids C's): a module named so gets its
+#: namespace name with a trailing underscore
+CPP_KEYWORDS = frozenset("""
+alignas alignof and and_eq asm bitand bitor bool catch char8_t char16_t char32_t class co_await co_return
+co_yield compl concept const_cast consteval constexpr constinit decltype delete dynamic_cast explicit export
+false friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+reflexpr reinterpret_cast requires static_assert static_cast template this thread_local throw true try typeid
+typename using virtual wchar_t xor xor_eq
+""".split())
+
+
+def _size(d):
+    """A named size ("nv", "6*nf", 6) as a C++ constant expression."""
+    if not isinstance(d, str):
+        return str(d)
+    factor, _, name = d.rpartition("*")
+    return f"{factor} * {SIZES[name]}" if factor else SIZES[name]
+
+
+def _matrix(rows, cols):
+    return f"::Eigen::Matrix<double, {rows}, {cols}>"
+
+
+def eigen_type(shape):
+    """The Eigen type of a value of named `shape` (see the module's docstring for the layouts)."""
+    shape = tuple(shape)
+    if shape in ALIASES:
+        return ALIASES[shape]
+    if len(shape) == 1:
+        return _matrix(_size(shape[0]), 1)
+    if shape[0] == "nf" and len(shape) == 2:
+        return _matrix(_size(shape[1]), "NF")
+    if shape[0] == "nf" and len(shape) == 3:
+        return f"::std::array<{_matrix(_size(shape[1]), _size(shape[2]))}, NF>"
+    if len(shape) == 2:
+        return _matrix(_size(shape[0]), _size(shape[1]))
+    raise ValueError(f"no C++ type for the shape {shape}")
+
+
+def _layout(shape):
+    """How the C function's row-major array becomes the Eigen value: written in place ("direct"),
+    into the transpose ("transposed"), or per frame ("frames")."""
+    if len(shape) == 1 or (shape[0] == "nf" and len(shape) == 2):
+        return "direct"
+    return "frames" if shape[0] == "nf" else "transposed"
+
+
+def _output(name, shape):
+    out = {"name": name, "type": eigen_type(shape), "layout": _layout(shape)}
+    if out["layout"] == "transposed":              # C's rows x cols, row-major = Eigen's cols x rows
+        out["buffer"] = _matrix(_size(shape[1]), _size(shape[0]))
+    elif out["layout"] == "frames":                # NF blocks rows x cols = Eigen's cols x (rows NF)
+        out["buffer"] = _matrix(_size(shape[2]), f"{_size(shape[1])} * NF")
+        out["rows"] = _size(shape[1])
+    return out
+
+
+def namespace(module):
+    return module + "_" if module in CPP_KEYWORDS else module
+
+
+class CppBackend(Backend):
+    name = "cpp"
+    extensions = (".hpp",)
+    templates = ("module.hpp.jinja",)
+    requires = ("c",)
+
+    def render(self, model, programs, module, params_mode, split_above=None, part_size=None):
+        """The wrapper needs the functions' names, arguments and shapes only: nothing is printed."""
+        names = [p.name for p in programs]
+        functions = []
+        for p in programs:
+            fn = BY_NAME[p.name]
+            args = [{"name": a, "type": eigen_type(arg_dims(a)), "vector": len(arg_dims(a)) == 1} for a in p.args]
+            outputs = [_output(name, dims(shape)) for name, shape in zip(fn.outputs, fn.shapes)]
+            functions.append({"name": p.name, "doc": p.doc, "args": args, "outputs": outputs})
+        ctx = dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
+                   module=module, namespace=namespace(module), params_mode=params_mode, functions=functions)
+        return {f"{module}.hpp": environment().get_template(self.templates[0]).render(**ctx)}
+
+
+CPP = CppBackend()
