@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The generated Python module on numpy (and JAX): time per call of every function, one state and a batch.
 
-    PYTHONPATH=. python benchmarks/bench_python.py [--module A.py [--module B.py]] [--batch 1000] [--reps 7] [--jax]
+    PYTHONPATH=. python benchmarks/bench_python.py [--module A.py [--module B.py]] [--batch 1000] [--reps 30] [--jax]
 
 Prints a Markdown table: per function and module, microseconds per call with one state (q of
 shape (n,)) and with a batch of --batch states (q of shape (batch, n)), the best of --reps timed
-loops. Several modules (e.g. generated/panda.py of two commits) are timed interleaved, loop after
+loops of ~3 ms (short loops, many: on a loaded machine some run undisturbed). Several modules (e.g. generated/panda.py of two commits) are timed interleaved, loop after
 loop, so that the load of a shared machine falls on all alike. --jax adds the first module under
 jax.jit (float64), batched.
 """
@@ -42,7 +42,7 @@ def states(module, count, seed=0):
             for fn in FUNCTIONS if hasattr(module, fn.name)}
 
 
-def loops_for(f, args, seconds=0.02):
+def loops_for(f, args, seconds=0.003):
     """How many calls last about `seconds`."""
     f(*args)
     loops, start = 1, time.perf_counter()
@@ -76,7 +76,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--module", action="append", help="generated module(s) (default: generated/panda.py)")
     parser.add_argument("--batch", type=int, default=1000)
-    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--reps", type=int, default=30)
     parser.add_argument("--jax", action="store_true", help="also time jax.jit of the first module (batched)")
     parser.add_argument("--functions", default=None, help="comma-separated names (default: all)")
     opts = parser.parse_args()

@@ -107,6 +107,8 @@ BASE_PARAMETER_GROUPS = (
 def _namespace(arrays):
     """The array library of the arguments: the first one that is not numpy's, else numpy."""
     for a in arrays:
+        if type(a) is np.ndarray:                                   # the common case, quickly
+            continue
         if hasattr(a, "__array_namespace__"):
             xp = a.__array_namespace__()
             if xp is not np:
@@ -136,8 +138,14 @@ def _inputs(names, arrays, shapes):
     (float32 where one is float32 and none float64, else float64), shapes checked, broadcast to
     their common leading shape."""
     xp = _namespace(arrays)
-    dtypes = [getattr(a, "dtype", None) for a in arrays]
-    dtype = xp.float32 if xp.float32 in dtypes and xp.float64 not in dtypes else xp.float64
+    dtype = xp.float64
+    for a in arrays:
+        kind = getattr(a, "dtype", None)
+        if kind == xp.float64:
+            dtype = xp.float64
+            break
+        if kind == xp.float32:
+            dtype = xp.float32
     out = []
     for name, a, shape in zip(names, arrays, shapes):
         a = xp.asarray(a, dtype=dtype)
