@@ -661,7 +661,7 @@ def test_fifty_link_chain_traces(capsys):
     printer = PYTHON.printer
     for name, program in programs.items():
         inputs = {arg: rng.uniform(-1, 1, 50) for arg in BY_NAME[name].args}
-        env = {"np": np}
+        env = {"xp": np}
         for arg, symbols in program.inputs.items():
             env.update({str(s): inputs[arg][i] for i, s in enumerate(symbols)})
         for symbol, expr in program.assignments:

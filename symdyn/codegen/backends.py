@@ -63,7 +63,17 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["python_string"] = python_string
+    env.tests["literal"] = _is_literal
     return env
+
+
+def _is_literal(text):
+    """Is the printed expression a number (a constant entry of an output)?"""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _ops_text(ops):

@@ -1,4 +1,4 @@
-"""The Python backend: one numpy module per robot (templates/module.py.jinja)."""
+"""The Python backend: one module per robot on any array library (templates/module.py.jinja)."""
 from .. import lie
 from .backends import Backend, used_symbols
 from .parts import Unit
@@ -6,7 +6,8 @@ from .printer import Printer, number
 
 
 class PythonPrinter(Printer):
-    funcs = {"sin": "np.sin", "cos": "np.cos", "sqrt": "np.sqrt", "tanh": "np.tanh", "sign": "np.sign"}
+    #: the functions of the array namespace `xp` of the arguments (the array API standard's names)
+    funcs = {"sin": "xp.sin", "cos": "xp.cos", "sqrt": "xp.sqrt", "tanh": "xp.tanh", "sign": "xp.sign"}
 
     def power(self, base, exponent):
         return f"{self._print(base, 2)}**{number(exponent)}", 2
@@ -19,7 +20,7 @@ class PythonBackend(Backend):
     printer = PythonPrinter()
 
     def statements(self, assignments):
-        """One assignment per line: numpy evaluates each on the whole batch."""
+        """One assignment per line: the array library evaluates each on the whole batch."""
         return [Unit((str(s),), used_symbols(e), [f"{s} = {self.printer(e)}"]) for s, e in assignments]
 
     def extend(self, ctx):
