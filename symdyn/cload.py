@@ -38,10 +38,13 @@ from .functions import FUNCTIONS, PARAM_MODES, arg_dims, fext_variant, out_dims,
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
 #: the fastest flags that keep the results: floating-point contraction (fused multiply-adds: one
 #: rounding instead of two, within the tests' 1e-10) and the instructions of this processor (the
-#: cache is per machine: the key includes the processor)
-OPT_FLAGS = ("-O3", "-ffp-contract=fast", "-march=native")
+#: cache is per machine: the key includes the processor);
+#: -fno-math-errno: sqrt without the branch that sets errno for a negative argument (the generated
+#: code never reads errno), which would keep gcc from vectorizing a batch block
+OPT_FLAGS = ("-O3", "-ffp-contract=fast", "-fno-math-errno", "-march=native")
 #: a long robot name is cut in cache file names (the key makes them unique)
 _NAME = 48
+#: the batch loop of a module generated before batch entries were (symdyn < 0.x wrote no _batch)
 _BATCH = """
 void {prefix}_{name}_batch(long count, {args}{outs})
 {{
@@ -49,7 +52,22 @@ void {prefix}_{name}_batch(long count, {args}{outs})
         {prefix}_{name}({calls}{out_calls});
 }}
 """
+#: OpenMP's thread count for the calling thread, set around each batch call and put back after
+_THREADS = {True: """#include <omp.h>
+int symdyn_set_threads(int n)
+{
+    const int old = omp_get_max_threads();
+    omp_set_num_threads(n);
+    return old;
+}
+""", False: """int symdyn_set_threads(int n)
+{
+    (void)n;
+    return 1;
+}
+"""}
 _COMPILERS = {}
+_OPENMP = {}
 
 
 def _cache_dir():
@@ -158,6 +176,22 @@ def _compiler(c_path):
     return _COMPILERS[key]
 
 
+def _openmp(argv):
+    """True if the compiler builds and links OpenMP code (-fopenmp and its runtime, e.g. libgomp)."""
+    key = tuple(argv)
+    if key not in _OPENMP:
+        with tempfile.TemporaryDirectory(prefix="symdyn-omp-") as folder:
+            src = Path(folder) / "omp.c"
+            src.write_text("#include <omp.h>\nint symdyn_probe(void) { return omp_get_max_threads(); }\n")
+            try:
+                result = subprocess.run([*argv, "-fopenmp", *CFLAGS, str(src), "-o", str(Path(folder) / "omp.so")],
+                                        capture_output=True, timeout=120)
+                _OPENMP[key] = result.returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                _OPENMP[key] = False
+    return _OPENMP[key]
+
+
 @functools.lru_cache(maxsize=None)
 def _processor():
     """What -march=native means here: the processor's name and features."""
@@ -244,7 +278,7 @@ def _new_file(folder, suffix, data=b""):
     return Path(name)
 
 
-def _compile(c_path, texts, lib_path, sum_path):
+def _compile(c_path, texts, lib_path, sum_path, extra=()):
     """Compile the .h, .c and wrapper texts (copies in a private build folder: the files beside the
     robot cannot change under the compiler, and no -I of the output folder lets a generated header
     named like a system one, e.g. features.h, shadow it) into lib_path, then store its hash."""
@@ -258,9 +292,9 @@ def _compile(c_path, texts, lib_path, sum_path):
                 fh.write(text)
         _, c_name, wrapper = list(texts)                 # .h, .c, wrapper: see CModule
         out = build / "lib.so"
-        print(f"symdyn: compiling {c_path.name} ({' '.join(argv + list(OPT_FLAGS))}; once, cached in {cache}) ...",
+        flags = list(OPT_FLAGS) + list(extra)
+        print(f"symdyn: compiling {c_path.name} ({' '.join(argv + flags)}; once, cached in {cache}) ...",
               file=sys.stderr, flush=True)
-        flags = list(OPT_FLAGS)
         while True:
             cmd = [*argv, *flags, *CFLAGS, str(build / c_name), str(build / wrapper), "-o", str(out), "-lm"]
             try:
@@ -288,8 +322,10 @@ def _compile(c_path, texts, lib_path, sum_path):
 class CModule:
     """The C functions of one generated module, callable on numpy arrays of shape (..., n)."""
 
-    def __init__(self, path):
+    def __init__(self, path, threads=1):
         import cffi
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be a positive integer, got {threads!r}")
         path = Path(path)
         c_path, h_path = path.with_suffix(".c"), path.with_suffix(".h")
         prefix = path.stem
@@ -305,15 +341,22 @@ class CModule:
         frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
         self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
         self._signatures = _signatures(header, prefix)
-        wrapper, cdef = [f'#include "{h_path.name}"'], []
+        argv, compiler = _compiler(c_path)
+        openmp = _openmp(argv)
+        if threads > 1 and not openmp:
+            print(f"symdyn: note: {argv[0]} cannot build OpenMP code (-fopenmp, libgomp): batches run on one thread",
+                  file=sys.stderr, flush=True)
+        self.threads = threads if openmp else 1
+        wrapper, cdef = [f'#include "{h_path.name}"', _THREADS[openmp]], ["int symdyn_set_threads(int n);"]
         for name, (fn, args) in self._signatures.items():
             sizes = [math.prod(resolve(d, self._sizes)) for d in out_dims(fn)]
             decl_args = "".join(f"const double *{a}, " for a in args)
             calls = "".join(f"{a} + i * {self._size(a)}, " for a in args)
             outs = ", ".join(f"double *out{i}" for i in range(len(sizes)))
             out_calls = ", ".join(f"out{i} + i * {size}" for i, size in enumerate(sizes))
-            wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, outs=outs,
-                                         out_calls=out_calls))
+            if C.batch_prototype(prefix, name, args, fn.outputs) + ";" not in header:     # an older module
+                wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, outs=outs,
+                                             out_calls=out_calls))
             cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}{outs});")
             cdef.append(f"void {prefix}_{name}({decl_args}{outs});")
         lie = f"void {prefix}_integrate(" in header
@@ -324,16 +367,17 @@ class CModule:
         # the names of the copies compiled: the .c includes the .h by its name; a '-' is in no module name
         c_name = c_path.name if len(c_path.name.encode()) < 200 else "long-name.c"
         texts = {h_path.name: header, c_name: source, "batch-wrapper.c": "\n".join(wrapper)}
-        argv, compiler = _compiler(c_path)
+        extra = ("-fopenmp",) if openmp else ()
         native = _processor() if "-march=native" in OPT_FLAGS else ""
-        key_text = "\0".join([__version__, *texts, *texts.values(), *argv, compiler, *OPT_FLAGS, *CFLAGS, native])
+        key_text = "\0".join([__version__, *texts, *texts.values(), *argv, compiler, *OPT_FLAGS, *extra, *CFLAGS,
+                              native])
         key = hashlib.sha256(key_text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         cache = _private_folder(_cache_dir())
         lib_path = cache / f"{prefix[:_NAME]}-{key}.so"
         sum_path = cache / f"{prefix[:_NAME]}-{key}.so.sha256"
         if not _verified(lib_path, sum_path):
             _warn_if_slow(c_path, source)
-            _compile(c_path, texts, lib_path, sum_path)
+            _compile(c_path, texts, lib_path, sum_path, extra)
             if not _verified(lib_path, sum_path):
                 raise CModuleError(lib_path, "the compiled library changed before it could be loaded")
         self._ffi = cffi.FFI()
@@ -396,6 +440,7 @@ class CModule:
         fn, args = self._signatures[name]
         c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
+        set_threads = self._lib.symdyn_set_threads
         buf = self._ffi.from_buffer
         shapes = [self._shape(a) for a in args]
         out_shapes = [resolve(d, self._sizes) for d in out_dims(fn)]
@@ -424,16 +469,24 @@ class CModule:
             if count:                                        # a batch of zero states: an empty result
                 flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
                         for a, shape in zip(arrays, shapes)]
-                c_batch(count, *(buf("double[]", a) for a in flat), *(buf("double[]", o) for o in outs))
+                previous = set_threads(self.threads)
+                try:
+                    c_batch(count, *(buf("double[]", a) for a in flat), *(buf("double[]", o) for o in outs))
+                finally:
+                    set_threads(previous)
             outs = [o.reshape(batch + shape) for o, shape in zip(outs, out_shapes)]
             return tuple(outs) if several else outs[0]
         call.__name__, call.__doc__ = name, fn.doc
         return call
 
 
-def load_c(path):
+def load_c(path, threads=1):
     """Compile (once, cached) and load the generated C module at `path` (.c or .h).
+
+    Batches of states (arrays of shape (..., n)) go through the module's batch entries, several
+    states per vector instruction, and over `threads` OpenMP threads (one, with a note on stderr,
+    if the compiler cannot build OpenMP code).
 
     CModuleError (one line) if there is no C compiler, if the .h and .c come from different
     robots or runs, if the cache folder is not private, or if the compilation fails."""
-    return CModule(path)
+    return CModule(path, threads)

@@ -1,4 +1,7 @@
 """The C backend: one C99 header and source per robot (templates/module.h.jinja, module.c.jinja)."""
+import math
+import re
+
 from .backends import PART_SIZE, Backend, used_symbols
 from .parts import Unit
 from .printer import Printer, number
@@ -7,6 +10,11 @@ from .printer import Printer, number
 #: parts.py). Every function of a 7-DoF arm stays one piece (largest: 1326 statements, xarm7); gcc -O2
 #: on a 50-link Coriolis matrix in parts of 250 / 500 / 1000 / 2000 statements: 6.4 / 7.8 / 11 / 15 s.
 SPLIT_ABOVE = 2000
+#: the batch entry of a function keeps a block of lanes (C macro <MODULE>_BATCH_LANES, 8 by default) of
+#: every input and output on the stack; above this many doubles per state it loops the single-state
+#: function instead (an OpenMP thread's stack may be 2 MB; the Panda's largest, the regressor, has 539)
+BATCH_ENTRIES = 4096
+_ONE_TRIG = re.compile(r"const double (\w+) = (sin|cos)\((\w+)\);")
 
 
 class CPrinter(Printer):
@@ -55,14 +63,49 @@ class CBackend(Backend):
         return (f"void {module}_{name}(" + "".join(f"const double *{a}, " for a in args)
                 + ", ".join(f"double *{o}" for o in outputs) + ")")
 
+    @staticmethod
+    def batch_prototype(module, name, args, outputs):
+        """The declaration of the batch entry: `count` states, every array of shape (count, n)."""
+        return (f"void {module}_{name}_batch(long count, " + "".join(f"const double *{a}, " for a in args)
+                + ", ".join(f"double *{o}" for o in outputs) + ")")
+
     def extend(self, ctx):
         functions = ctx["functions"]
         for f in functions:
-            f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], [o["name"] for o in f["outputs"]])
+            outs = [o["name"] for o in f["outputs"]]
+            f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)
+            f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
+            f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
+            entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
+            f["lanes"] = None if f["parts"] or entries > BATCH_ENTRIES else _lane_lines(f["lines"])
+        ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sign"] = any("sd_sign(" in text for f in functions
                                for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
         ctx["splits"] = any(f["parts"] for f in functions)
+
+
+def _lane_lines(lines):
+    """The statements of one lane of a batch block: those of the single-state function, except that sin
+    and cos go through sd_sincos_lane, which has no branch (so that the compiler vectorizes the block)
+    and flags in `sd_far` an angle beyond its reduction's range: that state is then computed again by
+    the single-state function."""
+    out = []
+    for line in lines:
+        one = _ONE_TRIG.fullmatch(line)
+        if line.startswith("sd_sincos("):
+            out.append("sd_far |= sd_sincos_lane(" + line[len("sd_sincos("):])
+        elif one:
+            name, trig, angle = one.groups()
+            s, c = (name, f"{name}_cos") if trig == "sin" else (f"{name}_sin", name)
+            unused = c if trig == "sin" else s
+            # the unused value tested (NaN only where the angle is not finite: flagged already): left
+            # dead, gcc 12 no longer if-converts the block and does not vectorize it
+            out += [f"double {s}, {c};", f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});",
+                    f"sd_far |= {unused} != {unused};"]
+        else:
+            out.append(line)
+    return out
 
 
 C = CBackend()
