@@ -141,14 +141,17 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector "
                    "(files <robot>_params.py/.h/.c).")
+@click.option("--precision", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
+              help="Of the C module: float32 writes <robot>_f32.h/.c, float arrays (the same as --lang c-float32; "
+                   "Python stays float64).")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
 @click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
 @frames_option
-def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-             functions, frames):
+def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, tip, joint_params, strict, nonphysical,
+             floating, functions, frames):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import FUNCTIONS
     from .generate import generate as run
@@ -157,6 +160,12 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected {', '.join(LANGUAGES)})")
+    if precision == "float32":
+        if "cpp" in languages:
+            _fail("--precision float32: the C++ wrapper is double only (--lang c, or c-float32 beside cpp)")
+        if "c" not in languages:
+            _fail("--precision float32 is for the C module: add --lang c")
+        languages = tuple("c-float32" if x == "c" else x for x in languages)
     with _progress(len(set(robots)) * len(functions or FUNCTIONS), "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),

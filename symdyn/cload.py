@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
-from .codegen.c import C
+from .codegen.c import C, C32
 from .errors import CModuleError, one_line
 from .functions import FUNCTIONS, PARAM_MODES, arg_dims, fext_variant, out_dims, resolve
 
@@ -74,7 +74,7 @@ def _cache_dir():
     return Path(os.environ.get("SYMDYN_CACHE") or Path.home() / ".cache" / "symdyn")
 
 
-def _signatures(header, prefix):
+def _signatures(header, prefix, backend=C):
     """{name: (Function, its arguments)} of the functions the header declares: the C backend's own
     declaration of each function of the table, in numeric or symbolic-parameter mode, looked up
     as it is written (no parsing of C)."""
@@ -82,7 +82,7 @@ def _signatures(header, prefix):
     for fn in FUNCTIONS:
         for mode in PARAM_MODES:
             args = fn.signature(mode)
-            if C.prototype(prefix, fn.name, args, fn.outputs) + ";" in header:
+            if backend.prototype(prefix, fn.name, args, fn.outputs) + ";" in header:
                 found[fn.name] = (fn, list(args))
                 break
     return found
@@ -340,7 +340,11 @@ class CModule:
                        "b": int(nbase.group(1)) if nbase else 0}
         frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
         self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
-        self._signatures = _signatures(header, prefix)
+        # a float32 module (--precision float32): float arrays in and out
+        backend = C32 if re.search(rf"^#define {re.escape(prefix.upper())}_FLOAT32 1$", header, re.M) else C
+        real, self.dtype = backend.real, np.dtype(np.float32 if backend is C32 else np.float64)
+        self._real = real
+        self._signatures = _signatures(header, prefix, backend)
         argv, compiler = _compiler(c_path)
         openmp = _openmp(argv)
         if threads > 1 and not openmp:
@@ -350,20 +354,20 @@ class CModule:
         wrapper, cdef = [f'#include "{h_path.name}"', _THREADS[openmp]], ["int symdyn_set_threads(int n);"]
         for name, (fn, args) in self._signatures.items():
             sizes = [math.prod(resolve(d, self._sizes)) for d in out_dims(fn)]
-            decl_args = "".join(f"const double *{a}, " for a in args)
+            decl_args = "".join(f"const {real} *{a}, " for a in args)
             calls = "".join(f"{a} + i * {self._size(a)}, " for a in args)
-            outs = ", ".join(f"double *out{i}" for i in range(len(sizes)))
+            outs = ", ".join(f"{real} *out{i}" for i in range(len(sizes)))
             out_calls = ", ".join(f"out{i} + i * {size}" for i, size in enumerate(sizes))
-            if C.batch_prototype(prefix, name, args, fn.outputs) + ";" not in header:     # an older module
+            if backend.batch_prototype(prefix, name, args, fn.outputs) + ";" not in header:     # an older module
                 wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, outs=outs,
                                              out_calls=out_calls))
             cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}{outs});")
             cdef.append(f"void {prefix}_{name}({decl_args}{outs});")
         lie = f"void {prefix}_integrate(" in header
         if lie:
-            cdef += [f"void {prefix}_neutral(double *q);",
-                     f"void {prefix}_integrate(const double *q, const double *v, double dt, double *q_out);",
-                     f"void {prefix}_difference(const double *q0, const double *q1, double *v);"]
+            cdef += [f"void {prefix}_neutral({real} *q);",
+                     f"void {prefix}_integrate(const {real} *q, const {real} *v, {real} dt, {real} *q_out);",
+                     f"void {prefix}_difference(const {real} *q0, const {real} *q1, {real} *v);"]
         # the names of the copies compiled: the .c includes the .h by its name; a '-' is in no module name
         c_name = c_path.name if len(c_path.name.encode()) < 200 else "long-name.c"
         texts = {h_path.name: header, c_name: source, "batch-wrapper.c": "\n".join(wrapper)}
@@ -398,24 +402,25 @@ class CModule:
     def _make_lie(self):
         """neutral(), integrate(q, v, dt), difference(q0, q1), one state at a time or looped over a batch."""
         lib, buf, p = self._lib, self._ffi.from_buffer, self._prefix
+        array_type = f"{self._real}[]"
 
         def looped(c_fn, arrays, labels, out_size, scalar=()):
-            arrays = [np.ascontiguousarray(a, dtype=float) for a in arrays]
+            arrays = [np.ascontiguousarray(a, dtype=self.dtype) for a in arrays]
             for a, label in zip(arrays, labels):
                 size = self._size(label)
                 if a.ndim == 0 or a.shape[-1] != size:
                     raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
             batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
             flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(-1, a.shape[-1])) for a in arrays]
-            out = np.empty((len(flat[0]), out_size))
+            out = np.empty((len(flat[0]), out_size), self.dtype)
             for i in range(len(out)):
-                c_fn(*(buf("double[]", f[i]) for f in flat[:1]), *(buf("double[]", f[i]) for f in flat[1:]), *scalar,
-                     buf("double[]", out[i]))
+                c_fn(*(buf(array_type, f[i]) for f in flat[:1]), *(buf(array_type, f[i]) for f in flat[1:]), *scalar,
+                     buf(array_type, out[i]))
             return out.reshape(batch + (out_size,))
 
         def neutral():
-            out = np.empty(self.NQ)
-            getattr(lib, f"{p}_neutral")(buf("double[]", out))
+            out = np.empty(self.NQ, self.dtype)
+            getattr(lib, f"{p}_neutral")(buf(array_type, out))
             return out
 
         self.neutral = neutral
@@ -440,6 +445,7 @@ class CModule:
         fn, args = self._signatures[name]
         c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
+        array_type = f"{self._real}[]"
         set_threads = self._lib.symdyn_set_threads
         buf = self._ffi.from_buffer
         shapes = [self._shape(a) for a in args]
@@ -455,23 +461,23 @@ class CModule:
                     raise TypeError(f"{name} takes no f_ext")
                 plain = [a for a, label in zip(arrays, args) if label != "params"]
                 return getattr(self, variant)(*plain, f_ext, *arrays[len(plain):])
-            arrays = [np.ascontiguousarray(a, dtype=float) for a in arrays]
+            arrays = [np.ascontiguousarray(a, dtype=self.dtype) for a in arrays]
             for a, shape, label in zip(arrays, shapes, args):
                 if a.ndim < len(shape) or a.shape[a.ndim - len(shape):] != shape:
                     raise ValueError(f"{label} must have shape (..., {', '.join(map(str, shape))}), got {a.shape}")
             if all(a.ndim == len(shape) for a, shape in zip(arrays, shapes)):   # one state: straight to C
-                outs = [np.empty(shape) for shape in out_shapes]
-                c_single(*(buf("double[]", a) for a in arrays), *(buf("double[]", o) for o in outs))
+                outs = [np.empty(shape, self.dtype) for shape in out_shapes]
+                c_single(*(buf(array_type, a) for a in arrays), *(buf(array_type, o) for o in outs))
                 return tuple(outs) if several else outs[0]
             batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
             count = int(np.prod(batch, dtype=np.int64))
-            outs = [np.empty((count,) + shape) for shape in out_shapes]
+            outs = [np.empty((count,) + shape, self.dtype) for shape in out_shapes]
             if count:                                        # a batch of zero states: an empty result
                 flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
                         for a, shape in zip(arrays, shapes)]
                 previous = set_threads(self.threads)
                 try:
-                    c_batch(count, *(buf("double[]", a) for a in flat), *(buf("double[]", o) for o in outs))
+                    c_batch(count, *(buf(array_type, a) for a in flat), *(buf(array_type, o) for o in outs))
                 finally:
                     set_threads(previous)
             outs = [o.reshape(batch + shape) for o, shape in zip(outs, out_shapes)]

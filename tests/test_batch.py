@@ -149,3 +149,55 @@ def test_gcc_vectorizes_every_lane_loop(tmp_path):
     # gcc reports a loop at the first statement of its body: the line after `int sd_far = 0;`
     missed = [n for n in loops if not vectorized & {n + 1, n + 2}]
     assert not missed, [lines[n + 1] for n in missed][:3]
+
+
+# --- float32 (--precision float32) --------------------------------------------------------------
+
+F32_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity", "coriolis_matrix", "frame_jacobian")
+#: norm-wise error of float32 against float64 (max |f32 - f64| / max |f64| per state), bounds about
+#: 10x above the largest of 2000 random Panda states (benchmarks/RESULTS.md, section 11)
+F32_TOLERANCE = {"forward_dynamics": 1e-4}
+
+
+@pytest.fixture(scope="module")
+def panda_f32(tmp_path_factory):
+    from symdyn.codegen.c import C32
+    from symdyn.codegen.generator import trace_all
+    model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
+    folder = tmp_path_factory.mktemp("f32")
+    for name, text in C32.render(model, trace_all(model, functions=F32_FUNCTIONS), "panda", "numeric").items():
+        (folder / name).write_text(text)
+    return symdyn.load_c(folder / "panda_f32.c")
+
+
+def test_float32_module(panda_f32, panda):
+    assert panda_f32.dtype == np.float32 and list(panda_f32._signatures) == list(F32_FUNCTIONS)
+    q, qd, x = _states(panda, 300, seed=11)
+    q, qd, x = (a.astype(np.float32) for a in (q, qd, x))         # the same inputs for both
+    for name in F32_FUNCTIONS:
+        args = _args(panda, name, q, qd, x)
+        single, double = getattr(panda_f32, name)(*args), getattr(panda, name)(*args)
+        assert single.dtype == np.float32 and single.shape == double.shape
+        flat_s, flat_d = single.reshape(len(q), -1).astype(float), double.reshape(len(q), -1)
+        err = np.abs(flat_s - flat_d).max(axis=1) / np.abs(flat_d).max(axis=1)
+        assert err.max() < F32_TOLERANCE.get(name, 1e-5), (name, err.max())
+        assert np.median(err) > 1e-9                                # float arithmetic indeed
+        loop = _loop(getattr(panda_f32, name), args)
+        assert np.abs(single - loop).max() <= 1e-6 * np.abs(loop).max(), name
+
+
+def test_float32_from_the_cli(tmp_path):
+    from click.testing import CliRunner
+    from symdyn.cli import main
+    robot = str(ROOT / "robots" / "planar2.yaml")
+    result = CliRunner().invoke(main, ["generate", robot, "--out", str(tmp_path), "--lang", "c,python",
+                                       "--precision", "float32", "--functions", "gravity"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.py", "planar2_f32.c", "planar2_f32.h"]
+    header = (tmp_path / "planar2_f32.h").read_text()
+    assert "#define PLANAR2_F32_FLOAT32 1" in header
+    assert "void planar2_f32_gravity_batch(long count, const float *q, float *g);" in header
+    for lang in ("cpp", "python"):
+        bad = CliRunner().invoke(main, ["generate", robot, "--out", str(tmp_path / lang), "--lang", lang,
+                                        "--precision", "float32"])
+        assert bad.exit_code == 2 and "--precision float32" in bad.output and not (tmp_path / lang).exists()
