@@ -651,7 +651,7 @@ def test_printers_cannot_emit_inf_or_nan(value):
     with pytest.raises(NonFiniteError):
         number(value)
     x = se.Symbol("x")
-    for backend in BACKENDS.values():
+    for backend in (b for b in BACKENDS.values() if b.printer is not None):    # C++ prints no expression
         for expr in (x * value, x + value, se.sympify(value)):
             with pytest.raises(NonFiniteError):
                 backend.printer(expr)
@@ -660,7 +660,7 @@ def test_printers_cannot_emit_inf_or_nan(value):
 def test_non_finite_constant_is_a_one_line_error(tmp_path, monkeypatch):
     """Should a constant fold to inf anyway, generate says so in one line and writes nothing."""
     path = _write_yaml(tmp_path / "arm.yaml", _planar(2))
-    for backend in BACKENDS.values():
+    for backend in (b for b in BACKENDS.values() if b.printer is not None):
         monkeypatch.setattr(type(backend), "statements", lambda self, assignments: [self.printer(se.oo)])
     out = tmp_path / "out"
     with pytest.raises(RobotFileError) as caught:
