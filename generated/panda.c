@@ -147,6 +147,7 @@ static void sd_sincos(double x, double *s, double *c)
     *s = (quadrant & 2) ? -a : a;
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
+#if !defined(SYMDYN_NO_LANES)
 
 /* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
  * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
@@ -168,6 +169,7 @@ static inline int sd_sincos_lane(double x, double *s, double *c)
     *c = ((quadrant + 1) & 2) ? -b : b;
     return !(fabs(x) < 1.0e5);
 }
+#endif
 
 /* The reference configuration: zero angles and offsets, identity quaternions. */
 void panda_neutral(double *q)
@@ -203,7 +205,9 @@ void panda_difference(const double *q0, const double *q1, double *v)
  * stored structure-of-arrays ([entry][lane]) so that one loop over the lanes runs the function's
  * statements on several states per instruction (gcc and clang vectorize it; `#pragma omp simd` with
  * -fopenmp or -fopenmp-simd). The last block is padded with copies of the last state. With -fopenmp,
- * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread). */
+ * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
+ * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
+ * entries (the lanes cost gcc about 8x the single functions' compile time). */
 #ifndef PANDA_BATCH_LANES
 #define PANDA_BATCH_LANES 8
 #endif
@@ -221,6 +225,7 @@ void panda_difference(const double *q0, const double *q1, double *v)
 #define SD_SIMD
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
 /* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
 static void sd_gather(const double *rows, long size, int n, double *block)
 {
@@ -236,6 +241,7 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
         for (long j = 0; j < size; ++j)
             rows[k * size + j] = block[j * SD_LANES + k];
 }
+#endif
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 420 mul, 361 add, 0 div, 0 sqrt, 12 trig. */
 void panda_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
@@ -533,6 +539,7 @@ void panda_inverse_dynamics(const double *q, const double *qd, const double *qdd
 /* inverse_dynamics of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -842,6 +849,11 @@ void panda_inverse_dynamics_batch(long count, const double *q, const double *qd,
             if (sd_big[sd_k])
                 panda_inverse_dynamics(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, qdd + (sd_first + sd_k) * 7, tau + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_inverse_dynamics(q + sd_i * 7, qd + sd_i * 7, qdd + sd_i * 7, tau + sd_i * 7);
+#endif
 }
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 299 mul, 283 add, 0 div, 0 sqrt, 12 trig. */
@@ -1205,6 +1217,7 @@ void panda_mass_matrix(const double *q, double *M)
 /* mass_matrix of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_mass_matrix_batch(long count, const double *q, double *M)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1575,6 +1588,11 @@ void panda_mass_matrix_batch(long count, const double *q, double *M)
             if (sd_big[sd_k])
                 panda_mass_matrix(q + (sd_first + sd_k) * 7, M + (sd_first + sd_k) * 49);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_mass_matrix(q + sd_i * 7, M + sd_i * 49);
+#endif
 }
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve. Operations: 971 mul, 910 add, 11 div, 0 sqrt, 12 trig. */
@@ -2424,6 +2442,7 @@ void panda_mass_matrix_inverse(const double *q, double *Minv)
 /* mass_matrix_inverse of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -3280,6 +3299,11 @@ void panda_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
             if (sd_big[sd_k])
                 panda_mass_matrix_inverse(q + (sd_first + sd_k) * 7, Minv + (sd_first + sd_k) * 49);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_mass_matrix_inverse(q + sd_i * 7, Minv + sd_i * 49);
+#endif
 }
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 808 mul, 726 add, 12 div, 0 sqrt, 12 trig. */
@@ -4008,6 +4032,7 @@ void panda_forward_dynamics(const double *q, const double *qd, const double *tau
 /* forward_dynamics of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4747,6 +4772,11 @@ void panda_forward_dynamics_batch(long count, const double *q, const double *qd,
             if (sd_big[sd_k])
                 panda_forward_dynamics(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, tau + (sd_first + sd_k) * 7, qdd + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_forward_dynamics(q + sd_i * 7, qd + sd_i * 7, tau + sd_i * 7, qdd + sd_i * 7);
+#endif
 }
 
 /* Generalized gravity g(q): the joint forces that hold the arm still. Operations: 120 mul, 81 add, 0 div, 0 sqrt, 12 trig. */
@@ -4856,6 +4886,7 @@ void panda_gravity(const double *q, double *g)
 /* gravity of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_gravity_batch(long count, const double *q, double *g)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4972,6 +5003,11 @@ void panda_gravity_batch(long count, const double *q, double *g)
             if (sd_big[sd_k])
                 panda_gravity(q + (sd_first + sd_k) * 7, g + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_gravity(q + sd_i * 7, g + sd_i * 7);
+#endif
 }
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 1266 mul, 1097 add, 0 div, 0 sqrt, 12 trig. */
@@ -5901,6 +5937,7 @@ void panda_coriolis_matrix(const double *q, const double *qd, double *C)
 /* coriolis_matrix of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6839,6 +6876,11 @@ void panda_coriolis_matrix_batch(long count, const double *q, const double *qd, 
             if (sd_big[sd_k])
                 panda_coriolis_matrix(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, C + (sd_first + sd_k) * 49);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_coriolis_matrix(q + sd_i * 7, qd + sd_i * 7, C + sd_i * 49);
+#endif
 }
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 413 mul, 346 add, 0 div, 0 sqrt, 12 trig. */
@@ -7119,6 +7161,7 @@ void panda_nonlinear_effects(const double *q, const double *qd, double *b)
 /* nonlinear_effects of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -7408,6 +7451,11 @@ void panda_nonlinear_effects_batch(long count, const double *q, const double *qd
             if (sd_big[sd_k])
                 panda_nonlinear_effects(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, b + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_nonlinear_effects(q + sd_i * 7, qd + sd_i * 7, b + sd_i * 7);
+#endif
 }
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 282 mul, 294 add, 5 div, 0 sqrt, 12 trig. */
@@ -7794,6 +7842,7 @@ void panda_articulated_inertia(const double *q, double *D)
 /* articulated_inertia of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_articulated_inertia_batch(long count, const double *q, double *D)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -8187,6 +8236,11 @@ void panda_articulated_inertia_batch(long count, const double *q, double *D)
             if (sd_big[sd_k])
                 panda_articulated_inertia(q + (sd_first + sd_k) * 7, D + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_articulated_inertia(q + sd_i * 7, D + sd_i * 7);
+#endif
 }
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 464 mul, 389 add, 5 div, 6 sqrt, 12 trig. */
@@ -8736,6 +8790,7 @@ void panda_innovations_factor(const double *q, double *m)
 /* innovations_factor of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_innovations_factor_batch(long count, const double *q, double *m)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -9292,6 +9347,11 @@ void panda_innovations_factor_batch(long count, const double *q, double *m)
             if (sd_big[sd_k])
                 panda_innovations_factor(q + (sd_first + sd_k) * 7, m + (sd_first + sd_k) * 49);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_innovations_factor(q + sd_i * 7, m + sd_i * 49);
+#endif
 }
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 501 mul, 436 add, 32 div, 6 sqrt, 12 trig. */
@@ -9903,6 +9963,7 @@ void panda_innovations_factor_inverse(const double *q, double *ell)
 /* innovations_factor_inverse of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -10521,6 +10582,11 @@ void panda_innovations_factor_inverse_batch(long count, const double *q, double 
             if (sd_big[sd_k])
                 panda_innovations_factor_inverse(q + (sd_first + sd_k) * 7, ell + (sd_first + sd_k) * 49);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_innovations_factor_inverse(q + sd_i * 7, ell + sd_i * 49);
+#endif
 }
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 365 mul, 354 add, 5 div, 6 sqrt, 12 trig. */
@@ -10961,6 +11027,7 @@ void panda_total_rates(const double *q, const double *qd, double *nu)
 /* total_rates of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_total_rates_batch(long count, const double *q, const double *qd, double *nu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -11410,6 +11477,11 @@ void panda_total_rates_batch(long count, const double *q, const double *qd, doub
             if (sd_big[sd_k])
                 panda_total_rates(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, nu + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_total_rates(q + sd_i * 7, qd + sd_i * 7, nu + sd_i * 7);
+#endif
 }
 
 /* Joint rates qd = l* nu (inverse of total_rates). Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
@@ -11850,6 +11922,7 @@ void panda_joint_rates(const double *q, const double *nu, double *qd)
 /* joint_rates of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -12299,6 +12372,11 @@ void panda_joint_rates_batch(long count, const double *q, const double *nu, doub
             if (sd_big[sd_k])
                 panda_joint_rates(q + (sd_first + sd_k) * 7, nu + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_joint_rates(q + sd_i * 7, nu + sd_i * 7, qd + sd_i * 7);
+#endif
 }
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
@@ -12769,6 +12847,7 @@ void panda_working_moments(const double *q, const double *tau, double *eps)
 /* working_moments of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_working_moments_batch(long count, const double *q, const double *tau, double *eps)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -13248,6 +13327,11 @@ void panda_working_moments_batch(long count, const double *q, const double *tau,
             if (sd_big[sd_k])
                 panda_working_moments(q + (sd_first + sd_k) * 7, tau + (sd_first + sd_k) * 7, eps + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_working_moments(q + sd_i * 7, tau + sd_i * 7, eps + sd_i * 7);
+#endif
 }
 
 /* Joint forces tau = m eps (inverse of working_moments). Operations: 365 mul, 350 add, 5 div, 6 sqrt, 12 trig. */
@@ -13714,6 +13798,7 @@ void panda_applied_moments(const double *q, const double *eps, double *tau)
 /* applied_moments of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -14189,6 +14274,11 @@ void panda_applied_moments_batch(long count, const double *q, const double *eps,
             if (sd_big[sd_k])
                 panda_applied_moments(q + (sd_first + sd_k) * 7, eps + (sd_first + sd_k) * 7, tau + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_applied_moments(q + sd_i * 7, eps + sd_i * 7, tau + sd_i * 7);
+#endif
 }
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 1782 mul, 1563 add, 17 div, 6 sqrt, 12 trig. */
@@ -15351,6 +15441,7 @@ void panda_coriolis_nu(const double *q, const double *nu, double *Cnu)
 /* coriolis_nu of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -16522,6 +16613,11 @@ void panda_coriolis_nu_batch(long count, const double *q, const double *nu, doub
             if (sd_big[sd_k])
                 panda_coriolis_nu(q + (sd_first + sd_k) * 7, nu + (sd_first + sd_k) * 7, Cnu + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_coriolis_nu(q + sd_i * 7, nu + sd_i * 7, Cnu + sd_i * 7);
+#endif
 }
 
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 1361 mul, 1177 add, 5 div, 0 sqrt, 12 trig. */
@@ -17571,6 +17667,7 @@ void panda_coriolis_eta(const double *q, const double *eta, double *Cbar)
 /* coriolis_eta of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -18629,6 +18726,11 @@ void panda_coriolis_eta_batch(long count, const double *q, const double *eta, do
             if (sd_big[sd_k])
                 panda_coriolis_eta(q + (sd_first + sd_k) * 7, eta + (sd_first + sd_k) * 7, Cbar + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_coriolis_eta(q + sd_i * 7, eta + sd_i * 7, Cbar + sd_i * 7);
+#endif
 }
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 1433 mul, 1241 add, 22 div, 6 sqrt, 12 trig. */
@@ -19748,6 +19850,7 @@ void panda_diagonalized_forward_dynamics(const double *q, const double *nu, cons
 /* diagonalized_forward_dynamics of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -20880,6 +20983,11 @@ void panda_diagonalized_forward_dynamics_batch(long count, const double *q, cons
             if (sd_big[sd_k])
                 panda_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 7, nu + (sd_first + sd_k) * 7, tau + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, nu_dot + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_diagonalized_forward_dynamics(q + sd_i * 7, nu + sd_i * 7, tau + sd_i * 7, qd + sd_i * 7, nu_dot + sd_i * 7);
+#endif
 }
 
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 426 mul, 370 add, 5 div, 0 sqrt, 12 trig. */
@@ -21385,6 +21493,7 @@ void panda_udu_factor(const double *q, double *U)
 /* udu_factor of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_udu_factor_batch(long count, const double *q, double *U)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -21897,6 +22006,11 @@ void panda_udu_factor_batch(long count, const double *q, double *U)
             if (sd_big[sd_k])
                 panda_udu_factor(q + (sd_first + sd_k) * 7, U + (sd_first + sd_k) * 49);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_udu_factor(q + sd_i * 7, U + sd_i * 49);
+#endif
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 7 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -21925,47 +22039,13 @@ void panda_friction(const double *qd, double *tau_f)
     tau_f[6] = x6;
 }
 
-/* friction of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void panda_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_qd[7][SD_LANES];
-        sd_gather(qd + sd_first * 7, 7, sd_n, sd_qd[0]);
-        double sd_tau_f[7][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qd6 = sd_qd[6][sd_k];
-            const double x0 = 0.003*qd0;
-            const double x1 = 0.003*qd1;
-            const double x2 = 0.003*qd2;
-            const double x3 = 0.003*qd3;
-            const double x4 = 0.003*qd4;
-            const double x5 = 0.003*qd5;
-            const double x6 = 0.003*qd6;
-            sd_tau_f[0][sd_k] = x0;
-            sd_tau_f[1][sd_k] = x1;
-            sd_tau_f[2][sd_k] = x2;
-            sd_tau_f[3][sd_k] = x3;
-            sd_tau_f[4][sd_k] = x4;
-            sd_tau_f[5][sd_k] = x5;
-            sd_tau_f[6][sd_k] = x6;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau_f[0], 7, sd_n, tau_f + sd_first * 7);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                panda_friction(qd + (sd_first + sd_k) * 7, tau_f + (sd_first + sd_k) * 7);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_friction(qd + sd_i * 7, tau_f + sd_i * 7);
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 1067 mul, 704 add, 0 div, 0 sqrt, 12 trig. */
@@ -23236,1293 +23316,13 @@ void panda_regressor(const double *q, const double *qd, const double *qdd, doubl
     Y[685] = qdd6;
 }
 
-/* regressor of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void panda_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[7][SD_LANES];
-        sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_qd[7][SD_LANES];
-        sd_gather(qd + sd_first * 7, 7, sd_n, sd_qd[0]);
-        double sd_qdd[7][SD_LANES];
-        sd_gather(qdd + sd_first * 7, 7, sd_n, sd_qdd[0]);
-        double sd_Y[686][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double q6 = sd_q[6][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qd6 = sd_qd[6][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            const double qdd6 = sd_qdd[6][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q2, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q3, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q4, &x8, &x9);
-            double x10, x11;
-            sd_far |= sd_sincos_lane(q5, &x10, &x11);
-            double x12, x13;
-            sd_far |= sd_sincos_lane(q6, &x12, &x13);
-            const double x14 = -qd0*x2;
-            const double x15 = -qd0*x3;
-            const double x16 = qd1*x15;
-            const double x17 = -qd1*x14;
-            const double x18 = qd1*x4 + x14*x5;
-            const double x19 = qd1*x5 - x14*x4;
-            const double x25 = qd2 - x15;
-            const double x26 = qd2*x19;
-            const double x27 = -qd2*x18;
-            const double x28 = x18*x7 + x25*x6;
-            const double x29 = -x18*x6 + x25*x7;
-            const double x35 = qd3 - x19;
-            const double x36 = qd3*x29;
-            const double x37 = -qd3*x28;
-            const double x38 = x28*x9 - x35*x8;
-            const double x39 = -x28*x8 - x35*x9;
-            const double x46 = qd4 + x29;
-            const double x47 = qd4*x39;
-            const double x48 = -qd4*x38;
-            const double x49 = x10*x46 + x11*x38;
-            const double x50 = -x10*x38 + x11*x46;
-            const double x51 = qd5 - x39;
-            const double x52 = qd5*x50;
-            const double x53 = -qd5*x49;
-            const double x54 = x12*x51 + x13*x49;
-            const double x55 = -x12*x49 + x13*x51;
-            const double x61 = qd6 - x50;
-            const double x62 = qd6*x55;
-            const double x63 = -qd6*x54;
-            const double x65 = -qdd0*x2;
-            const double x66 = -qdd0*x3;
-            const double x67 = -9.81*x2;
-            const double x68 = -9.81*x3;
-            const double x69 = x16 + x65;
-            const double x70 = x17 + x66;
-            const double x71 = x14*x14;
-            const double x73 = qd1*qd1;
-            const double x74 = x14*x15;
-            const double x77 = -qdd1 + x74;
-            const double x80 = -(x71 + x73);
-            const double x83 = x16 + x69;
-            const double x85 = -0.316*x77 + x67;
-            const double x86 = -0.316*x80 + x68;
-            const double x87 = -0.316*x83;
-            const double x88 = qdd1*x4 + x5*x69;
-            const double x89 = qdd1*x5 - x4*x69;
-            const double x90 = x4*x87 + x5*x85;
-            const double x91 = -x4*x85 + x5*x87;
-            const double x92 = x26 + x88;
-            const double x93 = x27 + x89;
-            const double x94 = qdd2 - x70;
-            const double x95 = x18*x18;
-            const double x96 = x19*x19;
-            const double x97 = x25*x25;
-            const double x98 = x18*x19;
-            const double x99 = x18*x25;
-            const double x100 = x19*x25;
-            const double x101 = -(x96 + x97);
-            const double x102 = -x94 + x98;
-            const double x103 = x93 + x99;
-            const double x104 = x94 + x98;
-            const double x105 = -(x95 + x97);
-            const double x106 = x100 - x92;
-            const double x107 = -x93 + x99;
-            const double x110 = 0.0825*x101 + x90;
-            const double x111 = 0.0825*x104 + x91;
-            const double x112 = 0.0825*x107 - x86;
-            const double x113 = x6*x94 + x7*x92;
-            const double x114 = -x6*x92 + x7*x94;
-            const double x115 = x110*x7 + x112*x6;
-            const double x116 = -x110*x6 + x112*x7;
-            const double x117 = x113 + x36;
-            const double x118 = x114 + x37;
-            const double x119 = qdd3 - x93;
-            const double x120 = x28*x28;
-            const double x121 = x29*x29;
-            const double x122 = x35*x35;
-            const double x123 = x28*x29;
-            const double x124 = x28*x35;
-            const double x125 = x29*x35;
-            const double x126 = -(x121 + x122);
-            const double x127 = -x119 + x123;
-            const double x128 = x118 + x124;
-            const double x129 = x119 + x123;
-            const double x130 = -(x120 + x122);
-            const double x131 = -x117 + x125;
-            const double x132 = -x118 + x124;
-            const double x133 = x117 + x125;
-            const double x134 = -(x120 + x121);
-            const double x135 = -0.0825*x126 + 0.384*x127 + x115;
-            const double x136 = -0.0825*x129 + 0.384*x130 + x116;
-            const double x137 = -0.0825*x132 + 0.384*x133 - x111;
-            const double x138 = x117*x9 - x119*x8;
-            const double x139 = -x117*x8 - x119*x9;
-            const double x140 = x135*x9 - x137*x8;
-            const double x141 = -x135*x8 - x137*x9;
-            const double x142 = x138 + x47;
-            const double x143 = x139 + x48;
-            const double x144 = qdd4 + x118;
-            const double x145 = x38*x38;
-            const double x146 = x39*x39;
-            const double x147 = x46*x46;
-            const double x148 = x38*x39;
-            const double x149 = x38*x46;
-            const double x150 = x39*x46;
-            const double x151 = -(x146 + x147);
-            const double x152 = -x144 + x148;
-            const double x153 = x143 + x149;
-            const double x154 = x144 + x148;
-            const double x155 = -(x145 + x147);
-            const double x156 = -x142 + x150;
-            const double x157 = -x143 + x149;
-            const double x158 = x142 + x150;
-            const double x159 = -(x145 + x146);
-            const double x160 = x10*x144 + x11*x142;
-            const double x161 = -x10*x142 + x11*x144;
-            const double x162 = x10*x136 + x11*x140;
-            const double x163 = -x10*x140 + x11*x136;
-            const double x164 = x160 + x52;
-            const double x165 = x161 + x53;
-            const double x166 = qdd5 - x143;
-            const double x167 = x49*x49;
-            const double x168 = x50*x50;
-            const double x169 = x51*x51;
-            const double x170 = x49*x50;
-            const double x171 = x49*x51;
-            const double x172 = x50*x51;
-            const double x173 = -(x168 + x169);
-            const double x174 = -x166 + x170;
-            const double x175 = x165 + x171;
-            const double x176 = x166 + x170;
-            const double x177 = -(x167 + x169);
-            const double x178 = -x164 + x172;
-            const double x179 = -x165 + x171;
-            const double x180 = x164 + x172;
-            const double x181 = -(x167 + x168);
-            const double x182 = 0.088*x173 + x162;
-            const double x183 = 0.088*x176 + x163;
-            const double x184 = 0.088*x179 - x141;
-            const double x185 = x12*x166 + x13*x164;
-            const double x186 = -x12*x164 + x13*x166;
-            const double x187 = x12*x184 + x13*x182;
-            const double x188 = -x12*x182 + x13*x184;
-            const double x189 = x185 + x62;
-            const double x190 = x186 + x63;
-            const double x191 = qdd6 - x165;
-            const double x192 = x54*x54;
-            const double x193 = x55*x55;
-            const double x194 = x61*x61;
-            const double x195 = x54*x55;
-            const double x196 = x54*x61;
-            const double x197 = x55*x61;
-            const double x198 = -(x193 + x194);
-            const double x199 = -x191 + x195;
-            const double x200 = x190 + x196;
-            const double x201 = x191 + x195;
-            const double x202 = -(x192 + x194);
-            const double x203 = -x189 + x197;
-            const double x204 = -x190 + x196;
-            const double x205 = x189 + x197;
-            const double x206 = -(x192 + x193);
-            const double x207 = -qd1*x3;
-            const double x208 = qd1*x2;
-            const double x209 = x14*x3 - x15*x2;
-            const double x210 = x2*x68 - x3*x67;
-            const double x211 = x14*x207 - x2*x69;
-            const double x212 = x14*x208 + x15*x207 - x2*x70 - x3*x69;
-            const double x213 = x15*x208 - x3*x70;
-            const double x214 = qd1*x207 - qdd1*x2 + x14*x209;
-            const double x215 = qd1*x208 - qdd1*x3 + x15*x209;
-            const double x216 = qd1*x209;
-            const double x217 = 0.316*x2;
-            const double x218 = -x2*x5;
-            const double x219 = x2*x4;
-            const double x220 = x217*x4;
-            const double x221 = x217*x5;
-            const double x222 = -x19*x3 + x219*x25;
-            const double x223 = x18*x3 - x218*x25;
-            const double x224 = -x18*x219 + x19*x218;
-            const double x225 = x220*x90 + x221*x91;
-            const double x226 = x101*x220 + x104*x221 + x219*x86 + x3*x91;
-            const double x227 = x102*x220 + x105*x221 - x218*x86 - x3*x90;
-            const double x228 = x103*x220 + x106*x221 - x218*x91 + x219*x90;
-            const double x229 = x18*x222 + x218*x92;
-            const double x230 = x18*x223 + x19*x222 + x218*x93 + x219*x92;
-            const double x231 = x19*x223 + x219*x93;
-            const double x232 = x18*x224 + x218*x94 + x222*x25 + x3*x92;
-            const double x233 = x19*x224 + x219*x94 + x223*x25 + x3*x93;
-            const double x234 = x224*x25 + x3*x94;
-            const double x235 = 0.0825*x3 + x221;
-            const double x236 = -0.0825*x219;
-            const double x237 = x218*x7 + x3*x6;
-            const double x238 = -x218*x6 + x3*x7;
-            const double x239 = x220*x7 + x236*x6;
-            const double x240 = -x220*x6 + x236*x7;
-            const double x241 = x219*x29 + x238*x35;
-            const double x242 = -x219*x28 - x237*x35;
-            const double x243 = x237*x29 - x238*x28;
-            const double x244 = x111*x235 + x115*x239 + x116*x240;
-            const double x245 = x111*x238 - x116*x219 + x126*x239 + x129*x240 - x132*x235;
-            const double x246 = -x111*x237 + x115*x219 + x127*x239 + x130*x240 - x133*x235;
-            const double x247 = x115*x238 - x116*x237 + x128*x239 + x131*x240 - x134*x235;
-            const double x248 = x117*x237 + x241*x28;
-            const double x249 = x117*x238 + x118*x237 + x241*x29 + x242*x28;
-            const double x250 = x118*x238 + x242*x29;
-            const double x251 = -x117*x219 + x119*x237 + x241*x35 + x243*x28;
-            const double x252 = -x118*x219 + x119*x238 + x242*x35 + x243*x29;
-            const double x253 = -x119*x219 + x243*x35;
-            const double x254 = 0.384*x219 + x239;
-            const double x255 = 0.0825*x219 + x240;
-            const double x256 = 0.0825*x238 + 0.384*x237 - x235;
-            const double x257 = x219*x8 + x237*x9;
-            const double x258 = x219*x9 - x237*x8;
-            const double x259 = x254*x9 - x256*x8;
-            const double x260 = -x254*x8 - x256*x9;
-            const double x261 = -x238*x39 + x258*x46;
-            const double x262 = x238*x38 - x257*x46;
-            const double x263 = x257*x39 - x258*x38;
-            const double x264 = x136*x255 + x140*x259 + x141*x260;
-            const double x265 = -x136*x258 + x141*x238 + x151*x259 + x154*x260 + x157*x255;
-            const double x266 = x136*x257 - x140*x238 + x152*x259 + x155*x260 + x158*x255;
-            const double x267 = x140*x258 - x141*x257 + x153*x259 + x156*x260 + x159*x255;
-            const double x268 = x142*x257 + x261*x38;
-            const double x269 = x142*x258 + x143*x257 + x261*x39 + x262*x38;
-            const double x270 = x143*x258 + x262*x39;
-            const double x271 = x142*x238 + x144*x257 + x261*x46 + x263*x38;
-            const double x272 = x143*x238 + x144*x258 + x262*x46 + x263*x39;
-            const double x273 = x144*x238 + x263*x46;
-            const double x274 = x10*x238 + x11*x257;
-            const double x275 = -x10*x257 + x11*x238;
-            const double x276 = x10*x255 + x11*x259;
-            const double x277 = -x10*x259 + x11*x255;
-            const double x278 = x258*x50 + x275*x51;
-            const double x279 = -x258*x49 - x274*x51;
-            const double x280 = x274*x50 - x275*x49;
-            const double x281 = x141*x260 + x162*x276 + x163*x277;
-            const double x282 = x141*x275 - x163*x258 + x173*x276 + x176*x277 - x179*x260;
-            const double x283 = -x141*x274 + x162*x258 + x174*x276 + x177*x277 - x180*x260;
-            const double x284 = x162*x275 - x163*x274 + x175*x276 + x178*x277 - x181*x260;
-            const double x285 = x164*x274 + x278*x49;
-            const double x286 = x164*x275 + x165*x274 + x278*x50 + x279*x49;
-            const double x287 = x165*x275 + x279*x50;
-            const double x288 = -x164*x258 + x166*x274 + x278*x51 + x280*x49;
-            const double x289 = -x165*x258 + x166*x275 + x279*x51 + x280*x50;
-            const double x290 = -x166*x258 + x280*x51;
-            const double x291 = -0.088*x258 + x277;
-            const double x292 = -0.088*x275 - x260;
-            const double x293 = -x12*x258 + x13*x274;
-            const double x294 = -x12*x274 - x13*x258;
-            const double x295 = x12*x292 + x13*x276;
-            const double x296 = -x12*x276 + x13*x292;
-            const double x297 = x275*x55 + x294*x61;
-            const double x298 = -x275*x54 - x293*x61;
-            const double x299 = x293*x55 - x294*x54;
-            const double x300 = x183*x291 + x187*x295 + x188*x296;
-            const double x301 = x183*x294 - x188*x275 + x198*x295 + x201*x296 - x204*x291;
-            const double x302 = -x183*x293 + x187*x275 + x199*x295 + x202*x296 - x205*x291;
-            const double x303 = x187*x294 - x188*x293 + x200*x295 + x203*x296 - x206*x291;
-            const double x304 = x189*x293 + x297*x54;
-            const double x305 = x189*x294 + x190*x293 + x297*x55 + x298*x54;
-            const double x306 = x190*x294 + x298*x55;
-            const double x307 = -x189*x275 + x191*x293 + x297*x61 + x299*x54;
-            const double x308 = -x190*x275 + x191*x294 + x298*x61 + x299*x55;
-            const double x309 = -x191*x275 + x299*x61;
-            const double x310 = -x14*x15;
-            const double x311 = x14*x14 - x15*x15;
-            const double x312 = -qd1*x15 + x69;
-            const double x313 = qd1*x14 + x70;
-            const double x314 = 0.316*x5;
-            const double x315 = -0.316*x4;
-            const double x316 = x25*x5;
-            const double x317 = -x25*x4;
-            const double x318 = -x18*x5 + x19*x4;
-            const double x319 = x314*x90 + x315*x91;
-            const double x320 = x101*x314 + x104*x315 + x5*x86;
-            const double x321 = x102*x314 + x105*x315 - x4*x86;
-            const double x322 = x103*x314 + x106*x315 - x4*x91 + x5*x90;
-            const double x323 = x18*x316 + x4*x92;
-            const double x324 = x18*x317 + x19*x316 + x4*x93 + x5*x92;
-            const double x325 = x19*x317 + x5*x93;
-            const double x326 = x18*x318 + x25*x316 + x4*x94;
-            const double x327 = x19*x318 + x25*x317 + x5*x94;
-            const double x328 = x25*x318;
-            const double x329 = -0.0825*x5;
-            const double x330 = x4*x7;
-            const double x331 = -x4*x6;
-            const double x332 = x314*x7 + x329*x6;
-            const double x333 = -x314*x6 + x329*x7;
-            const double x334 = x29*x5 + x331*x35;
-            const double x335 = -x28*x5 - x330*x35;
-            const double x336 = -x28*x331 + x29*x330;
-            const double x337 = x111*x315 + x115*x332 + x116*x333;
-            const double x338 = x111*x331 - x116*x5 + x126*x332 + x129*x333 - x132*x315;
-            const double x339 = -x111*x330 + x115*x5 + x127*x332 + x130*x333 - x133*x315;
-            const double x340 = x115*x331 - x116*x330 + x128*x332 + x131*x333 - x134*x315;
-            const double x341 = x117*x330 + x28*x334;
-            const double x342 = x117*x331 + x118*x330 + x28*x335 + x29*x334;
-            const double x343 = x118*x331 + x29*x335;
-            const double x344 = -x117*x5 + x119*x330 + x28*x336 + x334*x35;
-            const double x345 = -x118*x5 + x119*x331 + x29*x336 + x335*x35;
-            const double x346 = -x119*x5 + x336*x35;
-            const double x347 = 0.384*x5 + x332;
-            const double x348 = 0.0825*x5 + x333;
-            const double x349 = 0.0825*x331 + 0.384*x330 - x315;
-            const double x350 = x330*x9 + x5*x8;
-            const double x351 = -x330*x8 + x5*x9;
-            const double x352 = x347*x9 - x349*x8;
-            const double x353 = -x347*x8 - x349*x9;
-            const double x354 = -x331*x39 + x351*x46;
-            const double x355 = x331*x38 - x350*x46;
-            const double x356 = x350*x39 - x351*x38;
-            const double x357 = x136*x348 + x140*x352 + x141*x353;
-            const double x358 = -x136*x351 + x141*x331 + x151*x352 + x154*x353 + x157*x348;
-            const double x359 = x136*x350 - x140*x331 + x152*x352 + x155*x353 + x158*x348;
-            const double x360 = x140*x351 - x141*x350 + x153*x352 + x156*x353 + x159*x348;
-            const double x361 = x142*x350 + x354*x38;
-            const double x362 = x142*x351 + x143*x350 + x354*x39 + x355*x38;
-            const double x363 = x143*x351 + x355*x39;
-            const double x364 = x142*x331 + x144*x350 + x354*x46 + x356*x38;
-            const double x365 = x143*x331 + x144*x351 + x355*x46 + x356*x39;
-            const double x366 = x144*x331 + x356*x46;
-            const double x367 = x10*x331 + x11*x350;
-            const double x368 = -x10*x350 + x11*x331;
-            const double x369 = x10*x348 + x11*x352;
-            const double x370 = -x10*x352 + x11*x348;
-            const double x371 = x351*x50 + x368*x51;
-            const double x372 = -x351*x49 - x367*x51;
-            const double x373 = x367*x50 - x368*x49;
-            const double x374 = x141*x353 + x162*x369 + x163*x370;
-            const double x375 = x141*x368 - x163*x351 + x173*x369 + x176*x370 - x179*x353;
-            const double x376 = -x141*x367 + x162*x351 + x174*x369 + x177*x370 - x180*x353;
-            const double x377 = x162*x368 - x163*x367 + x175*x369 + x178*x370 - x181*x353;
-            const double x378 = x164*x367 + x371*x49;
-            const double x379 = x164*x368 + x165*x367 + x371*x50 + x372*x49;
-            const double x380 = x165*x368 + x372*x50;
-            const double x381 = -x164*x351 + x166*x367 + x371*x51 + x373*x49;
-            const double x382 = -x165*x351 + x166*x368 + x372*x51 + x373*x50;
-            const double x383 = -x166*x351 + x373*x51;
-            const double x384 = -0.088*x351 + x370;
-            const double x385 = -0.088*x368 - x353;
-            const double x386 = -x12*x351 + x13*x367;
-            const double x387 = -x12*x367 - x13*x351;
-            const double x388 = x12*x385 + x13*x369;
-            const double x389 = -x12*x369 + x13*x385;
-            const double x390 = x368*x55 + x387*x61;
-            const double x391 = -x368*x54 - x386*x61;
-            const double x392 = x386*x55 - x387*x54;
-            const double x393 = x183*x384 + x187*x388 + x188*x389;
-            const double x394 = x183*x387 - x188*x368 + x198*x388 + x201*x389 - x204*x384;
-            const double x395 = -x183*x386 + x187*x368 + x199*x388 + x202*x389 - x205*x384;
-            const double x396 = x187*x387 - x188*x386 + x200*x388 + x203*x389 - x206*x384;
-            const double x397 = x189*x386 + x390*x54;
-            const double x398 = x189*x387 + x190*x386 + x390*x55 + x391*x54;
-            const double x399 = x190*x387 + x391*x55;
-            const double x400 = -x189*x368 + x191*x386 + x390*x61 + x392*x54;
-            const double x401 = -x190*x368 + x191*x387 + x391*x61 + x392*x55;
-            const double x402 = -x191*x368 + x392*x61;
-            const double x403 = -x18*x19;
-            const double x404 = x18*x18 - x19*x19;
-            const double x405 = -x19*x25 + x92;
-            const double x406 = x18*x25 + x93;
-            const double x407 = x35*x7;
-            const double x408 = -x35*x6;
-            const double x409 = -x28*x7 + x29*x6;
-            const double x410 = 0.0825*x111;
-            const double x411 = -0.0825*x132 + x111*x7;
-            const double x412 = -0.0825*x133 - x111*x6;
-            const double x413 = -0.0825*x134 + x115*x7 - x116*x6;
-            const double x414 = x117*x6 + x28*x407;
-            const double x415 = x117*x7 + x118*x6 + x28*x408 + x29*x407;
-            const double x416 = x118*x7 + x29*x408;
-            const double x417 = x119*x6 + x28*x409 + x35*x407;
-            const double x418 = x119*x7 + x29*x409 + x35*x408;
-            const double x419 = x35*x409;
-            const double x420 = -0.0825 + 0.0825*x7 + 0.384*x6;
-            const double x421 = x6*x9;
-            const double x422 = -x6*x8;
-            const double x423 = -x420*x8;
-            const double x424 = -x420*x9;
-            const double x425 = -x39*x7 + x422*x46;
-            const double x426 = x38*x7 - x421*x46;
-            const double x427 = -x38*x422 + x39*x421;
-            const double x428 = x140*x423 + x141*x424;
-            const double x429 = -x136*x422 + x141*x7 + x151*x423 + x154*x424;
-            const double x430 = x136*x421 - x140*x7 + x152*x423 + x155*x424;
-            const double x431 = x140*x422 - x141*x421 + x153*x423 + x156*x424;
-            const double x432 = x142*x421 + x38*x425;
-            const double x433 = x142*x422 + x143*x421 + x38*x426 + x39*x425;
-            const double x434 = x143*x422 + x39*x426;
-            const double x435 = x142*x7 + x144*x421 + x38*x427 + x425*x46;
-            const double x436 = x143*x7 + x144*x422 + x39*x427 + x426*x46;
-            const double x437 = x144*x7 + x427*x46;
-            const double x438 = x10*x7 + x11*x421;
-            const double x439 = -x10*x421 + x11*x7;
-            const double x440 = x11*x423;
-            const double x441 = -x10*x423;
-            const double x442 = x422*x50 + x439*x51;
-            const double x443 = -x422*x49 - x438*x51;
-            const double x444 = x438*x50 - x439*x49;
-            const double x445 = x141*x424 + x162*x440 + x163*x441;
-            const double x446 = x141*x439 - x163*x422 + x173*x440 + x176*x441 - x179*x424;
-            const double x447 = -x141*x438 + x162*x422 + x174*x440 + x177*x441 - x180*x424;
-            const double x448 = x162*x439 - x163*x438 + x175*x440 + x178*x441 - x181*x424;
-            const double x449 = x164*x438 + x442*x49;
-            const double x450 = x164*x439 + x165*x438 + x442*x50 + x443*x49;
-            const double x451 = x165*x439 + x443*x50;
-            const double x452 = -x164*x422 + x166*x438 + x442*x51 + x444*x49;
-            const double x453 = -x165*x422 + x166*x439 + x443*x51 + x444*x50;
-            const double x454 = -x166*x422 + x444*x51;
-            const double x455 = -0.088*x422 + x441;
-            const double x456 = -0.088*x439 - x424;
-            const double x457 = -x12*x422 + x13*x438;
-            const double x458 = -x12*x438 - x13*x422;
-            const double x459 = x12*x456 + x13*x440;
-            const double x460 = -x12*x440 + x13*x456;
-            const double x461 = x439*x55 + x458*x61;
-            const double x462 = -x439*x54 - x457*x61;
-            const double x463 = x457*x55 - x458*x54;
-            const double x464 = x183*x455 + x187*x459 + x188*x460;
-            const double x465 = x183*x458 - x188*x439 + x198*x459 + x201*x460 - x204*x455;
-            const double x466 = -x183*x457 + x187*x439 + x199*x459 + x202*x460 - x205*x455;
-            const double x467 = x187*x458 - x188*x457 + x200*x459 + x203*x460 - x206*x455;
-            const double x468 = x189*x457 + x461*x54;
-            const double x469 = x189*x458 + x190*x457 + x461*x55 + x462*x54;
-            const double x470 = x190*x458 + x462*x55;
-            const double x471 = -x189*x439 + x191*x457 + x461*x61 + x463*x54;
-            const double x472 = -x190*x439 + x191*x458 + x462*x61 + x463*x55;
-            const double x473 = -x191*x439 + x463*x61;
-            const double x474 = -x28*x29;
-            const double x475 = x28*x28 - x29*x29;
-            const double x476 = x117 - x29*x35;
-            const double x477 = x118 + x28*x35;
-            const double x478 = -0.384*x9;
-            const double x479 = 0.384*x8;
-            const double x480 = -x46*x9;
-            const double x481 = x46*x8;
-            const double x482 = x38*x9 - x39*x8;
-            const double x483 = -0.0825*x136 + x140*x478 + x141*x479;
-            const double x484 = -0.0825*x157 + x136*x9 + x151*x478 + x154*x479;
-            const double x485 = -0.0825*x158 - x136*x8 + x152*x478 + x155*x479;
-            const double x486 = -0.0825*x159 - x140*x9 + x141*x8 + x153*x478 + x156*x479;
-            const double x487 = -x142*x8 + x38*x480;
-            const double x488 = -x142*x9 - x143*x8 + x38*x481 + x39*x480;
-            const double x489 = -x143*x9 + x39*x481;
-            const double x490 = -x144*x8 + x38*x482 + x46*x480;
-            const double x491 = -x144*x9 + x39*x482 + x46*x481;
-            const double x492 = x46*x482;
-            const double x493 = -x11*x8;
-            const double x494 = x10*x8;
-            const double x495 = -0.0825*x10 + x11*x478;
-            const double x496 = -0.0825*x11 - x10*x478;
-            const double x497 = x494*x51 - x50*x9;
-            const double x498 = x49*x9 - x493*x51;
-            const double x499 = -x49*x494 + x493*x50;
-            const double x500 = x141*x479 + x162*x495 + x163*x496;
-            const double x501 = x141*x494 + x163*x9 + x173*x495 + x176*x496 - x179*x479;
-            const double x502 = -x141*x493 - x162*x9 + x174*x495 + x177*x496 - x180*x479;
-            const double x503 = x162*x494 - x163*x493 + x175*x495 + x178*x496 - x181*x479;
-            const double x504 = x164*x493 + x49*x497;
-            const double x505 = x164*x494 + x165*x493 + x49*x498 + x497*x50;
-            const double x506 = x165*x494 + x498*x50;
-            const double x507 = x164*x9 + x166*x493 + x49*x499 + x497*x51;
-            const double x508 = x165*x9 + x166*x494 + x498*x51 + x499*x50;
-            const double x509 = x166*x9 + x499*x51;
-            const double x510 = 0.088*x9 + x496;
-            const double x511 = -0.088*x494 - x479;
-            const double x512 = x12*x9 + x13*x493;
-            const double x513 = -x12*x493 + x13*x9;
-            const double x514 = x12*x511 + x13*x495;
-            const double x515 = -x12*x495 + x13*x511;
-            const double x516 = x494*x55 + x513*x61;
-            const double x517 = -x494*x54 - x512*x61;
-            const double x518 = x512*x55 - x513*x54;
-            const double x519 = x183*x510 + x187*x514 + x188*x515;
-            const double x520 = x183*x513 - x188*x494 + x198*x514 + x201*x515 - x204*x510;
-            const double x521 = -x183*x512 + x187*x494 + x199*x514 + x202*x515 - x205*x510;
-            const double x522 = x187*x513 - x188*x512 + x200*x514 + x203*x515 - x206*x510;
-            const double x523 = x189*x512 + x516*x54;
-            const double x524 = x189*x513 + x190*x512 + x516*x55 + x517*x54;
-            const double x525 = x190*x513 + x517*x55;
-            const double x526 = -x189*x494 + x191*x512 + x516*x61 + x518*x54;
-            const double x527 = -x190*x494 + x191*x513 + x517*x61 + x518*x55;
-            const double x528 = -x191*x494 + x518*x61;
-            const double x529 = -x38*x39;
-            const double x530 = x38*x38 - x39*x39;
-            const double x531 = x142 - x39*x46;
-            const double x532 = x143 + x38*x46;
-            const double x533 = x11*x51;
-            const double x534 = -x10*x51;
-            const double x535 = x10*x50 - x11*x49;
-            const double x536 = x11*x141;
-            const double x537 = -x10*x141;
-            const double x538 = -x10*x163 + x11*x162;
-            const double x539 = x10*x164 + x49*x533;
-            const double x540 = x10*x165 + x11*x164 + x49*x534 + x50*x533;
-            const double x541 = x11*x165 + x50*x534;
-            const double x542 = x10*x166 + x49*x535 + x51*x533;
-            const double x543 = x11*x166 + x50*x535 + x51*x534;
-            const double x544 = x51*x535;
-            const double x545 = -0.088*x11;
-            const double x546 = x10*x13;
-            const double x547 = -x10*x12;
-            const double x548 = x12*x545;
-            const double x549 = x13*x545;
-            const double x550 = x11*x55 + x547*x61;
-            const double x551 = -x11*x54 - x546*x61;
-            const double x552 = -x54*x547 + x546*x55;
-            const double x553 = x187*x548 + x188*x549;
-            const double x554 = -x11*x188 + x183*x547 + x198*x548 + x201*x549;
-            const double x555 = x11*x187 - x183*x546 + x199*x548 + x202*x549;
-            const double x556 = x187*x547 - x188*x546 + x200*x548 + x203*x549;
-            const double x557 = x189*x546 + x54*x550;
-            const double x558 = x189*x547 + x190*x546 + x54*x551 + x55*x550;
-            const double x559 = x190*x547 + x55*x551;
-            const double x560 = -x11*x189 + x191*x546 + x54*x552 + x550*x61;
-            const double x561 = -x11*x190 + x191*x547 + x55*x552 + x551*x61;
-            const double x562 = -x11*x191 + x552*x61;
-            const double x563 = -x49*x50;
-            const double x564 = x49*x49 - x50*x50;
-            const double x565 = x164 - x50*x51;
-            const double x566 = x165 + x49*x51;
-            const double x567 = x13*x61;
-            const double x568 = -x12*x61;
-            const double x569 = x12*x55 - x13*x54;
-            const double x570 = 0.088*x183;
-            const double x571 = -0.088*x204 + x13*x183;
-            const double x572 = -0.088*x205 - x12*x183;
-            const double x573 = -0.088*x206 - x12*x188 + x13*x187;
-            const double x574 = x12*x189 + x54*x567;
-            const double x575 = x12*x190 + x13*x189 + x54*x568 + x55*x567;
-            const double x576 = x13*x190 + x55*x568;
-            const double x577 = x12*x191 + x54*x569 + x567*x61;
-            const double x578 = x13*x191 + x55*x569 + x568*x61;
-            const double x579 = x569*x61;
-            const double x580 = -x54*x55;
-            const double x581 = x54*x54 - x55*x55;
-            const double x582 = x189 - x55*x61;
-            const double x583 = x190 + x54*x61;
-            const double x584 = sd_sign(qd0);
-            const double x585 = sd_sign(qd1);
-            const double x586 = sd_sign(qd2);
-            const double x587 = sd_sign(qd3);
-            const double x588 = sd_sign(qd4);
-            const double x589 = sd_sign(qd5);
-            const double x590 = sd_sign(qd6);
-            sd_Y[0][sd_k] = 0.0;
-            sd_Y[1][sd_k] = 0.0;
-            sd_Y[2][sd_k] = 0.0;
-            sd_Y[3][sd_k] = 0.0;
-            sd_Y[4][sd_k] = 0.0;
-            sd_Y[5][sd_k] = 0.0;
-            sd_Y[6][sd_k] = 0.0;
-            sd_Y[7][sd_k] = 0.0;
-            sd_Y[8][sd_k] = 0.0;
-            sd_Y[9][sd_k] = qdd0;
-            sd_Y[10][sd_k] = 0.0;
-            sd_Y[11][sd_k] = 0.0;
-            sd_Y[12][sd_k] = 0.0;
-            sd_Y[13][sd_k] = x210;
-            sd_Y[14][sd_k] = x211;
-            sd_Y[15][sd_k] = x212;
-            sd_Y[16][sd_k] = x213;
-            sd_Y[17][sd_k] = x214;
-            sd_Y[18][sd_k] = x215;
-            sd_Y[19][sd_k] = x216;
-            sd_Y[20][sd_k] = x225;
-            sd_Y[21][sd_k] = x226;
-            sd_Y[22][sd_k] = x227;
-            sd_Y[23][sd_k] = x228;
-            sd_Y[24][sd_k] = x229;
-            sd_Y[25][sd_k] = x230;
-            sd_Y[26][sd_k] = x231;
-            sd_Y[27][sd_k] = x232;
-            sd_Y[28][sd_k] = x233;
-            sd_Y[29][sd_k] = x234;
-            sd_Y[30][sd_k] = x244;
-            sd_Y[31][sd_k] = x245;
-            sd_Y[32][sd_k] = x246;
-            sd_Y[33][sd_k] = x247;
-            sd_Y[34][sd_k] = x248;
-            sd_Y[35][sd_k] = x249;
-            sd_Y[36][sd_k] = x250;
-            sd_Y[37][sd_k] = x251;
-            sd_Y[38][sd_k] = x252;
-            sd_Y[39][sd_k] = x253;
-            sd_Y[40][sd_k] = x264;
-            sd_Y[41][sd_k] = x265;
-            sd_Y[42][sd_k] = x266;
-            sd_Y[43][sd_k] = x267;
-            sd_Y[44][sd_k] = x268;
-            sd_Y[45][sd_k] = x269;
-            sd_Y[46][sd_k] = x270;
-            sd_Y[47][sd_k] = x271;
-            sd_Y[48][sd_k] = x272;
-            sd_Y[49][sd_k] = x273;
-            sd_Y[50][sd_k] = x281;
-            sd_Y[51][sd_k] = x282;
-            sd_Y[52][sd_k] = x283;
-            sd_Y[53][sd_k] = x284;
-            sd_Y[54][sd_k] = x285;
-            sd_Y[55][sd_k] = x286;
-            sd_Y[56][sd_k] = x287;
-            sd_Y[57][sd_k] = x288;
-            sd_Y[58][sd_k] = x289;
-            sd_Y[59][sd_k] = x290;
-            sd_Y[60][sd_k] = x300;
-            sd_Y[61][sd_k] = x301;
-            sd_Y[62][sd_k] = x302;
-            sd_Y[63][sd_k] = x303;
-            sd_Y[64][sd_k] = x304;
-            sd_Y[65][sd_k] = x305;
-            sd_Y[66][sd_k] = x306;
-            sd_Y[67][sd_k] = x307;
-            sd_Y[68][sd_k] = x308;
-            sd_Y[69][sd_k] = x309;
-            sd_Y[70][sd_k] = qd0;
-            sd_Y[71][sd_k] = x584;
-            sd_Y[72][sd_k] = 1.0;
-            sd_Y[73][sd_k] = qdd0;
-            sd_Y[74][sd_k] = 0.0;
-            sd_Y[75][sd_k] = 0.0;
-            sd_Y[76][sd_k] = 0.0;
-            sd_Y[77][sd_k] = 0.0;
-            sd_Y[78][sd_k] = 0.0;
-            sd_Y[79][sd_k] = 0.0;
-            sd_Y[80][sd_k] = 0.0;
-            sd_Y[81][sd_k] = 0.0;
-            sd_Y[82][sd_k] = 0.0;
-            sd_Y[83][sd_k] = 0.0;
-            sd_Y[84][sd_k] = 0.0;
-            sd_Y[85][sd_k] = 0.0;
-            sd_Y[86][sd_k] = 0.0;
-            sd_Y[87][sd_k] = 0.0;
-            sd_Y[88][sd_k] = 0.0;
-            sd_Y[89][sd_k] = 0.0;
-            sd_Y[90][sd_k] = 0.0;
-            sd_Y[91][sd_k] = 0.0;
-            sd_Y[92][sd_k] = 0.0;
-            sd_Y[93][sd_k] = 0.0;
-            sd_Y[94][sd_k] = 0.0;
-            sd_Y[95][sd_k] = 0.0;
-            sd_Y[96][sd_k] = 0.0;
-            sd_Y[97][sd_k] = 0.0;
-            sd_Y[98][sd_k] = 0.0;
-            sd_Y[99][sd_k] = 0.0;
-            sd_Y[100][sd_k] = 0.0;
-            sd_Y[101][sd_k] = 0.0;
-            sd_Y[102][sd_k] = 0.0;
-            sd_Y[103][sd_k] = 0.0;
-            sd_Y[104][sd_k] = 0.0;
-            sd_Y[105][sd_k] = 0.0;
-            sd_Y[106][sd_k] = 0.0;
-            sd_Y[107][sd_k] = 0.0;
-            sd_Y[108][sd_k] = 0.0;
-            sd_Y[109][sd_k] = x68;
-            sd_Y[110][sd_k] = -x67;
-            sd_Y[111][sd_k] = 0.0;
-            sd_Y[112][sd_k] = x310;
-            sd_Y[113][sd_k] = x311;
-            sd_Y[114][sd_k] = x74;
-            sd_Y[115][sd_k] = x312;
-            sd_Y[116][sd_k] = x313;
-            sd_Y[117][sd_k] = qdd1;
-            sd_Y[118][sd_k] = x319;
-            sd_Y[119][sd_k] = x320;
-            sd_Y[120][sd_k] = x321;
-            sd_Y[121][sd_k] = x322;
-            sd_Y[122][sd_k] = x323;
-            sd_Y[123][sd_k] = x324;
-            sd_Y[124][sd_k] = x325;
-            sd_Y[125][sd_k] = x326;
-            sd_Y[126][sd_k] = x327;
-            sd_Y[127][sd_k] = x328;
-            sd_Y[128][sd_k] = x337;
-            sd_Y[129][sd_k] = x338;
-            sd_Y[130][sd_k] = x339;
-            sd_Y[131][sd_k] = x340;
-            sd_Y[132][sd_k] = x341;
-            sd_Y[133][sd_k] = x342;
-            sd_Y[134][sd_k] = x343;
-            sd_Y[135][sd_k] = x344;
-            sd_Y[136][sd_k] = x345;
-            sd_Y[137][sd_k] = x346;
-            sd_Y[138][sd_k] = x357;
-            sd_Y[139][sd_k] = x358;
-            sd_Y[140][sd_k] = x359;
-            sd_Y[141][sd_k] = x360;
-            sd_Y[142][sd_k] = x361;
-            sd_Y[143][sd_k] = x362;
-            sd_Y[144][sd_k] = x363;
-            sd_Y[145][sd_k] = x364;
-            sd_Y[146][sd_k] = x365;
-            sd_Y[147][sd_k] = x366;
-            sd_Y[148][sd_k] = x374;
-            sd_Y[149][sd_k] = x375;
-            sd_Y[150][sd_k] = x376;
-            sd_Y[151][sd_k] = x377;
-            sd_Y[152][sd_k] = x378;
-            sd_Y[153][sd_k] = x379;
-            sd_Y[154][sd_k] = x380;
-            sd_Y[155][sd_k] = x381;
-            sd_Y[156][sd_k] = x382;
-            sd_Y[157][sd_k] = x383;
-            sd_Y[158][sd_k] = x393;
-            sd_Y[159][sd_k] = x394;
-            sd_Y[160][sd_k] = x395;
-            sd_Y[161][sd_k] = x396;
-            sd_Y[162][sd_k] = x397;
-            sd_Y[163][sd_k] = x398;
-            sd_Y[164][sd_k] = x399;
-            sd_Y[165][sd_k] = x400;
-            sd_Y[166][sd_k] = x401;
-            sd_Y[167][sd_k] = x402;
-            sd_Y[168][sd_k] = 0.0;
-            sd_Y[169][sd_k] = 0.0;
-            sd_Y[170][sd_k] = 0.0;
-            sd_Y[171][sd_k] = 0.0;
-            sd_Y[172][sd_k] = qd1;
-            sd_Y[173][sd_k] = x585;
-            sd_Y[174][sd_k] = 1.0;
-            sd_Y[175][sd_k] = qdd1;
-            sd_Y[176][sd_k] = 0.0;
-            sd_Y[177][sd_k] = 0.0;
-            sd_Y[178][sd_k] = 0.0;
-            sd_Y[179][sd_k] = 0.0;
-            sd_Y[180][sd_k] = 0.0;
-            sd_Y[181][sd_k] = 0.0;
-            sd_Y[182][sd_k] = 0.0;
-            sd_Y[183][sd_k] = 0.0;
-            sd_Y[184][sd_k] = 0.0;
-            sd_Y[185][sd_k] = 0.0;
-            sd_Y[186][sd_k] = 0.0;
-            sd_Y[187][sd_k] = 0.0;
-            sd_Y[188][sd_k] = 0.0;
-            sd_Y[189][sd_k] = 0.0;
-            sd_Y[190][sd_k] = 0.0;
-            sd_Y[191][sd_k] = 0.0;
-            sd_Y[192][sd_k] = 0.0;
-            sd_Y[193][sd_k] = 0.0;
-            sd_Y[194][sd_k] = 0.0;
-            sd_Y[195][sd_k] = 0.0;
-            sd_Y[196][sd_k] = 0.0;
-            sd_Y[197][sd_k] = 0.0;
-            sd_Y[198][sd_k] = 0.0;
-            sd_Y[199][sd_k] = 0.0;
-            sd_Y[200][sd_k] = 0.0;
-            sd_Y[201][sd_k] = 0.0;
-            sd_Y[202][sd_k] = 0.0;
-            sd_Y[203][sd_k] = 0.0;
-            sd_Y[204][sd_k] = 0.0;
-            sd_Y[205][sd_k] = 0.0;
-            sd_Y[206][sd_k] = 0.0;
-            sd_Y[207][sd_k] = 0.0;
-            sd_Y[208][sd_k] = 0.0;
-            sd_Y[209][sd_k] = 0.0;
-            sd_Y[210][sd_k] = 0.0;
-            sd_Y[211][sd_k] = 0.0;
-            sd_Y[212][sd_k] = 0.0;
-            sd_Y[213][sd_k] = 0.0;
-            sd_Y[214][sd_k] = 0.0;
-            sd_Y[215][sd_k] = 0.0;
-            sd_Y[216][sd_k] = 0.0;
-            sd_Y[217][sd_k] = x91;
-            sd_Y[218][sd_k] = -x90;
-            sd_Y[219][sd_k] = 0.0;
-            sd_Y[220][sd_k] = x403;
-            sd_Y[221][sd_k] = x404;
-            sd_Y[222][sd_k] = x98;
-            sd_Y[223][sd_k] = x405;
-            sd_Y[224][sd_k] = x406;
-            sd_Y[225][sd_k] = x94;
-            sd_Y[226][sd_k] = x410;
-            sd_Y[227][sd_k] = x411;
-            sd_Y[228][sd_k] = x412;
-            sd_Y[229][sd_k] = x413;
-            sd_Y[230][sd_k] = x414;
-            sd_Y[231][sd_k] = x415;
-            sd_Y[232][sd_k] = x416;
-            sd_Y[233][sd_k] = x417;
-            sd_Y[234][sd_k] = x418;
-            sd_Y[235][sd_k] = x419;
-            sd_Y[236][sd_k] = x428;
-            sd_Y[237][sd_k] = x429;
-            sd_Y[238][sd_k] = x430;
-            sd_Y[239][sd_k] = x431;
-            sd_Y[240][sd_k] = x432;
-            sd_Y[241][sd_k] = x433;
-            sd_Y[242][sd_k] = x434;
-            sd_Y[243][sd_k] = x435;
-            sd_Y[244][sd_k] = x436;
-            sd_Y[245][sd_k] = x437;
-            sd_Y[246][sd_k] = x445;
-            sd_Y[247][sd_k] = x446;
-            sd_Y[248][sd_k] = x447;
-            sd_Y[249][sd_k] = x448;
-            sd_Y[250][sd_k] = x449;
-            sd_Y[251][sd_k] = x450;
-            sd_Y[252][sd_k] = x451;
-            sd_Y[253][sd_k] = x452;
-            sd_Y[254][sd_k] = x453;
-            sd_Y[255][sd_k] = x454;
-            sd_Y[256][sd_k] = x464;
-            sd_Y[257][sd_k] = x465;
-            sd_Y[258][sd_k] = x466;
-            sd_Y[259][sd_k] = x467;
-            sd_Y[260][sd_k] = x468;
-            sd_Y[261][sd_k] = x469;
-            sd_Y[262][sd_k] = x470;
-            sd_Y[263][sd_k] = x471;
-            sd_Y[264][sd_k] = x472;
-            sd_Y[265][sd_k] = x473;
-            sd_Y[266][sd_k] = 0.0;
-            sd_Y[267][sd_k] = 0.0;
-            sd_Y[268][sd_k] = 0.0;
-            sd_Y[269][sd_k] = 0.0;
-            sd_Y[270][sd_k] = 0.0;
-            sd_Y[271][sd_k] = 0.0;
-            sd_Y[272][sd_k] = 0.0;
-            sd_Y[273][sd_k] = 0.0;
-            sd_Y[274][sd_k] = qd2;
-            sd_Y[275][sd_k] = x586;
-            sd_Y[276][sd_k] = 1.0;
-            sd_Y[277][sd_k] = qdd2;
-            sd_Y[278][sd_k] = 0.0;
-            sd_Y[279][sd_k] = 0.0;
-            sd_Y[280][sd_k] = 0.0;
-            sd_Y[281][sd_k] = 0.0;
-            sd_Y[282][sd_k] = 0.0;
-            sd_Y[283][sd_k] = 0.0;
-            sd_Y[284][sd_k] = 0.0;
-            sd_Y[285][sd_k] = 0.0;
-            sd_Y[286][sd_k] = 0.0;
-            sd_Y[287][sd_k] = 0.0;
-            sd_Y[288][sd_k] = 0.0;
-            sd_Y[289][sd_k] = 0.0;
-            sd_Y[290][sd_k] = 0.0;
-            sd_Y[291][sd_k] = 0.0;
-            sd_Y[292][sd_k] = 0.0;
-            sd_Y[293][sd_k] = 0.0;
-            sd_Y[294][sd_k] = 0.0;
-            sd_Y[295][sd_k] = 0.0;
-            sd_Y[296][sd_k] = 0.0;
-            sd_Y[297][sd_k] = 0.0;
-            sd_Y[298][sd_k] = 0.0;
-            sd_Y[299][sd_k] = 0.0;
-            sd_Y[300][sd_k] = 0.0;
-            sd_Y[301][sd_k] = 0.0;
-            sd_Y[302][sd_k] = 0.0;
-            sd_Y[303][sd_k] = 0.0;
-            sd_Y[304][sd_k] = 0.0;
-            sd_Y[305][sd_k] = 0.0;
-            sd_Y[306][sd_k] = 0.0;
-            sd_Y[307][sd_k] = 0.0;
-            sd_Y[308][sd_k] = 0.0;
-            sd_Y[309][sd_k] = 0.0;
-            sd_Y[310][sd_k] = 0.0;
-            sd_Y[311][sd_k] = 0.0;
-            sd_Y[312][sd_k] = 0.0;
-            sd_Y[313][sd_k] = 0.0;
-            sd_Y[314][sd_k] = 0.0;
-            sd_Y[315][sd_k] = 0.0;
-            sd_Y[316][sd_k] = 0.0;
-            sd_Y[317][sd_k] = 0.0;
-            sd_Y[318][sd_k] = 0.0;
-            sd_Y[319][sd_k] = 0.0;
-            sd_Y[320][sd_k] = 0.0;
-            sd_Y[321][sd_k] = 0.0;
-            sd_Y[322][sd_k] = 0.0;
-            sd_Y[323][sd_k] = 0.0;
-            sd_Y[324][sd_k] = 0.0;
-            sd_Y[325][sd_k] = x116;
-            sd_Y[326][sd_k] = -x115;
-            sd_Y[327][sd_k] = 0.0;
-            sd_Y[328][sd_k] = x474;
-            sd_Y[329][sd_k] = x475;
-            sd_Y[330][sd_k] = x123;
-            sd_Y[331][sd_k] = x476;
-            sd_Y[332][sd_k] = x477;
-            sd_Y[333][sd_k] = x119;
-            sd_Y[334][sd_k] = x483;
-            sd_Y[335][sd_k] = x484;
-            sd_Y[336][sd_k] = x485;
-            sd_Y[337][sd_k] = x486;
-            sd_Y[338][sd_k] = x487;
-            sd_Y[339][sd_k] = x488;
-            sd_Y[340][sd_k] = x489;
-            sd_Y[341][sd_k] = x490;
-            sd_Y[342][sd_k] = x491;
-            sd_Y[343][sd_k] = x492;
-            sd_Y[344][sd_k] = x500;
-            sd_Y[345][sd_k] = x501;
-            sd_Y[346][sd_k] = x502;
-            sd_Y[347][sd_k] = x503;
-            sd_Y[348][sd_k] = x504;
-            sd_Y[349][sd_k] = x505;
-            sd_Y[350][sd_k] = x506;
-            sd_Y[351][sd_k] = x507;
-            sd_Y[352][sd_k] = x508;
-            sd_Y[353][sd_k] = x509;
-            sd_Y[354][sd_k] = x519;
-            sd_Y[355][sd_k] = x520;
-            sd_Y[356][sd_k] = x521;
-            sd_Y[357][sd_k] = x522;
-            sd_Y[358][sd_k] = x523;
-            sd_Y[359][sd_k] = x524;
-            sd_Y[360][sd_k] = x525;
-            sd_Y[361][sd_k] = x526;
-            sd_Y[362][sd_k] = x527;
-            sd_Y[363][sd_k] = x528;
-            sd_Y[364][sd_k] = 0.0;
-            sd_Y[365][sd_k] = 0.0;
-            sd_Y[366][sd_k] = 0.0;
-            sd_Y[367][sd_k] = 0.0;
-            sd_Y[368][sd_k] = 0.0;
-            sd_Y[369][sd_k] = 0.0;
-            sd_Y[370][sd_k] = 0.0;
-            sd_Y[371][sd_k] = 0.0;
-            sd_Y[372][sd_k] = 0.0;
-            sd_Y[373][sd_k] = 0.0;
-            sd_Y[374][sd_k] = 0.0;
-            sd_Y[375][sd_k] = 0.0;
-            sd_Y[376][sd_k] = qd3;
-            sd_Y[377][sd_k] = x587;
-            sd_Y[378][sd_k] = 1.0;
-            sd_Y[379][sd_k] = qdd3;
-            sd_Y[380][sd_k] = 0.0;
-            sd_Y[381][sd_k] = 0.0;
-            sd_Y[382][sd_k] = 0.0;
-            sd_Y[383][sd_k] = 0.0;
-            sd_Y[384][sd_k] = 0.0;
-            sd_Y[385][sd_k] = 0.0;
-            sd_Y[386][sd_k] = 0.0;
-            sd_Y[387][sd_k] = 0.0;
-            sd_Y[388][sd_k] = 0.0;
-            sd_Y[389][sd_k] = 0.0;
-            sd_Y[390][sd_k] = 0.0;
-            sd_Y[391][sd_k] = 0.0;
-            sd_Y[392][sd_k] = 0.0;
-            sd_Y[393][sd_k] = 0.0;
-            sd_Y[394][sd_k] = 0.0;
-            sd_Y[395][sd_k] = 0.0;
-            sd_Y[396][sd_k] = 0.0;
-            sd_Y[397][sd_k] = 0.0;
-            sd_Y[398][sd_k] = 0.0;
-            sd_Y[399][sd_k] = 0.0;
-            sd_Y[400][sd_k] = 0.0;
-            sd_Y[401][sd_k] = 0.0;
-            sd_Y[402][sd_k] = 0.0;
-            sd_Y[403][sd_k] = 0.0;
-            sd_Y[404][sd_k] = 0.0;
-            sd_Y[405][sd_k] = 0.0;
-            sd_Y[406][sd_k] = 0.0;
-            sd_Y[407][sd_k] = 0.0;
-            sd_Y[408][sd_k] = 0.0;
-            sd_Y[409][sd_k] = 0.0;
-            sd_Y[410][sd_k] = 0.0;
-            sd_Y[411][sd_k] = 0.0;
-            sd_Y[412][sd_k] = 0.0;
-            sd_Y[413][sd_k] = 0.0;
-            sd_Y[414][sd_k] = 0.0;
-            sd_Y[415][sd_k] = 0.0;
-            sd_Y[416][sd_k] = 0.0;
-            sd_Y[417][sd_k] = 0.0;
-            sd_Y[418][sd_k] = 0.0;
-            sd_Y[419][sd_k] = 0.0;
-            sd_Y[420][sd_k] = 0.0;
-            sd_Y[421][sd_k] = 0.0;
-            sd_Y[422][sd_k] = 0.0;
-            sd_Y[423][sd_k] = 0.0;
-            sd_Y[424][sd_k] = 0.0;
-            sd_Y[425][sd_k] = 0.0;
-            sd_Y[426][sd_k] = 0.0;
-            sd_Y[427][sd_k] = 0.0;
-            sd_Y[428][sd_k] = 0.0;
-            sd_Y[429][sd_k] = 0.0;
-            sd_Y[430][sd_k] = 0.0;
-            sd_Y[431][sd_k] = 0.0;
-            sd_Y[432][sd_k] = 0.0;
-            sd_Y[433][sd_k] = x141;
-            sd_Y[434][sd_k] = -x140;
-            sd_Y[435][sd_k] = 0.0;
-            sd_Y[436][sd_k] = x529;
-            sd_Y[437][sd_k] = x530;
-            sd_Y[438][sd_k] = x148;
-            sd_Y[439][sd_k] = x531;
-            sd_Y[440][sd_k] = x532;
-            sd_Y[441][sd_k] = x144;
-            sd_Y[442][sd_k] = 0.0;
-            sd_Y[443][sd_k] = x536;
-            sd_Y[444][sd_k] = x537;
-            sd_Y[445][sd_k] = x538;
-            sd_Y[446][sd_k] = x539;
-            sd_Y[447][sd_k] = x540;
-            sd_Y[448][sd_k] = x541;
-            sd_Y[449][sd_k] = x542;
-            sd_Y[450][sd_k] = x543;
-            sd_Y[451][sd_k] = x544;
-            sd_Y[452][sd_k] = x553;
-            sd_Y[453][sd_k] = x554;
-            sd_Y[454][sd_k] = x555;
-            sd_Y[455][sd_k] = x556;
-            sd_Y[456][sd_k] = x557;
-            sd_Y[457][sd_k] = x558;
-            sd_Y[458][sd_k] = x559;
-            sd_Y[459][sd_k] = x560;
-            sd_Y[460][sd_k] = x561;
-            sd_Y[461][sd_k] = x562;
-            sd_Y[462][sd_k] = 0.0;
-            sd_Y[463][sd_k] = 0.0;
-            sd_Y[464][sd_k] = 0.0;
-            sd_Y[465][sd_k] = 0.0;
-            sd_Y[466][sd_k] = 0.0;
-            sd_Y[467][sd_k] = 0.0;
-            sd_Y[468][sd_k] = 0.0;
-            sd_Y[469][sd_k] = 0.0;
-            sd_Y[470][sd_k] = 0.0;
-            sd_Y[471][sd_k] = 0.0;
-            sd_Y[472][sd_k] = 0.0;
-            sd_Y[473][sd_k] = 0.0;
-            sd_Y[474][sd_k] = 0.0;
-            sd_Y[475][sd_k] = 0.0;
-            sd_Y[476][sd_k] = 0.0;
-            sd_Y[477][sd_k] = 0.0;
-            sd_Y[478][sd_k] = qd4;
-            sd_Y[479][sd_k] = x588;
-            sd_Y[480][sd_k] = 1.0;
-            sd_Y[481][sd_k] = qdd4;
-            sd_Y[482][sd_k] = 0.0;
-            sd_Y[483][sd_k] = 0.0;
-            sd_Y[484][sd_k] = 0.0;
-            sd_Y[485][sd_k] = 0.0;
-            sd_Y[486][sd_k] = 0.0;
-            sd_Y[487][sd_k] = 0.0;
-            sd_Y[488][sd_k] = 0.0;
-            sd_Y[489][sd_k] = 0.0;
-            sd_Y[490][sd_k] = 0.0;
-            sd_Y[491][sd_k] = 0.0;
-            sd_Y[492][sd_k] = 0.0;
-            sd_Y[493][sd_k] = 0.0;
-            sd_Y[494][sd_k] = 0.0;
-            sd_Y[495][sd_k] = 0.0;
-            sd_Y[496][sd_k] = 0.0;
-            sd_Y[497][sd_k] = 0.0;
-            sd_Y[498][sd_k] = 0.0;
-            sd_Y[499][sd_k] = 0.0;
-            sd_Y[500][sd_k] = 0.0;
-            sd_Y[501][sd_k] = 0.0;
-            sd_Y[502][sd_k] = 0.0;
-            sd_Y[503][sd_k] = 0.0;
-            sd_Y[504][sd_k] = 0.0;
-            sd_Y[505][sd_k] = 0.0;
-            sd_Y[506][sd_k] = 0.0;
-            sd_Y[507][sd_k] = 0.0;
-            sd_Y[508][sd_k] = 0.0;
-            sd_Y[509][sd_k] = 0.0;
-            sd_Y[510][sd_k] = 0.0;
-            sd_Y[511][sd_k] = 0.0;
-            sd_Y[512][sd_k] = 0.0;
-            sd_Y[513][sd_k] = 0.0;
-            sd_Y[514][sd_k] = 0.0;
-            sd_Y[515][sd_k] = 0.0;
-            sd_Y[516][sd_k] = 0.0;
-            sd_Y[517][sd_k] = 0.0;
-            sd_Y[518][sd_k] = 0.0;
-            sd_Y[519][sd_k] = 0.0;
-            sd_Y[520][sd_k] = 0.0;
-            sd_Y[521][sd_k] = 0.0;
-            sd_Y[522][sd_k] = 0.0;
-            sd_Y[523][sd_k] = 0.0;
-            sd_Y[524][sd_k] = 0.0;
-            sd_Y[525][sd_k] = 0.0;
-            sd_Y[526][sd_k] = 0.0;
-            sd_Y[527][sd_k] = 0.0;
-            sd_Y[528][sd_k] = 0.0;
-            sd_Y[529][sd_k] = 0.0;
-            sd_Y[530][sd_k] = 0.0;
-            sd_Y[531][sd_k] = 0.0;
-            sd_Y[532][sd_k] = 0.0;
-            sd_Y[533][sd_k] = 0.0;
-            sd_Y[534][sd_k] = 0.0;
-            sd_Y[535][sd_k] = 0.0;
-            sd_Y[536][sd_k] = 0.0;
-            sd_Y[537][sd_k] = 0.0;
-            sd_Y[538][sd_k] = 0.0;
-            sd_Y[539][sd_k] = 0.0;
-            sd_Y[540][sd_k] = 0.0;
-            sd_Y[541][sd_k] = x163;
-            sd_Y[542][sd_k] = -x162;
-            sd_Y[543][sd_k] = 0.0;
-            sd_Y[544][sd_k] = x563;
-            sd_Y[545][sd_k] = x564;
-            sd_Y[546][sd_k] = x170;
-            sd_Y[547][sd_k] = x565;
-            sd_Y[548][sd_k] = x566;
-            sd_Y[549][sd_k] = x166;
-            sd_Y[550][sd_k] = x570;
-            sd_Y[551][sd_k] = x571;
-            sd_Y[552][sd_k] = x572;
-            sd_Y[553][sd_k] = x573;
-            sd_Y[554][sd_k] = x574;
-            sd_Y[555][sd_k] = x575;
-            sd_Y[556][sd_k] = x576;
-            sd_Y[557][sd_k] = x577;
-            sd_Y[558][sd_k] = x578;
-            sd_Y[559][sd_k] = x579;
-            sd_Y[560][sd_k] = 0.0;
-            sd_Y[561][sd_k] = 0.0;
-            sd_Y[562][sd_k] = 0.0;
-            sd_Y[563][sd_k] = 0.0;
-            sd_Y[564][sd_k] = 0.0;
-            sd_Y[565][sd_k] = 0.0;
-            sd_Y[566][sd_k] = 0.0;
-            sd_Y[567][sd_k] = 0.0;
-            sd_Y[568][sd_k] = 0.0;
-            sd_Y[569][sd_k] = 0.0;
-            sd_Y[570][sd_k] = 0.0;
-            sd_Y[571][sd_k] = 0.0;
-            sd_Y[572][sd_k] = 0.0;
-            sd_Y[573][sd_k] = 0.0;
-            sd_Y[574][sd_k] = 0.0;
-            sd_Y[575][sd_k] = 0.0;
-            sd_Y[576][sd_k] = 0.0;
-            sd_Y[577][sd_k] = 0.0;
-            sd_Y[578][sd_k] = 0.0;
-            sd_Y[579][sd_k] = 0.0;
-            sd_Y[580][sd_k] = qd5;
-            sd_Y[581][sd_k] = x589;
-            sd_Y[582][sd_k] = 1.0;
-            sd_Y[583][sd_k] = qdd5;
-            sd_Y[584][sd_k] = 0.0;
-            sd_Y[585][sd_k] = 0.0;
-            sd_Y[586][sd_k] = 0.0;
-            sd_Y[587][sd_k] = 0.0;
-            sd_Y[588][sd_k] = 0.0;
-            sd_Y[589][sd_k] = 0.0;
-            sd_Y[590][sd_k] = 0.0;
-            sd_Y[591][sd_k] = 0.0;
-            sd_Y[592][sd_k] = 0.0;
-            sd_Y[593][sd_k] = 0.0;
-            sd_Y[594][sd_k] = 0.0;
-            sd_Y[595][sd_k] = 0.0;
-            sd_Y[596][sd_k] = 0.0;
-            sd_Y[597][sd_k] = 0.0;
-            sd_Y[598][sd_k] = 0.0;
-            sd_Y[599][sd_k] = 0.0;
-            sd_Y[600][sd_k] = 0.0;
-            sd_Y[601][sd_k] = 0.0;
-            sd_Y[602][sd_k] = 0.0;
-            sd_Y[603][sd_k] = 0.0;
-            sd_Y[604][sd_k] = 0.0;
-            sd_Y[605][sd_k] = 0.0;
-            sd_Y[606][sd_k] = 0.0;
-            sd_Y[607][sd_k] = 0.0;
-            sd_Y[608][sd_k] = 0.0;
-            sd_Y[609][sd_k] = 0.0;
-            sd_Y[610][sd_k] = 0.0;
-            sd_Y[611][sd_k] = 0.0;
-            sd_Y[612][sd_k] = 0.0;
-            sd_Y[613][sd_k] = 0.0;
-            sd_Y[614][sd_k] = 0.0;
-            sd_Y[615][sd_k] = 0.0;
-            sd_Y[616][sd_k] = 0.0;
-            sd_Y[617][sd_k] = 0.0;
-            sd_Y[618][sd_k] = 0.0;
-            sd_Y[619][sd_k] = 0.0;
-            sd_Y[620][sd_k] = 0.0;
-            sd_Y[621][sd_k] = 0.0;
-            sd_Y[622][sd_k] = 0.0;
-            sd_Y[623][sd_k] = 0.0;
-            sd_Y[624][sd_k] = 0.0;
-            sd_Y[625][sd_k] = 0.0;
-            sd_Y[626][sd_k] = 0.0;
-            sd_Y[627][sd_k] = 0.0;
-            sd_Y[628][sd_k] = 0.0;
-            sd_Y[629][sd_k] = 0.0;
-            sd_Y[630][sd_k] = 0.0;
-            sd_Y[631][sd_k] = 0.0;
-            sd_Y[632][sd_k] = 0.0;
-            sd_Y[633][sd_k] = 0.0;
-            sd_Y[634][sd_k] = 0.0;
-            sd_Y[635][sd_k] = 0.0;
-            sd_Y[636][sd_k] = 0.0;
-            sd_Y[637][sd_k] = 0.0;
-            sd_Y[638][sd_k] = 0.0;
-            sd_Y[639][sd_k] = 0.0;
-            sd_Y[640][sd_k] = 0.0;
-            sd_Y[641][sd_k] = 0.0;
-            sd_Y[642][sd_k] = 0.0;
-            sd_Y[643][sd_k] = 0.0;
-            sd_Y[644][sd_k] = 0.0;
-            sd_Y[645][sd_k] = 0.0;
-            sd_Y[646][sd_k] = 0.0;
-            sd_Y[647][sd_k] = 0.0;
-            sd_Y[648][sd_k] = 0.0;
-            sd_Y[649][sd_k] = x188;
-            sd_Y[650][sd_k] = -x187;
-            sd_Y[651][sd_k] = 0.0;
-            sd_Y[652][sd_k] = x580;
-            sd_Y[653][sd_k] = x581;
-            sd_Y[654][sd_k] = x195;
-            sd_Y[655][sd_k] = x582;
-            sd_Y[656][sd_k] = x583;
-            sd_Y[657][sd_k] = x191;
-            sd_Y[658][sd_k] = 0.0;
-            sd_Y[659][sd_k] = 0.0;
-            sd_Y[660][sd_k] = 0.0;
-            sd_Y[661][sd_k] = 0.0;
-            sd_Y[662][sd_k] = 0.0;
-            sd_Y[663][sd_k] = 0.0;
-            sd_Y[664][sd_k] = 0.0;
-            sd_Y[665][sd_k] = 0.0;
-            sd_Y[666][sd_k] = 0.0;
-            sd_Y[667][sd_k] = 0.0;
-            sd_Y[668][sd_k] = 0.0;
-            sd_Y[669][sd_k] = 0.0;
-            sd_Y[670][sd_k] = 0.0;
-            sd_Y[671][sd_k] = 0.0;
-            sd_Y[672][sd_k] = 0.0;
-            sd_Y[673][sd_k] = 0.0;
-            sd_Y[674][sd_k] = 0.0;
-            sd_Y[675][sd_k] = 0.0;
-            sd_Y[676][sd_k] = 0.0;
-            sd_Y[677][sd_k] = 0.0;
-            sd_Y[678][sd_k] = 0.0;
-            sd_Y[679][sd_k] = 0.0;
-            sd_Y[680][sd_k] = 0.0;
-            sd_Y[681][sd_k] = 0.0;
-            sd_Y[682][sd_k] = qd6;
-            sd_Y[683][sd_k] = x590;
-            sd_Y[684][sd_k] = 1.0;
-            sd_Y[685][sd_k] = qdd6;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Y[0], 686, sd_n, Y + sd_first * 686);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                panda_regressor(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, qdd + (sd_first + sd_k) * 7, Y + (sd_first + sd_k) * 686);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_regressor(q + sd_i * 7, qd + sd_i * 7, qdd + sd_i * 7, Y + sd_i * 686);
 }
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 884 mul, 569 add, 0 div, 0 sqrt, 12 trig. */
@@ -25514,1014 +24314,13 @@ void panda_base_regressor(const double *q, const double *qd, const double *qdd, 
     Yb[482] = qdd6;
 }
 
-/* base_regressor of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void panda_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[7][SD_LANES];
-        sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_qd[7][SD_LANES];
-        sd_gather(qd + sd_first * 7, 7, sd_n, sd_qd[0]);
-        double sd_qdd[7][SD_LANES];
-        sd_gather(qdd + sd_first * 7, 7, sd_n, sd_qdd[0]);
-        double sd_Yb[483][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double q6 = sd_q[6][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qd6 = sd_qd[6][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            const double qdd6 = sd_qdd[6][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q2, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q3, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q4, &x8, &x9);
-            double x10, x11;
-            sd_far |= sd_sincos_lane(q5, &x10, &x11);
-            double x12, x13;
-            sd_far |= sd_sincos_lane(q6, &x12, &x13);
-            const double x14 = -qd0*x2;
-            const double x15 = -qd0*x3;
-            const double x16 = qd1*x15;
-            const double x17 = -qd1*x14;
-            const double x18 = qd1*x4 + x14*x5;
-            const double x19 = qd1*x5 - x14*x4;
-            const double x25 = qd2 - x15;
-            const double x26 = qd2*x19;
-            const double x27 = -qd2*x18;
-            const double x28 = x18*x7 + x25*x6;
-            const double x29 = -x18*x6 + x25*x7;
-            const double x35 = qd3 - x19;
-            const double x36 = qd3*x29;
-            const double x37 = -qd3*x28;
-            const double x38 = x28*x9 - x35*x8;
-            const double x39 = -x28*x8 - x35*x9;
-            const double x46 = qd4 + x29;
-            const double x47 = qd4*x39;
-            const double x48 = -qd4*x38;
-            const double x49 = x10*x46 + x11*x38;
-            const double x50 = -x10*x38 + x11*x46;
-            const double x51 = qd5 - x39;
-            const double x52 = qd5*x50;
-            const double x53 = -qd5*x49;
-            const double x54 = x12*x51 + x13*x49;
-            const double x55 = -x12*x49 + x13*x51;
-            const double x61 = qd6 - x50;
-            const double x62 = qd6*x55;
-            const double x63 = -qd6*x54;
-            const double x65 = -qdd0*x2;
-            const double x66 = -qdd0*x3;
-            const double x67 = -9.81*x2;
-            const double x68 = -9.81*x3;
-            const double x69 = x16 + x65;
-            const double x70 = x17 + x66;
-            const double x71 = x14*x14;
-            const double x73 = qd1*qd1;
-            const double x74 = x14*x15;
-            const double x77 = -qdd1 + x74;
-            const double x80 = -(x71 + x73);
-            const double x83 = x16 + x69;
-            const double x85 = -0.316*x77 + x67;
-            const double x86 = -0.316*x80 + x68;
-            const double x87 = -0.316*x83;
-            const double x88 = qdd1*x4 + x5*x69;
-            const double x89 = qdd1*x5 - x4*x69;
-            const double x90 = x4*x87 + x5*x85;
-            const double x91 = -x4*x85 + x5*x87;
-            const double x92 = x26 + x88;
-            const double x93 = x27 + x89;
-            const double x94 = qdd2 - x70;
-            const double x95 = x18*x18;
-            const double x96 = x19*x19;
-            const double x97 = x25*x25;
-            const double x98 = x18*x19;
-            const double x99 = x18*x25;
-            const double x101 = -(x96 + x97);
-            const double x102 = -x94 + x98;
-            const double x104 = x94 + x98;
-            const double x105 = -(x95 + x97);
-            const double x107 = -x93 + x99;
-            const double x110 = 0.0825*x101 + x90;
-            const double x111 = 0.0825*x104 + x91;
-            const double x112 = 0.0825*x107 - x86;
-            const double x113 = x6*x94 + x7*x92;
-            const double x114 = -x6*x92 + x7*x94;
-            const double x115 = x110*x7 + x112*x6;
-            const double x116 = -x110*x6 + x112*x7;
-            const double x117 = x113 + x36;
-            const double x118 = x114 + x37;
-            const double x119 = qdd3 - x93;
-            const double x120 = x28*x28;
-            const double x121 = x29*x29;
-            const double x122 = x35*x35;
-            const double x123 = x28*x29;
-            const double x124 = x28*x35;
-            const double x125 = x29*x35;
-            const double x126 = -(x121 + x122);
-            const double x127 = -x119 + x123;
-            const double x129 = x119 + x123;
-            const double x130 = -(x120 + x122);
-            const double x132 = -x118 + x124;
-            const double x133 = x117 + x125;
-            const double x135 = -0.0825*x126 + 0.384*x127 + x115;
-            const double x136 = -0.0825*x129 + 0.384*x130 + x116;
-            const double x137 = -0.0825*x132 + 0.384*x133 - x111;
-            const double x138 = x117*x9 - x119*x8;
-            const double x139 = -x117*x8 - x119*x9;
-            const double x140 = x135*x9 - x137*x8;
-            const double x141 = -x135*x8 - x137*x9;
-            const double x142 = x138 + x47;
-            const double x143 = x139 + x48;
-            const double x144 = qdd4 + x118;
-            const double x145 = x38*x38;
-            const double x146 = x39*x39;
-            const double x147 = x46*x46;
-            const double x148 = x38*x39;
-            const double x149 = x38*x46;
-            const double x150 = x39*x46;
-            const double x151 = -(x146 + x147);
-            const double x152 = -x144 + x148;
-            const double x154 = x144 + x148;
-            const double x155 = -(x145 + x147);
-            const double x157 = -x143 + x149;
-            const double x158 = x142 + x150;
-            const double x160 = x10*x144 + x11*x142;
-            const double x161 = -x10*x142 + x11*x144;
-            const double x162 = x10*x136 + x11*x140;
-            const double x163 = -x10*x140 + x11*x136;
-            const double x164 = x160 + x52;
-            const double x165 = x161 + x53;
-            const double x166 = qdd5 - x143;
-            const double x167 = x49*x49;
-            const double x168 = x50*x50;
-            const double x169 = x51*x51;
-            const double x170 = x49*x50;
-            const double x171 = x49*x51;
-            const double x172 = x50*x51;
-            const double x173 = -(x168 + x169);
-            const double x174 = -x166 + x170;
-            const double x176 = x166 + x170;
-            const double x177 = -(x167 + x169);
-            const double x179 = -x165 + x171;
-            const double x180 = x164 + x172;
-            const double x182 = 0.088*x173 + x162;
-            const double x183 = 0.088*x176 + x163;
-            const double x184 = 0.088*x179 - x141;
-            const double x185 = x12*x166 + x13*x164;
-            const double x186 = -x12*x164 + x13*x166;
-            const double x187 = x12*x184 + x13*x182;
-            const double x188 = -x12*x182 + x13*x184;
-            const double x189 = x185 + x62;
-            const double x190 = x186 + x63;
-            const double x191 = qdd6 - x165;
-            const double x192 = x54*x54;
-            const double x193 = x55*x55;
-            const double x194 = x61*x61;
-            const double x195 = x54*x55;
-            const double x196 = x54*x61;
-            const double x197 = x55*x61;
-            const double x198 = -(x193 + x194);
-            const double x199 = -x191 + x195;
-            const double x201 = x191 + x195;
-            const double x202 = -(x192 + x194);
-            const double x204 = -x190 + x196;
-            const double x205 = x189 + x197;
-            const double x207 = -qd1*x3;
-            const double x208 = qd1*x2;
-            const double x209 = x14*x3 - x15*x2;
-            const double x211 = x14*x207 - x2*x69;
-            const double x212 = x14*x208 + x15*x207 - x2*x70 - x3*x69;
-            const double x214 = qd1*x207 - qdd1*x2 + x14*x209;
-            const double x215 = qd1*x208 - qdd1*x3 + x15*x209;
-            const double x216 = qd1*x209;
-            const double x217 = 0.316*x2;
-            const double x218 = -x2*x5;
-            const double x219 = x2*x4;
-            const double x220 = x217*x4;
-            const double x221 = x217*x5;
-            const double x222 = -x19*x3 + x219*x25;
-            const double x223 = x18*x3 - x218*x25;
-            const double x224 = -x18*x219 + x19*x218;
-            const double x226 = x101*x220 + x104*x221 + x219*x86 + x3*x91;
-            const double x227 = x102*x220 + x105*x221 - x218*x86 - x3*x90;
-            const double x229 = x18*x222 + x218*x92;
-            const double x230 = x18*x223 + x19*x222 + x218*x93 + x219*x92;
-            const double x232 = x18*x224 + x218*x94 + x222*x25 + x3*x92;
-            const double x233 = x19*x224 + x219*x94 + x223*x25 + x3*x93;
-            const double x234 = x224*x25 + x3*x94;
-            const double x235 = 0.0825*x3 + x221;
-            const double x236 = -0.0825*x219;
-            const double x237 = x218*x7 + x3*x6;
-            const double x238 = -x218*x6 + x3*x7;
-            const double x239 = x220*x7 + x236*x6;
-            const double x240 = -x220*x6 + x236*x7;
-            const double x241 = x219*x29 + x238*x35;
-            const double x242 = -x219*x28 - x237*x35;
-            const double x243 = x237*x29 - x238*x28;
-            const double x245 = x111*x238 - x116*x219 + x126*x239 + x129*x240 - x132*x235;
-            const double x246 = -x111*x237 + x115*x219 + x127*x239 + x130*x240 - x133*x235;
-            const double x248 = x117*x237 + x241*x28;
-            const double x249 = x117*x238 + x118*x237 + x241*x29 + x242*x28;
-            const double x251 = -x117*x219 + x119*x237 + x241*x35 + x243*x28;
-            const double x252 = -x118*x219 + x119*x238 + x242*x35 + x243*x29;
-            const double x253 = -x119*x219 + x243*x35;
-            const double x254 = 0.384*x219 + x239;
-            const double x255 = 0.0825*x219 + x240;
-            const double x256 = 0.0825*x238 + 0.384*x237 - x235;
-            const double x257 = x219*x8 + x237*x9;
-            const double x258 = x219*x9 - x237*x8;
-            const double x259 = x254*x9 - x256*x8;
-            const double x260 = -x254*x8 - x256*x9;
-            const double x261 = -x238*x39 + x258*x46;
-            const double x262 = x238*x38 - x257*x46;
-            const double x263 = x257*x39 - x258*x38;
-            const double x265 = -x136*x258 + x141*x238 + x151*x259 + x154*x260 + x157*x255;
-            const double x266 = x136*x257 - x140*x238 + x152*x259 + x155*x260 + x158*x255;
-            const double x268 = x142*x257 + x261*x38;
-            const double x269 = x142*x258 + x143*x257 + x261*x39 + x262*x38;
-            const double x271 = x142*x238 + x144*x257 + x261*x46 + x263*x38;
-            const double x272 = x143*x238 + x144*x258 + x262*x46 + x263*x39;
-            const double x273 = x144*x238 + x263*x46;
-            const double x274 = x10*x238 + x11*x257;
-            const double x275 = -x10*x257 + x11*x238;
-            const double x276 = x10*x255 + x11*x259;
-            const double x277 = -x10*x259 + x11*x255;
-            const double x278 = x258*x50 + x275*x51;
-            const double x279 = -x258*x49 - x274*x51;
-            const double x280 = x274*x50 - x275*x49;
-            const double x282 = x141*x275 - x163*x258 + x173*x276 + x176*x277 - x179*x260;
-            const double x283 = -x141*x274 + x162*x258 + x174*x276 + x177*x277 - x180*x260;
-            const double x285 = x164*x274 + x278*x49;
-            const double x286 = x164*x275 + x165*x274 + x278*x50 + x279*x49;
-            const double x288 = -x164*x258 + x166*x274 + x278*x51 + x280*x49;
-            const double x289 = -x165*x258 + x166*x275 + x279*x51 + x280*x50;
-            const double x290 = -x166*x258 + x280*x51;
-            const double x291 = -0.088*x258 + x277;
-            const double x292 = -0.088*x275 - x260;
-            const double x293 = -x12*x258 + x13*x274;
-            const double x294 = -x12*x274 - x13*x258;
-            const double x295 = x12*x292 + x13*x276;
-            const double x296 = -x12*x276 + x13*x292;
-            const double x297 = x275*x55 + x294*x61;
-            const double x298 = -x275*x54 - x293*x61;
-            const double x299 = x293*x55 - x294*x54;
-            const double x301 = x183*x294 - x188*x275 + x198*x295 + x201*x296 - x204*x291;
-            const double x302 = -x183*x293 + x187*x275 + x199*x295 + x202*x296 - x205*x291;
-            const double x304 = x189*x293 + x297*x54;
-            const double x305 = x189*x294 + x190*x293 + x297*x55 + x298*x54;
-            const double x307 = -x189*x275 + x191*x293 + x297*x61 + x299*x54;
-            const double x308 = -x190*x275 + x191*x294 + x298*x61 + x299*x55;
-            const double x309 = -x191*x275 + x299*x61;
-            const double x310 = -x14*x15;
-            const double x311 = x14*x14 - x15*x15;
-            const double x312 = -qd1*x15 + x69;
-            const double x313 = qd1*x14 + x70;
-            const double x314 = 0.316*x5;
-            const double x315 = -0.316*x4;
-            const double x316 = x25*x5;
-            const double x317 = -x25*x4;
-            const double x318 = -x18*x5 + x19*x4;
-            const double x320 = x101*x314 + x104*x315 + x5*x86;
-            const double x321 = x102*x314 + x105*x315 - x4*x86;
-            const double x323 = x18*x316 + x4*x92;
-            const double x324 = x18*x317 + x19*x316 + x4*x93 + x5*x92;
-            const double x326 = x18*x318 + x25*x316 + x4*x94;
-            const double x327 = x19*x318 + x25*x317 + x5*x94;
-            const double x328 = x25*x318;
-            const double x329 = -0.0825*x5;
-            const double x330 = x4*x7;
-            const double x331 = -x4*x6;
-            const double x332 = x314*x7 + x329*x6;
-            const double x333 = -x314*x6 + x329*x7;
-            const double x334 = x29*x5 + x331*x35;
-            const double x335 = -x28*x5 - x330*x35;
-            const double x336 = -x28*x331 + x29*x330;
-            const double x338 = x111*x331 - x116*x5 + x126*x332 + x129*x333 - x132*x315;
-            const double x339 = -x111*x330 + x115*x5 + x127*x332 + x130*x333 - x133*x315;
-            const double x341 = x117*x330 + x28*x334;
-            const double x342 = x117*x331 + x118*x330 + x28*x335 + x29*x334;
-            const double x344 = -x117*x5 + x119*x330 + x28*x336 + x334*x35;
-            const double x345 = -x118*x5 + x119*x331 + x29*x336 + x335*x35;
-            const double x346 = -x119*x5 + x336*x35;
-            const double x347 = 0.384*x5 + x332;
-            const double x348 = 0.0825*x5 + x333;
-            const double x349 = 0.0825*x331 + 0.384*x330 - x315;
-            const double x350 = x330*x9 + x5*x8;
-            const double x351 = -x330*x8 + x5*x9;
-            const double x352 = x347*x9 - x349*x8;
-            const double x353 = -x347*x8 - x349*x9;
-            const double x354 = -x331*x39 + x351*x46;
-            const double x355 = x331*x38 - x350*x46;
-            const double x356 = x350*x39 - x351*x38;
-            const double x358 = -x136*x351 + x141*x331 + x151*x352 + x154*x353 + x157*x348;
-            const double x359 = x136*x350 - x140*x331 + x152*x352 + x155*x353 + x158*x348;
-            const double x361 = x142*x350 + x354*x38;
-            const double x362 = x142*x351 + x143*x350 + x354*x39 + x355*x38;
-            const double x364 = x142*x331 + x144*x350 + x354*x46 + x356*x38;
-            const double x365 = x143*x331 + x144*x351 + x355*x46 + x356*x39;
-            const double x366 = x144*x331 + x356*x46;
-            const double x367 = x10*x331 + x11*x350;
-            const double x368 = -x10*x350 + x11*x331;
-            const double x369 = x10*x348 + x11*x352;
-            const double x370 = -x10*x352 + x11*x348;
-            const double x371 = x351*x50 + x368*x51;
-            const double x372 = -x351*x49 - x367*x51;
-            const double x373 = x367*x50 - x368*x49;
-            const double x375 = x141*x368 - x163*x351 + x173*x369 + x176*x370 - x179*x353;
-            const double x376 = -x141*x367 + x162*x351 + x174*x369 + x177*x370 - x180*x353;
-            const double x378 = x164*x367 + x371*x49;
-            const double x379 = x164*x368 + x165*x367 + x371*x50 + x372*x49;
-            const double x381 = -x164*x351 + x166*x367 + x371*x51 + x373*x49;
-            const double x382 = -x165*x351 + x166*x368 + x372*x51 + x373*x50;
-            const double x383 = -x166*x351 + x373*x51;
-            const double x384 = -0.088*x351 + x370;
-            const double x385 = -0.088*x368 - x353;
-            const double x386 = -x12*x351 + x13*x367;
-            const double x387 = -x12*x367 - x13*x351;
-            const double x388 = x12*x385 + x13*x369;
-            const double x389 = -x12*x369 + x13*x385;
-            const double x390 = x368*x55 + x387*x61;
-            const double x391 = -x368*x54 - x386*x61;
-            const double x392 = x386*x55 - x387*x54;
-            const double x394 = x183*x387 - x188*x368 + x198*x388 + x201*x389 - x204*x384;
-            const double x395 = -x183*x386 + x187*x368 + x199*x388 + x202*x389 - x205*x384;
-            const double x397 = x189*x386 + x390*x54;
-            const double x398 = x189*x387 + x190*x386 + x390*x55 + x391*x54;
-            const double x400 = -x189*x368 + x191*x386 + x390*x61 + x392*x54;
-            const double x401 = -x190*x368 + x191*x387 + x391*x61 + x392*x55;
-            const double x402 = -x191*x368 + x392*x61;
-            const double x403 = -x18*x19;
-            const double x404 = x18*x18 - x19*x19;
-            const double x405 = -x19*x25 + x92;
-            const double x406 = x18*x25 + x93;
-            const double x407 = x35*x7;
-            const double x408 = -x35*x6;
-            const double x409 = -x28*x7 + x29*x6;
-            const double x411 = -0.0825*x132 + x111*x7;
-            const double x412 = -0.0825*x133 - x111*x6;
-            const double x414 = x117*x6 + x28*x407;
-            const double x415 = x117*x7 + x118*x6 + x28*x408 + x29*x407;
-            const double x417 = x119*x6 + x28*x409 + x35*x407;
-            const double x418 = x119*x7 + x29*x409 + x35*x408;
-            const double x419 = x35*x409;
-            const double x420 = -0.0825 + 0.0825*x7 + 0.384*x6;
-            const double x421 = x6*x9;
-            const double x422 = -x6*x8;
-            const double x423 = -x420*x8;
-            const double x424 = -x420*x9;
-            const double x425 = -x39*x7 + x422*x46;
-            const double x426 = x38*x7 - x421*x46;
-            const double x427 = -x38*x422 + x39*x421;
-            const double x429 = -x136*x422 + x141*x7 + x151*x423 + x154*x424;
-            const double x430 = x136*x421 - x140*x7 + x152*x423 + x155*x424;
-            const double x432 = x142*x421 + x38*x425;
-            const double x433 = x142*x422 + x143*x421 + x38*x426 + x39*x425;
-            const double x435 = x142*x7 + x144*x421 + x38*x427 + x425*x46;
-            const double x436 = x143*x7 + x144*x422 + x39*x427 + x426*x46;
-            const double x437 = x144*x7 + x427*x46;
-            const double x438 = x10*x7 + x11*x421;
-            const double x439 = -x10*x421 + x11*x7;
-            const double x440 = x11*x423;
-            const double x441 = -x10*x423;
-            const double x442 = x422*x50 + x439*x51;
-            const double x443 = -x422*x49 - x438*x51;
-            const double x444 = x438*x50 - x439*x49;
-            const double x446 = x141*x439 - x163*x422 + x173*x440 + x176*x441 - x179*x424;
-            const double x447 = -x141*x438 + x162*x422 + x174*x440 + x177*x441 - x180*x424;
-            const double x449 = x164*x438 + x442*x49;
-            const double x450 = x164*x439 + x165*x438 + x442*x50 + x443*x49;
-            const double x452 = -x164*x422 + x166*x438 + x442*x51 + x444*x49;
-            const double x453 = -x165*x422 + x166*x439 + x443*x51 + x444*x50;
-            const double x454 = -x166*x422 + x444*x51;
-            const double x455 = -0.088*x422 + x441;
-            const double x456 = -0.088*x439 - x424;
-            const double x457 = -x12*x422 + x13*x438;
-            const double x458 = -x12*x438 - x13*x422;
-            const double x459 = x12*x456 + x13*x440;
-            const double x460 = -x12*x440 + x13*x456;
-            const double x461 = x439*x55 + x458*x61;
-            const double x462 = -x439*x54 - x457*x61;
-            const double x463 = x457*x55 - x458*x54;
-            const double x465 = x183*x458 - x188*x439 + x198*x459 + x201*x460 - x204*x455;
-            const double x466 = -x183*x457 + x187*x439 + x199*x459 + x202*x460 - x205*x455;
-            const double x468 = x189*x457 + x461*x54;
-            const double x469 = x189*x458 + x190*x457 + x461*x55 + x462*x54;
-            const double x471 = -x189*x439 + x191*x457 + x461*x61 + x463*x54;
-            const double x472 = -x190*x439 + x191*x458 + x462*x61 + x463*x55;
-            const double x473 = -x191*x439 + x463*x61;
-            const double x474 = -x28*x29;
-            const double x475 = x28*x28 - x29*x29;
-            const double x476 = x117 - x29*x35;
-            const double x477 = x118 + x28*x35;
-            const double x478 = -0.384*x9;
-            const double x479 = 0.384*x8;
-            const double x480 = -x46*x9;
-            const double x481 = x46*x8;
-            const double x482 = x38*x9 - x39*x8;
-            const double x484 = -0.0825*x157 + x136*x9 + x151*x478 + x154*x479;
-            const double x485 = -0.0825*x158 - x136*x8 + x152*x478 + x155*x479;
-            const double x487 = -x142*x8 + x38*x480;
-            const double x488 = -x142*x9 - x143*x8 + x38*x481 + x39*x480;
-            const double x490 = -x144*x8 + x38*x482 + x46*x480;
-            const double x491 = -x144*x9 + x39*x482 + x46*x481;
-            const double x492 = x46*x482;
-            const double x493 = -x11*x8;
-            const double x494 = x10*x8;
-            const double x495 = -0.0825*x10 + x11*x478;
-            const double x496 = -0.0825*x11 - x10*x478;
-            const double x497 = x494*x51 - x50*x9;
-            const double x498 = x49*x9 - x493*x51;
-            const double x499 = -x49*x494 + x493*x50;
-            const double x501 = x141*x494 + x163*x9 + x173*x495 + x176*x496 - x179*x479;
-            const double x502 = -x141*x493 - x162*x9 + x174*x495 + x177*x496 - x180*x479;
-            const double x504 = x164*x493 + x49*x497;
-            const double x505 = x164*x494 + x165*x493 + x49*x498 + x497*x50;
-            const double x507 = x164*x9 + x166*x493 + x49*x499 + x497*x51;
-            const double x508 = x165*x9 + x166*x494 + x498*x51 + x499*x50;
-            const double x509 = x166*x9 + x499*x51;
-            const double x510 = 0.088*x9 + x496;
-            const double x511 = -0.088*x494 - x479;
-            const double x512 = x12*x9 + x13*x493;
-            const double x513 = -x12*x493 + x13*x9;
-            const double x514 = x12*x511 + x13*x495;
-            const double x515 = -x12*x495 + x13*x511;
-            const double x516 = x494*x55 + x513*x61;
-            const double x517 = -x494*x54 - x512*x61;
-            const double x518 = x512*x55 - x513*x54;
-            const double x520 = x183*x513 - x188*x494 + x198*x514 + x201*x515 - x204*x510;
-            const double x521 = -x183*x512 + x187*x494 + x199*x514 + x202*x515 - x205*x510;
-            const double x523 = x189*x512 + x516*x54;
-            const double x524 = x189*x513 + x190*x512 + x516*x55 + x517*x54;
-            const double x526 = -x189*x494 + x191*x512 + x516*x61 + x518*x54;
-            const double x527 = -x190*x494 + x191*x513 + x517*x61 + x518*x55;
-            const double x528 = -x191*x494 + x518*x61;
-            const double x529 = -x38*x39;
-            const double x530 = x38*x38 - x39*x39;
-            const double x531 = x142 - x39*x46;
-            const double x532 = x143 + x38*x46;
-            const double x533 = x11*x51;
-            const double x534 = -x10*x51;
-            const double x535 = x10*x50 - x11*x49;
-            const double x536 = x11*x141;
-            const double x537 = -x10*x141;
-            const double x539 = x10*x164 + x49*x533;
-            const double x540 = x10*x165 + x11*x164 + x49*x534 + x50*x533;
-            const double x542 = x10*x166 + x49*x535 + x51*x533;
-            const double x543 = x11*x166 + x50*x535 + x51*x534;
-            const double x544 = x51*x535;
-            const double x545 = -0.088*x11;
-            const double x546 = x10*x13;
-            const double x547 = -x10*x12;
-            const double x548 = x12*x545;
-            const double x549 = x13*x545;
-            const double x550 = x11*x55 + x547*x61;
-            const double x551 = -x11*x54 - x546*x61;
-            const double x552 = -x54*x547 + x546*x55;
-            const double x554 = -x11*x188 + x183*x547 + x198*x548 + x201*x549;
-            const double x555 = x11*x187 - x183*x546 + x199*x548 + x202*x549;
-            const double x557 = x189*x546 + x54*x550;
-            const double x558 = x189*x547 + x190*x546 + x54*x551 + x55*x550;
-            const double x560 = -x11*x189 + x191*x546 + x54*x552 + x550*x61;
-            const double x561 = -x11*x190 + x191*x547 + x55*x552 + x551*x61;
-            const double x562 = -x11*x191 + x552*x61;
-            const double x563 = -x49*x50;
-            const double x564 = x49*x49 - x50*x50;
-            const double x565 = x164 - x50*x51;
-            const double x566 = x165 + x49*x51;
-            const double x567 = x13*x61;
-            const double x568 = -x12*x61;
-            const double x569 = x12*x55 - x13*x54;
-            const double x571 = -0.088*x204 + x13*x183;
-            const double x572 = -0.088*x205 - x12*x183;
-            const double x574 = x12*x189 + x54*x567;
-            const double x575 = x12*x190 + x13*x189 + x54*x568 + x55*x567;
-            const double x577 = x12*x191 + x54*x569 + x567*x61;
-            const double x578 = x13*x191 + x55*x569 + x568*x61;
-            const double x579 = x569*x61;
-            const double x580 = -x54*x55;
-            const double x581 = x54*x54 - x55*x55;
-            const double x582 = x189 - x55*x61;
-            const double x583 = x190 + x54*x61;
-            const double x584 = sd_sign(qd0);
-            const double x585 = sd_sign(qd1);
-            const double x586 = sd_sign(qd2);
-            const double x587 = sd_sign(qd3);
-            const double x588 = sd_sign(qd4);
-            const double x589 = sd_sign(qd5);
-            const double x590 = sd_sign(qd6);
-            sd_Yb[0][sd_k] = qdd0;
-            sd_Yb[1][sd_k] = 0.0;
-            sd_Yb[2][sd_k] = 0.0;
-            sd_Yb[3][sd_k] = x211;
-            sd_Yb[4][sd_k] = x212;
-            sd_Yb[5][sd_k] = x214;
-            sd_Yb[6][sd_k] = x215;
-            sd_Yb[7][sd_k] = x216;
-            sd_Yb[8][sd_k] = x226;
-            sd_Yb[9][sd_k] = x227;
-            sd_Yb[10][sd_k] = x229;
-            sd_Yb[11][sd_k] = x230;
-            sd_Yb[12][sd_k] = x232;
-            sd_Yb[13][sd_k] = x233;
-            sd_Yb[14][sd_k] = x234;
-            sd_Yb[15][sd_k] = x245;
-            sd_Yb[16][sd_k] = x246;
-            sd_Yb[17][sd_k] = x248;
-            sd_Yb[18][sd_k] = x249;
-            sd_Yb[19][sd_k] = x251;
-            sd_Yb[20][sd_k] = x252;
-            sd_Yb[21][sd_k] = x253;
-            sd_Yb[22][sd_k] = x265;
-            sd_Yb[23][sd_k] = x266;
-            sd_Yb[24][sd_k] = x268;
-            sd_Yb[25][sd_k] = x269;
-            sd_Yb[26][sd_k] = x271;
-            sd_Yb[27][sd_k] = x272;
-            sd_Yb[28][sd_k] = x273;
-            sd_Yb[29][sd_k] = x282;
-            sd_Yb[30][sd_k] = x283;
-            sd_Yb[31][sd_k] = x285;
-            sd_Yb[32][sd_k] = x286;
-            sd_Yb[33][sd_k] = x288;
-            sd_Yb[34][sd_k] = x289;
-            sd_Yb[35][sd_k] = x290;
-            sd_Yb[36][sd_k] = x301;
-            sd_Yb[37][sd_k] = x302;
-            sd_Yb[38][sd_k] = x304;
-            sd_Yb[39][sd_k] = x305;
-            sd_Yb[40][sd_k] = x307;
-            sd_Yb[41][sd_k] = x308;
-            sd_Yb[42][sd_k] = x309;
-            sd_Yb[43][sd_k] = qd0;
-            sd_Yb[44][sd_k] = x584;
-            sd_Yb[45][sd_k] = 1.0;
-            sd_Yb[46][sd_k] = 0.0;
-            sd_Yb[47][sd_k] = 0.0;
-            sd_Yb[48][sd_k] = 0.0;
-            sd_Yb[49][sd_k] = 0.0;
-            sd_Yb[50][sd_k] = 0.0;
-            sd_Yb[51][sd_k] = 0.0;
-            sd_Yb[52][sd_k] = 0.0;
-            sd_Yb[53][sd_k] = 0.0;
-            sd_Yb[54][sd_k] = 0.0;
-            sd_Yb[55][sd_k] = 0.0;
-            sd_Yb[56][sd_k] = 0.0;
-            sd_Yb[57][sd_k] = 0.0;
-            sd_Yb[58][sd_k] = 0.0;
-            sd_Yb[59][sd_k] = 0.0;
-            sd_Yb[60][sd_k] = 0.0;
-            sd_Yb[61][sd_k] = 0.0;
-            sd_Yb[62][sd_k] = 0.0;
-            sd_Yb[63][sd_k] = 0.0;
-            sd_Yb[64][sd_k] = 0.0;
-            sd_Yb[65][sd_k] = 0.0;
-            sd_Yb[66][sd_k] = 0.0;
-            sd_Yb[67][sd_k] = 0.0;
-            sd_Yb[68][sd_k] = 0.0;
-            sd_Yb[69][sd_k] = 0.0;
-            sd_Yb[70][sd_k] = x68;
-            sd_Yb[71][sd_k] = -x67;
-            sd_Yb[72][sd_k] = x310;
-            sd_Yb[73][sd_k] = x311;
-            sd_Yb[74][sd_k] = x312;
-            sd_Yb[75][sd_k] = x313;
-            sd_Yb[76][sd_k] = qdd1;
-            sd_Yb[77][sd_k] = x320;
-            sd_Yb[78][sd_k] = x321;
-            sd_Yb[79][sd_k] = x323;
-            sd_Yb[80][sd_k] = x324;
-            sd_Yb[81][sd_k] = x326;
-            sd_Yb[82][sd_k] = x327;
-            sd_Yb[83][sd_k] = x328;
-            sd_Yb[84][sd_k] = x338;
-            sd_Yb[85][sd_k] = x339;
-            sd_Yb[86][sd_k] = x341;
-            sd_Yb[87][sd_k] = x342;
-            sd_Yb[88][sd_k] = x344;
-            sd_Yb[89][sd_k] = x345;
-            sd_Yb[90][sd_k] = x346;
-            sd_Yb[91][sd_k] = x358;
-            sd_Yb[92][sd_k] = x359;
-            sd_Yb[93][sd_k] = x361;
-            sd_Yb[94][sd_k] = x362;
-            sd_Yb[95][sd_k] = x364;
-            sd_Yb[96][sd_k] = x365;
-            sd_Yb[97][sd_k] = x366;
-            sd_Yb[98][sd_k] = x375;
-            sd_Yb[99][sd_k] = x376;
-            sd_Yb[100][sd_k] = x378;
-            sd_Yb[101][sd_k] = x379;
-            sd_Yb[102][sd_k] = x381;
-            sd_Yb[103][sd_k] = x382;
-            sd_Yb[104][sd_k] = x383;
-            sd_Yb[105][sd_k] = x394;
-            sd_Yb[106][sd_k] = x395;
-            sd_Yb[107][sd_k] = x397;
-            sd_Yb[108][sd_k] = x398;
-            sd_Yb[109][sd_k] = x400;
-            sd_Yb[110][sd_k] = x401;
-            sd_Yb[111][sd_k] = x402;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = qd1;
-            sd_Yb[116][sd_k] = x585;
-            sd_Yb[117][sd_k] = 1.0;
-            sd_Yb[118][sd_k] = 0.0;
-            sd_Yb[119][sd_k] = 0.0;
-            sd_Yb[120][sd_k] = 0.0;
-            sd_Yb[121][sd_k] = 0.0;
-            sd_Yb[122][sd_k] = 0.0;
-            sd_Yb[123][sd_k] = 0.0;
-            sd_Yb[124][sd_k] = 0.0;
-            sd_Yb[125][sd_k] = 0.0;
-            sd_Yb[126][sd_k] = 0.0;
-            sd_Yb[127][sd_k] = 0.0;
-            sd_Yb[128][sd_k] = 0.0;
-            sd_Yb[129][sd_k] = 0.0;
-            sd_Yb[130][sd_k] = 0.0;
-            sd_Yb[131][sd_k] = 0.0;
-            sd_Yb[132][sd_k] = 0.0;
-            sd_Yb[133][sd_k] = 0.0;
-            sd_Yb[134][sd_k] = 0.0;
-            sd_Yb[135][sd_k] = 0.0;
-            sd_Yb[136][sd_k] = 0.0;
-            sd_Yb[137][sd_k] = 0.0;
-            sd_Yb[138][sd_k] = 0.0;
-            sd_Yb[139][sd_k] = 0.0;
-            sd_Yb[140][sd_k] = 0.0;
-            sd_Yb[141][sd_k] = 0.0;
-            sd_Yb[142][sd_k] = 0.0;
-            sd_Yb[143][sd_k] = 0.0;
-            sd_Yb[144][sd_k] = 0.0;
-            sd_Yb[145][sd_k] = 0.0;
-            sd_Yb[146][sd_k] = x91;
-            sd_Yb[147][sd_k] = -x90;
-            sd_Yb[148][sd_k] = x403;
-            sd_Yb[149][sd_k] = x404;
-            sd_Yb[150][sd_k] = x405;
-            sd_Yb[151][sd_k] = x406;
-            sd_Yb[152][sd_k] = x94;
-            sd_Yb[153][sd_k] = x411;
-            sd_Yb[154][sd_k] = x412;
-            sd_Yb[155][sd_k] = x414;
-            sd_Yb[156][sd_k] = x415;
-            sd_Yb[157][sd_k] = x417;
-            sd_Yb[158][sd_k] = x418;
-            sd_Yb[159][sd_k] = x419;
-            sd_Yb[160][sd_k] = x429;
-            sd_Yb[161][sd_k] = x430;
-            sd_Yb[162][sd_k] = x432;
-            sd_Yb[163][sd_k] = x433;
-            sd_Yb[164][sd_k] = x435;
-            sd_Yb[165][sd_k] = x436;
-            sd_Yb[166][sd_k] = x437;
-            sd_Yb[167][sd_k] = x446;
-            sd_Yb[168][sd_k] = x447;
-            sd_Yb[169][sd_k] = x449;
-            sd_Yb[170][sd_k] = x450;
-            sd_Yb[171][sd_k] = x452;
-            sd_Yb[172][sd_k] = x453;
-            sd_Yb[173][sd_k] = x454;
-            sd_Yb[174][sd_k] = x465;
-            sd_Yb[175][sd_k] = x466;
-            sd_Yb[176][sd_k] = x468;
-            sd_Yb[177][sd_k] = x469;
-            sd_Yb[178][sd_k] = x471;
-            sd_Yb[179][sd_k] = x472;
-            sd_Yb[180][sd_k] = x473;
-            sd_Yb[181][sd_k] = 0.0;
-            sd_Yb[182][sd_k] = 0.0;
-            sd_Yb[183][sd_k] = 0.0;
-            sd_Yb[184][sd_k] = 0.0;
-            sd_Yb[185][sd_k] = 0.0;
-            sd_Yb[186][sd_k] = 0.0;
-            sd_Yb[187][sd_k] = qd2;
-            sd_Yb[188][sd_k] = x586;
-            sd_Yb[189][sd_k] = 1.0;
-            sd_Yb[190][sd_k] = qdd2;
-            sd_Yb[191][sd_k] = 0.0;
-            sd_Yb[192][sd_k] = 0.0;
-            sd_Yb[193][sd_k] = 0.0;
-            sd_Yb[194][sd_k] = 0.0;
-            sd_Yb[195][sd_k] = 0.0;
-            sd_Yb[196][sd_k] = 0.0;
-            sd_Yb[197][sd_k] = 0.0;
-            sd_Yb[198][sd_k] = 0.0;
-            sd_Yb[199][sd_k] = 0.0;
-            sd_Yb[200][sd_k] = 0.0;
-            sd_Yb[201][sd_k] = 0.0;
-            sd_Yb[202][sd_k] = 0.0;
-            sd_Yb[203][sd_k] = 0.0;
-            sd_Yb[204][sd_k] = 0.0;
-            sd_Yb[205][sd_k] = 0.0;
-            sd_Yb[206][sd_k] = 0.0;
-            sd_Yb[207][sd_k] = 0.0;
-            sd_Yb[208][sd_k] = 0.0;
-            sd_Yb[209][sd_k] = 0.0;
-            sd_Yb[210][sd_k] = 0.0;
-            sd_Yb[211][sd_k] = 0.0;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = 0.0;
-            sd_Yb[221][sd_k] = 0.0;
-            sd_Yb[222][sd_k] = x116;
-            sd_Yb[223][sd_k] = -x115;
-            sd_Yb[224][sd_k] = x474;
-            sd_Yb[225][sd_k] = x475;
-            sd_Yb[226][sd_k] = x476;
-            sd_Yb[227][sd_k] = x477;
-            sd_Yb[228][sd_k] = x119;
-            sd_Yb[229][sd_k] = x484;
-            sd_Yb[230][sd_k] = x485;
-            sd_Yb[231][sd_k] = x487;
-            sd_Yb[232][sd_k] = x488;
-            sd_Yb[233][sd_k] = x490;
-            sd_Yb[234][sd_k] = x491;
-            sd_Yb[235][sd_k] = x492;
-            sd_Yb[236][sd_k] = x501;
-            sd_Yb[237][sd_k] = x502;
-            sd_Yb[238][sd_k] = x504;
-            sd_Yb[239][sd_k] = x505;
-            sd_Yb[240][sd_k] = x507;
-            sd_Yb[241][sd_k] = x508;
-            sd_Yb[242][sd_k] = x509;
-            sd_Yb[243][sd_k] = x520;
-            sd_Yb[244][sd_k] = x521;
-            sd_Yb[245][sd_k] = x523;
-            sd_Yb[246][sd_k] = x524;
-            sd_Yb[247][sd_k] = x526;
-            sd_Yb[248][sd_k] = x527;
-            sd_Yb[249][sd_k] = x528;
-            sd_Yb[250][sd_k] = 0.0;
-            sd_Yb[251][sd_k] = 0.0;
-            sd_Yb[252][sd_k] = 0.0;
-            sd_Yb[253][sd_k] = 0.0;
-            sd_Yb[254][sd_k] = 0.0;
-            sd_Yb[255][sd_k] = 0.0;
-            sd_Yb[256][sd_k] = 0.0;
-            sd_Yb[257][sd_k] = 0.0;
-            sd_Yb[258][sd_k] = 0.0;
-            sd_Yb[259][sd_k] = 0.0;
-            sd_Yb[260][sd_k] = qd3;
-            sd_Yb[261][sd_k] = x587;
-            sd_Yb[262][sd_k] = 1.0;
-            sd_Yb[263][sd_k] = qdd3;
-            sd_Yb[264][sd_k] = 0.0;
-            sd_Yb[265][sd_k] = 0.0;
-            sd_Yb[266][sd_k] = 0.0;
-            sd_Yb[267][sd_k] = 0.0;
-            sd_Yb[268][sd_k] = 0.0;
-            sd_Yb[269][sd_k] = 0.0;
-            sd_Yb[270][sd_k] = 0.0;
-            sd_Yb[271][sd_k] = 0.0;
-            sd_Yb[272][sd_k] = 0.0;
-            sd_Yb[273][sd_k] = 0.0;
-            sd_Yb[274][sd_k] = 0.0;
-            sd_Yb[275][sd_k] = 0.0;
-            sd_Yb[276][sd_k] = 0.0;
-            sd_Yb[277][sd_k] = 0.0;
-            sd_Yb[278][sd_k] = 0.0;
-            sd_Yb[279][sd_k] = 0.0;
-            sd_Yb[280][sd_k] = 0.0;
-            sd_Yb[281][sd_k] = 0.0;
-            sd_Yb[282][sd_k] = 0.0;
-            sd_Yb[283][sd_k] = 0.0;
-            sd_Yb[284][sd_k] = 0.0;
-            sd_Yb[285][sd_k] = 0.0;
-            sd_Yb[286][sd_k] = 0.0;
-            sd_Yb[287][sd_k] = 0.0;
-            sd_Yb[288][sd_k] = 0.0;
-            sd_Yb[289][sd_k] = 0.0;
-            sd_Yb[290][sd_k] = 0.0;
-            sd_Yb[291][sd_k] = 0.0;
-            sd_Yb[292][sd_k] = 0.0;
-            sd_Yb[293][sd_k] = 0.0;
-            sd_Yb[294][sd_k] = 0.0;
-            sd_Yb[295][sd_k] = 0.0;
-            sd_Yb[296][sd_k] = 0.0;
-            sd_Yb[297][sd_k] = 0.0;
-            sd_Yb[298][sd_k] = x141;
-            sd_Yb[299][sd_k] = -x140;
-            sd_Yb[300][sd_k] = x529;
-            sd_Yb[301][sd_k] = x530;
-            sd_Yb[302][sd_k] = x531;
-            sd_Yb[303][sd_k] = x532;
-            sd_Yb[304][sd_k] = x144;
-            sd_Yb[305][sd_k] = x536;
-            sd_Yb[306][sd_k] = x537;
-            sd_Yb[307][sd_k] = x539;
-            sd_Yb[308][sd_k] = x540;
-            sd_Yb[309][sd_k] = x542;
-            sd_Yb[310][sd_k] = x543;
-            sd_Yb[311][sd_k] = x544;
-            sd_Yb[312][sd_k] = x554;
-            sd_Yb[313][sd_k] = x555;
-            sd_Yb[314][sd_k] = x557;
-            sd_Yb[315][sd_k] = x558;
-            sd_Yb[316][sd_k] = x560;
-            sd_Yb[317][sd_k] = x561;
-            sd_Yb[318][sd_k] = x562;
-            sd_Yb[319][sd_k] = 0.0;
-            sd_Yb[320][sd_k] = 0.0;
-            sd_Yb[321][sd_k] = 0.0;
-            sd_Yb[322][sd_k] = 0.0;
-            sd_Yb[323][sd_k] = 0.0;
-            sd_Yb[324][sd_k] = 0.0;
-            sd_Yb[325][sd_k] = 0.0;
-            sd_Yb[326][sd_k] = 0.0;
-            sd_Yb[327][sd_k] = 0.0;
-            sd_Yb[328][sd_k] = 0.0;
-            sd_Yb[329][sd_k] = 0.0;
-            sd_Yb[330][sd_k] = 0.0;
-            sd_Yb[331][sd_k] = 0.0;
-            sd_Yb[332][sd_k] = 0.0;
-            sd_Yb[333][sd_k] = qd4;
-            sd_Yb[334][sd_k] = x588;
-            sd_Yb[335][sd_k] = 1.0;
-            sd_Yb[336][sd_k] = qdd4;
-            sd_Yb[337][sd_k] = 0.0;
-            sd_Yb[338][sd_k] = 0.0;
-            sd_Yb[339][sd_k] = 0.0;
-            sd_Yb[340][sd_k] = 0.0;
-            sd_Yb[341][sd_k] = 0.0;
-            sd_Yb[342][sd_k] = 0.0;
-            sd_Yb[343][sd_k] = 0.0;
-            sd_Yb[344][sd_k] = 0.0;
-            sd_Yb[345][sd_k] = 0.0;
-            sd_Yb[346][sd_k] = 0.0;
-            sd_Yb[347][sd_k] = 0.0;
-            sd_Yb[348][sd_k] = 0.0;
-            sd_Yb[349][sd_k] = 0.0;
-            sd_Yb[350][sd_k] = 0.0;
-            sd_Yb[351][sd_k] = 0.0;
-            sd_Yb[352][sd_k] = 0.0;
-            sd_Yb[353][sd_k] = 0.0;
-            sd_Yb[354][sd_k] = 0.0;
-            sd_Yb[355][sd_k] = 0.0;
-            sd_Yb[356][sd_k] = 0.0;
-            sd_Yb[357][sd_k] = 0.0;
-            sd_Yb[358][sd_k] = 0.0;
-            sd_Yb[359][sd_k] = 0.0;
-            sd_Yb[360][sd_k] = 0.0;
-            sd_Yb[361][sd_k] = 0.0;
-            sd_Yb[362][sd_k] = 0.0;
-            sd_Yb[363][sd_k] = 0.0;
-            sd_Yb[364][sd_k] = 0.0;
-            sd_Yb[365][sd_k] = 0.0;
-            sd_Yb[366][sd_k] = 0.0;
-            sd_Yb[367][sd_k] = 0.0;
-            sd_Yb[368][sd_k] = 0.0;
-            sd_Yb[369][sd_k] = 0.0;
-            sd_Yb[370][sd_k] = 0.0;
-            sd_Yb[371][sd_k] = 0.0;
-            sd_Yb[372][sd_k] = 0.0;
-            sd_Yb[373][sd_k] = 0.0;
-            sd_Yb[374][sd_k] = x163;
-            sd_Yb[375][sd_k] = -x162;
-            sd_Yb[376][sd_k] = x563;
-            sd_Yb[377][sd_k] = x564;
-            sd_Yb[378][sd_k] = x565;
-            sd_Yb[379][sd_k] = x566;
-            sd_Yb[380][sd_k] = x166;
-            sd_Yb[381][sd_k] = x571;
-            sd_Yb[382][sd_k] = x572;
-            sd_Yb[383][sd_k] = x574;
-            sd_Yb[384][sd_k] = x575;
-            sd_Yb[385][sd_k] = x577;
-            sd_Yb[386][sd_k] = x578;
-            sd_Yb[387][sd_k] = x579;
-            sd_Yb[388][sd_k] = 0.0;
-            sd_Yb[389][sd_k] = 0.0;
-            sd_Yb[390][sd_k] = 0.0;
-            sd_Yb[391][sd_k] = 0.0;
-            sd_Yb[392][sd_k] = 0.0;
-            sd_Yb[393][sd_k] = 0.0;
-            sd_Yb[394][sd_k] = 0.0;
-            sd_Yb[395][sd_k] = 0.0;
-            sd_Yb[396][sd_k] = 0.0;
-            sd_Yb[397][sd_k] = 0.0;
-            sd_Yb[398][sd_k] = 0.0;
-            sd_Yb[399][sd_k] = 0.0;
-            sd_Yb[400][sd_k] = 0.0;
-            sd_Yb[401][sd_k] = 0.0;
-            sd_Yb[402][sd_k] = 0.0;
-            sd_Yb[403][sd_k] = 0.0;
-            sd_Yb[404][sd_k] = 0.0;
-            sd_Yb[405][sd_k] = 0.0;
-            sd_Yb[406][sd_k] = qd5;
-            sd_Yb[407][sd_k] = x589;
-            sd_Yb[408][sd_k] = 1.0;
-            sd_Yb[409][sd_k] = qdd5;
-            sd_Yb[410][sd_k] = 0.0;
-            sd_Yb[411][sd_k] = 0.0;
-            sd_Yb[412][sd_k] = 0.0;
-            sd_Yb[413][sd_k] = 0.0;
-            sd_Yb[414][sd_k] = 0.0;
-            sd_Yb[415][sd_k] = 0.0;
-            sd_Yb[416][sd_k] = 0.0;
-            sd_Yb[417][sd_k] = 0.0;
-            sd_Yb[418][sd_k] = 0.0;
-            sd_Yb[419][sd_k] = 0.0;
-            sd_Yb[420][sd_k] = 0.0;
-            sd_Yb[421][sd_k] = 0.0;
-            sd_Yb[422][sd_k] = 0.0;
-            sd_Yb[423][sd_k] = 0.0;
-            sd_Yb[424][sd_k] = 0.0;
-            sd_Yb[425][sd_k] = 0.0;
-            sd_Yb[426][sd_k] = 0.0;
-            sd_Yb[427][sd_k] = 0.0;
-            sd_Yb[428][sd_k] = 0.0;
-            sd_Yb[429][sd_k] = 0.0;
-            sd_Yb[430][sd_k] = 0.0;
-            sd_Yb[431][sd_k] = 0.0;
-            sd_Yb[432][sd_k] = 0.0;
-            sd_Yb[433][sd_k] = 0.0;
-            sd_Yb[434][sd_k] = 0.0;
-            sd_Yb[435][sd_k] = 0.0;
-            sd_Yb[436][sd_k] = 0.0;
-            sd_Yb[437][sd_k] = 0.0;
-            sd_Yb[438][sd_k] = 0.0;
-            sd_Yb[439][sd_k] = 0.0;
-            sd_Yb[440][sd_k] = 0.0;
-            sd_Yb[441][sd_k] = 0.0;
-            sd_Yb[442][sd_k] = 0.0;
-            sd_Yb[443][sd_k] = 0.0;
-            sd_Yb[444][sd_k] = 0.0;
-            sd_Yb[445][sd_k] = 0.0;
-            sd_Yb[446][sd_k] = 0.0;
-            sd_Yb[447][sd_k] = 0.0;
-            sd_Yb[448][sd_k] = 0.0;
-            sd_Yb[449][sd_k] = 0.0;
-            sd_Yb[450][sd_k] = x188;
-            sd_Yb[451][sd_k] = -x187;
-            sd_Yb[452][sd_k] = x580;
-            sd_Yb[453][sd_k] = x581;
-            sd_Yb[454][sd_k] = x582;
-            sd_Yb[455][sd_k] = x583;
-            sd_Yb[456][sd_k] = x191;
-            sd_Yb[457][sd_k] = 0.0;
-            sd_Yb[458][sd_k] = 0.0;
-            sd_Yb[459][sd_k] = 0.0;
-            sd_Yb[460][sd_k] = 0.0;
-            sd_Yb[461][sd_k] = 0.0;
-            sd_Yb[462][sd_k] = 0.0;
-            sd_Yb[463][sd_k] = 0.0;
-            sd_Yb[464][sd_k] = 0.0;
-            sd_Yb[465][sd_k] = 0.0;
-            sd_Yb[466][sd_k] = 0.0;
-            sd_Yb[467][sd_k] = 0.0;
-            sd_Yb[468][sd_k] = 0.0;
-            sd_Yb[469][sd_k] = 0.0;
-            sd_Yb[470][sd_k] = 0.0;
-            sd_Yb[471][sd_k] = 0.0;
-            sd_Yb[472][sd_k] = 0.0;
-            sd_Yb[473][sd_k] = 0.0;
-            sd_Yb[474][sd_k] = 0.0;
-            sd_Yb[475][sd_k] = 0.0;
-            sd_Yb[476][sd_k] = 0.0;
-            sd_Yb[477][sd_k] = 0.0;
-            sd_Yb[478][sd_k] = 0.0;
-            sd_Yb[479][sd_k] = qd6;
-            sd_Yb[480][sd_k] = x590;
-            sd_Yb[481][sd_k] = 1.0;
-            sd_Yb[482][sd_k] = qdd6;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Yb[0], 483, sd_n, Yb + sd_first * 483);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                panda_base_regressor(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, qdd + (sd_first + sd_k) * 7, Yb + (sd_first + sd_k) * 483);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_base_regressor(q + sd_i * 7, qd + sd_i * 7, qdd + sd_i * 7, Yb + sd_i * 483);
 }
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 51 mul, 75 add, 0 div, 0 sqrt, 0 trig. */
@@ -26708,205 +24507,13 @@ void panda_base_parameters(const double *params, double *beta)
     beta[68] = p97;
 }
 
-/* base_parameters of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void panda_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_params[98][SD_LANES];
-        sd_gather(params + sd_first * 98, 98, sd_n, sd_params[0]);
-        double sd_beta[69][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double p9 = sd_params[9][sd_k];
-            const double p11 = sd_params[11][sd_k];
-            const double p12 = sd_params[12][sd_k];
-            const double p14 = sd_params[14][sd_k];
-            const double p15 = sd_params[15][sd_k];
-            const double p16 = sd_params[16][sd_k];
-            const double p17 = sd_params[17][sd_k];
-            const double p18 = sd_params[18][sd_k];
-            const double p19 = sd_params[19][sd_k];
-            const double p20 = sd_params[20][sd_k];
-            const double p21 = sd_params[21][sd_k];
-            const double p22 = sd_params[22][sd_k];
-            const double p23 = sd_params[23][sd_k];
-            const double p24 = sd_params[24][sd_k];
-            const double p25 = sd_params[25][sd_k];
-            const double p26 = sd_params[26][sd_k];
-            const double p27 = sd_params[27][sd_k];
-            const double p28 = sd_params[28][sd_k];
-            const double p29 = sd_params[29][sd_k];
-            const double p30 = sd_params[30][sd_k];
-            const double p31 = sd_params[31][sd_k];
-            const double p32 = sd_params[32][sd_k];
-            const double p33 = sd_params[33][sd_k];
-            const double p34 = sd_params[34][sd_k];
-            const double p35 = sd_params[35][sd_k];
-            const double p36 = sd_params[36][sd_k];
-            const double p37 = sd_params[37][sd_k];
-            const double p38 = sd_params[38][sd_k];
-            const double p39 = sd_params[39][sd_k];
-            const double p40 = sd_params[40][sd_k];
-            const double p41 = sd_params[41][sd_k];
-            const double p42 = sd_params[42][sd_k];
-            const double p43 = sd_params[43][sd_k];
-            const double p44 = sd_params[44][sd_k];
-            const double p45 = sd_params[45][sd_k];
-            const double p46 = sd_params[46][sd_k];
-            const double p47 = sd_params[47][sd_k];
-            const double p48 = sd_params[48][sd_k];
-            const double p49 = sd_params[49][sd_k];
-            const double p50 = sd_params[50][sd_k];
-            const double p51 = sd_params[51][sd_k];
-            const double p52 = sd_params[52][sd_k];
-            const double p53 = sd_params[53][sd_k];
-            const double p54 = sd_params[54][sd_k];
-            const double p55 = sd_params[55][sd_k];
-            const double p56 = sd_params[56][sd_k];
-            const double p57 = sd_params[57][sd_k];
-            const double p58 = sd_params[58][sd_k];
-            const double p59 = sd_params[59][sd_k];
-            const double p60 = sd_params[60][sd_k];
-            const double p61 = sd_params[61][sd_k];
-            const double p62 = sd_params[62][sd_k];
-            const double p63 = sd_params[63][sd_k];
-            const double p64 = sd_params[64][sd_k];
-            const double p65 = sd_params[65][sd_k];
-            const double p66 = sd_params[66][sd_k];
-            const double p67 = sd_params[67][sd_k];
-            const double p68 = sd_params[68][sd_k];
-            const double p69 = sd_params[69][sd_k];
-            const double p70 = sd_params[70][sd_k];
-            const double p71 = sd_params[71][sd_k];
-            const double p72 = sd_params[72][sd_k];
-            const double p73 = sd_params[73][sd_k];
-            const double p74 = sd_params[74][sd_k];
-            const double p75 = sd_params[75][sd_k];
-            const double p76 = sd_params[76][sd_k];
-            const double p77 = sd_params[77][sd_k];
-            const double p78 = sd_params[78][sd_k];
-            const double p79 = sd_params[79][sd_k];
-            const double p80 = sd_params[80][sd_k];
-            const double p81 = sd_params[81][sd_k];
-            const double p82 = sd_params[82][sd_k];
-            const double p83 = sd_params[83][sd_k];
-            const double p84 = sd_params[84][sd_k];
-            const double p85 = sd_params[85][sd_k];
-            const double p86 = sd_params[86][sd_k];
-            const double p87 = sd_params[87][sd_k];
-            const double p88 = sd_params[88][sd_k];
-            const double p89 = sd_params[89][sd_k];
-            const double p90 = sd_params[90][sd_k];
-            const double p91 = sd_params[91][sd_k];
-            const double p92 = sd_params[92][sd_k];
-            const double p93 = sd_params[93][sd_k];
-            const double p94 = sd_params[94][sd_k];
-            const double p95 = sd_params[95][sd_k];
-            const double p96 = sd_params[96][sd_k];
-            const double p97 = sd_params[97][sd_k];
-            const double x0 = p16 + p73 + p9;
-            const double x1 = -0.316*p20 - 0.316*p30 - 0.316*p40 - 0.316*p50 - 0.316*p60 + p12 - p23;
-            const double x2 = 0.099856*p20 + 0.10666225*p30 + 0.10666225*p40 + 0.10666225*p50 + 0.10666225*p60 + 0.632*p23 + p14 - p16 + p26;
-            const double x3 = 0.099856*p20 + 0.10666225*p30 + 0.10666225*p40 + 0.10666225*p50 + 0.10666225*p60 + 0.632*p23 + p19 + p26 + p77;
-            const double x4 = 0.0825*p30 + 0.0825*p40 + 0.0825*p50 + 0.0825*p60 + p21;
-            const double x5 = p22 - p33;
-            const double x6 = -0.00680625*p30 + p24 - p26 + p36;
-            const double x7 = 0.0825*p33 + p25;
-            const double x8 = 0.00680625*p30 + 0.0136125*p40 + 0.0136125*p50 + 0.0136125*p60 + p29 + p36;
-            const double x9 = -0.0825*p40 - 0.0825*p50 - 0.0825*p60 + p31;
-            const double x10 = 0.384*p40 + 0.384*p50 + 0.384*p60 + p32 + p43;
-            const double x11 = 0.14064975*p40 + 0.14064975*p50 + 0.14064975*p60 + 0.768*p43 + p34 - p36 + p46;
-            const double x12 = 0.03168*p40 + 0.03168*p50 + 0.03168*p60 + 0.0825*p43 + p35;
-            const double x13 = 0.15426225*p40 + 0.15426225*p50 + 0.15426225*p60 + 0.768*p43 + p39 + p46;
-            const double x14 = p42 - p53;
-            const double x15 = 0.007744*p60 + p44 - p46 + p56;
-            const double x16 = 0.007744*p60 + p49 + p56;
-            const double x17 = 0.088*p60 + p51;
-            const double x18 = p52 - p63;
-            const double x19 = -0.007744*p60 + p54 - p56 + p66;
-            const double x20 = 0.088*p63 + p55;
-            const double x21 = 0.007744*p60 + p59 + p66;
-            const double x22 = p64 - p66;
-            sd_beta[0][sd_k] = x0;
-            sd_beta[1][sd_k] = p11;
-            sd_beta[2][sd_k] = x1;
-            sd_beta[3][sd_k] = x2;
-            sd_beta[4][sd_k] = p15;
-            sd_beta[5][sd_k] = p17;
-            sd_beta[6][sd_k] = p18;
-            sd_beta[7][sd_k] = x3;
-            sd_beta[8][sd_k] = x4;
-            sd_beta[9][sd_k] = x5;
-            sd_beta[10][sd_k] = x6;
-            sd_beta[11][sd_k] = x7;
-            sd_beta[12][sd_k] = p27;
-            sd_beta[13][sd_k] = p28;
-            sd_beta[14][sd_k] = x8;
-            sd_beta[15][sd_k] = x9;
-            sd_beta[16][sd_k] = x10;
-            sd_beta[17][sd_k] = x11;
-            sd_beta[18][sd_k] = x12;
-            sd_beta[19][sd_k] = p37;
-            sd_beta[20][sd_k] = p38;
-            sd_beta[21][sd_k] = x13;
-            sd_beta[22][sd_k] = p41;
-            sd_beta[23][sd_k] = x14;
-            sd_beta[24][sd_k] = x15;
-            sd_beta[25][sd_k] = p45;
-            sd_beta[26][sd_k] = p47;
-            sd_beta[27][sd_k] = p48;
-            sd_beta[28][sd_k] = x16;
-            sd_beta[29][sd_k] = x17;
-            sd_beta[30][sd_k] = x18;
-            sd_beta[31][sd_k] = x19;
-            sd_beta[32][sd_k] = x20;
-            sd_beta[33][sd_k] = p57;
-            sd_beta[34][sd_k] = p58;
-            sd_beta[35][sd_k] = x21;
-            sd_beta[36][sd_k] = p61;
-            sd_beta[37][sd_k] = p62;
-            sd_beta[38][sd_k] = x22;
-            sd_beta[39][sd_k] = p65;
-            sd_beta[40][sd_k] = p67;
-            sd_beta[41][sd_k] = p68;
-            sd_beta[42][sd_k] = p69;
-            sd_beta[43][sd_k] = p70;
-            sd_beta[44][sd_k] = p71;
-            sd_beta[45][sd_k] = p72;
-            sd_beta[46][sd_k] = p74;
-            sd_beta[47][sd_k] = p75;
-            sd_beta[48][sd_k] = p76;
-            sd_beta[49][sd_k] = p78;
-            sd_beta[50][sd_k] = p79;
-            sd_beta[51][sd_k] = p80;
-            sd_beta[52][sd_k] = p81;
-            sd_beta[53][sd_k] = p82;
-            sd_beta[54][sd_k] = p83;
-            sd_beta[55][sd_k] = p84;
-            sd_beta[56][sd_k] = p85;
-            sd_beta[57][sd_k] = p86;
-            sd_beta[58][sd_k] = p87;
-            sd_beta[59][sd_k] = p88;
-            sd_beta[60][sd_k] = p89;
-            sd_beta[61][sd_k] = p90;
-            sd_beta[62][sd_k] = p91;
-            sd_beta[63][sd_k] = p92;
-            sd_beta[64][sd_k] = p93;
-            sd_beta[65][sd_k] = p94;
-            sd_beta[66][sd_k] = p95;
-            sd_beta[67][sd_k] = p96;
-            sd_beta[68][sd_k] = p97;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_beta[0], 69, sd_n, beta + sd_first * 69);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                panda_base_parameters(params + (sd_first + sd_k) * 98, beta + (sd_first + sd_k) * 69);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_base_parameters(params + sd_i * 98, beta + sd_i * 69);
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 95 mul, 53 add, 0 div, 0 sqrt, 14 trig. */
@@ -27054,6 +24661,7 @@ void panda_frame_placement(const double *q, double *oMf)
 /* frame_placement of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_frame_placement_batch(long count, const double *q, double *oMf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -27208,6 +24816,11 @@ void panda_frame_placement_batch(long count, const double *q, double *oMf)
             if (sd_big[sd_k])
                 panda_frame_placement(q + (sd_first + sd_k) * 7, oMf + (sd_first + sd_k) * 48);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_frame_placement(q + sd_i * 7, oMf + sd_i * 48);
+#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 139 mul, 99 add, 0 div, 0 sqrt, 12 trig. */
@@ -27477,288 +25090,13 @@ void panda_frame_jacobian(const double *q, double *J)
     J[125] = -x57;
 }
 
-/* frame_jacobian of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void panda_frame_jacobian_batch(long count, const double *q, double *J)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[7][SD_LANES];
-        sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_J[126][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q2, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q3, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q4, &x8, &x9);
-            double x10, x11;
-            sd_far |= sd_sincos_lane(q5, &x10, &x11);
-            const double x14 = x1*x3;
-            const double x15 = -x1*x2;
-            const double x16 = x0*x3;
-            const double x17 = -x0*x2;
-            const double x18 = -0.316*x15;
-            const double x19 = -0.316*x17;
-            const double x20 = 0.316*x3;
-            const double x21 = -x0*x4 + x14*x5;
-            const double x22 = -x0*x5 - x14*x4;
-            const double x23 = x1*x4 + x16*x5;
-            const double x24 = x1*x5 - x16*x4;
-            const double x25 = -x2*x5;
-            const double x26 = x2*x4;
-            const double x27 = 0.333 + x20;
-            const double x28 = 0.0825*x21;
-            const double x29 = 0.0825*x23;
-            const double x30 = 0.0825*x25;
-            const double x31 = -x15*x6 + x21*x7;
-            const double x32 = -x15*x7 - x21*x6;
-            const double x33 = -x17*x6 + x23*x7;
-            const double x34 = -x17*x7 - x23*x6;
-            const double x35 = x25*x7 + x3*x6;
-            const double x36 = -x25*x6 + x3*x7;
-            const double x37 = x18 + x28;
-            const double x38 = x19 + x29;
-            const double x39 = x27 + x30;
-            const double x40 = -0.0825*x31 + 0.384*x32;
-            const double x41 = -0.0825*x33 + 0.384*x34;
-            const double x42 = -0.0825*x35 + 0.384*x36;
-            const double x43 = x22*x8 + x31*x9;
-            const double x44 = x22*x9 - x31*x8;
-            const double x45 = x24*x8 + x33*x9;
-            const double x46 = x24*x9 - x33*x8;
-            const double x47 = x26*x8 + x35*x9;
-            const double x48 = x26*x9 - x35*x8;
-            const double x49 = x37 + x40;
-            const double x50 = x38 + x41;
-            const double x51 = x39 + x42;
-            const double x52 = x10*x32 + x11*x43;
-            const double x53 = -x10*x43 + x11*x32;
-            const double x54 = x10*x34 + x11*x45;
-            const double x55 = -x10*x45 + x11*x34;
-            const double x56 = x10*x36 + x11*x47;
-            const double x57 = -x10*x47 + x11*x36;
-            const double x58 = 0.088*x52;
-            const double x59 = 0.088*x54;
-            const double x60 = 0.088*x56;
-            const double x67 = x49 + x58;
-            const double x68 = x50 + x59;
-            const double x69 = x51 + x60;
-            const double x76 = -0.1654*x53 + x67;
-            const double x77 = -0.1654*x55 + x68;
-            const double x78 = -0.1654*x57 + x69;
-            const double x79 = -0.2104*x53 + x67;
-            const double x80 = -0.2104*x55 + x68;
-            const double x81 = -0.2104*x57 + x69;
-            const double x82 = -x67 + x76;
-            const double x83 = -x68 + x77;
-            const double x84 = -x69 + x78;
-            const double x85 = -x55*x84 + x57*x83;
-            const double x86 = x53*x84 - x57*x82;
-            const double x87 = -x53*x83 + x55*x82;
-            const double x88 = -x49 + x76;
-            const double x89 = -x50 + x77;
-            const double x90 = -x51 + x78;
-            const double x91 = -x46*x90 + x48*x89;
-            const double x92 = x44*x90 - x48*x88;
-            const double x93 = -x44*x89 + x46*x88;
-            const double x94 = x34*x90 - x36*x89;
-            const double x95 = -x32*x90 + x36*x88;
-            const double x96 = x32*x89 - x34*x88;
-            const double x97 = -x37 + x76;
-            const double x98 = -x38 + x77;
-            const double x99 = -x39 + x78;
-            const double x100 = -x24*x99 + x26*x98;
-            const double x101 = x22*x99 - x26*x97;
-            const double x102 = -x22*x98 + x24*x97;
-            const double x103 = -x18 + x76;
-            const double x104 = -x19 + x77;
-            const double x105 = -x27 + x78;
-            const double x106 = -x104*x3 - x105*x17;
-            const double x107 = x103*x3 + x105*x15;
-            const double x108 = x103*x17 - x104*x15;
-            const double x109 = -0.333 + x78;
-            const double x110 = x1*x109;
-            const double x111 = x0*x109;
-            const double x112 = -x0*x77 - x1*x76;
-            const double x113 = -x67 + x79;
-            const double x114 = -x68 + x80;
-            const double x115 = -x69 + x81;
-            const double x116 = x114*x57 - x115*x55;
-            const double x117 = -x113*x57 + x115*x53;
-            const double x118 = x113*x55 - x114*x53;
-            const double x119 = -x49 + x79;
-            const double x120 = -x50 + x80;
-            const double x121 = -x51 + x81;
-            const double x122 = x120*x48 - x121*x46;
-            const double x123 = -x119*x48 + x121*x44;
-            const double x124 = x119*x46 - x120*x44;
-            const double x125 = -x120*x36 + x121*x34;
-            const double x126 = x119*x36 - x121*x32;
-            const double x127 = -x119*x34 + x120*x32;
-            const double x128 = -x37 + x79;
-            const double x129 = -x38 + x80;
-            const double x130 = -x39 + x81;
-            const double x131 = x129*x26 - x130*x24;
-            const double x132 = -x128*x26 + x130*x22;
-            const double x133 = x128*x24 - x129*x22;
-            const double x134 = -x18 + x79;
-            const double x135 = -x19 + x80;
-            const double x136 = -x27 + x81;
-            const double x137 = -x135*x3 - x136*x17;
-            const double x138 = x134*x3 + x136*x15;
-            const double x139 = x134*x17 - x135*x15;
-            const double x140 = -0.333 + x81;
-            const double x141 = x1*x140;
-            const double x142 = x0*x140;
-            const double x143 = -x0*x80 - x1*x79;
-            sd_J[0][sd_k] = -x77;
-            sd_J[1][sd_k] = x110;
-            sd_J[2][sd_k] = x106;
-            sd_J[3][sd_k] = x100;
-            sd_J[4][sd_k] = x94;
-            sd_J[5][sd_k] = x91;
-            sd_J[6][sd_k] = x85;
-            sd_J[7][sd_k] = x76;
-            sd_J[8][sd_k] = x111;
-            sd_J[9][sd_k] = x107;
-            sd_J[10][sd_k] = x101;
-            sd_J[11][sd_k] = x95;
-            sd_J[12][sd_k] = x92;
-            sd_J[13][sd_k] = x86;
-            sd_J[14][sd_k] = 0.0;
-            sd_J[15][sd_k] = x112;
-            sd_J[16][sd_k] = x108;
-            sd_J[17][sd_k] = x102;
-            sd_J[18][sd_k] = x96;
-            sd_J[19][sd_k] = x93;
-            sd_J[20][sd_k] = x87;
-            sd_J[21][sd_k] = 0.0;
-            sd_J[22][sd_k] = -x0;
-            sd_J[23][sd_k] = -x15;
-            sd_J[24][sd_k] = -x22;
-            sd_J[25][sd_k] = x32;
-            sd_J[26][sd_k] = -x44;
-            sd_J[27][sd_k] = -x53;
-            sd_J[28][sd_k] = 0.0;
-            sd_J[29][sd_k] = x1;
-            sd_J[30][sd_k] = -x17;
-            sd_J[31][sd_k] = -x24;
-            sd_J[32][sd_k] = x34;
-            sd_J[33][sd_k] = -x46;
-            sd_J[34][sd_k] = -x55;
-            sd_J[35][sd_k] = 1.0;
-            sd_J[36][sd_k] = 0.0;
-            sd_J[37][sd_k] = x3;
-            sd_J[38][sd_k] = -x26;
-            sd_J[39][sd_k] = x36;
-            sd_J[40][sd_k] = -x48;
-            sd_J[41][sd_k] = -x57;
-            sd_J[42][sd_k] = -x77;
-            sd_J[43][sd_k] = x110;
-            sd_J[44][sd_k] = x106;
-            sd_J[45][sd_k] = x100;
-            sd_J[46][sd_k] = x94;
-            sd_J[47][sd_k] = x91;
-            sd_J[48][sd_k] = x85;
-            sd_J[49][sd_k] = x76;
-            sd_J[50][sd_k] = x111;
-            sd_J[51][sd_k] = x107;
-            sd_J[52][sd_k] = x101;
-            sd_J[53][sd_k] = x95;
-            sd_J[54][sd_k] = x92;
-            sd_J[55][sd_k] = x86;
-            sd_J[56][sd_k] = 0.0;
-            sd_J[57][sd_k] = x112;
-            sd_J[58][sd_k] = x108;
-            sd_J[59][sd_k] = x102;
-            sd_J[60][sd_k] = x96;
-            sd_J[61][sd_k] = x93;
-            sd_J[62][sd_k] = x87;
-            sd_J[63][sd_k] = 0.0;
-            sd_J[64][sd_k] = -x0;
-            sd_J[65][sd_k] = -x15;
-            sd_J[66][sd_k] = -x22;
-            sd_J[67][sd_k] = x32;
-            sd_J[68][sd_k] = -x44;
-            sd_J[69][sd_k] = -x53;
-            sd_J[70][sd_k] = 0.0;
-            sd_J[71][sd_k] = x1;
-            sd_J[72][sd_k] = -x17;
-            sd_J[73][sd_k] = -x24;
-            sd_J[74][sd_k] = x34;
-            sd_J[75][sd_k] = -x46;
-            sd_J[76][sd_k] = -x55;
-            sd_J[77][sd_k] = 1.0;
-            sd_J[78][sd_k] = 0.0;
-            sd_J[79][sd_k] = x3;
-            sd_J[80][sd_k] = -x26;
-            sd_J[81][sd_k] = x36;
-            sd_J[82][sd_k] = -x48;
-            sd_J[83][sd_k] = -x57;
-            sd_J[84][sd_k] = -x80;
-            sd_J[85][sd_k] = x141;
-            sd_J[86][sd_k] = x137;
-            sd_J[87][sd_k] = x131;
-            sd_J[88][sd_k] = x125;
-            sd_J[89][sd_k] = x122;
-            sd_J[90][sd_k] = x116;
-            sd_J[91][sd_k] = x79;
-            sd_J[92][sd_k] = x142;
-            sd_J[93][sd_k] = x138;
-            sd_J[94][sd_k] = x132;
-            sd_J[95][sd_k] = x126;
-            sd_J[96][sd_k] = x123;
-            sd_J[97][sd_k] = x117;
-            sd_J[98][sd_k] = 0.0;
-            sd_J[99][sd_k] = x143;
-            sd_J[100][sd_k] = x139;
-            sd_J[101][sd_k] = x133;
-            sd_J[102][sd_k] = x127;
-            sd_J[103][sd_k] = x124;
-            sd_J[104][sd_k] = x118;
-            sd_J[105][sd_k] = 0.0;
-            sd_J[106][sd_k] = -x0;
-            sd_J[107][sd_k] = -x15;
-            sd_J[108][sd_k] = -x22;
-            sd_J[109][sd_k] = x32;
-            sd_J[110][sd_k] = -x44;
-            sd_J[111][sd_k] = -x53;
-            sd_J[112][sd_k] = 0.0;
-            sd_J[113][sd_k] = x1;
-            sd_J[114][sd_k] = -x17;
-            sd_J[115][sd_k] = -x24;
-            sd_J[116][sd_k] = x34;
-            sd_J[117][sd_k] = -x46;
-            sd_J[118][sd_k] = -x55;
-            sd_J[119][sd_k] = 1.0;
-            sd_J[120][sd_k] = 0.0;
-            sd_J[121][sd_k] = x3;
-            sd_J[122][sd_k] = -x26;
-            sd_J[123][sd_k] = x36;
-            sd_J[124][sd_k] = -x48;
-            sd_J[125][sd_k] = -x57;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_J[0], 126, sd_n, J + sd_first * 126);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                panda_frame_jacobian(q + (sd_first + sd_k) * 7, J + (sd_first + sd_k) * 126);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_frame_jacobian(q + sd_i * 7, J + sd_i * 126);
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 124 mul, 95 add, 0 div, 0 sqrt, 12 trig. */
@@ -27909,6 +25247,7 @@ void panda_frame_velocity(const double *q, const double *qd, double *vf)
 /* frame_velocity of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -28068,6 +25407,11 @@ void panda_frame_velocity_batch(long count, const double *q, const double *qd, d
             if (sd_big[sd_k])
                 panda_frame_velocity(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, vf + (sd_first + sd_k) * 18);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_frame_velocity(q + sd_i * 7, qd + sd_i * 7, vf + sd_i * 18);
+#endif
 }
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 226 mul, 176 add, 0 div, 0 sqrt, 12 trig. */
@@ -28268,6 +25612,7 @@ void panda_frame_acceleration_bias(const double *q, const double *qd, double *af
 /* frame_acceleration_bias of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -28477,6 +25822,11 @@ void panda_frame_acceleration_bias_batch(long count, const double *q, const doub
             if (sd_big[sd_k])
                 panda_frame_acceleration_bias(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, af + (sd_first + sd_k) * 18);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_frame_acceleration_bias(q + sd_i * 7, qd + sd_i * 7, af + sd_i * 18);
+#endif
 }
 
 /* Centre of mass in the world frame. Operations: 31 mul, 32 add, 0 div, 0 sqrt, 14 trig. */
@@ -28546,6 +25896,7 @@ void panda_center_of_mass(const double *q, double *com)
 /* center_of_mass of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_center_of_mass_batch(long count, const double *q, double *com)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -28622,6 +25973,11 @@ void panda_center_of_mass_batch(long count, const double *q, double *com)
             if (sd_big[sd_k])
                 panda_center_of_mass(q + (sd_first + sd_k) * 7, com + (sd_first + sd_k) * 3);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_center_of_mass(q + sd_i * 7, com + sd_i * 3);
+#endif
 }
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 144 mul, 75 add, 0 div, 0 sqrt, 14 trig. */
@@ -28775,6 +26131,7 @@ void panda_com_jacobian(const double *q, double *Jcom)
 /* com_jacobian of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -28935,6 +26292,11 @@ void panda_com_jacobian_batch(long count, const double *q, double *Jcom)
             if (sd_big[sd_k])
                 panda_com_jacobian(q + (sd_first + sd_k) * 7, Jcom + (sd_first + sd_k) * 21);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_com_jacobian(q + sd_i * 7, Jcom + sd_i * 21);
+#endif
 }
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 346 mul, 300 add, 0 div, 0 sqrt, 14 trig. */
@@ -29267,6 +26629,7 @@ void panda_centroidal_momentum_matrix(const double *q, double *Ag)
 /* centroidal_momentum_matrix of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -29606,6 +26969,11 @@ void panda_centroidal_momentum_matrix_batch(long count, const double *q, double 
             if (sd_big[sd_k])
                 panda_centroidal_momentum_matrix(q + (sd_first + sd_k) * 7, Ag + (sd_first + sd_k) * 42);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_centroidal_momentum_matrix(q + sd_i * 7, Ag + sd_i * 42);
+#endif
 }
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 387 mul, 335 add, 0 div, 0 sqrt, 14 trig. */
@@ -29915,6 +27283,7 @@ void panda_centroidal_momentum(const double *q, const double *qd, double *hg)
 /* centroidal_momentum of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -30233,6 +27602,11 @@ void panda_centroidal_momentum_batch(long count, const double *q, const double *
             if (sd_big[sd_k])
                 panda_centroidal_momentum(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, hg + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_centroidal_momentum(q + sd_i * 7, qd + sd_i * 7, hg + sd_i * 6);
+#endif
 }
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 1452 mul, 1289 add, 6 div, 0 sqrt, 14 trig. */
@@ -31444,6 +28818,7 @@ void panda_operational_space_inertia_inverse(const double *q, double *Linv)
 /* operational_space_inertia_inverse of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -32662,6 +30037,11 @@ void panda_operational_space_inertia_inverse_batch(long count, const double *q, 
             if (sd_big[sd_k])
                 panda_operational_space_inertia_inverse(q + (sd_first + sd_k) * 7, Linv + (sd_first + sd_k) * 324);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_operational_space_inertia_inverse(q + sd_i * 7, Linv + sd_i * 324);
+#endif
 }
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 611 mul, 522 add, 0 div, 0 sqrt, 14 trig. */
@@ -33079,6 +30459,7 @@ void panda_inverse_dynamics_fext(const double *q, const double *qd, const double
 /* inverse_dynamics_fext of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -33509,6 +30890,11 @@ void panda_inverse_dynamics_fext_batch(long count, const double *q, const double
             if (sd_big[sd_k])
                 panda_inverse_dynamics_fext(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, qdd + (sd_first + sd_k) * 7, f_ext + (sd_first + sd_k) * 18, tau + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_inverse_dynamics_fext(q + sd_i * 7, qd + sd_i * 7, qdd + sd_i * 7, f_ext + sd_i * 18, tau + sd_i * 7);
+#endif
 }
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 999 mul, 887 add, 12 div, 0 sqrt, 14 trig. */
@@ -34362,6 +31748,7 @@ void panda_forward_dynamics_fext(const double *q, const double *qd, const double
 /* forward_dynamics_fext of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -35228,4 +32615,9 @@ void panda_forward_dynamics_fext_batch(long count, const double *q, const double
             if (sd_big[sd_k])
                 panda_forward_dynamics_fext(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, tau + (sd_first + sd_k) * 7, f_ext + (sd_first + sd_k) * 18, qdd + (sd_first + sd_k) * 7);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        panda_forward_dynamics_fext(q + sd_i * 7, qd + sd_i * 7, tau + sd_i * 7, f_ext + sd_i * 18, qdd + sd_i * 7);
+#endif
 }

@@ -77,6 +77,7 @@ static void sd_sincos(double x, double *s, double *c)
     *s = (quadrant & 2) ? -a : a;
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
+#if !defined(SYMDYN_NO_LANES)
 
 /* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
  * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
@@ -98,6 +99,7 @@ static inline int sd_sincos_lane(double x, double *s, double *c)
     *c = ((quadrant + 1) & 2) ? -b : b;
     return !(fabs(x) < 1.0e5);
 }
+#endif
 
 /* The reference configuration: zero angles and offsets, identity quaternions. */
 void planar2_neutral(double *q)
@@ -128,7 +130,9 @@ void planar2_difference(const double *q0, const double *q1, double *v)
  * stored structure-of-arrays ([entry][lane]) so that one loop over the lanes runs the function's
  * statements on several states per instruction (gcc and clang vectorize it; `#pragma omp simd` with
  * -fopenmp or -fopenmp-simd). The last block is padded with copies of the last state. With -fopenmp,
- * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread). */
+ * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
+ * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
+ * entries (the lanes cost gcc about 8x the single functions' compile time). */
 #ifndef PLANAR2_BATCH_LANES
 #define PLANAR2_BATCH_LANES 8
 #endif
@@ -146,6 +150,7 @@ void planar2_difference(const double *q0, const double *q1, double *v)
 #define SD_SIMD
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
 /* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
 static void sd_gather(const double *rows, long size, int n, double *block)
 {
@@ -161,6 +166,7 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
         for (long j = 0; j < size; ++j)
             rows[k * size + j] = block[j * SD_LANES + k];
 }
+#endif
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 19 mul, 13 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
@@ -198,6 +204,7 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
 /* inverse_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -247,6 +254,11 @@ void planar2_inverse_dynamics_batch(long count, const double *q, const double *q
             if (sd_big[sd_k])
                 planar2_inverse_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_inverse_dynamics(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, tau + sd_i * 2);
+#endif
 }
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 4 mul, 5 add, 0 div, 0 sqrt, 1 trig. */
@@ -265,39 +277,13 @@ void planar2_mass_matrix(const double *q, double *M)
     M[3] = 0.053333333333333344;
 }
 
-/* mass_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* mass_matrix of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_mass_matrix_batch(long count, const double *q, double *M)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_M[4][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x3_sin, x3;
-            sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
-            sd_far |= x3_sin != x3_sin;
-            const double x13 = 0.2*x3;
-            const double x15 = 0.5 + x13;
-            const double x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15;
-            const double x22 = 0.16666666666666666 + x18;
-            const double x24 = 0.053333333333333344 + 0.5*x13;
-            sd_M[0][sd_k] = x22;
-            sd_M[1][sd_k] = x24;
-            sd_M[2][sd_k] = x24;
-            sd_M[3][sd_k] = 0.053333333333333344;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_M[0], 4, sd_n, M + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_mass_matrix(q + (sd_first + sd_k) * 2, M + (sd_first + sd_k) * 4);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_mass_matrix(q + sd_i * 2, M + sd_i * 4);
 }
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve. Operations: 14 mul, 8 add, 1 div, 0 sqrt, 2 trig. */
@@ -331,6 +317,7 @@ void planar2_mass_matrix_inverse(const double *q, double *Minv)
 /* mass_matrix_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -371,6 +358,11 @@ void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv
             if (sd_big[sd_k])
                 planar2_mass_matrix_inverse(q + (sd_first + sd_k) * 2, Minv + (sd_first + sd_k) * 4);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_mass_matrix_inverse(q + sd_i * 2, Minv + sd_i * 4);
+#endif
 }
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 31 mul, 17 add, 2 div, 0 sqrt, 4 trig. */
@@ -427,6 +419,7 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
 /* forward_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -494,6 +487,11 @@ void planar2_forward_dynamics_batch(long count, const double *q, const double *q
             if (sd_big[sd_k])
                 planar2_forward_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_forward_dynamics(q + sd_i * 2, qd + sd_i * 2, tau + sd_i * 2, qdd + sd_i * 2);
+#endif
 }
 
 /* Generalized gravity g(q): the joint forces that hold the arm still. Operations: 11 mul, 5 add, 0 div, 0 sqrt, 4 trig. */
@@ -520,6 +518,7 @@ void planar2_gravity(const double *q, double *g)
 /* gravity of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_gravity_batch(long count, const double *q, double *g)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -553,6 +552,11 @@ void planar2_gravity_batch(long count, const double *q, double *g)
             if (sd_big[sd_k])
                 planar2_gravity(q + (sd_first + sd_k) * 2, g + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_gravity(q + sd_i * 2, g + sd_i * 2);
+#endif
 }
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 11 mul, 7 add, 0 div, 0 sqrt, 2 trig. */
@@ -584,6 +588,7 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
 /* coriolis_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -624,6 +629,11 @@ void planar2_coriolis_matrix_batch(long count, const double *q, const double *qd
             if (sd_big[sd_k])
                 planar2_coriolis_matrix(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, C + (sd_first + sd_k) * 4);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_coriolis_matrix(q + sd_i * 2, qd + sd_i * 2, C + sd_i * 4);
+#endif
 }
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 15 mul, 8 add, 0 div, 0 sqrt, 4 trig. */
@@ -657,6 +667,7 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
 /* nonlinear_effects of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -699,6 +710,11 @@ void planar2_nonlinear_effects_batch(long count, const double *q, const double *
             if (sd_big[sd_k])
                 planar2_nonlinear_effects(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, b + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_nonlinear_effects(q + sd_i * 2, qd + sd_i * 2, b + sd_i * 2);
+#endif
 }
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 5 mul, 3 add, 0 div, 0 sqrt, 2 trig. */
@@ -720,6 +736,7 @@ void planar2_articulated_inertia(const double *q, double *D)
 /* articulated_inertia of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_articulated_inertia_batch(long count, const double *q, double *D)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -748,6 +765,11 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D)
             if (sd_big[sd_k])
                 planar2_articulated_inertia(q + (sd_first + sd_k) * 2, D + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_articulated_inertia(q + sd_i * 2, D + sd_i * 2);
+#endif
 }
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig. */
@@ -774,6 +796,7 @@ void planar2_innovations_factor(const double *q, double *m)
 /* innovations_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_innovations_factor_batch(long count, const double *q, double *m)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -807,6 +830,11 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m)
             if (sd_big[sd_k])
                 planar2_innovations_factor(q + (sd_first + sd_k) * 2, m + (sd_first + sd_k) * 4);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_innovations_factor(q + sd_i * 2, m + sd_i * 4);
+#endif
 }
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 7 mul, 4 add, 2 div, 1 sqrt, 2 trig. */
@@ -835,6 +863,7 @@ void planar2_innovations_factor_inverse(const double *q, double *ell)
 /* innovations_factor_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -870,6 +899,11 @@ void planar2_innovations_factor_inverse_batch(long count, const double *q, doubl
             if (sd_big[sd_k])
                 planar2_innovations_factor_inverse(q + (sd_first + sd_k) * 2, ell + (sd_first + sd_k) * 4);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_innovations_factor_inverse(q + sd_i * 2, ell + sd_i * 4);
+#endif
 }
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
@@ -898,6 +932,7 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
 /* total_rates of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_total_rates_batch(long count, const double *q, const double *qd, double *nu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -935,6 +970,11 @@ void planar2_total_rates_batch(long count, const double *q, const double *qd, do
             if (sd_big[sd_k])
                 planar2_total_rates(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_total_rates(q + sd_i * 2, qd + sd_i * 2, nu + sd_i * 2);
+#endif
 }
 
 /* Joint rates qd = l* nu (inverse of total_rates). Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
@@ -963,6 +1003,7 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
 /* joint_rates of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1000,6 +1041,11 @@ void planar2_joint_rates_batch(long count, const double *q, const double *nu, do
             if (sd_big[sd_k])
                 planar2_joint_rates(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_joint_rates(q + sd_i * 2, nu + sd_i * 2, qd + sd_i * 2);
+#endif
 }
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
@@ -1030,6 +1076,7 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
 /* working_moments of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_working_moments_batch(long count, const double *q, const double *tau, double *eps)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1069,6 +1116,11 @@ void planar2_working_moments_batch(long count, const double *q, const double *ta
             if (sd_big[sd_k])
                 planar2_working_moments(q + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_working_moments(q + sd_i * 2, tau + sd_i * 2, eps + sd_i * 2);
+#endif
 }
 
 /* Joint forces tau = m eps (inverse of working_moments). Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
@@ -1099,6 +1151,7 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
 /* applied_moments of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1138,6 +1191,11 @@ void planar2_applied_moments_batch(long count, const double *q, const double *ep
             if (sd_big[sd_k])
                 planar2_applied_moments(q + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_applied_moments(q + sd_i * 2, eps + sd_i * 2, tau + sd_i * 2);
+#endif
 }
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 34 mul, 20 add, 2 div, 1 sqrt, 2 trig. */
@@ -1190,6 +1248,7 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
 /* coriolis_nu of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1251,6 +1310,11 @@ void planar2_coriolis_nu_batch(long count, const double *q, const double *nu, do
             if (sd_big[sd_k])
                 planar2_coriolis_nu(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, Cnu + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_coriolis_nu(q + sd_i * 2, nu + sd_i * 2, Cnu + sd_i * 2);
+#endif
 }
 
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 26 mul, 14 add, 0 div, 0 sqrt, 2 trig. */
@@ -1292,6 +1356,7 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
 /* coriolis_eta of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1342,6 +1407,11 @@ void planar2_coriolis_eta_batch(long count, const double *q, const double *eta, 
             if (sd_big[sd_k])
                 planar2_coriolis_eta(q + (sd_first + sd_k) * 2, eta + (sd_first + sd_k) * 2, Cbar + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_coriolis_eta(q + sd_i * 2, eta + sd_i * 2, Cbar + sd_i * 2);
+#endif
 }
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
@@ -1408,6 +1478,7 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
 /* diagonalized_forward_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1487,6 +1558,11 @@ void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, co
             if (sd_big[sd_k])
                 planar2_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu_dot + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_diagonalized_forward_dynamics(q + sd_i * 2, nu + sd_i * 2, tau + sd_i * 2, qd + sd_i * 2, nu_dot + sd_i * 2);
+#endif
 }
 
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 2 mul, 1 add, 0 div, 0 sqrt, 1 trig. */
@@ -1502,36 +1578,13 @@ void planar2_udu_factor(const double *q, double *U)
     U[3] = 1.0;
 }
 
-/* udu_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* udu_factor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_udu_factor_batch(long count, const double *q, double *U)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_U[4][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x3_sin, x3;
-            sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
-            sd_far |= x3_sin != x3_sin;
-            const double x37 = 3.7499999999999996*x3;
-            const double x38 = 0.5*x37 + 1.0;
-            sd_U[0][sd_k] = 1.0;
-            sd_U[1][sd_k] = x38;
-            sd_U[2][sd_k] = 0.0;
-            sd_U[3][sd_k] = 1.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_U[0], 4, sd_n, U + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_udu_factor(q + (sd_first + sd_k) * 2, U + (sd_first + sd_k) * 4);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_udu_factor(q + sd_i * 2, U + sd_i * 4);
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -1542,28 +1595,13 @@ void planar2_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_tau_f[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            sd_tau_f[0][sd_k] = 0.0;
-            sd_tau_f[1][sd_k] = 0.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau_f[0], 2, sd_n, tau_f + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_friction(qd + (sd_first + sd_k) * 2, tau_f + (sd_first + sd_k) * 2);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_friction(qd + sd_i * 2, tau_f + sd_i * 2);
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 18 mul, 11 add, 0 div, 0 sqrt, 4 trig. */
@@ -1654,113 +1692,13 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[55] = qdd1;
 }
 
-/* regressor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_qdd[2][SD_LANES];
-        sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
-        double sd_Y[56][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x6 = qd0 + qd1;
-            const double x7 = 9.81*x0;
-            const double x8 = 9.81*x1;
-            const double x9 = qd0*qd0;
-            const double x10 = -0.5*x9 + x7;
-            const double x11 = 0.5*qdd0 + x8;
-            const double x12 = x10*x3 + x11*x2;
-            const double x13 = -x10*x2 + x11*x3;
-            const double x14 = qdd0 + qdd1;
-            const double x15 = x6*x6;
-            const double x16 = 0.5*x2;
-            const double x17 = 0.5*x3;
-            const double x18 = x12*x16 + x13*x17;
-            const double x19 = x13 + x14*x17 - x15*x16;
-            const double x20 = -x12 - x14*x16 - x15*x17;
-            const double x21 = sd_sign(qd0);
-            const double x22 = sd_sign(qd1);
-            sd_Y[0][sd_k] = 0.0;
-            sd_Y[1][sd_k] = x8;
-            sd_Y[2][sd_k] = -x7;
-            sd_Y[3][sd_k] = 0.0;
-            sd_Y[4][sd_k] = 0.0;
-            sd_Y[5][sd_k] = 0.0;
-            sd_Y[6][sd_k] = 0.0;
-            sd_Y[7][sd_k] = 0.0;
-            sd_Y[8][sd_k] = 0.0;
-            sd_Y[9][sd_k] = qdd0;
-            sd_Y[10][sd_k] = x18;
-            sd_Y[11][sd_k] = x19;
-            sd_Y[12][sd_k] = x20;
-            sd_Y[13][sd_k] = 0.0;
-            sd_Y[14][sd_k] = 0.0;
-            sd_Y[15][sd_k] = 0.0;
-            sd_Y[16][sd_k] = 0.0;
-            sd_Y[17][sd_k] = 0.0;
-            sd_Y[18][sd_k] = 0.0;
-            sd_Y[19][sd_k] = x14;
-            sd_Y[20][sd_k] = qd0;
-            sd_Y[21][sd_k] = x21;
-            sd_Y[22][sd_k] = 1.0;
-            sd_Y[23][sd_k] = qdd0;
-            sd_Y[24][sd_k] = 0.0;
-            sd_Y[25][sd_k] = 0.0;
-            sd_Y[26][sd_k] = 0.0;
-            sd_Y[27][sd_k] = 0.0;
-            sd_Y[28][sd_k] = 0.0;
-            sd_Y[29][sd_k] = 0.0;
-            sd_Y[30][sd_k] = 0.0;
-            sd_Y[31][sd_k] = 0.0;
-            sd_Y[32][sd_k] = 0.0;
-            sd_Y[33][sd_k] = 0.0;
-            sd_Y[34][sd_k] = 0.0;
-            sd_Y[35][sd_k] = 0.0;
-            sd_Y[36][sd_k] = 0.0;
-            sd_Y[37][sd_k] = 0.0;
-            sd_Y[38][sd_k] = 0.0;
-            sd_Y[39][sd_k] = x13;
-            sd_Y[40][sd_k] = -x12;
-            sd_Y[41][sd_k] = 0.0;
-            sd_Y[42][sd_k] = 0.0;
-            sd_Y[43][sd_k] = 0.0;
-            sd_Y[44][sd_k] = 0.0;
-            sd_Y[45][sd_k] = 0.0;
-            sd_Y[46][sd_k] = 0.0;
-            sd_Y[47][sd_k] = x14;
-            sd_Y[48][sd_k] = 0.0;
-            sd_Y[49][sd_k] = 0.0;
-            sd_Y[50][sd_k] = 0.0;
-            sd_Y[51][sd_k] = 0.0;
-            sd_Y[52][sd_k] = qd1;
-            sd_Y[53][sd_k] = x22;
-            sd_Y[54][sd_k] = 1.0;
-            sd_Y[55][sd_k] = qdd1;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Y[0], 56, sd_n, Y + sd_first * 56);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_regressor(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, Y + (sd_first + sd_k) * 56);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_regressor(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, Y + sd_i * 56);
 }
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 16 mul, 10 add, 0 div, 0 sqrt, 4 trig. */
@@ -1820,82 +1758,13 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[25] = qdd1;
 }
 
-/* base_regressor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_qdd[2][SD_LANES];
-        sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
-        double sd_Yb[26][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x6 = qd0 + qd1;
-            const double x7 = 9.81*x0;
-            const double x8 = 9.81*x1;
-            const double x9 = qd0*qd0;
-            const double x10 = -0.5*x9 + x7;
-            const double x11 = 0.5*qdd0 + x8;
-            const double x12 = x10*x3 + x11*x2;
-            const double x13 = -x10*x2 + x11*x3;
-            const double x14 = qdd0 + qdd1;
-            const double x15 = x6*x6;
-            const double x16 = 0.5*x2;
-            const double x17 = 0.5*x3;
-            const double x19 = x13 + x14*x17 - x15*x16;
-            const double x20 = -x12 - x14*x16 - x15*x17;
-            const double x21 = sd_sign(qd0);
-            const double x22 = sd_sign(qd1);
-            sd_Yb[0][sd_k] = x8;
-            sd_Yb[1][sd_k] = -x7;
-            sd_Yb[2][sd_k] = qdd0;
-            sd_Yb[3][sd_k] = x19;
-            sd_Yb[4][sd_k] = x20;
-            sd_Yb[5][sd_k] = x14;
-            sd_Yb[6][sd_k] = qd0;
-            sd_Yb[7][sd_k] = x21;
-            sd_Yb[8][sd_k] = 1.0;
-            sd_Yb[9][sd_k] = 0.0;
-            sd_Yb[10][sd_k] = 0.0;
-            sd_Yb[11][sd_k] = 0.0;
-            sd_Yb[12][sd_k] = 0.0;
-            sd_Yb[13][sd_k] = 0.0;
-            sd_Yb[14][sd_k] = 0.0;
-            sd_Yb[15][sd_k] = 0.0;
-            sd_Yb[16][sd_k] = x13;
-            sd_Yb[17][sd_k] = -x12;
-            sd_Yb[18][sd_k] = x14;
-            sd_Yb[19][sd_k] = 0.0;
-            sd_Yb[20][sd_k] = 0.0;
-            sd_Yb[21][sd_k] = 0.0;
-            sd_Yb[22][sd_k] = qd1;
-            sd_Yb[23][sd_k] = x22;
-            sd_Yb[24][sd_k] = 1.0;
-            sd_Yb[25][sd_k] = qdd1;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Yb[0], 26, sd_n, Yb + sd_first * 26);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_base_regressor(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, Yb + (sd_first + sd_k) * 26);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_base_regressor(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, Yb + sd_i * 26);
 }
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 2 mul, 3 add, 0 div, 0 sqrt, 0 trig. */
@@ -1933,56 +1802,13 @@ void planar2_base_parameters(const double *params, double *beta)
     beta[12] = p27;
 }
 
-/* base_parameters of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_params[28][SD_LANES];
-        sd_gather(params + sd_first * 28, 28, sd_n, sd_params[0]);
-        double sd_beta[13][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double p1 = sd_params[1][sd_k];
-            const double p2 = sd_params[2][sd_k];
-            const double p9 = sd_params[9][sd_k];
-            const double p10 = sd_params[10][sd_k];
-            const double p11 = sd_params[11][sd_k];
-            const double p12 = sd_params[12][sd_k];
-            const double p19 = sd_params[19][sd_k];
-            const double p20 = sd_params[20][sd_k];
-            const double p21 = sd_params[21][sd_k];
-            const double p22 = sd_params[22][sd_k];
-            const double p23 = sd_params[23][sd_k];
-            const double p24 = sd_params[24][sd_k];
-            const double p25 = sd_params[25][sd_k];
-            const double p26 = sd_params[26][sd_k];
-            const double p27 = sd_params[27][sd_k];
-            const double x0 = 0.5*p10 + p1;
-            const double x1 = 0.25*p10 + p23 + p9;
-            sd_beta[0][sd_k] = x0;
-            sd_beta[1][sd_k] = p2;
-            sd_beta[2][sd_k] = x1;
-            sd_beta[3][sd_k] = p11;
-            sd_beta[4][sd_k] = p12;
-            sd_beta[5][sd_k] = p19;
-            sd_beta[6][sd_k] = p20;
-            sd_beta[7][sd_k] = p21;
-            sd_beta[8][sd_k] = p22;
-            sd_beta[9][sd_k] = p24;
-            sd_beta[10][sd_k] = p25;
-            sd_beta[11][sd_k] = p26;
-            sd_beta[12][sd_k] = p27;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_beta[0], 13, sd_n, beta + sd_first * 13);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_base_parameters(params + (sd_first + sd_k) * 28, beta + (sd_first + sd_k) * 13);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_base_parameters(params + sd_i * 28, beta + sd_i * 13);
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 8 mul, 3 add, 0 div, 0 sqrt, 4 trig. */
@@ -2017,53 +1843,13 @@ void planar2_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
-/* frame_placement of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* frame_placement of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_oMf[16][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            const double x6 = -x0*x2 + x1*x3;
-            const double x7 = -x0*x3 - x1*x2;
-            const double x8 = x0*x3 + x1*x2;
-            sd_oMf[0][sd_k] = x6;
-            sd_oMf[1][sd_k] = x7;
-            sd_oMf[2][sd_k] = 0.0;
-            sd_oMf[3][sd_k] = x4;
-            sd_oMf[4][sd_k] = x8;
-            sd_oMf[5][sd_k] = x6;
-            sd_oMf[6][sd_k] = 0.0;
-            sd_oMf[7][sd_k] = x5;
-            sd_oMf[8][sd_k] = 0.0;
-            sd_oMf[9][sd_k] = 0.0;
-            sd_oMf[10][sd_k] = 1.0;
-            sd_oMf[11][sd_k] = 0.0;
-            sd_oMf[12][sd_k] = 0.0;
-            sd_oMf[13][sd_k] = 0.0;
-            sd_oMf[14][sd_k] = 0.0;
-            sd_oMf[15][sd_k] = 1.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_frame_placement(q + (sd_first + sd_k) * 2, oMf + (sd_first + sd_k) * 16);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_frame_placement(q + sd_i * 2, oMf + sd_i * 16);
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 2 mul, 0 add, 0 div, 0 sqrt, 2 trig. */
@@ -2088,43 +1874,13 @@ void planar2_frame_jacobian(const double *q, double *J)
     J[11] = 1.0;
 }
 
-/* frame_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_frame_jacobian_batch(long count, const double *q, double *J)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_J[12][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            sd_J[0][sd_k] = -x5;
-            sd_J[1][sd_k] = 0.0;
-            sd_J[2][sd_k] = x4;
-            sd_J[3][sd_k] = 0.0;
-            sd_J[4][sd_k] = 0.0;
-            sd_J[5][sd_k] = 0.0;
-            sd_J[6][sd_k] = 0.0;
-            sd_J[7][sd_k] = 0.0;
-            sd_J[8][sd_k] = 0.0;
-            sd_J[9][sd_k] = 0.0;
-            sd_J[10][sd_k] = 1.0;
-            sd_J[11][sd_k] = 1.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_J[0], 12, sd_n, J + sd_first * 12);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_frame_jacobian(q + (sd_first + sd_k) * 2, J + (sd_first + sd_k) * 12);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_frame_jacobian(q + sd_i * 2, J + sd_i * 12);
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 4 mul, 1 add, 0 div, 0 sqrt, 2 trig. */
@@ -2148,44 +1904,13 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     vf[5] = x9;
 }
 
-/* frame_velocity of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* frame_velocity of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_vf[6][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            const double x9 = qd0 + qd1;
-            const double x10 = -qd0*x5;
-            const double x11 = qd0*x4;
-            sd_vf[0][sd_k] = x10;
-            sd_vf[1][sd_k] = x11;
-            sd_vf[2][sd_k] = 0.0;
-            sd_vf[3][sd_k] = 0.0;
-            sd_vf[4][sd_k] = 0.0;
-            sd_vf[5][sd_k] = x9;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_vf[0], 6, sd_n, vf + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_frame_velocity(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, vf + (sd_first + sd_k) * 6);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_frame_velocity(q + sd_i * 2, qd + sd_i * 2, vf + sd_i * 6);
 }
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 6 mul, 0 add, 0 div, 0 sqrt, 2 trig. */
@@ -2209,44 +1934,13 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
     af[5] = 0.0;
 }
 
-/* frame_acceleration_bias of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* frame_acceleration_bias of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_af[6][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            const double x10 = -qd0*x5;
-            const double x11 = qd0*x4;
-            const double x12 = -qd0*x11;
-            const double x13 = qd0*x10;
-            sd_af[0][sd_k] = x12;
-            sd_af[1][sd_k] = x13;
-            sd_af[2][sd_k] = 0.0;
-            sd_af[3][sd_k] = 0.0;
-            sd_af[4][sd_k] = 0.0;
-            sd_af[5][sd_k] = 0.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_af[0], 6, sd_n, af + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_frame_acceleration_bias(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, af + (sd_first + sd_k) * 6);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_frame_acceleration_bias(q + sd_i * 2, qd + sd_i * 2, af + sd_i * 6);
 }
 
 /* Centre of mass in the world frame. Operations: 8 mul, 3 add, 0 div, 0 sqrt, 4 trig. */
@@ -2273,6 +1967,7 @@ void planar2_center_of_mass(const double *q, double *com)
 /* center_of_mass of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_center_of_mass_batch(long count, const double *q, double *com)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2306,6 +2001,11 @@ void planar2_center_of_mass_batch(long count, const double *q, double *com)
             if (sd_big[sd_k])
                 planar2_center_of_mass(q + (sd_first + sd_k) * 2, com + (sd_first + sd_k) * 3);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_center_of_mass(q + sd_i * 2, com + sd_i * 3);
+#endif
 }
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 16 mul, 5 add, 0 div, 0 sqrt, 4 trig. */
@@ -2341,6 +2041,7 @@ void planar2_com_jacobian(const double *q, double *Jcom)
 /* com_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2383,6 +2084,11 @@ void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
             if (sd_big[sd_k])
                 planar2_com_jacobian(q + (sd_first + sd_k) * 2, Jcom + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_com_jacobian(q + sd_i * 2, Jcom + sd_i * 6);
+#endif
 }
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 24 mul, 14 add, 0 div, 0 sqrt, 4 trig. */
@@ -2432,6 +2138,7 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
 /* centroidal_momentum_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2488,6 +2195,11 @@ void planar2_centroidal_momentum_matrix_batch(long count, const double *q, doubl
             if (sd_big[sd_k])
                 planar2_centroidal_momentum_matrix(q + (sd_first + sd_k) * 2, Ag + (sd_first + sd_k) * 12);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_centroidal_momentum_matrix(q + sd_i * 2, Ag + sd_i * 12);
+#endif
 }
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 30 mul, 17 add, 0 div, 0 sqrt, 4 trig. */
@@ -2536,6 +2248,7 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
 /* centroidal_momentum of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2593,6 +2306,11 @@ void planar2_centroidal_momentum_batch(long count, const double *q, const double
             if (sd_big[sd_k])
                 planar2_centroidal_momentum(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, hg + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_centroidal_momentum(q + sd_i * 2, qd + sd_i * 2, hg + sd_i * 6);
+#endif
 }
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 41 mul, 24 add, 1 div, 0 sqrt, 4 trig. */
@@ -2675,101 +2393,13 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[35] = x52;
 }
 
-/* operational_space_inertia_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* operational_space_inertia_inverse of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar2_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Linv[36][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x29 = 1.0/x25;
-            const double x38 = -x0*x2 + x1*x3;
-            const double x39 = -x0*x3 - x1*x2;
-            const double x40 = x0*x3 + x1*x2;
-            const double x41 = -0.5*x3;
-            const double x42 = 0.5*x2;
-            const double x43 = x29*x42;
-            const double x44 = -x29*x41;
-            const double x45 = x42*x43;
-            const double x46 = -x41*x43;
-            const double x47 = -x41*x44;
-            const double x48 = 3.7499999999999996*x44 + x29;
-            const double x49 = 3.7499999999999996*x46 + x43;
-            const double x50 = 3.7499999999999996*x47 + x44;
-            const double x51 = 18.749999999999996 + 3.7499999999999996*x50 + x48;
-            const double x52 = -2.0*x48 + x29 + x51;
-            const double x53 = x43 - x49;
-            const double x54 = x44 - x50;
-            const double x64 = x38*x53 + x39*x54;
-            const double x65 = x38*x45 + x39*x46;
-            const double x66 = x38*x46 + x39*x47;
-            const double x67 = x38*x54 + x40*x53;
-            const double x68 = x38*x46 + x40*x45;
-            const double x69 = x38*x47 + x40*x46;
-            const double x70 = x38*x65 + x39*x66;
-            const double x71 = x38*x68 + x39*x69;
-            const double x72 = x38*x69 + x40*x68;
-            sd_Linv[0][sd_k] = x70;
-            sd_Linv[1][sd_k] = x71;
-            sd_Linv[2][sd_k] = 0.0;
-            sd_Linv[3][sd_k] = 0.0;
-            sd_Linv[4][sd_k] = 0.0;
-            sd_Linv[5][sd_k] = x64;
-            sd_Linv[6][sd_k] = x71;
-            sd_Linv[7][sd_k] = x72;
-            sd_Linv[8][sd_k] = 0.0;
-            sd_Linv[9][sd_k] = 0.0;
-            sd_Linv[10][sd_k] = 0.0;
-            sd_Linv[11][sd_k] = x67;
-            sd_Linv[12][sd_k] = 0.0;
-            sd_Linv[13][sd_k] = 0.0;
-            sd_Linv[14][sd_k] = 0.0;
-            sd_Linv[15][sd_k] = 0.0;
-            sd_Linv[16][sd_k] = 0.0;
-            sd_Linv[17][sd_k] = 0.0;
-            sd_Linv[18][sd_k] = 0.0;
-            sd_Linv[19][sd_k] = 0.0;
-            sd_Linv[20][sd_k] = 0.0;
-            sd_Linv[21][sd_k] = 0.0;
-            sd_Linv[22][sd_k] = 0.0;
-            sd_Linv[23][sd_k] = 0.0;
-            sd_Linv[24][sd_k] = 0.0;
-            sd_Linv[25][sd_k] = 0.0;
-            sd_Linv[26][sd_k] = 0.0;
-            sd_Linv[27][sd_k] = 0.0;
-            sd_Linv[28][sd_k] = 0.0;
-            sd_Linv[29][sd_k] = 0.0;
-            sd_Linv[30][sd_k] = x64;
-            sd_Linv[31][sd_k] = x67;
-            sd_Linv[32][sd_k] = 0.0;
-            sd_Linv[33][sd_k] = 0.0;
-            sd_Linv[34][sd_k] = 0.0;
-            sd_Linv[35][sd_k] = x52;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_operational_space_inertia_inverse(q + (sd_first + sd_k) * 2, Linv + (sd_first + sd_k) * 36);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_operational_space_inertia_inverse(q + sd_i * 2, Linv + sd_i * 36);
 }
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 29 mul, 21 add, 0 div, 0 sqrt, 4 trig. */
@@ -2816,6 +2446,7 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
 /* inverse_dynamics_fext of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2875,6 +2506,11 @@ void planar2_inverse_dynamics_fext_batch(long count, const double *q, const doub
             if (sd_big[sd_k])
                 planar2_inverse_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_inverse_dynamics_fext(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, f_ext + sd_i * 6, tau + sd_i * 2);
+#endif
 }
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 41 mul, 26 add, 2 div, 0 sqrt, 4 trig. */
@@ -2942,6 +2578,7 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
 /* forward_dynamics_fext of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -3022,4 +2659,9 @@ void planar2_forward_dynamics_fext_batch(long count, const double *q, const doub
             if (sd_big[sd_k])
                 planar2_forward_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 2);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_forward_dynamics_fext(q + sd_i * 2, qd + sd_i * 2, tau + sd_i * 2, f_ext + sd_i * 6, qdd + sd_i * 2);
+#endif
 }

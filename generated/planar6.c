@@ -133,6 +133,7 @@ static void sd_sincos(double x, double *s, double *c)
     *s = (quadrant & 2) ? -a : a;
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
+#if !defined(SYMDYN_NO_LANES)
 
 /* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
  * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
@@ -154,6 +155,7 @@ static inline int sd_sincos_lane(double x, double *s, double *c)
     *c = ((quadrant + 1) & 2) ? -b : b;
     return !(fabs(x) < 1.0e5);
 }
+#endif
 
 /* The reference configuration: zero angles and offsets, identity quaternions. */
 void planar6_neutral(double *q)
@@ -188,7 +190,9 @@ void planar6_difference(const double *q0, const double *q1, double *v)
  * stored structure-of-arrays ([entry][lane]) so that one loop over the lanes runs the function's
  * statements on several states per instruction (gcc and clang vectorize it; `#pragma omp simd` with
  * -fopenmp or -fopenmp-simd). The last block is padded with copies of the last state. With -fopenmp,
- * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread). */
+ * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
+ * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
+ * entries (the lanes cost gcc about 8x the single functions' compile time). */
 #ifndef PLANAR6_BATCH_LANES
 #define PLANAR6_BATCH_LANES 8
 #endif
@@ -206,6 +210,7 @@ void planar6_difference(const double *q0, const double *q1, double *v)
 #define SD_SIMD
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
 /* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
 static void sd_gather(const double *rows, long size, int n, double *block)
 {
@@ -221,6 +226,7 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
         for (long j = 0; j < size; ++j)
             rows[k * size + j] = block[j * SD_LANES + k];
 }
+#endif
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 83 mul, 73 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
@@ -334,6 +340,7 @@ void planar6_inverse_dynamics(const double *q, const double *qd, const double *q
 /* inverse_dynamics of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -459,6 +466,11 @@ void planar6_inverse_dynamics_batch(long count, const double *q, const double *q
             if (sd_big[sd_k])
                 planar6_inverse_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_inverse_dynamics(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 73 mul, 62 add, 0 div, 0 sqrt, 10 trig. */
@@ -579,6 +591,7 @@ void planar6_mass_matrix(const double *q, double *M)
 /* mass_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_mass_matrix_batch(long count, const double *q, double *M)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -706,6 +719,11 @@ void planar6_mass_matrix_batch(long count, const double *q, double *M)
             if (sd_big[sd_k])
                 planar6_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_mass_matrix(q + sd_i * 6, M + sd_i * 36);
+#endif
 }
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve. Operations: 282 mul, 252 add, 9 div, 0 sqrt, 10 trig. */
@@ -1039,6 +1057,7 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
 /* mass_matrix_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1379,6 +1398,11 @@ void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv
             if (sd_big[sd_k])
                 planar6_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_mass_matrix_inverse(q + sd_i * 6, Minv + sd_i * 36);
+#endif
 }
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 199 mul, 164 add, 10 div, 0 sqrt, 12 trig. */
@@ -1647,6 +1671,7 @@ void planar6_forward_dynamics(const double *q, const double *qd, const double *t
 /* forward_dynamics of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1926,6 +1951,11 @@ void planar6_forward_dynamics_batch(long count, const double *q, const double *q
             if (sd_big[sd_k])
                 planar6_forward_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_forward_dynamics(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, qdd + sd_i * 6);
+#endif
 }
 
 /* Generalized gravity g(q): the joint forces that hold the arm still. Operations: 51 mul, 37 add, 0 div, 0 sqrt, 12 trig. */
@@ -2000,6 +2030,7 @@ void planar6_gravity(const double *q, double *g)
 /* gravity of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_gravity_batch(long count, const double *q, double *g)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2081,6 +2112,11 @@ void planar6_gravity_batch(long count, const double *q, double *g)
             if (sd_big[sd_k])
                 planar6_gravity(q + (sd_first + sd_k) * 6, g + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_gravity(q + sd_i * 6, g + sd_i * 6);
+#endif
 }
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 194 mul, 150 add, 0 div, 0 sqrt, 10 trig. */
@@ -2296,6 +2332,7 @@ void planar6_coriolis_matrix(const double *q, const double *qd, double *C)
 /* coriolis_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2520,6 +2557,11 @@ void planar6_coriolis_matrix_batch(long count, const double *q, const double *qd
             if (sd_big[sd_k])
                 planar6_coriolis_matrix(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, C + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_coriolis_matrix(q + sd_i * 6, qd + sd_i * 6, C + sd_i * 36);
+#endif
 }
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 67 mul, 52 add, 0 div, 0 sqrt, 12 trig. */
@@ -2617,6 +2659,7 @@ void planar6_nonlinear_effects(const double *q, const double *qd, double *b)
 /* nonlinear_effects of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2723,6 +2766,11 @@ void planar6_nonlinear_effects_batch(long count, const double *q, const double *
             if (sd_big[sd_k])
                 planar6_nonlinear_effects(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, b + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_nonlinear_effects(q + sd_i * 6, qd + sd_i * 6, b + sd_i * 6);
+#endif
 }
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 78 mul, 61 add, 4 div, 0 sqrt, 10 trig. */
@@ -2855,6 +2903,7 @@ void planar6_articulated_inertia(const double *q, double *D)
 /* articulated_inertia of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_articulated_inertia_batch(long count, const double *q, double *D)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2994,6 +3043,11 @@ void planar6_articulated_inertia_batch(long count, const double *q, double *D)
             if (sd_big[sd_k])
                 planar6_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_articulated_inertia(q + sd_i * 6, D + sd_i * 6);
+#endif
 }
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig. */
@@ -3209,6 +3263,7 @@ void planar6_innovations_factor(const double *q, double *m)
 /* innovations_factor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_innovations_factor_batch(long count, const double *q, double *m)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -3431,6 +3486,11 @@ void planar6_innovations_factor_batch(long count, const double *q, double *m)
             if (sd_big[sd_k])
                 planar6_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_innovations_factor(q + sd_i * 6, m + sd_i * 36);
+#endif
 }
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 161 mul, 109 add, 24 div, 5 sqrt, 10 trig. */
@@ -3678,6 +3738,7 @@ void planar6_innovations_factor_inverse(const double *q, double *ell)
 /* innovations_factor_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -3932,6 +3993,11 @@ void planar6_innovations_factor_inverse_batch(long count, const double *q, doubl
             if (sd_big[sd_k])
                 planar6_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_innovations_factor_inverse(q + sd_i * 6, ell + sd_i * 36);
+#endif
 }
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 114 mul, 90 add, 4 div, 5 sqrt, 10 trig. */
@@ -4099,6 +4165,7 @@ void planar6_total_rates(const double *q, const double *qd, double *nu)
 /* total_rates of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_total_rates_batch(long count, const double *q, const double *qd, double *nu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4275,6 +4342,11 @@ void planar6_total_rates_batch(long count, const double *q, const double *qd, do
             if (sd_big[sd_k])
                 planar6_total_rates(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_total_rates(q + sd_i * 6, qd + sd_i * 6, nu + sd_i * 6);
+#endif
 }
 
 /* Joint rates qd = l* nu (inverse of total_rates). Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig. */
@@ -4442,6 +4514,7 @@ void planar6_joint_rates(const double *q, const double *nu, double *qd)
 /* joint_rates of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4618,6 +4691,11 @@ void planar6_joint_rates_batch(long count, const double *q, const double *nu, do
             if (sd_big[sd_k])
                 planar6_joint_rates(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_joint_rates(q + sd_i * 6, nu + sd_i * 6, qd + sd_i * 6);
+#endif
 }
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig. */
@@ -4799,6 +4877,7 @@ void planar6_working_moments(const double *q, const double *tau, double *eps)
 /* working_moments of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_working_moments_batch(long count, const double *q, const double *tau, double *eps)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4989,6 +5068,11 @@ void planar6_working_moments_batch(long count, const double *q, const double *ta
             if (sd_big[sd_k])
                 planar6_working_moments(q + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_working_moments(q + sd_i * 6, tau + sd_i * 6, eps + sd_i * 6);
+#endif
 }
 
 /* Joint forces tau = m eps (inverse of working_moments). Operations: 114 mul, 86 add, 4 div, 5 sqrt, 10 trig. */
@@ -5166,6 +5250,7 @@ void planar6_applied_moments(const double *q, const double *eps, double *tau)
 /* applied_moments of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -5352,6 +5437,11 @@ void planar6_applied_moments_batch(long count, const double *q, const double *ep
             if (sd_big[sd_k])
                 planar6_applied_moments(q + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_applied_moments(q + sd_i * 6, eps + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 428 mul, 340 add, 14 div, 5 sqrt, 10 trig. */
@@ -5742,6 +5832,7 @@ void planar6_coriolis_nu(const double *q, const double *nu, double *Cnu)
 /* coriolis_nu of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6141,6 +6232,11 @@ void planar6_coriolis_nu_batch(long count, const double *q, const double *nu, do
             if (sd_big[sd_k])
                 planar6_coriolis_nu(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, Cnu + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_coriolis_nu(q + sd_i * 6, nu + sd_i * 6, Cnu + sd_i * 6);
+#endif
 }
 
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 328 mul, 256 add, 4 div, 0 sqrt, 10 trig. */
@@ -6472,6 +6568,7 @@ void planar6_coriolis_eta(const double *q, const double *eta, double *Cbar)
 /* coriolis_eta of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6812,6 +6909,11 @@ void planar6_coriolis_eta_batch(long count, const double *q, const double *eta, 
             if (sd_big[sd_k])
                 planar6_coriolis_eta(q + (sd_first + sd_k) * 6, eta + (sd_first + sd_k) * 6, Cbar + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_coriolis_eta(q + sd_i * 6, eta + sd_i * 6, Cbar + sd_i * 6);
+#endif
 }
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 369 mul, 297 add, 18 div, 5 sqrt, 12 trig. */
@@ -7205,6 +7307,7 @@ void planar6_diagonalized_forward_dynamics(const double *q, const double *nu, co
 /* diagonalized_forward_dynamics of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -7611,6 +7714,11 @@ void planar6_diagonalized_forward_dynamics_batch(long count, const double *q, co
             if (sd_big[sd_k])
                 planar6_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu_dot + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_diagonalized_forward_dynamics(q + sd_i * 6, nu + sd_i * 6, tau + sd_i * 6, qd + sd_i * 6, nu_dot + sd_i * 6);
+#endif
 }
 
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 128 mul, 86 add, 4 div, 0 sqrt, 10 trig. */
@@ -7797,6 +7905,7 @@ void planar6_udu_factor(const double *q, double *U)
 /* udu_factor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_udu_factor_batch(long count, const double *q, double *U)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -7990,6 +8099,11 @@ void planar6_udu_factor_batch(long count, const double *q, double *U)
             if (sd_big[sd_k])
                 planar6_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_udu_factor(q + sd_i * 6, U + sd_i * 36);
+#endif
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -8004,32 +8118,13 @@ void planar6_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar6_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_tau_f[6][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            sd_tau_f[0][sd_k] = 0.0;
-            sd_tau_f[1][sd_k] = 0.0;
-            sd_tau_f[2][sd_k] = 0.0;
-            sd_tau_f[3][sd_k] = 0.0;
-            sd_tau_f[4][sd_k] = 0.0;
-            sd_tau_f[5][sd_k] = 0.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau_f[0], 6, sd_n, tau_f + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar6_friction(qd + (sd_first + sd_k) * 6, tau_f + (sd_first + sd_k) * 6);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_friction(qd + sd_i * 6, tau_f + sd_i * 6);
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 178 mul, 135 add, 0 div, 0 sqrt, 12 trig. */
@@ -8700,693 +8795,13 @@ void planar6_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[503] = qdd5;
 }
 
-/* regressor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar6_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_qdd[6][SD_LANES];
-        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Y[504][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q2, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q3, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q4, &x8, &x9);
-            double x10, x11;
-            sd_far |= sd_sincos_lane(q5, &x10, &x11);
-            const double x14 = qd0 + qd1;
-            const double x17 = qd2 + x14;
-            const double x20 = qd3 + x17;
-            const double x23 = qd4 + x20;
-            const double x26 = qd5 + x23;
-            const double x27 = 9.81*x0;
-            const double x28 = 9.81*x1;
-            const double x29 = qd0*qd0;
-            const double x30 = -0.5*x29 + x27;
-            const double x31 = 0.5*qdd0 + x28;
-            const double x32 = x2*x31 + x3*x30;
-            const double x33 = -x2*x30 + x3*x31;
-            const double x34 = qdd0 + qdd1;
-            const double x35 = x14*x14;
-            const double x36 = -0.5*x35 + x32;
-            const double x37 = 0.5*x34 + x33;
-            const double x38 = x36*x5 + x37*x4;
-            const double x39 = -x36*x4 + x37*x5;
-            const double x40 = qdd2 + x34;
-            const double x41 = x17*x17;
-            const double x42 = -0.5*x41 + x38;
-            const double x43 = 0.5*x40 + x39;
-            const double x44 = x42*x7 + x43*x6;
-            const double x45 = -x42*x6 + x43*x7;
-            const double x46 = qdd3 + x40;
-            const double x47 = x20*x20;
-            const double x48 = -0.5*x47 + x44;
-            const double x49 = 0.5*x46 + x45;
-            const double x50 = x48*x9 + x49*x8;
-            const double x51 = -x48*x8 + x49*x9;
-            const double x52 = qdd4 + x46;
-            const double x53 = x23*x23;
-            const double x54 = -0.5*x53 + x50;
-            const double x55 = 0.5*x52 + x51;
-            const double x56 = x10*x55 + x11*x54;
-            const double x57 = -x10*x54 + x11*x55;
-            const double x58 = qdd5 + x52;
-            const double x59 = x26*x26;
-            const double x60 = 0.5*x2;
-            const double x61 = 0.5*x3;
-            const double x62 = x32*x60 + x33*x61;
-            const double x63 = x33 + x34*x61 - x35*x60;
-            const double x64 = -x32 - x34*x60 - x35*x61;
-            const double x65 = 0.5 + x61;
-            const double x66 = x4*x65 + x5*x60;
-            const double x67 = -x4*x60 + x5*x65;
-            const double x68 = x38*x66 + x39*x67;
-            const double x69 = x39 + x40*x67 - x41*x66;
-            const double x70 = -x38 - x40*x66 - x41*x67;
-            const double x71 = 0.5 + x67;
-            const double x72 = x6*x71 + x66*x7;
-            const double x73 = -x6*x66 + x7*x71;
-            const double x74 = x44*x72 + x45*x73;
-            const double x75 = x45 + x46*x73 - x47*x72;
-            const double x76 = -x44 - x46*x72 - x47*x73;
-            const double x77 = 0.5 + x73;
-            const double x78 = x72*x9 + x77*x8;
-            const double x79 = -x72*x8 + x77*x9;
-            const double x80 = x50*x78 + x51*x79;
-            const double x81 = x51 + x52*x79 - x53*x78;
-            const double x82 = -x50 - x52*x78 - x53*x79;
-            const double x83 = 0.5 + x79;
-            const double x84 = x10*x83 + x11*x78;
-            const double x85 = -x10*x78 + x11*x83;
-            const double x86 = x56*x84 + x57*x85;
-            const double x87 = x57 + x58*x85 - x59*x84;
-            const double x88 = -x56 - x58*x84 - x59*x85;
-            const double x89 = 0.5*x4;
-            const double x90 = 0.5*x5;
-            const double x91 = x38*x89 + x39*x90;
-            const double x92 = x39 + x40*x90 - x41*x89;
-            const double x93 = -x38 - x40*x89 - x41*x90;
-            const double x94 = 0.5 + x90;
-            const double x95 = x6*x94 + x7*x89;
-            const double x96 = -x6*x89 + x7*x94;
-            const double x97 = x44*x95 + x45*x96;
-            const double x98 = x45 + x46*x96 - x47*x95;
-            const double x99 = -x44 - x46*x95 - x47*x96;
-            const double x100 = 0.5 + x96;
-            const double x101 = x100*x8 + x9*x95;
-            const double x102 = x100*x9 - x8*x95;
-            const double x103 = x101*x50 + x102*x51;
-            const double x104 = -x101*x53 + x102*x52 + x51;
-            const double x105 = -x101*x52 - x102*x53 - x50;
-            const double x106 = 0.5 + x102;
-            const double x107 = x10*x106 + x101*x11;
-            const double x108 = -x10*x101 + x106*x11;
-            const double x109 = x107*x56 + x108*x57;
-            const double x110 = -x107*x59 + x108*x58 + x57;
-            const double x111 = -x107*x58 - x108*x59 - x56;
-            const double x112 = 0.5*x6;
-            const double x113 = 0.5*x7;
-            const double x114 = x112*x44 + x113*x45;
-            const double x115 = -x112*x47 + x113*x46 + x45;
-            const double x116 = -x112*x46 - x113*x47 - x44;
-            const double x117 = 0.5 + x113;
-            const double x118 = x112*x9 + x117*x8;
-            const double x119 = -x112*x8 + x117*x9;
-            const double x120 = x118*x50 + x119*x51;
-            const double x121 = -x118*x53 + x119*x52 + x51;
-            const double x122 = -x118*x52 - x119*x53 - x50;
-            const double x123 = 0.5 + x119;
-            const double x124 = x10*x123 + x11*x118;
-            const double x125 = -x10*x118 + x11*x123;
-            const double x126 = x124*x56 + x125*x57;
-            const double x127 = -x124*x59 + x125*x58 + x57;
-            const double x128 = -x124*x58 - x125*x59 - x56;
-            const double x129 = 0.5*x8;
-            const double x130 = 0.5*x9;
-            const double x131 = x129*x50 + x130*x51;
-            const double x132 = -x129*x53 + x130*x52 + x51;
-            const double x133 = -x129*x52 - x130*x53 - x50;
-            const double x134 = 0.5 + x130;
-            const double x135 = x10*x134 + x11*x129;
-            const double x136 = -x10*x129 + x11*x134;
-            const double x137 = x135*x56 + x136*x57;
-            const double x138 = -x135*x59 + x136*x58 + x57;
-            const double x139 = -x135*x58 - x136*x59 - x56;
-            const double x140 = 0.5*x10;
-            const double x141 = 0.5*x11;
-            const double x142 = x140*x56 + x141*x57;
-            const double x143 = -x140*x59 + x141*x58 + x57;
-            const double x144 = -x140*x58 - x141*x59 - x56;
-            const double x145 = sd_sign(qd0);
-            const double x146 = sd_sign(qd1);
-            const double x147 = sd_sign(qd2);
-            const double x148 = sd_sign(qd3);
-            const double x149 = sd_sign(qd4);
-            const double x150 = sd_sign(qd5);
-            sd_Y[0][sd_k] = 0.0;
-            sd_Y[1][sd_k] = x28;
-            sd_Y[2][sd_k] = -x27;
-            sd_Y[3][sd_k] = 0.0;
-            sd_Y[4][sd_k] = 0.0;
-            sd_Y[5][sd_k] = 0.0;
-            sd_Y[6][sd_k] = 0.0;
-            sd_Y[7][sd_k] = 0.0;
-            sd_Y[8][sd_k] = 0.0;
-            sd_Y[9][sd_k] = qdd0;
-            sd_Y[10][sd_k] = x62;
-            sd_Y[11][sd_k] = x63;
-            sd_Y[12][sd_k] = x64;
-            sd_Y[13][sd_k] = 0.0;
-            sd_Y[14][sd_k] = 0.0;
-            sd_Y[15][sd_k] = 0.0;
-            sd_Y[16][sd_k] = 0.0;
-            sd_Y[17][sd_k] = 0.0;
-            sd_Y[18][sd_k] = 0.0;
-            sd_Y[19][sd_k] = x34;
-            sd_Y[20][sd_k] = x68;
-            sd_Y[21][sd_k] = x69;
-            sd_Y[22][sd_k] = x70;
-            sd_Y[23][sd_k] = 0.0;
-            sd_Y[24][sd_k] = 0.0;
-            sd_Y[25][sd_k] = 0.0;
-            sd_Y[26][sd_k] = 0.0;
-            sd_Y[27][sd_k] = 0.0;
-            sd_Y[28][sd_k] = 0.0;
-            sd_Y[29][sd_k] = x40;
-            sd_Y[30][sd_k] = x74;
-            sd_Y[31][sd_k] = x75;
-            sd_Y[32][sd_k] = x76;
-            sd_Y[33][sd_k] = 0.0;
-            sd_Y[34][sd_k] = 0.0;
-            sd_Y[35][sd_k] = 0.0;
-            sd_Y[36][sd_k] = 0.0;
-            sd_Y[37][sd_k] = 0.0;
-            sd_Y[38][sd_k] = 0.0;
-            sd_Y[39][sd_k] = x46;
-            sd_Y[40][sd_k] = x80;
-            sd_Y[41][sd_k] = x81;
-            sd_Y[42][sd_k] = x82;
-            sd_Y[43][sd_k] = 0.0;
-            sd_Y[44][sd_k] = 0.0;
-            sd_Y[45][sd_k] = 0.0;
-            sd_Y[46][sd_k] = 0.0;
-            sd_Y[47][sd_k] = 0.0;
-            sd_Y[48][sd_k] = 0.0;
-            sd_Y[49][sd_k] = x52;
-            sd_Y[50][sd_k] = x86;
-            sd_Y[51][sd_k] = x87;
-            sd_Y[52][sd_k] = x88;
-            sd_Y[53][sd_k] = 0.0;
-            sd_Y[54][sd_k] = 0.0;
-            sd_Y[55][sd_k] = 0.0;
-            sd_Y[56][sd_k] = 0.0;
-            sd_Y[57][sd_k] = 0.0;
-            sd_Y[58][sd_k] = 0.0;
-            sd_Y[59][sd_k] = x58;
-            sd_Y[60][sd_k] = qd0;
-            sd_Y[61][sd_k] = x145;
-            sd_Y[62][sd_k] = 1.0;
-            sd_Y[63][sd_k] = qdd0;
-            sd_Y[64][sd_k] = 0.0;
-            sd_Y[65][sd_k] = 0.0;
-            sd_Y[66][sd_k] = 0.0;
-            sd_Y[67][sd_k] = 0.0;
-            sd_Y[68][sd_k] = 0.0;
-            sd_Y[69][sd_k] = 0.0;
-            sd_Y[70][sd_k] = 0.0;
-            sd_Y[71][sd_k] = 0.0;
-            sd_Y[72][sd_k] = 0.0;
-            sd_Y[73][sd_k] = 0.0;
-            sd_Y[74][sd_k] = 0.0;
-            sd_Y[75][sd_k] = 0.0;
-            sd_Y[76][sd_k] = 0.0;
-            sd_Y[77][sd_k] = 0.0;
-            sd_Y[78][sd_k] = 0.0;
-            sd_Y[79][sd_k] = 0.0;
-            sd_Y[80][sd_k] = 0.0;
-            sd_Y[81][sd_k] = 0.0;
-            sd_Y[82][sd_k] = 0.0;
-            sd_Y[83][sd_k] = 0.0;
-            sd_Y[84][sd_k] = 0.0;
-            sd_Y[85][sd_k] = 0.0;
-            sd_Y[86][sd_k] = 0.0;
-            sd_Y[87][sd_k] = 0.0;
-            sd_Y[88][sd_k] = 0.0;
-            sd_Y[89][sd_k] = 0.0;
-            sd_Y[90][sd_k] = 0.0;
-            sd_Y[91][sd_k] = 0.0;
-            sd_Y[92][sd_k] = 0.0;
-            sd_Y[93][sd_k] = 0.0;
-            sd_Y[94][sd_k] = 0.0;
-            sd_Y[95][sd_k] = x33;
-            sd_Y[96][sd_k] = -x32;
-            sd_Y[97][sd_k] = 0.0;
-            sd_Y[98][sd_k] = 0.0;
-            sd_Y[99][sd_k] = 0.0;
-            sd_Y[100][sd_k] = 0.0;
-            sd_Y[101][sd_k] = 0.0;
-            sd_Y[102][sd_k] = 0.0;
-            sd_Y[103][sd_k] = x34;
-            sd_Y[104][sd_k] = x91;
-            sd_Y[105][sd_k] = x92;
-            sd_Y[106][sd_k] = x93;
-            sd_Y[107][sd_k] = 0.0;
-            sd_Y[108][sd_k] = 0.0;
-            sd_Y[109][sd_k] = 0.0;
-            sd_Y[110][sd_k] = 0.0;
-            sd_Y[111][sd_k] = 0.0;
-            sd_Y[112][sd_k] = 0.0;
-            sd_Y[113][sd_k] = x40;
-            sd_Y[114][sd_k] = x97;
-            sd_Y[115][sd_k] = x98;
-            sd_Y[116][sd_k] = x99;
-            sd_Y[117][sd_k] = 0.0;
-            sd_Y[118][sd_k] = 0.0;
-            sd_Y[119][sd_k] = 0.0;
-            sd_Y[120][sd_k] = 0.0;
-            sd_Y[121][sd_k] = 0.0;
-            sd_Y[122][sd_k] = 0.0;
-            sd_Y[123][sd_k] = x46;
-            sd_Y[124][sd_k] = x103;
-            sd_Y[125][sd_k] = x104;
-            sd_Y[126][sd_k] = x105;
-            sd_Y[127][sd_k] = 0.0;
-            sd_Y[128][sd_k] = 0.0;
-            sd_Y[129][sd_k] = 0.0;
-            sd_Y[130][sd_k] = 0.0;
-            sd_Y[131][sd_k] = 0.0;
-            sd_Y[132][sd_k] = 0.0;
-            sd_Y[133][sd_k] = x52;
-            sd_Y[134][sd_k] = x109;
-            sd_Y[135][sd_k] = x110;
-            sd_Y[136][sd_k] = x111;
-            sd_Y[137][sd_k] = 0.0;
-            sd_Y[138][sd_k] = 0.0;
-            sd_Y[139][sd_k] = 0.0;
-            sd_Y[140][sd_k] = 0.0;
-            sd_Y[141][sd_k] = 0.0;
-            sd_Y[142][sd_k] = 0.0;
-            sd_Y[143][sd_k] = x58;
-            sd_Y[144][sd_k] = 0.0;
-            sd_Y[145][sd_k] = 0.0;
-            sd_Y[146][sd_k] = 0.0;
-            sd_Y[147][sd_k] = 0.0;
-            sd_Y[148][sd_k] = qd1;
-            sd_Y[149][sd_k] = x146;
-            sd_Y[150][sd_k] = 1.0;
-            sd_Y[151][sd_k] = qdd1;
-            sd_Y[152][sd_k] = 0.0;
-            sd_Y[153][sd_k] = 0.0;
-            sd_Y[154][sd_k] = 0.0;
-            sd_Y[155][sd_k] = 0.0;
-            sd_Y[156][sd_k] = 0.0;
-            sd_Y[157][sd_k] = 0.0;
-            sd_Y[158][sd_k] = 0.0;
-            sd_Y[159][sd_k] = 0.0;
-            sd_Y[160][sd_k] = 0.0;
-            sd_Y[161][sd_k] = 0.0;
-            sd_Y[162][sd_k] = 0.0;
-            sd_Y[163][sd_k] = 0.0;
-            sd_Y[164][sd_k] = 0.0;
-            sd_Y[165][sd_k] = 0.0;
-            sd_Y[166][sd_k] = 0.0;
-            sd_Y[167][sd_k] = 0.0;
-            sd_Y[168][sd_k] = 0.0;
-            sd_Y[169][sd_k] = 0.0;
-            sd_Y[170][sd_k] = 0.0;
-            sd_Y[171][sd_k] = 0.0;
-            sd_Y[172][sd_k] = 0.0;
-            sd_Y[173][sd_k] = 0.0;
-            sd_Y[174][sd_k] = 0.0;
-            sd_Y[175][sd_k] = 0.0;
-            sd_Y[176][sd_k] = 0.0;
-            sd_Y[177][sd_k] = 0.0;
-            sd_Y[178][sd_k] = 0.0;
-            sd_Y[179][sd_k] = 0.0;
-            sd_Y[180][sd_k] = 0.0;
-            sd_Y[181][sd_k] = 0.0;
-            sd_Y[182][sd_k] = 0.0;
-            sd_Y[183][sd_k] = 0.0;
-            sd_Y[184][sd_k] = 0.0;
-            sd_Y[185][sd_k] = 0.0;
-            sd_Y[186][sd_k] = 0.0;
-            sd_Y[187][sd_k] = 0.0;
-            sd_Y[188][sd_k] = 0.0;
-            sd_Y[189][sd_k] = x39;
-            sd_Y[190][sd_k] = -x38;
-            sd_Y[191][sd_k] = 0.0;
-            sd_Y[192][sd_k] = 0.0;
-            sd_Y[193][sd_k] = 0.0;
-            sd_Y[194][sd_k] = 0.0;
-            sd_Y[195][sd_k] = 0.0;
-            sd_Y[196][sd_k] = 0.0;
-            sd_Y[197][sd_k] = x40;
-            sd_Y[198][sd_k] = x114;
-            sd_Y[199][sd_k] = x115;
-            sd_Y[200][sd_k] = x116;
-            sd_Y[201][sd_k] = 0.0;
-            sd_Y[202][sd_k] = 0.0;
-            sd_Y[203][sd_k] = 0.0;
-            sd_Y[204][sd_k] = 0.0;
-            sd_Y[205][sd_k] = 0.0;
-            sd_Y[206][sd_k] = 0.0;
-            sd_Y[207][sd_k] = x46;
-            sd_Y[208][sd_k] = x120;
-            sd_Y[209][sd_k] = x121;
-            sd_Y[210][sd_k] = x122;
-            sd_Y[211][sd_k] = 0.0;
-            sd_Y[212][sd_k] = 0.0;
-            sd_Y[213][sd_k] = 0.0;
-            sd_Y[214][sd_k] = 0.0;
-            sd_Y[215][sd_k] = 0.0;
-            sd_Y[216][sd_k] = 0.0;
-            sd_Y[217][sd_k] = x52;
-            sd_Y[218][sd_k] = x126;
-            sd_Y[219][sd_k] = x127;
-            sd_Y[220][sd_k] = x128;
-            sd_Y[221][sd_k] = 0.0;
-            sd_Y[222][sd_k] = 0.0;
-            sd_Y[223][sd_k] = 0.0;
-            sd_Y[224][sd_k] = 0.0;
-            sd_Y[225][sd_k] = 0.0;
-            sd_Y[226][sd_k] = 0.0;
-            sd_Y[227][sd_k] = x58;
-            sd_Y[228][sd_k] = 0.0;
-            sd_Y[229][sd_k] = 0.0;
-            sd_Y[230][sd_k] = 0.0;
-            sd_Y[231][sd_k] = 0.0;
-            sd_Y[232][sd_k] = 0.0;
-            sd_Y[233][sd_k] = 0.0;
-            sd_Y[234][sd_k] = 0.0;
-            sd_Y[235][sd_k] = 0.0;
-            sd_Y[236][sd_k] = qd2;
-            sd_Y[237][sd_k] = x147;
-            sd_Y[238][sd_k] = 1.0;
-            sd_Y[239][sd_k] = qdd2;
-            sd_Y[240][sd_k] = 0.0;
-            sd_Y[241][sd_k] = 0.0;
-            sd_Y[242][sd_k] = 0.0;
-            sd_Y[243][sd_k] = 0.0;
-            sd_Y[244][sd_k] = 0.0;
-            sd_Y[245][sd_k] = 0.0;
-            sd_Y[246][sd_k] = 0.0;
-            sd_Y[247][sd_k] = 0.0;
-            sd_Y[248][sd_k] = 0.0;
-            sd_Y[249][sd_k] = 0.0;
-            sd_Y[250][sd_k] = 0.0;
-            sd_Y[251][sd_k] = 0.0;
-            sd_Y[252][sd_k] = 0.0;
-            sd_Y[253][sd_k] = 0.0;
-            sd_Y[254][sd_k] = 0.0;
-            sd_Y[255][sd_k] = 0.0;
-            sd_Y[256][sd_k] = 0.0;
-            sd_Y[257][sd_k] = 0.0;
-            sd_Y[258][sd_k] = 0.0;
-            sd_Y[259][sd_k] = 0.0;
-            sd_Y[260][sd_k] = 0.0;
-            sd_Y[261][sd_k] = 0.0;
-            sd_Y[262][sd_k] = 0.0;
-            sd_Y[263][sd_k] = 0.0;
-            sd_Y[264][sd_k] = 0.0;
-            sd_Y[265][sd_k] = 0.0;
-            sd_Y[266][sd_k] = 0.0;
-            sd_Y[267][sd_k] = 0.0;
-            sd_Y[268][sd_k] = 0.0;
-            sd_Y[269][sd_k] = 0.0;
-            sd_Y[270][sd_k] = 0.0;
-            sd_Y[271][sd_k] = 0.0;
-            sd_Y[272][sd_k] = 0.0;
-            sd_Y[273][sd_k] = 0.0;
-            sd_Y[274][sd_k] = 0.0;
-            sd_Y[275][sd_k] = 0.0;
-            sd_Y[276][sd_k] = 0.0;
-            sd_Y[277][sd_k] = 0.0;
-            sd_Y[278][sd_k] = 0.0;
-            sd_Y[279][sd_k] = 0.0;
-            sd_Y[280][sd_k] = 0.0;
-            sd_Y[281][sd_k] = 0.0;
-            sd_Y[282][sd_k] = 0.0;
-            sd_Y[283][sd_k] = x45;
-            sd_Y[284][sd_k] = -x44;
-            sd_Y[285][sd_k] = 0.0;
-            sd_Y[286][sd_k] = 0.0;
-            sd_Y[287][sd_k] = 0.0;
-            sd_Y[288][sd_k] = 0.0;
-            sd_Y[289][sd_k] = 0.0;
-            sd_Y[290][sd_k] = 0.0;
-            sd_Y[291][sd_k] = x46;
-            sd_Y[292][sd_k] = x131;
-            sd_Y[293][sd_k] = x132;
-            sd_Y[294][sd_k] = x133;
-            sd_Y[295][sd_k] = 0.0;
-            sd_Y[296][sd_k] = 0.0;
-            sd_Y[297][sd_k] = 0.0;
-            sd_Y[298][sd_k] = 0.0;
-            sd_Y[299][sd_k] = 0.0;
-            sd_Y[300][sd_k] = 0.0;
-            sd_Y[301][sd_k] = x52;
-            sd_Y[302][sd_k] = x137;
-            sd_Y[303][sd_k] = x138;
-            sd_Y[304][sd_k] = x139;
-            sd_Y[305][sd_k] = 0.0;
-            sd_Y[306][sd_k] = 0.0;
-            sd_Y[307][sd_k] = 0.0;
-            sd_Y[308][sd_k] = 0.0;
-            sd_Y[309][sd_k] = 0.0;
-            sd_Y[310][sd_k] = 0.0;
-            sd_Y[311][sd_k] = x58;
-            sd_Y[312][sd_k] = 0.0;
-            sd_Y[313][sd_k] = 0.0;
-            sd_Y[314][sd_k] = 0.0;
-            sd_Y[315][sd_k] = 0.0;
-            sd_Y[316][sd_k] = 0.0;
-            sd_Y[317][sd_k] = 0.0;
-            sd_Y[318][sd_k] = 0.0;
-            sd_Y[319][sd_k] = 0.0;
-            sd_Y[320][sd_k] = 0.0;
-            sd_Y[321][sd_k] = 0.0;
-            sd_Y[322][sd_k] = 0.0;
-            sd_Y[323][sd_k] = 0.0;
-            sd_Y[324][sd_k] = qd3;
-            sd_Y[325][sd_k] = x148;
-            sd_Y[326][sd_k] = 1.0;
-            sd_Y[327][sd_k] = qdd3;
-            sd_Y[328][sd_k] = 0.0;
-            sd_Y[329][sd_k] = 0.0;
-            sd_Y[330][sd_k] = 0.0;
-            sd_Y[331][sd_k] = 0.0;
-            sd_Y[332][sd_k] = 0.0;
-            sd_Y[333][sd_k] = 0.0;
-            sd_Y[334][sd_k] = 0.0;
-            sd_Y[335][sd_k] = 0.0;
-            sd_Y[336][sd_k] = 0.0;
-            sd_Y[337][sd_k] = 0.0;
-            sd_Y[338][sd_k] = 0.0;
-            sd_Y[339][sd_k] = 0.0;
-            sd_Y[340][sd_k] = 0.0;
-            sd_Y[341][sd_k] = 0.0;
-            sd_Y[342][sd_k] = 0.0;
-            sd_Y[343][sd_k] = 0.0;
-            sd_Y[344][sd_k] = 0.0;
-            sd_Y[345][sd_k] = 0.0;
-            sd_Y[346][sd_k] = 0.0;
-            sd_Y[347][sd_k] = 0.0;
-            sd_Y[348][sd_k] = 0.0;
-            sd_Y[349][sd_k] = 0.0;
-            sd_Y[350][sd_k] = 0.0;
-            sd_Y[351][sd_k] = 0.0;
-            sd_Y[352][sd_k] = 0.0;
-            sd_Y[353][sd_k] = 0.0;
-            sd_Y[354][sd_k] = 0.0;
-            sd_Y[355][sd_k] = 0.0;
-            sd_Y[356][sd_k] = 0.0;
-            sd_Y[357][sd_k] = 0.0;
-            sd_Y[358][sd_k] = 0.0;
-            sd_Y[359][sd_k] = 0.0;
-            sd_Y[360][sd_k] = 0.0;
-            sd_Y[361][sd_k] = 0.0;
-            sd_Y[362][sd_k] = 0.0;
-            sd_Y[363][sd_k] = 0.0;
-            sd_Y[364][sd_k] = 0.0;
-            sd_Y[365][sd_k] = 0.0;
-            sd_Y[366][sd_k] = 0.0;
-            sd_Y[367][sd_k] = 0.0;
-            sd_Y[368][sd_k] = 0.0;
-            sd_Y[369][sd_k] = 0.0;
-            sd_Y[370][sd_k] = 0.0;
-            sd_Y[371][sd_k] = 0.0;
-            sd_Y[372][sd_k] = 0.0;
-            sd_Y[373][sd_k] = 0.0;
-            sd_Y[374][sd_k] = 0.0;
-            sd_Y[375][sd_k] = 0.0;
-            sd_Y[376][sd_k] = 0.0;
-            sd_Y[377][sd_k] = x51;
-            sd_Y[378][sd_k] = -x50;
-            sd_Y[379][sd_k] = 0.0;
-            sd_Y[380][sd_k] = 0.0;
-            sd_Y[381][sd_k] = 0.0;
-            sd_Y[382][sd_k] = 0.0;
-            sd_Y[383][sd_k] = 0.0;
-            sd_Y[384][sd_k] = 0.0;
-            sd_Y[385][sd_k] = x52;
-            sd_Y[386][sd_k] = x142;
-            sd_Y[387][sd_k] = x143;
-            sd_Y[388][sd_k] = x144;
-            sd_Y[389][sd_k] = 0.0;
-            sd_Y[390][sd_k] = 0.0;
-            sd_Y[391][sd_k] = 0.0;
-            sd_Y[392][sd_k] = 0.0;
-            sd_Y[393][sd_k] = 0.0;
-            sd_Y[394][sd_k] = 0.0;
-            sd_Y[395][sd_k] = x58;
-            sd_Y[396][sd_k] = 0.0;
-            sd_Y[397][sd_k] = 0.0;
-            sd_Y[398][sd_k] = 0.0;
-            sd_Y[399][sd_k] = 0.0;
-            sd_Y[400][sd_k] = 0.0;
-            sd_Y[401][sd_k] = 0.0;
-            sd_Y[402][sd_k] = 0.0;
-            sd_Y[403][sd_k] = 0.0;
-            sd_Y[404][sd_k] = 0.0;
-            sd_Y[405][sd_k] = 0.0;
-            sd_Y[406][sd_k] = 0.0;
-            sd_Y[407][sd_k] = 0.0;
-            sd_Y[408][sd_k] = 0.0;
-            sd_Y[409][sd_k] = 0.0;
-            sd_Y[410][sd_k] = 0.0;
-            sd_Y[411][sd_k] = 0.0;
-            sd_Y[412][sd_k] = qd4;
-            sd_Y[413][sd_k] = x149;
-            sd_Y[414][sd_k] = 1.0;
-            sd_Y[415][sd_k] = qdd4;
-            sd_Y[416][sd_k] = 0.0;
-            sd_Y[417][sd_k] = 0.0;
-            sd_Y[418][sd_k] = 0.0;
-            sd_Y[419][sd_k] = 0.0;
-            sd_Y[420][sd_k] = 0.0;
-            sd_Y[421][sd_k] = 0.0;
-            sd_Y[422][sd_k] = 0.0;
-            sd_Y[423][sd_k] = 0.0;
-            sd_Y[424][sd_k] = 0.0;
-            sd_Y[425][sd_k] = 0.0;
-            sd_Y[426][sd_k] = 0.0;
-            sd_Y[427][sd_k] = 0.0;
-            sd_Y[428][sd_k] = 0.0;
-            sd_Y[429][sd_k] = 0.0;
-            sd_Y[430][sd_k] = 0.0;
-            sd_Y[431][sd_k] = 0.0;
-            sd_Y[432][sd_k] = 0.0;
-            sd_Y[433][sd_k] = 0.0;
-            sd_Y[434][sd_k] = 0.0;
-            sd_Y[435][sd_k] = 0.0;
-            sd_Y[436][sd_k] = 0.0;
-            sd_Y[437][sd_k] = 0.0;
-            sd_Y[438][sd_k] = 0.0;
-            sd_Y[439][sd_k] = 0.0;
-            sd_Y[440][sd_k] = 0.0;
-            sd_Y[441][sd_k] = 0.0;
-            sd_Y[442][sd_k] = 0.0;
-            sd_Y[443][sd_k] = 0.0;
-            sd_Y[444][sd_k] = 0.0;
-            sd_Y[445][sd_k] = 0.0;
-            sd_Y[446][sd_k] = 0.0;
-            sd_Y[447][sd_k] = 0.0;
-            sd_Y[448][sd_k] = 0.0;
-            sd_Y[449][sd_k] = 0.0;
-            sd_Y[450][sd_k] = 0.0;
-            sd_Y[451][sd_k] = 0.0;
-            sd_Y[452][sd_k] = 0.0;
-            sd_Y[453][sd_k] = 0.0;
-            sd_Y[454][sd_k] = 0.0;
-            sd_Y[455][sd_k] = 0.0;
-            sd_Y[456][sd_k] = 0.0;
-            sd_Y[457][sd_k] = 0.0;
-            sd_Y[458][sd_k] = 0.0;
-            sd_Y[459][sd_k] = 0.0;
-            sd_Y[460][sd_k] = 0.0;
-            sd_Y[461][sd_k] = 0.0;
-            sd_Y[462][sd_k] = 0.0;
-            sd_Y[463][sd_k] = 0.0;
-            sd_Y[464][sd_k] = 0.0;
-            sd_Y[465][sd_k] = 0.0;
-            sd_Y[466][sd_k] = 0.0;
-            sd_Y[467][sd_k] = 0.0;
-            sd_Y[468][sd_k] = 0.0;
-            sd_Y[469][sd_k] = 0.0;
-            sd_Y[470][sd_k] = 0.0;
-            sd_Y[471][sd_k] = x57;
-            sd_Y[472][sd_k] = -x56;
-            sd_Y[473][sd_k] = 0.0;
-            sd_Y[474][sd_k] = 0.0;
-            sd_Y[475][sd_k] = 0.0;
-            sd_Y[476][sd_k] = 0.0;
-            sd_Y[477][sd_k] = 0.0;
-            sd_Y[478][sd_k] = 0.0;
-            sd_Y[479][sd_k] = x58;
-            sd_Y[480][sd_k] = 0.0;
-            sd_Y[481][sd_k] = 0.0;
-            sd_Y[482][sd_k] = 0.0;
-            sd_Y[483][sd_k] = 0.0;
-            sd_Y[484][sd_k] = 0.0;
-            sd_Y[485][sd_k] = 0.0;
-            sd_Y[486][sd_k] = 0.0;
-            sd_Y[487][sd_k] = 0.0;
-            sd_Y[488][sd_k] = 0.0;
-            sd_Y[489][sd_k] = 0.0;
-            sd_Y[490][sd_k] = 0.0;
-            sd_Y[491][sd_k] = 0.0;
-            sd_Y[492][sd_k] = 0.0;
-            sd_Y[493][sd_k] = 0.0;
-            sd_Y[494][sd_k] = 0.0;
-            sd_Y[495][sd_k] = 0.0;
-            sd_Y[496][sd_k] = 0.0;
-            sd_Y[497][sd_k] = 0.0;
-            sd_Y[498][sd_k] = 0.0;
-            sd_Y[499][sd_k] = 0.0;
-            sd_Y[500][sd_k] = qd5;
-            sd_Y[501][sd_k] = x150;
-            sd_Y[502][sd_k] = 1.0;
-            sd_Y[503][sd_k] = qdd5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Y[0], 504, sd_n, Y + sd_first * 504);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar6_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Y + (sd_first + sd_k) * 504);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Y + sd_i * 504);
 }
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 148 mul, 120 add, 0 div, 0 sqrt, 12 trig. */
@@ -9784,420 +9199,13 @@ void planar6_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[245] = qdd5;
 }
 
-/* base_regressor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar6_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_qdd[6][SD_LANES];
-        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Yb[246][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q2, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q3, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q4, &x8, &x9);
-            double x10, x11;
-            sd_far |= sd_sincos_lane(q5, &x10, &x11);
-            const double x14 = qd0 + qd1;
-            const double x17 = qd2 + x14;
-            const double x20 = qd3 + x17;
-            const double x23 = qd4 + x20;
-            const double x26 = qd5 + x23;
-            const double x27 = 9.81*x0;
-            const double x28 = 9.81*x1;
-            const double x29 = qd0*qd0;
-            const double x30 = -0.5*x29 + x27;
-            const double x31 = 0.5*qdd0 + x28;
-            const double x32 = x2*x31 + x3*x30;
-            const double x33 = -x2*x30 + x3*x31;
-            const double x34 = qdd0 + qdd1;
-            const double x35 = x14*x14;
-            const double x36 = -0.5*x35 + x32;
-            const double x37 = 0.5*x34 + x33;
-            const double x38 = x36*x5 + x37*x4;
-            const double x39 = -x36*x4 + x37*x5;
-            const double x40 = qdd2 + x34;
-            const double x41 = x17*x17;
-            const double x42 = -0.5*x41 + x38;
-            const double x43 = 0.5*x40 + x39;
-            const double x44 = x42*x7 + x43*x6;
-            const double x45 = -x42*x6 + x43*x7;
-            const double x46 = qdd3 + x40;
-            const double x47 = x20*x20;
-            const double x48 = -0.5*x47 + x44;
-            const double x49 = 0.5*x46 + x45;
-            const double x50 = x48*x9 + x49*x8;
-            const double x51 = -x48*x8 + x49*x9;
-            const double x52 = qdd4 + x46;
-            const double x53 = x23*x23;
-            const double x54 = -0.5*x53 + x50;
-            const double x55 = 0.5*x52 + x51;
-            const double x56 = x10*x55 + x11*x54;
-            const double x57 = -x10*x54 + x11*x55;
-            const double x58 = qdd5 + x52;
-            const double x59 = x26*x26;
-            const double x60 = 0.5*x2;
-            const double x61 = 0.5*x3;
-            const double x63 = x33 + x34*x61 - x35*x60;
-            const double x64 = -x32 - x34*x60 - x35*x61;
-            const double x65 = 0.5 + x61;
-            const double x66 = x4*x65 + x5*x60;
-            const double x67 = -x4*x60 + x5*x65;
-            const double x69 = x39 + x40*x67 - x41*x66;
-            const double x70 = -x38 - x40*x66 - x41*x67;
-            const double x71 = 0.5 + x67;
-            const double x72 = x6*x71 + x66*x7;
-            const double x73 = -x6*x66 + x7*x71;
-            const double x75 = x45 + x46*x73 - x47*x72;
-            const double x76 = -x44 - x46*x72 - x47*x73;
-            const double x77 = 0.5 + x73;
-            const double x78 = x72*x9 + x77*x8;
-            const double x79 = -x72*x8 + x77*x9;
-            const double x81 = x51 + x52*x79 - x53*x78;
-            const double x82 = -x50 - x52*x78 - x53*x79;
-            const double x83 = 0.5 + x79;
-            const double x84 = x10*x83 + x11*x78;
-            const double x85 = -x10*x78 + x11*x83;
-            const double x87 = x57 + x58*x85 - x59*x84;
-            const double x88 = -x56 - x58*x84 - x59*x85;
-            const double x89 = 0.5*x4;
-            const double x90 = 0.5*x5;
-            const double x92 = x39 + x40*x90 - x41*x89;
-            const double x93 = -x38 - x40*x89 - x41*x90;
-            const double x94 = 0.5 + x90;
-            const double x95 = x6*x94 + x7*x89;
-            const double x96 = -x6*x89 + x7*x94;
-            const double x98 = x45 + x46*x96 - x47*x95;
-            const double x99 = -x44 - x46*x95 - x47*x96;
-            const double x100 = 0.5 + x96;
-            const double x101 = x100*x8 + x9*x95;
-            const double x102 = x100*x9 - x8*x95;
-            const double x104 = -x101*x53 + x102*x52 + x51;
-            const double x105 = -x101*x52 - x102*x53 - x50;
-            const double x106 = 0.5 + x102;
-            const double x107 = x10*x106 + x101*x11;
-            const double x108 = -x10*x101 + x106*x11;
-            const double x110 = -x107*x59 + x108*x58 + x57;
-            const double x111 = -x107*x58 - x108*x59 - x56;
-            const double x112 = 0.5*x6;
-            const double x113 = 0.5*x7;
-            const double x115 = -x112*x47 + x113*x46 + x45;
-            const double x116 = -x112*x46 - x113*x47 - x44;
-            const double x117 = 0.5 + x113;
-            const double x118 = x112*x9 + x117*x8;
-            const double x119 = -x112*x8 + x117*x9;
-            const double x121 = -x118*x53 + x119*x52 + x51;
-            const double x122 = -x118*x52 - x119*x53 - x50;
-            const double x123 = 0.5 + x119;
-            const double x124 = x10*x123 + x11*x118;
-            const double x125 = -x10*x118 + x11*x123;
-            const double x127 = -x124*x59 + x125*x58 + x57;
-            const double x128 = -x124*x58 - x125*x59 - x56;
-            const double x129 = 0.5*x8;
-            const double x130 = 0.5*x9;
-            const double x132 = -x129*x53 + x130*x52 + x51;
-            const double x133 = -x129*x52 - x130*x53 - x50;
-            const double x134 = 0.5 + x130;
-            const double x135 = x10*x134 + x11*x129;
-            const double x136 = -x10*x129 + x11*x134;
-            const double x138 = -x135*x59 + x136*x58 + x57;
-            const double x139 = -x135*x58 - x136*x59 - x56;
-            const double x140 = 0.5*x10;
-            const double x141 = 0.5*x11;
-            const double x143 = -x140*x59 + x141*x58 + x57;
-            const double x144 = -x140*x58 - x141*x59 - x56;
-            const double x145 = sd_sign(qd0);
-            const double x146 = sd_sign(qd1);
-            const double x147 = sd_sign(qd2);
-            const double x148 = sd_sign(qd3);
-            const double x149 = sd_sign(qd4);
-            const double x150 = sd_sign(qd5);
-            sd_Yb[0][sd_k] = x28;
-            sd_Yb[1][sd_k] = -x27;
-            sd_Yb[2][sd_k] = qdd0;
-            sd_Yb[3][sd_k] = x63;
-            sd_Yb[4][sd_k] = x64;
-            sd_Yb[5][sd_k] = x34;
-            sd_Yb[6][sd_k] = x69;
-            sd_Yb[7][sd_k] = x70;
-            sd_Yb[8][sd_k] = x40;
-            sd_Yb[9][sd_k] = x75;
-            sd_Yb[10][sd_k] = x76;
-            sd_Yb[11][sd_k] = x46;
-            sd_Yb[12][sd_k] = x81;
-            sd_Yb[13][sd_k] = x82;
-            sd_Yb[14][sd_k] = x52;
-            sd_Yb[15][sd_k] = x87;
-            sd_Yb[16][sd_k] = x88;
-            sd_Yb[17][sd_k] = x58;
-            sd_Yb[18][sd_k] = qd0;
-            sd_Yb[19][sd_k] = x145;
-            sd_Yb[20][sd_k] = 1.0;
-            sd_Yb[21][sd_k] = 0.0;
-            sd_Yb[22][sd_k] = 0.0;
-            sd_Yb[23][sd_k] = 0.0;
-            sd_Yb[24][sd_k] = 0.0;
-            sd_Yb[25][sd_k] = 0.0;
-            sd_Yb[26][sd_k] = 0.0;
-            sd_Yb[27][sd_k] = 0.0;
-            sd_Yb[28][sd_k] = 0.0;
-            sd_Yb[29][sd_k] = 0.0;
-            sd_Yb[30][sd_k] = 0.0;
-            sd_Yb[31][sd_k] = 0.0;
-            sd_Yb[32][sd_k] = 0.0;
-            sd_Yb[33][sd_k] = 0.0;
-            sd_Yb[34][sd_k] = 0.0;
-            sd_Yb[35][sd_k] = 0.0;
-            sd_Yb[36][sd_k] = 0.0;
-            sd_Yb[37][sd_k] = 0.0;
-            sd_Yb[38][sd_k] = 0.0;
-            sd_Yb[39][sd_k] = 0.0;
-            sd_Yb[40][sd_k] = 0.0;
-            sd_Yb[41][sd_k] = 0.0;
-            sd_Yb[42][sd_k] = 0.0;
-            sd_Yb[43][sd_k] = 0.0;
-            sd_Yb[44][sd_k] = x33;
-            sd_Yb[45][sd_k] = -x32;
-            sd_Yb[46][sd_k] = x34;
-            sd_Yb[47][sd_k] = x92;
-            sd_Yb[48][sd_k] = x93;
-            sd_Yb[49][sd_k] = x40;
-            sd_Yb[50][sd_k] = x98;
-            sd_Yb[51][sd_k] = x99;
-            sd_Yb[52][sd_k] = x46;
-            sd_Yb[53][sd_k] = x104;
-            sd_Yb[54][sd_k] = x105;
-            sd_Yb[55][sd_k] = x52;
-            sd_Yb[56][sd_k] = x110;
-            sd_Yb[57][sd_k] = x111;
-            sd_Yb[58][sd_k] = x58;
-            sd_Yb[59][sd_k] = 0.0;
-            sd_Yb[60][sd_k] = 0.0;
-            sd_Yb[61][sd_k] = 0.0;
-            sd_Yb[62][sd_k] = qd1;
-            sd_Yb[63][sd_k] = x146;
-            sd_Yb[64][sd_k] = 1.0;
-            sd_Yb[65][sd_k] = qdd1;
-            sd_Yb[66][sd_k] = 0.0;
-            sd_Yb[67][sd_k] = 0.0;
-            sd_Yb[68][sd_k] = 0.0;
-            sd_Yb[69][sd_k] = 0.0;
-            sd_Yb[70][sd_k] = 0.0;
-            sd_Yb[71][sd_k] = 0.0;
-            sd_Yb[72][sd_k] = 0.0;
-            sd_Yb[73][sd_k] = 0.0;
-            sd_Yb[74][sd_k] = 0.0;
-            sd_Yb[75][sd_k] = 0.0;
-            sd_Yb[76][sd_k] = 0.0;
-            sd_Yb[77][sd_k] = 0.0;
-            sd_Yb[78][sd_k] = 0.0;
-            sd_Yb[79][sd_k] = 0.0;
-            sd_Yb[80][sd_k] = 0.0;
-            sd_Yb[81][sd_k] = 0.0;
-            sd_Yb[82][sd_k] = 0.0;
-            sd_Yb[83][sd_k] = 0.0;
-            sd_Yb[84][sd_k] = 0.0;
-            sd_Yb[85][sd_k] = 0.0;
-            sd_Yb[86][sd_k] = 0.0;
-            sd_Yb[87][sd_k] = 0.0;
-            sd_Yb[88][sd_k] = x39;
-            sd_Yb[89][sd_k] = -x38;
-            sd_Yb[90][sd_k] = x40;
-            sd_Yb[91][sd_k] = x115;
-            sd_Yb[92][sd_k] = x116;
-            sd_Yb[93][sd_k] = x46;
-            sd_Yb[94][sd_k] = x121;
-            sd_Yb[95][sd_k] = x122;
-            sd_Yb[96][sd_k] = x52;
-            sd_Yb[97][sd_k] = x127;
-            sd_Yb[98][sd_k] = x128;
-            sd_Yb[99][sd_k] = x58;
-            sd_Yb[100][sd_k] = 0.0;
-            sd_Yb[101][sd_k] = 0.0;
-            sd_Yb[102][sd_k] = 0.0;
-            sd_Yb[103][sd_k] = 0.0;
-            sd_Yb[104][sd_k] = 0.0;
-            sd_Yb[105][sd_k] = 0.0;
-            sd_Yb[106][sd_k] = 0.0;
-            sd_Yb[107][sd_k] = qd2;
-            sd_Yb[108][sd_k] = x147;
-            sd_Yb[109][sd_k] = 1.0;
-            sd_Yb[110][sd_k] = qdd2;
-            sd_Yb[111][sd_k] = 0.0;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = 0.0;
-            sd_Yb[116][sd_k] = 0.0;
-            sd_Yb[117][sd_k] = 0.0;
-            sd_Yb[118][sd_k] = 0.0;
-            sd_Yb[119][sd_k] = 0.0;
-            sd_Yb[120][sd_k] = 0.0;
-            sd_Yb[121][sd_k] = 0.0;
-            sd_Yb[122][sd_k] = 0.0;
-            sd_Yb[123][sd_k] = 0.0;
-            sd_Yb[124][sd_k] = 0.0;
-            sd_Yb[125][sd_k] = 0.0;
-            sd_Yb[126][sd_k] = 0.0;
-            sd_Yb[127][sd_k] = 0.0;
-            sd_Yb[128][sd_k] = 0.0;
-            sd_Yb[129][sd_k] = 0.0;
-            sd_Yb[130][sd_k] = 0.0;
-            sd_Yb[131][sd_k] = 0.0;
-            sd_Yb[132][sd_k] = x45;
-            sd_Yb[133][sd_k] = -x44;
-            sd_Yb[134][sd_k] = x46;
-            sd_Yb[135][sd_k] = x132;
-            sd_Yb[136][sd_k] = x133;
-            sd_Yb[137][sd_k] = x52;
-            sd_Yb[138][sd_k] = x138;
-            sd_Yb[139][sd_k] = x139;
-            sd_Yb[140][sd_k] = x58;
-            sd_Yb[141][sd_k] = 0.0;
-            sd_Yb[142][sd_k] = 0.0;
-            sd_Yb[143][sd_k] = 0.0;
-            sd_Yb[144][sd_k] = 0.0;
-            sd_Yb[145][sd_k] = 0.0;
-            sd_Yb[146][sd_k] = 0.0;
-            sd_Yb[147][sd_k] = 0.0;
-            sd_Yb[148][sd_k] = 0.0;
-            sd_Yb[149][sd_k] = 0.0;
-            sd_Yb[150][sd_k] = 0.0;
-            sd_Yb[151][sd_k] = 0.0;
-            sd_Yb[152][sd_k] = qd3;
-            sd_Yb[153][sd_k] = x148;
-            sd_Yb[154][sd_k] = 1.0;
-            sd_Yb[155][sd_k] = qdd3;
-            sd_Yb[156][sd_k] = 0.0;
-            sd_Yb[157][sd_k] = 0.0;
-            sd_Yb[158][sd_k] = 0.0;
-            sd_Yb[159][sd_k] = 0.0;
-            sd_Yb[160][sd_k] = 0.0;
-            sd_Yb[161][sd_k] = 0.0;
-            sd_Yb[162][sd_k] = 0.0;
-            sd_Yb[163][sd_k] = 0.0;
-            sd_Yb[164][sd_k] = 0.0;
-            sd_Yb[165][sd_k] = 0.0;
-            sd_Yb[166][sd_k] = 0.0;
-            sd_Yb[167][sd_k] = 0.0;
-            sd_Yb[168][sd_k] = 0.0;
-            sd_Yb[169][sd_k] = 0.0;
-            sd_Yb[170][sd_k] = 0.0;
-            sd_Yb[171][sd_k] = 0.0;
-            sd_Yb[172][sd_k] = 0.0;
-            sd_Yb[173][sd_k] = 0.0;
-            sd_Yb[174][sd_k] = 0.0;
-            sd_Yb[175][sd_k] = 0.0;
-            sd_Yb[176][sd_k] = x51;
-            sd_Yb[177][sd_k] = -x50;
-            sd_Yb[178][sd_k] = x52;
-            sd_Yb[179][sd_k] = x143;
-            sd_Yb[180][sd_k] = x144;
-            sd_Yb[181][sd_k] = x58;
-            sd_Yb[182][sd_k] = 0.0;
-            sd_Yb[183][sd_k] = 0.0;
-            sd_Yb[184][sd_k] = 0.0;
-            sd_Yb[185][sd_k] = 0.0;
-            sd_Yb[186][sd_k] = 0.0;
-            sd_Yb[187][sd_k] = 0.0;
-            sd_Yb[188][sd_k] = 0.0;
-            sd_Yb[189][sd_k] = 0.0;
-            sd_Yb[190][sd_k] = 0.0;
-            sd_Yb[191][sd_k] = 0.0;
-            sd_Yb[192][sd_k] = 0.0;
-            sd_Yb[193][sd_k] = 0.0;
-            sd_Yb[194][sd_k] = 0.0;
-            sd_Yb[195][sd_k] = 0.0;
-            sd_Yb[196][sd_k] = 0.0;
-            sd_Yb[197][sd_k] = qd4;
-            sd_Yb[198][sd_k] = x149;
-            sd_Yb[199][sd_k] = 1.0;
-            sd_Yb[200][sd_k] = qdd4;
-            sd_Yb[201][sd_k] = 0.0;
-            sd_Yb[202][sd_k] = 0.0;
-            sd_Yb[203][sd_k] = 0.0;
-            sd_Yb[204][sd_k] = 0.0;
-            sd_Yb[205][sd_k] = 0.0;
-            sd_Yb[206][sd_k] = 0.0;
-            sd_Yb[207][sd_k] = 0.0;
-            sd_Yb[208][sd_k] = 0.0;
-            sd_Yb[209][sd_k] = 0.0;
-            sd_Yb[210][sd_k] = 0.0;
-            sd_Yb[211][sd_k] = 0.0;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = x57;
-            sd_Yb[221][sd_k] = -x56;
-            sd_Yb[222][sd_k] = x58;
-            sd_Yb[223][sd_k] = 0.0;
-            sd_Yb[224][sd_k] = 0.0;
-            sd_Yb[225][sd_k] = 0.0;
-            sd_Yb[226][sd_k] = 0.0;
-            sd_Yb[227][sd_k] = 0.0;
-            sd_Yb[228][sd_k] = 0.0;
-            sd_Yb[229][sd_k] = 0.0;
-            sd_Yb[230][sd_k] = 0.0;
-            sd_Yb[231][sd_k] = 0.0;
-            sd_Yb[232][sd_k] = 0.0;
-            sd_Yb[233][sd_k] = 0.0;
-            sd_Yb[234][sd_k] = 0.0;
-            sd_Yb[235][sd_k] = 0.0;
-            sd_Yb[236][sd_k] = 0.0;
-            sd_Yb[237][sd_k] = 0.0;
-            sd_Yb[238][sd_k] = 0.0;
-            sd_Yb[239][sd_k] = 0.0;
-            sd_Yb[240][sd_k] = 0.0;
-            sd_Yb[241][sd_k] = 0.0;
-            sd_Yb[242][sd_k] = qd5;
-            sd_Yb[243][sd_k] = x150;
-            sd_Yb[244][sd_k] = 1.0;
-            sd_Yb[245][sd_k] = qdd5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Yb[0], 246, sd_n, Yb + sd_first * 246);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar6_base_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Yb + (sd_first + sd_k) * 246);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_base_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Yb + sd_i * 246);
 }
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 30 mul, 31 add, 0 div, 0 sqrt, 0 trig. */
@@ -10303,124 +9311,13 @@ void planar6_base_parameters(const double *params, double *beta)
     beta[40] = p83;
 }
 
-/* base_parameters of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void planar6_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_params[84][SD_LANES];
-        sd_gather(params + sd_first * 84, 84, sd_n, sd_params[0]);
-        double sd_beta[41][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double p1 = sd_params[1][sd_k];
-            const double p2 = sd_params[2][sd_k];
-            const double p9 = sd_params[9][sd_k];
-            const double p10 = sd_params[10][sd_k];
-            const double p11 = sd_params[11][sd_k];
-            const double p12 = sd_params[12][sd_k];
-            const double p19 = sd_params[19][sd_k];
-            const double p20 = sd_params[20][sd_k];
-            const double p21 = sd_params[21][sd_k];
-            const double p22 = sd_params[22][sd_k];
-            const double p29 = sd_params[29][sd_k];
-            const double p30 = sd_params[30][sd_k];
-            const double p31 = sd_params[31][sd_k];
-            const double p32 = sd_params[32][sd_k];
-            const double p39 = sd_params[39][sd_k];
-            const double p40 = sd_params[40][sd_k];
-            const double p41 = sd_params[41][sd_k];
-            const double p42 = sd_params[42][sd_k];
-            const double p49 = sd_params[49][sd_k];
-            const double p50 = sd_params[50][sd_k];
-            const double p51 = sd_params[51][sd_k];
-            const double p52 = sd_params[52][sd_k];
-            const double p59 = sd_params[59][sd_k];
-            const double p60 = sd_params[60][sd_k];
-            const double p61 = sd_params[61][sd_k];
-            const double p62 = sd_params[62][sd_k];
-            const double p63 = sd_params[63][sd_k];
-            const double p64 = sd_params[64][sd_k];
-            const double p65 = sd_params[65][sd_k];
-            const double p66 = sd_params[66][sd_k];
-            const double p67 = sd_params[67][sd_k];
-            const double p68 = sd_params[68][sd_k];
-            const double p69 = sd_params[69][sd_k];
-            const double p70 = sd_params[70][sd_k];
-            const double p71 = sd_params[71][sd_k];
-            const double p72 = sd_params[72][sd_k];
-            const double p73 = sd_params[73][sd_k];
-            const double p74 = sd_params[74][sd_k];
-            const double p75 = sd_params[75][sd_k];
-            const double p76 = sd_params[76][sd_k];
-            const double p77 = sd_params[77][sd_k];
-            const double p78 = sd_params[78][sd_k];
-            const double p79 = sd_params[79][sd_k];
-            const double p80 = sd_params[80][sd_k];
-            const double p81 = sd_params[81][sd_k];
-            const double p82 = sd_params[82][sd_k];
-            const double p83 = sd_params[83][sd_k];
-            const double x0 = 0.5*p10 + 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p1;
-            const double x1 = 0.25*p10 + 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p63 + p9;
-            const double x2 = 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p11;
-            const double x3 = 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p19;
-            const double x4 = 0.5*p30 + 0.5*p40 + 0.5*p50 + p21;
-            const double x5 = 0.25*p30 + 0.25*p40 + 0.25*p50 + p29;
-            const double x6 = 0.5*p40 + 0.5*p50 + p31;
-            const double x7 = 0.25*p40 + 0.25*p50 + p39;
-            const double x8 = 0.5*p50 + p41;
-            const double x9 = 0.25*p50 + p49;
-            sd_beta[0][sd_k] = x0;
-            sd_beta[1][sd_k] = p2;
-            sd_beta[2][sd_k] = x1;
-            sd_beta[3][sd_k] = x2;
-            sd_beta[4][sd_k] = p12;
-            sd_beta[5][sd_k] = x3;
-            sd_beta[6][sd_k] = x4;
-            sd_beta[7][sd_k] = p22;
-            sd_beta[8][sd_k] = x5;
-            sd_beta[9][sd_k] = x6;
-            sd_beta[10][sd_k] = p32;
-            sd_beta[11][sd_k] = x7;
-            sd_beta[12][sd_k] = x8;
-            sd_beta[13][sd_k] = p42;
-            sd_beta[14][sd_k] = x9;
-            sd_beta[15][sd_k] = p51;
-            sd_beta[16][sd_k] = p52;
-            sd_beta[17][sd_k] = p59;
-            sd_beta[18][sd_k] = p60;
-            sd_beta[19][sd_k] = p61;
-            sd_beta[20][sd_k] = p62;
-            sd_beta[21][sd_k] = p64;
-            sd_beta[22][sd_k] = p65;
-            sd_beta[23][sd_k] = p66;
-            sd_beta[24][sd_k] = p67;
-            sd_beta[25][sd_k] = p68;
-            sd_beta[26][sd_k] = p69;
-            sd_beta[27][sd_k] = p70;
-            sd_beta[28][sd_k] = p71;
-            sd_beta[29][sd_k] = p72;
-            sd_beta[30][sd_k] = p73;
-            sd_beta[31][sd_k] = p74;
-            sd_beta[32][sd_k] = p75;
-            sd_beta[33][sd_k] = p76;
-            sd_beta[34][sd_k] = p77;
-            sd_beta[35][sd_k] = p78;
-            sd_beta[36][sd_k] = p79;
-            sd_beta[37][sd_k] = p80;
-            sd_beta[38][sd_k] = p81;
-            sd_beta[39][sd_k] = p82;
-            sd_beta[40][sd_k] = p83;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_beta[0], 41, sd_n, beta + sd_first * 41);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar6_base_parameters(params + (sd_first + sd_k) * 84, beta + (sd_first + sd_k) * 41);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_base_parameters(params + sd_i * 84, beta + sd_i * 41);
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 48 mul, 27 add, 0 div, 0 sqrt, 12 trig. */
@@ -10502,6 +9399,7 @@ void planar6_frame_placement(const double *q, double *oMf)
 /* frame_placement of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_placement_batch(long count, const double *q, double *oMf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -10590,6 +9488,11 @@ void planar6_frame_placement_batch(long count, const double *q, double *oMf)
             if (sd_big[sd_k])
                 planar6_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_frame_placement(q + sd_i * 6, oMf + sd_i * 16);
+#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 36 mul, 29 add, 0 div, 0 sqrt, 10 trig. */
@@ -10690,6 +9593,7 @@ void planar6_frame_jacobian(const double *q, double *J)
 /* frame_jacobian of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_jacobian_batch(long count, const double *q, double *J)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -10797,6 +9701,11 @@ void planar6_frame_jacobian_batch(long count, const double *q, double *J)
             if (sd_big[sd_k])
                 planar6_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_frame_jacobian(q + sd_i * 6, J + sd_i * 36);
+#endif
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 46 mul, 26 add, 0 div, 0 sqrt, 10 trig. */
@@ -10872,6 +9781,7 @@ void planar6_frame_velocity(const double *q, const double *qd, double *vf)
 /* frame_velocity of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -10956,6 +9866,11 @@ void planar6_frame_velocity_batch(long count, const double *q, const double *qd,
             if (sd_big[sd_k])
                 planar6_frame_velocity(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, vf + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_frame_velocity(q + sd_i * 6, qd + sd_i * 6, vf + sd_i * 6);
+#endif
 }
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 56 mul, 25 add, 0 div, 0 sqrt, 10 trig. */
@@ -11039,6 +9954,7 @@ void planar6_frame_acceleration_bias(const double *q, const double *qd, double *
 /* frame_acceleration_bias of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -11131,6 +10047,11 @@ void planar6_frame_acceleration_bias_batch(long count, const double *q, const do
             if (sd_big[sd_k])
                 planar6_frame_acceleration_bias(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, af + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_frame_acceleration_bias(q + sd_i * 6, qd + sd_i * 6, af + sd_i * 6);
+#endif
 }
 
 /* Centre of mass in the world frame. Operations: 24 mul, 15 add, 0 div, 0 sqrt, 12 trig. */
@@ -11181,6 +10102,7 @@ void planar6_center_of_mass(const double *q, double *com)
 /* center_of_mass of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_center_of_mass_batch(long count, const double *q, double *com)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -11238,6 +10160,11 @@ void planar6_center_of_mass_batch(long count, const double *q, double *com)
             if (sd_big[sd_k])
                 planar6_center_of_mass(q + (sd_first + sd_k) * 6, com + (sd_first + sd_k) * 3);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_center_of_mass(q + sd_i * 6, com + sd_i * 3);
+#endif
 }
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 86 mul, 40 add, 0 div, 0 sqrt, 12 trig. */
@@ -11340,6 +10267,7 @@ void planar6_com_jacobian(const double *q, double *Jcom)
 /* com_jacobian of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -11449,6 +10377,11 @@ void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
             if (sd_big[sd_k])
                 planar6_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_com_jacobian(q + sd_i * 6, Jcom + sd_i * 18);
+#endif
 }
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 110 mul, 85 add, 0 div, 0 sqrt, 12 trig. */
@@ -11609,6 +10542,7 @@ void planar6_centroidal_momentum_matrix(const double *q, double *Ag)
 /* centroidal_momentum_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -11776,6 +10710,11 @@ void planar6_centroidal_momentum_matrix_batch(long count, const double *q, doubl
             if (sd_big[sd_k])
                 planar6_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_centroidal_momentum_matrix(q + sd_i * 6, Ag + sd_i * 36);
+#endif
 }
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 128 mul, 100 add, 0 div, 0 sqrt, 12 trig. */
@@ -11915,6 +10854,7 @@ void planar6_centroidal_momentum(const double *q, const double *qd, double *hg)
 /* centroidal_momentum of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -12063,6 +11003,11 @@ void planar6_centroidal_momentum_batch(long count, const double *q, const double
             if (sd_big[sd_k])
                 planar6_centroidal_momentum(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, hg + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_centroidal_momentum(q + sd_i * 6, qd + sd_i * 6, hg + sd_i * 6);
+#endif
 }
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 262 mul, 218 add, 5 div, 0 sqrt, 12 trig. */
@@ -12371,6 +11316,7 @@ void planar6_operational_space_inertia_inverse(const double *q, double *Linv)
 /* operational_space_inertia_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -12686,6 +11632,11 @@ void planar6_operational_space_inertia_inverse_batch(long count, const double *q
             if (sd_big[sd_k])
                 planar6_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_operational_space_inertia_inverse(q + sd_i * 6, Linv + sd_i * 36);
+#endif
 }
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 125 mul, 97 add, 0 div, 0 sqrt, 12 trig. */
@@ -12824,6 +11775,7 @@ void planar6_inverse_dynamics_fext(const double *q, const double *qd, const doub
 /* inverse_dynamics_fext of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -12975,6 +11927,11 @@ void planar6_inverse_dynamics_fext_batch(long count, const double *q, const doub
             if (sd_big[sd_k])
                 planar6_inverse_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_inverse_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, f_ext + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 241 mul, 189 add, 10 div, 0 sqrt, 12 trig. */
@@ -13270,6 +12227,7 @@ void planar6_forward_dynamics_fext(const double *q, const double *qd, const doub
 /* forward_dynamics_fext of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -13578,4 +12536,9 @@ void planar6_forward_dynamics_fext_batch(long count, const double *q, const doub
             if (sd_big[sd_k])
                 planar6_forward_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_forward_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, f_ext + sd_i * 6, qdd + sd_i * 6);
+#endif
 }

@@ -133,6 +133,7 @@ static void sd_sincos(double x, double *s, double *c)
     *s = (quadrant & 2) ? -a : a;
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
+#if !defined(SYMDYN_NO_LANES)
 
 /* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
  * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
@@ -154,6 +155,7 @@ static inline int sd_sincos_lane(double x, double *s, double *c)
     *c = ((quadrant + 1) & 2) ? -b : b;
     return !(fabs(x) < 1.0e5);
 }
+#endif
 
 /* The reference configuration: zero angles and offsets, identity quaternions. */
 void puma560_neutral(double *q)
@@ -188,7 +190,9 @@ void puma560_difference(const double *q0, const double *q1, double *v)
  * stored structure-of-arrays ([entry][lane]) so that one loop over the lanes runs the function's
  * statements on several states per instruction (gcc and clang vectorize it; `#pragma omp simd` with
  * -fopenmp or -fopenmp-simd). The last block is padded with copies of the last state. With -fopenmp,
- * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread). */
+ * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
+ * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
+ * entries (the lanes cost gcc about 8x the single functions' compile time). */
 #ifndef PUMA560_BATCH_LANES
 #define PUMA560_BATCH_LANES 8
 #endif
@@ -206,6 +210,7 @@ void puma560_difference(const double *q0, const double *q1, double *v)
 #define SD_SIMD
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
 /* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
 static void sd_gather(const double *rows, long size, int n, double *block)
 {
@@ -221,6 +226,7 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
         for (long j = 0; j < size; ++j)
             rows[k * size + j] = block[j * SD_LANES + k];
 }
+#endif
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 247 mul, 187 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
@@ -432,6 +438,7 @@ void puma560_inverse_dynamics(const double *q, const double *qd, const double *q
 /* inverse_dynamics of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -655,6 +662,11 @@ void puma560_inverse_dynamics_batch(long count, const double *q, const double *q
             if (sd_big[sd_k])
                 puma560_inverse_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_inverse_dynamics(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 138 mul, 115 add, 0 div, 0 sqrt, 8 trig. */
@@ -851,6 +863,7 @@ void puma560_mass_matrix(const double *q, double *M)
 /* mass_matrix of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_mass_matrix_batch(long count, const double *q, double *M)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1054,6 +1067,11 @@ void puma560_mass_matrix_batch(long count, const double *q, double *M)
             if (sd_big[sd_k])
                 puma560_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_mass_matrix(q + sd_i * 6, M + sd_i * 36);
+#endif
 }
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve. Operations: 420 mul, 362 add, 7 div, 0 sqrt, 8 trig. */
@@ -1480,6 +1498,7 @@ void puma560_mass_matrix_inverse(const double *q, double *Minv)
 /* mass_matrix_inverse of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1913,6 +1932,11 @@ void puma560_mass_matrix_inverse_batch(long count, const double *q, double *Minv
             if (sd_big[sd_k])
                 puma560_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_mass_matrix_inverse(q + sd_i * 6, Minv + sd_i * 36);
+#endif
 }
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 440 mul, 357 add, 8 div, 0 sqrt, 10 trig. */
@@ -2353,6 +2377,7 @@ void puma560_forward_dynamics(const double *q, const double *qd, const double *t
 /* forward_dynamics of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2804,6 +2829,11 @@ void puma560_forward_dynamics_batch(long count, const double *q, const double *q
             if (sd_big[sd_k])
                 puma560_forward_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_forward_dynamics(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, qdd + sd_i * 6);
+#endif
 }
 
 /* Generalized gravity g(q): the joint forces that hold the arm still. Operations: 76 mul, 45 add, 0 div, 0 sqrt, 10 trig. */
@@ -2889,6 +2919,7 @@ void puma560_gravity(const double *q, double *g)
 /* gravity of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_gravity_batch(long count, const double *q, double *g)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2981,6 +3012,11 @@ void puma560_gravity_batch(long count, const double *q, double *g)
             if (sd_big[sd_k])
                 puma560_gravity(q + (sd_first + sd_k) * 6, g + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_gravity(q + sd_i * 6, g + sd_i * 6);
+#endif
 }
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 685 mul, 559 add, 0 div, 0 sqrt, 10 trig. */
@@ -3588,6 +3624,7 @@ void puma560_coriolis_matrix(const double *q, const double *qd, double *C)
 /* coriolis_matrix of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4204,6 +4241,11 @@ void puma560_coriolis_matrix_batch(long count, const double *q, const double *qd
             if (sd_big[sd_k])
                 puma560_coriolis_matrix(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, C + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_coriolis_matrix(q + sd_i * 6, qd + sd_i * 6, C + sd_i * 36);
+#endif
 }
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 237 mul, 170 add, 0 div, 0 sqrt, 10 trig. */
@@ -4398,6 +4440,7 @@ void puma560_nonlinear_effects(const double *q, const double *qd, double *b)
 /* nonlinear_effects of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4601,6 +4644,11 @@ void puma560_nonlinear_effects_batch(long count, const double *q, const double *
             if (sd_big[sd_k])
                 puma560_nonlinear_effects(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, b + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_nonlinear_effects(q + sd_i * 6, qd + sd_i * 6, b + sd_i * 6);
+#endif
 }
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 136 mul, 120 add, 3 div, 0 sqrt, 8 trig. */
@@ -4788,6 +4836,7 @@ void puma560_articulated_inertia(const double *q, double *D)
 /* articulated_inertia of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_articulated_inertia_batch(long count, const double *q, double *D)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4982,6 +5031,11 @@ void puma560_articulated_inertia_batch(long count, const double *q, double *D)
             if (sd_big[sd_k])
                 puma560_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_articulated_inertia(q + sd_i * 6, D + sd_i * 6);
+#endif
 }
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 203 mul, 147 add, 3 div, 4 sqrt, 8 trig. */
@@ -5253,6 +5307,7 @@ void puma560_innovations_factor(const double *q, double *m)
 /* innovations_factor of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_innovations_factor_batch(long count, const double *q, double *m)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -5531,6 +5586,11 @@ void puma560_innovations_factor_batch(long count, const double *q, double *m)
             if (sd_big[sd_k])
                 puma560_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_innovations_factor(q + sd_i * 6, m + sd_i * 36);
+#endif
 }
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 226 mul, 171 add, 20 div, 4 sqrt, 8 trig. */
@@ -5839,6 +5899,7 @@ void puma560_innovations_factor_inverse(const double *q, double *ell)
 /* innovations_factor_inverse of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6154,6 +6215,11 @@ void puma560_innovations_factor_inverse_batch(long count, const double *q, doubl
             if (sd_big[sd_k])
                 puma560_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_innovations_factor_inverse(q + sd_i * 6, ell + sd_i * 36);
+#endif
 }
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 179 mul, 149 add, 3 div, 4 sqrt, 8 trig. */
@@ -6377,6 +6443,7 @@ void puma560_total_rates(const double *q, const double *qd, double *nu)
 /* total_rates of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_total_rates_batch(long count, const double *q, const double *qd, double *nu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6609,6 +6676,11 @@ void puma560_total_rates_batch(long count, const double *q, const double *qd, do
             if (sd_big[sd_k])
                 puma560_total_rates(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_total_rates(q + sd_i * 6, qd + sd_i * 6, nu + sd_i * 6);
+#endif
 }
 
 /* Joint rates qd = l* nu (inverse of total_rates). Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
@@ -6832,6 +6904,7 @@ void puma560_joint_rates(const double *q, const double *nu, double *qd)
 /* joint_rates of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -7064,6 +7137,11 @@ void puma560_joint_rates_batch(long count, const double *q, const double *nu, do
             if (sd_big[sd_k])
                 puma560_joint_rates(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_joint_rates(q + sd_i * 6, nu + sd_i * 6, qd + sd_i * 6);
+#endif
 }
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
@@ -7301,6 +7379,7 @@ void puma560_working_moments(const double *q, const double *tau, double *eps)
 /* working_moments of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_working_moments_batch(long count, const double *q, const double *tau, double *eps)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -7547,6 +7626,11 @@ void puma560_working_moments_batch(long count, const double *q, const double *ta
             if (sd_big[sd_k])
                 puma560_working_moments(q + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_working_moments(q + sd_i * 6, tau + sd_i * 6, eps + sd_i * 6);
+#endif
 }
 
 /* Joint forces tau = m eps (inverse of working_moments). Operations: 179 mul, 147 add, 3 div, 4 sqrt, 8 trig. */
@@ -7782,6 +7866,7 @@ void puma560_applied_moments(const double *q, const double *eps, double *tau)
 /* applied_moments of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -8026,6 +8111,11 @@ void puma560_applied_moments_batch(long count, const double *q, const double *ep
             if (sd_big[sd_k])
                 puma560_applied_moments(q + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_applied_moments(q + sd_i * 6, eps + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 1003 mul, 825 add, 11 div, 4 sqrt, 10 trig. */
@@ -8724,6 +8814,7 @@ void puma560_coriolis_nu(const double *q, const double *nu, double *Cnu)
 /* coriolis_nu of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -9431,6 +9522,11 @@ void puma560_coriolis_nu_batch(long count, const double *q, const double *nu, do
             if (sd_big[sd_k])
                 puma560_coriolis_nu(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, Cnu + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_coriolis_nu(q + sd_i * 6, nu + sd_i * 6, Cnu + sd_i * 6);
+#endif
 }
 
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 723 mul, 575 add, 3 div, 0 sqrt, 10 trig. */
@@ -10038,6 +10134,7 @@ void puma560_coriolis_eta(const double *q, const double *eta, double *Cbar)
 /* coriolis_eta of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -10654,6 +10751,11 @@ void puma560_coriolis_eta_batch(long count, const double *q, const double *eta, 
             if (sd_big[sd_k])
                 puma560_coriolis_eta(q + (sd_first + sd_k) * 6, eta + (sd_first + sd_k) * 6, Cbar + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_coriolis_eta(q + sd_i * 6, eta + sd_i * 6, Cbar + sd_i * 6);
+#endif
 }
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 773 mul, 617 add, 14 div, 4 sqrt, 10 trig. */
@@ -11314,6 +11416,7 @@ void puma560_diagonalized_forward_dynamics(const double *q, const double *nu, co
 /* diagonalized_forward_dynamics of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -11987,6 +12090,11 @@ void puma560_diagonalized_forward_dynamics_batch(long count, const double *q, co
             if (sd_big[sd_k])
                 puma560_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu_dot + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_diagonalized_forward_dynamics(q + sd_i * 6, nu + sd_i * 6, tau + sd_i * 6, qd + sd_i * 6, nu_dot + sd_i * 6);
+#endif
 }
 
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 152 mul, 103 add, 3 div, 0 sqrt, 8 trig. */
@@ -12197,6 +12305,7 @@ void puma560_udu_factor(const double *q, double *U)
 /* udu_factor of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_udu_factor_batch(long count, const double *q, double *U)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -12414,6 +12523,11 @@ void puma560_udu_factor_batch(long count, const double *q, double *U)
             if (sd_big[sd_k])
                 puma560_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_udu_factor(q + sd_i * 6, U + sd_i * 36);
+#endif
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -12428,32 +12542,13 @@ void puma560_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void puma560_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_tau_f[6][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            sd_tau_f[0][sd_k] = 0.0;
-            sd_tau_f[1][sd_k] = 0.0;
-            sd_tau_f[2][sd_k] = 0.0;
-            sd_tau_f[3][sd_k] = 0.0;
-            sd_tau_f[4][sd_k] = 0.0;
-            sd_tau_f[5][sd_k] = 0.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau_f[0], 6, sd_n, tau_f + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                puma560_friction(qd + (sd_first + sd_k) * 6, tau_f + (sd_first + sd_k) * 6);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_friction(qd + sd_i * 6, tau_f + sd_i * 6);
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 614 mul, 405 add, 0 div, 0 sqrt, 10 trig. */
@@ -13348,917 +13443,13 @@ void puma560_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[503] = qdd5;
 }
 
-/* regressor of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void puma560_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_qdd[6][SD_LANES];
-        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Y[504][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q2, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q3, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q4, &x8, &x9);
-            double x10, x11;
-            sd_far |= sd_sincos_lane(q5, &x10, &x11);
-            const double x12 = qd0*x2;
-            const double x13 = qd0*x3;
-            const double x14 = qd1*x13;
-            const double x15 = -qd1*x12;
-            const double x16 = x12*x5 + x13*x4;
-            const double x17 = -x12*x4 + x13*x5;
-            const double x23 = qd1 + qd2;
-            const double x24 = qd2*x17;
-            const double x25 = -qd2*x16;
-            const double x26 = x16*x7 - x23*x6;
-            const double x27 = -x16*x6 - x23*x7;
-            const double x34 = qd3 + x17;
-            const double x35 = qd3*x27;
-            const double x36 = -qd3*x26;
-            const double x37 = x26*x9 + x34*x8;
-            const double x38 = -x26*x8 + x34*x9;
-            const double x44 = qd4 - x27;
-            const double x45 = qd4*x38;
-            const double x46 = -qd4*x37;
-            const double x47 = -x10*x44 + x11*x37;
-            const double x48 = -x10*x37 - x11*x44;
-            const double x49 = qd5 + x38;
-            const double x50 = qd5*x48;
-            const double x51 = -qd5*x47;
-            const double x53 = qdd0*x2;
-            const double x54 = qdd0*x3;
-            const double x55 = 9.81*x2;
-            const double x56 = 9.81*x3;
-            const double x57 = x14 + x53;
-            const double x58 = x15 + x54;
-            const double x60 = x13*x13;
-            const double x61 = qd1*qd1;
-            const double x62 = x12*x13;
-            const double x63 = qd1*x12;
-            const double x64 = -(x60 + x61);
-            const double x67 = qdd1 + x62;
-            const double x70 = -x58 + x63;
-            const double x73 = 0.4318*x64 + x55;
-            const double x74 = 0.4318*x67 + x56;
-            const double x75 = 0.4318*x70;
-            const double x76 = x4*x58 + x5*x57;
-            const double x77 = -x4*x57 + x5*x58;
-            const double x78 = x4*x74 + x5*x73;
-            const double x79 = -x4*x73 + x5*x74;
-            const double x80 = x24 + x76;
-            const double x81 = x25 + x77;
-            const double x82 = qdd1 + qdd2;
-            const double x83 = x16*x16;
-            const double x84 = x17*x17;
-            const double x85 = x23*x23;
-            const double x86 = x16*x17;
-            const double x87 = x16*x23;
-            const double x88 = x17*x23;
-            const double x89 = -(x84 + x85);
-            const double x90 = -x82 + x86;
-            const double x91 = x81 + x87;
-            const double x92 = x82 + x86;
-            const double x93 = -(x83 + x85);
-            const double x94 = -x80 + x88;
-            const double x95 = -x81 + x87;
-            const double x96 = x80 + x88;
-            const double x97 = -(x83 + x84);
-            const double x98 = 0.0203*x89 + 0.15005*x91 + x78;
-            const double x99 = 0.0203*x92 + 0.15005*x94 + x79;
-            const double x100 = 0.0203*x95 + 0.15005*x97 + x75;
-            const double x101 = -x6*x82 + x7*x80;
-            const double x102 = -x6*x80 - x7*x82;
-            const double x103 = -x100*x6 + x7*x98;
-            const double x104 = -x100*x7 - x6*x98;
-            const double x105 = x101 + x35;
-            const double x106 = x102 + x36;
-            const double x107 = qdd3 + x81;
-            const double x108 = x26*x26;
-            const double x109 = x27*x27;
-            const double x110 = x34*x34;
-            const double x111 = x26*x27;
-            const double x112 = x26*x34;
-            const double x113 = x27*x34;
-            const double x114 = -(x109 + x110);
-            const double x115 = -x107 + x111;
-            const double x116 = x106 + x112;
-            const double x117 = x107 + x111;
-            const double x118 = -(x108 + x110);
-            const double x119 = -x105 + x113;
-            const double x120 = -x106 + x112;
-            const double x121 = x105 + x113;
-            const double x122 = -(x108 + x109);
-            const double x123 = 0.4318*x116 + x103;
-            const double x124 = 0.4318*x119 + x104;
-            const double x125 = 0.4318*x122 + x99;
-            const double x126 = x105*x9 + x107*x8;
-            const double x127 = -x105*x8 + x107*x9;
-            const double x128 = x123*x9 + x125*x8;
-            const double x129 = -x123*x8 + x125*x9;
-            const double x130 = x126 + x45;
-            const double x131 = x127 + x46;
-            const double x132 = qdd4 - x106;
-            const double x133 = x37*x37;
-            const double x134 = x38*x38;
-            const double x135 = x44*x44;
-            const double x136 = x37*x38;
-            const double x137 = x37*x44;
-            const double x138 = x38*x44;
-            const double x139 = -(x134 + x135);
-            const double x140 = -x132 + x136;
-            const double x141 = x131 + x137;
-            const double x142 = x132 + x136;
-            const double x143 = -(x133 + x135);
-            const double x144 = -x130 + x138;
-            const double x145 = -x131 + x137;
-            const double x146 = x130 + x138;
-            const double x147 = -(x133 + x134);
-            const double x148 = -x10*x132 + x11*x130;
-            const double x149 = -x10*x130 - x11*x132;
-            const double x150 = x10*x124 + x11*x128;
-            const double x151 = -x10*x128 + x11*x124;
-            const double x152 = x148 + x50;
-            const double x153 = x149 + x51;
-            const double x154 = qdd5 + x131;
-            const double x155 = x47*x47;
-            const double x156 = x48*x48;
-            const double x157 = x49*x49;
-            const double x158 = x47*x48;
-            const double x159 = x47*x49;
-            const double x160 = x48*x49;
-            const double x161 = -(x156 + x157);
-            const double x162 = -x154 + x158;
-            const double x163 = x153 + x159;
-            const double x164 = x154 + x158;
-            const double x165 = -(x155 + x157);
-            const double x166 = -x152 + x160;
-            const double x167 = -x153 + x159;
-            const double x168 = x152 + x160;
-            const double x169 = -(x155 + x156);
-            const double x170 = qd1*x3;
-            const double x171 = -qd1*x2;
-            const double x172 = -x12*x3 + x13*x2;
-            const double x173 = -x2*x56 + x3*x55;
-            const double x174 = x12*x170 + x2*x57;
-            const double x175 = x12*x171 + x13*x170 + x2*x58 + x3*x57;
-            const double x176 = x13*x171 + x3*x58;
-            const double x177 = qd1*x170 + qdd1*x2 + x12*x172;
-            const double x178 = qd1*x171 + qdd1*x3 + x13*x172;
-            const double x179 = qd1*x172;
-            const double x180 = -0.4318*x3;
-            const double x181 = x2*x5 + x3*x4;
-            const double x182 = -x2*x4 + x3*x5;
-            const double x183 = x182*x23;
-            const double x184 = -x181*x23;
-            const double x185 = -x16*x182 + x17*x181;
-            const double x186 = x180*x75;
-            const double x187 = x180*x95 - x182*x75;
-            const double x188 = x180*x96 + x181*x75;
-            const double x189 = x180*x97 - x181*x79 + x182*x78;
-            const double x190 = x16*x183 + x181*x80;
-            const double x191 = x16*x184 + x17*x183 + x181*x81 + x182*x80;
-            const double x192 = x17*x184 + x182*x81;
-            const double x193 = x16*x185 + x181*x82 + x183*x23;
-            const double x194 = x17*x185 + x182*x82 + x184*x23;
-            const double x195 = x185*x23;
-            const double x196 = 0.15005*x182;
-            const double x197 = -0.15005*x181;
-            const double x198 = -0.0203*x182 + x180;
-            const double x199 = x181*x7;
-            const double x200 = -x181*x6;
-            const double x201 = x196*x7 - x198*x6;
-            const double x202 = -x196*x6 - x198*x7;
-            const double x203 = -x182*x27 + x200*x34;
-            const double x204 = x182*x26 - x199*x34;
-            const double x205 = x199*x27 - x200*x26;
-            const double x206 = x103*x201 + x104*x202 + x197*x99;
-            const double x207 = x104*x182 + x114*x201 + x117*x202 + x120*x197 - x200*x99;
-            const double x208 = -x103*x182 + x115*x201 + x118*x202 + x121*x197 + x199*x99;
-            const double x209 = x103*x200 - x104*x199 + x116*x201 + x119*x202 + x122*x197;
-            const double x210 = x105*x199 + x203*x26;
-            const double x211 = x105*x200 + x106*x199 + x203*x27 + x204*x26;
-            const double x212 = x106*x200 + x204*x27;
-            const double x213 = x105*x182 + x107*x199 + x203*x34 + x205*x26;
-            const double x214 = x106*x182 + x107*x200 + x204*x34 + x205*x27;
-            const double x215 = x107*x182 + x205*x34;
-            const double x216 = 0.4318*x200 + x201;
-            const double x217 = -0.4318*x199 + x202;
-            const double x218 = x182*x8 + x199*x9;
-            const double x219 = x182*x9 - x199*x8;
-            const double x220 = x197*x8 + x216*x9;
-            const double x221 = x197*x9 - x216*x8;
-            const double x222 = x200*x38 + x219*x44;
-            const double x223 = -x200*x37 - x218*x44;
-            const double x224 = x218*x38 - x219*x37;
-            const double x225 = x124*x217 + x128*x220 + x129*x221;
-            const double x226 = x124*x219 - x129*x200 + x139*x220 + x142*x221 - x145*x217;
-            const double x227 = -x124*x218 + x128*x200 + x140*x220 + x143*x221 - x146*x217;
-            const double x228 = x128*x219 - x129*x218 + x141*x220 + x144*x221 - x147*x217;
-            const double x229 = x130*x218 + x222*x37;
-            const double x230 = x130*x219 + x131*x218 + x222*x38 + x223*x37;
-            const double x231 = x131*x219 + x223*x38;
-            const double x232 = -x130*x200 + x132*x218 + x222*x44 + x224*x37;
-            const double x233 = -x131*x200 + x132*x219 + x223*x44 + x224*x38;
-            const double x234 = -x132*x200 + x224*x44;
-            const double x235 = x10*x200 + x11*x218;
-            const double x236 = -x10*x218 + x11*x200;
-            const double x237 = x10*x217 + x11*x220;
-            const double x238 = -x10*x220 + x11*x217;
-            const double x239 = -x219*x48 + x236*x49;
-            const double x240 = x219*x47 - x235*x49;
-            const double x241 = x235*x48 - x236*x47;
-            const double x242 = x129*x221 + x150*x237 + x151*x238;
-            const double x243 = -x129*x236 + x151*x219 + x161*x237 + x164*x238 + x167*x221;
-            const double x244 = x129*x235 - x150*x219 + x162*x237 + x165*x238 + x168*x221;
-            const double x245 = x150*x236 - x151*x235 + x163*x237 + x166*x238 + x169*x221;
-            const double x246 = x152*x235 + x239*x47;
-            const double x247 = x152*x236 + x153*x235 + x239*x48 + x240*x47;
-            const double x248 = x153*x236 + x240*x48;
-            const double x249 = x152*x219 + x154*x235 + x239*x49 + x241*x47;
-            const double x250 = x153*x219 + x154*x236 + x240*x49 + x241*x48;
-            const double x251 = x154*x219 + x241*x49;
-            const double x252 = -x12*x13;
-            const double x253 = x12*x12 - x13*x13;
-            const double x254 = -qd1*x13 + x57;
-            const double x255 = qd1*x12 + x58;
-            const double x256 = 0.4318*x4;
-            const double x257 = 0.4318*x5;
-            const double x258 = x256*x78 + x257*x79;
-            const double x259 = x256*x89 + x257*x92 + x79;
-            const double x260 = x256*x90 + x257*x93 - x78;
-            const double x261 = x256*x91 + x257*x94;
-            const double x262 = -x16*x17;
-            const double x263 = x16*x16 - x17*x17;
-            const double x264 = -x17*x23 + x80;
-            const double x265 = x16*x23 + x81;
-            const double x266 = 0.0203 + x257;
-            const double x267 = x256*x7;
-            const double x268 = -x256*x6;
-            const double x269 = -x34*x7;
-            const double x270 = x34*x6;
-            const double x271 = x26*x7 - x27*x6;
-            const double x272 = x103*x267 + x104*x268 + x266*x99;
-            const double x273 = x114*x267 + x117*x268 + x120*x266 + x7*x99;
-            const double x274 = x115*x267 + x118*x268 + x121*x266 - x6*x99;
-            const double x275 = -x103*x7 + x104*x6 + x116*x267 + x119*x268 + x122*x266;
-            const double x276 = -x105*x6 + x26*x269;
-            const double x277 = -x105*x7 - x106*x6 + x26*x270 + x269*x27;
-            const double x278 = -x106*x7 + x27*x270;
-            const double x279 = -x107*x6 + x26*x271 + x269*x34;
-            const double x280 = -x107*x7 + x27*x271 + x270*x34;
-            const double x281 = x271*x34;
-            const double x282 = -0.4318*x7 + x267;
-            const double x283 = 0.4318*x6 + x268;
-            const double x284 = -x6*x9;
-            const double x285 = x6*x8;
-            const double x286 = x266*x8 + x282*x9;
-            const double x287 = x266*x9 - x282*x8;
-            const double x288 = x285*x44 - x38*x7;
-            const double x289 = -x284*x44 + x37*x7;
-            const double x290 = x284*x38 - x285*x37;
-            const double x291 = x124*x283 + x128*x286 + x129*x287;
-            const double x292 = x124*x285 + x129*x7 + x139*x286 + x142*x287 - x145*x283;
-            const double x293 = -x124*x284 - x128*x7 + x140*x286 + x143*x287 - x146*x283;
-            const double x294 = x128*x285 - x129*x284 + x141*x286 + x144*x287 - x147*x283;
-            const double x295 = x130*x284 + x288*x37;
-            const double x296 = x130*x285 + x131*x284 + x288*x38 + x289*x37;
-            const double x297 = x131*x285 + x289*x38;
-            const double x298 = x130*x7 + x132*x284 + x288*x44 + x290*x37;
-            const double x299 = x131*x7 + x132*x285 + x289*x44 + x290*x38;
-            const double x300 = x132*x7 + x290*x44;
-            const double x301 = -x10*x7 + x11*x284;
-            const double x302 = -x10*x284 - x11*x7;
-            const double x303 = x10*x283 + x11*x286;
-            const double x304 = -x10*x286 + x11*x283;
-            const double x305 = -x285*x48 + x302*x49;
-            const double x306 = x285*x47 - x301*x49;
-            const double x307 = x301*x48 - x302*x47;
-            const double x308 = x129*x287 + x150*x303 + x151*x304;
-            const double x309 = -x129*x302 + x151*x285 + x161*x303 + x164*x304 + x167*x287;
-            const double x310 = x129*x301 - x150*x285 + x162*x303 + x165*x304 + x168*x287;
-            const double x311 = x150*x302 - x151*x301 + x163*x303 + x166*x304 + x169*x287;
-            const double x312 = x152*x301 + x305*x47;
-            const double x313 = x152*x302 + x153*x301 + x305*x48 + x306*x47;
-            const double x314 = x153*x302 + x306*x48;
-            const double x315 = x152*x285 + x154*x301 + x305*x49 + x307*x47;
-            const double x316 = x153*x285 + x154*x302 + x306*x49 + x307*x48;
-            const double x317 = x154*x285 + x307*x49;
-            const double x318 = 0.0203*x99;
-            const double x319 = 0.0203*x120 + x7*x99;
-            const double x320 = 0.0203*x121 - x6*x99;
-            const double x321 = 0.0203*x122 - x103*x7 + x104*x6;
-            const double x322 = -0.4318*x7;
-            const double x323 = 0.4318*x6;
-            const double x324 = 0.0203*x8 + x322*x9;
-            const double x325 = 0.0203*x9 - x322*x8;
-            const double x326 = x124*x323 + x128*x324 + x129*x325;
-            const double x327 = x124*x285 + x129*x7 + x139*x324 + x142*x325 - x145*x323;
-            const double x328 = -x124*x284 - x128*x7 + x140*x324 + x143*x325 - x146*x323;
-            const double x329 = x128*x285 - x129*x284 + x141*x324 + x144*x325 - x147*x323;
-            const double x330 = x10*x323 + x11*x324;
-            const double x331 = -x10*x324 + x11*x323;
-            const double x332 = x129*x325 + x150*x330 + x151*x331;
-            const double x333 = -x129*x302 + x151*x285 + x161*x330 + x164*x331 + x167*x325;
-            const double x334 = x129*x301 - x150*x285 + x162*x330 + x165*x331 + x168*x325;
-            const double x335 = x150*x302 - x151*x301 + x163*x330 + x166*x331 + x169*x325;
-            const double x336 = -x26*x27;
-            const double x337 = x26*x26 - x27*x27;
-            const double x338 = x105 - x27*x34;
-            const double x339 = x106 + x26*x34;
-            const double x340 = x44*x9;
-            const double x341 = -x44*x8;
-            const double x342 = -x37*x9 + x38*x8;
-            const double x343 = x124*x9;
-            const double x344 = -x124*x8;
-            const double x345 = x128*x9 - x129*x8;
-            const double x346 = x130*x8 + x340*x37;
-            const double x347 = x130*x9 + x131*x8 + x340*x38 + x341*x37;
-            const double x348 = x131*x9 + x341*x38;
-            const double x349 = x132*x8 + x340*x44 + x342*x37;
-            const double x350 = x132*x9 + x341*x44 + x342*x38;
-            const double x351 = x342*x44;
-            const double x352 = x11*x8;
-            const double x353 = -x10*x8;
-            const double x354 = x353*x49 - x48*x9;
-            const double x355 = -x352*x49 + x47*x9;
-            const double x356 = x352*x48 - x353*x47;
-            const double x357 = -x129*x353 + x151*x9;
-            const double x358 = x129*x352 - x150*x9;
-            const double x359 = x150*x353 - x151*x352;
-            const double x360 = x152*x352 + x354*x47;
-            const double x361 = x152*x353 + x153*x352 + x354*x48 + x355*x47;
-            const double x362 = x153*x353 + x355*x48;
-            const double x363 = x152*x9 + x154*x352 + x354*x49 + x356*x47;
-            const double x364 = x153*x9 + x154*x353 + x355*x49 + x356*x48;
-            const double x365 = x154*x9 + x356*x49;
-            const double x366 = -x37*x38;
-            const double x367 = x37*x37 - x38*x38;
-            const double x368 = x130 - x38*x44;
-            const double x369 = x131 + x37*x44;
-            const double x370 = -x11*x49;
-            const double x371 = x10*x49;
-            const double x372 = -x10*x48 + x11*x47;
-            const double x373 = x11*x129;
-            const double x374 = -x10*x129;
-            const double x375 = x10*x151 - x11*x150;
-            const double x376 = -x10*x152 + x370*x47;
-            const double x377 = -x10*x153 - x11*x152 + x370*x48 + x371*x47;
-            const double x378 = -x11*x153 + x371*x48;
-            const double x379 = -x10*x154 + x370*x49 + x372*x47;
-            const double x380 = -x11*x154 + x371*x49 + x372*x48;
-            const double x381 = x372*x49;
-            const double x382 = -x47*x48;
-            const double x383 = x47*x47 - x48*x48;
-            const double x384 = x152 - x48*x49;
-            const double x385 = x153 + x47*x49;
-            const double x386 = sd_sign(qd0);
-            const double x387 = sd_sign(qd1);
-            const double x388 = sd_sign(qd2);
-            const double x389 = sd_sign(qd3);
-            const double x390 = sd_sign(qd4);
-            const double x391 = sd_sign(qd5);
-            sd_Y[0][sd_k] = 0.0;
-            sd_Y[1][sd_k] = 0.0;
-            sd_Y[2][sd_k] = 0.0;
-            sd_Y[3][sd_k] = 0.0;
-            sd_Y[4][sd_k] = 0.0;
-            sd_Y[5][sd_k] = 0.0;
-            sd_Y[6][sd_k] = 0.0;
-            sd_Y[7][sd_k] = 0.0;
-            sd_Y[8][sd_k] = 0.0;
-            sd_Y[9][sd_k] = qdd0;
-            sd_Y[10][sd_k] = 0.0;
-            sd_Y[11][sd_k] = 0.0;
-            sd_Y[12][sd_k] = 0.0;
-            sd_Y[13][sd_k] = x173;
-            sd_Y[14][sd_k] = x174;
-            sd_Y[15][sd_k] = x175;
-            sd_Y[16][sd_k] = x176;
-            sd_Y[17][sd_k] = x177;
-            sd_Y[18][sd_k] = x178;
-            sd_Y[19][sd_k] = x179;
-            sd_Y[20][sd_k] = x186;
-            sd_Y[21][sd_k] = x187;
-            sd_Y[22][sd_k] = x188;
-            sd_Y[23][sd_k] = x189;
-            sd_Y[24][sd_k] = x190;
-            sd_Y[25][sd_k] = x191;
-            sd_Y[26][sd_k] = x192;
-            sd_Y[27][sd_k] = x193;
-            sd_Y[28][sd_k] = x194;
-            sd_Y[29][sd_k] = x195;
-            sd_Y[30][sd_k] = x206;
-            sd_Y[31][sd_k] = x207;
-            sd_Y[32][sd_k] = x208;
-            sd_Y[33][sd_k] = x209;
-            sd_Y[34][sd_k] = x210;
-            sd_Y[35][sd_k] = x211;
-            sd_Y[36][sd_k] = x212;
-            sd_Y[37][sd_k] = x213;
-            sd_Y[38][sd_k] = x214;
-            sd_Y[39][sd_k] = x215;
-            sd_Y[40][sd_k] = x225;
-            sd_Y[41][sd_k] = x226;
-            sd_Y[42][sd_k] = x227;
-            sd_Y[43][sd_k] = x228;
-            sd_Y[44][sd_k] = x229;
-            sd_Y[45][sd_k] = x230;
-            sd_Y[46][sd_k] = x231;
-            sd_Y[47][sd_k] = x232;
-            sd_Y[48][sd_k] = x233;
-            sd_Y[49][sd_k] = x234;
-            sd_Y[50][sd_k] = x242;
-            sd_Y[51][sd_k] = x243;
-            sd_Y[52][sd_k] = x244;
-            sd_Y[53][sd_k] = x245;
-            sd_Y[54][sd_k] = x246;
-            sd_Y[55][sd_k] = x247;
-            sd_Y[56][sd_k] = x248;
-            sd_Y[57][sd_k] = x249;
-            sd_Y[58][sd_k] = x250;
-            sd_Y[59][sd_k] = x251;
-            sd_Y[60][sd_k] = qd0;
-            sd_Y[61][sd_k] = x386;
-            sd_Y[62][sd_k] = 1.0;
-            sd_Y[63][sd_k] = qdd0;
-            sd_Y[64][sd_k] = 0.0;
-            sd_Y[65][sd_k] = 0.0;
-            sd_Y[66][sd_k] = 0.0;
-            sd_Y[67][sd_k] = 0.0;
-            sd_Y[68][sd_k] = 0.0;
-            sd_Y[69][sd_k] = 0.0;
-            sd_Y[70][sd_k] = 0.0;
-            sd_Y[71][sd_k] = 0.0;
-            sd_Y[72][sd_k] = 0.0;
-            sd_Y[73][sd_k] = 0.0;
-            sd_Y[74][sd_k] = 0.0;
-            sd_Y[75][sd_k] = 0.0;
-            sd_Y[76][sd_k] = 0.0;
-            sd_Y[77][sd_k] = 0.0;
-            sd_Y[78][sd_k] = 0.0;
-            sd_Y[79][sd_k] = 0.0;
-            sd_Y[80][sd_k] = 0.0;
-            sd_Y[81][sd_k] = 0.0;
-            sd_Y[82][sd_k] = 0.0;
-            sd_Y[83][sd_k] = 0.0;
-            sd_Y[84][sd_k] = 0.0;
-            sd_Y[85][sd_k] = 0.0;
-            sd_Y[86][sd_k] = 0.0;
-            sd_Y[87][sd_k] = 0.0;
-            sd_Y[88][sd_k] = 0.0;
-            sd_Y[89][sd_k] = 0.0;
-            sd_Y[90][sd_k] = 0.0;
-            sd_Y[91][sd_k] = 0.0;
-            sd_Y[92][sd_k] = 0.0;
-            sd_Y[93][sd_k] = 0.0;
-            sd_Y[94][sd_k] = 0.0;
-            sd_Y[95][sd_k] = x56;
-            sd_Y[96][sd_k] = -x55;
-            sd_Y[97][sd_k] = 0.0;
-            sd_Y[98][sd_k] = x252;
-            sd_Y[99][sd_k] = x253;
-            sd_Y[100][sd_k] = x62;
-            sd_Y[101][sd_k] = x254;
-            sd_Y[102][sd_k] = x255;
-            sd_Y[103][sd_k] = qdd1;
-            sd_Y[104][sd_k] = x258;
-            sd_Y[105][sd_k] = x259;
-            sd_Y[106][sd_k] = x260;
-            sd_Y[107][sd_k] = x261;
-            sd_Y[108][sd_k] = x262;
-            sd_Y[109][sd_k] = x263;
-            sd_Y[110][sd_k] = x86;
-            sd_Y[111][sd_k] = x264;
-            sd_Y[112][sd_k] = x265;
-            sd_Y[113][sd_k] = x82;
-            sd_Y[114][sd_k] = x272;
-            sd_Y[115][sd_k] = x273;
-            sd_Y[116][sd_k] = x274;
-            sd_Y[117][sd_k] = x275;
-            sd_Y[118][sd_k] = x276;
-            sd_Y[119][sd_k] = x277;
-            sd_Y[120][sd_k] = x278;
-            sd_Y[121][sd_k] = x279;
-            sd_Y[122][sd_k] = x280;
-            sd_Y[123][sd_k] = x281;
-            sd_Y[124][sd_k] = x291;
-            sd_Y[125][sd_k] = x292;
-            sd_Y[126][sd_k] = x293;
-            sd_Y[127][sd_k] = x294;
-            sd_Y[128][sd_k] = x295;
-            sd_Y[129][sd_k] = x296;
-            sd_Y[130][sd_k] = x297;
-            sd_Y[131][sd_k] = x298;
-            sd_Y[132][sd_k] = x299;
-            sd_Y[133][sd_k] = x300;
-            sd_Y[134][sd_k] = x308;
-            sd_Y[135][sd_k] = x309;
-            sd_Y[136][sd_k] = x310;
-            sd_Y[137][sd_k] = x311;
-            sd_Y[138][sd_k] = x312;
-            sd_Y[139][sd_k] = x313;
-            sd_Y[140][sd_k] = x314;
-            sd_Y[141][sd_k] = x315;
-            sd_Y[142][sd_k] = x316;
-            sd_Y[143][sd_k] = x317;
-            sd_Y[144][sd_k] = 0.0;
-            sd_Y[145][sd_k] = 0.0;
-            sd_Y[146][sd_k] = 0.0;
-            sd_Y[147][sd_k] = 0.0;
-            sd_Y[148][sd_k] = qd1;
-            sd_Y[149][sd_k] = x387;
-            sd_Y[150][sd_k] = 1.0;
-            sd_Y[151][sd_k] = qdd1;
-            sd_Y[152][sd_k] = 0.0;
-            sd_Y[153][sd_k] = 0.0;
-            sd_Y[154][sd_k] = 0.0;
-            sd_Y[155][sd_k] = 0.0;
-            sd_Y[156][sd_k] = 0.0;
-            sd_Y[157][sd_k] = 0.0;
-            sd_Y[158][sd_k] = 0.0;
-            sd_Y[159][sd_k] = 0.0;
-            sd_Y[160][sd_k] = 0.0;
-            sd_Y[161][sd_k] = 0.0;
-            sd_Y[162][sd_k] = 0.0;
-            sd_Y[163][sd_k] = 0.0;
-            sd_Y[164][sd_k] = 0.0;
-            sd_Y[165][sd_k] = 0.0;
-            sd_Y[166][sd_k] = 0.0;
-            sd_Y[167][sd_k] = 0.0;
-            sd_Y[168][sd_k] = 0.0;
-            sd_Y[169][sd_k] = 0.0;
-            sd_Y[170][sd_k] = 0.0;
-            sd_Y[171][sd_k] = 0.0;
-            sd_Y[172][sd_k] = 0.0;
-            sd_Y[173][sd_k] = 0.0;
-            sd_Y[174][sd_k] = 0.0;
-            sd_Y[175][sd_k] = 0.0;
-            sd_Y[176][sd_k] = 0.0;
-            sd_Y[177][sd_k] = 0.0;
-            sd_Y[178][sd_k] = 0.0;
-            sd_Y[179][sd_k] = 0.0;
-            sd_Y[180][sd_k] = 0.0;
-            sd_Y[181][sd_k] = 0.0;
-            sd_Y[182][sd_k] = 0.0;
-            sd_Y[183][sd_k] = 0.0;
-            sd_Y[184][sd_k] = 0.0;
-            sd_Y[185][sd_k] = 0.0;
-            sd_Y[186][sd_k] = 0.0;
-            sd_Y[187][sd_k] = 0.0;
-            sd_Y[188][sd_k] = 0.0;
-            sd_Y[189][sd_k] = x79;
-            sd_Y[190][sd_k] = -x78;
-            sd_Y[191][sd_k] = 0.0;
-            sd_Y[192][sd_k] = x262;
-            sd_Y[193][sd_k] = x263;
-            sd_Y[194][sd_k] = x86;
-            sd_Y[195][sd_k] = x264;
-            sd_Y[196][sd_k] = x265;
-            sd_Y[197][sd_k] = x82;
-            sd_Y[198][sd_k] = x318;
-            sd_Y[199][sd_k] = x319;
-            sd_Y[200][sd_k] = x320;
-            sd_Y[201][sd_k] = x321;
-            sd_Y[202][sd_k] = x276;
-            sd_Y[203][sd_k] = x277;
-            sd_Y[204][sd_k] = x278;
-            sd_Y[205][sd_k] = x279;
-            sd_Y[206][sd_k] = x280;
-            sd_Y[207][sd_k] = x281;
-            sd_Y[208][sd_k] = x326;
-            sd_Y[209][sd_k] = x327;
-            sd_Y[210][sd_k] = x328;
-            sd_Y[211][sd_k] = x329;
-            sd_Y[212][sd_k] = x295;
-            sd_Y[213][sd_k] = x296;
-            sd_Y[214][sd_k] = x297;
-            sd_Y[215][sd_k] = x298;
-            sd_Y[216][sd_k] = x299;
-            sd_Y[217][sd_k] = x300;
-            sd_Y[218][sd_k] = x332;
-            sd_Y[219][sd_k] = x333;
-            sd_Y[220][sd_k] = x334;
-            sd_Y[221][sd_k] = x335;
-            sd_Y[222][sd_k] = x312;
-            sd_Y[223][sd_k] = x313;
-            sd_Y[224][sd_k] = x314;
-            sd_Y[225][sd_k] = x315;
-            sd_Y[226][sd_k] = x316;
-            sd_Y[227][sd_k] = x317;
-            sd_Y[228][sd_k] = 0.0;
-            sd_Y[229][sd_k] = 0.0;
-            sd_Y[230][sd_k] = 0.0;
-            sd_Y[231][sd_k] = 0.0;
-            sd_Y[232][sd_k] = 0.0;
-            sd_Y[233][sd_k] = 0.0;
-            sd_Y[234][sd_k] = 0.0;
-            sd_Y[235][sd_k] = 0.0;
-            sd_Y[236][sd_k] = qd2;
-            sd_Y[237][sd_k] = x388;
-            sd_Y[238][sd_k] = 1.0;
-            sd_Y[239][sd_k] = qdd2;
-            sd_Y[240][sd_k] = 0.0;
-            sd_Y[241][sd_k] = 0.0;
-            sd_Y[242][sd_k] = 0.0;
-            sd_Y[243][sd_k] = 0.0;
-            sd_Y[244][sd_k] = 0.0;
-            sd_Y[245][sd_k] = 0.0;
-            sd_Y[246][sd_k] = 0.0;
-            sd_Y[247][sd_k] = 0.0;
-            sd_Y[248][sd_k] = 0.0;
-            sd_Y[249][sd_k] = 0.0;
-            sd_Y[250][sd_k] = 0.0;
-            sd_Y[251][sd_k] = 0.0;
-            sd_Y[252][sd_k] = 0.0;
-            sd_Y[253][sd_k] = 0.0;
-            sd_Y[254][sd_k] = 0.0;
-            sd_Y[255][sd_k] = 0.0;
-            sd_Y[256][sd_k] = 0.0;
-            sd_Y[257][sd_k] = 0.0;
-            sd_Y[258][sd_k] = 0.0;
-            sd_Y[259][sd_k] = 0.0;
-            sd_Y[260][sd_k] = 0.0;
-            sd_Y[261][sd_k] = 0.0;
-            sd_Y[262][sd_k] = 0.0;
-            sd_Y[263][sd_k] = 0.0;
-            sd_Y[264][sd_k] = 0.0;
-            sd_Y[265][sd_k] = 0.0;
-            sd_Y[266][sd_k] = 0.0;
-            sd_Y[267][sd_k] = 0.0;
-            sd_Y[268][sd_k] = 0.0;
-            sd_Y[269][sd_k] = 0.0;
-            sd_Y[270][sd_k] = 0.0;
-            sd_Y[271][sd_k] = 0.0;
-            sd_Y[272][sd_k] = 0.0;
-            sd_Y[273][sd_k] = 0.0;
-            sd_Y[274][sd_k] = 0.0;
-            sd_Y[275][sd_k] = 0.0;
-            sd_Y[276][sd_k] = 0.0;
-            sd_Y[277][sd_k] = 0.0;
-            sd_Y[278][sd_k] = 0.0;
-            sd_Y[279][sd_k] = 0.0;
-            sd_Y[280][sd_k] = 0.0;
-            sd_Y[281][sd_k] = 0.0;
-            sd_Y[282][sd_k] = 0.0;
-            sd_Y[283][sd_k] = x104;
-            sd_Y[284][sd_k] = -x103;
-            sd_Y[285][sd_k] = 0.0;
-            sd_Y[286][sd_k] = x336;
-            sd_Y[287][sd_k] = x337;
-            sd_Y[288][sd_k] = x111;
-            sd_Y[289][sd_k] = x338;
-            sd_Y[290][sd_k] = x339;
-            sd_Y[291][sd_k] = x107;
-            sd_Y[292][sd_k] = 0.0;
-            sd_Y[293][sd_k] = x343;
-            sd_Y[294][sd_k] = x344;
-            sd_Y[295][sd_k] = x345;
-            sd_Y[296][sd_k] = x346;
-            sd_Y[297][sd_k] = x347;
-            sd_Y[298][sd_k] = x348;
-            sd_Y[299][sd_k] = x349;
-            sd_Y[300][sd_k] = x350;
-            sd_Y[301][sd_k] = x351;
-            sd_Y[302][sd_k] = 0.0;
-            sd_Y[303][sd_k] = x357;
-            sd_Y[304][sd_k] = x358;
-            sd_Y[305][sd_k] = x359;
-            sd_Y[306][sd_k] = x360;
-            sd_Y[307][sd_k] = x361;
-            sd_Y[308][sd_k] = x362;
-            sd_Y[309][sd_k] = x363;
-            sd_Y[310][sd_k] = x364;
-            sd_Y[311][sd_k] = x365;
-            sd_Y[312][sd_k] = 0.0;
-            sd_Y[313][sd_k] = 0.0;
-            sd_Y[314][sd_k] = 0.0;
-            sd_Y[315][sd_k] = 0.0;
-            sd_Y[316][sd_k] = 0.0;
-            sd_Y[317][sd_k] = 0.0;
-            sd_Y[318][sd_k] = 0.0;
-            sd_Y[319][sd_k] = 0.0;
-            sd_Y[320][sd_k] = 0.0;
-            sd_Y[321][sd_k] = 0.0;
-            sd_Y[322][sd_k] = 0.0;
-            sd_Y[323][sd_k] = 0.0;
-            sd_Y[324][sd_k] = qd3;
-            sd_Y[325][sd_k] = x389;
-            sd_Y[326][sd_k] = 1.0;
-            sd_Y[327][sd_k] = qdd3;
-            sd_Y[328][sd_k] = 0.0;
-            sd_Y[329][sd_k] = 0.0;
-            sd_Y[330][sd_k] = 0.0;
-            sd_Y[331][sd_k] = 0.0;
-            sd_Y[332][sd_k] = 0.0;
-            sd_Y[333][sd_k] = 0.0;
-            sd_Y[334][sd_k] = 0.0;
-            sd_Y[335][sd_k] = 0.0;
-            sd_Y[336][sd_k] = 0.0;
-            sd_Y[337][sd_k] = 0.0;
-            sd_Y[338][sd_k] = 0.0;
-            sd_Y[339][sd_k] = 0.0;
-            sd_Y[340][sd_k] = 0.0;
-            sd_Y[341][sd_k] = 0.0;
-            sd_Y[342][sd_k] = 0.0;
-            sd_Y[343][sd_k] = 0.0;
-            sd_Y[344][sd_k] = 0.0;
-            sd_Y[345][sd_k] = 0.0;
-            sd_Y[346][sd_k] = 0.0;
-            sd_Y[347][sd_k] = 0.0;
-            sd_Y[348][sd_k] = 0.0;
-            sd_Y[349][sd_k] = 0.0;
-            sd_Y[350][sd_k] = 0.0;
-            sd_Y[351][sd_k] = 0.0;
-            sd_Y[352][sd_k] = 0.0;
-            sd_Y[353][sd_k] = 0.0;
-            sd_Y[354][sd_k] = 0.0;
-            sd_Y[355][sd_k] = 0.0;
-            sd_Y[356][sd_k] = 0.0;
-            sd_Y[357][sd_k] = 0.0;
-            sd_Y[358][sd_k] = 0.0;
-            sd_Y[359][sd_k] = 0.0;
-            sd_Y[360][sd_k] = 0.0;
-            sd_Y[361][sd_k] = 0.0;
-            sd_Y[362][sd_k] = 0.0;
-            sd_Y[363][sd_k] = 0.0;
-            sd_Y[364][sd_k] = 0.0;
-            sd_Y[365][sd_k] = 0.0;
-            sd_Y[366][sd_k] = 0.0;
-            sd_Y[367][sd_k] = 0.0;
-            sd_Y[368][sd_k] = 0.0;
-            sd_Y[369][sd_k] = 0.0;
-            sd_Y[370][sd_k] = 0.0;
-            sd_Y[371][sd_k] = 0.0;
-            sd_Y[372][sd_k] = 0.0;
-            sd_Y[373][sd_k] = 0.0;
-            sd_Y[374][sd_k] = 0.0;
-            sd_Y[375][sd_k] = 0.0;
-            sd_Y[376][sd_k] = 0.0;
-            sd_Y[377][sd_k] = x129;
-            sd_Y[378][sd_k] = -x128;
-            sd_Y[379][sd_k] = 0.0;
-            sd_Y[380][sd_k] = x366;
-            sd_Y[381][sd_k] = x367;
-            sd_Y[382][sd_k] = x136;
-            sd_Y[383][sd_k] = x368;
-            sd_Y[384][sd_k] = x369;
-            sd_Y[385][sd_k] = x132;
-            sd_Y[386][sd_k] = 0.0;
-            sd_Y[387][sd_k] = x373;
-            sd_Y[388][sd_k] = x374;
-            sd_Y[389][sd_k] = x375;
-            sd_Y[390][sd_k] = x376;
-            sd_Y[391][sd_k] = x377;
-            sd_Y[392][sd_k] = x378;
-            sd_Y[393][sd_k] = x379;
-            sd_Y[394][sd_k] = x380;
-            sd_Y[395][sd_k] = x381;
-            sd_Y[396][sd_k] = 0.0;
-            sd_Y[397][sd_k] = 0.0;
-            sd_Y[398][sd_k] = 0.0;
-            sd_Y[399][sd_k] = 0.0;
-            sd_Y[400][sd_k] = 0.0;
-            sd_Y[401][sd_k] = 0.0;
-            sd_Y[402][sd_k] = 0.0;
-            sd_Y[403][sd_k] = 0.0;
-            sd_Y[404][sd_k] = 0.0;
-            sd_Y[405][sd_k] = 0.0;
-            sd_Y[406][sd_k] = 0.0;
-            sd_Y[407][sd_k] = 0.0;
-            sd_Y[408][sd_k] = 0.0;
-            sd_Y[409][sd_k] = 0.0;
-            sd_Y[410][sd_k] = 0.0;
-            sd_Y[411][sd_k] = 0.0;
-            sd_Y[412][sd_k] = qd4;
-            sd_Y[413][sd_k] = x390;
-            sd_Y[414][sd_k] = 1.0;
-            sd_Y[415][sd_k] = qdd4;
-            sd_Y[416][sd_k] = 0.0;
-            sd_Y[417][sd_k] = 0.0;
-            sd_Y[418][sd_k] = 0.0;
-            sd_Y[419][sd_k] = 0.0;
-            sd_Y[420][sd_k] = 0.0;
-            sd_Y[421][sd_k] = 0.0;
-            sd_Y[422][sd_k] = 0.0;
-            sd_Y[423][sd_k] = 0.0;
-            sd_Y[424][sd_k] = 0.0;
-            sd_Y[425][sd_k] = 0.0;
-            sd_Y[426][sd_k] = 0.0;
-            sd_Y[427][sd_k] = 0.0;
-            sd_Y[428][sd_k] = 0.0;
-            sd_Y[429][sd_k] = 0.0;
-            sd_Y[430][sd_k] = 0.0;
-            sd_Y[431][sd_k] = 0.0;
-            sd_Y[432][sd_k] = 0.0;
-            sd_Y[433][sd_k] = 0.0;
-            sd_Y[434][sd_k] = 0.0;
-            sd_Y[435][sd_k] = 0.0;
-            sd_Y[436][sd_k] = 0.0;
-            sd_Y[437][sd_k] = 0.0;
-            sd_Y[438][sd_k] = 0.0;
-            sd_Y[439][sd_k] = 0.0;
-            sd_Y[440][sd_k] = 0.0;
-            sd_Y[441][sd_k] = 0.0;
-            sd_Y[442][sd_k] = 0.0;
-            sd_Y[443][sd_k] = 0.0;
-            sd_Y[444][sd_k] = 0.0;
-            sd_Y[445][sd_k] = 0.0;
-            sd_Y[446][sd_k] = 0.0;
-            sd_Y[447][sd_k] = 0.0;
-            sd_Y[448][sd_k] = 0.0;
-            sd_Y[449][sd_k] = 0.0;
-            sd_Y[450][sd_k] = 0.0;
-            sd_Y[451][sd_k] = 0.0;
-            sd_Y[452][sd_k] = 0.0;
-            sd_Y[453][sd_k] = 0.0;
-            sd_Y[454][sd_k] = 0.0;
-            sd_Y[455][sd_k] = 0.0;
-            sd_Y[456][sd_k] = 0.0;
-            sd_Y[457][sd_k] = 0.0;
-            sd_Y[458][sd_k] = 0.0;
-            sd_Y[459][sd_k] = 0.0;
-            sd_Y[460][sd_k] = 0.0;
-            sd_Y[461][sd_k] = 0.0;
-            sd_Y[462][sd_k] = 0.0;
-            sd_Y[463][sd_k] = 0.0;
-            sd_Y[464][sd_k] = 0.0;
-            sd_Y[465][sd_k] = 0.0;
-            sd_Y[466][sd_k] = 0.0;
-            sd_Y[467][sd_k] = 0.0;
-            sd_Y[468][sd_k] = 0.0;
-            sd_Y[469][sd_k] = 0.0;
-            sd_Y[470][sd_k] = 0.0;
-            sd_Y[471][sd_k] = x151;
-            sd_Y[472][sd_k] = -x150;
-            sd_Y[473][sd_k] = 0.0;
-            sd_Y[474][sd_k] = x382;
-            sd_Y[475][sd_k] = x383;
-            sd_Y[476][sd_k] = x158;
-            sd_Y[477][sd_k] = x384;
-            sd_Y[478][sd_k] = x385;
-            sd_Y[479][sd_k] = x154;
-            sd_Y[480][sd_k] = 0.0;
-            sd_Y[481][sd_k] = 0.0;
-            sd_Y[482][sd_k] = 0.0;
-            sd_Y[483][sd_k] = 0.0;
-            sd_Y[484][sd_k] = 0.0;
-            sd_Y[485][sd_k] = 0.0;
-            sd_Y[486][sd_k] = 0.0;
-            sd_Y[487][sd_k] = 0.0;
-            sd_Y[488][sd_k] = 0.0;
-            sd_Y[489][sd_k] = 0.0;
-            sd_Y[490][sd_k] = 0.0;
-            sd_Y[491][sd_k] = 0.0;
-            sd_Y[492][sd_k] = 0.0;
-            sd_Y[493][sd_k] = 0.0;
-            sd_Y[494][sd_k] = 0.0;
-            sd_Y[495][sd_k] = 0.0;
-            sd_Y[496][sd_k] = 0.0;
-            sd_Y[497][sd_k] = 0.0;
-            sd_Y[498][sd_k] = 0.0;
-            sd_Y[499][sd_k] = 0.0;
-            sd_Y[500][sd_k] = qd5;
-            sd_Y[501][sd_k] = x391;
-            sd_Y[502][sd_k] = 1.0;
-            sd_Y[503][sd_k] = qdd5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Y[0], 504, sd_n, Y + sd_first * 504);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                puma560_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Y + (sd_first + sd_k) * 504);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Y + sd_i * 504);
 }
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 508 mul, 330 add, 0 div, 0 sqrt, 10 trig. */
@@ -14954,718 +14145,13 @@ void puma560_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[347] = qdd5;
 }
 
-/* base_regressor of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void puma560_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_qdd[6][SD_LANES];
-        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Yb[348][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q2, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q3, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q4, &x8, &x9);
-            double x10, x11;
-            sd_far |= sd_sincos_lane(q5, &x10, &x11);
-            const double x12 = qd0*x2;
-            const double x13 = qd0*x3;
-            const double x14 = qd1*x13;
-            const double x15 = -qd1*x12;
-            const double x16 = x12*x5 + x13*x4;
-            const double x17 = -x12*x4 + x13*x5;
-            const double x23 = qd1 + qd2;
-            const double x24 = qd2*x17;
-            const double x25 = -qd2*x16;
-            const double x26 = x16*x7 - x23*x6;
-            const double x27 = -x16*x6 - x23*x7;
-            const double x34 = qd3 + x17;
-            const double x35 = qd3*x27;
-            const double x36 = -qd3*x26;
-            const double x37 = x26*x9 + x34*x8;
-            const double x38 = -x26*x8 + x34*x9;
-            const double x44 = qd4 - x27;
-            const double x45 = qd4*x38;
-            const double x46 = -qd4*x37;
-            const double x47 = -x10*x44 + x11*x37;
-            const double x48 = -x10*x37 - x11*x44;
-            const double x49 = qd5 + x38;
-            const double x50 = qd5*x48;
-            const double x51 = -qd5*x47;
-            const double x53 = qdd0*x2;
-            const double x54 = qdd0*x3;
-            const double x55 = 9.81*x2;
-            const double x56 = 9.81*x3;
-            const double x57 = x14 + x53;
-            const double x58 = x15 + x54;
-            const double x60 = x13*x13;
-            const double x61 = qd1*qd1;
-            const double x62 = x12*x13;
-            const double x63 = qd1*x12;
-            const double x64 = -(x60 + x61);
-            const double x67 = qdd1 + x62;
-            const double x70 = -x58 + x63;
-            const double x73 = 0.4318*x64 + x55;
-            const double x74 = 0.4318*x67 + x56;
-            const double x75 = 0.4318*x70;
-            const double x76 = x4*x58 + x5*x57;
-            const double x77 = -x4*x57 + x5*x58;
-            const double x78 = x4*x74 + x5*x73;
-            const double x79 = -x4*x73 + x5*x74;
-            const double x80 = x24 + x76;
-            const double x81 = x25 + x77;
-            const double x82 = qdd1 + qdd2;
-            const double x83 = x16*x16;
-            const double x84 = x17*x17;
-            const double x85 = x23*x23;
-            const double x86 = x16*x17;
-            const double x87 = x16*x23;
-            const double x88 = x17*x23;
-            const double x89 = -(x84 + x85);
-            const double x90 = -x82 + x86;
-            const double x91 = x81 + x87;
-            const double x92 = x82 + x86;
-            const double x93 = -(x83 + x85);
-            const double x94 = -x80 + x88;
-            const double x95 = -x81 + x87;
-            const double x96 = x80 + x88;
-            const double x97 = -(x83 + x84);
-            const double x98 = 0.0203*x89 + 0.15005*x91 + x78;
-            const double x99 = 0.0203*x92 + 0.15005*x94 + x79;
-            const double x100 = 0.0203*x95 + 0.15005*x97 + x75;
-            const double x101 = -x6*x82 + x7*x80;
-            const double x102 = -x6*x80 - x7*x82;
-            const double x103 = -x100*x6 + x7*x98;
-            const double x104 = -x100*x7 - x6*x98;
-            const double x105 = x101 + x35;
-            const double x106 = x102 + x36;
-            const double x107 = qdd3 + x81;
-            const double x108 = x26*x26;
-            const double x109 = x27*x27;
-            const double x110 = x34*x34;
-            const double x111 = x26*x27;
-            const double x112 = x26*x34;
-            const double x113 = x27*x34;
-            const double x114 = -(x109 + x110);
-            const double x115 = -x107 + x111;
-            const double x116 = x106 + x112;
-            const double x117 = x107 + x111;
-            const double x118 = -(x108 + x110);
-            const double x119 = -x105 + x113;
-            const double x120 = -x106 + x112;
-            const double x121 = x105 + x113;
-            const double x122 = -(x108 + x109);
-            const double x123 = 0.4318*x116 + x103;
-            const double x124 = 0.4318*x119 + x104;
-            const double x125 = 0.4318*x122 + x99;
-            const double x126 = x105*x9 + x107*x8;
-            const double x127 = -x105*x8 + x107*x9;
-            const double x128 = x123*x9 + x125*x8;
-            const double x129 = -x123*x8 + x125*x9;
-            const double x130 = x126 + x45;
-            const double x131 = x127 + x46;
-            const double x132 = qdd4 - x106;
-            const double x133 = x37*x37;
-            const double x134 = x38*x38;
-            const double x135 = x44*x44;
-            const double x136 = x37*x38;
-            const double x137 = x37*x44;
-            const double x138 = x38*x44;
-            const double x139 = -(x134 + x135);
-            const double x140 = -x132 + x136;
-            const double x142 = x132 + x136;
-            const double x143 = -(x133 + x135);
-            const double x145 = -x131 + x137;
-            const double x146 = x130 + x138;
-            const double x148 = -x10*x132 + x11*x130;
-            const double x149 = -x10*x130 - x11*x132;
-            const double x150 = x10*x124 + x11*x128;
-            const double x151 = -x10*x128 + x11*x124;
-            const double x152 = x148 + x50;
-            const double x153 = x149 + x51;
-            const double x154 = qdd5 + x131;
-            const double x155 = x47*x47;
-            const double x156 = x48*x48;
-            const double x157 = x49*x49;
-            const double x158 = x47*x48;
-            const double x159 = x47*x49;
-            const double x160 = x48*x49;
-            const double x161 = -(x156 + x157);
-            const double x162 = -x154 + x158;
-            const double x164 = x154 + x158;
-            const double x165 = -(x155 + x157);
-            const double x167 = -x153 + x159;
-            const double x168 = x152 + x160;
-            const double x170 = qd1*x3;
-            const double x171 = -qd1*x2;
-            const double x172 = -x12*x3 + x13*x2;
-            const double x174 = x12*x170 + x2*x57;
-            const double x175 = x12*x171 + x13*x170 + x2*x58 + x3*x57;
-            const double x177 = qd1*x170 + qdd1*x2 + x12*x172;
-            const double x178 = qd1*x171 + qdd1*x3 + x13*x172;
-            const double x179 = qd1*x172;
-            const double x180 = -0.4318*x3;
-            const double x181 = x2*x5 + x3*x4;
-            const double x182 = -x2*x4 + x3*x5;
-            const double x183 = x182*x23;
-            const double x184 = -x181*x23;
-            const double x185 = -x16*x182 + x17*x181;
-            const double x187 = x180*x95 - x182*x75;
-            const double x188 = x180*x96 + x181*x75;
-            const double x190 = x16*x183 + x181*x80;
-            const double x191 = x16*x184 + x17*x183 + x181*x81 + x182*x80;
-            const double x193 = x16*x185 + x181*x82 + x183*x23;
-            const double x194 = x17*x185 + x182*x82 + x184*x23;
-            const double x195 = x185*x23;
-            const double x196 = 0.15005*x182;
-            const double x197 = -0.15005*x181;
-            const double x198 = -0.0203*x182 + x180;
-            const double x199 = x181*x7;
-            const double x200 = -x181*x6;
-            const double x201 = x196*x7 - x198*x6;
-            const double x202 = -x196*x6 - x198*x7;
-            const double x203 = -x182*x27 + x200*x34;
-            const double x204 = x182*x26 - x199*x34;
-            const double x205 = x199*x27 - x200*x26;
-            const double x207 = x104*x182 + x114*x201 + x117*x202 + x120*x197 - x200*x99;
-            const double x208 = -x103*x182 + x115*x201 + x118*x202 + x121*x197 + x199*x99;
-            const double x210 = x105*x199 + x203*x26;
-            const double x211 = x105*x200 + x106*x199 + x203*x27 + x204*x26;
-            const double x213 = x105*x182 + x107*x199 + x203*x34 + x205*x26;
-            const double x214 = x106*x182 + x107*x200 + x204*x34 + x205*x27;
-            const double x215 = x107*x182 + x205*x34;
-            const double x216 = 0.4318*x200 + x201;
-            const double x217 = -0.4318*x199 + x202;
-            const double x218 = x182*x8 + x199*x9;
-            const double x219 = x182*x9 - x199*x8;
-            const double x220 = x197*x8 + x216*x9;
-            const double x221 = x197*x9 - x216*x8;
-            const double x222 = x200*x38 + x219*x44;
-            const double x223 = -x200*x37 - x218*x44;
-            const double x224 = x218*x38 - x219*x37;
-            const double x226 = x124*x219 - x129*x200 + x139*x220 + x142*x221 - x145*x217;
-            const double x227 = -x124*x218 + x128*x200 + x140*x220 + x143*x221 - x146*x217;
-            const double x229 = x130*x218 + x222*x37;
-            const double x230 = x130*x219 + x131*x218 + x222*x38 + x223*x37;
-            const double x232 = -x130*x200 + x132*x218 + x222*x44 + x224*x37;
-            const double x233 = -x131*x200 + x132*x219 + x223*x44 + x224*x38;
-            const double x234 = -x132*x200 + x224*x44;
-            const double x235 = x10*x200 + x11*x218;
-            const double x236 = -x10*x218 + x11*x200;
-            const double x237 = x10*x217 + x11*x220;
-            const double x238 = -x10*x220 + x11*x217;
-            const double x239 = -x219*x48 + x236*x49;
-            const double x240 = x219*x47 - x235*x49;
-            const double x241 = x235*x48 - x236*x47;
-            const double x243 = -x129*x236 + x151*x219 + x161*x237 + x164*x238 + x167*x221;
-            const double x244 = x129*x235 - x150*x219 + x162*x237 + x165*x238 + x168*x221;
-            const double x246 = x152*x235 + x239*x47;
-            const double x247 = x152*x236 + x153*x235 + x239*x48 + x240*x47;
-            const double x249 = x152*x219 + x154*x235 + x239*x49 + x241*x47;
-            const double x250 = x153*x219 + x154*x236 + x240*x49 + x241*x48;
-            const double x251 = x154*x219 + x241*x49;
-            const double x252 = -x12*x13;
-            const double x253 = x12*x12 - x13*x13;
-            const double x254 = -qd1*x13 + x57;
-            const double x255 = qd1*x12 + x58;
-            const double x256 = 0.4318*x4;
-            const double x257 = 0.4318*x5;
-            const double x259 = x256*x89 + x257*x92 + x79;
-            const double x260 = x256*x90 + x257*x93 - x78;
-            const double x262 = -x16*x17;
-            const double x263 = x16*x16 - x17*x17;
-            const double x264 = -x17*x23 + x80;
-            const double x265 = x16*x23 + x81;
-            const double x266 = 0.0203 + x257;
-            const double x267 = x256*x7;
-            const double x268 = -x256*x6;
-            const double x269 = -x34*x7;
-            const double x270 = x34*x6;
-            const double x271 = x26*x7 - x27*x6;
-            const double x273 = x114*x267 + x117*x268 + x120*x266 + x7*x99;
-            const double x274 = x115*x267 + x118*x268 + x121*x266 - x6*x99;
-            const double x276 = -x105*x6 + x26*x269;
-            const double x277 = -x105*x7 - x106*x6 + x26*x270 + x269*x27;
-            const double x279 = -x107*x6 + x26*x271 + x269*x34;
-            const double x280 = -x107*x7 + x27*x271 + x270*x34;
-            const double x281 = x271*x34;
-            const double x282 = -0.4318*x7 + x267;
-            const double x283 = 0.4318*x6 + x268;
-            const double x284 = -x6*x9;
-            const double x285 = x6*x8;
-            const double x286 = x266*x8 + x282*x9;
-            const double x287 = x266*x9 - x282*x8;
-            const double x288 = x285*x44 - x38*x7;
-            const double x289 = -x284*x44 + x37*x7;
-            const double x290 = x284*x38 - x285*x37;
-            const double x292 = x124*x285 + x129*x7 + x139*x286 + x142*x287 - x145*x283;
-            const double x293 = -x124*x284 - x128*x7 + x140*x286 + x143*x287 - x146*x283;
-            const double x295 = x130*x284 + x288*x37;
-            const double x296 = x130*x285 + x131*x284 + x288*x38 + x289*x37;
-            const double x298 = x130*x7 + x132*x284 + x288*x44 + x290*x37;
-            const double x299 = x131*x7 + x132*x285 + x289*x44 + x290*x38;
-            const double x300 = x132*x7 + x290*x44;
-            const double x301 = -x10*x7 + x11*x284;
-            const double x302 = -x10*x284 - x11*x7;
-            const double x303 = x10*x283 + x11*x286;
-            const double x304 = -x10*x286 + x11*x283;
-            const double x305 = -x285*x48 + x302*x49;
-            const double x306 = x285*x47 - x301*x49;
-            const double x307 = x301*x48 - x302*x47;
-            const double x309 = -x129*x302 + x151*x285 + x161*x303 + x164*x304 + x167*x287;
-            const double x310 = x129*x301 - x150*x285 + x162*x303 + x165*x304 + x168*x287;
-            const double x312 = x152*x301 + x305*x47;
-            const double x313 = x152*x302 + x153*x301 + x305*x48 + x306*x47;
-            const double x315 = x152*x285 + x154*x301 + x305*x49 + x307*x47;
-            const double x316 = x153*x285 + x154*x302 + x306*x49 + x307*x48;
-            const double x317 = x154*x285 + x307*x49;
-            const double x319 = 0.0203*x120 + x7*x99;
-            const double x320 = 0.0203*x121 - x6*x99;
-            const double x322 = -0.4318*x7;
-            const double x323 = 0.4318*x6;
-            const double x324 = 0.0203*x8 + x322*x9;
-            const double x325 = 0.0203*x9 - x322*x8;
-            const double x327 = x124*x285 + x129*x7 + x139*x324 + x142*x325 - x145*x323;
-            const double x328 = -x124*x284 - x128*x7 + x140*x324 + x143*x325 - x146*x323;
-            const double x330 = x10*x323 + x11*x324;
-            const double x331 = -x10*x324 + x11*x323;
-            const double x333 = -x129*x302 + x151*x285 + x161*x330 + x164*x331 + x167*x325;
-            const double x334 = x129*x301 - x150*x285 + x162*x330 + x165*x331 + x168*x325;
-            const double x336 = -x26*x27;
-            const double x337 = x26*x26 - x27*x27;
-            const double x338 = x105 - x27*x34;
-            const double x339 = x106 + x26*x34;
-            const double x340 = x44*x9;
-            const double x341 = -x44*x8;
-            const double x342 = -x37*x9 + x38*x8;
-            const double x343 = x124*x9;
-            const double x344 = -x124*x8;
-            const double x346 = x130*x8 + x340*x37;
-            const double x347 = x130*x9 + x131*x8 + x340*x38 + x341*x37;
-            const double x349 = x132*x8 + x340*x44 + x342*x37;
-            const double x350 = x132*x9 + x341*x44 + x342*x38;
-            const double x351 = x342*x44;
-            const double x352 = x11*x8;
-            const double x353 = -x10*x8;
-            const double x354 = x353*x49 - x48*x9;
-            const double x355 = -x352*x49 + x47*x9;
-            const double x356 = x352*x48 - x353*x47;
-            const double x357 = -x129*x353 + x151*x9;
-            const double x358 = x129*x352 - x150*x9;
-            const double x360 = x152*x352 + x354*x47;
-            const double x361 = x152*x353 + x153*x352 + x354*x48 + x355*x47;
-            const double x363 = x152*x9 + x154*x352 + x354*x49 + x356*x47;
-            const double x364 = x153*x9 + x154*x353 + x355*x49 + x356*x48;
-            const double x365 = x154*x9 + x356*x49;
-            const double x366 = -x37*x38;
-            const double x367 = x37*x37 - x38*x38;
-            const double x368 = x130 - x38*x44;
-            const double x369 = x131 + x37*x44;
-            const double x370 = -x11*x49;
-            const double x371 = x10*x49;
-            const double x372 = -x10*x48 + x11*x47;
-            const double x373 = x11*x129;
-            const double x374 = -x10*x129;
-            const double x376 = -x10*x152 + x370*x47;
-            const double x377 = -x10*x153 - x11*x152 + x370*x48 + x371*x47;
-            const double x379 = -x10*x154 + x370*x49 + x372*x47;
-            const double x380 = -x11*x154 + x371*x49 + x372*x48;
-            const double x381 = x372*x49;
-            const double x382 = -x47*x48;
-            const double x383 = x47*x47 - x48*x48;
-            const double x384 = x152 - x48*x49;
-            const double x385 = x153 + x47*x49;
-            const double x386 = sd_sign(qd0);
-            const double x387 = sd_sign(qd1);
-            const double x388 = sd_sign(qd2);
-            const double x389 = sd_sign(qd3);
-            const double x390 = sd_sign(qd4);
-            const double x391 = sd_sign(qd5);
-            sd_Yb[0][sd_k] = qdd0;
-            sd_Yb[1][sd_k] = 0.0;
-            sd_Yb[2][sd_k] = 0.0;
-            sd_Yb[3][sd_k] = x174;
-            sd_Yb[4][sd_k] = x175;
-            sd_Yb[5][sd_k] = x177;
-            sd_Yb[6][sd_k] = x178;
-            sd_Yb[7][sd_k] = x179;
-            sd_Yb[8][sd_k] = x187;
-            sd_Yb[9][sd_k] = x188;
-            sd_Yb[10][sd_k] = x190;
-            sd_Yb[11][sd_k] = x191;
-            sd_Yb[12][sd_k] = x193;
-            sd_Yb[13][sd_k] = x194;
-            sd_Yb[14][sd_k] = x195;
-            sd_Yb[15][sd_k] = x207;
-            sd_Yb[16][sd_k] = x208;
-            sd_Yb[17][sd_k] = x210;
-            sd_Yb[18][sd_k] = x211;
-            sd_Yb[19][sd_k] = x213;
-            sd_Yb[20][sd_k] = x214;
-            sd_Yb[21][sd_k] = x215;
-            sd_Yb[22][sd_k] = x226;
-            sd_Yb[23][sd_k] = x227;
-            sd_Yb[24][sd_k] = x229;
-            sd_Yb[25][sd_k] = x230;
-            sd_Yb[26][sd_k] = x232;
-            sd_Yb[27][sd_k] = x233;
-            sd_Yb[28][sd_k] = x234;
-            sd_Yb[29][sd_k] = x243;
-            sd_Yb[30][sd_k] = x244;
-            sd_Yb[31][sd_k] = x246;
-            sd_Yb[32][sd_k] = x247;
-            sd_Yb[33][sd_k] = x249;
-            sd_Yb[34][sd_k] = x250;
-            sd_Yb[35][sd_k] = x251;
-            sd_Yb[36][sd_k] = qd0;
-            sd_Yb[37][sd_k] = x386;
-            sd_Yb[38][sd_k] = 1.0;
-            sd_Yb[39][sd_k] = 0.0;
-            sd_Yb[40][sd_k] = 0.0;
-            sd_Yb[41][sd_k] = 0.0;
-            sd_Yb[42][sd_k] = 0.0;
-            sd_Yb[43][sd_k] = 0.0;
-            sd_Yb[44][sd_k] = 0.0;
-            sd_Yb[45][sd_k] = 0.0;
-            sd_Yb[46][sd_k] = 0.0;
-            sd_Yb[47][sd_k] = 0.0;
-            sd_Yb[48][sd_k] = 0.0;
-            sd_Yb[49][sd_k] = 0.0;
-            sd_Yb[50][sd_k] = 0.0;
-            sd_Yb[51][sd_k] = 0.0;
-            sd_Yb[52][sd_k] = 0.0;
-            sd_Yb[53][sd_k] = 0.0;
-            sd_Yb[54][sd_k] = 0.0;
-            sd_Yb[55][sd_k] = 0.0;
-            sd_Yb[56][sd_k] = 0.0;
-            sd_Yb[57][sd_k] = 0.0;
-            sd_Yb[58][sd_k] = 0.0;
-            sd_Yb[59][sd_k] = x56;
-            sd_Yb[60][sd_k] = -x55;
-            sd_Yb[61][sd_k] = x252;
-            sd_Yb[62][sd_k] = x253;
-            sd_Yb[63][sd_k] = x254;
-            sd_Yb[64][sd_k] = x255;
-            sd_Yb[65][sd_k] = qdd1;
-            sd_Yb[66][sd_k] = x259;
-            sd_Yb[67][sd_k] = x260;
-            sd_Yb[68][sd_k] = x262;
-            sd_Yb[69][sd_k] = x263;
-            sd_Yb[70][sd_k] = x264;
-            sd_Yb[71][sd_k] = x265;
-            sd_Yb[72][sd_k] = x82;
-            sd_Yb[73][sd_k] = x273;
-            sd_Yb[74][sd_k] = x274;
-            sd_Yb[75][sd_k] = x276;
-            sd_Yb[76][sd_k] = x277;
-            sd_Yb[77][sd_k] = x279;
-            sd_Yb[78][sd_k] = x280;
-            sd_Yb[79][sd_k] = x281;
-            sd_Yb[80][sd_k] = x292;
-            sd_Yb[81][sd_k] = x293;
-            sd_Yb[82][sd_k] = x295;
-            sd_Yb[83][sd_k] = x296;
-            sd_Yb[84][sd_k] = x298;
-            sd_Yb[85][sd_k] = x299;
-            sd_Yb[86][sd_k] = x300;
-            sd_Yb[87][sd_k] = x309;
-            sd_Yb[88][sd_k] = x310;
-            sd_Yb[89][sd_k] = x312;
-            sd_Yb[90][sd_k] = x313;
-            sd_Yb[91][sd_k] = x315;
-            sd_Yb[92][sd_k] = x316;
-            sd_Yb[93][sd_k] = x317;
-            sd_Yb[94][sd_k] = 0.0;
-            sd_Yb[95][sd_k] = 0.0;
-            sd_Yb[96][sd_k] = 0.0;
-            sd_Yb[97][sd_k] = qd1;
-            sd_Yb[98][sd_k] = x387;
-            sd_Yb[99][sd_k] = 1.0;
-            sd_Yb[100][sd_k] = 0.0;
-            sd_Yb[101][sd_k] = 0.0;
-            sd_Yb[102][sd_k] = 0.0;
-            sd_Yb[103][sd_k] = 0.0;
-            sd_Yb[104][sd_k] = 0.0;
-            sd_Yb[105][sd_k] = 0.0;
-            sd_Yb[106][sd_k] = 0.0;
-            sd_Yb[107][sd_k] = 0.0;
-            sd_Yb[108][sd_k] = 0.0;
-            sd_Yb[109][sd_k] = 0.0;
-            sd_Yb[110][sd_k] = 0.0;
-            sd_Yb[111][sd_k] = 0.0;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = 0.0;
-            sd_Yb[116][sd_k] = 0.0;
-            sd_Yb[117][sd_k] = 0.0;
-            sd_Yb[118][sd_k] = 0.0;
-            sd_Yb[119][sd_k] = 0.0;
-            sd_Yb[120][sd_k] = 0.0;
-            sd_Yb[121][sd_k] = 0.0;
-            sd_Yb[122][sd_k] = 0.0;
-            sd_Yb[123][sd_k] = 0.0;
-            sd_Yb[124][sd_k] = x79;
-            sd_Yb[125][sd_k] = -x78;
-            sd_Yb[126][sd_k] = x262;
-            sd_Yb[127][sd_k] = x263;
-            sd_Yb[128][sd_k] = x264;
-            sd_Yb[129][sd_k] = x265;
-            sd_Yb[130][sd_k] = x82;
-            sd_Yb[131][sd_k] = x319;
-            sd_Yb[132][sd_k] = x320;
-            sd_Yb[133][sd_k] = x276;
-            sd_Yb[134][sd_k] = x277;
-            sd_Yb[135][sd_k] = x279;
-            sd_Yb[136][sd_k] = x280;
-            sd_Yb[137][sd_k] = x281;
-            sd_Yb[138][sd_k] = x327;
-            sd_Yb[139][sd_k] = x328;
-            sd_Yb[140][sd_k] = x295;
-            sd_Yb[141][sd_k] = x296;
-            sd_Yb[142][sd_k] = x298;
-            sd_Yb[143][sd_k] = x299;
-            sd_Yb[144][sd_k] = x300;
-            sd_Yb[145][sd_k] = x333;
-            sd_Yb[146][sd_k] = x334;
-            sd_Yb[147][sd_k] = x312;
-            sd_Yb[148][sd_k] = x313;
-            sd_Yb[149][sd_k] = x315;
-            sd_Yb[150][sd_k] = x316;
-            sd_Yb[151][sd_k] = x317;
-            sd_Yb[152][sd_k] = 0.0;
-            sd_Yb[153][sd_k] = 0.0;
-            sd_Yb[154][sd_k] = 0.0;
-            sd_Yb[155][sd_k] = 0.0;
-            sd_Yb[156][sd_k] = 0.0;
-            sd_Yb[157][sd_k] = 0.0;
-            sd_Yb[158][sd_k] = qd2;
-            sd_Yb[159][sd_k] = x388;
-            sd_Yb[160][sd_k] = 1.0;
-            sd_Yb[161][sd_k] = qdd2;
-            sd_Yb[162][sd_k] = 0.0;
-            sd_Yb[163][sd_k] = 0.0;
-            sd_Yb[164][sd_k] = 0.0;
-            sd_Yb[165][sd_k] = 0.0;
-            sd_Yb[166][sd_k] = 0.0;
-            sd_Yb[167][sd_k] = 0.0;
-            sd_Yb[168][sd_k] = 0.0;
-            sd_Yb[169][sd_k] = 0.0;
-            sd_Yb[170][sd_k] = 0.0;
-            sd_Yb[171][sd_k] = 0.0;
-            sd_Yb[172][sd_k] = 0.0;
-            sd_Yb[173][sd_k] = 0.0;
-            sd_Yb[174][sd_k] = 0.0;
-            sd_Yb[175][sd_k] = 0.0;
-            sd_Yb[176][sd_k] = 0.0;
-            sd_Yb[177][sd_k] = 0.0;
-            sd_Yb[178][sd_k] = 0.0;
-            sd_Yb[179][sd_k] = 0.0;
-            sd_Yb[180][sd_k] = 0.0;
-            sd_Yb[181][sd_k] = 0.0;
-            sd_Yb[182][sd_k] = 0.0;
-            sd_Yb[183][sd_k] = 0.0;
-            sd_Yb[184][sd_k] = 0.0;
-            sd_Yb[185][sd_k] = 0.0;
-            sd_Yb[186][sd_k] = 0.0;
-            sd_Yb[187][sd_k] = 0.0;
-            sd_Yb[188][sd_k] = 0.0;
-            sd_Yb[189][sd_k] = x104;
-            sd_Yb[190][sd_k] = -x103;
-            sd_Yb[191][sd_k] = x336;
-            sd_Yb[192][sd_k] = x337;
-            sd_Yb[193][sd_k] = x338;
-            sd_Yb[194][sd_k] = x339;
-            sd_Yb[195][sd_k] = x107;
-            sd_Yb[196][sd_k] = x343;
-            sd_Yb[197][sd_k] = x344;
-            sd_Yb[198][sd_k] = x346;
-            sd_Yb[199][sd_k] = x347;
-            sd_Yb[200][sd_k] = x349;
-            sd_Yb[201][sd_k] = x350;
-            sd_Yb[202][sd_k] = x351;
-            sd_Yb[203][sd_k] = x357;
-            sd_Yb[204][sd_k] = x358;
-            sd_Yb[205][sd_k] = x360;
-            sd_Yb[206][sd_k] = x361;
-            sd_Yb[207][sd_k] = x363;
-            sd_Yb[208][sd_k] = x364;
-            sd_Yb[209][sd_k] = x365;
-            sd_Yb[210][sd_k] = 0.0;
-            sd_Yb[211][sd_k] = 0.0;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = qd3;
-            sd_Yb[221][sd_k] = x389;
-            sd_Yb[222][sd_k] = 1.0;
-            sd_Yb[223][sd_k] = qdd3;
-            sd_Yb[224][sd_k] = 0.0;
-            sd_Yb[225][sd_k] = 0.0;
-            sd_Yb[226][sd_k] = 0.0;
-            sd_Yb[227][sd_k] = 0.0;
-            sd_Yb[228][sd_k] = 0.0;
-            sd_Yb[229][sd_k] = 0.0;
-            sd_Yb[230][sd_k] = 0.0;
-            sd_Yb[231][sd_k] = 0.0;
-            sd_Yb[232][sd_k] = 0.0;
-            sd_Yb[233][sd_k] = 0.0;
-            sd_Yb[234][sd_k] = 0.0;
-            sd_Yb[235][sd_k] = 0.0;
-            sd_Yb[236][sd_k] = 0.0;
-            sd_Yb[237][sd_k] = 0.0;
-            sd_Yb[238][sd_k] = 0.0;
-            sd_Yb[239][sd_k] = 0.0;
-            sd_Yb[240][sd_k] = 0.0;
-            sd_Yb[241][sd_k] = 0.0;
-            sd_Yb[242][sd_k] = 0.0;
-            sd_Yb[243][sd_k] = 0.0;
-            sd_Yb[244][sd_k] = 0.0;
-            sd_Yb[245][sd_k] = 0.0;
-            sd_Yb[246][sd_k] = 0.0;
-            sd_Yb[247][sd_k] = 0.0;
-            sd_Yb[248][sd_k] = 0.0;
-            sd_Yb[249][sd_k] = 0.0;
-            sd_Yb[250][sd_k] = 0.0;
-            sd_Yb[251][sd_k] = 0.0;
-            sd_Yb[252][sd_k] = 0.0;
-            sd_Yb[253][sd_k] = 0.0;
-            sd_Yb[254][sd_k] = x129;
-            sd_Yb[255][sd_k] = -x128;
-            sd_Yb[256][sd_k] = x366;
-            sd_Yb[257][sd_k] = x367;
-            sd_Yb[258][sd_k] = x368;
-            sd_Yb[259][sd_k] = x369;
-            sd_Yb[260][sd_k] = x132;
-            sd_Yb[261][sd_k] = x373;
-            sd_Yb[262][sd_k] = x374;
-            sd_Yb[263][sd_k] = x376;
-            sd_Yb[264][sd_k] = x377;
-            sd_Yb[265][sd_k] = x379;
-            sd_Yb[266][sd_k] = x380;
-            sd_Yb[267][sd_k] = x381;
-            sd_Yb[268][sd_k] = 0.0;
-            sd_Yb[269][sd_k] = 0.0;
-            sd_Yb[270][sd_k] = 0.0;
-            sd_Yb[271][sd_k] = 0.0;
-            sd_Yb[272][sd_k] = 0.0;
-            sd_Yb[273][sd_k] = 0.0;
-            sd_Yb[274][sd_k] = 0.0;
-            sd_Yb[275][sd_k] = 0.0;
-            sd_Yb[276][sd_k] = 0.0;
-            sd_Yb[277][sd_k] = 0.0;
-            sd_Yb[278][sd_k] = 0.0;
-            sd_Yb[279][sd_k] = 0.0;
-            sd_Yb[280][sd_k] = 0.0;
-            sd_Yb[281][sd_k] = 0.0;
-            sd_Yb[282][sd_k] = qd4;
-            sd_Yb[283][sd_k] = x390;
-            sd_Yb[284][sd_k] = 1.0;
-            sd_Yb[285][sd_k] = qdd4;
-            sd_Yb[286][sd_k] = 0.0;
-            sd_Yb[287][sd_k] = 0.0;
-            sd_Yb[288][sd_k] = 0.0;
-            sd_Yb[289][sd_k] = 0.0;
-            sd_Yb[290][sd_k] = 0.0;
-            sd_Yb[291][sd_k] = 0.0;
-            sd_Yb[292][sd_k] = 0.0;
-            sd_Yb[293][sd_k] = 0.0;
-            sd_Yb[294][sd_k] = 0.0;
-            sd_Yb[295][sd_k] = 0.0;
-            sd_Yb[296][sd_k] = 0.0;
-            sd_Yb[297][sd_k] = 0.0;
-            sd_Yb[298][sd_k] = 0.0;
-            sd_Yb[299][sd_k] = 0.0;
-            sd_Yb[300][sd_k] = 0.0;
-            sd_Yb[301][sd_k] = 0.0;
-            sd_Yb[302][sd_k] = 0.0;
-            sd_Yb[303][sd_k] = 0.0;
-            sd_Yb[304][sd_k] = 0.0;
-            sd_Yb[305][sd_k] = 0.0;
-            sd_Yb[306][sd_k] = 0.0;
-            sd_Yb[307][sd_k] = 0.0;
-            sd_Yb[308][sd_k] = 0.0;
-            sd_Yb[309][sd_k] = 0.0;
-            sd_Yb[310][sd_k] = 0.0;
-            sd_Yb[311][sd_k] = 0.0;
-            sd_Yb[312][sd_k] = 0.0;
-            sd_Yb[313][sd_k] = 0.0;
-            sd_Yb[314][sd_k] = 0.0;
-            sd_Yb[315][sd_k] = 0.0;
-            sd_Yb[316][sd_k] = 0.0;
-            sd_Yb[317][sd_k] = 0.0;
-            sd_Yb[318][sd_k] = 0.0;
-            sd_Yb[319][sd_k] = x151;
-            sd_Yb[320][sd_k] = -x150;
-            sd_Yb[321][sd_k] = x382;
-            sd_Yb[322][sd_k] = x383;
-            sd_Yb[323][sd_k] = x384;
-            sd_Yb[324][sd_k] = x385;
-            sd_Yb[325][sd_k] = x154;
-            sd_Yb[326][sd_k] = 0.0;
-            sd_Yb[327][sd_k] = 0.0;
-            sd_Yb[328][sd_k] = 0.0;
-            sd_Yb[329][sd_k] = 0.0;
-            sd_Yb[330][sd_k] = 0.0;
-            sd_Yb[331][sd_k] = 0.0;
-            sd_Yb[332][sd_k] = 0.0;
-            sd_Yb[333][sd_k] = 0.0;
-            sd_Yb[334][sd_k] = 0.0;
-            sd_Yb[335][sd_k] = 0.0;
-            sd_Yb[336][sd_k] = 0.0;
-            sd_Yb[337][sd_k] = 0.0;
-            sd_Yb[338][sd_k] = 0.0;
-            sd_Yb[339][sd_k] = 0.0;
-            sd_Yb[340][sd_k] = 0.0;
-            sd_Yb[341][sd_k] = 0.0;
-            sd_Yb[342][sd_k] = 0.0;
-            sd_Yb[343][sd_k] = 0.0;
-            sd_Yb[344][sd_k] = qd5;
-            sd_Yb[345][sd_k] = x391;
-            sd_Yb[346][sd_k] = 1.0;
-            sd_Yb[347][sd_k] = qdd5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Yb[0], 348, sd_n, Yb + sd_first * 348);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                puma560_base_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Yb + (sd_first + sd_k) * 348);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_base_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Yb + sd_i * 348);
 }
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 41 mul, 59 add, 0 div, 0 sqrt, 0 trig. */
@@ -15824,177 +14310,13 @@ void puma560_base_parameters(const double *params, double *beta)
     beta[57] = p83;
 }
 
-/* base_parameters of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void puma560_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_params[84][SD_LANES];
-        sd_gather(params + sd_first * 84, 84, sd_n, sd_params[0]);
-        double sd_beta[58][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double p9 = sd_params[9][sd_k];
-            const double p11 = sd_params[11][sd_k];
-            const double p12 = sd_params[12][sd_k];
-            const double p14 = sd_params[14][sd_k];
-            const double p15 = sd_params[15][sd_k];
-            const double p16 = sd_params[16][sd_k];
-            const double p17 = sd_params[17][sd_k];
-            const double p18 = sd_params[18][sd_k];
-            const double p19 = sd_params[19][sd_k];
-            const double p20 = sd_params[20][sd_k];
-            const double p21 = sd_params[21][sd_k];
-            const double p22 = sd_params[22][sd_k];
-            const double p23 = sd_params[23][sd_k];
-            const double p24 = sd_params[24][sd_k];
-            const double p25 = sd_params[25][sd_k];
-            const double p26 = sd_params[26][sd_k];
-            const double p27 = sd_params[27][sd_k];
-            const double p28 = sd_params[28][sd_k];
-            const double p29 = sd_params[29][sd_k];
-            const double p30 = sd_params[30][sd_k];
-            const double p31 = sd_params[31][sd_k];
-            const double p32 = sd_params[32][sd_k];
-            const double p33 = sd_params[33][sd_k];
-            const double p34 = sd_params[34][sd_k];
-            const double p35 = sd_params[35][sd_k];
-            const double p36 = sd_params[36][sd_k];
-            const double p37 = sd_params[37][sd_k];
-            const double p38 = sd_params[38][sd_k];
-            const double p39 = sd_params[39][sd_k];
-            const double p40 = sd_params[40][sd_k];
-            const double p41 = sd_params[41][sd_k];
-            const double p42 = sd_params[42][sd_k];
-            const double p43 = sd_params[43][sd_k];
-            const double p44 = sd_params[44][sd_k];
-            const double p45 = sd_params[45][sd_k];
-            const double p46 = sd_params[46][sd_k];
-            const double p47 = sd_params[47][sd_k];
-            const double p48 = sd_params[48][sd_k];
-            const double p49 = sd_params[49][sd_k];
-            const double p50 = sd_params[50][sd_k];
-            const double p51 = sd_params[51][sd_k];
-            const double p52 = sd_params[52][sd_k];
-            const double p53 = sd_params[53][sd_k];
-            const double p54 = sd_params[54][sd_k];
-            const double p55 = sd_params[55][sd_k];
-            const double p56 = sd_params[56][sd_k];
-            const double p57 = sd_params[57][sd_k];
-            const double p58 = sd_params[58][sd_k];
-            const double p59 = sd_params[59][sd_k];
-            const double p60 = sd_params[60][sd_k];
-            const double p61 = sd_params[61][sd_k];
-            const double p62 = sd_params[62][sd_k];
-            const double p63 = sd_params[63][sd_k];
-            const double p64 = sd_params[64][sd_k];
-            const double p65 = sd_params[65][sd_k];
-            const double p66 = sd_params[66][sd_k];
-            const double p67 = sd_params[67][sd_k];
-            const double p68 = sd_params[68][sd_k];
-            const double p69 = sd_params[69][sd_k];
-            const double p70 = sd_params[70][sd_k];
-            const double p71 = sd_params[71][sd_k];
-            const double p72 = sd_params[72][sd_k];
-            const double p73 = sd_params[73][sd_k];
-            const double p74 = sd_params[74][sd_k];
-            const double p75 = sd_params[75][sd_k];
-            const double p76 = sd_params[76][sd_k];
-            const double p77 = sd_params[77][sd_k];
-            const double p78 = sd_params[78][sd_k];
-            const double p79 = sd_params[79][sd_k];
-            const double p80 = sd_params[80][sd_k];
-            const double p81 = sd_params[81][sd_k];
-            const double p82 = sd_params[82][sd_k];
-            const double p83 = sd_params[83][sd_k];
-            const double x0 = 0.18645124*p20 + 0.2093783325*p30 + 0.2093783325*p40 + 0.2093783325*p50 + p16 + p26 + p63 + p9;
-            const double x1 = 0.4318*p20 + 0.4318*p30 + 0.4318*p40 + 0.4318*p50 + p11;
-            const double x2 = -0.18645124*p20 - 0.18645124*p30 - 0.18645124*p40 - 0.18645124*p50 + p14 - p16;
-            const double x3 = -0.06479159*p30 - 0.06479159*p40 - 0.06479159*p50 - 0.4318*p23 + p17;
-            const double x4 = 0.18645124*p20 + 0.18645124*p30 + 0.18645124*p40 + 0.18645124*p50 + p19 + p67;
-            const double x5 = 0.0203*p30 + 0.0203*p40 + 0.0203*p50 + p21;
-            const double x6 = 0.4318*p40 + 0.4318*p50 + p22 + p33;
-            const double x7 = -0.00041209*p30 + 0.18603915*p40 + 0.18603915*p50 + p24 - p26 + p36;
-            const double x8 = -0.00876554*p40 - 0.00876554*p50 - 0.0203*p33 + p25;
-            const double x9 = -0.003046015*p30 - 0.003046015*p40 - 0.003046015*p50 + p27;
-            const double x10 = -0.06479159*p40 - 0.06479159*p50 - 0.15005*p33 + p28;
-            const double x11 = 0.00041209*p30 + 0.18686333*p40 + 0.18686333*p50 + p29 + p36;
-            const double x12 = p32 - p43;
-            const double x13 = p34 - p36 + p46;
-            const double x14 = 0.4318*p43 + p38;
-            const double x15 = p39 + p46;
-            const double x16 = p42 + p53;
-            const double x17 = p44 - p46 + p56;
-            const double x18 = p49 + p56;
-            const double x19 = p54 - p56;
-            sd_beta[0][sd_k] = x0;
-            sd_beta[1][sd_k] = x1;
-            sd_beta[2][sd_k] = p12;
-            sd_beta[3][sd_k] = x2;
-            sd_beta[4][sd_k] = p15;
-            sd_beta[5][sd_k] = x3;
-            sd_beta[6][sd_k] = p18;
-            sd_beta[7][sd_k] = x4;
-            sd_beta[8][sd_k] = x5;
-            sd_beta[9][sd_k] = x6;
-            sd_beta[10][sd_k] = x7;
-            sd_beta[11][sd_k] = x8;
-            sd_beta[12][sd_k] = x9;
-            sd_beta[13][sd_k] = x10;
-            sd_beta[14][sd_k] = x11;
-            sd_beta[15][sd_k] = p31;
-            sd_beta[16][sd_k] = x12;
-            sd_beta[17][sd_k] = x13;
-            sd_beta[18][sd_k] = p35;
-            sd_beta[19][sd_k] = p37;
-            sd_beta[20][sd_k] = x14;
-            sd_beta[21][sd_k] = x15;
-            sd_beta[22][sd_k] = p41;
-            sd_beta[23][sd_k] = x16;
-            sd_beta[24][sd_k] = x17;
-            sd_beta[25][sd_k] = p45;
-            sd_beta[26][sd_k] = p47;
-            sd_beta[27][sd_k] = p48;
-            sd_beta[28][sd_k] = x18;
-            sd_beta[29][sd_k] = p51;
-            sd_beta[30][sd_k] = p52;
-            sd_beta[31][sd_k] = x19;
-            sd_beta[32][sd_k] = p55;
-            sd_beta[33][sd_k] = p57;
-            sd_beta[34][sd_k] = p58;
-            sd_beta[35][sd_k] = p59;
-            sd_beta[36][sd_k] = p60;
-            sd_beta[37][sd_k] = p61;
-            sd_beta[38][sd_k] = p62;
-            sd_beta[39][sd_k] = p64;
-            sd_beta[40][sd_k] = p65;
-            sd_beta[41][sd_k] = p66;
-            sd_beta[42][sd_k] = p68;
-            sd_beta[43][sd_k] = p69;
-            sd_beta[44][sd_k] = p70;
-            sd_beta[45][sd_k] = p71;
-            sd_beta[46][sd_k] = p72;
-            sd_beta[47][sd_k] = p73;
-            sd_beta[48][sd_k] = p74;
-            sd_beta[49][sd_k] = p75;
-            sd_beta[50][sd_k] = p76;
-            sd_beta[51][sd_k] = p77;
-            sd_beta[52][sd_k] = p78;
-            sd_beta[53][sd_k] = p79;
-            sd_beta[54][sd_k] = p80;
-            sd_beta[55][sd_k] = p81;
-            sd_beta[56][sd_k] = p82;
-            sd_beta[57][sd_k] = p83;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_beta[0], 58, sd_n, beta + sd_first * 58);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                puma560_base_parameters(params + (sd_first + sd_k) * 84, beta + (sd_first + sd_k) * 58);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_base_parameters(params + sd_i * 84, beta + sd_i * 58);
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 61 mul, 30 add, 0 div, 0 sqrt, 12 trig. */
@@ -16082,6 +14404,7 @@ void puma560_frame_placement(const double *q, double *oMf)
 /* frame_placement of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_frame_placement_batch(long count, const double *q, double *oMf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -16176,6 +14499,11 @@ void puma560_frame_placement_batch(long count, const double *q, double *oMf)
             if (sd_big[sd_k])
                 puma560_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_frame_placement(q + sd_i * 6, oMf + sd_i * 16);
+#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 57 mul, 32 add, 0 div, 0 sqrt, 10 trig. */
@@ -16286,6 +14614,7 @@ void puma560_frame_jacobian(const double *q, double *J)
 /* frame_jacobian of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_frame_jacobian_batch(long count, const double *q, double *J)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -16403,6 +14732,11 @@ void puma560_frame_jacobian_batch(long count, const double *q, double *J)
             if (sd_big[sd_k])
                 puma560_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_frame_jacobian(q + sd_i * 6, J + sd_i * 36);
+#endif
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 74 mul, 41 add, 0 div, 0 sqrt, 10 trig. */
@@ -16490,6 +14824,7 @@ void puma560_frame_velocity(const double *q, const double *qd, double *vf)
 /* frame_velocity of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -16586,6 +14921,11 @@ void puma560_frame_velocity_batch(long count, const double *q, const double *qd,
             if (sd_big[sd_k])
                 puma560_frame_velocity(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, vf + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_frame_velocity(q + sd_i * 6, qd + sd_i * 6, vf + sd_i * 6);
+#endif
 }
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 132 mul, 84 add, 0 div, 0 sqrt, 10 trig. */
@@ -16704,6 +15044,7 @@ void puma560_frame_acceleration_bias(const double *q, const double *qd, double *
 /* frame_acceleration_bias of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -16831,6 +15172,11 @@ void puma560_frame_acceleration_bias_batch(long count, const double *q, const do
             if (sd_big[sd_k])
                 puma560_frame_acceleration_bias(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, af + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_frame_acceleration_bias(q + sd_i * 6, qd + sd_i * 6, af + sd_i * 6);
+#endif
 }
 
 /* Centre of mass in the world frame. Operations: 19 mul, 13 add, 0 div, 0 sqrt, 10 trig. */
@@ -16879,6 +15225,7 @@ void puma560_center_of_mass(const double *q, double *com)
 /* center_of_mass of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_center_of_mass_batch(long count, const double *q, double *com)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -16934,6 +15281,11 @@ void puma560_center_of_mass_batch(long count, const double *q, double *com)
             if (sd_big[sd_k])
                 puma560_center_of_mass(q + (sd_first + sd_k) * 6, com + (sd_first + sd_k) * 3);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_center_of_mass(q + sd_i * 6, com + sd_i * 3);
+#endif
 }
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 76 mul, 30 add, 0 div, 0 sqrt, 10 trig. */
@@ -17037,6 +15389,7 @@ void puma560_com_jacobian(const double *q, double *Jcom)
 /* com_jacobian of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -17147,6 +15500,11 @@ void puma560_com_jacobian_batch(long count, const double *q, double *Jcom)
             if (sd_big[sd_k])
                 puma560_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_com_jacobian(q + sd_i * 6, Jcom + sd_i * 18);
+#endif
 }
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 206 mul, 158 add, 0 div, 0 sqrt, 10 trig. */
@@ -17367,6 +15725,7 @@ void puma560_centroidal_momentum_matrix(const double *q, double *Ag)
 /* centroidal_momentum_matrix of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -17594,6 +15953,11 @@ void puma560_centroidal_momentum_matrix_batch(long count, const double *q, doubl
             if (sd_big[sd_k])
                 puma560_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_centroidal_momentum_matrix(q + sd_i * 6, Ag + sd_i * 36);
+#endif
 }
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 238 mul, 184 add, 0 div, 0 sqrt, 10 trig. */
@@ -17796,6 +16160,7 @@ void puma560_centroidal_momentum(const double *q, const double *qd, double *hg)
 /* centroidal_momentum of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -18007,6 +16372,11 @@ void puma560_centroidal_momentum_batch(long count, const double *q, const double
             if (sd_big[sd_k])
                 puma560_centroidal_momentum(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, hg + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_centroidal_momentum(q + sd_i * 6, qd + sd_i * 6, hg + sd_i * 6);
+#endif
 }
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 576 mul, 475 add, 4 div, 0 sqrt, 12 trig. */
@@ -18529,6 +16899,7 @@ void puma560_operational_space_inertia_inverse(const double *q, double *Linv)
 /* operational_space_inertia_inverse of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -19058,6 +17429,11 @@ void puma560_operational_space_inertia_inverse_batch(long count, const double *q
             if (sd_big[sd_k])
                 puma560_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_operational_space_inertia_inverse(q + sd_i * 6, Linv + sd_i * 36);
+#endif
 }
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 315 mul, 227 add, 0 div, 0 sqrt, 12 trig. */
@@ -19313,6 +17689,7 @@ void puma560_inverse_dynamics_fext(const double *q, const double *qd, const doub
 /* inverse_dynamics_fext of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -19581,6 +17958,11 @@ void puma560_inverse_dynamics_fext_batch(long count, const double *q, const doub
             if (sd_big[sd_k])
                 puma560_inverse_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_inverse_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, f_ext + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 508 mul, 397 add, 8 div, 0 sqrt, 12 trig. */
@@ -20070,6 +18452,7 @@ void puma560_forward_dynamics_fext(const double *q, const double *qd, const doub
 /* forward_dynamics_fext of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -20572,4 +18955,9 @@ void puma560_forward_dynamics_fext_batch(long count, const double *q, const doub
             if (sd_big[sd_k])
                 puma560_forward_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        puma560_forward_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, f_ext + sd_i * 6, qdd + sd_i * 6);
+#endif
 }

@@ -133,6 +133,7 @@ static void sd_sincos(double x, double *s, double *c)
     *s = (quadrant & 2) ? -a : a;
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
+#if !defined(SYMDYN_NO_LANES)
 
 /* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
  * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
@@ -154,6 +155,7 @@ static inline int sd_sincos_lane(double x, double *s, double *c)
     *c = ((quadrant + 1) & 2) ? -b : b;
     return !(fabs(x) < 1.0e5);
 }
+#endif
 
 /* The reference configuration: zero angles and offsets, identity quaternions. */
 void stanford_neutral(double *q)
@@ -188,7 +190,9 @@ void stanford_difference(const double *q0, const double *q1, double *v)
  * stored structure-of-arrays ([entry][lane]) so that one loop over the lanes runs the function's
  * statements on several states per instruction (gcc and clang vectorize it; `#pragma omp simd` with
  * -fopenmp or -fopenmp-simd). The last block is padded with copies of the last state. With -fopenmp,
- * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread). */
+ * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
+ * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
+ * entries (the lanes cost gcc about 8x the single functions' compile time). */
 #ifndef STANFORD_BATCH_LANES
 #define STANFORD_BATCH_LANES 8
 #endif
@@ -206,6 +210,7 @@ void stanford_difference(const double *q0, const double *q1, double *v)
 #define SD_SIMD
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
 /* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
 static void sd_gather(const double *rows, long size, int n, double *block)
 {
@@ -221,6 +226,7 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
         for (long j = 0; j < size; ++j)
             rows[k * size + j] = block[j * SD_LANES + k];
 }
+#endif
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 225 mul, 171 add, 0 div, 0 sqrt, 8 trig. */
 void stanford_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
@@ -418,6 +424,7 @@ void stanford_inverse_dynamics(const double *q, const double *qd, const double *
 /* inverse_dynamics of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -627,6 +634,11 @@ void stanford_inverse_dynamics_batch(long count, const double *q, const double *
             if (sd_big[sd_k])
                 stanford_inverse_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_inverse_dynamics(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 90 mul, 72 add, 0 div, 0 sqrt, 6 trig. */
@@ -770,6 +782,7 @@ void stanford_mass_matrix(const double *q, double *M)
 /* mass_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_mass_matrix_batch(long count, const double *q, double *M)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -920,6 +933,11 @@ void stanford_mass_matrix_batch(long count, const double *q, double *M)
             if (sd_big[sd_k])
                 stanford_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_mass_matrix(q + sd_i * 6, M + sd_i * 36);
+#endif
 }
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve. Operations: 359 mul, 318 add, 7 div, 0 sqrt, 6 trig. */
@@ -1268,6 +1286,7 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
 /* mass_matrix_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1623,6 +1642,11 @@ void stanford_mass_matrix_inverse_batch(long count, const double *q, double *Min
             if (sd_big[sd_k])
                 stanford_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_mass_matrix_inverse(q + sd_i * 6, Minv + sd_i * 36);
+#endif
 }
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 341 mul, 275 add, 8 div, 0 sqrt, 8 trig. */
@@ -1987,6 +2011,7 @@ void stanford_forward_dynamics(const double *q, const double *qd, const double *
 /* forward_dynamics of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2362,6 +2387,11 @@ void stanford_forward_dynamics_batch(long count, const double *q, const double *
             if (sd_big[sd_k])
                 stanford_forward_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_forward_dynamics(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, qdd + sd_i * 6);
+#endif
 }
 
 /* Generalized gravity g(q): the joint forces that hold the arm still. Operations: 66 mul, 39 add, 0 div, 0 sqrt, 8 trig. */
@@ -2437,6 +2467,7 @@ void stanford_gravity(const double *q, double *g)
 /* gravity of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_gravity_batch(long count, const double *q, double *g)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2519,6 +2550,11 @@ void stanford_gravity_batch(long count, const double *q, double *g)
             if (sd_big[sd_k])
                 stanford_gravity(q + (sd_first + sd_k) * 6, g + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_gravity(q + sd_i * 6, g + sd_i * 6);
+#endif
 }
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 554 mul, 445 add, 0 div, 0 sqrt, 8 trig. */
@@ -3001,6 +3037,7 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
 /* coriolis_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -3492,6 +3529,11 @@ void stanford_coriolis_matrix_batch(long count, const double *q, const double *q
             if (sd_big[sd_k])
                 stanford_coriolis_matrix(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, C + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_coriolis_matrix(q + sd_i * 6, qd + sd_i * 6, C + sd_i * 36);
+#endif
 }
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 218 mul, 155 add, 0 div, 0 sqrt, 8 trig. */
@@ -3672,6 +3714,7 @@ void stanford_nonlinear_effects(const double *q, const double *qd, double *b)
 /* nonlinear_effects of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -3861,6 +3904,11 @@ void stanford_nonlinear_effects_batch(long count, const double *q, const double 
             if (sd_big[sd_k])
                 stanford_nonlinear_effects(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, b + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_nonlinear_effects(q + sd_i * 6, qd + sd_i * 6, b + sd_i * 6);
+#endif
 }
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 105 mul, 95 add, 3 div, 0 sqrt, 6 trig. */
@@ -4016,6 +4064,7 @@ void stanford_articulated_inertia(const double *q, double *D)
 /* articulated_inertia of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_articulated_inertia_batch(long count, const double *q, double *D)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4178,6 +4227,11 @@ void stanford_articulated_inertia_batch(long count, const double *q, double *D)
             if (sd_big[sd_k])
                 stanford_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_articulated_inertia(q + sd_i * 6, D + sd_i * 6);
+#endif
 }
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 160 mul, 117 add, 3 div, 4 sqrt, 6 trig. */
@@ -4408,6 +4462,7 @@ void stanford_innovations_factor(const double *q, double *m)
 /* innovations_factor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_innovations_factor_batch(long count, const double *q, double *m)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4645,6 +4700,11 @@ void stanford_innovations_factor_batch(long count, const double *q, double *m)
             if (sd_big[sd_k])
                 stanford_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_innovations_factor(q + sd_i * 6, m + sd_i * 36);
+#endif
 }
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 185 mul, 147 add, 21 div, 4 sqrt, 6 trig. */
@@ -4915,6 +4975,7 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
 /* innovations_factor_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -5192,6 +5253,11 @@ void stanford_innovations_factor_inverse_batch(long count, const double *q, doub
             if (sd_big[sd_k])
                 stanford_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_innovations_factor_inverse(q + sd_i * 6, ell + sd_i * 36);
+#endif
 }
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 142 mul, 121 add, 3 div, 4 sqrt, 6 trig. */
@@ -5376,6 +5442,7 @@ void stanford_total_rates(const double *q, const double *qd, double *nu)
 /* total_rates of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_total_rates_batch(long count, const double *q, const double *qd, double *nu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -5569,6 +5636,11 @@ void stanford_total_rates_batch(long count, const double *q, const double *qd, d
             if (sd_big[sd_k])
                 stanford_total_rates(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_total_rates(q + sd_i * 6, qd + sd_i * 6, nu + sd_i * 6);
+#endif
 }
 
 /* Joint rates qd = l* nu (inverse of total_rates). Operations: 138 mul, 121 add, 7 div, 4 sqrt, 6 trig. */
@@ -5753,6 +5825,7 @@ void stanford_joint_rates(const double *q, const double *nu, double *qd)
 /* joint_rates of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -5946,6 +6019,11 @@ void stanford_joint_rates_batch(long count, const double *q, const double *nu, d
             if (sd_big[sd_k])
                 stanford_joint_rates(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_joint_rates(q + sd_i * 6, nu + sd_i * 6, qd + sd_i * 6);
+#endif
 }
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 138 mul, 121 add, 7 div, 4 sqrt, 6 trig. */
@@ -6148,6 +6226,7 @@ void stanford_working_moments(const double *q, const double *tau, double *eps)
 /* working_moments of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_working_moments_batch(long count, const double *q, const double *tau, double *eps)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6359,6 +6438,11 @@ void stanford_working_moments_batch(long count, const double *q, const double *t
             if (sd_big[sd_k])
                 stanford_working_moments(q + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_working_moments(q + sd_i * 6, tau + sd_i * 6, eps + sd_i * 6);
+#endif
 }
 
 /* Joint forces tau = m eps (inverse of working_moments). Operations: 142 mul, 119 add, 3 div, 4 sqrt, 6 trig. */
@@ -6559,6 +6643,7 @@ void stanford_applied_moments(const double *q, const double *eps, double *tau)
 /* applied_moments of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6768,6 +6853,11 @@ void stanford_applied_moments_batch(long count, const double *q, const double *e
             if (sd_big[sd_k])
                 stanford_applied_moments(q + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_applied_moments(q + sd_i * 6, eps + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 903 mul, 741 add, 11 div, 4 sqrt, 8 trig. */
@@ -7369,6 +7459,7 @@ void stanford_coriolis_nu(const double *q, const double *nu, double *Cnu)
 /* coriolis_nu of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -7979,6 +8070,11 @@ void stanford_coriolis_nu_batch(long count, const double *q, const double *nu, d
             if (sd_big[sd_k])
                 stanford_coriolis_nu(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, Cnu + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_coriolis_nu(q + sd_i * 6, nu + sd_i * 6, Cnu + sd_i * 6);
+#endif
 }
 
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 647 mul, 515 add, 3 div, 0 sqrt, 8 trig. */
@@ -8491,6 +8587,7 @@ void stanford_coriolis_eta(const double *q, const double *eta, double *Cbar)
 /* coriolis_eta of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -9012,6 +9109,11 @@ void stanford_coriolis_eta_batch(long count, const double *q, const double *eta,
             if (sd_big[sd_k])
                 stanford_coriolis_eta(q + (sd_first + sd_k) * 6, eta + (sd_first + sd_k) * 6, Cbar + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_coriolis_eta(q + sd_i * 6, eta + sd_i * 6, Cbar + sd_i * 6);
+#endif
 }
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 693 mul, 554 add, 14 div, 4 sqrt, 8 trig. */
@@ -9576,6 +9678,7 @@ void stanford_diagonalized_forward_dynamics(const double *q, const double *nu, c
 /* diagonalized_forward_dynamics of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -10153,6 +10256,11 @@ void stanford_diagonalized_forward_dynamics_batch(long count, const double *q, c
             if (sd_big[sd_k])
                 stanford_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu_dot + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_diagonalized_forward_dynamics(q + sd_i * 6, nu + sd_i * 6, tau + sd_i * 6, qd + sd_i * 6, nu_dot + sd_i * 6);
+#endif
 }
 
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 125 mul, 90 add, 3 div, 0 sqrt, 6 trig. */
@@ -10340,6 +10448,7 @@ void stanford_udu_factor(const double *q, double *U)
 /* udu_factor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_udu_factor_batch(long count, const double *q, double *U)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -10534,6 +10643,11 @@ void stanford_udu_factor_batch(long count, const double *q, double *U)
             if (sd_big[sd_k])
                 stanford_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_udu_factor(q + sd_i * 6, U + sd_i * 36);
+#endif
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -10548,32 +10662,13 @@ void stanford_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void stanford_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_tau_f[6][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            sd_tau_f[0][sd_k] = 0.0;
-            sd_tau_f[1][sd_k] = 0.0;
-            sd_tau_f[2][sd_k] = 0.0;
-            sd_tau_f[3][sd_k] = 0.0;
-            sd_tau_f[4][sd_k] = 0.0;
-            sd_tau_f[5][sd_k] = 0.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau_f[0], 6, sd_n, tau_f + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                stanford_friction(qd + (sd_first + sd_k) * 6, tau_f + (sd_first + sd_k) * 6);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_friction(qd + sd_i * 6, tau_f + sd_i * 6);
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 541 mul, 355 add, 0 div, 0 sqrt, 8 trig. */
@@ -11423,872 +11518,13 @@ void stanford_regressor(const double *q, const double *qd, const double *qdd, do
     Y[503] = qdd5;
 }
 
-/* regressor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void stanford_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_qdd[6][SD_LANES];
-        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Y[504][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q3, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q4, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q5, &x8, &x9);
-            const double x10 = -qd0*x2;
-            const double x11 = -qd0*x3;
-            const double x12 = qd1*x11;
-            const double x13 = -qd1*x10;
-            const double x20 = 2.0*qd2*x10;
-            const double x21 = 2.0*qd1*qd2;
-            const double x22 = -qd1*x5 + x10*x4;
-            const double x23 = qd1*x4 + x10*x5;
-            const double x24 = qd3 - x11;
-            const double x25 = qd3*x23;
-            const double x26 = -qd3*x22;
-            const double x27 = x22*x7 - x24*x6;
-            const double x28 = -x22*x6 - x24*x7;
-            const double x29 = qd4 + x23;
-            const double x30 = qd4*x28;
-            const double x31 = -qd4*x27;
-            const double x32 = x27*x9 + x29*x8;
-            const double x33 = -x27*x8 + x29*x9;
-            const double x34 = qd5 - x28;
-            const double x35 = qd5*x33;
-            const double x36 = -qd5*x32;
-            const double x38 = -qdd0*x2;
-            const double x39 = -qdd0*x3;
-            const double x40 = -9.81*x2;
-            const double x41 = -9.81*x3;
-            const double x42 = x12 + x38;
-            const double x43 = x13 + x39;
-            const double x44 = x10*x10;
-            const double x45 = x11*x11;
-            const double x46 = qd1*qd1;
-            const double x47 = x10*x11;
-            const double x48 = qd1*x10;
-            const double x49 = -(x45 + x46);
-            const double x50 = -qdd1 + x47;
-            const double x51 = x43 + x48;
-            const double x53 = -(x44 + x46);
-            const double x54 = x12 - x42;
-            const double x56 = x12 + x42;
-            const double x57 = -(x44 + x45);
-            const double x58 = 0.154*x51 - q2*x50 + x40;
-            const double x59 = 0.154*x54 - q2*x53 + x41;
-            const double x60 = 0.154*x57 - q2*x56;
-            const double x61 = x20 - x60;
-            const double x62 = x21 + x58;
-            const double x63 = qdd2 - x59;
-            const double x64 = -x10*x11;
-            const double x65 = x13 + x43;
-            const double x66 = x13 - x43;
-            const double x67 = qdd1 + x64;
-            const double x68 = -qdd1 + x64;
-            const double x69 = -qdd1*x5 + x4*x42;
-            const double x70 = qdd1*x4 + x42*x5;
-            const double x71 = x4*x62 + x5*x61;
-            const double x72 = -x4*x61 + x5*x62;
-            const double x73 = x25 + x69;
-            const double x74 = x26 + x70;
-            const double x75 = qdd3 - x43;
-            const double x76 = x22*x22;
-            const double x77 = x23*x23;
-            const double x78 = x24*x24;
-            const double x79 = x22*x23;
-            const double x80 = x22*x24;
-            const double x81 = x23*x24;
-            const double x82 = -(x77 + x78);
-            const double x83 = -x75 + x79;
-            const double x84 = x74 + x80;
-            const double x85 = x75 + x79;
-            const double x86 = -(x76 + x78);
-            const double x87 = -x73 + x81;
-            const double x88 = -x74 + x80;
-            const double x89 = x73 + x81;
-            const double x90 = -(x76 + x77);
-            const double x91 = -x6*x75 + x7*x73;
-            const double x92 = -x6*x73 - x7*x75;
-            const double x93 = -x6*x63 + x7*x71;
-            const double x94 = -x6*x71 - x63*x7;
-            const double x95 = x30 + x91;
-            const double x96 = x31 + x92;
-            const double x97 = qdd4 + x74;
-            const double x98 = x27*x27;
-            const double x99 = x28*x28;
-            const double x100 = x29*x29;
-            const double x101 = x27*x28;
-            const double x102 = x27*x29;
-            const double x103 = x28*x29;
-            const double x104 = -(x100 + x99);
-            const double x105 = x101 - x97;
-            const double x106 = x102 + x96;
-            const double x107 = x101 + x97;
-            const double x108 = -(x100 + x98);
-            const double x109 = x103 - x95;
-            const double x110 = x102 - x96;
-            const double x111 = x103 + x95;
-            const double x112 = -(x98 + x99);
-            const double x113 = x8*x97 + x9*x95;
-            const double x114 = -x8*x95 + x9*x97;
-            const double x115 = x72*x8 + x9*x93;
-            const double x116 = x72*x9 - x8*x93;
-            const double x117 = x113 + x35;
-            const double x118 = x114 + x36;
-            const double x119 = qdd5 - x96;
-            const double x120 = x32*x32;
-            const double x121 = x33*x33;
-            const double x122 = x34*x34;
-            const double x123 = x32*x33;
-            const double x124 = x32*x34;
-            const double x125 = x33*x34;
-            const double x126 = -(x121 + x122);
-            const double x127 = -x119 + x123;
-            const double x128 = x118 + x124;
-            const double x129 = x119 + x123;
-            const double x130 = -(x120 + x122);
-            const double x131 = -x117 + x125;
-            const double x132 = -x118 + x124;
-            const double x133 = x117 + x125;
-            const double x134 = -(x120 + x121);
-            const double x135 = -qd1*x3;
-            const double x136 = qd1*x2;
-            const double x137 = x10*x3 - x11*x2;
-            const double x138 = x2*x41 - x3*x40;
-            const double x139 = x10*x135 - x2*x42;
-            const double x140 = x10*x136 + x11*x135 - x2*x43 - x3*x42;
-            const double x141 = x11*x136 - x3*x43;
-            const double x142 = qd1*x135 - qdd1*x2 + x10*x137;
-            const double x143 = qd1*x136 - qdd1*x3 + x11*x137;
-            const double x144 = qd1*x137;
-            const double x145 = -0.154*x3;
-            const double x146 = 0.154*x2;
-            const double x147 = q2*x2;
-            const double x148 = -x10*x3 + x11*x2;
-            const double x149 = -qd1*x2;
-            const double x150 = x145*x62 - x146*x63 - x147*x61;
-            const double x151 = x145*x66 - x146*x54 - x147*x57 + x2*x63 + x3*x62;
-            const double x152 = x145*x49 - x146*x68 - x147*x65 - x3*x61;
-            const double x153 = x145*x67 - x146*x53 - x147*x56 - x2*x61;
-            const double x154 = -qd1*x148;
-            const double x155 = -qd1*x135 + qdd1*x2 + x10*x148;
-            const double x156 = -qd1*x149 - qdd1*x3 - x11*x148;
-            const double x157 = x10*x149 - x11*x135 + x2*x43 + x3*x42;
-            const double x158 = -x11*x149 - x3*x43;
-            const double x159 = -x2*x4;
-            const double x160 = -x2*x5;
-            const double x161 = x145*x4 - x147*x5;
-            const double x162 = x145*x5 + x147*x4;
-            const double x163 = x160*x24 - x23*x3;
-            const double x164 = -x159*x24 + x22*x3;
-            const double x165 = x159*x23 - x160*x22;
-            const double x166 = -x146*x63 + x161*x71 + x162*x72;
-            const double x167 = -x146*x88 - x160*x63 + x161*x82 + x162*x85 + x3*x72;
-            const double x168 = -x146*x89 + x159*x63 + x161*x83 + x162*x86 - x3*x71;
-            const double x169 = -x146*x90 - x159*x72 + x160*x71 + x161*x84 + x162*x87;
-            const double x170 = x159*x73 + x163*x22;
-            const double x171 = x159*x74 + x160*x73 + x163*x23 + x164*x22;
-            const double x172 = x160*x74 + x164*x23;
-            const double x173 = x159*x75 + x163*x24 + x165*x22 + x3*x73;
-            const double x174 = x160*x75 + x164*x24 + x165*x23 + x3*x74;
-            const double x175 = x165*x24 + x3*x75;
-            const double x176 = x159*x7 - x3*x6;
-            const double x177 = -x159*x6 - x3*x7;
-            const double x178 = x146*x6 + x161*x7;
-            const double x179 = x146*x7 - x161*x6;
-            const double x180 = -x160*x28 + x177*x29;
-            const double x181 = x160*x27 - x176*x29;
-            const double x182 = x176*x28 - x177*x27;
-            const double x183 = x162*x72 + x178*x93 + x179*x94;
-            const double x184 = x104*x178 + x107*x179 + x110*x162 + x160*x94 - x177*x72;
-            const double x185 = x105*x178 + x108*x179 + x111*x162 - x160*x93 + x176*x72;
-            const double x186 = x106*x178 + x109*x179 + x112*x162 - x176*x94 + x177*x93;
-            const double x187 = x176*x95 + x180*x27;
-            const double x188 = x176*x96 + x177*x95 + x180*x28 + x181*x27;
-            const double x189 = x177*x96 + x181*x28;
-            const double x190 = x160*x95 + x176*x97 + x180*x29 + x182*x27;
-            const double x191 = x160*x96 + x177*x97 + x181*x29 + x182*x28;
-            const double x192 = x160*x97 + x182*x29;
-            const double x193 = x160*x8 + x176*x9;
-            const double x194 = x160*x9 - x176*x8;
-            const double x195 = x162*x8 + x178*x9;
-            const double x196 = x162*x9 - x178*x8;
-            const double x197 = x177*x33 + x194*x34;
-            const double x198 = -x177*x32 - x193*x34;
-            const double x199 = x193*x33 - x194*x32;
-            const double x200 = x115*x195 + x116*x196 + x179*x94;
-            const double x201 = -x116*x177 + x126*x195 + x129*x196 - x132*x179 + x194*x94;
-            const double x202 = x115*x177 + x127*x195 + x130*x196 - x133*x179 - x193*x94;
-            const double x203 = x115*x194 - x116*x193 + x128*x195 + x131*x196 - x134*x179;
-            const double x204 = x117*x193 + x197*x32;
-            const double x205 = x117*x194 + x118*x193 + x197*x33 + x198*x32;
-            const double x206 = x118*x194 + x198*x33;
-            const double x207 = -x117*x177 + x119*x193 + x197*x34 + x199*x32;
-            const double x208 = -x118*x177 + x119*x194 + x198*x34 + x199*x33;
-            const double x209 = -x119*x177 + x199*x34;
-            const double x210 = x10*x10 - x11*x11;
-            const double x211 = -qd1*x11 + x42;
-            const double x212 = qd1*x10 + x43;
-            const double x213 = q2*x62;
-            const double x214 = q2*x66;
-            const double x215 = q2*x49 - x63;
-            const double x216 = q2*x67 + x62;
-            const double x217 = qd1*x11 - x42;
-            const double x218 = -x10*x10 + x11*x11;
-            const double x219 = q2*x4;
-            const double x220 = q2*x5;
-            const double x221 = x24*x4;
-            const double x222 = x24*x5;
-            const double x223 = -x22*x4 - x23*x5;
-            const double x224 = x219*x71 + x220*x72;
-            const double x225 = x219*x82 + x220*x85 - x4*x63;
-            const double x226 = x219*x83 + x220*x86 - x5*x63;
-            const double x227 = x219*x84 + x220*x87 + x4*x71 + x5*x72;
-            const double x228 = x22*x221 - x5*x73;
-            const double x229 = x22*x222 + x221*x23 + x4*x73 - x5*x74;
-            const double x230 = x222*x23 + x4*x74;
-            const double x231 = x22*x223 + x221*x24 - x5*x75;
-            const double x232 = x222*x24 + x223*x23 + x4*x75;
-            const double x233 = x223*x24;
-            const double x234 = -x5*x7;
-            const double x235 = x5*x6;
-            const double x236 = x219*x7;
-            const double x237 = -x219*x6;
-            const double x238 = x235*x29 - x28*x4;
-            const double x239 = -x234*x29 + x27*x4;
-            const double x240 = x234*x28 - x235*x27;
-            const double x241 = x220*x72 + x236*x93 + x237*x94;
-            const double x242 = x104*x236 + x107*x237 + x110*x220 - x235*x72 + x4*x94;
-            const double x243 = x105*x236 + x108*x237 + x111*x220 + x234*x72 - x4*x93;
-            const double x244 = x106*x236 + x109*x237 + x112*x220 - x234*x94 + x235*x93;
-            const double x245 = x234*x95 + x238*x27;
-            const double x246 = x234*x96 + x235*x95 + x238*x28 + x239*x27;
-            const double x247 = x235*x96 + x239*x28;
-            const double x248 = x234*x97 + x238*x29 + x240*x27 + x4*x95;
-            const double x249 = x235*x97 + x239*x29 + x240*x28 + x4*x96;
-            const double x250 = x240*x29 + x4*x97;
-            const double x251 = x234*x9 + x4*x8;
-            const double x252 = -x234*x8 + x4*x9;
-            const double x253 = x220*x8 + x236*x9;
-            const double x254 = x220*x9 - x236*x8;
-            const double x255 = x235*x33 + x252*x34;
-            const double x256 = -x235*x32 - x251*x34;
-            const double x257 = x251*x33 - x252*x32;
-            const double x258 = x115*x253 + x116*x254 + x237*x94;
-            const double x259 = -x116*x235 + x126*x253 + x129*x254 - x132*x237 + x252*x94;
-            const double x260 = x115*x235 + x127*x253 + x130*x254 - x133*x237 - x251*x94;
-            const double x261 = x115*x252 - x116*x251 + x128*x253 + x131*x254 - x134*x237;
-            const double x262 = x117*x251 + x255*x32;
-            const double x263 = x117*x252 + x118*x251 + x255*x33 + x256*x32;
-            const double x264 = x118*x252 + x256*x33;
-            const double x265 = -x117*x235 + x119*x251 + x255*x34 + x257*x32;
-            const double x266 = -x118*x235 + x119*x252 + x256*x34 + x257*x33;
-            const double x267 = -x119*x235 + x257*x34;
-            const double x268 = -x6*x93 - x7*x94;
-            const double x269 = -x104*x6 - x107*x7;
-            const double x270 = -x105*x6 - x108*x7;
-            const double x271 = -x106*x6 - x109*x7;
-            const double x272 = -x6*x9;
-            const double x273 = x6*x8;
-            const double x274 = x115*x272 + x116*x273 - x7*x94;
-            const double x275 = x126*x272 + x129*x273 + x132*x7;
-            const double x276 = x127*x272 + x130*x273 + x133*x7;
-            const double x277 = x128*x272 + x131*x273 + x134*x7;
-            const double x278 = -x22*x23;
-            const double x279 = x22*x22 - x23*x23;
-            const double x280 = -x23*x24 + x73;
-            const double x281 = x22*x24 + x74;
-            const double x282 = -x29*x7;
-            const double x283 = x29*x6;
-            const double x284 = x27*x7 - x28*x6;
-            const double x285 = x7*x72;
-            const double x286 = -x6*x72;
-            const double x287 = x6*x94 - x7*x93;
-            const double x288 = x27*x282 - x6*x95;
-            const double x289 = x27*x283 + x28*x282 - x6*x96 - x7*x95;
-            const double x290 = x28*x283 - x7*x96;
-            const double x291 = x27*x284 + x282*x29 - x6*x97;
-            const double x292 = x28*x284 + x283*x29 - x7*x97;
-            const double x293 = x284*x29;
-            const double x294 = x273*x34 - x33*x7;
-            const double x295 = -x272*x34 + x32*x7;
-            const double x296 = x272*x33 - x273*x32;
-            const double x297 = x116*x7 + x273*x94;
-            const double x298 = -x115*x7 - x272*x94;
-            const double x299 = x115*x273 - x116*x272;
-            const double x300 = x117*x272 + x294*x32;
-            const double x301 = x117*x273 + x118*x272 + x294*x33 + x295*x32;
-            const double x302 = x118*x273 + x295*x33;
-            const double x303 = x117*x7 + x119*x272 + x294*x34 + x296*x32;
-            const double x304 = x118*x7 + x119*x273 + x295*x34 + x296*x33;
-            const double x305 = x119*x7 + x296*x34;
-            const double x306 = -x27*x28;
-            const double x307 = x27*x27 - x28*x28;
-            const double x308 = -x28*x29 + x95;
-            const double x309 = x27*x29 + x96;
-            const double x310 = x34*x9;
-            const double x311 = -x34*x8;
-            const double x312 = -x32*x9 + x33*x8;
-            const double x313 = x9*x94;
-            const double x314 = -x8*x94;
-            const double x315 = x115*x9 - x116*x8;
-            const double x316 = x117*x8 + x310*x32;
-            const double x317 = x117*x9 + x118*x8 + x310*x33 + x311*x32;
-            const double x318 = x118*x9 + x311*x33;
-            const double x319 = x119*x8 + x310*x34 + x312*x32;
-            const double x320 = x119*x9 + x311*x34 + x312*x33;
-            const double x321 = x312*x34;
-            const double x322 = -x32*x33;
-            const double x323 = x32*x32 - x33*x33;
-            const double x324 = x117 - x33*x34;
-            const double x325 = x118 + x32*x34;
-            const double x326 = sd_sign(qd0);
-            const double x327 = sd_sign(qd1);
-            const double x328 = sd_sign(qd2);
-            const double x329 = sd_sign(qd3);
-            const double x330 = sd_sign(qd4);
-            const double x331 = sd_sign(qd5);
-            sd_Y[0][sd_k] = 0.0;
-            sd_Y[1][sd_k] = 0.0;
-            sd_Y[2][sd_k] = 0.0;
-            sd_Y[3][sd_k] = 0.0;
-            sd_Y[4][sd_k] = 0.0;
-            sd_Y[5][sd_k] = 0.0;
-            sd_Y[6][sd_k] = 0.0;
-            sd_Y[7][sd_k] = 0.0;
-            sd_Y[8][sd_k] = 0.0;
-            sd_Y[9][sd_k] = qdd0;
-            sd_Y[10][sd_k] = 0.0;
-            sd_Y[11][sd_k] = 0.0;
-            sd_Y[12][sd_k] = 0.0;
-            sd_Y[13][sd_k] = x138;
-            sd_Y[14][sd_k] = x139;
-            sd_Y[15][sd_k] = x140;
-            sd_Y[16][sd_k] = x141;
-            sd_Y[17][sd_k] = x142;
-            sd_Y[18][sd_k] = x143;
-            sd_Y[19][sd_k] = x144;
-            sd_Y[20][sd_k] = x150;
-            sd_Y[21][sd_k] = x151;
-            sd_Y[22][sd_k] = x152;
-            sd_Y[23][sd_k] = x153;
-            sd_Y[24][sd_k] = x154;
-            sd_Y[25][sd_k] = x155;
-            sd_Y[26][sd_k] = x139;
-            sd_Y[27][sd_k] = x156;
-            sd_Y[28][sd_k] = x157;
-            sd_Y[29][sd_k] = x158;
-            sd_Y[30][sd_k] = x166;
-            sd_Y[31][sd_k] = x167;
-            sd_Y[32][sd_k] = x168;
-            sd_Y[33][sd_k] = x169;
-            sd_Y[34][sd_k] = x170;
-            sd_Y[35][sd_k] = x171;
-            sd_Y[36][sd_k] = x172;
-            sd_Y[37][sd_k] = x173;
-            sd_Y[38][sd_k] = x174;
-            sd_Y[39][sd_k] = x175;
-            sd_Y[40][sd_k] = x183;
-            sd_Y[41][sd_k] = x184;
-            sd_Y[42][sd_k] = x185;
-            sd_Y[43][sd_k] = x186;
-            sd_Y[44][sd_k] = x187;
-            sd_Y[45][sd_k] = x188;
-            sd_Y[46][sd_k] = x189;
-            sd_Y[47][sd_k] = x190;
-            sd_Y[48][sd_k] = x191;
-            sd_Y[49][sd_k] = x192;
-            sd_Y[50][sd_k] = x200;
-            sd_Y[51][sd_k] = x201;
-            sd_Y[52][sd_k] = x202;
-            sd_Y[53][sd_k] = x203;
-            sd_Y[54][sd_k] = x204;
-            sd_Y[55][sd_k] = x205;
-            sd_Y[56][sd_k] = x206;
-            sd_Y[57][sd_k] = x207;
-            sd_Y[58][sd_k] = x208;
-            sd_Y[59][sd_k] = x209;
-            sd_Y[60][sd_k] = qd0;
-            sd_Y[61][sd_k] = x326;
-            sd_Y[62][sd_k] = 1.0;
-            sd_Y[63][sd_k] = qdd0;
-            sd_Y[64][sd_k] = 0.0;
-            sd_Y[65][sd_k] = 0.0;
-            sd_Y[66][sd_k] = 0.0;
-            sd_Y[67][sd_k] = 0.0;
-            sd_Y[68][sd_k] = 0.0;
-            sd_Y[69][sd_k] = 0.0;
-            sd_Y[70][sd_k] = 0.0;
-            sd_Y[71][sd_k] = 0.0;
-            sd_Y[72][sd_k] = 0.0;
-            sd_Y[73][sd_k] = 0.0;
-            sd_Y[74][sd_k] = 0.0;
-            sd_Y[75][sd_k] = 0.0;
-            sd_Y[76][sd_k] = 0.0;
-            sd_Y[77][sd_k] = 0.0;
-            sd_Y[78][sd_k] = 0.0;
-            sd_Y[79][sd_k] = 0.0;
-            sd_Y[80][sd_k] = 0.0;
-            sd_Y[81][sd_k] = 0.0;
-            sd_Y[82][sd_k] = 0.0;
-            sd_Y[83][sd_k] = 0.0;
-            sd_Y[84][sd_k] = 0.0;
-            sd_Y[85][sd_k] = 0.0;
-            sd_Y[86][sd_k] = 0.0;
-            sd_Y[87][sd_k] = 0.0;
-            sd_Y[88][sd_k] = 0.0;
-            sd_Y[89][sd_k] = 0.0;
-            sd_Y[90][sd_k] = 0.0;
-            sd_Y[91][sd_k] = 0.0;
-            sd_Y[92][sd_k] = 0.0;
-            sd_Y[93][sd_k] = 0.0;
-            sd_Y[94][sd_k] = 0.0;
-            sd_Y[95][sd_k] = x41;
-            sd_Y[96][sd_k] = -x40;
-            sd_Y[97][sd_k] = 0.0;
-            sd_Y[98][sd_k] = x64;
-            sd_Y[99][sd_k] = x210;
-            sd_Y[100][sd_k] = x47;
-            sd_Y[101][sd_k] = x211;
-            sd_Y[102][sd_k] = x212;
-            sd_Y[103][sd_k] = qdd1;
-            sd_Y[104][sd_k] = x213;
-            sd_Y[105][sd_k] = x214;
-            sd_Y[106][sd_k] = x215;
-            sd_Y[107][sd_k] = x216;
-            sd_Y[108][sd_k] = qdd1;
-            sd_Y[109][sd_k] = x217;
-            sd_Y[110][sd_k] = x64;
-            sd_Y[111][sd_k] = x212;
-            sd_Y[112][sd_k] = x218;
-            sd_Y[113][sd_k] = x47;
-            sd_Y[114][sd_k] = x224;
-            sd_Y[115][sd_k] = x225;
-            sd_Y[116][sd_k] = x226;
-            sd_Y[117][sd_k] = x227;
-            sd_Y[118][sd_k] = x228;
-            sd_Y[119][sd_k] = x229;
-            sd_Y[120][sd_k] = x230;
-            sd_Y[121][sd_k] = x231;
-            sd_Y[122][sd_k] = x232;
-            sd_Y[123][sd_k] = x233;
-            sd_Y[124][sd_k] = x241;
-            sd_Y[125][sd_k] = x242;
-            sd_Y[126][sd_k] = x243;
-            sd_Y[127][sd_k] = x244;
-            sd_Y[128][sd_k] = x245;
-            sd_Y[129][sd_k] = x246;
-            sd_Y[130][sd_k] = x247;
-            sd_Y[131][sd_k] = x248;
-            sd_Y[132][sd_k] = x249;
-            sd_Y[133][sd_k] = x250;
-            sd_Y[134][sd_k] = x258;
-            sd_Y[135][sd_k] = x259;
-            sd_Y[136][sd_k] = x260;
-            sd_Y[137][sd_k] = x261;
-            sd_Y[138][sd_k] = x262;
-            sd_Y[139][sd_k] = x263;
-            sd_Y[140][sd_k] = x264;
-            sd_Y[141][sd_k] = x265;
-            sd_Y[142][sd_k] = x266;
-            sd_Y[143][sd_k] = x267;
-            sd_Y[144][sd_k] = 0.0;
-            sd_Y[145][sd_k] = 0.0;
-            sd_Y[146][sd_k] = 0.0;
-            sd_Y[147][sd_k] = 0.0;
-            sd_Y[148][sd_k] = qd1;
-            sd_Y[149][sd_k] = x327;
-            sd_Y[150][sd_k] = 1.0;
-            sd_Y[151][sd_k] = qdd1;
-            sd_Y[152][sd_k] = 0.0;
-            sd_Y[153][sd_k] = 0.0;
-            sd_Y[154][sd_k] = 0.0;
-            sd_Y[155][sd_k] = 0.0;
-            sd_Y[156][sd_k] = 0.0;
-            sd_Y[157][sd_k] = 0.0;
-            sd_Y[158][sd_k] = 0.0;
-            sd_Y[159][sd_k] = 0.0;
-            sd_Y[160][sd_k] = 0.0;
-            sd_Y[161][sd_k] = 0.0;
-            sd_Y[162][sd_k] = 0.0;
-            sd_Y[163][sd_k] = 0.0;
-            sd_Y[164][sd_k] = 0.0;
-            sd_Y[165][sd_k] = 0.0;
-            sd_Y[166][sd_k] = 0.0;
-            sd_Y[167][sd_k] = 0.0;
-            sd_Y[168][sd_k] = 0.0;
-            sd_Y[169][sd_k] = 0.0;
-            sd_Y[170][sd_k] = 0.0;
-            sd_Y[171][sd_k] = 0.0;
-            sd_Y[172][sd_k] = 0.0;
-            sd_Y[173][sd_k] = 0.0;
-            sd_Y[174][sd_k] = 0.0;
-            sd_Y[175][sd_k] = 0.0;
-            sd_Y[176][sd_k] = 0.0;
-            sd_Y[177][sd_k] = 0.0;
-            sd_Y[178][sd_k] = 0.0;
-            sd_Y[179][sd_k] = 0.0;
-            sd_Y[180][sd_k] = 0.0;
-            sd_Y[181][sd_k] = 0.0;
-            sd_Y[182][sd_k] = 0.0;
-            sd_Y[183][sd_k] = 0.0;
-            sd_Y[184][sd_k] = 0.0;
-            sd_Y[185][sd_k] = 0.0;
-            sd_Y[186][sd_k] = 0.0;
-            sd_Y[187][sd_k] = 0.0;
-            sd_Y[188][sd_k] = x63;
-            sd_Y[189][sd_k] = x54;
-            sd_Y[190][sd_k] = x68;
-            sd_Y[191][sd_k] = x53;
-            sd_Y[192][sd_k] = 0.0;
-            sd_Y[193][sd_k] = 0.0;
-            sd_Y[194][sd_k] = 0.0;
-            sd_Y[195][sd_k] = 0.0;
-            sd_Y[196][sd_k] = 0.0;
-            sd_Y[197][sd_k] = 0.0;
-            sd_Y[198][sd_k] = x63;
-            sd_Y[199][sd_k] = x88;
-            sd_Y[200][sd_k] = x89;
-            sd_Y[201][sd_k] = x90;
-            sd_Y[202][sd_k] = 0.0;
-            sd_Y[203][sd_k] = 0.0;
-            sd_Y[204][sd_k] = 0.0;
-            sd_Y[205][sd_k] = 0.0;
-            sd_Y[206][sd_k] = 0.0;
-            sd_Y[207][sd_k] = 0.0;
-            sd_Y[208][sd_k] = x268;
-            sd_Y[209][sd_k] = x269;
-            sd_Y[210][sd_k] = x270;
-            sd_Y[211][sd_k] = x271;
-            sd_Y[212][sd_k] = 0.0;
-            sd_Y[213][sd_k] = 0.0;
-            sd_Y[214][sd_k] = 0.0;
-            sd_Y[215][sd_k] = 0.0;
-            sd_Y[216][sd_k] = 0.0;
-            sd_Y[217][sd_k] = 0.0;
-            sd_Y[218][sd_k] = x274;
-            sd_Y[219][sd_k] = x275;
-            sd_Y[220][sd_k] = x276;
-            sd_Y[221][sd_k] = x277;
-            sd_Y[222][sd_k] = 0.0;
-            sd_Y[223][sd_k] = 0.0;
-            sd_Y[224][sd_k] = 0.0;
-            sd_Y[225][sd_k] = 0.0;
-            sd_Y[226][sd_k] = 0.0;
-            sd_Y[227][sd_k] = 0.0;
-            sd_Y[228][sd_k] = 0.0;
-            sd_Y[229][sd_k] = 0.0;
-            sd_Y[230][sd_k] = 0.0;
-            sd_Y[231][sd_k] = 0.0;
-            sd_Y[232][sd_k] = 0.0;
-            sd_Y[233][sd_k] = 0.0;
-            sd_Y[234][sd_k] = 0.0;
-            sd_Y[235][sd_k] = 0.0;
-            sd_Y[236][sd_k] = qd2;
-            sd_Y[237][sd_k] = x328;
-            sd_Y[238][sd_k] = 1.0;
-            sd_Y[239][sd_k] = qdd2;
-            sd_Y[240][sd_k] = 0.0;
-            sd_Y[241][sd_k] = 0.0;
-            sd_Y[242][sd_k] = 0.0;
-            sd_Y[243][sd_k] = 0.0;
-            sd_Y[244][sd_k] = 0.0;
-            sd_Y[245][sd_k] = 0.0;
-            sd_Y[246][sd_k] = 0.0;
-            sd_Y[247][sd_k] = 0.0;
-            sd_Y[248][sd_k] = 0.0;
-            sd_Y[249][sd_k] = 0.0;
-            sd_Y[250][sd_k] = 0.0;
-            sd_Y[251][sd_k] = 0.0;
-            sd_Y[252][sd_k] = 0.0;
-            sd_Y[253][sd_k] = 0.0;
-            sd_Y[254][sd_k] = 0.0;
-            sd_Y[255][sd_k] = 0.0;
-            sd_Y[256][sd_k] = 0.0;
-            sd_Y[257][sd_k] = 0.0;
-            sd_Y[258][sd_k] = 0.0;
-            sd_Y[259][sd_k] = 0.0;
-            sd_Y[260][sd_k] = 0.0;
-            sd_Y[261][sd_k] = 0.0;
-            sd_Y[262][sd_k] = 0.0;
-            sd_Y[263][sd_k] = 0.0;
-            sd_Y[264][sd_k] = 0.0;
-            sd_Y[265][sd_k] = 0.0;
-            sd_Y[266][sd_k] = 0.0;
-            sd_Y[267][sd_k] = 0.0;
-            sd_Y[268][sd_k] = 0.0;
-            sd_Y[269][sd_k] = 0.0;
-            sd_Y[270][sd_k] = 0.0;
-            sd_Y[271][sd_k] = 0.0;
-            sd_Y[272][sd_k] = 0.0;
-            sd_Y[273][sd_k] = 0.0;
-            sd_Y[274][sd_k] = 0.0;
-            sd_Y[275][sd_k] = 0.0;
-            sd_Y[276][sd_k] = 0.0;
-            sd_Y[277][sd_k] = 0.0;
-            sd_Y[278][sd_k] = 0.0;
-            sd_Y[279][sd_k] = 0.0;
-            sd_Y[280][sd_k] = 0.0;
-            sd_Y[281][sd_k] = 0.0;
-            sd_Y[282][sd_k] = 0.0;
-            sd_Y[283][sd_k] = x72;
-            sd_Y[284][sd_k] = -x71;
-            sd_Y[285][sd_k] = 0.0;
-            sd_Y[286][sd_k] = x278;
-            sd_Y[287][sd_k] = x279;
-            sd_Y[288][sd_k] = x79;
-            sd_Y[289][sd_k] = x280;
-            sd_Y[290][sd_k] = x281;
-            sd_Y[291][sd_k] = x75;
-            sd_Y[292][sd_k] = 0.0;
-            sd_Y[293][sd_k] = x285;
-            sd_Y[294][sd_k] = x286;
-            sd_Y[295][sd_k] = x287;
-            sd_Y[296][sd_k] = x288;
-            sd_Y[297][sd_k] = x289;
-            sd_Y[298][sd_k] = x290;
-            sd_Y[299][sd_k] = x291;
-            sd_Y[300][sd_k] = x292;
-            sd_Y[301][sd_k] = x293;
-            sd_Y[302][sd_k] = 0.0;
-            sd_Y[303][sd_k] = x297;
-            sd_Y[304][sd_k] = x298;
-            sd_Y[305][sd_k] = x299;
-            sd_Y[306][sd_k] = x300;
-            sd_Y[307][sd_k] = x301;
-            sd_Y[308][sd_k] = x302;
-            sd_Y[309][sd_k] = x303;
-            sd_Y[310][sd_k] = x304;
-            sd_Y[311][sd_k] = x305;
-            sd_Y[312][sd_k] = 0.0;
-            sd_Y[313][sd_k] = 0.0;
-            sd_Y[314][sd_k] = 0.0;
-            sd_Y[315][sd_k] = 0.0;
-            sd_Y[316][sd_k] = 0.0;
-            sd_Y[317][sd_k] = 0.0;
-            sd_Y[318][sd_k] = 0.0;
-            sd_Y[319][sd_k] = 0.0;
-            sd_Y[320][sd_k] = 0.0;
-            sd_Y[321][sd_k] = 0.0;
-            sd_Y[322][sd_k] = 0.0;
-            sd_Y[323][sd_k] = 0.0;
-            sd_Y[324][sd_k] = qd3;
-            sd_Y[325][sd_k] = x329;
-            sd_Y[326][sd_k] = 1.0;
-            sd_Y[327][sd_k] = qdd3;
-            sd_Y[328][sd_k] = 0.0;
-            sd_Y[329][sd_k] = 0.0;
-            sd_Y[330][sd_k] = 0.0;
-            sd_Y[331][sd_k] = 0.0;
-            sd_Y[332][sd_k] = 0.0;
-            sd_Y[333][sd_k] = 0.0;
-            sd_Y[334][sd_k] = 0.0;
-            sd_Y[335][sd_k] = 0.0;
-            sd_Y[336][sd_k] = 0.0;
-            sd_Y[337][sd_k] = 0.0;
-            sd_Y[338][sd_k] = 0.0;
-            sd_Y[339][sd_k] = 0.0;
-            sd_Y[340][sd_k] = 0.0;
-            sd_Y[341][sd_k] = 0.0;
-            sd_Y[342][sd_k] = 0.0;
-            sd_Y[343][sd_k] = 0.0;
-            sd_Y[344][sd_k] = 0.0;
-            sd_Y[345][sd_k] = 0.0;
-            sd_Y[346][sd_k] = 0.0;
-            sd_Y[347][sd_k] = 0.0;
-            sd_Y[348][sd_k] = 0.0;
-            sd_Y[349][sd_k] = 0.0;
-            sd_Y[350][sd_k] = 0.0;
-            sd_Y[351][sd_k] = 0.0;
-            sd_Y[352][sd_k] = 0.0;
-            sd_Y[353][sd_k] = 0.0;
-            sd_Y[354][sd_k] = 0.0;
-            sd_Y[355][sd_k] = 0.0;
-            sd_Y[356][sd_k] = 0.0;
-            sd_Y[357][sd_k] = 0.0;
-            sd_Y[358][sd_k] = 0.0;
-            sd_Y[359][sd_k] = 0.0;
-            sd_Y[360][sd_k] = 0.0;
-            sd_Y[361][sd_k] = 0.0;
-            sd_Y[362][sd_k] = 0.0;
-            sd_Y[363][sd_k] = 0.0;
-            sd_Y[364][sd_k] = 0.0;
-            sd_Y[365][sd_k] = 0.0;
-            sd_Y[366][sd_k] = 0.0;
-            sd_Y[367][sd_k] = 0.0;
-            sd_Y[368][sd_k] = 0.0;
-            sd_Y[369][sd_k] = 0.0;
-            sd_Y[370][sd_k] = 0.0;
-            sd_Y[371][sd_k] = 0.0;
-            sd_Y[372][sd_k] = 0.0;
-            sd_Y[373][sd_k] = 0.0;
-            sd_Y[374][sd_k] = 0.0;
-            sd_Y[375][sd_k] = 0.0;
-            sd_Y[376][sd_k] = 0.0;
-            sd_Y[377][sd_k] = x94;
-            sd_Y[378][sd_k] = -x93;
-            sd_Y[379][sd_k] = 0.0;
-            sd_Y[380][sd_k] = x306;
-            sd_Y[381][sd_k] = x307;
-            sd_Y[382][sd_k] = x101;
-            sd_Y[383][sd_k] = x308;
-            sd_Y[384][sd_k] = x309;
-            sd_Y[385][sd_k] = x97;
-            sd_Y[386][sd_k] = 0.0;
-            sd_Y[387][sd_k] = x313;
-            sd_Y[388][sd_k] = x314;
-            sd_Y[389][sd_k] = x315;
-            sd_Y[390][sd_k] = x316;
-            sd_Y[391][sd_k] = x317;
-            sd_Y[392][sd_k] = x318;
-            sd_Y[393][sd_k] = x319;
-            sd_Y[394][sd_k] = x320;
-            sd_Y[395][sd_k] = x321;
-            sd_Y[396][sd_k] = 0.0;
-            sd_Y[397][sd_k] = 0.0;
-            sd_Y[398][sd_k] = 0.0;
-            sd_Y[399][sd_k] = 0.0;
-            sd_Y[400][sd_k] = 0.0;
-            sd_Y[401][sd_k] = 0.0;
-            sd_Y[402][sd_k] = 0.0;
-            sd_Y[403][sd_k] = 0.0;
-            sd_Y[404][sd_k] = 0.0;
-            sd_Y[405][sd_k] = 0.0;
-            sd_Y[406][sd_k] = 0.0;
-            sd_Y[407][sd_k] = 0.0;
-            sd_Y[408][sd_k] = 0.0;
-            sd_Y[409][sd_k] = 0.0;
-            sd_Y[410][sd_k] = 0.0;
-            sd_Y[411][sd_k] = 0.0;
-            sd_Y[412][sd_k] = qd4;
-            sd_Y[413][sd_k] = x330;
-            sd_Y[414][sd_k] = 1.0;
-            sd_Y[415][sd_k] = qdd4;
-            sd_Y[416][sd_k] = 0.0;
-            sd_Y[417][sd_k] = 0.0;
-            sd_Y[418][sd_k] = 0.0;
-            sd_Y[419][sd_k] = 0.0;
-            sd_Y[420][sd_k] = 0.0;
-            sd_Y[421][sd_k] = 0.0;
-            sd_Y[422][sd_k] = 0.0;
-            sd_Y[423][sd_k] = 0.0;
-            sd_Y[424][sd_k] = 0.0;
-            sd_Y[425][sd_k] = 0.0;
-            sd_Y[426][sd_k] = 0.0;
-            sd_Y[427][sd_k] = 0.0;
-            sd_Y[428][sd_k] = 0.0;
-            sd_Y[429][sd_k] = 0.0;
-            sd_Y[430][sd_k] = 0.0;
-            sd_Y[431][sd_k] = 0.0;
-            sd_Y[432][sd_k] = 0.0;
-            sd_Y[433][sd_k] = 0.0;
-            sd_Y[434][sd_k] = 0.0;
-            sd_Y[435][sd_k] = 0.0;
-            sd_Y[436][sd_k] = 0.0;
-            sd_Y[437][sd_k] = 0.0;
-            sd_Y[438][sd_k] = 0.0;
-            sd_Y[439][sd_k] = 0.0;
-            sd_Y[440][sd_k] = 0.0;
-            sd_Y[441][sd_k] = 0.0;
-            sd_Y[442][sd_k] = 0.0;
-            sd_Y[443][sd_k] = 0.0;
-            sd_Y[444][sd_k] = 0.0;
-            sd_Y[445][sd_k] = 0.0;
-            sd_Y[446][sd_k] = 0.0;
-            sd_Y[447][sd_k] = 0.0;
-            sd_Y[448][sd_k] = 0.0;
-            sd_Y[449][sd_k] = 0.0;
-            sd_Y[450][sd_k] = 0.0;
-            sd_Y[451][sd_k] = 0.0;
-            sd_Y[452][sd_k] = 0.0;
-            sd_Y[453][sd_k] = 0.0;
-            sd_Y[454][sd_k] = 0.0;
-            sd_Y[455][sd_k] = 0.0;
-            sd_Y[456][sd_k] = 0.0;
-            sd_Y[457][sd_k] = 0.0;
-            sd_Y[458][sd_k] = 0.0;
-            sd_Y[459][sd_k] = 0.0;
-            sd_Y[460][sd_k] = 0.0;
-            sd_Y[461][sd_k] = 0.0;
-            sd_Y[462][sd_k] = 0.0;
-            sd_Y[463][sd_k] = 0.0;
-            sd_Y[464][sd_k] = 0.0;
-            sd_Y[465][sd_k] = 0.0;
-            sd_Y[466][sd_k] = 0.0;
-            sd_Y[467][sd_k] = 0.0;
-            sd_Y[468][sd_k] = 0.0;
-            sd_Y[469][sd_k] = 0.0;
-            sd_Y[470][sd_k] = 0.0;
-            sd_Y[471][sd_k] = x116;
-            sd_Y[472][sd_k] = -x115;
-            sd_Y[473][sd_k] = 0.0;
-            sd_Y[474][sd_k] = x322;
-            sd_Y[475][sd_k] = x323;
-            sd_Y[476][sd_k] = x123;
-            sd_Y[477][sd_k] = x324;
-            sd_Y[478][sd_k] = x325;
-            sd_Y[479][sd_k] = x119;
-            sd_Y[480][sd_k] = 0.0;
-            sd_Y[481][sd_k] = 0.0;
-            sd_Y[482][sd_k] = 0.0;
-            sd_Y[483][sd_k] = 0.0;
-            sd_Y[484][sd_k] = 0.0;
-            sd_Y[485][sd_k] = 0.0;
-            sd_Y[486][sd_k] = 0.0;
-            sd_Y[487][sd_k] = 0.0;
-            sd_Y[488][sd_k] = 0.0;
-            sd_Y[489][sd_k] = 0.0;
-            sd_Y[490][sd_k] = 0.0;
-            sd_Y[491][sd_k] = 0.0;
-            sd_Y[492][sd_k] = 0.0;
-            sd_Y[493][sd_k] = 0.0;
-            sd_Y[494][sd_k] = 0.0;
-            sd_Y[495][sd_k] = 0.0;
-            sd_Y[496][sd_k] = 0.0;
-            sd_Y[497][sd_k] = 0.0;
-            sd_Y[498][sd_k] = 0.0;
-            sd_Y[499][sd_k] = 0.0;
-            sd_Y[500][sd_k] = qd5;
-            sd_Y[501][sd_k] = x331;
-            sd_Y[502][sd_k] = 1.0;
-            sd_Y[503][sd_k] = qdd5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Y[0], 504, sd_n, Y + sd_first * 504);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                stanford_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Y + (sd_first + sd_k) * 504);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Y + sd_i * 504);
 }
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 438 mul, 281 add, 0 div, 0 sqrt, 8 trig. */
@@ -12916,650 +12152,13 @@ void stanford_base_regressor(const double *q, const double *qd, const double *qd
     Yb[329] = qdd5;
 }
 
-/* base_regressor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void stanford_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_qdd[6][SD_LANES];
-        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Yb[330][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q3, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q4, &x6, &x7);
-            double x8, x9;
-            sd_far |= sd_sincos_lane(q5, &x8, &x9);
-            const double x10 = -qd0*x2;
-            const double x11 = -qd0*x3;
-            const double x12 = qd1*x11;
-            const double x13 = -qd1*x10;
-            const double x20 = 2.0*qd2*x10;
-            const double x21 = 2.0*qd1*qd2;
-            const double x22 = -qd1*x5 + x10*x4;
-            const double x23 = qd1*x4 + x10*x5;
-            const double x24 = qd3 - x11;
-            const double x25 = qd3*x23;
-            const double x26 = -qd3*x22;
-            const double x27 = x22*x7 - x24*x6;
-            const double x28 = -x22*x6 - x24*x7;
-            const double x29 = qd4 + x23;
-            const double x30 = qd4*x28;
-            const double x31 = -qd4*x27;
-            const double x32 = x27*x9 + x29*x8;
-            const double x33 = -x27*x8 + x29*x9;
-            const double x34 = qd5 - x28;
-            const double x35 = qd5*x33;
-            const double x36 = -qd5*x32;
-            const double x38 = -qdd0*x2;
-            const double x39 = -qdd0*x3;
-            const double x40 = -9.81*x2;
-            const double x41 = -9.81*x3;
-            const double x42 = x12 + x38;
-            const double x43 = x13 + x39;
-            const double x44 = x10*x10;
-            const double x45 = x11*x11;
-            const double x46 = qd1*qd1;
-            const double x47 = x10*x11;
-            const double x48 = qd1*x10;
-            const double x49 = -(x45 + x46);
-            const double x50 = -qdd1 + x47;
-            const double x51 = x43 + x48;
-            const double x53 = -(x44 + x46);
-            const double x54 = x12 - x42;
-            const double x56 = x12 + x42;
-            const double x57 = -(x44 + x45);
-            const double x58 = 0.154*x51 - q2*x50 + x40;
-            const double x59 = 0.154*x54 - q2*x53 + x41;
-            const double x60 = 0.154*x57 - q2*x56;
-            const double x61 = x20 - x60;
-            const double x62 = x21 + x58;
-            const double x63 = qdd2 - x59;
-            const double x64 = -x10*x11;
-            const double x65 = x13 + x43;
-            const double x66 = x13 - x43;
-            const double x67 = qdd1 + x64;
-            const double x68 = -qdd1 + x64;
-            const double x69 = -qdd1*x5 + x4*x42;
-            const double x70 = qdd1*x4 + x42*x5;
-            const double x71 = x4*x62 + x5*x61;
-            const double x72 = -x4*x61 + x5*x62;
-            const double x73 = x25 + x69;
-            const double x74 = x26 + x70;
-            const double x75 = qdd3 - x43;
-            const double x76 = x22*x22;
-            const double x77 = x23*x23;
-            const double x78 = x24*x24;
-            const double x79 = x22*x23;
-            const double x80 = x22*x24;
-            const double x81 = x23*x24;
-            const double x82 = -(x77 + x78);
-            const double x83 = -x75 + x79;
-            const double x85 = x75 + x79;
-            const double x86 = -(x76 + x78);
-            const double x88 = -x74 + x80;
-            const double x89 = x73 + x81;
-            const double x91 = -x6*x75 + x7*x73;
-            const double x92 = -x6*x73 - x7*x75;
-            const double x93 = -x6*x63 + x7*x71;
-            const double x94 = -x6*x71 - x63*x7;
-            const double x95 = x30 + x91;
-            const double x96 = x31 + x92;
-            const double x97 = qdd4 + x74;
-            const double x98 = x27*x27;
-            const double x99 = x28*x28;
-            const double x100 = x29*x29;
-            const double x101 = x27*x28;
-            const double x102 = x27*x29;
-            const double x103 = x28*x29;
-            const double x104 = -(x100 + x99);
-            const double x105 = x101 - x97;
-            const double x107 = x101 + x97;
-            const double x108 = -(x100 + x98);
-            const double x110 = x102 - x96;
-            const double x111 = x103 + x95;
-            const double x113 = x8*x97 + x9*x95;
-            const double x114 = -x8*x95 + x9*x97;
-            const double x115 = x72*x8 + x9*x93;
-            const double x116 = x72*x9 - x8*x93;
-            const double x117 = x113 + x35;
-            const double x118 = x114 + x36;
-            const double x119 = qdd5 - x96;
-            const double x120 = x32*x32;
-            const double x121 = x33*x33;
-            const double x122 = x34*x34;
-            const double x123 = x32*x33;
-            const double x124 = x32*x34;
-            const double x125 = x33*x34;
-            const double x126 = -(x121 + x122);
-            const double x127 = -x119 + x123;
-            const double x129 = x119 + x123;
-            const double x130 = -(x120 + x122);
-            const double x132 = -x118 + x124;
-            const double x133 = x117 + x125;
-            const double x135 = -qd1*x3;
-            const double x136 = qd1*x2;
-            const double x137 = x10*x3 - x11*x2;
-            const double x139 = x10*x135 - x2*x42;
-            const double x140 = x10*x136 + x11*x135 - x2*x43 - x3*x42;
-            const double x142 = qd1*x135 - qdd1*x2 + x10*x137;
-            const double x143 = qd1*x136 - qdd1*x3 + x11*x137;
-            const double x144 = qd1*x137;
-            const double x145 = -0.154*x3;
-            const double x146 = 0.154*x2;
-            const double x147 = q2*x2;
-            const double x150 = x145*x62 - x146*x63 - x147*x61;
-            const double x151 = x145*x66 - x146*x54 - x147*x57 + x2*x63 + x3*x62;
-            const double x152 = x145*x49 - x146*x68 - x147*x65 - x3*x61;
-            const double x153 = x145*x67 - x146*x53 - x147*x56 - x2*x61;
-            const double x159 = -x2*x4;
-            const double x160 = -x2*x5;
-            const double x161 = x145*x4 - x147*x5;
-            const double x162 = x145*x5 + x147*x4;
-            const double x163 = x160*x24 - x23*x3;
-            const double x164 = -x159*x24 + x22*x3;
-            const double x165 = x159*x23 - x160*x22;
-            const double x167 = -x146*x88 - x160*x63 + x161*x82 + x162*x85 + x3*x72;
-            const double x168 = -x146*x89 + x159*x63 + x161*x83 + x162*x86 - x3*x71;
-            const double x170 = x159*x73 + x163*x22;
-            const double x171 = x159*x74 + x160*x73 + x163*x23 + x164*x22;
-            const double x173 = x159*x75 + x163*x24 + x165*x22 + x3*x73;
-            const double x174 = x160*x75 + x164*x24 + x165*x23 + x3*x74;
-            const double x175 = x165*x24 + x3*x75;
-            const double x176 = x159*x7 - x3*x6;
-            const double x177 = -x159*x6 - x3*x7;
-            const double x178 = x146*x6 + x161*x7;
-            const double x179 = x146*x7 - x161*x6;
-            const double x180 = -x160*x28 + x177*x29;
-            const double x181 = x160*x27 - x176*x29;
-            const double x182 = x176*x28 - x177*x27;
-            const double x184 = x104*x178 + x107*x179 + x110*x162 + x160*x94 - x177*x72;
-            const double x185 = x105*x178 + x108*x179 + x111*x162 - x160*x93 + x176*x72;
-            const double x187 = x176*x95 + x180*x27;
-            const double x188 = x176*x96 + x177*x95 + x180*x28 + x181*x27;
-            const double x190 = x160*x95 + x176*x97 + x180*x29 + x182*x27;
-            const double x191 = x160*x96 + x177*x97 + x181*x29 + x182*x28;
-            const double x192 = x160*x97 + x182*x29;
-            const double x193 = x160*x8 + x176*x9;
-            const double x194 = x160*x9 - x176*x8;
-            const double x195 = x162*x8 + x178*x9;
-            const double x196 = x162*x9 - x178*x8;
-            const double x197 = x177*x33 + x194*x34;
-            const double x198 = -x177*x32 - x193*x34;
-            const double x199 = x193*x33 - x194*x32;
-            const double x201 = -x116*x177 + x126*x195 + x129*x196 - x132*x179 + x194*x94;
-            const double x202 = x115*x177 + x127*x195 + x130*x196 - x133*x179 - x193*x94;
-            const double x204 = x117*x193 + x197*x32;
-            const double x205 = x117*x194 + x118*x193 + x197*x33 + x198*x32;
-            const double x207 = -x117*x177 + x119*x193 + x197*x34 + x199*x32;
-            const double x208 = -x118*x177 + x119*x194 + x198*x34 + x199*x33;
-            const double x209 = -x119*x177 + x199*x34;
-            const double x210 = x10*x10 - x11*x11;
-            const double x211 = -qd1*x11 + x42;
-            const double x212 = qd1*x10 + x43;
-            const double x213 = q2*x62;
-            const double x214 = q2*x66;
-            const double x215 = q2*x49 - x63;
-            const double x216 = q2*x67 + x62;
-            const double x219 = q2*x4;
-            const double x220 = q2*x5;
-            const double x221 = x24*x4;
-            const double x222 = x24*x5;
-            const double x223 = -x22*x4 - x23*x5;
-            const double x225 = x219*x82 + x220*x85 - x4*x63;
-            const double x226 = x219*x83 + x220*x86 - x5*x63;
-            const double x228 = x22*x221 - x5*x73;
-            const double x229 = x22*x222 + x221*x23 + x4*x73 - x5*x74;
-            const double x231 = x22*x223 + x221*x24 - x5*x75;
-            const double x232 = x222*x24 + x223*x23 + x4*x75;
-            const double x233 = x223*x24;
-            const double x234 = -x5*x7;
-            const double x235 = x5*x6;
-            const double x236 = x219*x7;
-            const double x237 = -x219*x6;
-            const double x238 = x235*x29 - x28*x4;
-            const double x239 = -x234*x29 + x27*x4;
-            const double x240 = x234*x28 - x235*x27;
-            const double x242 = x104*x236 + x107*x237 + x110*x220 - x235*x72 + x4*x94;
-            const double x243 = x105*x236 + x108*x237 + x111*x220 + x234*x72 - x4*x93;
-            const double x245 = x234*x95 + x238*x27;
-            const double x246 = x234*x96 + x235*x95 + x238*x28 + x239*x27;
-            const double x248 = x234*x97 + x238*x29 + x240*x27 + x4*x95;
-            const double x249 = x235*x97 + x239*x29 + x240*x28 + x4*x96;
-            const double x250 = x240*x29 + x4*x97;
-            const double x251 = x234*x9 + x4*x8;
-            const double x252 = -x234*x8 + x4*x9;
-            const double x253 = x220*x8 + x236*x9;
-            const double x254 = x220*x9 - x236*x8;
-            const double x255 = x235*x33 + x252*x34;
-            const double x256 = -x235*x32 - x251*x34;
-            const double x257 = x251*x33 - x252*x32;
-            const double x259 = -x116*x235 + x126*x253 + x129*x254 - x132*x237 + x252*x94;
-            const double x260 = x115*x235 + x127*x253 + x130*x254 - x133*x237 - x251*x94;
-            const double x262 = x117*x251 + x255*x32;
-            const double x263 = x117*x252 + x118*x251 + x255*x33 + x256*x32;
-            const double x265 = -x117*x235 + x119*x251 + x255*x34 + x257*x32;
-            const double x266 = -x118*x235 + x119*x252 + x256*x34 + x257*x33;
-            const double x267 = -x119*x235 + x257*x34;
-            const double x269 = -x104*x6 - x107*x7;
-            const double x270 = -x105*x6 - x108*x7;
-            const double x272 = -x6*x9;
-            const double x273 = x6*x8;
-            const double x275 = x126*x272 + x129*x273 + x132*x7;
-            const double x276 = x127*x272 + x130*x273 + x133*x7;
-            const double x278 = -x22*x23;
-            const double x279 = x22*x22 - x23*x23;
-            const double x280 = -x23*x24 + x73;
-            const double x281 = x22*x24 + x74;
-            const double x282 = -x29*x7;
-            const double x283 = x29*x6;
-            const double x284 = x27*x7 - x28*x6;
-            const double x285 = x7*x72;
-            const double x286 = -x6*x72;
-            const double x288 = x27*x282 - x6*x95;
-            const double x289 = x27*x283 + x28*x282 - x6*x96 - x7*x95;
-            const double x291 = x27*x284 + x282*x29 - x6*x97;
-            const double x292 = x28*x284 + x283*x29 - x7*x97;
-            const double x293 = x284*x29;
-            const double x294 = x273*x34 - x33*x7;
-            const double x295 = -x272*x34 + x32*x7;
-            const double x296 = x272*x33 - x273*x32;
-            const double x297 = x116*x7 + x273*x94;
-            const double x298 = -x115*x7 - x272*x94;
-            const double x300 = x117*x272 + x294*x32;
-            const double x301 = x117*x273 + x118*x272 + x294*x33 + x295*x32;
-            const double x303 = x117*x7 + x119*x272 + x294*x34 + x296*x32;
-            const double x304 = x118*x7 + x119*x273 + x295*x34 + x296*x33;
-            const double x305 = x119*x7 + x296*x34;
-            const double x306 = -x27*x28;
-            const double x307 = x27*x27 - x28*x28;
-            const double x308 = -x28*x29 + x95;
-            const double x309 = x27*x29 + x96;
-            const double x310 = x34*x9;
-            const double x311 = -x34*x8;
-            const double x312 = -x32*x9 + x33*x8;
-            const double x313 = x9*x94;
-            const double x314 = -x8*x94;
-            const double x316 = x117*x8 + x310*x32;
-            const double x317 = x117*x9 + x118*x8 + x310*x33 + x311*x32;
-            const double x319 = x119*x8 + x310*x34 + x312*x32;
-            const double x320 = x119*x9 + x311*x34 + x312*x33;
-            const double x321 = x312*x34;
-            const double x322 = -x32*x33;
-            const double x323 = x32*x32 - x33*x33;
-            const double x324 = x117 - x33*x34;
-            const double x325 = x118 + x32*x34;
-            const double x326 = sd_sign(qd0);
-            const double x327 = sd_sign(qd1);
-            const double x328 = sd_sign(qd2);
-            const double x329 = sd_sign(qd3);
-            const double x330 = sd_sign(qd4);
-            const double x331 = sd_sign(qd5);
-            sd_Yb[0][sd_k] = qdd0;
-            sd_Yb[1][sd_k] = 0.0;
-            sd_Yb[2][sd_k] = 0.0;
-            sd_Yb[3][sd_k] = x139;
-            sd_Yb[4][sd_k] = x140;
-            sd_Yb[5][sd_k] = x142;
-            sd_Yb[6][sd_k] = x143;
-            sd_Yb[7][sd_k] = x144;
-            sd_Yb[8][sd_k] = x150;
-            sd_Yb[9][sd_k] = x151;
-            sd_Yb[10][sd_k] = x152;
-            sd_Yb[11][sd_k] = x153;
-            sd_Yb[12][sd_k] = x167;
-            sd_Yb[13][sd_k] = x168;
-            sd_Yb[14][sd_k] = x170;
-            sd_Yb[15][sd_k] = x171;
-            sd_Yb[16][sd_k] = x173;
-            sd_Yb[17][sd_k] = x174;
-            sd_Yb[18][sd_k] = x175;
-            sd_Yb[19][sd_k] = x184;
-            sd_Yb[20][sd_k] = x185;
-            sd_Yb[21][sd_k] = x187;
-            sd_Yb[22][sd_k] = x188;
-            sd_Yb[23][sd_k] = x190;
-            sd_Yb[24][sd_k] = x191;
-            sd_Yb[25][sd_k] = x192;
-            sd_Yb[26][sd_k] = x201;
-            sd_Yb[27][sd_k] = x202;
-            sd_Yb[28][sd_k] = x204;
-            sd_Yb[29][sd_k] = x205;
-            sd_Yb[30][sd_k] = x207;
-            sd_Yb[31][sd_k] = x208;
-            sd_Yb[32][sd_k] = x209;
-            sd_Yb[33][sd_k] = qd0;
-            sd_Yb[34][sd_k] = x326;
-            sd_Yb[35][sd_k] = 1.0;
-            sd_Yb[36][sd_k] = 0.0;
-            sd_Yb[37][sd_k] = 0.0;
-            sd_Yb[38][sd_k] = 0.0;
-            sd_Yb[39][sd_k] = 0.0;
-            sd_Yb[40][sd_k] = 0.0;
-            sd_Yb[41][sd_k] = 0.0;
-            sd_Yb[42][sd_k] = 0.0;
-            sd_Yb[43][sd_k] = 0.0;
-            sd_Yb[44][sd_k] = 0.0;
-            sd_Yb[45][sd_k] = 0.0;
-            sd_Yb[46][sd_k] = 0.0;
-            sd_Yb[47][sd_k] = 0.0;
-            sd_Yb[48][sd_k] = 0.0;
-            sd_Yb[49][sd_k] = 0.0;
-            sd_Yb[50][sd_k] = 0.0;
-            sd_Yb[51][sd_k] = 0.0;
-            sd_Yb[52][sd_k] = 0.0;
-            sd_Yb[53][sd_k] = 0.0;
-            sd_Yb[54][sd_k] = 0.0;
-            sd_Yb[55][sd_k] = 0.0;
-            sd_Yb[56][sd_k] = x41;
-            sd_Yb[57][sd_k] = -x40;
-            sd_Yb[58][sd_k] = x64;
-            sd_Yb[59][sd_k] = x210;
-            sd_Yb[60][sd_k] = x211;
-            sd_Yb[61][sd_k] = x212;
-            sd_Yb[62][sd_k] = qdd1;
-            sd_Yb[63][sd_k] = x213;
-            sd_Yb[64][sd_k] = x214;
-            sd_Yb[65][sd_k] = x215;
-            sd_Yb[66][sd_k] = x216;
-            sd_Yb[67][sd_k] = x225;
-            sd_Yb[68][sd_k] = x226;
-            sd_Yb[69][sd_k] = x228;
-            sd_Yb[70][sd_k] = x229;
-            sd_Yb[71][sd_k] = x231;
-            sd_Yb[72][sd_k] = x232;
-            sd_Yb[73][sd_k] = x233;
-            sd_Yb[74][sd_k] = x242;
-            sd_Yb[75][sd_k] = x243;
-            sd_Yb[76][sd_k] = x245;
-            sd_Yb[77][sd_k] = x246;
-            sd_Yb[78][sd_k] = x248;
-            sd_Yb[79][sd_k] = x249;
-            sd_Yb[80][sd_k] = x250;
-            sd_Yb[81][sd_k] = x259;
-            sd_Yb[82][sd_k] = x260;
-            sd_Yb[83][sd_k] = x262;
-            sd_Yb[84][sd_k] = x263;
-            sd_Yb[85][sd_k] = x265;
-            sd_Yb[86][sd_k] = x266;
-            sd_Yb[87][sd_k] = x267;
-            sd_Yb[88][sd_k] = 0.0;
-            sd_Yb[89][sd_k] = 0.0;
-            sd_Yb[90][sd_k] = 0.0;
-            sd_Yb[91][sd_k] = qd1;
-            sd_Yb[92][sd_k] = x327;
-            sd_Yb[93][sd_k] = 1.0;
-            sd_Yb[94][sd_k] = 0.0;
-            sd_Yb[95][sd_k] = 0.0;
-            sd_Yb[96][sd_k] = 0.0;
-            sd_Yb[97][sd_k] = 0.0;
-            sd_Yb[98][sd_k] = 0.0;
-            sd_Yb[99][sd_k] = 0.0;
-            sd_Yb[100][sd_k] = 0.0;
-            sd_Yb[101][sd_k] = 0.0;
-            sd_Yb[102][sd_k] = 0.0;
-            sd_Yb[103][sd_k] = 0.0;
-            sd_Yb[104][sd_k] = 0.0;
-            sd_Yb[105][sd_k] = 0.0;
-            sd_Yb[106][sd_k] = 0.0;
-            sd_Yb[107][sd_k] = 0.0;
-            sd_Yb[108][sd_k] = 0.0;
-            sd_Yb[109][sd_k] = 0.0;
-            sd_Yb[110][sd_k] = 0.0;
-            sd_Yb[111][sd_k] = 0.0;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = 0.0;
-            sd_Yb[116][sd_k] = 0.0;
-            sd_Yb[117][sd_k] = 0.0;
-            sd_Yb[118][sd_k] = x63;
-            sd_Yb[119][sd_k] = x54;
-            sd_Yb[120][sd_k] = x68;
-            sd_Yb[121][sd_k] = x53;
-            sd_Yb[122][sd_k] = x88;
-            sd_Yb[123][sd_k] = x89;
-            sd_Yb[124][sd_k] = 0.0;
-            sd_Yb[125][sd_k] = 0.0;
-            sd_Yb[126][sd_k] = 0.0;
-            sd_Yb[127][sd_k] = 0.0;
-            sd_Yb[128][sd_k] = 0.0;
-            sd_Yb[129][sd_k] = x269;
-            sd_Yb[130][sd_k] = x270;
-            sd_Yb[131][sd_k] = 0.0;
-            sd_Yb[132][sd_k] = 0.0;
-            sd_Yb[133][sd_k] = 0.0;
-            sd_Yb[134][sd_k] = 0.0;
-            sd_Yb[135][sd_k] = 0.0;
-            sd_Yb[136][sd_k] = x275;
-            sd_Yb[137][sd_k] = x276;
-            sd_Yb[138][sd_k] = 0.0;
-            sd_Yb[139][sd_k] = 0.0;
-            sd_Yb[140][sd_k] = 0.0;
-            sd_Yb[141][sd_k] = 0.0;
-            sd_Yb[142][sd_k] = 0.0;
-            sd_Yb[143][sd_k] = 0.0;
-            sd_Yb[144][sd_k] = 0.0;
-            sd_Yb[145][sd_k] = 0.0;
-            sd_Yb[146][sd_k] = 0.0;
-            sd_Yb[147][sd_k] = 0.0;
-            sd_Yb[148][sd_k] = 0.0;
-            sd_Yb[149][sd_k] = qd2;
-            sd_Yb[150][sd_k] = x328;
-            sd_Yb[151][sd_k] = 1.0;
-            sd_Yb[152][sd_k] = qdd2;
-            sd_Yb[153][sd_k] = 0.0;
-            sd_Yb[154][sd_k] = 0.0;
-            sd_Yb[155][sd_k] = 0.0;
-            sd_Yb[156][sd_k] = 0.0;
-            sd_Yb[157][sd_k] = 0.0;
-            sd_Yb[158][sd_k] = 0.0;
-            sd_Yb[159][sd_k] = 0.0;
-            sd_Yb[160][sd_k] = 0.0;
-            sd_Yb[161][sd_k] = 0.0;
-            sd_Yb[162][sd_k] = 0.0;
-            sd_Yb[163][sd_k] = 0.0;
-            sd_Yb[164][sd_k] = 0.0;
-            sd_Yb[165][sd_k] = 0.0;
-            sd_Yb[166][sd_k] = 0.0;
-            sd_Yb[167][sd_k] = 0.0;
-            sd_Yb[168][sd_k] = 0.0;
-            sd_Yb[169][sd_k] = 0.0;
-            sd_Yb[170][sd_k] = 0.0;
-            sd_Yb[171][sd_k] = 0.0;
-            sd_Yb[172][sd_k] = 0.0;
-            sd_Yb[173][sd_k] = 0.0;
-            sd_Yb[174][sd_k] = 0.0;
-            sd_Yb[175][sd_k] = 0.0;
-            sd_Yb[176][sd_k] = 0.0;
-            sd_Yb[177][sd_k] = x72;
-            sd_Yb[178][sd_k] = -x71;
-            sd_Yb[179][sd_k] = x278;
-            sd_Yb[180][sd_k] = x279;
-            sd_Yb[181][sd_k] = x280;
-            sd_Yb[182][sd_k] = x281;
-            sd_Yb[183][sd_k] = x75;
-            sd_Yb[184][sd_k] = x285;
-            sd_Yb[185][sd_k] = x286;
-            sd_Yb[186][sd_k] = x288;
-            sd_Yb[187][sd_k] = x289;
-            sd_Yb[188][sd_k] = x291;
-            sd_Yb[189][sd_k] = x292;
-            sd_Yb[190][sd_k] = x293;
-            sd_Yb[191][sd_k] = x297;
-            sd_Yb[192][sd_k] = x298;
-            sd_Yb[193][sd_k] = x300;
-            sd_Yb[194][sd_k] = x301;
-            sd_Yb[195][sd_k] = x303;
-            sd_Yb[196][sd_k] = x304;
-            sd_Yb[197][sd_k] = x305;
-            sd_Yb[198][sd_k] = 0.0;
-            sd_Yb[199][sd_k] = 0.0;
-            sd_Yb[200][sd_k] = 0.0;
-            sd_Yb[201][sd_k] = 0.0;
-            sd_Yb[202][sd_k] = 0.0;
-            sd_Yb[203][sd_k] = 0.0;
-            sd_Yb[204][sd_k] = 0.0;
-            sd_Yb[205][sd_k] = 0.0;
-            sd_Yb[206][sd_k] = 0.0;
-            sd_Yb[207][sd_k] = 0.0;
-            sd_Yb[208][sd_k] = qd3;
-            sd_Yb[209][sd_k] = x329;
-            sd_Yb[210][sd_k] = 1.0;
-            sd_Yb[211][sd_k] = qdd3;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = 0.0;
-            sd_Yb[221][sd_k] = 0.0;
-            sd_Yb[222][sd_k] = 0.0;
-            sd_Yb[223][sd_k] = 0.0;
-            sd_Yb[224][sd_k] = 0.0;
-            sd_Yb[225][sd_k] = 0.0;
-            sd_Yb[226][sd_k] = 0.0;
-            sd_Yb[227][sd_k] = 0.0;
-            sd_Yb[228][sd_k] = 0.0;
-            sd_Yb[229][sd_k] = 0.0;
-            sd_Yb[230][sd_k] = 0.0;
-            sd_Yb[231][sd_k] = 0.0;
-            sd_Yb[232][sd_k] = 0.0;
-            sd_Yb[233][sd_k] = 0.0;
-            sd_Yb[234][sd_k] = 0.0;
-            sd_Yb[235][sd_k] = 0.0;
-            sd_Yb[236][sd_k] = 0.0;
-            sd_Yb[237][sd_k] = 0.0;
-            sd_Yb[238][sd_k] = 0.0;
-            sd_Yb[239][sd_k] = x94;
-            sd_Yb[240][sd_k] = -x93;
-            sd_Yb[241][sd_k] = x306;
-            sd_Yb[242][sd_k] = x307;
-            sd_Yb[243][sd_k] = x308;
-            sd_Yb[244][sd_k] = x309;
-            sd_Yb[245][sd_k] = x97;
-            sd_Yb[246][sd_k] = x313;
-            sd_Yb[247][sd_k] = x314;
-            sd_Yb[248][sd_k] = x316;
-            sd_Yb[249][sd_k] = x317;
-            sd_Yb[250][sd_k] = x319;
-            sd_Yb[251][sd_k] = x320;
-            sd_Yb[252][sd_k] = x321;
-            sd_Yb[253][sd_k] = 0.0;
-            sd_Yb[254][sd_k] = 0.0;
-            sd_Yb[255][sd_k] = 0.0;
-            sd_Yb[256][sd_k] = 0.0;
-            sd_Yb[257][sd_k] = 0.0;
-            sd_Yb[258][sd_k] = 0.0;
-            sd_Yb[259][sd_k] = 0.0;
-            sd_Yb[260][sd_k] = 0.0;
-            sd_Yb[261][sd_k] = 0.0;
-            sd_Yb[262][sd_k] = 0.0;
-            sd_Yb[263][sd_k] = 0.0;
-            sd_Yb[264][sd_k] = 0.0;
-            sd_Yb[265][sd_k] = 0.0;
-            sd_Yb[266][sd_k] = 0.0;
-            sd_Yb[267][sd_k] = qd4;
-            sd_Yb[268][sd_k] = x330;
-            sd_Yb[269][sd_k] = 1.0;
-            sd_Yb[270][sd_k] = qdd4;
-            sd_Yb[271][sd_k] = 0.0;
-            sd_Yb[272][sd_k] = 0.0;
-            sd_Yb[273][sd_k] = 0.0;
-            sd_Yb[274][sd_k] = 0.0;
-            sd_Yb[275][sd_k] = 0.0;
-            sd_Yb[276][sd_k] = 0.0;
-            sd_Yb[277][sd_k] = 0.0;
-            sd_Yb[278][sd_k] = 0.0;
-            sd_Yb[279][sd_k] = 0.0;
-            sd_Yb[280][sd_k] = 0.0;
-            sd_Yb[281][sd_k] = 0.0;
-            sd_Yb[282][sd_k] = 0.0;
-            sd_Yb[283][sd_k] = 0.0;
-            sd_Yb[284][sd_k] = 0.0;
-            sd_Yb[285][sd_k] = 0.0;
-            sd_Yb[286][sd_k] = 0.0;
-            sd_Yb[287][sd_k] = 0.0;
-            sd_Yb[288][sd_k] = 0.0;
-            sd_Yb[289][sd_k] = 0.0;
-            sd_Yb[290][sd_k] = 0.0;
-            sd_Yb[291][sd_k] = 0.0;
-            sd_Yb[292][sd_k] = 0.0;
-            sd_Yb[293][sd_k] = 0.0;
-            sd_Yb[294][sd_k] = 0.0;
-            sd_Yb[295][sd_k] = 0.0;
-            sd_Yb[296][sd_k] = 0.0;
-            sd_Yb[297][sd_k] = 0.0;
-            sd_Yb[298][sd_k] = 0.0;
-            sd_Yb[299][sd_k] = 0.0;
-            sd_Yb[300][sd_k] = 0.0;
-            sd_Yb[301][sd_k] = x116;
-            sd_Yb[302][sd_k] = -x115;
-            sd_Yb[303][sd_k] = x322;
-            sd_Yb[304][sd_k] = x323;
-            sd_Yb[305][sd_k] = x324;
-            sd_Yb[306][sd_k] = x325;
-            sd_Yb[307][sd_k] = x119;
-            sd_Yb[308][sd_k] = 0.0;
-            sd_Yb[309][sd_k] = 0.0;
-            sd_Yb[310][sd_k] = 0.0;
-            sd_Yb[311][sd_k] = 0.0;
-            sd_Yb[312][sd_k] = 0.0;
-            sd_Yb[313][sd_k] = 0.0;
-            sd_Yb[314][sd_k] = 0.0;
-            sd_Yb[315][sd_k] = 0.0;
-            sd_Yb[316][sd_k] = 0.0;
-            sd_Yb[317][sd_k] = 0.0;
-            sd_Yb[318][sd_k] = 0.0;
-            sd_Yb[319][sd_k] = 0.0;
-            sd_Yb[320][sd_k] = 0.0;
-            sd_Yb[321][sd_k] = 0.0;
-            sd_Yb[322][sd_k] = 0.0;
-            sd_Yb[323][sd_k] = 0.0;
-            sd_Yb[324][sd_k] = 0.0;
-            sd_Yb[325][sd_k] = 0.0;
-            sd_Yb[326][sd_k] = qd5;
-            sd_Yb[327][sd_k] = x331;
-            sd_Yb[328][sd_k] = 1.0;
-            sd_Yb[329][sd_k] = qdd5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Yb[0], 330, sd_n, Yb + sd_first * 330);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                stanford_base_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Yb + (sd_first + sd_k) * 330);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_base_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Yb + sd_i * 330);
 }
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 0 mul, 26 add, 0 div, 0 sqrt, 0 trig. */
@@ -13710,169 +12309,13 @@ void stanford_base_parameters(const double *params, double *beta)
     beta[54] = p83;
 }
 
-/* base_parameters of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void stanford_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_params[84][SD_LANES];
-        sd_gather(params + sd_first * 84, 84, sd_n, sd_params[0]);
-        double sd_beta[55][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double p9 = sd_params[9][sd_k];
-            const double p11 = sd_params[11][sd_k];
-            const double p12 = sd_params[12][sd_k];
-            const double p14 = sd_params[14][sd_k];
-            const double p15 = sd_params[15][sd_k];
-            const double p16 = sd_params[16][sd_k];
-            const double p17 = sd_params[17][sd_k];
-            const double p18 = sd_params[18][sd_k];
-            const double p19 = sd_params[19][sd_k];
-            const double p20 = sd_params[20][sd_k];
-            const double p21 = sd_params[21][sd_k];
-            const double p22 = sd_params[22][sd_k];
-            const double p23 = sd_params[23][sd_k];
-            const double p24 = sd_params[24][sd_k];
-            const double p25 = sd_params[25][sd_k];
-            const double p26 = sd_params[26][sd_k];
-            const double p27 = sd_params[27][sd_k];
-            const double p28 = sd_params[28][sd_k];
-            const double p29 = sd_params[29][sd_k];
-            const double p30 = sd_params[30][sd_k];
-            const double p31 = sd_params[31][sd_k];
-            const double p32 = sd_params[32][sd_k];
-            const double p33 = sd_params[33][sd_k];
-            const double p34 = sd_params[34][sd_k];
-            const double p35 = sd_params[35][sd_k];
-            const double p36 = sd_params[36][sd_k];
-            const double p37 = sd_params[37][sd_k];
-            const double p38 = sd_params[38][sd_k];
-            const double p39 = sd_params[39][sd_k];
-            const double p40 = sd_params[40][sd_k];
-            const double p41 = sd_params[41][sd_k];
-            const double p42 = sd_params[42][sd_k];
-            const double p43 = sd_params[43][sd_k];
-            const double p44 = sd_params[44][sd_k];
-            const double p45 = sd_params[45][sd_k];
-            const double p46 = sd_params[46][sd_k];
-            const double p47 = sd_params[47][sd_k];
-            const double p48 = sd_params[48][sd_k];
-            const double p49 = sd_params[49][sd_k];
-            const double p50 = sd_params[50][sd_k];
-            const double p51 = sd_params[51][sd_k];
-            const double p52 = sd_params[52][sd_k];
-            const double p53 = sd_params[53][sd_k];
-            const double p54 = sd_params[54][sd_k];
-            const double p55 = sd_params[55][sd_k];
-            const double p56 = sd_params[56][sd_k];
-            const double p57 = sd_params[57][sd_k];
-            const double p58 = sd_params[58][sd_k];
-            const double p59 = sd_params[59][sd_k];
-            const double p60 = sd_params[60][sd_k];
-            const double p61 = sd_params[61][sd_k];
-            const double p62 = sd_params[62][sd_k];
-            const double p63 = sd_params[63][sd_k];
-            const double p64 = sd_params[64][sd_k];
-            const double p65 = sd_params[65][sd_k];
-            const double p66 = sd_params[66][sd_k];
-            const double p67 = sd_params[67][sd_k];
-            const double p68 = sd_params[68][sd_k];
-            const double p69 = sd_params[69][sd_k];
-            const double p70 = sd_params[70][sd_k];
-            const double p71 = sd_params[71][sd_k];
-            const double p72 = sd_params[72][sd_k];
-            const double p73 = sd_params[73][sd_k];
-            const double p74 = sd_params[74][sd_k];
-            const double p75 = sd_params[75][sd_k];
-            const double p76 = sd_params[76][sd_k];
-            const double p77 = sd_params[77][sd_k];
-            const double p78 = sd_params[78][sd_k];
-            const double p79 = sd_params[79][sd_k];
-            const double p80 = sd_params[80][sd_k];
-            const double p81 = sd_params[81][sd_k];
-            const double p82 = sd_params[82][sd_k];
-            const double p83 = sd_params[83][sd_k];
-            const double x0 = p16 + p29 + p63 + p9;
-            const double x1 = p14 - p16 + p26 - p29 + p36;
-            const double x2 = p15 - p28;
-            const double x3 = p17 - p25;
-            const double x4 = p18 + p27;
-            const double x5 = p19 + p24 + p36 + p67;
-            const double x6 = p20 + p30 + p40 + p50;
-            const double x7 = p23 + p33;
-            const double x8 = p32 + p43;
-            const double x9 = p34 - p36 + p46;
-            const double x10 = p39 + p46;
-            const double x11 = p42 - p53;
-            const double x12 = p44 - p46 + p56;
-            const double x13 = p49 + p56;
-            const double x14 = p54 - p56;
-            sd_beta[0][sd_k] = x0;
-            sd_beta[1][sd_k] = p11;
-            sd_beta[2][sd_k] = p12;
-            sd_beta[3][sd_k] = x1;
-            sd_beta[4][sd_k] = x2;
-            sd_beta[5][sd_k] = x3;
-            sd_beta[6][sd_k] = x4;
-            sd_beta[7][sd_k] = x5;
-            sd_beta[8][sd_k] = x6;
-            sd_beta[9][sd_k] = p21;
-            sd_beta[10][sd_k] = p22;
-            sd_beta[11][sd_k] = x7;
-            sd_beta[12][sd_k] = p31;
-            sd_beta[13][sd_k] = x8;
-            sd_beta[14][sd_k] = x9;
-            sd_beta[15][sd_k] = p35;
-            sd_beta[16][sd_k] = p37;
-            sd_beta[17][sd_k] = p38;
-            sd_beta[18][sd_k] = x10;
-            sd_beta[19][sd_k] = p41;
-            sd_beta[20][sd_k] = x11;
-            sd_beta[21][sd_k] = x12;
-            sd_beta[22][sd_k] = p45;
-            sd_beta[23][sd_k] = p47;
-            sd_beta[24][sd_k] = p48;
-            sd_beta[25][sd_k] = x13;
-            sd_beta[26][sd_k] = p51;
-            sd_beta[27][sd_k] = p52;
-            sd_beta[28][sd_k] = x14;
-            sd_beta[29][sd_k] = p55;
-            sd_beta[30][sd_k] = p57;
-            sd_beta[31][sd_k] = p58;
-            sd_beta[32][sd_k] = p59;
-            sd_beta[33][sd_k] = p60;
-            sd_beta[34][sd_k] = p61;
-            sd_beta[35][sd_k] = p62;
-            sd_beta[36][sd_k] = p64;
-            sd_beta[37][sd_k] = p65;
-            sd_beta[38][sd_k] = p66;
-            sd_beta[39][sd_k] = p68;
-            sd_beta[40][sd_k] = p69;
-            sd_beta[41][sd_k] = p70;
-            sd_beta[42][sd_k] = p71;
-            sd_beta[43][sd_k] = p72;
-            sd_beta[44][sd_k] = p73;
-            sd_beta[45][sd_k] = p74;
-            sd_beta[46][sd_k] = p75;
-            sd_beta[47][sd_k] = p76;
-            sd_beta[48][sd_k] = p77;
-            sd_beta[49][sd_k] = p78;
-            sd_beta[50][sd_k] = p79;
-            sd_beta[51][sd_k] = p80;
-            sd_beta[52][sd_k] = p81;
-            sd_beta[53][sd_k] = p82;
-            sd_beta[54][sd_k] = p83;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_beta[0], 55, sd_n, beta + sd_first * 55);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                stanford_base_parameters(params + (sd_first + sd_k) * 84, beta + (sd_first + sd_k) * 55);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_base_parameters(params + sd_i * 84, beta + sd_i * 55);
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 43 mul, 19 add, 0 div, 0 sqrt, 10 trig. */
@@ -13941,6 +12384,7 @@ void stanford_frame_placement(const double *q, double *oMf)
 /* frame_placement of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_frame_placement_batch(long count, const double *q, double *oMf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -14016,6 +12460,11 @@ void stanford_frame_placement_batch(long count, const double *q, double *oMf)
             if (sd_big[sd_k])
                 stanford_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_frame_placement(q + sd_i * 6, oMf + sd_i * 16);
+#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 29 mul, 12 add, 0 div, 0 sqrt, 8 trig. */
@@ -14093,96 +12542,13 @@ void stanford_frame_jacobian(const double *q, double *J)
     J[35] = -x29;
 }
 
-/* frame_jacobian of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void stanford_frame_jacobian_batch(long count, const double *q, double *J)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_J[36][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            double x4, x5;
-            sd_far |= sd_sincos_lane(q3, &x4, &x5);
-            double x6, x7;
-            sd_far |= sd_sincos_lane(q4, &x6, &x7);
-            const double x10 = x1*x3;
-            const double x11 = -x1*x2;
-            const double x12 = x0*x3;
-            const double x13 = -x0*x2;
-            const double x14 = -0.154*x0 - q2*x11;
-            const double x15 = 0.154*x1 - q2*x13;
-            const double x16 = q2*x3;
-            const double x17 = 0.412 + x16;
-            const double x18 = x0*x5 + x10*x4;
-            const double x19 = -x0*x4 + x10*x5;
-            const double x20 = -x1*x5 + x12*x4;
-            const double x21 = x1*x4 + x12*x5;
-            const double x22 = -x2*x4;
-            const double x23 = -x2*x5;
-            const double x25 = x11*x7 - x18*x6;
-            const double x27 = x13*x7 - x20*x6;
-            const double x29 = -x22*x6 - x3*x7;
-            const double x36 = -0.412 + x17;
-            const double x37 = x1*x36;
-            const double x38 = x0*x36;
-            const double x39 = -x0*x15 - x1*x14;
-            sd_J[0][sd_k] = -x15;
-            sd_J[1][sd_k] = x37;
-            sd_J[2][sd_k] = -x11;
-            sd_J[3][sd_k] = 0.0;
-            sd_J[4][sd_k] = 0.0;
-            sd_J[5][sd_k] = 0.0;
-            sd_J[6][sd_k] = x14;
-            sd_J[7][sd_k] = x38;
-            sd_J[8][sd_k] = -x13;
-            sd_J[9][sd_k] = 0.0;
-            sd_J[10][sd_k] = 0.0;
-            sd_J[11][sd_k] = 0.0;
-            sd_J[12][sd_k] = 0.0;
-            sd_J[13][sd_k] = x39;
-            sd_J[14][sd_k] = x3;
-            sd_J[15][sd_k] = 0.0;
-            sd_J[16][sd_k] = 0.0;
-            sd_J[17][sd_k] = 0.0;
-            sd_J[18][sd_k] = 0.0;
-            sd_J[19][sd_k] = -x0;
-            sd_J[20][sd_k] = 0.0;
-            sd_J[21][sd_k] = -x11;
-            sd_J[22][sd_k] = x19;
-            sd_J[23][sd_k] = -x25;
-            sd_J[24][sd_k] = 0.0;
-            sd_J[25][sd_k] = x1;
-            sd_J[26][sd_k] = 0.0;
-            sd_J[27][sd_k] = -x13;
-            sd_J[28][sd_k] = x21;
-            sd_J[29][sd_k] = -x27;
-            sd_J[30][sd_k] = 1.0;
-            sd_J[31][sd_k] = 0.0;
-            sd_J[32][sd_k] = 0.0;
-            sd_J[33][sd_k] = x3;
-            sd_J[34][sd_k] = x23;
-            sd_J[35][sd_k] = -x29;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_J[0], 36, sd_n, J + sd_first * 36);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                stanford_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_frame_jacobian(q + sd_i * 6, J + sd_i * 36);
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 45 mul, 24 add, 0 div, 0 sqrt, 8 trig. */
@@ -14248,6 +12614,7 @@ void stanford_frame_velocity(const double *q, const double *qd, double *vf)
 /* frame_velocity of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -14322,6 +12689,11 @@ void stanford_frame_velocity_batch(long count, const double *q, const double *qd
             if (sd_big[sd_k])
                 stanford_frame_velocity(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, vf + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_frame_velocity(q + sd_i * 6, qd + sd_i * 6, vf + sd_i * 6);
+#endif
 }
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 78 mul, 45 add, 0 div, 0 sqrt, 8 trig. */
@@ -14413,6 +12785,7 @@ void stanford_frame_acceleration_bias(const double *q, const double *qd, double 
 /* frame_acceleration_bias of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -14513,6 +12886,11 @@ void stanford_frame_acceleration_bias_batch(long count, const double *q, const d
             if (sd_big[sd_k])
                 stanford_frame_acceleration_bias(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, af + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_frame_acceleration_bias(q + sd_i * 6, qd + sd_i * 6, af + sd_i * 6);
+#endif
 }
 
 /* Centre of mass in the world frame. Operations: 18 mul, 12 add, 0 div, 0 sqrt, 8 trig. */
@@ -14556,6 +12934,7 @@ void stanford_center_of_mass(const double *q, double *com)
 /* center_of_mass of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_center_of_mass_batch(long count, const double *q, double *com)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -14606,6 +12985,11 @@ void stanford_center_of_mass_batch(long count, const double *q, double *com)
             if (sd_big[sd_k])
                 stanford_center_of_mass(q + (sd_first + sd_k) * 6, com + (sd_first + sd_k) * 3);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_center_of_mass(q + sd_i * 6, com + sd_i * 3);
+#endif
 }
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 65 mul, 23 add, 0 div, 0 sqrt, 8 trig. */
@@ -14698,6 +13082,7 @@ void stanford_com_jacobian(const double *q, double *Jcom)
 /* com_jacobian of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -14797,6 +13182,11 @@ void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
             if (sd_big[sd_k])
                 stanford_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_com_jacobian(q + sd_i * 6, Jcom + sd_i * 18);
+#endif
 }
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 186 mul, 132 add, 0 div, 0 sqrt, 8 trig. */
@@ -14980,6 +13370,7 @@ void stanford_centroidal_momentum_matrix(const double *q, double *Ag)
 /* centroidal_momentum_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -15170,6 +13561,11 @@ void stanford_centroidal_momentum_matrix_batch(long count, const double *q, doub
             if (sd_big[sd_k])
                 stanford_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_centroidal_momentum_matrix(q + sd_i * 6, Ag + sd_i * 36);
+#endif
 }
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 218 mul, 158 add, 0 div, 0 sqrt, 8 trig. */
@@ -15335,6 +13731,7 @@ void stanford_centroidal_momentum(const double *q, const double *qd, double *hg)
 /* centroidal_momentum of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -15509,6 +13906,11 @@ void stanford_centroidal_momentum_batch(long count, const double *q, const doubl
             if (sd_big[sd_k])
                 stanford_centroidal_momentum(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, hg + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_centroidal_momentum(q + sd_i * 6, qd + sd_i * 6, hg + sd_i * 6);
+#endif
 }
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 497 mul, 412 add, 4 div, 0 sqrt, 10 trig. */
@@ -15955,6 +14357,7 @@ void stanford_operational_space_inertia_inverse(const double *q, double *Linv)
 /* operational_space_inertia_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -16408,6 +14811,11 @@ void stanford_operational_space_inertia_inverse_batch(long count, const double *
             if (sd_big[sd_k])
                 stanford_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_operational_space_inertia_inverse(q + sd_i * 6, Linv + sd_i * 36);
+#endif
 }
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 281 mul, 205 add, 0 div, 0 sqrt, 10 trig. */
@@ -16643,6 +15051,7 @@ void stanford_inverse_dynamics_fext(const double *q, const double *qd, const dou
 /* inverse_dynamics_fext of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -16891,6 +15300,11 @@ void stanford_inverse_dynamics_fext_batch(long count, const double *q, const dou
             if (sd_big[sd_k])
                 stanford_inverse_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_inverse_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, f_ext + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 397 mul, 309 add, 8 div, 0 sqrt, 10 trig. */
@@ -17298,6 +15712,7 @@ void stanford_forward_dynamics_fext(const double *q, const double *qd, const dou
 /* forward_dynamics_fext of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -17718,4 +16133,9 @@ void stanford_forward_dynamics_fext_batch(long count, const double *q, const dou
             if (sd_big[sd_k])
                 stanford_forward_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        stanford_forward_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, f_ext + sd_i * 6, qdd + sd_i * 6);
+#endif
 }

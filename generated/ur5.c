@@ -133,6 +133,7 @@ static void sd_sincos(double x, double *s, double *c)
     *s = (quadrant & 2) ? -a : a;
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
+#if !defined(SYMDYN_NO_LANES)
 
 /* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
  * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
@@ -154,6 +155,7 @@ static inline int sd_sincos_lane(double x, double *s, double *c)
     *c = ((quadrant + 1) & 2) ? -b : b;
     return !(fabs(x) < 1.0e5);
 }
+#endif
 
 /* The reference configuration: zero angles and offsets, identity quaternions. */
 void ur5_neutral(double *q)
@@ -188,7 +190,9 @@ void ur5_difference(const double *q0, const double *q1, double *v)
  * stored structure-of-arrays ([entry][lane]) so that one loop over the lanes runs the function's
  * statements on several states per instruction (gcc and clang vectorize it; `#pragma omp simd` with
  * -fopenmp or -fopenmp-simd). The last block is padded with copies of the last state. With -fopenmp,
- * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread). */
+ * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
+ * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
+ * entries (the lanes cost gcc about 8x the single functions' compile time). */
 #ifndef UR5_BATCH_LANES
 #define UR5_BATCH_LANES 8
 #endif
@@ -206,6 +210,7 @@ void ur5_difference(const double *q0, const double *q1, double *v)
 #define SD_SIMD
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
 /* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
 static void sd_gather(const double *rows, long size, int n, double *block)
 {
@@ -221,6 +226,7 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
         for (long j = 0; j < size; ++j)
             rows[k * size + j] = block[j * SD_LANES + k];
 }
+#endif
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 238 mul, 172 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
@@ -447,6 +453,7 @@ void ur5_inverse_dynamics(const double *q, const double *qd, const double *qdd, 
 /* inverse_dynamics of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -685,6 +692,11 @@ void ur5_inverse_dynamics_batch(long count, const double *q, const double *qd, c
             if (sd_big[sd_k])
                 ur5_inverse_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_inverse_dynamics(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 202 mul, 158 add, 0 div, 0 sqrt, 10 trig. */
@@ -920,6 +932,7 @@ void ur5_mass_matrix(const double *q, double *M)
 /* mass_matrix of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_mass_matrix_batch(long count, const double *q, double *M)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1162,6 +1175,11 @@ void ur5_mass_matrix_batch(long count, const double *q, double *M)
             if (sd_big[sd_k])
                 ur5_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_mass_matrix(q + sd_i * 6, M + sd_i * 36);
+#endif
 }
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve. Operations: 445 mul, 358 add, 9 div, 0 sqrt, 10 trig. */
@@ -1570,6 +1588,7 @@ void ur5_mass_matrix_inverse(const double *q, double *Minv)
 /* mass_matrix_inverse of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -1985,6 +2004,11 @@ void ur5_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
             if (sd_big[sd_k])
                 ur5_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_mass_matrix_inverse(q + sd_i * 6, Minv + sd_i * 36);
+#endif
 }
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 473 mul, 353 add, 10 div, 0 sqrt, 10 trig. */
@@ -2422,6 +2446,7 @@ void ur5_forward_dynamics(const double *q, const double *qd, const double *tau, 
 /* forward_dynamics of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -2870,6 +2895,11 @@ void ur5_forward_dynamics_batch(long count, const double *q, const double *qd, c
             if (sd_big[sd_k])
                 ur5_forward_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_forward_dynamics(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, qdd + sd_i * 6);
+#endif
 }
 
 /* Generalized gravity g(q): the joint forces that hold the arm still. Operations: 79 mul, 47 add, 0 div, 0 sqrt, 10 trig. */
@@ -2957,6 +2987,7 @@ void ur5_gravity(const double *q, double *g)
 /* gravity of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_gravity_batch(long count, const double *q, double *g)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -3051,6 +3082,11 @@ void ur5_gravity_batch(long count, const double *q, double *g)
             if (sd_big[sd_k])
                 ur5_gravity(q + (sd_first + sd_k) * 6, g + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_gravity(q + sd_i * 6, g + sd_i * 6);
+#endif
 }
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 751 mul, 585 add, 0 div, 0 sqrt, 10 trig. */
@@ -3693,6 +3729,7 @@ void ur5_coriolis_matrix(const double *q, const double *qd, double *C)
 /* coriolis_matrix of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4344,6 +4381,11 @@ void ur5_coriolis_matrix_batch(long count, const double *q, const double *qd, do
             if (sd_big[sd_k])
                 ur5_coriolis_matrix(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, C + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_coriolis_matrix(q + sd_i * 6, qd + sd_i * 6, C + sd_i * 36);
+#endif
 }
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 226 mul, 154 add, 0 div, 0 sqrt, 10 trig. */
@@ -4552,6 +4594,7 @@ void ur5_nonlinear_effects(const double *q, const double *qd, double *b)
 /* nonlinear_effects of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -4769,6 +4812,11 @@ void ur5_nonlinear_effects_batch(long count, const double *q, const double *qd, 
             if (sd_big[sd_k])
                 ur5_nonlinear_effects(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, b + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_nonlinear_effects(q + sd_i * 6, qd + sd_i * 6, b + sd_i * 6);
+#endif
 }
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 175 mul, 135 add, 4 div, 0 sqrt, 10 trig. */
@@ -4973,6 +5021,7 @@ void ur5_articulated_inertia(const double *q, double *D)
 /* articulated_inertia of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_articulated_inertia_batch(long count, const double *q, double *D)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -5184,6 +5233,11 @@ void ur5_articulated_inertia_batch(long count, const double *q, double *D)
             if (sd_big[sd_k])
                 ur5_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_articulated_inertia(q + sd_i * 6, D + sd_i * 6);
+#endif
 }
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 253 mul, 169 add, 4 div, 5 sqrt, 10 trig. */
@@ -5477,6 +5531,7 @@ void ur5_innovations_factor(const double *q, double *m)
 /* innovations_factor of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_innovations_factor_batch(long count, const double *q, double *m)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -5777,6 +5832,11 @@ void ur5_innovations_factor_batch(long count, const double *q, double *m)
             if (sd_big[sd_k])
                 ur5_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_innovations_factor(q + sd_i * 6, m + sd_i * 36);
+#endif
 }
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 301 mul, 213 add, 23 div, 5 sqrt, 10 trig. */
@@ -6129,6 +6189,7 @@ void ur5_innovations_factor_inverse(const double *q, double *ell)
 /* innovations_factor_inverse of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6488,6 +6549,11 @@ void ur5_innovations_factor_inverse_batch(long count, const double *q, double *e
             if (sd_big[sd_k])
                 ur5_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_innovations_factor_inverse(q + sd_i * 6, ell + sd_i * 36);
+#endif
 }
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 220 mul, 166 add, 4 div, 5 sqrt, 10 trig. */
@@ -6728,6 +6794,7 @@ void ur5_total_rates(const double *q, const double *qd, double *nu)
 /* total_rates of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_total_rates_batch(long count, const double *q, const double *qd, double *nu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -6977,6 +7044,11 @@ void ur5_total_rates_batch(long count, const double *q, const double *qd, double
             if (sd_big[sd_k])
                 ur5_total_rates(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_total_rates(q + sd_i * 6, qd + sd_i * 6, nu + sd_i * 6);
+#endif
 }
 
 /* Joint rates qd = l* nu (inverse of total_rates). Operations: 215 mul, 166 add, 9 div, 5 sqrt, 10 trig. */
@@ -7217,6 +7289,7 @@ void ur5_joint_rates(const double *q, const double *nu, double *qd)
 /* joint_rates of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -7466,6 +7539,11 @@ void ur5_joint_rates_batch(long count, const double *q, const double *nu, double
             if (sd_big[sd_k])
                 ur5_joint_rates(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_joint_rates(q + sd_i * 6, nu + sd_i * 6, qd + sd_i * 6);
+#endif
 }
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 215 mul, 166 add, 9 div, 5 sqrt, 10 trig. */
@@ -7722,6 +7800,7 @@ void ur5_working_moments(const double *q, const double *tau, double *eps)
 /* working_moments of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_working_moments_batch(long count, const double *q, const double *tau, double *eps)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -7987,6 +8066,11 @@ void ur5_working_moments_batch(long count, const double *q, const double *tau, d
             if (sd_big[sd_k])
                 ur5_working_moments(q + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_working_moments(q + sd_i * 6, tau + sd_i * 6, eps + sd_i * 6);
+#endif
 }
 
 /* Joint forces tau = m eps (inverse of working_moments). Operations: 220 mul, 164 add, 4 div, 5 sqrt, 10 trig. */
@@ -8241,6 +8325,7 @@ void ur5_applied_moments(const double *q, const double *eps, double *tau)
 /* applied_moments of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -8504,6 +8589,11 @@ void ur5_applied_moments_batch(long count, const double *q, const double *eps, d
             if (sd_big[sd_k])
                 ur5_applied_moments(q + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_applied_moments(q + sd_i * 6, eps + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 1144 mul, 914 add, 14 div, 5 sqrt, 10 trig. */
@@ -9262,6 +9352,7 @@ void ur5_coriolis_nu(const double *q, const double *nu, double *Cnu)
 /* coriolis_nu of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -10029,6 +10120,11 @@ void ur5_coriolis_nu_batch(long count, const double *q, const double *nu, double
             if (sd_big[sd_k])
                 ur5_coriolis_nu(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, Cnu + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_coriolis_nu(q + sd_i * 6, nu + sd_i * 6, Cnu + sd_i * 6);
+#endif
 }
 
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 844 mul, 636 add, 4 div, 0 sqrt, 10 trig. */
@@ -10690,6 +10786,7 @@ void ur5_coriolis_eta(const double *q, const double *eta, double *Cbar)
 /* coriolis_eta of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -11360,6 +11457,11 @@ void ur5_coriolis_eta_batch(long count, const double *q, const double *eta, doub
             if (sd_big[sd_k])
                 ur5_coriolis_eta(q + (sd_first + sd_k) * 6, eta + (sd_first + sd_k) * 6, Cbar + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_coriolis_eta(q + sd_i * 6, eta + sd_i * 6, Cbar + sd_i * 6);
+#endif
 }
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 905 mul, 683 add, 18 div, 5 sqrt, 10 trig. */
@@ -12088,6 +12190,7 @@ void ur5_diagonalized_forward_dynamics(const double *q, const double *nu, const 
 /* diagonalized_forward_dynamics of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -12829,6 +12932,11 @@ void ur5_diagonalized_forward_dynamics_batch(long count, const double *q, const 
             if (sd_big[sd_k])
                 ur5_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu_dot + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_diagonalized_forward_dynamics(q + sd_i * 6, nu + sd_i * 6, tau + sd_i * 6, qd + sd_i * 6, nu_dot + sd_i * 6);
+#endif
 }
 
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 159 mul, 92 add, 4 div, 0 sqrt, 10 trig. */
@@ -13032,6 +13140,7 @@ void ur5_udu_factor(const double *q, double *U)
 /* udu_factor of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_udu_factor_batch(long count, const double *q, double *U)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -13242,6 +13351,11 @@ void ur5_udu_factor_batch(long count, const double *q, double *U)
             if (sd_big[sd_k])
                 ur5_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_udu_factor(q + sd_i * 6, U + sd_i * 36);
+#endif
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -13256,32 +13370,13 @@ void ur5_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void ur5_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_tau_f[6][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            sd_tau_f[0][sd_k] = 0.0;
-            sd_tau_f[1][sd_k] = 0.0;
-            sd_tau_f[2][sd_k] = 0.0;
-            sd_tau_f[3][sd_k] = 0.0;
-            sd_tau_f[4][sd_k] = 0.0;
-            sd_tau_f[5][sd_k] = 0.0;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau_f[0], 6, sd_n, tau_f + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                ur5_friction(qd + (sd_first + sd_k) * 6, tau_f + (sd_first + sd_k) * 6);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_friction(qd + sd_i * 6, tau_f + sd_i * 6);
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 579 mul, 397 add, 0 div, 0 sqrt, 10 trig. */
@@ -14179,920 +14274,13 @@ void ur5_regressor(const double *q, const double *qd, const double *qdd, double 
     Y[503] = qdd5;
 }
 
-/* regressor of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void ur5_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_qdd[6][SD_LANES];
-        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Y[504][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 4.8965888601467475e-12*x3 - x2;
-            const double x5 = 4.8965888601467475e-12*x2 + x3;
-            const double x6 = -4.8965888601467475e-12*x2 - x3;
-            double x7, x8;
-            sd_far |= sd_sincos_lane(q2, &x7, &x8);
-            double x9, x10;
-            sd_far |= sd_sincos_lane(q3, &x9, &x10);
-            const double x11 = 4.8965888601467475e-12*x10 - x9;
-            const double x12 = 4.8965888601467475e-12*x9 + x10;
-            const double x13 = -4.8965888601467475e-12*x9 - x10;
-            double x14, x15;
-            sd_far |= sd_sincos_lane(q4, &x14, &x15);
-            double x16, x17;
-            sd_far |= sd_sincos_lane(q5, &x16, &x17);
-            const double x18 = qd0*x6;
-            const double x19 = qd0*x4;
-            const double x22 = -qd1*x19;
-            const double x23 = qd1*x18;
-            const double x24 = x18*x8 - x19*x7;
-            const double x25 = x18*x7 + x19*x8;
-            const double x32 = qd1 + qd2;
-            const double x33 = -qd2*x25;
-            const double x34 = qd2*x24;
-            const double x35 = x11*x24 + x13*x25;
-            const double x36 = x11*x25 + x12*x24;
-            const double x42 = qd3 + x32;
-            const double x43 = -qd3*x36;
-            const double x44 = qd3*x35;
-            const double x45 = x14*x42 + x15*x35;
-            const double x46 = -x14*x35 + x15*x42;
-            const double x52 = qd4 + x36;
-            const double x53 = qd4*x46;
-            const double x54 = -qd4*x45;
-            const double x55 = -x16*x52 + x17*x45;
-            const double x56 = x16*x45 + x17*x52;
-            const double x62 = qd5 + x46;
-            const double x63 = -qd5*x56;
-            const double x64 = qd5*x55;
-            const double x65 = qd0*qd0;
-            const double x66 = -0.13585*qdd0;
-            const double x67 = -0.13585*x65;
-            const double x68 = qdd0*x6;
-            const double x69 = qdd0*x4;
-            const double x70 = 9.81*x6 + x4*x66;
-            const double x71 = 9.81*x4 + x5*x66;
-            const double x72 = x22 + x68;
-            const double x73 = x23 + x69;
-            const double x74 = x18*x18;
-            const double x75 = qd1*qd1;
-            const double x76 = x19*x19;
-            const double x77 = x18*x19;
-            const double x78 = qd1*x19;
-            const double x79 = -(x75 + x76);
-            const double x80 = x23 - x73;
-            const double x81 = qdd1 + x77;
-            const double x83 = -(x74 + x76);
-            const double x84 = -x72 + x78;
-            const double x85 = -qdd1 + x77;
-            const double x86 = x72 + x78;
-            const double x87 = -(x74 + x75);
-            const double x88 = -0.1197*x80 + 0.425*x81 + x70;
-            const double x89 = -0.1197*x83 + 0.425*x84 + x67;
-            const double x90 = -0.1197*x86 + 0.425*x87 + x71;
-            const double x91 = -x7*x73 + x72*x8;
-            const double x92 = x7*x72 + x73*x8;
-            const double x93 = -x7*x90 + x8*x88;
-            const double x94 = x7*x88 + x8*x90;
-            const double x95 = x33 + x91;
-            const double x96 = qdd1 + qdd2;
-            const double x97 = x34 + x92;
-            const double x98 = x24*x24;
-            const double x99 = x32*x32;
-            const double x100 = x25*x25;
-            const double x101 = x24*x32;
-            const double x102 = x24*x25;
-            const double x103 = x25*x32;
-            const double x104 = -(x100 + x99);
-            const double x105 = x101 - x97;
-            const double x106 = x102 + x96;
-            const double x107 = x101 + x97;
-            const double x108 = -(x100 + x98);
-            const double x109 = x103 - x95;
-            const double x110 = x102 - x96;
-            const double x111 = x103 + x95;
-            const double x112 = -(x98 + x99);
-            const double x113 = 0.39225*x106 + x93;
-            const double x114 = 0.39225*x109 + x89;
-            const double x115 = 0.39225*x112 + x94;
-            const double x116 = x11*x95 + x13*x97;
-            const double x117 = x11*x97 + x12*x95;
-            const double x118 = x11*x113 + x115*x13;
-            const double x119 = x11*x115 + x113*x12;
-            const double x120 = x116 + x43;
-            const double x121 = qdd3 + x96;
-            const double x122 = x117 + x44;
-            const double x123 = x35*x35;
-            const double x124 = x42*x42;
-            const double x125 = x36*x36;
-            const double x126 = x35*x42;
-            const double x127 = x35*x36;
-            const double x128 = x36*x42;
-            const double x129 = -(x124 + x125);
-            const double x130 = -x122 + x126;
-            const double x131 = x121 + x127;
-            const double x132 = x122 + x126;
-            const double x133 = -(x123 + x125);
-            const double x134 = -x120 + x128;
-            const double x135 = -x121 + x127;
-            const double x136 = x120 + x128;
-            const double x137 = -(x123 + x124);
-            const double x138 = 0.093*x130 + x118;
-            const double x139 = 0.093*x133 + x114;
-            const double x140 = 0.093*x136 + x119;
-            const double x141 = x120*x15 + x121*x14;
-            const double x142 = -x120*x14 + x121*x15;
-            const double x143 = x138*x15 + x139*x14;
-            const double x144 = -x138*x14 + x139*x15;
-            const double x145 = x141 + x53;
-            const double x146 = x142 + x54;
-            const double x147 = qdd4 + x122;
-            const double x148 = x45*x45;
-            const double x149 = x46*x46;
-            const double x150 = x52*x52;
-            const double x151 = x45*x46;
-            const double x152 = x45*x52;
-            const double x153 = x46*x52;
-            const double x154 = -(x149 + x150);
-            const double x155 = -x147 + x151;
-            const double x156 = x146 + x152;
-            const double x157 = x147 + x151;
-            const double x158 = -(x148 + x150);
-            const double x159 = -x145 + x153;
-            const double x160 = -x146 + x152;
-            const double x161 = x145 + x153;
-            const double x162 = -(x148 + x149);
-            const double x163 = 0.09465*x156 + x143;
-            const double x164 = 0.09465*x159 + x144;
-            const double x165 = 0.09465*x162 + x140;
-            const double x166 = x145*x17 - x147*x16;
-            const double x167 = x145*x16 + x147*x17;
-            const double x168 = -x16*x165 + x163*x17;
-            const double x169 = x16*x163 + x165*x17;
-            const double x170 = x166 + x63;
-            const double x171 = qdd5 + x146;
-            const double x172 = x167 + x64;
-            const double x173 = x55*x55;
-            const double x174 = x62*x62;
-            const double x175 = x56*x56;
-            const double x176 = x55*x62;
-            const double x177 = x55*x56;
-            const double x178 = x56*x62;
-            const double x179 = -(x174 + x175);
-            const double x180 = -x172 + x176;
-            const double x181 = x171 + x177;
-            const double x182 = x172 + x176;
-            const double x183 = -(x173 + x175);
-            const double x184 = -x170 + x178;
-            const double x185 = -x171 + x177;
-            const double x186 = x170 + x178;
-            const double x187 = -(x173 + x174);
-            const double x188 = -0.13585*x4;
-            const double x189 = -0.13585*x5;
-            const double x190 = -qd1*x4;
-            const double x191 = x18*x4 - x19*x6;
-            const double x192 = qd1*x6;
-            const double x193 = x188*x70 + x189*x71;
-            const double x194 = x188*x79 + x189*x85 + x4*x67;
-            const double x195 = x188*x80 + x189*x86 - x4*x70 + x6*x71;
-            const double x196 = x188*x81 + x189*x87 - x6*x67;
-            const double x197 = x18*x190 + x6*x72;
-            const double x198 = qd1*x190 + qdd1*x6 + x18*x191;
-            const double x199 = qd1*x191;
-            const double x200 = x18*x192 + x19*x190 + x4*x72 + x6*x73;
-            const double x201 = qd1*x192 + qdd1*x4 + x19*x191;
-            const double x202 = x19*x192 + x4*x73;
-            const double x203 = 0.1197*x4 + x188;
-            const double x204 = -0.425*x6;
-            const double x205 = -0.1197*x6 + x189;
-            const double x206 = -x4*x7 + x6*x8;
-            const double x207 = x4*x8 + x6*x7;
-            const double x208 = x203*x8 - x205*x7;
-            const double x209 = x203*x7 + x205*x8;
-            const double x210 = -x207*x32;
-            const double x211 = -x206*x25 + x207*x24;
-            const double x212 = x206*x32;
-            const double x213 = x204*x89 + x208*x93 + x209*x94;
-            const double x214 = x104*x208 + x107*x204 + x110*x209 + x207*x89;
-            const double x215 = x105*x208 + x108*x204 + x111*x209 + x206*x94 - x207*x93;
-            const double x216 = x106*x208 + x109*x204 + x112*x209 - x206*x89;
-            const double x217 = x206*x95 + x210*x24;
-            const double x218 = x206*x96 + x210*x32 + x211*x24;
-            const double x219 = x211*x32;
-            const double x220 = x206*x97 + x207*x95 + x210*x25 + x212*x24;
-            const double x221 = x207*x96 + x211*x25 + x212*x32;
-            const double x222 = x207*x97 + x212*x25;
-            const double x223 = -0.39225*x206 + x204;
-            const double x224 = x11*x206 + x13*x207;
-            const double x225 = x11*x207 + x12*x206;
-            const double x226 = x11*x208 + x13*x209;
-            const double x227 = x11*x209 + x12*x208;
-            const double x228 = -x225*x42;
-            const double x229 = -x224*x36 + x225*x35;
-            const double x230 = x224*x42;
-            const double x231 = x114*x223 + x118*x226 + x119*x227;
-            const double x232 = x114*x225 + x129*x226 + x132*x223 + x135*x227;
-            const double x233 = -x118*x225 + x119*x224 + x130*x226 + x133*x223 + x136*x227;
-            const double x234 = -x114*x224 + x131*x226 + x134*x223 + x137*x227;
-            const double x235 = x120*x224 + x228*x35;
-            const double x236 = x121*x224 + x228*x42 + x229*x35;
-            const double x237 = x229*x42;
-            const double x238 = x120*x225 + x122*x224 + x228*x36 + x230*x35;
-            const double x239 = x121*x225 + x229*x36 + x230*x42;
-            const double x240 = x122*x225 + x230*x36;
-            const double x241 = -0.093*x225 + x226;
-            const double x242 = 0.093*x224 + x227;
-            const double x243 = x15*x224;
-            const double x244 = -x14*x224;
-            const double x245 = x14*x223 + x15*x241;
-            const double x246 = -x14*x241 + x15*x223;
-            const double x247 = -x225*x46 + x244*x52;
-            const double x248 = x225*x45 - x243*x52;
-            const double x249 = x243*x46 - x244*x45;
-            const double x250 = x140*x242 + x143*x245 + x144*x246;
-            const double x251 = -x140*x244 + x144*x225 + x154*x245 + x157*x246 + x160*x242;
-            const double x252 = x140*x243 - x143*x225 + x155*x245 + x158*x246 + x161*x242;
-            const double x253 = x143*x244 - x144*x243 + x156*x245 + x159*x246 + x162*x242;
-            const double x254 = x145*x243 + x247*x45;
-            const double x255 = x145*x244 + x146*x243 + x247*x46 + x248*x45;
-            const double x256 = x146*x244 + x248*x46;
-            const double x257 = x145*x225 + x147*x243 + x247*x52 + x249*x45;
-            const double x258 = x146*x225 + x147*x244 + x248*x52 + x249*x46;
-            const double x259 = x147*x225 + x249*x52;
-            const double x260 = 0.09465*x244 + x245;
-            const double x261 = -0.09465*x243 + x246;
-            const double x262 = -x16*x225 + x17*x243;
-            const double x263 = x16*x243 + x17*x225;
-            const double x264 = -x16*x242 + x17*x260;
-            const double x265 = x16*x260 + x17*x242;
-            const double x266 = x244*x56 - x263*x62;
-            const double x267 = -x262*x56 + x263*x55;
-            const double x268 = -x244*x55 + x262*x62;
-            const double x269 = x164*x261 + x168*x264 + x169*x265;
-            const double x270 = x164*x263 - x169*x244 + x179*x264 + x182*x261 + x185*x265;
-            const double x271 = -x168*x263 + x169*x262 + x180*x264 + x183*x261 + x186*x265;
-            const double x272 = -x164*x262 + x168*x244 + x181*x264 + x184*x261 + x187*x265;
-            const double x273 = x170*x262 + x266*x55;
-            const double x274 = x170*x244 + x171*x262 + x266*x62 + x267*x55;
-            const double x275 = x171*x244 + x267*x62;
-            const double x276 = x170*x263 + x172*x262 + x266*x56 + x268*x55;
-            const double x277 = x171*x263 + x172*x244 + x267*x56 + x268*x62;
-            const double x278 = x172*x263 + x268*x56;
-            const double x279 = qd1*x19 + x72;
-            const double x280 = -x18*x18 + x19*x19;
-            const double x281 = -qd1*x18 + x73;
-            const double x282 = -x18*x19;
-            const double x283 = 0.425*x8;
-            const double x284 = 0.425*x7;
-            const double x285 = x283*x93 + x284*x94;
-            const double x286 = x104*x283 + x110*x284 - x94;
-            const double x287 = x105*x283 + x111*x284;
-            const double x288 = x106*x283 + x112*x284 + x93;
-            const double x289 = x25*x32 + x95;
-            const double x290 = -x24*x24 + x25*x25;
-            const double x291 = -x24*x32 + x97;
-            const double x292 = -x24*x25;
-            const double x293 = 0.39225 + x283;
-            const double x294 = x11*x293 + x13*x284;
-            const double x295 = x11*x284 + x12*x293;
-            const double x296 = x118*x294 + x119*x295;
-            const double x297 = -x119 + x129*x294 + x135*x295;
-            const double x298 = x130*x294 + x136*x295;
-            const double x299 = x118 + x131*x294 + x137*x295;
-            const double x300 = x120 + x36*x42;
-            const double x301 = -x35*x35 + x36*x36;
-            const double x302 = x122 - x35*x42;
-            const double x303 = -x35*x36;
-            const double x304 = x15*x294;
-            const double x305 = -x14*x294;
-            const double x306 = x15*x52;
-            const double x307 = -x14*x52;
-            const double x308 = x14*x46 - x15*x45;
-            const double x309 = x140*x295 + x143*x304 + x144*x305;
-            const double x310 = -x140*x15 + x154*x304 + x157*x305 + x160*x295;
-            const double x311 = x14*x140 + x155*x304 + x158*x305 + x161*x295;
-            const double x312 = -x14*x144 + x143*x15 + x156*x304 + x159*x305 + x162*x295;
-            const double x313 = x14*x145 + x306*x45;
-            const double x314 = x14*x146 + x145*x15 + x306*x46 + x307*x45;
-            const double x315 = x146*x15 + x307*x46;
-            const double x316 = x14*x147 + x306*x52 + x308*x45;
-            const double x317 = x147*x15 + x307*x52 + x308*x46;
-            const double x318 = x308*x52;
-            const double x319 = 0.09465*x15 + x304;
-            const double x320 = -0.09465*x14 + x305;
-            const double x321 = x14*x17;
-            const double x322 = x14*x16;
-            const double x323 = -x16*x295 + x17*x319;
-            const double x324 = x16*x319 + x17*x295;
-            const double x325 = x15*x56 - x322*x62;
-            const double x326 = -x321*x56 + x322*x55;
-            const double x327 = -x15*x55 + x321*x62;
-            const double x328 = x164*x320 + x168*x323 + x169*x324;
-            const double x329 = -x15*x169 + x164*x322 + x179*x323 + x182*x320 + x185*x324;
-            const double x330 = -x168*x322 + x169*x321 + x180*x323 + x183*x320 + x186*x324;
-            const double x331 = x15*x168 - x164*x321 + x181*x323 + x184*x320 + x187*x324;
-            const double x332 = x170*x321 + x325*x55;
-            const double x333 = x15*x170 + x171*x321 + x325*x62 + x326*x55;
-            const double x334 = x15*x171 + x326*x62;
-            const double x335 = x170*x322 + x172*x321 + x325*x56 + x327*x55;
-            const double x336 = x15*x172 + x171*x322 + x326*x56 + x327*x62;
-            const double x337 = x172*x322 + x327*x56;
-            const double x338 = 0.39225*x11;
-            const double x339 = 0.39225*x12;
-            const double x340 = x118*x338 + x119*x339;
-            const double x341 = -x119 + x129*x338 + x135*x339;
-            const double x342 = x130*x338 + x136*x339;
-            const double x343 = x118 + x131*x338 + x137*x339;
-            const double x344 = x15*x338;
-            const double x345 = -x14*x338;
-            const double x346 = x140*x339 + x143*x344 + x144*x345;
-            const double x347 = -x140*x15 + x154*x344 + x157*x345 + x160*x339;
-            const double x348 = x14*x140 + x155*x344 + x158*x345 + x161*x339;
-            const double x349 = -x14*x144 + x143*x15 + x156*x344 + x159*x345 + x162*x339;
-            const double x350 = 0.09465*x15 + x344;
-            const double x351 = -0.09465*x14 + x345;
-            const double x352 = -x16*x339 + x17*x350;
-            const double x353 = x16*x350 + x17*x339;
-            const double x354 = x164*x351 + x168*x352 + x169*x353;
-            const double x355 = -x15*x169 + x164*x322 + x179*x352 + x182*x351 + x185*x353;
-            const double x356 = -x168*x322 + x169*x321 + x180*x352 + x183*x351 + x186*x353;
-            const double x357 = x15*x168 - x164*x321 + x181*x352 + x184*x351 + x187*x353;
-            const double x358 = -x140*x15;
-            const double x359 = x14*x140;
-            const double x360 = -x14*x144 + x143*x15;
-            const double x361 = 0.09465*x15;
-            const double x362 = -0.09465*x14;
-            const double x363 = x17*x361;
-            const double x364 = x16*x361;
-            const double x365 = x164*x362 + x168*x363 + x169*x364;
-            const double x366 = -x15*x169 + x164*x322 + x179*x363 + x182*x362 + x185*x364;
-            const double x367 = -x168*x322 + x169*x321 + x180*x363 + x183*x362 + x186*x364;
-            const double x368 = x15*x168 - x164*x321 + x181*x363 + x184*x362 + x187*x364;
-            const double x369 = -x45*x46;
-            const double x370 = x45*x45 - x46*x46;
-            const double x371 = x145 - x46*x52;
-            const double x372 = x146 + x45*x52;
-            const double x373 = -x17*x62;
-            const double x374 = x16*x56 + x17*x55;
-            const double x375 = -x16*x62;
-            const double x376 = x164*x17;
-            const double x377 = -x16*x169 - x168*x17;
-            const double x378 = x16*x164;
-            const double x379 = -x16*x170 + x373*x55;
-            const double x380 = -x16*x171 + x373*x62 + x374*x55;
-            const double x381 = x374*x62;
-            const double x382 = -x16*x172 + x17*x170 + x373*x56 + x375*x55;
-            const double x383 = x17*x171 + x374*x56 + x375*x62;
-            const double x384 = x17*x172 + x375*x56;
-            const double x385 = x170 + x56*x62;
-            const double x386 = -x55*x55 + x56*x56;
-            const double x387 = x172 - x55*x62;
-            const double x388 = -x55*x56;
-            const double x389 = sd_sign(qd0);
-            const double x390 = sd_sign(qd1);
-            const double x391 = sd_sign(qd2);
-            const double x392 = sd_sign(qd3);
-            const double x393 = sd_sign(qd4);
-            const double x394 = sd_sign(qd5);
-            sd_Y[0][sd_k] = 0.0;
-            sd_Y[1][sd_k] = 0.0;
-            sd_Y[2][sd_k] = 0.0;
-            sd_Y[3][sd_k] = 0.0;
-            sd_Y[4][sd_k] = 0.0;
-            sd_Y[5][sd_k] = 0.0;
-            sd_Y[6][sd_k] = 0.0;
-            sd_Y[7][sd_k] = 0.0;
-            sd_Y[8][sd_k] = 0.0;
-            sd_Y[9][sd_k] = qdd0;
-            sd_Y[10][sd_k] = x193;
-            sd_Y[11][sd_k] = x194;
-            sd_Y[12][sd_k] = x195;
-            sd_Y[13][sd_k] = x196;
-            sd_Y[14][sd_k] = x197;
-            sd_Y[15][sd_k] = x198;
-            sd_Y[16][sd_k] = x199;
-            sd_Y[17][sd_k] = x200;
-            sd_Y[18][sd_k] = x201;
-            sd_Y[19][sd_k] = x202;
-            sd_Y[20][sd_k] = x213;
-            sd_Y[21][sd_k] = x214;
-            sd_Y[22][sd_k] = x215;
-            sd_Y[23][sd_k] = x216;
-            sd_Y[24][sd_k] = x217;
-            sd_Y[25][sd_k] = x218;
-            sd_Y[26][sd_k] = x219;
-            sd_Y[27][sd_k] = x220;
-            sd_Y[28][sd_k] = x221;
-            sd_Y[29][sd_k] = x222;
-            sd_Y[30][sd_k] = x231;
-            sd_Y[31][sd_k] = x232;
-            sd_Y[32][sd_k] = x233;
-            sd_Y[33][sd_k] = x234;
-            sd_Y[34][sd_k] = x235;
-            sd_Y[35][sd_k] = x236;
-            sd_Y[36][sd_k] = x237;
-            sd_Y[37][sd_k] = x238;
-            sd_Y[38][sd_k] = x239;
-            sd_Y[39][sd_k] = x240;
-            sd_Y[40][sd_k] = x250;
-            sd_Y[41][sd_k] = x251;
-            sd_Y[42][sd_k] = x252;
-            sd_Y[43][sd_k] = x253;
-            sd_Y[44][sd_k] = x254;
-            sd_Y[45][sd_k] = x255;
-            sd_Y[46][sd_k] = x256;
-            sd_Y[47][sd_k] = x257;
-            sd_Y[48][sd_k] = x258;
-            sd_Y[49][sd_k] = x259;
-            sd_Y[50][sd_k] = x269;
-            sd_Y[51][sd_k] = x270;
-            sd_Y[52][sd_k] = x271;
-            sd_Y[53][sd_k] = x272;
-            sd_Y[54][sd_k] = x273;
-            sd_Y[55][sd_k] = x274;
-            sd_Y[56][sd_k] = x275;
-            sd_Y[57][sd_k] = x276;
-            sd_Y[58][sd_k] = x277;
-            sd_Y[59][sd_k] = x278;
-            sd_Y[60][sd_k] = qd0;
-            sd_Y[61][sd_k] = x389;
-            sd_Y[62][sd_k] = 1.0;
-            sd_Y[63][sd_k] = qdd0;
-            sd_Y[64][sd_k] = 0.0;
-            sd_Y[65][sd_k] = 0.0;
-            sd_Y[66][sd_k] = 0.0;
-            sd_Y[67][sd_k] = 0.0;
-            sd_Y[68][sd_k] = 0.0;
-            sd_Y[69][sd_k] = 0.0;
-            sd_Y[70][sd_k] = 0.0;
-            sd_Y[71][sd_k] = 0.0;
-            sd_Y[72][sd_k] = 0.0;
-            sd_Y[73][sd_k] = 0.0;
-            sd_Y[74][sd_k] = 0.0;
-            sd_Y[75][sd_k] = 0.0;
-            sd_Y[76][sd_k] = 0.0;
-            sd_Y[77][sd_k] = 0.0;
-            sd_Y[78][sd_k] = 0.0;
-            sd_Y[79][sd_k] = 0.0;
-            sd_Y[80][sd_k] = 0.0;
-            sd_Y[81][sd_k] = 0.0;
-            sd_Y[82][sd_k] = 0.0;
-            sd_Y[83][sd_k] = 0.0;
-            sd_Y[84][sd_k] = 0.0;
-            sd_Y[85][sd_k] = 0.0;
-            sd_Y[86][sd_k] = 0.0;
-            sd_Y[87][sd_k] = 0.0;
-            sd_Y[88][sd_k] = 0.0;
-            sd_Y[89][sd_k] = 0.0;
-            sd_Y[90][sd_k] = 0.0;
-            sd_Y[91][sd_k] = 0.0;
-            sd_Y[92][sd_k] = 0.0;
-            sd_Y[93][sd_k] = 0.0;
-            sd_Y[94][sd_k] = 0.0;
-            sd_Y[95][sd_k] = -x71;
-            sd_Y[96][sd_k] = 0.0;
-            sd_Y[97][sd_k] = x70;
-            sd_Y[98][sd_k] = x77;
-            sd_Y[99][sd_k] = x279;
-            sd_Y[100][sd_k] = qdd1;
-            sd_Y[101][sd_k] = x280;
-            sd_Y[102][sd_k] = x281;
-            sd_Y[103][sd_k] = x282;
-            sd_Y[104][sd_k] = x285;
-            sd_Y[105][sd_k] = x286;
-            sd_Y[106][sd_k] = x287;
-            sd_Y[107][sd_k] = x288;
-            sd_Y[108][sd_k] = x102;
-            sd_Y[109][sd_k] = x289;
-            sd_Y[110][sd_k] = x96;
-            sd_Y[111][sd_k] = x290;
-            sd_Y[112][sd_k] = x291;
-            sd_Y[113][sd_k] = x292;
-            sd_Y[114][sd_k] = x296;
-            sd_Y[115][sd_k] = x297;
-            sd_Y[116][sd_k] = x298;
-            sd_Y[117][sd_k] = x299;
-            sd_Y[118][sd_k] = x127;
-            sd_Y[119][sd_k] = x300;
-            sd_Y[120][sd_k] = x121;
-            sd_Y[121][sd_k] = x301;
-            sd_Y[122][sd_k] = x302;
-            sd_Y[123][sd_k] = x303;
-            sd_Y[124][sd_k] = x309;
-            sd_Y[125][sd_k] = x310;
-            sd_Y[126][sd_k] = x311;
-            sd_Y[127][sd_k] = x312;
-            sd_Y[128][sd_k] = x313;
-            sd_Y[129][sd_k] = x314;
-            sd_Y[130][sd_k] = x315;
-            sd_Y[131][sd_k] = x316;
-            sd_Y[132][sd_k] = x317;
-            sd_Y[133][sd_k] = x318;
-            sd_Y[134][sd_k] = x328;
-            sd_Y[135][sd_k] = x329;
-            sd_Y[136][sd_k] = x330;
-            sd_Y[137][sd_k] = x331;
-            sd_Y[138][sd_k] = x332;
-            sd_Y[139][sd_k] = x333;
-            sd_Y[140][sd_k] = x334;
-            sd_Y[141][sd_k] = x335;
-            sd_Y[142][sd_k] = x336;
-            sd_Y[143][sd_k] = x337;
-            sd_Y[144][sd_k] = 0.0;
-            sd_Y[145][sd_k] = 0.0;
-            sd_Y[146][sd_k] = 0.0;
-            sd_Y[147][sd_k] = 0.0;
-            sd_Y[148][sd_k] = qd1;
-            sd_Y[149][sd_k] = x390;
-            sd_Y[150][sd_k] = 1.0;
-            sd_Y[151][sd_k] = qdd1;
-            sd_Y[152][sd_k] = 0.0;
-            sd_Y[153][sd_k] = 0.0;
-            sd_Y[154][sd_k] = 0.0;
-            sd_Y[155][sd_k] = 0.0;
-            sd_Y[156][sd_k] = 0.0;
-            sd_Y[157][sd_k] = 0.0;
-            sd_Y[158][sd_k] = 0.0;
-            sd_Y[159][sd_k] = 0.0;
-            sd_Y[160][sd_k] = 0.0;
-            sd_Y[161][sd_k] = 0.0;
-            sd_Y[162][sd_k] = 0.0;
-            sd_Y[163][sd_k] = 0.0;
-            sd_Y[164][sd_k] = 0.0;
-            sd_Y[165][sd_k] = 0.0;
-            sd_Y[166][sd_k] = 0.0;
-            sd_Y[167][sd_k] = 0.0;
-            sd_Y[168][sd_k] = 0.0;
-            sd_Y[169][sd_k] = 0.0;
-            sd_Y[170][sd_k] = 0.0;
-            sd_Y[171][sd_k] = 0.0;
-            sd_Y[172][sd_k] = 0.0;
-            sd_Y[173][sd_k] = 0.0;
-            sd_Y[174][sd_k] = 0.0;
-            sd_Y[175][sd_k] = 0.0;
-            sd_Y[176][sd_k] = 0.0;
-            sd_Y[177][sd_k] = 0.0;
-            sd_Y[178][sd_k] = 0.0;
-            sd_Y[179][sd_k] = 0.0;
-            sd_Y[180][sd_k] = 0.0;
-            sd_Y[181][sd_k] = 0.0;
-            sd_Y[182][sd_k] = 0.0;
-            sd_Y[183][sd_k] = 0.0;
-            sd_Y[184][sd_k] = 0.0;
-            sd_Y[185][sd_k] = 0.0;
-            sd_Y[186][sd_k] = 0.0;
-            sd_Y[187][sd_k] = 0.0;
-            sd_Y[188][sd_k] = 0.0;
-            sd_Y[189][sd_k] = -x94;
-            sd_Y[190][sd_k] = 0.0;
-            sd_Y[191][sd_k] = x93;
-            sd_Y[192][sd_k] = x102;
-            sd_Y[193][sd_k] = x289;
-            sd_Y[194][sd_k] = x96;
-            sd_Y[195][sd_k] = x290;
-            sd_Y[196][sd_k] = x291;
-            sd_Y[197][sd_k] = x292;
-            sd_Y[198][sd_k] = x340;
-            sd_Y[199][sd_k] = x341;
-            sd_Y[200][sd_k] = x342;
-            sd_Y[201][sd_k] = x343;
-            sd_Y[202][sd_k] = x127;
-            sd_Y[203][sd_k] = x300;
-            sd_Y[204][sd_k] = x121;
-            sd_Y[205][sd_k] = x301;
-            sd_Y[206][sd_k] = x302;
-            sd_Y[207][sd_k] = x303;
-            sd_Y[208][sd_k] = x346;
-            sd_Y[209][sd_k] = x347;
-            sd_Y[210][sd_k] = x348;
-            sd_Y[211][sd_k] = x349;
-            sd_Y[212][sd_k] = x313;
-            sd_Y[213][sd_k] = x314;
-            sd_Y[214][sd_k] = x315;
-            sd_Y[215][sd_k] = x316;
-            sd_Y[216][sd_k] = x317;
-            sd_Y[217][sd_k] = x318;
-            sd_Y[218][sd_k] = x354;
-            sd_Y[219][sd_k] = x355;
-            sd_Y[220][sd_k] = x356;
-            sd_Y[221][sd_k] = x357;
-            sd_Y[222][sd_k] = x332;
-            sd_Y[223][sd_k] = x333;
-            sd_Y[224][sd_k] = x334;
-            sd_Y[225][sd_k] = x335;
-            sd_Y[226][sd_k] = x336;
-            sd_Y[227][sd_k] = x337;
-            sd_Y[228][sd_k] = 0.0;
-            sd_Y[229][sd_k] = 0.0;
-            sd_Y[230][sd_k] = 0.0;
-            sd_Y[231][sd_k] = 0.0;
-            sd_Y[232][sd_k] = 0.0;
-            sd_Y[233][sd_k] = 0.0;
-            sd_Y[234][sd_k] = 0.0;
-            sd_Y[235][sd_k] = 0.0;
-            sd_Y[236][sd_k] = qd2;
-            sd_Y[237][sd_k] = x391;
-            sd_Y[238][sd_k] = 1.0;
-            sd_Y[239][sd_k] = qdd2;
-            sd_Y[240][sd_k] = 0.0;
-            sd_Y[241][sd_k] = 0.0;
-            sd_Y[242][sd_k] = 0.0;
-            sd_Y[243][sd_k] = 0.0;
-            sd_Y[244][sd_k] = 0.0;
-            sd_Y[245][sd_k] = 0.0;
-            sd_Y[246][sd_k] = 0.0;
-            sd_Y[247][sd_k] = 0.0;
-            sd_Y[248][sd_k] = 0.0;
-            sd_Y[249][sd_k] = 0.0;
-            sd_Y[250][sd_k] = 0.0;
-            sd_Y[251][sd_k] = 0.0;
-            sd_Y[252][sd_k] = 0.0;
-            sd_Y[253][sd_k] = 0.0;
-            sd_Y[254][sd_k] = 0.0;
-            sd_Y[255][sd_k] = 0.0;
-            sd_Y[256][sd_k] = 0.0;
-            sd_Y[257][sd_k] = 0.0;
-            sd_Y[258][sd_k] = 0.0;
-            sd_Y[259][sd_k] = 0.0;
-            sd_Y[260][sd_k] = 0.0;
-            sd_Y[261][sd_k] = 0.0;
-            sd_Y[262][sd_k] = 0.0;
-            sd_Y[263][sd_k] = 0.0;
-            sd_Y[264][sd_k] = 0.0;
-            sd_Y[265][sd_k] = 0.0;
-            sd_Y[266][sd_k] = 0.0;
-            sd_Y[267][sd_k] = 0.0;
-            sd_Y[268][sd_k] = 0.0;
-            sd_Y[269][sd_k] = 0.0;
-            sd_Y[270][sd_k] = 0.0;
-            sd_Y[271][sd_k] = 0.0;
-            sd_Y[272][sd_k] = 0.0;
-            sd_Y[273][sd_k] = 0.0;
-            sd_Y[274][sd_k] = 0.0;
-            sd_Y[275][sd_k] = 0.0;
-            sd_Y[276][sd_k] = 0.0;
-            sd_Y[277][sd_k] = 0.0;
-            sd_Y[278][sd_k] = 0.0;
-            sd_Y[279][sd_k] = 0.0;
-            sd_Y[280][sd_k] = 0.0;
-            sd_Y[281][sd_k] = 0.0;
-            sd_Y[282][sd_k] = 0.0;
-            sd_Y[283][sd_k] = -x119;
-            sd_Y[284][sd_k] = 0.0;
-            sd_Y[285][sd_k] = x118;
-            sd_Y[286][sd_k] = x127;
-            sd_Y[287][sd_k] = x300;
-            sd_Y[288][sd_k] = x121;
-            sd_Y[289][sd_k] = x301;
-            sd_Y[290][sd_k] = x302;
-            sd_Y[291][sd_k] = x303;
-            sd_Y[292][sd_k] = 0.0;
-            sd_Y[293][sd_k] = x358;
-            sd_Y[294][sd_k] = x359;
-            sd_Y[295][sd_k] = x360;
-            sd_Y[296][sd_k] = x313;
-            sd_Y[297][sd_k] = x314;
-            sd_Y[298][sd_k] = x315;
-            sd_Y[299][sd_k] = x316;
-            sd_Y[300][sd_k] = x317;
-            sd_Y[301][sd_k] = x318;
-            sd_Y[302][sd_k] = x365;
-            sd_Y[303][sd_k] = x366;
-            sd_Y[304][sd_k] = x367;
-            sd_Y[305][sd_k] = x368;
-            sd_Y[306][sd_k] = x332;
-            sd_Y[307][sd_k] = x333;
-            sd_Y[308][sd_k] = x334;
-            sd_Y[309][sd_k] = x335;
-            sd_Y[310][sd_k] = x336;
-            sd_Y[311][sd_k] = x337;
-            sd_Y[312][sd_k] = 0.0;
-            sd_Y[313][sd_k] = 0.0;
-            sd_Y[314][sd_k] = 0.0;
-            sd_Y[315][sd_k] = 0.0;
-            sd_Y[316][sd_k] = 0.0;
-            sd_Y[317][sd_k] = 0.0;
-            sd_Y[318][sd_k] = 0.0;
-            sd_Y[319][sd_k] = 0.0;
-            sd_Y[320][sd_k] = 0.0;
-            sd_Y[321][sd_k] = 0.0;
-            sd_Y[322][sd_k] = 0.0;
-            sd_Y[323][sd_k] = 0.0;
-            sd_Y[324][sd_k] = qd3;
-            sd_Y[325][sd_k] = x392;
-            sd_Y[326][sd_k] = 1.0;
-            sd_Y[327][sd_k] = qdd3;
-            sd_Y[328][sd_k] = 0.0;
-            sd_Y[329][sd_k] = 0.0;
-            sd_Y[330][sd_k] = 0.0;
-            sd_Y[331][sd_k] = 0.0;
-            sd_Y[332][sd_k] = 0.0;
-            sd_Y[333][sd_k] = 0.0;
-            sd_Y[334][sd_k] = 0.0;
-            sd_Y[335][sd_k] = 0.0;
-            sd_Y[336][sd_k] = 0.0;
-            sd_Y[337][sd_k] = 0.0;
-            sd_Y[338][sd_k] = 0.0;
-            sd_Y[339][sd_k] = 0.0;
-            sd_Y[340][sd_k] = 0.0;
-            sd_Y[341][sd_k] = 0.0;
-            sd_Y[342][sd_k] = 0.0;
-            sd_Y[343][sd_k] = 0.0;
-            sd_Y[344][sd_k] = 0.0;
-            sd_Y[345][sd_k] = 0.0;
-            sd_Y[346][sd_k] = 0.0;
-            sd_Y[347][sd_k] = 0.0;
-            sd_Y[348][sd_k] = 0.0;
-            sd_Y[349][sd_k] = 0.0;
-            sd_Y[350][sd_k] = 0.0;
-            sd_Y[351][sd_k] = 0.0;
-            sd_Y[352][sd_k] = 0.0;
-            sd_Y[353][sd_k] = 0.0;
-            sd_Y[354][sd_k] = 0.0;
-            sd_Y[355][sd_k] = 0.0;
-            sd_Y[356][sd_k] = 0.0;
-            sd_Y[357][sd_k] = 0.0;
-            sd_Y[358][sd_k] = 0.0;
-            sd_Y[359][sd_k] = 0.0;
-            sd_Y[360][sd_k] = 0.0;
-            sd_Y[361][sd_k] = 0.0;
-            sd_Y[362][sd_k] = 0.0;
-            sd_Y[363][sd_k] = 0.0;
-            sd_Y[364][sd_k] = 0.0;
-            sd_Y[365][sd_k] = 0.0;
-            sd_Y[366][sd_k] = 0.0;
-            sd_Y[367][sd_k] = 0.0;
-            sd_Y[368][sd_k] = 0.0;
-            sd_Y[369][sd_k] = 0.0;
-            sd_Y[370][sd_k] = 0.0;
-            sd_Y[371][sd_k] = 0.0;
-            sd_Y[372][sd_k] = 0.0;
-            sd_Y[373][sd_k] = 0.0;
-            sd_Y[374][sd_k] = 0.0;
-            sd_Y[375][sd_k] = 0.0;
-            sd_Y[376][sd_k] = 0.0;
-            sd_Y[377][sd_k] = x144;
-            sd_Y[378][sd_k] = -x143;
-            sd_Y[379][sd_k] = 0.0;
-            sd_Y[380][sd_k] = x369;
-            sd_Y[381][sd_k] = x370;
-            sd_Y[382][sd_k] = x151;
-            sd_Y[383][sd_k] = x371;
-            sd_Y[384][sd_k] = x372;
-            sd_Y[385][sd_k] = x147;
-            sd_Y[386][sd_k] = 0.0;
-            sd_Y[387][sd_k] = x376;
-            sd_Y[388][sd_k] = x377;
-            sd_Y[389][sd_k] = x378;
-            sd_Y[390][sd_k] = x379;
-            sd_Y[391][sd_k] = x380;
-            sd_Y[392][sd_k] = x381;
-            sd_Y[393][sd_k] = x382;
-            sd_Y[394][sd_k] = x383;
-            sd_Y[395][sd_k] = x384;
-            sd_Y[396][sd_k] = 0.0;
-            sd_Y[397][sd_k] = 0.0;
-            sd_Y[398][sd_k] = 0.0;
-            sd_Y[399][sd_k] = 0.0;
-            sd_Y[400][sd_k] = 0.0;
-            sd_Y[401][sd_k] = 0.0;
-            sd_Y[402][sd_k] = 0.0;
-            sd_Y[403][sd_k] = 0.0;
-            sd_Y[404][sd_k] = 0.0;
-            sd_Y[405][sd_k] = 0.0;
-            sd_Y[406][sd_k] = 0.0;
-            sd_Y[407][sd_k] = 0.0;
-            sd_Y[408][sd_k] = 0.0;
-            sd_Y[409][sd_k] = 0.0;
-            sd_Y[410][sd_k] = 0.0;
-            sd_Y[411][sd_k] = 0.0;
-            sd_Y[412][sd_k] = qd4;
-            sd_Y[413][sd_k] = x393;
-            sd_Y[414][sd_k] = 1.0;
-            sd_Y[415][sd_k] = qdd4;
-            sd_Y[416][sd_k] = 0.0;
-            sd_Y[417][sd_k] = 0.0;
-            sd_Y[418][sd_k] = 0.0;
-            sd_Y[419][sd_k] = 0.0;
-            sd_Y[420][sd_k] = 0.0;
-            sd_Y[421][sd_k] = 0.0;
-            sd_Y[422][sd_k] = 0.0;
-            sd_Y[423][sd_k] = 0.0;
-            sd_Y[424][sd_k] = 0.0;
-            sd_Y[425][sd_k] = 0.0;
-            sd_Y[426][sd_k] = 0.0;
-            sd_Y[427][sd_k] = 0.0;
-            sd_Y[428][sd_k] = 0.0;
-            sd_Y[429][sd_k] = 0.0;
-            sd_Y[430][sd_k] = 0.0;
-            sd_Y[431][sd_k] = 0.0;
-            sd_Y[432][sd_k] = 0.0;
-            sd_Y[433][sd_k] = 0.0;
-            sd_Y[434][sd_k] = 0.0;
-            sd_Y[435][sd_k] = 0.0;
-            sd_Y[436][sd_k] = 0.0;
-            sd_Y[437][sd_k] = 0.0;
-            sd_Y[438][sd_k] = 0.0;
-            sd_Y[439][sd_k] = 0.0;
-            sd_Y[440][sd_k] = 0.0;
-            sd_Y[441][sd_k] = 0.0;
-            sd_Y[442][sd_k] = 0.0;
-            sd_Y[443][sd_k] = 0.0;
-            sd_Y[444][sd_k] = 0.0;
-            sd_Y[445][sd_k] = 0.0;
-            sd_Y[446][sd_k] = 0.0;
-            sd_Y[447][sd_k] = 0.0;
-            sd_Y[448][sd_k] = 0.0;
-            sd_Y[449][sd_k] = 0.0;
-            sd_Y[450][sd_k] = 0.0;
-            sd_Y[451][sd_k] = 0.0;
-            sd_Y[452][sd_k] = 0.0;
-            sd_Y[453][sd_k] = 0.0;
-            sd_Y[454][sd_k] = 0.0;
-            sd_Y[455][sd_k] = 0.0;
-            sd_Y[456][sd_k] = 0.0;
-            sd_Y[457][sd_k] = 0.0;
-            sd_Y[458][sd_k] = 0.0;
-            sd_Y[459][sd_k] = 0.0;
-            sd_Y[460][sd_k] = 0.0;
-            sd_Y[461][sd_k] = 0.0;
-            sd_Y[462][sd_k] = 0.0;
-            sd_Y[463][sd_k] = 0.0;
-            sd_Y[464][sd_k] = 0.0;
-            sd_Y[465][sd_k] = 0.0;
-            sd_Y[466][sd_k] = 0.0;
-            sd_Y[467][sd_k] = 0.0;
-            sd_Y[468][sd_k] = 0.0;
-            sd_Y[469][sd_k] = 0.0;
-            sd_Y[470][sd_k] = 0.0;
-            sd_Y[471][sd_k] = -x169;
-            sd_Y[472][sd_k] = 0.0;
-            sd_Y[473][sd_k] = x168;
-            sd_Y[474][sd_k] = x177;
-            sd_Y[475][sd_k] = x385;
-            sd_Y[476][sd_k] = x171;
-            sd_Y[477][sd_k] = x386;
-            sd_Y[478][sd_k] = x387;
-            sd_Y[479][sd_k] = x388;
-            sd_Y[480][sd_k] = 0.0;
-            sd_Y[481][sd_k] = 0.0;
-            sd_Y[482][sd_k] = 0.0;
-            sd_Y[483][sd_k] = 0.0;
-            sd_Y[484][sd_k] = 0.0;
-            sd_Y[485][sd_k] = 0.0;
-            sd_Y[486][sd_k] = 0.0;
-            sd_Y[487][sd_k] = 0.0;
-            sd_Y[488][sd_k] = 0.0;
-            sd_Y[489][sd_k] = 0.0;
-            sd_Y[490][sd_k] = 0.0;
-            sd_Y[491][sd_k] = 0.0;
-            sd_Y[492][sd_k] = 0.0;
-            sd_Y[493][sd_k] = 0.0;
-            sd_Y[494][sd_k] = 0.0;
-            sd_Y[495][sd_k] = 0.0;
-            sd_Y[496][sd_k] = 0.0;
-            sd_Y[497][sd_k] = 0.0;
-            sd_Y[498][sd_k] = 0.0;
-            sd_Y[499][sd_k] = 0.0;
-            sd_Y[500][sd_k] = qd5;
-            sd_Y[501][sd_k] = x394;
-            sd_Y[502][sd_k] = 1.0;
-            sd_Y[503][sd_k] = qdd5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Y[0], 504, sd_n, Y + sd_first * 504);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                ur5_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Y + (sd_first + sd_k) * 504);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Y + sd_i * 504);
 }
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 465 mul, 317 add, 0 div, 0 sqrt, 10 trig. */
@@ -15788,718 +14976,13 @@ void ur5_base_regressor(const double *q, const double *qd, const double *qdd, do
     Yb[347] = qdd5;
 }
 
-/* base_regressor of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void ur5_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[6][SD_LANES];
-        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_qd[6][SD_LANES];
-        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_qdd[6][SD_LANES];
-        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Yb[348][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double q2 = sd_q[2][sd_k];
-            const double q3 = sd_q[3][sd_k];
-            const double q4 = sd_q[4][sd_k];
-            const double q5 = sd_q[5][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qd2 = sd_qd[2][sd_k];
-            const double qd3 = sd_qd[3][sd_k];
-            const double qd4 = sd_qd[4][sd_k];
-            const double qd5 = sd_qd[5][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double qdd2 = sd_qdd[2][sd_k];
-            const double qdd3 = sd_qdd[3][sd_k];
-            const double qdd4 = sd_qdd[4][sd_k];
-            const double qdd5 = sd_qdd[5][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 4.8965888601467475e-12*x3 - x2;
-            const double x5 = 4.8965888601467475e-12*x2 + x3;
-            const double x6 = -4.8965888601467475e-12*x2 - x3;
-            double x7, x8;
-            sd_far |= sd_sincos_lane(q2, &x7, &x8);
-            double x9, x10;
-            sd_far |= sd_sincos_lane(q3, &x9, &x10);
-            const double x11 = 4.8965888601467475e-12*x10 - x9;
-            const double x12 = 4.8965888601467475e-12*x9 + x10;
-            const double x13 = -4.8965888601467475e-12*x9 - x10;
-            double x14, x15;
-            sd_far |= sd_sincos_lane(q4, &x14, &x15);
-            double x16, x17;
-            sd_far |= sd_sincos_lane(q5, &x16, &x17);
-            const double x18 = qd0*x6;
-            const double x19 = qd0*x4;
-            const double x22 = -qd1*x19;
-            const double x23 = qd1*x18;
-            const double x24 = x18*x8 - x19*x7;
-            const double x25 = x18*x7 + x19*x8;
-            const double x32 = qd1 + qd2;
-            const double x33 = -qd2*x25;
-            const double x34 = qd2*x24;
-            const double x35 = x11*x24 + x13*x25;
-            const double x36 = x11*x25 + x12*x24;
-            const double x42 = qd3 + x32;
-            const double x43 = -qd3*x36;
-            const double x44 = qd3*x35;
-            const double x45 = x14*x42 + x15*x35;
-            const double x46 = -x14*x35 + x15*x42;
-            const double x52 = qd4 + x36;
-            const double x53 = qd4*x46;
-            const double x54 = -qd4*x45;
-            const double x55 = -x16*x52 + x17*x45;
-            const double x56 = x16*x45 + x17*x52;
-            const double x62 = qd5 + x46;
-            const double x63 = -qd5*x56;
-            const double x64 = qd5*x55;
-            const double x65 = qd0*qd0;
-            const double x66 = -0.13585*qdd0;
-            const double x67 = -0.13585*x65;
-            const double x68 = qdd0*x6;
-            const double x69 = qdd0*x4;
-            const double x70 = 9.81*x6 + x4*x66;
-            const double x71 = 9.81*x4 + x5*x66;
-            const double x72 = x22 + x68;
-            const double x73 = x23 + x69;
-            const double x74 = x18*x18;
-            const double x75 = qd1*qd1;
-            const double x76 = x19*x19;
-            const double x77 = x18*x19;
-            const double x78 = qd1*x19;
-            const double x79 = -(x75 + x76);
-            const double x80 = x23 - x73;
-            const double x81 = qdd1 + x77;
-            const double x83 = -(x74 + x76);
-            const double x84 = -x72 + x78;
-            const double x85 = -qdd1 + x77;
-            const double x86 = x72 + x78;
-            const double x87 = -(x74 + x75);
-            const double x88 = -0.1197*x80 + 0.425*x81 + x70;
-            const double x89 = -0.1197*x83 + 0.425*x84 + x67;
-            const double x90 = -0.1197*x86 + 0.425*x87 + x71;
-            const double x91 = -x7*x73 + x72*x8;
-            const double x92 = x7*x72 + x73*x8;
-            const double x93 = -x7*x90 + x8*x88;
-            const double x94 = x7*x88 + x8*x90;
-            const double x95 = x33 + x91;
-            const double x96 = qdd1 + qdd2;
-            const double x97 = x34 + x92;
-            const double x98 = x24*x24;
-            const double x99 = x32*x32;
-            const double x100 = x25*x25;
-            const double x101 = x24*x32;
-            const double x102 = x24*x25;
-            const double x103 = x25*x32;
-            const double x104 = -(x100 + x99);
-            const double x106 = x102 + x96;
-            const double x107 = x101 + x97;
-            const double x109 = x103 - x95;
-            const double x110 = x102 - x96;
-            const double x112 = -(x98 + x99);
-            const double x113 = 0.39225*x106 + x93;
-            const double x114 = 0.39225*x109 + x89;
-            const double x115 = 0.39225*x112 + x94;
-            const double x116 = x11*x95 + x13*x97;
-            const double x117 = x11*x97 + x12*x95;
-            const double x118 = x11*x113 + x115*x13;
-            const double x119 = x11*x115 + x113*x12;
-            const double x120 = x116 + x43;
-            const double x121 = qdd3 + x96;
-            const double x122 = x117 + x44;
-            const double x123 = x35*x35;
-            const double x124 = x42*x42;
-            const double x125 = x36*x36;
-            const double x126 = x35*x42;
-            const double x127 = x35*x36;
-            const double x128 = x36*x42;
-            const double x129 = -(x124 + x125);
-            const double x130 = -x122 + x126;
-            const double x131 = x121 + x127;
-            const double x132 = x122 + x126;
-            const double x133 = -(x123 + x125);
-            const double x134 = -x120 + x128;
-            const double x135 = -x121 + x127;
-            const double x136 = x120 + x128;
-            const double x137 = -(x123 + x124);
-            const double x138 = 0.093*x130 + x118;
-            const double x139 = 0.093*x133 + x114;
-            const double x140 = 0.093*x136 + x119;
-            const double x141 = x120*x15 + x121*x14;
-            const double x142 = -x120*x14 + x121*x15;
-            const double x143 = x138*x15 + x139*x14;
-            const double x144 = -x138*x14 + x139*x15;
-            const double x145 = x141 + x53;
-            const double x146 = x142 + x54;
-            const double x147 = qdd4 + x122;
-            const double x148 = x45*x45;
-            const double x149 = x46*x46;
-            const double x150 = x52*x52;
-            const double x151 = x45*x46;
-            const double x152 = x45*x52;
-            const double x153 = x46*x52;
-            const double x154 = -(x149 + x150);
-            const double x155 = -x147 + x151;
-            const double x156 = x146 + x152;
-            const double x157 = x147 + x151;
-            const double x158 = -(x148 + x150);
-            const double x159 = -x145 + x153;
-            const double x160 = -x146 + x152;
-            const double x161 = x145 + x153;
-            const double x162 = -(x148 + x149);
-            const double x163 = 0.09465*x156 + x143;
-            const double x164 = 0.09465*x159 + x144;
-            const double x165 = 0.09465*x162 + x140;
-            const double x166 = x145*x17 - x147*x16;
-            const double x167 = x145*x16 + x147*x17;
-            const double x168 = -x16*x165 + x163*x17;
-            const double x169 = x16*x163 + x165*x17;
-            const double x170 = x166 + x63;
-            const double x171 = qdd5 + x146;
-            const double x172 = x167 + x64;
-            const double x173 = x55*x55;
-            const double x174 = x62*x62;
-            const double x175 = x56*x56;
-            const double x176 = x55*x62;
-            const double x177 = x55*x56;
-            const double x178 = x56*x62;
-            const double x179 = -(x174 + x175);
-            const double x181 = x171 + x177;
-            const double x182 = x172 + x176;
-            const double x184 = -x170 + x178;
-            const double x185 = -x171 + x177;
-            const double x187 = -(x173 + x174);
-            const double x188 = -0.13585*x4;
-            const double x189 = -0.13585*x5;
-            const double x190 = -qd1*x4;
-            const double x191 = x18*x4 - x19*x6;
-            const double x192 = qd1*x6;
-            const double x194 = x188*x79 + x189*x85 + x4*x67;
-            const double x196 = x188*x81 + x189*x87 - x6*x67;
-            const double x197 = x18*x190 + x6*x72;
-            const double x198 = qd1*x190 + qdd1*x6 + x18*x191;
-            const double x199 = qd1*x191;
-            const double x200 = x18*x192 + x19*x190 + x4*x72 + x6*x73;
-            const double x201 = qd1*x192 + qdd1*x4 + x19*x191;
-            const double x203 = 0.1197*x4 + x188;
-            const double x204 = -0.425*x6;
-            const double x205 = -0.1197*x6 + x189;
-            const double x206 = -x4*x7 + x6*x8;
-            const double x207 = x4*x8 + x6*x7;
-            const double x208 = x203*x8 - x205*x7;
-            const double x209 = x203*x7 + x205*x8;
-            const double x210 = -x207*x32;
-            const double x211 = -x206*x25 + x207*x24;
-            const double x212 = x206*x32;
-            const double x214 = x104*x208 + x107*x204 + x110*x209 + x207*x89;
-            const double x216 = x106*x208 + x109*x204 + x112*x209 - x206*x89;
-            const double x217 = x206*x95 + x210*x24;
-            const double x218 = x206*x96 + x210*x32 + x211*x24;
-            const double x219 = x211*x32;
-            const double x220 = x206*x97 + x207*x95 + x210*x25 + x212*x24;
-            const double x221 = x207*x96 + x211*x25 + x212*x32;
-            const double x223 = -0.39225*x206 + x204;
-            const double x224 = x11*x206 + x13*x207;
-            const double x225 = x11*x207 + x12*x206;
-            const double x226 = x11*x208 + x13*x209;
-            const double x227 = x11*x209 + x12*x208;
-            const double x228 = -x225*x42;
-            const double x229 = -x224*x36 + x225*x35;
-            const double x230 = x224*x42;
-            const double x232 = x114*x225 + x129*x226 + x132*x223 + x135*x227;
-            const double x234 = -x114*x224 + x131*x226 + x134*x223 + x137*x227;
-            const double x235 = x120*x224 + x228*x35;
-            const double x236 = x121*x224 + x228*x42 + x229*x35;
-            const double x237 = x229*x42;
-            const double x238 = x120*x225 + x122*x224 + x228*x36 + x230*x35;
-            const double x239 = x121*x225 + x229*x36 + x230*x42;
-            const double x241 = -0.093*x225 + x226;
-            const double x242 = 0.093*x224 + x227;
-            const double x243 = x15*x224;
-            const double x244 = -x14*x224;
-            const double x245 = x14*x223 + x15*x241;
-            const double x246 = -x14*x241 + x15*x223;
-            const double x247 = -x225*x46 + x244*x52;
-            const double x248 = x225*x45 - x243*x52;
-            const double x249 = x243*x46 - x244*x45;
-            const double x251 = -x140*x244 + x144*x225 + x154*x245 + x157*x246 + x160*x242;
-            const double x252 = x140*x243 - x143*x225 + x155*x245 + x158*x246 + x161*x242;
-            const double x254 = x145*x243 + x247*x45;
-            const double x255 = x145*x244 + x146*x243 + x247*x46 + x248*x45;
-            const double x257 = x145*x225 + x147*x243 + x247*x52 + x249*x45;
-            const double x258 = x146*x225 + x147*x244 + x248*x52 + x249*x46;
-            const double x259 = x147*x225 + x249*x52;
-            const double x260 = 0.09465*x244 + x245;
-            const double x261 = -0.09465*x243 + x246;
-            const double x262 = -x16*x225 + x17*x243;
-            const double x263 = x16*x243 + x17*x225;
-            const double x264 = -x16*x242 + x17*x260;
-            const double x265 = x16*x260 + x17*x242;
-            const double x266 = x244*x56 - x263*x62;
-            const double x267 = -x262*x56 + x263*x55;
-            const double x268 = -x244*x55 + x262*x62;
-            const double x270 = x164*x263 - x169*x244 + x179*x264 + x182*x261 + x185*x265;
-            const double x272 = -x164*x262 + x168*x244 + x181*x264 + x184*x261 + x187*x265;
-            const double x273 = x170*x262 + x266*x55;
-            const double x274 = x170*x244 + x171*x262 + x266*x62 + x267*x55;
-            const double x275 = x171*x244 + x267*x62;
-            const double x276 = x170*x263 + x172*x262 + x266*x56 + x268*x55;
-            const double x277 = x171*x263 + x172*x244 + x267*x56 + x268*x62;
-            const double x279 = qd1*x19 + x72;
-            const double x280 = -x18*x18 + x19*x19;
-            const double x281 = -qd1*x18 + x73;
-            const double x283 = 0.425*x8;
-            const double x284 = 0.425*x7;
-            const double x286 = x104*x283 + x110*x284 - x94;
-            const double x288 = x106*x283 + x112*x284 + x93;
-            const double x289 = x25*x32 + x95;
-            const double x290 = -x24*x24 + x25*x25;
-            const double x291 = -x24*x32 + x97;
-            const double x293 = 0.39225 + x283;
-            const double x294 = x11*x293 + x13*x284;
-            const double x295 = x11*x284 + x12*x293;
-            const double x297 = -x119 + x129*x294 + x135*x295;
-            const double x299 = x118 + x131*x294 + x137*x295;
-            const double x300 = x120 + x36*x42;
-            const double x301 = -x35*x35 + x36*x36;
-            const double x302 = x122 - x35*x42;
-            const double x304 = x15*x294;
-            const double x305 = -x14*x294;
-            const double x306 = x15*x52;
-            const double x307 = -x14*x52;
-            const double x308 = x14*x46 - x15*x45;
-            const double x310 = -x140*x15 + x154*x304 + x157*x305 + x160*x295;
-            const double x311 = x14*x140 + x155*x304 + x158*x305 + x161*x295;
-            const double x313 = x14*x145 + x306*x45;
-            const double x314 = x14*x146 + x145*x15 + x306*x46 + x307*x45;
-            const double x316 = x14*x147 + x306*x52 + x308*x45;
-            const double x317 = x147*x15 + x307*x52 + x308*x46;
-            const double x318 = x308*x52;
-            const double x319 = 0.09465*x15 + x304;
-            const double x320 = -0.09465*x14 + x305;
-            const double x321 = x14*x17;
-            const double x322 = x14*x16;
-            const double x323 = -x16*x295 + x17*x319;
-            const double x324 = x16*x319 + x17*x295;
-            const double x325 = x15*x56 - x322*x62;
-            const double x326 = -x321*x56 + x322*x55;
-            const double x327 = -x15*x55 + x321*x62;
-            const double x329 = -x15*x169 + x164*x322 + x179*x323 + x182*x320 + x185*x324;
-            const double x331 = x15*x168 - x164*x321 + x181*x323 + x184*x320 + x187*x324;
-            const double x332 = x170*x321 + x325*x55;
-            const double x333 = x15*x170 + x171*x321 + x325*x62 + x326*x55;
-            const double x334 = x15*x171 + x326*x62;
-            const double x335 = x170*x322 + x172*x321 + x325*x56 + x327*x55;
-            const double x336 = x15*x172 + x171*x322 + x326*x56 + x327*x62;
-            const double x338 = 0.39225*x11;
-            const double x339 = 0.39225*x12;
-            const double x341 = -x119 + x129*x338 + x135*x339;
-            const double x343 = x118 + x131*x338 + x137*x339;
-            const double x344 = x15*x338;
-            const double x345 = -x14*x338;
-            const double x347 = -x140*x15 + x154*x344 + x157*x345 + x160*x339;
-            const double x348 = x14*x140 + x155*x344 + x158*x345 + x161*x339;
-            const double x350 = 0.09465*x15 + x344;
-            const double x351 = -0.09465*x14 + x345;
-            const double x352 = -x16*x339 + x17*x350;
-            const double x353 = x16*x350 + x17*x339;
-            const double x355 = -x15*x169 + x164*x322 + x179*x352 + x182*x351 + x185*x353;
-            const double x357 = x15*x168 - x164*x321 + x181*x352 + x184*x351 + x187*x353;
-            const double x358 = -x140*x15;
-            const double x359 = x14*x140;
-            const double x361 = 0.09465*x15;
-            const double x362 = -0.09465*x14;
-            const double x363 = x17*x361;
-            const double x364 = x16*x361;
-            const double x366 = -x15*x169 + x164*x322 + x179*x363 + x182*x362 + x185*x364;
-            const double x368 = x15*x168 - x164*x321 + x181*x363 + x184*x362 + x187*x364;
-            const double x369 = -x45*x46;
-            const double x370 = x45*x45 - x46*x46;
-            const double x371 = x145 - x46*x52;
-            const double x372 = x146 + x45*x52;
-            const double x373 = -x17*x62;
-            const double x374 = x16*x56 + x17*x55;
-            const double x375 = -x16*x62;
-            const double x376 = x164*x17;
-            const double x378 = x16*x164;
-            const double x379 = -x16*x170 + x373*x55;
-            const double x380 = -x16*x171 + x373*x62 + x374*x55;
-            const double x381 = x374*x62;
-            const double x382 = -x16*x172 + x17*x170 + x373*x56 + x375*x55;
-            const double x383 = x17*x171 + x374*x56 + x375*x62;
-            const double x385 = x170 + x56*x62;
-            const double x386 = -x55*x55 + x56*x56;
-            const double x387 = x172 - x55*x62;
-            const double x389 = sd_sign(qd0);
-            const double x390 = sd_sign(qd1);
-            const double x391 = sd_sign(qd2);
-            const double x392 = sd_sign(qd3);
-            const double x393 = sd_sign(qd4);
-            const double x394 = sd_sign(qd5);
-            sd_Yb[0][sd_k] = qdd0;
-            sd_Yb[1][sd_k] = x194;
-            sd_Yb[2][sd_k] = x196;
-            sd_Yb[3][sd_k] = x197;
-            sd_Yb[4][sd_k] = x198;
-            sd_Yb[5][sd_k] = x199;
-            sd_Yb[6][sd_k] = x200;
-            sd_Yb[7][sd_k] = x201;
-            sd_Yb[8][sd_k] = x214;
-            sd_Yb[9][sd_k] = x216;
-            sd_Yb[10][sd_k] = x217;
-            sd_Yb[11][sd_k] = x218;
-            sd_Yb[12][sd_k] = x219;
-            sd_Yb[13][sd_k] = x220;
-            sd_Yb[14][sd_k] = x221;
-            sd_Yb[15][sd_k] = x232;
-            sd_Yb[16][sd_k] = x234;
-            sd_Yb[17][sd_k] = x235;
-            sd_Yb[18][sd_k] = x236;
-            sd_Yb[19][sd_k] = x237;
-            sd_Yb[20][sd_k] = x238;
-            sd_Yb[21][sd_k] = x239;
-            sd_Yb[22][sd_k] = x251;
-            sd_Yb[23][sd_k] = x252;
-            sd_Yb[24][sd_k] = x254;
-            sd_Yb[25][sd_k] = x255;
-            sd_Yb[26][sd_k] = x257;
-            sd_Yb[27][sd_k] = x258;
-            sd_Yb[28][sd_k] = x259;
-            sd_Yb[29][sd_k] = x270;
-            sd_Yb[30][sd_k] = x272;
-            sd_Yb[31][sd_k] = x273;
-            sd_Yb[32][sd_k] = x274;
-            sd_Yb[33][sd_k] = x275;
-            sd_Yb[34][sd_k] = x276;
-            sd_Yb[35][sd_k] = x277;
-            sd_Yb[36][sd_k] = qd0;
-            sd_Yb[37][sd_k] = x389;
-            sd_Yb[38][sd_k] = 1.0;
-            sd_Yb[39][sd_k] = 0.0;
-            sd_Yb[40][sd_k] = 0.0;
-            sd_Yb[41][sd_k] = 0.0;
-            sd_Yb[42][sd_k] = 0.0;
-            sd_Yb[43][sd_k] = 0.0;
-            sd_Yb[44][sd_k] = 0.0;
-            sd_Yb[45][sd_k] = 0.0;
-            sd_Yb[46][sd_k] = 0.0;
-            sd_Yb[47][sd_k] = 0.0;
-            sd_Yb[48][sd_k] = 0.0;
-            sd_Yb[49][sd_k] = 0.0;
-            sd_Yb[50][sd_k] = 0.0;
-            sd_Yb[51][sd_k] = 0.0;
-            sd_Yb[52][sd_k] = 0.0;
-            sd_Yb[53][sd_k] = 0.0;
-            sd_Yb[54][sd_k] = 0.0;
-            sd_Yb[55][sd_k] = 0.0;
-            sd_Yb[56][sd_k] = 0.0;
-            sd_Yb[57][sd_k] = 0.0;
-            sd_Yb[58][sd_k] = 0.0;
-            sd_Yb[59][sd_k] = -x71;
-            sd_Yb[60][sd_k] = x70;
-            sd_Yb[61][sd_k] = x77;
-            sd_Yb[62][sd_k] = x279;
-            sd_Yb[63][sd_k] = qdd1;
-            sd_Yb[64][sd_k] = x280;
-            sd_Yb[65][sd_k] = x281;
-            sd_Yb[66][sd_k] = x286;
-            sd_Yb[67][sd_k] = x288;
-            sd_Yb[68][sd_k] = x102;
-            sd_Yb[69][sd_k] = x289;
-            sd_Yb[70][sd_k] = x96;
-            sd_Yb[71][sd_k] = x290;
-            sd_Yb[72][sd_k] = x291;
-            sd_Yb[73][sd_k] = x297;
-            sd_Yb[74][sd_k] = x299;
-            sd_Yb[75][sd_k] = x127;
-            sd_Yb[76][sd_k] = x300;
-            sd_Yb[77][sd_k] = x121;
-            sd_Yb[78][sd_k] = x301;
-            sd_Yb[79][sd_k] = x302;
-            sd_Yb[80][sd_k] = x310;
-            sd_Yb[81][sd_k] = x311;
-            sd_Yb[82][sd_k] = x313;
-            sd_Yb[83][sd_k] = x314;
-            sd_Yb[84][sd_k] = x316;
-            sd_Yb[85][sd_k] = x317;
-            sd_Yb[86][sd_k] = x318;
-            sd_Yb[87][sd_k] = x329;
-            sd_Yb[88][sd_k] = x331;
-            sd_Yb[89][sd_k] = x332;
-            sd_Yb[90][sd_k] = x333;
-            sd_Yb[91][sd_k] = x334;
-            sd_Yb[92][sd_k] = x335;
-            sd_Yb[93][sd_k] = x336;
-            sd_Yb[94][sd_k] = 0.0;
-            sd_Yb[95][sd_k] = 0.0;
-            sd_Yb[96][sd_k] = 0.0;
-            sd_Yb[97][sd_k] = qd1;
-            sd_Yb[98][sd_k] = x390;
-            sd_Yb[99][sd_k] = 1.0;
-            sd_Yb[100][sd_k] = 0.0;
-            sd_Yb[101][sd_k] = 0.0;
-            sd_Yb[102][sd_k] = 0.0;
-            sd_Yb[103][sd_k] = 0.0;
-            sd_Yb[104][sd_k] = 0.0;
-            sd_Yb[105][sd_k] = 0.0;
-            sd_Yb[106][sd_k] = 0.0;
-            sd_Yb[107][sd_k] = 0.0;
-            sd_Yb[108][sd_k] = 0.0;
-            sd_Yb[109][sd_k] = 0.0;
-            sd_Yb[110][sd_k] = 0.0;
-            sd_Yb[111][sd_k] = 0.0;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = 0.0;
-            sd_Yb[116][sd_k] = 0.0;
-            sd_Yb[117][sd_k] = 0.0;
-            sd_Yb[118][sd_k] = 0.0;
-            sd_Yb[119][sd_k] = 0.0;
-            sd_Yb[120][sd_k] = 0.0;
-            sd_Yb[121][sd_k] = 0.0;
-            sd_Yb[122][sd_k] = 0.0;
-            sd_Yb[123][sd_k] = 0.0;
-            sd_Yb[124][sd_k] = -x94;
-            sd_Yb[125][sd_k] = x93;
-            sd_Yb[126][sd_k] = x102;
-            sd_Yb[127][sd_k] = x289;
-            sd_Yb[128][sd_k] = x96;
-            sd_Yb[129][sd_k] = x290;
-            sd_Yb[130][sd_k] = x291;
-            sd_Yb[131][sd_k] = x341;
-            sd_Yb[132][sd_k] = x343;
-            sd_Yb[133][sd_k] = x127;
-            sd_Yb[134][sd_k] = x300;
-            sd_Yb[135][sd_k] = x121;
-            sd_Yb[136][sd_k] = x301;
-            sd_Yb[137][sd_k] = x302;
-            sd_Yb[138][sd_k] = x347;
-            sd_Yb[139][sd_k] = x348;
-            sd_Yb[140][sd_k] = x313;
-            sd_Yb[141][sd_k] = x314;
-            sd_Yb[142][sd_k] = x316;
-            sd_Yb[143][sd_k] = x317;
-            sd_Yb[144][sd_k] = x318;
-            sd_Yb[145][sd_k] = x355;
-            sd_Yb[146][sd_k] = x357;
-            sd_Yb[147][sd_k] = x332;
-            sd_Yb[148][sd_k] = x333;
-            sd_Yb[149][sd_k] = x334;
-            sd_Yb[150][sd_k] = x335;
-            sd_Yb[151][sd_k] = x336;
-            sd_Yb[152][sd_k] = 0.0;
-            sd_Yb[153][sd_k] = 0.0;
-            sd_Yb[154][sd_k] = 0.0;
-            sd_Yb[155][sd_k] = 0.0;
-            sd_Yb[156][sd_k] = 0.0;
-            sd_Yb[157][sd_k] = 0.0;
-            sd_Yb[158][sd_k] = qd2;
-            sd_Yb[159][sd_k] = x391;
-            sd_Yb[160][sd_k] = 1.0;
-            sd_Yb[161][sd_k] = qdd2;
-            sd_Yb[162][sd_k] = 0.0;
-            sd_Yb[163][sd_k] = 0.0;
-            sd_Yb[164][sd_k] = 0.0;
-            sd_Yb[165][sd_k] = 0.0;
-            sd_Yb[166][sd_k] = 0.0;
-            sd_Yb[167][sd_k] = 0.0;
-            sd_Yb[168][sd_k] = 0.0;
-            sd_Yb[169][sd_k] = 0.0;
-            sd_Yb[170][sd_k] = 0.0;
-            sd_Yb[171][sd_k] = 0.0;
-            sd_Yb[172][sd_k] = 0.0;
-            sd_Yb[173][sd_k] = 0.0;
-            sd_Yb[174][sd_k] = 0.0;
-            sd_Yb[175][sd_k] = 0.0;
-            sd_Yb[176][sd_k] = 0.0;
-            sd_Yb[177][sd_k] = 0.0;
-            sd_Yb[178][sd_k] = 0.0;
-            sd_Yb[179][sd_k] = 0.0;
-            sd_Yb[180][sd_k] = 0.0;
-            sd_Yb[181][sd_k] = 0.0;
-            sd_Yb[182][sd_k] = 0.0;
-            sd_Yb[183][sd_k] = 0.0;
-            sd_Yb[184][sd_k] = 0.0;
-            sd_Yb[185][sd_k] = 0.0;
-            sd_Yb[186][sd_k] = 0.0;
-            sd_Yb[187][sd_k] = 0.0;
-            sd_Yb[188][sd_k] = 0.0;
-            sd_Yb[189][sd_k] = -x119;
-            sd_Yb[190][sd_k] = x118;
-            sd_Yb[191][sd_k] = x127;
-            sd_Yb[192][sd_k] = x300;
-            sd_Yb[193][sd_k] = x121;
-            sd_Yb[194][sd_k] = x301;
-            sd_Yb[195][sd_k] = x302;
-            sd_Yb[196][sd_k] = x358;
-            sd_Yb[197][sd_k] = x359;
-            sd_Yb[198][sd_k] = x313;
-            sd_Yb[199][sd_k] = x314;
-            sd_Yb[200][sd_k] = x316;
-            sd_Yb[201][sd_k] = x317;
-            sd_Yb[202][sd_k] = x318;
-            sd_Yb[203][sd_k] = x366;
-            sd_Yb[204][sd_k] = x368;
-            sd_Yb[205][sd_k] = x332;
-            sd_Yb[206][sd_k] = x333;
-            sd_Yb[207][sd_k] = x334;
-            sd_Yb[208][sd_k] = x335;
-            sd_Yb[209][sd_k] = x336;
-            sd_Yb[210][sd_k] = 0.0;
-            sd_Yb[211][sd_k] = 0.0;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = qd3;
-            sd_Yb[221][sd_k] = x392;
-            sd_Yb[222][sd_k] = 1.0;
-            sd_Yb[223][sd_k] = qdd3;
-            sd_Yb[224][sd_k] = 0.0;
-            sd_Yb[225][sd_k] = 0.0;
-            sd_Yb[226][sd_k] = 0.0;
-            sd_Yb[227][sd_k] = 0.0;
-            sd_Yb[228][sd_k] = 0.0;
-            sd_Yb[229][sd_k] = 0.0;
-            sd_Yb[230][sd_k] = 0.0;
-            sd_Yb[231][sd_k] = 0.0;
-            sd_Yb[232][sd_k] = 0.0;
-            sd_Yb[233][sd_k] = 0.0;
-            sd_Yb[234][sd_k] = 0.0;
-            sd_Yb[235][sd_k] = 0.0;
-            sd_Yb[236][sd_k] = 0.0;
-            sd_Yb[237][sd_k] = 0.0;
-            sd_Yb[238][sd_k] = 0.0;
-            sd_Yb[239][sd_k] = 0.0;
-            sd_Yb[240][sd_k] = 0.0;
-            sd_Yb[241][sd_k] = 0.0;
-            sd_Yb[242][sd_k] = 0.0;
-            sd_Yb[243][sd_k] = 0.0;
-            sd_Yb[244][sd_k] = 0.0;
-            sd_Yb[245][sd_k] = 0.0;
-            sd_Yb[246][sd_k] = 0.0;
-            sd_Yb[247][sd_k] = 0.0;
-            sd_Yb[248][sd_k] = 0.0;
-            sd_Yb[249][sd_k] = 0.0;
-            sd_Yb[250][sd_k] = 0.0;
-            sd_Yb[251][sd_k] = 0.0;
-            sd_Yb[252][sd_k] = 0.0;
-            sd_Yb[253][sd_k] = 0.0;
-            sd_Yb[254][sd_k] = x144;
-            sd_Yb[255][sd_k] = -x143;
-            sd_Yb[256][sd_k] = x369;
-            sd_Yb[257][sd_k] = x370;
-            sd_Yb[258][sd_k] = x371;
-            sd_Yb[259][sd_k] = x372;
-            sd_Yb[260][sd_k] = x147;
-            sd_Yb[261][sd_k] = x376;
-            sd_Yb[262][sd_k] = x378;
-            sd_Yb[263][sd_k] = x379;
-            sd_Yb[264][sd_k] = x380;
-            sd_Yb[265][sd_k] = x381;
-            sd_Yb[266][sd_k] = x382;
-            sd_Yb[267][sd_k] = x383;
-            sd_Yb[268][sd_k] = 0.0;
-            sd_Yb[269][sd_k] = 0.0;
-            sd_Yb[270][sd_k] = 0.0;
-            sd_Yb[271][sd_k] = 0.0;
-            sd_Yb[272][sd_k] = 0.0;
-            sd_Yb[273][sd_k] = 0.0;
-            sd_Yb[274][sd_k] = 0.0;
-            sd_Yb[275][sd_k] = 0.0;
-            sd_Yb[276][sd_k] = 0.0;
-            sd_Yb[277][sd_k] = 0.0;
-            sd_Yb[278][sd_k] = 0.0;
-            sd_Yb[279][sd_k] = 0.0;
-            sd_Yb[280][sd_k] = 0.0;
-            sd_Yb[281][sd_k] = 0.0;
-            sd_Yb[282][sd_k] = qd4;
-            sd_Yb[283][sd_k] = x393;
-            sd_Yb[284][sd_k] = 1.0;
-            sd_Yb[285][sd_k] = qdd4;
-            sd_Yb[286][sd_k] = 0.0;
-            sd_Yb[287][sd_k] = 0.0;
-            sd_Yb[288][sd_k] = 0.0;
-            sd_Yb[289][sd_k] = 0.0;
-            sd_Yb[290][sd_k] = 0.0;
-            sd_Yb[291][sd_k] = 0.0;
-            sd_Yb[292][sd_k] = 0.0;
-            sd_Yb[293][sd_k] = 0.0;
-            sd_Yb[294][sd_k] = 0.0;
-            sd_Yb[295][sd_k] = 0.0;
-            sd_Yb[296][sd_k] = 0.0;
-            sd_Yb[297][sd_k] = 0.0;
-            sd_Yb[298][sd_k] = 0.0;
-            sd_Yb[299][sd_k] = 0.0;
-            sd_Yb[300][sd_k] = 0.0;
-            sd_Yb[301][sd_k] = 0.0;
-            sd_Yb[302][sd_k] = 0.0;
-            sd_Yb[303][sd_k] = 0.0;
-            sd_Yb[304][sd_k] = 0.0;
-            sd_Yb[305][sd_k] = 0.0;
-            sd_Yb[306][sd_k] = 0.0;
-            sd_Yb[307][sd_k] = 0.0;
-            sd_Yb[308][sd_k] = 0.0;
-            sd_Yb[309][sd_k] = 0.0;
-            sd_Yb[310][sd_k] = 0.0;
-            sd_Yb[311][sd_k] = 0.0;
-            sd_Yb[312][sd_k] = 0.0;
-            sd_Yb[313][sd_k] = 0.0;
-            sd_Yb[314][sd_k] = 0.0;
-            sd_Yb[315][sd_k] = 0.0;
-            sd_Yb[316][sd_k] = 0.0;
-            sd_Yb[317][sd_k] = 0.0;
-            sd_Yb[318][sd_k] = 0.0;
-            sd_Yb[319][sd_k] = -x169;
-            sd_Yb[320][sd_k] = x168;
-            sd_Yb[321][sd_k] = x177;
-            sd_Yb[322][sd_k] = x385;
-            sd_Yb[323][sd_k] = x171;
-            sd_Yb[324][sd_k] = x386;
-            sd_Yb[325][sd_k] = x387;
-            sd_Yb[326][sd_k] = 0.0;
-            sd_Yb[327][sd_k] = 0.0;
-            sd_Yb[328][sd_k] = 0.0;
-            sd_Yb[329][sd_k] = 0.0;
-            sd_Yb[330][sd_k] = 0.0;
-            sd_Yb[331][sd_k] = 0.0;
-            sd_Yb[332][sd_k] = 0.0;
-            sd_Yb[333][sd_k] = 0.0;
-            sd_Yb[334][sd_k] = 0.0;
-            sd_Yb[335][sd_k] = 0.0;
-            sd_Yb[336][sd_k] = 0.0;
-            sd_Yb[337][sd_k] = 0.0;
-            sd_Yb[338][sd_k] = 0.0;
-            sd_Yb[339][sd_k] = 0.0;
-            sd_Yb[340][sd_k] = 0.0;
-            sd_Yb[341][sd_k] = 0.0;
-            sd_Yb[342][sd_k] = 0.0;
-            sd_Yb[343][sd_k] = 0.0;
-            sd_Yb[344][sd_k] = qd5;
-            sd_Yb[345][sd_k] = x394;
-            sd_Yb[346][sd_k] = 1.0;
-            sd_Yb[347][sd_k] = qdd5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Yb[0], 348, sd_n, Yb + sd_first * 348);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                ur5_base_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Yb + (sd_first + sd_k) * 348);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_base_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Yb + sd_i * 348);
 }
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 44 mul, 60 add, 0 div, 0 sqrt, 0 trig. */
@@ -16658,177 +15141,13 @@ void ur5_base_parameters(const double *params, double *beta)
     beta[57] = p83;
 }
 
-/* base_parameters of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
 void ur5_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_params[84][SD_LANES];
-        sd_gather(params + sd_first * 84, 84, sd_n, sd_params[0]);
-        double sd_beta[58][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double p9 = sd_params[9][sd_k];
-            const double p10 = sd_params[10][sd_k];
-            const double p11 = sd_params[11][sd_k];
-            const double p12 = sd_params[12][sd_k];
-            const double p13 = sd_params[13][sd_k];
-            const double p14 = sd_params[14][sd_k];
-            const double p15 = sd_params[15][sd_k];
-            const double p16 = sd_params[16][sd_k];
-            const double p17 = sd_params[17][sd_k];
-            const double p18 = sd_params[18][sd_k];
-            const double p19 = sd_params[19][sd_k];
-            const double p20 = sd_params[20][sd_k];
-            const double p21 = sd_params[21][sd_k];
-            const double p22 = sd_params[22][sd_k];
-            const double p23 = sd_params[23][sd_k];
-            const double p24 = sd_params[24][sd_k];
-            const double p25 = sd_params[25][sd_k];
-            const double p26 = sd_params[26][sd_k];
-            const double p27 = sd_params[27][sd_k];
-            const double p28 = sd_params[28][sd_k];
-            const double p29 = sd_params[29][sd_k];
-            const double p30 = sd_params[30][sd_k];
-            const double p31 = sd_params[31][sd_k];
-            const double p32 = sd_params[32][sd_k];
-            const double p33 = sd_params[33][sd_k];
-            const double p34 = sd_params[34][sd_k];
-            const double p35 = sd_params[35][sd_k];
-            const double p36 = sd_params[36][sd_k];
-            const double p37 = sd_params[37][sd_k];
-            const double p38 = sd_params[38][sd_k];
-            const double p39 = sd_params[39][sd_k];
-            const double p40 = sd_params[40][sd_k];
-            const double p41 = sd_params[41][sd_k];
-            const double p42 = sd_params[42][sd_k];
-            const double p43 = sd_params[43][sd_k];
-            const double p44 = sd_params[44][sd_k];
-            const double p45 = sd_params[45][sd_k];
-            const double p46 = sd_params[46][sd_k];
-            const double p47 = sd_params[47][sd_k];
-            const double p48 = sd_params[48][sd_k];
-            const double p49 = sd_params[49][sd_k];
-            const double p50 = sd_params[50][sd_k];
-            const double p51 = sd_params[51][sd_k];
-            const double p52 = sd_params[52][sd_k];
-            const double p53 = sd_params[53][sd_k];
-            const double p54 = sd_params[54][sd_k];
-            const double p55 = sd_params[55][sd_k];
-            const double p56 = sd_params[56][sd_k];
-            const double p57 = sd_params[57][sd_k];
-            const double p58 = sd_params[58][sd_k];
-            const double p59 = sd_params[59][sd_k];
-            const double p60 = sd_params[60][sd_k];
-            const double p61 = sd_params[61][sd_k];
-            const double p62 = sd_params[62][sd_k];
-            const double p63 = sd_params[63][sd_k];
-            const double p64 = sd_params[64][sd_k];
-            const double p65 = sd_params[65][sd_k];
-            const double p66 = sd_params[66][sd_k];
-            const double p67 = sd_params[67][sd_k];
-            const double p68 = sd_params[68][sd_k];
-            const double p69 = sd_params[69][sd_k];
-            const double p70 = sd_params[70][sd_k];
-            const double p71 = sd_params[71][sd_k];
-            const double p72 = sd_params[72][sd_k];
-            const double p73 = sd_params[73][sd_k];
-            const double p74 = sd_params[74][sd_k];
-            const double p75 = sd_params[75][sd_k];
-            const double p76 = sd_params[76][sd_k];
-            const double p77 = sd_params[77][sd_k];
-            const double p78 = sd_params[78][sd_k];
-            const double p79 = sd_params[79][sd_k];
-            const double p80 = sd_params[80][sd_k];
-            const double p81 = sd_params[81][sd_k];
-            const double p82 = sd_params[82][sd_k];
-            const double p83 = sd_params[83][sd_k];
-            const double x0 = 0.0002608225*p20 + 0.0002608225*p30 + 0.0119137225*p40 + 0.0119137225*p50 + 0.0184552225*p10 + 0.0323*p22 + 0.0323*p32 + 0.2717*p12 + p19 + p29 + p39 + p63 + p9;
-            const double x1 = 0.425*p20 + 0.425*p30 + 0.425*p40 + 0.425*p50 + p13;
-            const double x2 = 0.180625*p20 + 0.180625*p30 + 0.180625*p40 + 0.180625*p50 + p14 - p19;
-            const double x3 = 0.180625*p20 + 0.180625*p30 + 0.180625*p40 + 0.180625*p50 + p16 + p67;
-            const double x4 = 0.0113475*p40 + 0.0113475*p50 + 0.0508725*p20 + 0.0508725*p30 - 0.425*p22 - 0.425*p32 + p18;
-            const double x5 = 0.39225*p30 + 0.39225*p40 + 0.39225*p50 + p23;
-            const double x6 = 0.1538600625*p30 + 0.1538600625*p40 + 0.1538600625*p50 + p24 - p29;
-            const double x7 = 0.1538600625*p30 + 0.1538600625*p40 + 0.1538600625*p50 + p26;
-            const double x8 = -0.03647925*p40 - 0.03647925*p50 - 0.39225*p32 + p28;
-            const double x9 = 0.09465*p50 + p33 + p43;
-            const double x10 = 0.0089586225*p50 + p34 - p39 + p46;
-            const double x11 = 0.0089586225*p50 + p36 + p46;
-            const double x12 = -0.00880245*p50 - 0.093*p43 + p38;
-            const double x13 = p42 + p52;
-            const double x14 = p44 - p46 + p59;
-            const double x15 = -0.09465*p52 + p48;
-            const double x16 = p49 + p59;
-            const double x17 = p54 - p59;
-            sd_beta[0][sd_k] = x0;
-            sd_beta[1][sd_k] = p11;
-            sd_beta[2][sd_k] = x1;
-            sd_beta[3][sd_k] = x2;
-            sd_beta[4][sd_k] = p15;
-            sd_beta[5][sd_k] = x3;
-            sd_beta[6][sd_k] = p17;
-            sd_beta[7][sd_k] = x4;
-            sd_beta[8][sd_k] = p21;
-            sd_beta[9][sd_k] = x5;
-            sd_beta[10][sd_k] = x6;
-            sd_beta[11][sd_k] = p25;
-            sd_beta[12][sd_k] = x7;
-            sd_beta[13][sd_k] = p27;
-            sd_beta[14][sd_k] = x8;
-            sd_beta[15][sd_k] = p31;
-            sd_beta[16][sd_k] = x9;
-            sd_beta[17][sd_k] = x10;
-            sd_beta[18][sd_k] = p35;
-            sd_beta[19][sd_k] = x11;
-            sd_beta[20][sd_k] = p37;
-            sd_beta[21][sd_k] = x12;
-            sd_beta[22][sd_k] = p41;
-            sd_beta[23][sd_k] = x13;
-            sd_beta[24][sd_k] = x14;
-            sd_beta[25][sd_k] = p45;
-            sd_beta[26][sd_k] = p47;
-            sd_beta[27][sd_k] = x15;
-            sd_beta[28][sd_k] = x16;
-            sd_beta[29][sd_k] = p51;
-            sd_beta[30][sd_k] = p53;
-            sd_beta[31][sd_k] = x17;
-            sd_beta[32][sd_k] = p55;
-            sd_beta[33][sd_k] = p56;
-            sd_beta[34][sd_k] = p57;
-            sd_beta[35][sd_k] = p58;
-            sd_beta[36][sd_k] = p60;
-            sd_beta[37][sd_k] = p61;
-            sd_beta[38][sd_k] = p62;
-            sd_beta[39][sd_k] = p64;
-            sd_beta[40][sd_k] = p65;
-            sd_beta[41][sd_k] = p66;
-            sd_beta[42][sd_k] = p68;
-            sd_beta[43][sd_k] = p69;
-            sd_beta[44][sd_k] = p70;
-            sd_beta[45][sd_k] = p71;
-            sd_beta[46][sd_k] = p72;
-            sd_beta[47][sd_k] = p73;
-            sd_beta[48][sd_k] = p74;
-            sd_beta[49][sd_k] = p75;
-            sd_beta[50][sd_k] = p76;
-            sd_beta[51][sd_k] = p77;
-            sd_beta[52][sd_k] = p78;
-            sd_beta[53][sd_k] = p79;
-            sd_beta[54][sd_k] = p80;
-            sd_beta[55][sd_k] = p81;
-            sd_beta[56][sd_k] = p82;
-            sd_beta[57][sd_k] = p83;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_beta[0], 58, sd_n, beta + sd_first * 58);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                ur5_base_parameters(params + (sd_first + sd_k) * 84, beta + (sd_first + sd_k) * 58);
-    }
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_base_parameters(params + sd_i * 84, beta + sd_i * 58);
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 86 mul, 56 add, 0 div, 0 sqrt, 12 trig. */
@@ -16962,6 +15281,7 @@ void ur5_frame_placement(const double *q, double *oMf)
 /* frame_placement of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_frame_placement_batch(long count, const double *q, double *oMf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -17102,6 +15422,11 @@ void ur5_frame_placement_batch(long count, const double *q, double *oMf)
             if (sd_big[sd_k])
                 ur5_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 32);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_frame_placement(q + sd_i * 6, oMf + sd_i * 32);
+#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 81 mul, 59 add, 0 div, 0 sqrt, 10 trig. */
@@ -17280,6 +15605,7 @@ void ur5_frame_jacobian(const double *q, double *J)
 /* frame_jacobian of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_frame_jacobian_batch(long count, const double *q, double *J)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -17465,6 +15791,11 @@ void ur5_frame_jacobian_batch(long count, const double *q, double *J)
             if (sd_big[sd_k])
                 ur5_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 72);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_frame_jacobian(q + sd_i * 6, J + sd_i * 72);
+#endif
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 99 mul, 76 add, 0 div, 0 sqrt, 10 trig. */
@@ -17592,6 +15923,7 @@ void ur5_frame_velocity(const double *q, const double *qd, double *vf)
 /* frame_velocity of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -17728,6 +16060,11 @@ void ur5_frame_velocity_batch(long count, const double *q, const double *qd, dou
             if (sd_big[sd_k])
                 ur5_frame_velocity(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, vf + (sd_first + sd_k) * 12);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_frame_velocity(q + sd_i * 6, qd + sd_i * 6, vf + sd_i * 12);
+#endif
 }
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 179 mul, 136 add, 0 div, 0 sqrt, 10 trig. */
@@ -17896,6 +16233,7 @@ void ur5_frame_acceleration_bias(const double *q, const double *qd, double *af)
 /* frame_acceleration_bias of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -18073,6 +16411,11 @@ void ur5_frame_acceleration_bias_batch(long count, const double *q, const double
             if (sd_big[sd_k])
                 ur5_frame_acceleration_bias(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, af + (sd_first + sd_k) * 12);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_frame_acceleration_bias(q + sd_i * 6, qd + sd_i * 6, af + sd_i * 12);
+#endif
 }
 
 /* Centre of mass in the world frame. Operations: 22 mul, 14 add, 0 div, 0 sqrt, 8 trig. */
@@ -18117,6 +16460,7 @@ void ur5_center_of_mass(const double *q, double *com)
 /* center_of_mass of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_center_of_mass_batch(long count, const double *q, double *com)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -18168,6 +16512,11 @@ void ur5_center_of_mass_batch(long count, const double *q, double *com)
             if (sd_big[sd_k])
                 ur5_center_of_mass(q + (sd_first + sd_k) * 6, com + (sd_first + sd_k) * 3);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_center_of_mass(q + sd_i * 6, com + sd_i * 3);
+#endif
 }
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 66 mul, 28 add, 0 div, 0 sqrt, 8 trig. */
@@ -18256,6 +16605,7 @@ void ur5_com_jacobian(const double *q, double *Jcom)
 /* com_jacobian of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -18351,6 +16701,11 @@ void ur5_com_jacobian_batch(long count, const double *q, double *Jcom)
             if (sd_big[sd_k])
                 ur5_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_com_jacobian(q + sd_i * 6, Jcom + sd_i * 18);
+#endif
 }
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 220 mul, 162 add, 0 div, 0 sqrt, 12 trig. */
@@ -18576,6 +16931,7 @@ void ur5_centroidal_momentum_matrix(const double *q, double *Ag)
 /* centroidal_momentum_matrix of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -18808,6 +17164,11 @@ void ur5_centroidal_momentum_matrix_batch(long count, const double *q, double *A
             if (sd_big[sd_k])
                 ur5_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_centroidal_momentum_matrix(q + sd_i * 6, Ag + sd_i * 36);
+#endif
 }
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 249 mul, 185 add, 0 div, 0 sqrt, 12 trig. */
@@ -19015,6 +17376,7 @@ void ur5_centroidal_momentum(const double *q, const double *qd, double *hg)
 /* centroidal_momentum of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -19231,6 +17593,11 @@ void ur5_centroidal_momentum_batch(long count, const double *q, const double *qd
             if (sd_big[sd_k])
                 ur5_centroidal_momentum(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, hg + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_centroidal_momentum(q + sd_i * 6, qd + sd_i * 6, hg + sd_i * 6);
+#endif
 }
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 924 mul, 734 add, 5 div, 0 sqrt, 12 trig. */
@@ -19985,6 +18352,7 @@ void ur5_operational_space_inertia_inverse(const double *q, double *Linv)
 /* operational_space_inertia_inverse of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -20746,6 +19114,11 @@ void ur5_operational_space_inertia_inverse_batch(long count, const double *q, do
             if (sd_big[sd_k])
                 ur5_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 144);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_operational_space_inertia_inverse(q + sd_i * 6, Linv + sd_i * 144);
+#endif
 }
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 378 mul, 285 add, 0 div, 0 sqrt, 12 trig. */
@@ -21064,6 +19437,7 @@ void ur5_inverse_dynamics_fext(const double *q, const double *qd, const double *
 /* inverse_dynamics_fext of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -21395,6 +19769,11 @@ void ur5_inverse_dynamics_fext_batch(long count, const double *q, const double *
             if (sd_big[sd_k])
                 ur5_inverse_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 12, tau + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_inverse_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, f_ext + sd_i * 12, tau + sd_i * 6);
+#endif
 }
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 613 mul, 466 add, 10 div, 0 sqrt, 12 trig. */
@@ -21926,6 +20305,7 @@ void ur5_forward_dynamics_fext(const double *q, const double *qd, const double *
 /* forward_dynamics_fext of `count` states, UR5_BATCH_LANES at a time (see "Batches" above). */
 void ur5_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
+#if !defined(SYMDYN_NO_LANES)
     SD_PARALLEL_FOR
     for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
@@ -22470,4 +20850,9 @@ void ur5_forward_dynamics_fext_batch(long count, const double *q, const double *
             if (sd_big[sd_k])
                 ur5_forward_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 12, qdd + (sd_first + sd_k) * 6);
     }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        ur5_forward_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, f_ext + sd_i * 12, qdd + sd_i * 6);
+#endif
 }

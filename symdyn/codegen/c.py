@@ -12,8 +12,12 @@ from .printer import NonFiniteError, Printer, number
 SPLIT_ABOVE = 2000
 #: the batch entry of a function keeps a block of lanes (C macro <MODULE>_BATCH_LANES, 8 by default) of
 #: every input and output on the stack; above this many doubles per state it loops the single-state
-#: function instead (an OpenMP thread's stack may be 2 MB; the Panda's largest, the regressor, has 539)
+#: function instead (an OpenMP thread's stack may be 2 MB; the Panda's regressor has 707)
 BATCH_ENTRIES = 4096
+#: nor does a function with fewer statements than entries (friction, base_parameters, the regressors,
+#: frame_jacobian on the Panda): copying its arrays into and out of the blocks costs more than the
+#: lanes save (Panda, one thread: regressor 0.44x, base_parameters 0.29x, frame_jacobian 0.93x the
+#: loop of single calls; frame_placement, 75 statements for 55 entries, 2.4x)
 _ONE_TRIG = re.compile(r"const (?:double|float) (\w+) = (sin|cos)f?\((\w+)\);")
 #: the largest finite float
 FLT_MAX = 3.4028234663852886e38
@@ -106,7 +110,8 @@ class CBackend(Backend):
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
             entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
-            f["lanes"] = None if f["parts"] or entries > BATCH_ENTRIES else _lane_lines(f["lines"], self.real)
+            lanes = not f["parts"] and entries <= BATCH_ENTRIES and len(f["lines"]) > entries
+            f["lanes"] = _lane_lines(f["lines"], self.real) if lanes else None
         ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sign"] = any("sd_sign(" in text for f in functions

@@ -7,7 +7,7 @@ from .c import C, C32
 from .cpp import CPP
 from .python import PYTHON
 
-BACKENDS = {backend.name: backend for backend in (PYTHON, C, C32, CPP)}
+BACKENDS = {backend.name: backend for backend in (PYTHON, C, CPP, C32)}
 LANGUAGES = tuple(BACKENDS)
 
 
