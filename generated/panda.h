@@ -53,198 +53,264 @@ void panda_difference(const double *q0, const double *q1, double *v);
  * Out: tau[7].
  * Operations: 420 mul, 361 add, 0 div, 0 sqrt, 12 trig. */
 void panda_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau);
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
  * In: q[7].
  * Out: M[7*7] (row-major).
  * Operations: 299 mul, 283 add, 0 div, 0 sqrt, 12 trig. */
 void panda_mass_matrix(const double *q, double *M);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_mass_matrix_batch(long count, const double *q, double *M);
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve.
  * In: q[7].
  * Out: Minv[7*7] (row-major).
  * Operations: 971 mul, 910 add, 11 div, 0 sqrt, 12 trig. */
 void panda_mass_matrix_inverse(const double *q, double *Minv);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_mass_matrix_inverse_batch(long count, const double *q, double *Minv);
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother).
  * In: q[7], qd[7], tau[7].
  * Out: qdd[7].
  * Operations: 808 mul, 726 add, 12 div, 0 sqrt, 12 trig. */
 void panda_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd);
 
 /* Generalized gravity g(q): the joint forces that hold the arm still.
  * In: q[7].
  * Out: g[7].
  * Operations: 120 mul, 81 add, 0 div, 0 sqrt, 12 trig. */
 void panda_gravity(const double *q, double *g);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_gravity_batch(long count, const double *q, double *g);
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[7], qd[7].
  * Out: C[7*7] (row-major).
  * Operations: 1266 mul, 1097 add, 0 div, 0 sqrt, 12 trig. */
 void panda_coriolis_matrix(const double *q, const double *qd, double *C);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C);
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).
  * In: q[7], qd[7].
  * Out: b[7].
  * Operations: 413 mul, 346 add, 0 div, 0 sqrt, 12 trig. */
 void panda_nonlinear_effects(const double *q, const double *qd, double *b);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b);
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.
  * In: q[7].
  * Out: D[7].
  * Operations: 282 mul, 294 add, 5 div, 0 sqrt, 12 trig. */
 void panda_articulated_inertia(const double *q, double *D);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_articulated_inertia_batch(long count, const double *q, double *D);
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[7].
  * Out: m[7*7] (row-major).
  * Operations: 464 mul, 389 add, 5 div, 6 sqrt, 12 trig. */
 void panda_innovations_factor(const double *q, double *m);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_innovations_factor_batch(long count, const double *q, double *m);
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l.
  * In: q[7].
  * Out: ell[7*7] (row-major).
  * Operations: 501 mul, 436 add, 32 div, 6 sqrt, 12 trig. */
 void panda_innovations_factor_inverse(const double *q, double *ell);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_innovations_factor_inverse_batch(long count, const double *q, double *ell);
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2).
  * In: q[7], qd[7].
  * Out: nu[7].
  * Operations: 365 mul, 354 add, 5 div, 6 sqrt, 12 trig. */
 void panda_total_rates(const double *q, const double *qd, double *nu);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_total_rates_batch(long count, const double *q, const double *qd, double *nu);
 
 /* Joint rates qd = l* nu (inverse of total_rates).
  * In: q[7], nu[7].
  * Out: qd[7].
  * Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
 void panda_joint_rates(const double *q, const double *nu, double *qd);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_joint_rates_batch(long count, const double *q, const double *nu, double *qd);
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
  * In: q[7], tau[7].
  * Out: eps[7].
  * Operations: 359 mul, 354 add, 11 div, 6 sqrt, 12 trig. */
 void panda_working_moments(const double *q, const double *tau, double *eps);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_working_moments_batch(long count, const double *q, const double *tau, double *eps);
 
 /* Joint forces tau = m eps (inverse of working_moments).
  * In: q[7], eps[7].
  * Out: tau[7].
  * Operations: 365 mul, 350 add, 5 div, 6 sqrt, 12 trig. */
 void panda_applied_moments(const double *q, const double *eps, double *tau);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_applied_moments_batch(long count, const double *q, const double *eps, double *tau);
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
  * In: q[7], nu[7].
  * Out: Cnu[7].
  * Operations: 1782 mul, 1563 add, 17 div, 6 sqrt, 12 trig. */
 void panda_coriolis_nu(const double *q, const double *nu, double *Cnu);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu);
 
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
  * In: q[7], eta[7].
  * Out: Cbar[7].
  * Operations: 1361 mul, 1177 add, 5 div, 0 sqrt, 12 trig. */
 void panda_coriolis_eta(const double *q, const double *eta, double *Cbar);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar);
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
  * In: q[7], nu[7], tau[7].
  * Out: qd[7], nu_dot[7].
  * Operations: 1433 mul, 1241 add, 22 div, 6 sqrt, 12 trig. */
 void panda_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
 
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
  * In: q[7].
  * Out: U[7*7] (row-major).
  * Operations: 426 mul, 370 add, 5 div, 0 sqrt, 12 trig. */
 void panda_udu_factor(const double *q, double *U);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_udu_factor_batch(long count, const double *q, double *U);
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed).
  * In: qd[7].
  * Out: tau_f[7].
  * Operations: 7 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
 void panda_friction(const double *qd, double *tau_f);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_friction_batch(long count, const double *qd, double *tau_f);
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure).
  * In: q[7], qd[7], qdd[7].
  * Out: Y[7*98] (row-major).
  * Operations: 995 mul, 671 add, 0 div, 0 sqrt, 12 trig. */
 void panda_regressor(const double *q, const double *qd, const double *qdd, double *Y);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y);
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics.
  * In: q[7], qd[7], qdd[7].
  * Out: Yb[7*69] (row-major).
  * Operations: 792 mul, 521 add, 0 div, 0 sqrt, 12 trig. */
 void panda_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb);
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES.
  * In: params[98].
  * Out: beta[69].
  * Operations: 51 mul, 75 add, 0 div, 0 sqrt, 0 trig. */
 void panda_base_parameters(const double *params, double *beta);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_base_parameters_batch(long count, const double *params, double *beta);
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame.
  * In: q[7].
  * Out: oMf[3*4*4] (row-major).
  * Operations: 95 mul, 53 add, 0 div, 0 sqrt, 14 trig. */
 void panda_frame_placement(const double *q, double *oMf);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_frame_placement_batch(long count, const double *q, double *oMf);
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes.
  * In: q[7].
  * Out: J[3*6*7] (row-major).
  * Operations: 139 mul, 81 add, 0 div, 0 sqrt, 12 trig. */
 void panda_frame_jacobian(const double *q, double *J);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_frame_jacobian_batch(long count, const double *q, double *J);
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd).
  * In: q[7], qd[7].
  * Out: vf[3*6] (row-major).
  * Operations: 124 mul, 73 add, 0 div, 0 sqrt, 12 trig. */
 void panda_frame_velocity(const double *q, const double *qd, double *vf);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_frame_velocity_batch(long count, const double *q, const double *qd, double *vf);
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity.
  * In: q[7], qd[7].
  * Out: af[3*6] (row-major).
  * Operations: 226 mul, 154 add, 0 div, 0 sqrt, 12 trig. */
 void panda_frame_acceleration_bias(const double *q, const double *qd, double *af);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af);
 
 /* Centre of mass in the world frame.
  * In: q[7].
  * Out: com[3].
  * Operations: 31 mul, 32 add, 0 div, 0 sqrt, 14 trig. */
 void panda_center_of_mass(const double *q, double *com);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_center_of_mass_batch(long count, const double *q, double *com);
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd.
  * In: q[7].
  * Out: Jcom[3*7] (row-major).
  * Operations: 144 mul, 75 add, 0 div, 0 sqrt, 14 trig. */
 void panda_com_jacobian(const double *q, double *Jcom);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_com_jacobian_batch(long count, const double *q, double *Jcom);
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes.
  * In: q[7].
  * Out: Ag[6*7] (row-major).
  * Operations: 346 mul, 300 add, 0 div, 0 sqrt, 14 trig. */
 void panda_centroidal_momentum_matrix(const double *q, double *Ag);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag);
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd).
  * In: q[7], qd[7].
  * Out: hg[6].
  * Operations: 387 mul, 335 add, 0 div, 0 sqrt, 14 trig. */
 void panda_centroidal_momentum(const double *q, const double *qd, double *hg);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg);
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias).
  * In: q[7].
  * Out: Linv[18*18] (row-major).
  * Operations: 1437 mul, 1264 add, 6 div, 0 sqrt, 14 trig. */
 void panda_operational_space_inertia_inverse(const double *q, double *Linv);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv);
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[7], qd[7], qdd[7], f_ext[3*6].
  * Out: tau[7].
  * Operations: 596 mul, 497 add, 0 div, 0 sqrt, 14 trig. */
 void panda_inverse_dynamics_fext(const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau);
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[7], qd[7], tau[7], f_ext[3*6].
  * Out: qdd[7].
  * Operations: 984 mul, 862 add, 12 div, 0 sqrt, 14 trig. */
 void panda_forward_dynamics_fext(const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void panda_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
 
 #ifdef __cplusplus
 }

@@ -77,6 +77,29 @@ static void sd_sincos(double x, double *s, double *c)
     *s = (quadrant & 2) ? -a : a;
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
+#if !defined(SYMDYN_NO_LANES)
+
+/* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
+ * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
+ * converts in vector registers, to long not before AVX-512; floor does not vectorize). Returns 1 if |x| is
+ * beyond the reduction's range: the caller then computes that state with the single-state function. */
+static inline int sd_sincos_lane(double x, double *s, double *c)
+{
+    const double k = (x * 0.63661977236758134308 + 6755399441055744.0) - 6755399441055744.0;
+    const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
+    const double z = r * r, z2 = z * z, z4 = z2 * z2;
+    const double sp = (-1.0 / 6 + z * (1.0 / 120)) + z2 * (-1.0 / 5040 + z * (1.0 / 362880))
+                      + z4 * ((-1.0 / 39916800 + z * (1.0 / 6227020800.0)) + z2 * (-1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0)));
+    const double cp = (1.0 / 24 + z * (-1.0 / 720)) + z2 * (1.0 / 40320 + z * (-1.0 / 3628800))
+                      + z4 * ((1.0 / 479001600.0 + z * (-1.0 / 87178291200.0)) + z2 * (1.0 / 20922789888000.0));
+    const double sr = r + r * z * sp, cr = 1.0 - 0.5 * z + z2 * cp;
+    const int quadrant = (int)(fabs(x) < 1.0e5 ? k : 0.0);       /* no conversion out of int's range */
+    const double a = (quadrant & 1) ? cr : sr, b = (quadrant & 1) ? sr : cr;
+    *s = (quadrant & 2) ? -a : a;
+    *c = ((quadrant + 1) & 2) ? -b : b;
+    return !(fabs(x) < 1.0e5);
+}
+#endif
 
 /* The reference configuration: zero angles and offsets, identity quaternions. */
 void planar2_neutral(double *q)
@@ -101,6 +124,49 @@ void planar2_difference(const double *q0, const double *q1, double *v)
     for (int i = 0; i < 2; ++i)
         v[0 + i] = q1[0 + i] - q0[0 + i];
 }
+
+/* Batches: `<function>_batch(count, ...)` evaluates `count` states, each argument and output an array
+ * of shape (count, n), row-major (a numpy batch). States go in blocks of PLANAR2_BATCH_LANES,
+ * stored structure-of-arrays ([entry][lane]) so that one loop over the lanes runs the function's
+ * statements on several states per instruction (gcc and clang vectorize it; `#pragma omp simd` with
+ * -fopenmp or -fopenmp-simd). The last block is padded with copies of the last state. With -fopenmp,
+ * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
+ * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
+ * entries (the lanes cost gcc about 8x the single functions' compile time). */
+#ifndef PLANAR2_BATCH_LANES
+#define PLANAR2_BATCH_LANES 8
+#endif
+#define SD_LANES PLANAR2_BATCH_LANES
+#if defined(_OPENMP)
+#define SD_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define SD_PARALLEL_FOR
+#endif
+#if defined(_OPENMP) || defined(__clang__)
+#define SD_SIMD _Pragma("omp simd")
+#elif defined(__GNUC__)
+#define SD_SIMD _Pragma("GCC ivdep")
+#else
+#define SD_SIMD
+#endif
+
+#if !defined(SYMDYN_NO_LANES)
+/* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
+static void sd_gather(const double *rows, long size, int n, double *block)
+{
+    for (long j = 0; j < size; ++j)
+        for (int k = 0; k < SD_LANES; ++k)
+            block[j * SD_LANES + k] = rows[(k < n ? k : n - 1) * size + j];
+}
+
+/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. */
+static void sd_scatter(const double *block, long size, int n, double *rows)
+{
+    for (int k = 0; k < n; ++k)
+        for (long j = 0; j < size; ++j)
+            rows[k * size + j] = block[j * SD_LANES + k];
+}
+#endif
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 19 mul, 13 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
@@ -135,6 +201,66 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     tau[1] = x17;
 }
 
+/* inverse_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_qdd[2][SD_LANES];
+        sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
+        double sd_tau[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qdd0 = sd_qdd[0][sd_k];
+            const double qdd1 = sd_qdd[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x6 = qd0 + qd1;
+            const double x7 = 9.81*x0;
+            const double x8 = 9.81*x1;
+            const double x9 = qd0*qd0;
+            const double x10 = -0.5*x9 + x7;
+            const double x11 = 0.5*qdd0 + x8;
+            const double x12 = x10*x3 + x11*x2;
+            const double x13 = -x10*x2 + x11*x3;
+            const double x14 = qdd0 + qdd1;
+            const double x15 = x6*x6;
+            const double x17 = 0.053333333333333344*x14 + 0.2*x13;
+            const double x18 = -0.2*x15 + x12;
+            const double x19 = 0.2*x14 + x13;
+            const double x22 = x18*x2 + x19*x3;
+            const double x23 = 0.5*x22 + x17;
+            const double x24 = 0.16666666666666666*qdd0 + 0.5*x8 + x23;
+            sd_tau[0][sd_k] = x24;
+            sd_tau[1][sd_k] = x17;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_inverse_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_inverse_dynamics(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, tau + sd_i * 2);
+#endif
+}
+
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 4 mul, 5 add, 0 div, 0 sqrt, 1 trig. */
 void planar2_mass_matrix(const double *q, double *M)
 {
@@ -149,6 +275,15 @@ void planar2_mass_matrix(const double *q, double *M)
     M[1] = x24;
     M[2] = x24;
     M[3] = 0.053333333333333344;
+}
+
+/* mass_matrix of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_mass_matrix_batch(long count, const double *q, double *M)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_mass_matrix(q + sd_i * 2, M + sd_i * 4);
 }
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve. Operations: 14 mul, 8 add, 1 div, 0 sqrt, 2 trig. */
@@ -177,6 +312,57 @@ void planar2_mass_matrix_inverse(const double *q, double *Minv)
     Minv[1] = x53;
     Minv[2] = x53;
     Minv[3] = x46;
+}
+
+/* mass_matrix_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_Minv[4][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x29 = 1.0/x25;
+            const double x36 = -0.5*x3;
+            const double x39 = -x29*x36;
+            const double x42 = -x36*x39;
+            const double x43 = 3.7499999999999996*x39 + x29;
+            const double x45 = 3.7499999999999996*x42 + x39;
+            const double x46 = 18.749999999999996 + 3.7499999999999996*x45 + x43;
+            const double x50 = -0.5*x29;
+            const double x52 = x3*x50;
+            const double x53 = 3.7499999999999996*x52 - x29;
+            sd_Minv[0][sd_k] = x29;
+            sd_Minv[1][sd_k] = x53;
+            sd_Minv[2][sd_k] = x53;
+            sd_Minv[3][sd_k] = x46;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Minv[0], 4, sd_n, Minv + sd_first * 4);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_mass_matrix_inverse(q + (sd_first + sd_k) * 2, Minv + (sd_first + sd_k) * 4);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_mass_matrix_inverse(q + sd_i * 2, Minv + sd_i * 4);
+#endif
 }
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 31 mul, 17 add, 2 div, 0 sqrt, 4 trig. */
@@ -230,6 +416,84 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     qdd[1] = x65;
 }
 
+/* forward_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_tau[2][SD_LANES];
+        sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
+        double sd_qdd[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double tau0 = sd_tau[0][sd_k];
+            const double tau1 = sd_tau[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x5 = 2.0*x2*x3;
+            const double x10 = 0.375*x4;
+            const double x11 = 0.375*x5;
+            const double x13 = 0.625 - x10;
+            const double x17 = 0.5*x11;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x26 = 0.5 + x18;
+            const double x29 = 1.0/x25;
+            const double x31 = x17*x29;
+            const double x32 = x26*x29;
+            const double x36 = 0.5*qd0;
+            const double x37 = -qd0*x36;
+            const double x38 = qd0 + qd1;
+            const double x41 = 0.2*x38;
+            const double x42 = -x38*x41;
+            const double x43 = x3*x37;
+            const double x44 = -x2*x37;
+            const double x45 = 18.749999999999996*tau1;
+            const double x46 = x42 + x43;
+            const double x47 = 0.25*x44 + 3.7499999999999996*tau1;
+            const double x49 = x2*x46 + x3*x47;
+            const double x50 = 0.5*x49 + tau1;
+            const double x52 = tau0 - x50;
+            const double x53 = x52/x25;
+            const double x57 = 9.81*x0;
+            const double x58 = 9.81*x1;
+            const double x59 = -(x31*x57 + x32*x58) + x53;
+            const double x60 = 0.5*x59 + x58;
+            const double x62 = -x2*x57 + x3*x60;
+            const double x64 = x44 + x62;
+            const double x65 = -(3.7499999999999996*x64 + x59) + x45;
+            sd_qdd[0][sd_k] = x59;
+            sd_qdd[1][sd_k] = x65;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_qdd[0], 2, sd_n, qdd + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_forward_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_forward_dynamics(q + sd_i * 2, qd + sd_i * 2, tau + sd_i * 2, qdd + sd_i * 2);
+#endif
+}
+
 /* Generalized gravity g(q): the joint forces that hold the arm still. Operations: 11 mul, 5 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_gravity(const double *q, double *g)
 {
@@ -249,6 +513,50 @@ void planar2_gravity(const double *q, double *g)
     const double x12 = 0.5*x5 + x11;
     g[0] = x12;
     g[1] = x8;
+}
+
+/* gravity of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_gravity_batch(long count, const double *q, double *g)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_g[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = 9.81*x0;
+            const double x5 = 9.81*x1;
+            const double x6 = x2*x5 + x3*x4;
+            const double x7 = -x2*x4 + x3*x5;
+            const double x8 = 0.2*x7;
+            const double x10 = x2*x6 + x3*x7;
+            const double x11 = 0.5*x10 + x8;
+            const double x12 = 0.5*x5 + x11;
+            sd_g[0][sd_k] = x12;
+            sd_g[1][sd_k] = x8;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_g[0], 2, sd_n, g + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_gravity(q + (sd_first + sd_k) * 2, g + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_gravity(q + sd_i * 2, g + sd_i * 2);
+#endif
 }
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 11 mul, 7 add, 0 div, 0 sqrt, 2 trig. */
@@ -275,6 +583,57 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     C[1] = x67;
     C[2] = x32;
     C[3] = x33;
+}
+
+/* coriolis_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_C[4][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = 0.5*qd0;
+            const double x5 = x2*x4;
+            const double x6 = x3*x4;
+            const double x7 = qd0 + qd1;
+            const double x29 = 0.2*x7 + x6;
+            const double x32 = 0.2*x5;
+            const double x33 = -0.2*x5 + x32;
+            const double x54 = -x2*x29 + x3*x5;
+            const double x59 = 0.5*x54 + x32;
+            const double x64 = -x29 + x6;
+            const double x66 = x2*x64;
+            const double x67 = 0.5*x66 + x33;
+            sd_C[0][sd_k] = x59;
+            sd_C[1][sd_k] = x67;
+            sd_C[2][sd_k] = x32;
+            sd_C[3][sd_k] = x33;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_C[0], 4, sd_n, C + sd_first * 4);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_coriolis_matrix(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, C + (sd_first + sd_k) * 4);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_coriolis_matrix(q + sd_i * 2, qd + sd_i * 2, C + sd_i * 4);
+#endif
 }
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 15 mul, 8 add, 0 div, 0 sqrt, 4 trig. */
@@ -305,6 +664,59 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     b[1] = x15;
 }
 
+/* nonlinear_effects of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_b[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x6 = qd0 + qd1;
+            const double x7 = 9.81*x0;
+            const double x8 = 9.81*x1;
+            const double x9 = qd0*qd0;
+            const double x10 = -0.5*x9 + x7;
+            const double x11 = x10*x3 + x2*x8;
+            const double x12 = -x10*x2 + x3*x8;
+            const double x13 = x6*x6;
+            const double x15 = 0.2*x12;
+            const double x16 = -0.2*x13 + x11;
+            const double x19 = x12*x3 + x16*x2;
+            const double x20 = 0.5*x19 + x15;
+            const double x21 = 0.5*x8 + x20;
+            sd_b[0][sd_k] = x21;
+            sd_b[1][sd_k] = x15;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_b[0], 2, sd_n, b + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_nonlinear_effects(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, b + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_nonlinear_effects(q + sd_i * 2, qd + sd_i * 2, b + sd_i * 2);
+#endif
+}
+
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 5 mul, 3 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_articulated_inertia(const double *q, double *D)
 {
@@ -319,6 +731,45 @@ void planar2_articulated_inertia(const double *q, double *D)
     const double x25 = 0.16666666666666666 + x21;
     D[0] = x25;
     D[1] = 0.053333333333333344;
+}
+
+/* articulated_inertia of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_articulated_inertia_batch(long count, const double *q, double *D)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_D[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            sd_D[0][sd_k] = x25;
+            sd_D[1][sd_k] = 0.053333333333333344;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_D[0], 2, sd_n, D + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_articulated_inertia(q + (sd_first + sd_k) * 2, D + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_articulated_inertia(q + sd_i * 2, D + sd_i * 2);
+#endif
 }
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig. */
@@ -340,6 +791,50 @@ void planar2_innovations_factor(const double *q, double *m)
     m[1] = x41;
     m[2] = 0.0;
     m[3] = 0.23094010767585033;
+}
+
+/* innovations_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_innovations_factor_batch(long count, const double *q, double *m)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_m[4][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x36 = sqrt(x25);
+            const double x40 = 0.8660254037844386*x3;
+            const double x41 = 0.23094010767585033 + 0.5*x40;
+            sd_m[0][sd_k] = x36;
+            sd_m[1][sd_k] = x41;
+            sd_m[2][sd_k] = 0.0;
+            sd_m[3][sd_k] = 0.23094010767585033;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_m[0], 4, sd_n, m + sd_first * 4);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_innovations_factor(q + (sd_first + sd_k) * 2, m + (sd_first + sd_k) * 4);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_innovations_factor(q + sd_i * 2, m + sd_i * 4);
+#endif
 }
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 7 mul, 4 add, 2 div, 1 sqrt, 2 trig. */
@@ -365,6 +860,52 @@ void planar2_innovations_factor_inverse(const double *q, double *ell)
     ell[3] = 4.330127018922193;
 }
 
+/* innovations_factor_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_innovations_factor_inverse_batch(long count, const double *q, double *ell)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_ell[4][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x36 = sqrt(x25);
+            const double x37 = 1.0/x36;
+            const double x39 = 3.7499999999999996*x3;
+            const double x40 = 0.5*x39 + 1.0;
+            const double x41 = -x40/x36;
+            sd_ell[0][sd_k] = x37;
+            sd_ell[1][sd_k] = x41;
+            sd_ell[2][sd_k] = 0.0;
+            sd_ell[3][sd_k] = 4.330127018922193;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_ell[0], 4, sd_n, ell + sd_first * 4);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_innovations_factor_inverse(q + (sd_first + sd_k) * 2, ell + (sd_first + sd_k) * 4);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_innovations_factor_inverse(q + sd_i * 2, ell + sd_i * 4);
+#endif
+}
+
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_total_rates(const double *q, const double *qd, double *nu)
 {
@@ -388,6 +929,54 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
     nu[1] = x41;
 }
 
+/* total_rates of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_total_rates_batch(long count, const double *q, const double *qd, double *nu)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_nu[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x36 = sqrt(x25);
+            const double x37 = qd0*x36;
+            const double x38 = 0.5*qd0;
+            const double x40 = x3*x38;
+            const double x41 = 0.23094010767585033*(3.7499999999999996*x40 + qd0 + qd1);
+            sd_nu[0][sd_k] = x37;
+            sd_nu[1][sd_k] = x41;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_nu[0], 2, sd_n, nu + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_total_rates(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_total_rates(q + sd_i * 2, qd + sd_i * 2, nu + sd_i * 2);
+#endif
+}
+
 /* Joint rates qd = l* nu (inverse of total_rates). Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
 void planar2_joint_rates(const double *q, const double *nu, double *qd)
 {
@@ -409,6 +998,54 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
     const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
     qd[0] = x37;
     qd[1] = x41;
+}
+
+/* joint_rates of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_nu[2][SD_LANES];
+        sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
+        double sd_qd[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double nu0 = sd_nu[0][sd_k];
+            const double nu1 = sd_nu[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x36 = sqrt(x25);
+            const double x37 = nu0/x36;
+            const double x38 = 0.5*x37;
+            const double x40 = x3*x38;
+            const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+            sd_qd[0][sd_k] = x37;
+            sd_qd[1][sd_k] = x41;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_joint_rates(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_joint_rates(q + sd_i * 2, nu + sd_i * 2, qd + sd_i * 2);
+#endif
 }
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
@@ -436,6 +1073,56 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
     eps[1] = x36;
 }
 
+/* working_moments of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_working_moments_batch(long count, const double *q, const double *tau, double *eps)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_tau[2][SD_LANES];
+        sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
+        double sd_eps[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double tau0 = sd_tau[0][sd_k];
+            const double tau1 = sd_tau[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x36 = 4.330127018922193*tau1;
+            const double x37 = 3.7499999999999996*tau1;
+            const double x39 = x3*x37;
+            const double x40 = 0.5*x39 + tau1;
+            const double x41 = tau0 - x40;
+            const double x42 = sqrt(x25);
+            const double x43 = x41/x42;
+            sd_eps[0][sd_k] = x43;
+            sd_eps[1][sd_k] = x36;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_eps[0], 2, sd_n, eps + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_working_moments(q + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_working_moments(q + sd_i * 2, tau + sd_i * 2, eps + sd_i * 2);
+#endif
+}
+
 /* Joint forces tau = m eps (inverse of working_moments). Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_applied_moments(const double *q, const double *eps, double *tau)
 {
@@ -459,6 +1146,56 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
     const double x43 = x40 + x42;
     tau[0] = x43;
     tau[1] = x36;
+}
+
+/* applied_moments of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_eps[2][SD_LANES];
+        sd_gather(eps + sd_first * 2, 2, sd_n, sd_eps[0]);
+        double sd_tau[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double eps0 = sd_eps[0][sd_k];
+            const double eps1 = sd_eps[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x36 = 0.23094010767585033*eps1;
+            const double x37 = 3.7499999999999996*x36;
+            const double x39 = x3*x37;
+            const double x40 = 0.5*x39 + x36;
+            const double x41 = sqrt(x25);
+            const double x42 = eps0*x41;
+            const double x43 = x40 + x42;
+            sd_tau[0][sd_k] = x43;
+            sd_tau[1][sd_k] = x36;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_applied_moments(q + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_applied_moments(q + sd_i * 2, eps + sd_i * 2, tau + sd_i * 2);
+#endif
 }
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 34 mul, 20 add, 2 div, 1 sqrt, 2 trig. */
@@ -508,6 +1245,78 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     Cnu[1] = x64;
 }
 
+/* coriolis_nu of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_nu[2][SD_LANES];
+        sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
+        double sd_Cnu[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double nu0 = sd_nu[0][sd_k];
+            const double nu1 = sd_nu[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x36 = sqrt(x25);
+            const double x37 = nu0/x36;
+            const double x38 = 0.5*x37;
+            const double x39 = x2*x38;
+            const double x40 = x3*x38;
+            const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+            const double x42 = x37 + x41;
+            const double x45 = -0.2*x41;
+            const double x49 = 0.2*x42 + x40;
+            const double x50 = -x39*x40 + x39*x49;
+            const double x51 = -x42*x49;
+            const double x52 = x39*x42;
+            const double x53 = -x40*x41 + x42*x45;
+            const double x54 = x39*x41;
+            const double x56 = x40*x41;
+            const double x57 = -x39*x41;
+            const double x58 = 3.7499999999999996*x40 + x37;
+            const double x59 = x37 - x58;
+            const double x60 = x45*x59;
+            const double x61 = 2.0*x50;
+            const double x62 = 2.0*x51 - x53 + x56 - x60;
+            const double x63 = 2.0*x52 - x54 + x57;
+            const double x64 = 2.1650635094610964*x61;
+            const double x89 = x39*x45 + x61;
+            const double x90 = x42*x45 + x62;
+            const double x91 = -3.7499999999999996*x89 + x63;
+            const double x93 = x2*x90 + x3*x91;
+            const double x94 = 0.5*x93;
+            const double x111 = 0.5*x94/x36;
+            sd_Cnu[0][sd_k] = x111;
+            sd_Cnu[1][sd_k] = x64;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Cnu[0], 2, sd_n, Cnu + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_coriolis_nu(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, Cnu + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_coriolis_nu(q + sd_i * 2, nu + sd_i * 2, Cnu + sd_i * 2);
+#endif
+}
+
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 26 mul, 14 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
 {
@@ -542,6 +1351,67 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double x98 = eta0*x79 + x83;
     Cbar[0] = x98;
     Cbar[1] = x48;
+}
+
+/* coriolis_eta of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_eta[2][SD_LANES];
+        sd_gather(eta + sd_first * 2, 2, sd_n, sd_eta[0]);
+        double sd_Cbar[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double eta0 = sd_eta[0][sd_k];
+            const double eta1 = sd_eta[1][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x5 = 2.0*x2*x3;
+            const double x36 = 0.5*eta0;
+            const double x37 = x2*x36;
+            const double x38 = x3*x36;
+            const double x39 = -(3.7499999999999996*x38 + eta0) + eta1;
+            const double x40 = eta0 + x39;
+            const double x43 = -0.2*x39;
+            const double x47 = 0.2*x40 + x38;
+            const double x48 = -x37*x38 + x37*x47;
+            const double x49 = -x40*x47;
+            const double x50 = x37*x40;
+            const double x51 = -x38*x39 + x40*x43;
+            const double x52 = x37*x39;
+            const double x53 = 3.7499999999999996*x38 + eta0 + x39;
+            const double x54 = x43*x53 + x49 - x51;
+            const double x55 = x50 - x52;
+            const double x68 = -3.7499999999999996*x43;
+            const double x72 = x5*x68;
+            const double x76 = 0.5*x72;
+            const double x79 = 0.5*x76;
+            const double x80 = -3.7499999999999996*x48 + x55;
+            const double x82 = x2*x54 + x3*x80;
+            const double x83 = 0.5*x82;
+            const double x98 = eta0*x79 + x83;
+            sd_Cbar[0][sd_k] = x98;
+            sd_Cbar[1][sd_k] = x48;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Cbar[0], 2, sd_n, Cbar + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_coriolis_eta(q + (sd_first + sd_k) * 2, eta + (sd_first + sd_k) * 2, Cbar + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_coriolis_eta(q + sd_i * 2, eta + sd_i * 2, Cbar + sd_i * 2);
+#endif
 }
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
@@ -605,6 +1475,96 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     nu_dot[1] = x64;
 }
 
+/* diagonalized_forward_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_nu[2][SD_LANES];
+        sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
+        double sd_tau[2][SD_LANES];
+        sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
+        double sd_qd[2][SD_LANES];
+        double sd_nu_dot[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double nu0 = sd_nu[0][sd_k];
+            const double nu1 = sd_nu[1][sd_k];
+            const double tau0 = sd_tau[0][sd_k];
+            const double tau1 = sd_tau[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x5 = 2.0*x2*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x36 = sqrt(x25);
+            const double x37 = nu0/x36;
+            const double x38 = 0.5*x37;
+            const double x39 = x2*x38;
+            const double x40 = x3*x38;
+            const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+            const double x42 = x37 + x41;
+            const double x43 = 9.81*x0;
+            const double x44 = 9.81*x1;
+            const double x45 = x2*x44 + x3*x43;
+            const double x46 = -x2*x43 + x3*x44;
+            const double x49 = -0.2*x41;
+            const double x52 = 4.330127018922193*nu1;
+            const double x54 = 0.2*x42 + x40;
+            const double x55 = -x39*x40 + x39*x54;
+            const double x56 = -x42*x54;
+            const double x57 = x39*x42;
+            const double x58 = -x40*x41 + x42*x49;
+            const double x59 = x39*x41;
+            const double x60 = 0.2*x46 + x55;
+            const double x61 = x45 + x49*x52 + x56 - x58;
+            const double x62 = x46 + x57 - x59;
+            const double x63 = tau1 - x60;
+            const double x64 = 4.330127018922193*x63;
+            const double x65 = x60 + x63;
+            const double x66 = 3.7499999999999996*x63 + x62;
+            const double x79 = -3.7499999999999996*x49;
+            const double x83 = x5*x79;
+            const double x87 = 0.5*x83;
+            const double x90 = 0.5*x87;
+            const double x92 = x2*x61 + x3*x66;
+            const double x93 = 0.5*x92 + x65;
+            const double x108 = 0.5*x44 + x37*x90 + x93;
+            const double x111 = tau0 - x108;
+            const double x112 = (0.5*x37*x90 + x111)/x36;
+            sd_qd[0][sd_k] = x37;
+            sd_qd[1][sd_k] = x41;
+            sd_nu_dot[0][sd_k] = x112;
+            sd_nu_dot[1][sd_k] = x64;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
+        sd_scatter(sd_nu_dot[0], 2, sd_n, nu_dot + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu_dot + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_diagonalized_forward_dynamics(q + sd_i * 2, nu + sd_i * 2, tau + sd_i * 2, qd + sd_i * 2, nu_dot + sd_i * 2);
+#endif
+}
+
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 2 mul, 1 add, 0 div, 0 sqrt, 1 trig. */
 void planar2_udu_factor(const double *q, double *U)
 {
@@ -618,12 +1578,30 @@ void planar2_udu_factor(const double *q, double *U)
     U[3] = 1.0;
 }
 
+/* udu_factor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_udu_factor_batch(long count, const double *q, double *U)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_udu_factor(q + sd_i * 2, U + sd_i * 4);
+}
+
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
 void planar2_friction(const double *qd, double *tau_f)
 {
     tau_f[0] = 0.0;
     tau_f[1] = 0.0;
     (void)qd;
+}
+
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_friction_batch(long count, const double *qd, double *tau_f)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_friction(qd + sd_i * 2, tau_f + sd_i * 2);
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 18 mul, 11 add, 0 div, 0 sqrt, 4 trig. */
@@ -714,6 +1692,15 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[55] = qdd1;
 }
 
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_regressor(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, Y + sd_i * 56);
+}
+
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 16 mul, 10 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb)
 {
@@ -771,6 +1758,15 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[25] = qdd1;
 }
 
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_base_regressor(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, Yb + sd_i * 26);
+}
+
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 2 mul, 3 add, 0 div, 0 sqrt, 0 trig. */
 void planar2_base_parameters(const double *params, double *beta)
 {
@@ -806,6 +1802,15 @@ void planar2_base_parameters(const double *params, double *beta)
     beta[12] = p27;
 }
 
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_base_parameters_batch(long count, const double *params, double *beta)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_base_parameters(params + sd_i * 28, beta + sd_i * 13);
+}
+
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 8 mul, 3 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_frame_placement(const double *q, double *oMf)
 {
@@ -838,6 +1843,15 @@ void planar2_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
+/* frame_placement of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_frame_placement_batch(long count, const double *q, double *oMf)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_frame_placement(q + sd_i * 2, oMf + sd_i * 16);
+}
+
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 2 mul, 0 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_frame_jacobian(const double *q, double *J)
 {
@@ -858,6 +1872,15 @@ void planar2_frame_jacobian(const double *q, double *J)
     J[9] = 0.0;
     J[10] = 1.0;
     J[11] = 1.0;
+}
+
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_frame_jacobian_batch(long count, const double *q, double *J)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_frame_jacobian(q + sd_i * 2, J + sd_i * 12);
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 4 mul, 1 add, 0 div, 0 sqrt, 2 trig. */
@@ -881,6 +1904,15 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     vf[5] = x9;
 }
 
+/* frame_velocity of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_frame_velocity(q + sd_i * 2, qd + sd_i * 2, vf + sd_i * 6);
+}
+
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 6 mul, 0 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_frame_acceleration_bias(const double *q, const double *qd, double *af)
 {
@@ -902,6 +1934,15 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
     af[5] = 0.0;
 }
 
+/* frame_acceleration_bias of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_frame_acceleration_bias(q + sd_i * 2, qd + sd_i * 2, af + sd_i * 6);
+}
+
 /* Centre of mass in the world frame. Operations: 8 mul, 3 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_center_of_mass(const double *q, double *com)
 {
@@ -921,6 +1962,50 @@ void planar2_center_of_mass(const double *q, double *com)
     com[0] = x14;
     com[1] = x15;
     com[2] = 0.0;
+}
+
+/* center_of_mass of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_center_of_mass_batch(long count, const double *q, double *com)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_com[3][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x9 = 0.2*x3;
+            const double x10 = 0.2*x2;
+            const double x11 = 1.0 + x9;
+            const double x12 = -x0*x10 + x1*x11;
+            const double x13 = x0*x11 + x1*x10;
+            const double x14 = 0.3333333333333333*x12;
+            const double x15 = 0.3333333333333333*x13;
+            sd_com[0][sd_k] = x14;
+            sd_com[1][sd_k] = x15;
+            sd_com[2][sd_k] = 0.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_com[0], 3, sd_n, com + sd_first * 3);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_center_of_mass(q + (sd_first + sd_k) * 2, com + (sd_first + sd_k) * 3);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_center_of_mass(q + sd_i * 2, com + sd_i * 3);
+#endif
 }
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 16 mul, 5 add, 0 div, 0 sqrt, 4 trig. */
@@ -951,6 +2036,59 @@ void planar2_com_jacobian(const double *q, double *Jcom)
     Jcom[3] = x21;
     Jcom[4] = 0.0;
     Jcom[5] = 0.0;
+}
+
+/* com_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_Jcom[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x6 = -x0*x2 + x1*x3;
+            const double x7 = -x0*x3 - x1*x2;
+            const double x9 = 0.2*x3;
+            const double x10 = 0.2*x2;
+            const double x11 = 1.0 + x9;
+            const double x12 = -x0*x10 + x1*x11;
+            const double x14 = 0.3333333333333333*x12;
+            const double x16 = -x0*x11 - x1*x10;
+            const double x17 = 0.3333333333333333*x16;
+            const double x18 = 0.2*x7;
+            const double x19 = 0.2*x6;
+            const double x20 = 0.3333333333333333*x18;
+            const double x21 = 0.3333333333333333*x19;
+            sd_Jcom[0][sd_k] = x17;
+            sd_Jcom[1][sd_k] = x20;
+            sd_Jcom[2][sd_k] = x14;
+            sd_Jcom[3][sd_k] = x21;
+            sd_Jcom[4][sd_k] = 0.0;
+            sd_Jcom[5][sd_k] = 0.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Jcom[0], 6, sd_n, Jcom + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_com_jacobian(q + (sd_first + sd_k) * 2, Jcom + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_com_jacobian(q + sd_i * 2, Jcom + sd_i * 6);
+#endif
 }
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 24 mul, 14 add, 0 div, 0 sqrt, 4 trig. */
@@ -997,6 +2135,73 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
     Ag[11] = x34;
 }
 
+/* centroidal_momentum_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_Ag[12][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = 0.5*x1;
+            const double x5 = 0.5*x0;
+            const double x6 = -x0*x2 + x1*x3;
+            const double x7 = -x0*x3 - x1*x2;
+            const double x9 = 0.2*x3;
+            const double x10 = 0.2*x2;
+            const double x17 = 0.5*x9;
+            const double x18 = 0.25 + 2.0*x17;
+            const double x19 = 1.0 + x9;
+            const double x23 = 0.22 + x18;
+            const double x24 = -x0*x10 + x1*x19;
+            const double x25 = x0*x19 + x1*x10;
+            const double x26 = 0.3333333333333333*x24;
+            const double x27 = 0.3333333333333333*x25;
+            const double x28 = -x0*x19 - x1*x10;
+            const double x29 = x23 - x24*x26 + x27*x28;
+            const double x30 = -x26 + x4;
+            const double x31 = -x27 + x5;
+            const double x32 = 0.2*x7;
+            const double x33 = 0.2*x6;
+            const double x34 = 0.053333333333333344 + x30*x33 - x31*x32;
+            sd_Ag[0][sd_k] = x28;
+            sd_Ag[1][sd_k] = x32;
+            sd_Ag[2][sd_k] = x24;
+            sd_Ag[3][sd_k] = x33;
+            sd_Ag[4][sd_k] = 0.0;
+            sd_Ag[5][sd_k] = 0.0;
+            sd_Ag[6][sd_k] = 0.0;
+            sd_Ag[7][sd_k] = 0.0;
+            sd_Ag[8][sd_k] = 0.0;
+            sd_Ag[9][sd_k] = 0.0;
+            sd_Ag[10][sd_k] = x29;
+            sd_Ag[11][sd_k] = x34;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Ag[0], 12, sd_n, Ag + sd_first * 12);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_centroidal_momentum_matrix(q + (sd_first + sd_k) * 2, Ag + (sd_first + sd_k) * 12);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_centroidal_momentum_matrix(q + sd_i * 2, Ag + sd_i * 12);
+#endif
+}
+
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 30 mul, 17 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
 {
@@ -1038,6 +2243,74 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     hg[3] = 0.0;
     hg[4] = 0.0;
     hg[5] = x37;
+}
+
+/* centroidal_momentum of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_hg[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = 0.5*x1;
+            const double x5 = 0.5*x0;
+            const double x6 = -x0*x2 + x1*x3;
+            const double x7 = -x0*x3 - x1*x2;
+            const double x9 = 0.2*x3;
+            const double x10 = 0.2*x2;
+            const double x17 = 0.5*x9;
+            const double x18 = 0.25 + 2.0*x17;
+            const double x19 = 1.0 + x9;
+            const double x23 = 0.22 + x18;
+            const double x24 = -x0*x10 + x1*x19;
+            const double x25 = x0*x19 + x1*x10;
+            const double x26 = 0.3333333333333333*x24;
+            const double x27 = 0.3333333333333333*x25;
+            const double x28 = -x0*x19 - x1*x10;
+            const double x29 = x23 - x24*x26 + x27*x28;
+            const double x30 = -x26 + x4;
+            const double x31 = -x27 + x5;
+            const double x32 = 0.2*x7;
+            const double x33 = 0.2*x6;
+            const double x34 = 0.053333333333333344 + x30*x33 - x31*x32;
+            const double x35 = qd0*x28 + qd1*x32;
+            const double x36 = qd0*x24 + qd1*x33;
+            const double x37 = qd0*x29 + qd1*x34;
+            sd_hg[0][sd_k] = x35;
+            sd_hg[1][sd_k] = x36;
+            sd_hg[2][sd_k] = 0.0;
+            sd_hg[3][sd_k] = 0.0;
+            sd_hg[4][sd_k] = 0.0;
+            sd_hg[5][sd_k] = x37;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_hg[0], 6, sd_n, hg + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_centroidal_momentum(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, hg + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_centroidal_momentum(q + sd_i * 2, qd + sd_i * 2, hg + sd_i * 6);
+#endif
 }
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 41 mul, 24 add, 1 div, 0 sqrt, 4 trig. */
@@ -1120,6 +2393,15 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[35] = x52;
 }
 
+/* operational_space_inertia_inverse of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar2_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_operational_space_inertia_inverse(q + sd_i * 2, Linv + sd_i * 36);
+}
+
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 29 mul, 21 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_inverse_dynamics_fext(const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
@@ -1159,6 +2441,76 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     const double x36 = 0.16666666666666666*qdd0 + 0.5*x17 + x35;
     tau[0] = x36;
     tau[1] = x26;
+}
+
+/* inverse_dynamics_fext of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_qdd[2][SD_LANES];
+        sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
+        double sd_f_ext[6][SD_LANES];
+        sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
+        double sd_tau[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qdd0 = sd_qdd[0][sd_k];
+            const double qdd1 = sd_qdd[1][sd_k];
+            const double f_ext0 = sd_f_ext[0][sd_k];
+            const double f_ext1 = sd_f_ext[1][sd_k];
+            const double f_ext5 = sd_f_ext[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x6 = -x0*x2 + x1*x3;
+            const double x7 = -x0*x3 - x1*x2;
+            const double x8 = x0*x3 + x1*x2;
+            const double x11 = f_ext0*x6 + f_ext1*x8;
+            const double x12 = f_ext0*x7 + f_ext1*x6;
+            const double x15 = qd0 + qd1;
+            const double x16 = 9.81*x0;
+            const double x17 = 9.81*x1;
+            const double x18 = qd0*qd0;
+            const double x19 = -0.5*x18 + x16;
+            const double x20 = 0.5*qdd0 + x17;
+            const double x21 = x19*x3 + x2*x20;
+            const double x22 = -x19*x2 + x20*x3;
+            const double x23 = qdd0 + qdd1;
+            const double x24 = x15*x15;
+            const double x26 = 0.053333333333333344*x23 + 0.2*x22 - f_ext5;
+            const double x27 = -0.2*x24 - x11 + x21;
+            const double x28 = 0.2*x23 - x12 + x22;
+            const double x31 = x2*x27 + x28*x3;
+            const double x35 = 0.5*x31 + x26;
+            const double x36 = 0.16666666666666666*qdd0 + 0.5*x17 + x35;
+            sd_tau[0][sd_k] = x36;
+            sd_tau[1][sd_k] = x26;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_inverse_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_inverse_dynamics_fext(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, f_ext + sd_i * 6, tau + sd_i * 2);
+#endif
 }
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 41 mul, 26 add, 2 div, 0 sqrt, 4 trig. */
@@ -1221,4 +2573,95 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     const double x80 = -(3.7499999999999996*x79 + x74) + x56;
     qdd[0] = x74;
     qdd[1] = x80;
+}
+
+/* forward_dynamics_fext of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+void planar2_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_tau[2][SD_LANES];
+        sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
+        double sd_f_ext[6][SD_LANES];
+        sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
+        double sd_qdd[2][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double tau0 = sd_tau[0][sd_k];
+            const double tau1 = sd_tau[1][sd_k];
+            const double f_ext0 = sd_f_ext[0][sd_k];
+            const double f_ext1 = sd_f_ext[1][sd_k];
+            const double f_ext5 = sd_f_ext[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x6 = -x0*x2 + x1*x3;
+            const double x7 = -x0*x3 - x1*x2;
+            const double x8 = x0*x3 + x1*x2;
+            const double x11 = f_ext0*x6 + f_ext1*x8;
+            const double x12 = f_ext0*x7 + f_ext1*x6;
+            const double x13 = -x2*x2 + x3*x3;
+            const double x14 = 2.0*x2*x3;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.375*x14;
+            const double x22 = 0.625 - x19;
+            const double x26 = 0.5*x20;
+            const double x27 = 0.5*x22;
+            const double x30 = 0.5*x27;
+            const double x34 = 0.16666666666666666 + x30;
+            const double x35 = 0.5 + x27;
+            const double x38 = 1.0/x34;
+            const double x40 = x26*x38;
+            const double x41 = x35*x38;
+            const double x45 = 0.5*qd0;
+            const double x46 = -qd0*x45;
+            const double x47 = qd0 + qd1;
+            const double x50 = 0.2*x47;
+            const double x51 = -x47*x50;
+            const double x52 = -x11 + x51;
+            const double x53 = x3*x46;
+            const double x54 = -x2*x46;
+            const double x55 = f_ext5 + tau1;
+            const double x56 = 18.749999999999996*x55;
+            const double x57 = -f_ext5 + x55;
+            const double x58 = x52 + x53;
+            const double x59 = 0.25*x54 + 3.7499999999999996*x55 - x12;
+            const double x61 = x2*x58 + x3*x59;
+            const double x65 = 0.5*x61 + x57;
+            const double x67 = tau0 - x65;
+            const double x68 = x67/x34;
+            const double x72 = 9.81*x0;
+            const double x73 = 9.81*x1;
+            const double x74 = -(x40*x72 + x41*x73) + x68;
+            const double x75 = 0.5*x74 + x73;
+            const double x77 = -x2*x72 + x3*x75;
+            const double x79 = x54 + x77;
+            const double x80 = -(3.7499999999999996*x79 + x74) + x56;
+            sd_qdd[0][sd_k] = x74;
+            sd_qdd[1][sd_k] = x80;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_qdd[0], 2, sd_n, qdd + sd_first * 2);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_forward_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 2);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar2_forward_dynamics_fext(q + sd_i * 2, qd + sd_i * 2, tau + sd_i * 2, f_ext + sd_i * 6, qdd + sd_i * 2);
+#endif
 }

@@ -133,6 +133,29 @@ static void sd_sincos(double x, double *s, double *c)
     *s = (quadrant & 2) ? -a : a;
     *c = ((quadrant + 1) & 2) ? -b : b;
 }
+#if !defined(SYMDYN_NO_LANES)
+
+/* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
+ * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
+ * converts in vector registers, to long not before AVX-512; floor does not vectorize). Returns 1 if |x| is
+ * beyond the reduction's range: the caller then computes that state with the single-state function. */
+static inline int sd_sincos_lane(double x, double *s, double *c)
+{
+    const double k = (x * 0.63661977236758134308 + 6755399441055744.0) - 6755399441055744.0;
+    const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
+    const double z = r * r, z2 = z * z, z4 = z2 * z2;
+    const double sp = (-1.0 / 6 + z * (1.0 / 120)) + z2 * (-1.0 / 5040 + z * (1.0 / 362880))
+                      + z4 * ((-1.0 / 39916800 + z * (1.0 / 6227020800.0)) + z2 * (-1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0)));
+    const double cp = (1.0 / 24 + z * (-1.0 / 720)) + z2 * (1.0 / 40320 + z * (-1.0 / 3628800))
+                      + z4 * ((1.0 / 479001600.0 + z * (-1.0 / 87178291200.0)) + z2 * (1.0 / 20922789888000.0));
+    const double sr = r + r * z * sp, cr = 1.0 - 0.5 * z + z2 * cp;
+    const int quadrant = (int)(fabs(x) < 1.0e5 ? k : 0.0);       /* no conversion out of int's range */
+    const double a = (quadrant & 1) ? cr : sr, b = (quadrant & 1) ? sr : cr;
+    *s = (quadrant & 2) ? -a : a;
+    *c = ((quadrant + 1) & 2) ? -b : b;
+    return !(fabs(x) < 1.0e5);
+}
+#endif
 
 /* The reference configuration: zero angles and offsets, identity quaternions. */
 void planar6_neutral(double *q)
@@ -161,6 +184,49 @@ void planar6_difference(const double *q0, const double *q1, double *v)
     for (int i = 0; i < 6; ++i)
         v[0 + i] = q1[0 + i] - q0[0 + i];
 }
+
+/* Batches: `<function>_batch(count, ...)` evaluates `count` states, each argument and output an array
+ * of shape (count, n), row-major (a numpy batch). States go in blocks of PLANAR6_BATCH_LANES,
+ * stored structure-of-arrays ([entry][lane]) so that one loop over the lanes runs the function's
+ * statements on several states per instruction (gcc and clang vectorize it; `#pragma omp simd` with
+ * -fopenmp or -fopenmp-simd). The last block is padded with copies of the last state. With -fopenmp,
+ * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
+ * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
+ * entries (the lanes cost gcc about 8x the single functions' compile time). */
+#ifndef PLANAR6_BATCH_LANES
+#define PLANAR6_BATCH_LANES 8
+#endif
+#define SD_LANES PLANAR6_BATCH_LANES
+#if defined(_OPENMP)
+#define SD_PARALLEL_FOR _Pragma("omp parallel for schedule(static)")
+#else
+#define SD_PARALLEL_FOR
+#endif
+#if defined(_OPENMP) || defined(__clang__)
+#define SD_SIMD _Pragma("omp simd")
+#elif defined(__GNUC__)
+#define SD_SIMD _Pragma("GCC ivdep")
+#else
+#define SD_SIMD
+#endif
+
+#if !defined(SYMDYN_NO_LANES)
+/* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
+static void sd_gather(const double *rows, long size, int n, double *block)
+{
+    for (long j = 0; j < size; ++j)
+        for (int k = 0; k < SD_LANES; ++k)
+            block[j * SD_LANES + k] = rows[(k < n ? k : n - 1) * size + j];
+}
+
+/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. */
+static void sd_scatter(const double *block, long size, int n, double *rows)
+{
+    for (int k = 0; k < n; ++k)
+        for (long j = 0; j < size; ++j)
+            rows[k * size + j] = block[j * SD_LANES + k];
+}
+#endif
 
 /* Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; M includes the rotor inertias). Operations: 83 mul, 73 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau)
@@ -269,6 +335,142 @@ void planar6_inverse_dynamics(const double *q, const double *qd, const double *q
     tau[3] = x75;
     tau[4] = x68;
     tau[5] = x61;
+}
+
+/* inverse_dynamics of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_qdd[6][SD_LANES];
+        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
+        double sd_tau[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            const double qdd0 = sd_qdd[0][sd_k];
+            const double qdd1 = sd_qdd[1][sd_k];
+            const double qdd2 = sd_qdd[2][sd_k];
+            const double qdd3 = sd_qdd[3][sd_k];
+            const double qdd4 = sd_qdd[4][sd_k];
+            const double qdd5 = sd_qdd[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x14 = qd0 + qd1;
+            const double x17 = qd2 + x14;
+            const double x20 = qd3 + x17;
+            const double x23 = qd4 + x20;
+            const double x26 = qd5 + x23;
+            const double x27 = 9.81*x0;
+            const double x28 = 9.81*x1;
+            const double x29 = qd0*qd0;
+            const double x30 = -0.5*x29 + x27;
+            const double x31 = 0.5*qdd0 + x28;
+            const double x32 = x2*x31 + x3*x30;
+            const double x33 = -x2*x30 + x3*x31;
+            const double x34 = qdd0 + qdd1;
+            const double x35 = x14*x14;
+            const double x36 = -0.5*x35 + x32;
+            const double x37 = 0.5*x34 + x33;
+            const double x38 = x36*x5 + x37*x4;
+            const double x39 = -x36*x4 + x37*x5;
+            const double x40 = qdd2 + x34;
+            const double x41 = x17*x17;
+            const double x42 = -0.5*x41 + x38;
+            const double x43 = 0.5*x40 + x39;
+            const double x44 = x42*x7 + x43*x6;
+            const double x45 = -x42*x6 + x43*x7;
+            const double x46 = qdd3 + x40;
+            const double x47 = x20*x20;
+            const double x48 = -0.5*x47 + x44;
+            const double x49 = 0.5*x46 + x45;
+            const double x50 = x48*x9 + x49*x8;
+            const double x51 = -x48*x8 + x49*x9;
+            const double x52 = qdd4 + x46;
+            const double x53 = x23*x23;
+            const double x54 = -0.5*x53 + x50;
+            const double x55 = 0.5*x52 + x51;
+            const double x56 = x10*x55 + x11*x54;
+            const double x57 = -x10*x54 + x11*x55;
+            const double x58 = qdd5 + x52;
+            const double x59 = x26*x26;
+            const double x61 = 0.08333333333333333*x58 + 0.25*x57;
+            const double x62 = -0.25*x59 + x56;
+            const double x63 = 0.25*x58 + x57;
+            const double x65 = -x10*x63 + x11*x62;
+            const double x66 = x10*x62 + x11*x63;
+            const double x67 = 0.5*x66 + x61;
+            const double x68 = 0.08333333333333333*x52 + 0.25*x51 + x67;
+            const double x69 = -0.25*x53 + x50 + x65;
+            const double x70 = 0.25*x52 + x51 + x66;
+            const double x72 = x69*x9 - x70*x8;
+            const double x73 = x69*x8 + x70*x9;
+            const double x74 = 0.5*x73 + x68;
+            const double x75 = 0.08333333333333333*x46 + 0.25*x45 + x74;
+            const double x76 = -0.25*x47 + x44 + x72;
+            const double x77 = 0.25*x46 + x45 + x73;
+            const double x79 = -x6*x77 + x7*x76;
+            const double x80 = x6*x76 + x7*x77;
+            const double x81 = 0.5*x80 + x75;
+            const double x82 = 0.08333333333333333*x40 + 0.25*x39 + x81;
+            const double x83 = -0.25*x41 + x38 + x79;
+            const double x84 = 0.25*x40 + x39 + x80;
+            const double x86 = -x4*x84 + x5*x83;
+            const double x87 = x4*x83 + x5*x84;
+            const double x88 = 0.5*x87 + x82;
+            const double x89 = 0.08333333333333333*x34 + 0.25*x33 + x88;
+            const double x90 = -0.25*x35 + x32 + x86;
+            const double x91 = 0.25*x34 + x33 + x87;
+            const double x94 = x2*x90 + x3*x91;
+            const double x95 = 0.5*x94 + x89;
+            const double x96 = 0.08333333333333333*qdd0 + 0.25*x28 + x95;
+            sd_tau[0][sd_k] = x96;
+            sd_tau[1][sd_k] = x89;
+            sd_tau[2][sd_k] = x82;
+            sd_tau[3][sd_k] = x75;
+            sd_tau[4][sd_k] = x68;
+            sd_tau[5][sd_k] = x61;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_tau[0], 6, sd_n, tau + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_inverse_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_inverse_dynamics(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 73 mul, 62 add, 0 div, 0 sqrt, 10 trig. */
@@ -384,6 +586,144 @@ void planar6_mass_matrix(const double *q, double *M)
     M[33] = x135;
     M[34] = x132;
     M[35] = 0.08333333333333333;
+}
+
+/* mass_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_mass_matrix_batch(long count, const double *q, double *M)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_M[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x20 = -0.25*x10;
+            const double x21 = 0.25*x11;
+            const double x23 = 0.5 + x21;
+            const double x26 = 0.08333333333333333 + 0.5*x21 + 0.5*x23;
+            const double x30 = 0.08333333333333333 + x26;
+            const double x31 = 0.25 + x23;
+            const double x45 = x20*x9 - x31*x8;
+            const double x46 = x20*x8 + x31*x9;
+            const double x48 = 1.0 + x46;
+            const double x51 = 0.5*x46 + 0.5*x48 + x30;
+            const double x55 = 0.08333333333333333 + x51;
+            const double x56 = 0.25 + x48;
+            const double x70 = x45*x7 - x56*x6;
+            const double x71 = x45*x6 + x56*x7;
+            const double x73 = 1.5 + x71;
+            const double x76 = 0.5*x71 + 0.5*x73 + x55;
+            const double x80 = 0.08333333333333333 + x76;
+            const double x81 = 0.25 + x73;
+            const double x95 = -x4*x81 + x5*x70;
+            const double x96 = x4*x70 + x5*x81;
+            const double x98 = 2.0 + x96;
+            const double x101 = 0.5*x96 + 0.5*x98 + x80;
+            const double x105 = 0.08333333333333333 + x101;
+            const double x106 = 0.25 + x98;
+            const double x121 = x106*x3 + x2*x95;
+            const double x123 = 2.5 + x121;
+            const double x126 = 0.5*x121 + 0.5*x123 + x105;
+            const double x130 = 0.08333333333333333 + x126;
+            const double x132 = 0.08333333333333333 + 0.5*x21;
+            const double x133 = x20*x9 - x21*x8;
+            const double x134 = x20*x8 + x21*x9;
+            const double x135 = 0.5*x134 + x132;
+            const double x136 = x133*x7 - x134*x6;
+            const double x137 = x133*x6 + x134*x7;
+            const double x138 = 0.5*x137 + x135;
+            const double x139 = x136*x5 - x137*x4;
+            const double x140 = x136*x4 + x137*x5;
+            const double x141 = 0.5*x140 + x138;
+            const double x143 = x139*x2 + x140*x3;
+            const double x144 = 0.5*x143 + x141;
+            const double x145 = 0.5*x46 + x30;
+            const double x146 = x45*x7 - x46*x6;
+            const double x147 = x45*x6 + x46*x7;
+            const double x148 = 0.5*x147 + x145;
+            const double x149 = x146*x5 - x147*x4;
+            const double x150 = x146*x4 + x147*x5;
+            const double x151 = 0.5*x150 + x148;
+            const double x153 = x149*x2 + x150*x3;
+            const double x154 = 0.5*x153 + x151;
+            const double x155 = 0.5*x71 + x55;
+            const double x156 = -x4*x71 + x5*x70;
+            const double x157 = x4*x70 + x5*x71;
+            const double x158 = 0.5*x157 + x155;
+            const double x160 = x156*x2 + x157*x3;
+            const double x161 = 0.5*x160 + x158;
+            const double x162 = 0.5*x96 + x80;
+            const double x164 = x2*x95 + x3*x96;
+            const double x165 = 0.5*x164 + x162;
+            const double x166 = 0.5*x121 + x105;
+            sd_M[0][sd_k] = x130;
+            sd_M[1][sd_k] = x166;
+            sd_M[2][sd_k] = x165;
+            sd_M[3][sd_k] = x161;
+            sd_M[4][sd_k] = x154;
+            sd_M[5][sd_k] = x144;
+            sd_M[6][sd_k] = x166;
+            sd_M[7][sd_k] = x105;
+            sd_M[8][sd_k] = x162;
+            sd_M[9][sd_k] = x158;
+            sd_M[10][sd_k] = x151;
+            sd_M[11][sd_k] = x141;
+            sd_M[12][sd_k] = x165;
+            sd_M[13][sd_k] = x162;
+            sd_M[14][sd_k] = x80;
+            sd_M[15][sd_k] = x155;
+            sd_M[16][sd_k] = x148;
+            sd_M[17][sd_k] = x138;
+            sd_M[18][sd_k] = x161;
+            sd_M[19][sd_k] = x158;
+            sd_M[20][sd_k] = x155;
+            sd_M[21][sd_k] = x55;
+            sd_M[22][sd_k] = x145;
+            sd_M[23][sd_k] = x135;
+            sd_M[24][sd_k] = x154;
+            sd_M[25][sd_k] = x151;
+            sd_M[26][sd_k] = x148;
+            sd_M[27][sd_k] = x145;
+            sd_M[28][sd_k] = x30;
+            sd_M[29][sd_k] = x132;
+            sd_M[30][sd_k] = x144;
+            sd_M[31][sd_k] = x141;
+            sd_M[32][sd_k] = x138;
+            sd_M[33][sd_k] = x135;
+            sd_M[34][sd_k] = x132;
+            sd_M[35][sd_k] = 0.08333333333333333;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_M[0], 36, sd_n, M + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_mass_matrix(q + sd_i * 6, M + sd_i * 36);
+#endif
 }
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve. Operations: 282 mul, 252 add, 9 div, 0 sqrt, 10 trig. */
@@ -714,6 +1054,357 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     Minv[35] = x322;
 }
 
+/* mass_matrix_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_Minv[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x205 = 1.0/x201;
+            const double x212 = -0.5*x3;
+            const double x213 = 0.5*x2;
+            const double x214 = x205*x213;
+            const double x215 = -x205*x212;
+            const double x216 = x213*x214;
+            const double x217 = -x212*x214;
+            const double x218 = -x212*x215;
+            const double x219 = x165*x214 + x166*x215 + x205;
+            const double x220 = x165*x216 + x166*x217 + x214;
+            const double x221 = x165*x217 + x166*x218 + x215;
+            const double x222 = 1.0/x159 + x165*x220 + x166*x221 + x219;
+            const double x223 = -2.0*x219 + x205 + x222;
+            const double x224 = x214 - x220;
+            const double x225 = x215 - x221;
+            const double x226 = -0.5*x5;
+            const double x227 = 0.5*x4;
+            const double x228 = 0.5*(x216 + x218);
+            const double x229 = 0.5*(x216 - x218);
+            const double x230 = x128*x229;
+            const double x231 = -x129*x229;
+            const double x232 = x128*x217;
+            const double x233 = -x129*x217;
+            const double x234 = x228 + x230 - x233;
+            const double x235 = x228 - x230 + x233;
+            const double x236 = x231 + x232;
+            const double x237 = x224*x5 + x225*x4;
+            const double x238 = -x224*x4 + x225*x5;
+            const double x239 = x223*x227 + x237;
+            const double x240 = -x223*x226 + x238;
+            const double x241 = x227*x237 + x227*x239 + x234;
+            const double x242 = -x226*x239 + x227*x238 + x236;
+            const double x243 = -x226*x238 - x226*x240 + x235;
+            const double x244 = x123*x239 + x124*x240 + x223;
+            const double x245 = x123*x241 + x124*x242 + x239;
+            const double x246 = x123*x242 + x124*x243 + x240;
+            const double x247 = 1.0/x117 + x123*x245 + x124*x246 + x244;
+            const double x248 = -2.0*x244 + x223 + x247;
+            const double x249 = x239 - x245;
+            const double x250 = x240 - x246;
+            const double x251 = -0.5*x7;
+            const double x252 = 0.5*x6;
+            const double x253 = 0.5*(x241 + x243);
+            const double x254 = 0.5*(x241 - x243);
+            const double x255 = x254*x86;
+            const double x256 = -x254*x87;
+            const double x257 = x242*x86;
+            const double x258 = -x242*x87;
+            const double x259 = x253 + x255 - x258;
+            const double x260 = x253 - x255 + x258;
+            const double x261 = x256 + x257;
+            const double x262 = x249*x7 + x250*x6;
+            const double x263 = -x249*x6 + x250*x7;
+            const double x264 = x248*x252 + x262;
+            const double x265 = -x248*x251 + x263;
+            const double x266 = x252*x262 + x252*x264 + x259;
+            const double x267 = -x251*x264 + x252*x263 + x261;
+            const double x268 = -x251*x263 - x251*x265 + x260;
+            const double x269 = x248 + x264*x81 + x265*x82;
+            const double x270 = x264 + x266*x81 + x267*x82;
+            const double x271 = x265 + x267*x81 + x268*x82;
+            const double x272 = 1.0/x75 + x269 + x270*x81 + x271*x82;
+            const double x273 = -2.0*x269 + x248 + x272;
+            const double x274 = x264 - x270;
+            const double x275 = x265 - x271;
+            const double x276 = -0.5*x9;
+            const double x277 = 0.5*x8;
+            const double x278 = 0.5*(x266 + x268);
+            const double x279 = 0.5*(x266 - x268);
+            const double x280 = x279*x44;
+            const double x281 = -x279*x45;
+            const double x282 = x267*x44;
+            const double x283 = -x267*x45;
+            const double x284 = x278 + x280 - x283;
+            const double x285 = x278 - x280 + x283;
+            const double x286 = x281 + x282;
+            const double x287 = x274*x9 + x275*x8;
+            const double x288 = -x274*x8 + x275*x9;
+            const double x289 = x273*x277 + x287;
+            const double x290 = -x273*x276 + x288;
+            const double x291 = x277*x287 + x277*x289 + x284;
+            const double x292 = -x276*x289 + x277*x288 + x286;
+            const double x293 = -x276*x288 - x276*x290 + x285;
+            const double x294 = x273 + x289*x39 + x290*x40;
+            const double x295 = x289 + x291*x39 + x292*x40;
+            const double x296 = x290 + x292*x39 + x293*x40;
+            const double x297 = 1.0/x33 + x294 + x295*x39 + x296*x40;
+            const double x298 = -2.0*x294 + x273 + x297;
+            const double x299 = x289 - x295;
+            const double x300 = x290 - x296;
+            const double x301 = -0.5*x11;
+            const double x303 = 0.5*(x291 + x293);
+            const double x304 = 0.5*(x291 - x293);
+            const double x305 = x12*x304;
+            const double x308 = -x13*x292;
+            const double x310 = x303 - x305 + x308;
+            const double x313 = -x10*x299 + x11*x300;
+            const double x315 = -x298*x301 + x313;
+            const double x318 = -x301*x313 - x301*x315 + x310;
+            const double x319 = 3.0*x315 + x298;
+            const double x321 = 3.0*x318 + x315;
+            const double x322 = 12.0 + 3.0*x321 + x319;
+            const double x326 = -0.5*x205;
+            const double x327 = x2*x326;
+            const double x328 = x3*x326;
+            const double x329 = x165*x327 + x166*x328 - x205;
+            const double x330 = -x205 - x329;
+            const double x331 = 0.5*x330 + x328;
+            const double x332 = x327*x5 + x331*x4;
+            const double x333 = -x327*x4 + x331*x5;
+            const double x334 = x123*x332 + x124*x333 + x330;
+            const double x335 = x330 - x334;
+            const double x336 = 0.5*x335 + x333;
+            const double x337 = x332*x7 + x336*x6;
+            const double x338 = -x332*x6 + x336*x7;
+            const double x339 = x335 + x337*x81 + x338*x82;
+            const double x340 = x335 - x339;
+            const double x341 = 0.5*x340 + x338;
+            const double x342 = x337*x9 + x341*x8;
+            const double x343 = -x337*x8 + x341*x9;
+            const double x344 = x340 + x342*x39 + x343*x40;
+            const double x345 = x340 - x344;
+            const double x346 = 0.5*x345 + x343;
+            const double x348 = -x10*x342 + x11*x346;
+            const double x349 = 3.0*x348 + x345;
+            const double x351 = x219 - x222;
+            const double x352 = 0.5*x351 + x221;
+            const double x353 = x220*x5 + x352*x4;
+            const double x354 = -x220*x4 + x352*x5;
+            const double x355 = x123*x353 + x124*x354 + x351;
+            const double x356 = x351 - x355;
+            const double x357 = 0.5*x356 + x354;
+            const double x358 = x353*x7 + x357*x6;
+            const double x359 = -x353*x6 + x357*x7;
+            const double x360 = x356 + x358*x81 + x359*x82;
+            const double x361 = x356 - x360;
+            const double x362 = 0.5*x361 + x359;
+            const double x363 = x358*x9 + x362*x8;
+            const double x364 = -x358*x8 + x362*x9;
+            const double x365 = x361 + x363*x39 + x364*x40;
+            const double x366 = x361 - x365;
+            const double x367 = 0.5*x366 + x364;
+            const double x369 = -x10*x363 + x11*x367;
+            const double x370 = 3.0*x369 + x366;
+            const double x372 = x244 - x247;
+            const double x373 = 0.5*x372 + x246;
+            const double x374 = x245*x7 + x373*x6;
+            const double x375 = -x245*x6 + x373*x7;
+            const double x376 = x372 + x374*x81 + x375*x82;
+            const double x377 = x372 - x376;
+            const double x378 = 0.5*x377 + x375;
+            const double x379 = x374*x9 + x378*x8;
+            const double x380 = -x374*x8 + x378*x9;
+            const double x381 = x377 + x379*x39 + x380*x40;
+            const double x382 = x377 - x381;
+            const double x383 = 0.5*x382 + x380;
+            const double x385 = -x10*x379 + x11*x383;
+            const double x386 = 3.0*x385 + x382;
+            const double x388 = x269 - x272;
+            const double x389 = 0.5*x388 + x271;
+            const double x390 = x270*x9 + x389*x8;
+            const double x391 = -x270*x8 + x389*x9;
+            const double x392 = x388 + x39*x390 + x391*x40;
+            const double x393 = x388 - x392;
+            const double x394 = 0.5*x393 + x391;
+            const double x396 = -x10*x390 + x11*x394;
+            const double x397 = 3.0*x396 + x393;
+            const double x399 = x294 - x297;
+            const double x400 = 0.5*x399 + x296;
+            const double x402 = -x10*x295 + x11*x400;
+            const double x403 = 3.0*x402 + x399;
+            sd_Minv[0][sd_k] = x205;
+            sd_Minv[1][sd_k] = x329;
+            sd_Minv[2][sd_k] = x334;
+            sd_Minv[3][sd_k] = x339;
+            sd_Minv[4][sd_k] = x344;
+            sd_Minv[5][sd_k] = x349;
+            sd_Minv[6][sd_k] = x329;
+            sd_Minv[7][sd_k] = x222;
+            sd_Minv[8][sd_k] = x355;
+            sd_Minv[9][sd_k] = x360;
+            sd_Minv[10][sd_k] = x365;
+            sd_Minv[11][sd_k] = x370;
+            sd_Minv[12][sd_k] = x334;
+            sd_Minv[13][sd_k] = x355;
+            sd_Minv[14][sd_k] = x247;
+            sd_Minv[15][sd_k] = x376;
+            sd_Minv[16][sd_k] = x381;
+            sd_Minv[17][sd_k] = x386;
+            sd_Minv[18][sd_k] = x339;
+            sd_Minv[19][sd_k] = x360;
+            sd_Minv[20][sd_k] = x376;
+            sd_Minv[21][sd_k] = x272;
+            sd_Minv[22][sd_k] = x392;
+            sd_Minv[23][sd_k] = x397;
+            sd_Minv[24][sd_k] = x344;
+            sd_Minv[25][sd_k] = x365;
+            sd_Minv[26][sd_k] = x381;
+            sd_Minv[27][sd_k] = x392;
+            sd_Minv[28][sd_k] = x297;
+            sd_Minv[29][sd_k] = x403;
+            sd_Minv[30][sd_k] = x349;
+            sd_Minv[31][sd_k] = x370;
+            sd_Minv[32][sd_k] = x386;
+            sd_Minv[33][sd_k] = x397;
+            sd_Minv[34][sd_k] = x403;
+            sd_Minv[35][sd_k] = x322;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Minv[0], 36, sd_n, Minv + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_mass_matrix_inverse(q + sd_i * 6, Minv + sd_i * 36);
+#endif
+}
+
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 199 mul, 164 add, 10 div, 0 sqrt, 12 trig. */
 void planar6_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd)
 {
@@ -977,6 +1668,296 @@ void planar6_forward_dynamics(const double *q, const double *qd, const double *t
     qdd[5] = x339;
 }
 
+/* forward_dynamics of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_tau[6][SD_LANES];
+        sd_gather(tau + sd_first * 6, 6, sd_n, sd_tau[0]);
+        double sd_qdd[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            const double tau0 = sd_tau[0][sd_k];
+            const double tau1 = sd_tau[1][sd_k];
+            const double tau2 = sd_tau[2][sd_k];
+            const double tau3 = sd_tau[3][sd_k];
+            const double tau4 = sd_tau[4][sd_k];
+            const double tau5 = sd_tau[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x184 = x171*x182;
+            const double x185 = x168*x170;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x189 = x184 + x185;
+            const double x193 = 0.5*x189;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x202 = 0.25 + x194;
+            const double x205 = 1.0/x201;
+            const double x207 = x193*x205;
+            const double x208 = x202*x205;
+            const double x212 = 0.5*qd0;
+            const double x213 = -qd0*x212;
+            const double x214 = qd0 + qd1;
+            const double x215 = 0.5*x214;
+            const double x216 = -x214*x215;
+            const double x217 = qd2 + x214;
+            const double x218 = 0.5*x217;
+            const double x219 = -x217*x218;
+            const double x220 = qd3 + x217;
+            const double x221 = 0.5*x220;
+            const double x222 = -x220*x221;
+            const double x223 = qd4 + x220;
+            const double x224 = 0.5*x223;
+            const double x225 = -x223*x224;
+            const double x226 = qd5 + x223;
+            const double x231 = 0.25*x214;
+            const double x232 = -x214*x231;
+            const double x234 = 0.25*x217;
+            const double x235 = -x217*x234;
+            const double x237 = 0.25*x220;
+            const double x238 = -x220*x237;
+            const double x240 = 0.25*x223;
+            const double x241 = -x223*x240;
+            const double x243 = 0.25*x226;
+            const double x244 = -x226*x243;
+            const double x245 = x213*x3;
+            const double x246 = -x2*x213;
+            const double x247 = x216*x5;
+            const double x248 = -x216*x4;
+            const double x249 = x219*x7;
+            const double x250 = -x219*x6;
+            const double x251 = x222*x9;
+            const double x252 = -x222*x8;
+            const double x253 = x11*x225;
+            const double x254 = -x10*x225;
+            const double x255 = 12.0*tau5;
+            const double x256 = x244 + x253;
+            const double x257 = 0.25*x254 + 3.0*tau5;
+            const double x258 = -x10*x257 + x11*x256;
+            const double x259 = x10*x256 + x11*x257;
+            const double x260 = 0.5*x259 + tau5;
+            const double x261 = x241 + x258;
+            const double x262 = tau4 - x260;
+            const double x263 = x262/x33;
+            const double x264 = x260 + x262;
+            const double x265 = x251*x41 + x252*x42 + x261 + x262*x39;
+            const double x266 = x251*x42 + x252*x43 + x259 + x262*x40;
+            const double x267 = x265*x9 - x266*x8;
+            const double x268 = x265*x8 + x266*x9;
+            const double x269 = 0.5*x268 + x264;
+            const double x270 = x238 + x267;
+            const double x271 = tau3 - x269;
+            const double x272 = x271/x75;
+            const double x273 = x269 + x271;
+            const double x274 = x249*x83 + x250*x84 + x270 + x271*x81;
+            const double x275 = x249*x84 + x250*x85 + x268 + x271*x82;
+            const double x276 = x274*x7 - x275*x6;
+            const double x277 = x274*x6 + x275*x7;
+            const double x278 = 0.5*x277 + x273;
+            const double x279 = x235 + x276;
+            const double x280 = tau2 - x278;
+            const double x281 = x280/x117;
+            const double x282 = x278 + x280;
+            const double x283 = x123*x280 + x125*x247 + x126*x248 + x279;
+            const double x284 = x124*x280 + x126*x247 + x127*x248 + x277;
+            const double x285 = x283*x5 - x284*x4;
+            const double x286 = x283*x4 + x284*x5;
+            const double x287 = 0.5*x286 + x282;
+            const double x288 = x232 + x285;
+            const double x289 = tau1 - x287;
+            const double x290 = x289/x159;
+            const double x291 = x287 + x289;
+            const double x292 = x165*x289 + x167*x245 + x168*x246 + x288;
+            const double x293 = x166*x289 + x168*x245 + x169*x246 + x286;
+            const double x295 = x2*x292 + x293*x3;
+            const double x296 = 0.5*x295 + x291;
+            const double x298 = tau0 - x296;
+            const double x299 = x298/x201;
+            const double x303 = 9.81*x0;
+            const double x304 = 9.81*x1;
+            const double x305 = -(x207*x303 + x208*x304) + x299;
+            const double x306 = 0.5*x305 + x304;
+            const double x307 = x2*x306 + x3*x303;
+            const double x308 = -x2*x303 + x3*x306;
+            const double x309 = x245 + x307;
+            const double x310 = x246 + x308;
+            const double x311 = -(x165*x309 + x166*x310 + x305) + x290;
+            const double x312 = x305 + x311;
+            const double x313 = 0.5*x312 + x310;
+            const double x314 = x309*x5 + x313*x4;
+            const double x315 = -x309*x4 + x313*x5;
+            const double x316 = x247 + x314;
+            const double x317 = x248 + x315;
+            const double x318 = -(x123*x316 + x124*x317 + x312) + x281;
+            const double x319 = x312 + x318;
+            const double x320 = 0.5*x319 + x317;
+            const double x321 = x316*x7 + x320*x6;
+            const double x322 = -x316*x6 + x320*x7;
+            const double x323 = x249 + x321;
+            const double x324 = x250 + x322;
+            const double x325 = -(x319 + x323*x81 + x324*x82) + x272;
+            const double x326 = x319 + x325;
+            const double x327 = 0.5*x326 + x324;
+            const double x328 = x323*x9 + x327*x8;
+            const double x329 = -x323*x8 + x327*x9;
+            const double x330 = x251 + x328;
+            const double x331 = x252 + x329;
+            const double x332 = -(x326 + x330*x39 + x331*x40) + x263;
+            const double x333 = x326 + x332;
+            const double x334 = 0.5*x333 + x331;
+            const double x336 = -x10*x330 + x11*x334;
+            const double x338 = x254 + x336;
+            const double x339 = -(3.0*x338 + x333) + x255;
+            sd_qdd[0][sd_k] = x305;
+            sd_qdd[1][sd_k] = x311;
+            sd_qdd[2][sd_k] = x318;
+            sd_qdd[3][sd_k] = x325;
+            sd_qdd[4][sd_k] = x332;
+            sd_qdd[5][sd_k] = x339;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_qdd[0], 6, sd_n, qdd + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_forward_dynamics(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_forward_dynamics(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, qdd + sd_i * 6);
+#endif
+}
+
 /* Generalized gravity g(q): the joint forces that hold the arm still. Operations: 51 mul, 37 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_gravity(const double *q, double *g)
 {
@@ -1044,6 +2025,98 @@ void planar6_gravity(const double *q, double *g)
     g[3] = x34;
     g[4] = x28;
     g[5] = x24;
+}
+
+/* gravity of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_gravity_batch(long count, const double *q, double *g)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_g[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = 9.81*x0;
+            const double x13 = 9.81*x1;
+            const double x14 = x12*x3 + x13*x2;
+            const double x15 = -x12*x2 + x13*x3;
+            const double x16 = x14*x5 + x15*x4;
+            const double x17 = -x14*x4 + x15*x5;
+            const double x18 = x16*x7 + x17*x6;
+            const double x19 = -x16*x6 + x17*x7;
+            const double x20 = x18*x9 + x19*x8;
+            const double x21 = -x18*x8 + x19*x9;
+            const double x22 = x10*x21 + x11*x20;
+            const double x23 = -x10*x20 + x11*x21;
+            const double x24 = 0.25*x23;
+            const double x25 = -x10*x23 + x11*x22;
+            const double x26 = x10*x22 + x11*x23;
+            const double x27 = 0.5*x26 + x24;
+            const double x28 = 0.25*x21 + x27;
+            const double x29 = x20 + x25;
+            const double x30 = x21 + x26;
+            const double x31 = x29*x9 - x30*x8;
+            const double x32 = x29*x8 + x30*x9;
+            const double x33 = 0.5*x32 + x28;
+            const double x34 = 0.25*x19 + x33;
+            const double x35 = x18 + x31;
+            const double x36 = x19 + x32;
+            const double x37 = x35*x7 - x36*x6;
+            const double x38 = x35*x6 + x36*x7;
+            const double x39 = 0.5*x38 + x34;
+            const double x40 = 0.25*x17 + x39;
+            const double x41 = x16 + x37;
+            const double x42 = x17 + x38;
+            const double x43 = -x4*x42 + x41*x5;
+            const double x44 = x4*x41 + x42*x5;
+            const double x45 = 0.5*x44 + x40;
+            const double x46 = 0.25*x15 + x45;
+            const double x47 = x14 + x43;
+            const double x48 = x15 + x44;
+            const double x50 = x2*x47 + x3*x48;
+            const double x51 = 0.5*x50 + x46;
+            const double x52 = 0.25*x13 + x51;
+            sd_g[0][sd_k] = x52;
+            sd_g[1][sd_k] = x46;
+            sd_g[2][sd_k] = x40;
+            sd_g[3][sd_k] = x34;
+            sd_g[4][sd_k] = x28;
+            sd_g[5][sd_k] = x24;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_g[0], 6, sd_n, g + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_gravity(q + (sd_first + sd_k) * 6, g + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_gravity(q + sd_i * 6, g + sd_i * 6);
+#endif
 }
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 194 mul, 150 add, 0 div, 0 sqrt, 10 trig. */
@@ -1256,6 +2329,241 @@ void planar6_coriolis_matrix(const double *q, const double *qd, double *C)
     C[35] = x157;
 }
 
+/* coriolis_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_C[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = 0.5*qd0;
+            const double x13 = x12*x2;
+            const double x14 = x12*x3;
+            const double x15 = qd0 + qd1;
+            const double x16 = 0.5*x15 + x14;
+            const double x17 = x13*x5 + x16*x4;
+            const double x18 = -x13*x4 + x16*x5;
+            const double x19 = qd2 + x15;
+            const double x20 = 0.5*x19 + x18;
+            const double x21 = x17*x7 + x20*x6;
+            const double x22 = -x17*x6 + x20*x7;
+            const double x23 = qd3 + x19;
+            const double x24 = 0.5*x23 + x22;
+            const double x25 = x21*x9 + x24*x8;
+            const double x26 = -x21*x8 + x24*x9;
+            const double x27 = qd4 + x23;
+            const double x28 = 0.5*x27 + x26;
+            const double x29 = x10*x28 + x11*x25;
+            const double x30 = -x10*x25 + x11*x28;
+            const double x31 = qd5 + x27;
+            const double x40 = -0.25*x10;
+            const double x41 = 0.25*x11;
+            const double x43 = 0.5 + x41;
+            const double x51 = 0.25 + x43;
+            const double x65 = x40*x9 - x51*x8;
+            const double x66 = x40*x8 + x51*x9;
+            const double x68 = 1.0 + x66;
+            const double x76 = 0.25 + x68;
+            const double x90 = -x6*x76 + x65*x7;
+            const double x91 = x6*x65 + x7*x76;
+            const double x93 = 1.5 + x91;
+            const double x101 = 0.25 + x93;
+            const double x115 = -x101*x4 + x5*x90;
+            const double x116 = x101*x5 + x4*x90;
+            const double x118 = 2.0 + x116;
+            const double x126 = 0.25 + x118;
+            const double x153 = 0.25*x31 + x30;
+            const double x156 = 0.25*x29;
+            const double x157 = -0.25*x29 + x156;
+            const double x161 = 0.25*x27 + x26;
+            const double x164 = 0.25*x25;
+            const double x180 = -x10*x29 - x11*x153;
+            const double x181 = -x10*x153 + x11*x29;
+            const double x186 = 0.5*x181 + x156;
+            const double x191 = x164 + x186;
+            const double x192 = -x161 + x180;
+            const double x193 = x181 + x25;
+            const double x197 = 0.25*x23 + x22;
+            const double x200 = 0.25*x21;
+            const double x216 = x192*x9 - x193*x8;
+            const double x217 = x192*x8 + x193*x9;
+            const double x222 = 0.5*x217 + x191;
+            const double x227 = x200 + x222;
+            const double x228 = -x197 + x216;
+            const double x229 = x21 + x217;
+            const double x233 = 0.25*x19 + x18;
+            const double x236 = 0.25*x17;
+            const double x252 = x228*x7 - x229*x6;
+            const double x253 = x228*x6 + x229*x7;
+            const double x258 = 0.5*x253 + x227;
+            const double x263 = x236 + x258;
+            const double x264 = -x233 + x252;
+            const double x265 = x17 + x253;
+            const double x269 = 0.25*x15 + x14;
+            const double x272 = 0.25*x13;
+            const double x288 = x264*x5 - x265*x4;
+            const double x289 = x264*x4 + x265*x5;
+            const double x294 = 0.5*x289 + x263;
+            const double x299 = x272 + x294;
+            const double x300 = -x269 + x288;
+            const double x301 = x13 + x289;
+            const double x323 = x2*x300 + x3*x301;
+            const double x328 = 0.5*x323 + x299;
+            const double x333 = x115*x14 - x126*x13 + x299;
+            const double x334 = 5.0*x14 + x300;
+            const double x335 = -5.0*x13 + x301;
+            const double x337 = x2*x334 + x3*x335;
+            const double x338 = 0.5*x337 + x333;
+            const double x340 = -x101*x17 + x18*x90 + x263;
+            const double x341 = 4.0*x18 + x264;
+            const double x342 = -4.0*x17 + x265;
+            const double x343 = x341*x5 - x342*x4;
+            const double x344 = x341*x4 + x342*x5;
+            const double x345 = 0.5*x344 + x340;
+            const double x347 = x115*x14 - x116*x13 + x263;
+            const double x349 = x2*x343 + x3*x344;
+            const double x350 = 0.5*x349 + x345;
+            const double x354 = -x21*x76 + x22*x65 + x227;
+            const double x355 = 3.0*x22 + x228;
+            const double x356 = -3.0*x21 + x229;
+            const double x357 = x355*x7 - x356*x6;
+            const double x358 = x355*x6 + x356*x7;
+            const double x359 = 0.5*x358 + x354;
+            const double x361 = -x17*x91 + x18*x90 + x227;
+            const double x362 = x357*x5 - x358*x4;
+            const double x363 = x357*x4 + x358*x5;
+            const double x364 = 0.5*x363 + x359;
+            const double x365 = -x4*x91 + x5*x90;
+            const double x366 = x4*x90 + x5*x91;
+            const double x368 = -x13*x366 + x14*x365 + x227;
+            const double x370 = x2*x362 + x3*x363;
+            const double x371 = 0.5*x370 + x364;
+            const double x375 = x191 - x25*x51 + x26*x40;
+            const double x376 = 2.0*x26 + x192;
+            const double x377 = -2.0*x25 + x193;
+            const double x378 = x376*x9 - x377*x8;
+            const double x379 = x376*x8 + x377*x9;
+            const double x380 = 0.5*x379 + x375;
+            const double x382 = x191 - x21*x66 + x22*x65;
+            const double x383 = x378*x7 - x379*x6;
+            const double x384 = x378*x6 + x379*x7;
+            const double x385 = 0.5*x384 + x380;
+            const double x386 = -x6*x66 + x65*x7;
+            const double x387 = x6*x65 + x66*x7;
+            const double x389 = -x17*x387 + x18*x386 + x191;
+            const double x390 = x383*x5 - x384*x4;
+            const double x391 = x383*x4 + x384*x5;
+            const double x392 = 0.5*x391 + x385;
+            const double x393 = x386*x5 - x387*x4;
+            const double x394 = x386*x4 + x387*x5;
+            const double x396 = -x13*x394 + x14*x393 + x191;
+            const double x398 = x2*x390 + x3*x391;
+            const double x399 = 0.5*x398 + x392;
+            const double x403 = -x153 + x30;
+            const double x404 = x11*x403;
+            const double x405 = x10*x403;
+            const double x406 = 0.5*x405 + x157;
+            const double x408 = x156 - x25*x41 + x26*x40;
+            const double x409 = x404*x9 - x405*x8;
+            const double x410 = x404*x8 + x405*x9;
+            const double x411 = 0.5*x410 + x406;
+            const double x412 = x40*x9 - x41*x8;
+            const double x413 = x40*x8 + x41*x9;
+            const double x415 = x156 - x21*x413 + x22*x412;
+            const double x416 = x409*x7 - x410*x6;
+            const double x417 = x409*x6 + x410*x7;
+            const double x418 = 0.5*x417 + x411;
+            const double x419 = x412*x7 - x413*x6;
+            const double x420 = x412*x6 + x413*x7;
+            const double x422 = x156 - x17*x420 + x18*x419;
+            const double x423 = -x4*x417 + x416*x5;
+            const double x424 = x4*x416 + x417*x5;
+            const double x425 = 0.5*x424 + x418;
+            const double x426 = -x4*x420 + x419*x5;
+            const double x427 = x4*x419 + x420*x5;
+            const double x429 = -x13*x427 + x14*x426 + x156;
+            const double x431 = x2*x423 + x3*x424;
+            const double x432 = 0.5*x431 + x425;
+            sd_C[0][sd_k] = x328;
+            sd_C[1][sd_k] = x338;
+            sd_C[2][sd_k] = x350;
+            sd_C[3][sd_k] = x371;
+            sd_C[4][sd_k] = x399;
+            sd_C[5][sd_k] = x432;
+            sd_C[6][sd_k] = x299;
+            sd_C[7][sd_k] = x333;
+            sd_C[8][sd_k] = x345;
+            sd_C[9][sd_k] = x364;
+            sd_C[10][sd_k] = x392;
+            sd_C[11][sd_k] = x425;
+            sd_C[12][sd_k] = x263;
+            sd_C[13][sd_k] = x347;
+            sd_C[14][sd_k] = x340;
+            sd_C[15][sd_k] = x359;
+            sd_C[16][sd_k] = x385;
+            sd_C[17][sd_k] = x418;
+            sd_C[18][sd_k] = x227;
+            sd_C[19][sd_k] = x368;
+            sd_C[20][sd_k] = x361;
+            sd_C[21][sd_k] = x354;
+            sd_C[22][sd_k] = x380;
+            sd_C[23][sd_k] = x411;
+            sd_C[24][sd_k] = x191;
+            sd_C[25][sd_k] = x396;
+            sd_C[26][sd_k] = x389;
+            sd_C[27][sd_k] = x382;
+            sd_C[28][sd_k] = x375;
+            sd_C[29][sd_k] = x406;
+            sd_C[30][sd_k] = x156;
+            sd_C[31][sd_k] = x429;
+            sd_C[32][sd_k] = x422;
+            sd_C[33][sd_k] = x415;
+            sd_C[34][sd_k] = x408;
+            sd_C[35][sd_k] = x157;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_C[0], 36, sd_n, C + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_coriolis_matrix(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, C + (sd_first + sd_k) * 36);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_coriolis_matrix(q + sd_i * 6, qd + sd_i * 6, C + sd_i * 36);
+#endif
+}
+
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration). Operations: 67 mul, 52 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_nonlinear_effects(const double *q, const double *qd, double *b)
 {
@@ -1346,6 +2654,123 @@ void planar6_nonlinear_effects(const double *q, const double *qd, double *b)
     b[3] = x64;
     b[4] = x57;
     b[5] = x51;
+}
+
+/* nonlinear_effects of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_b[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x14 = qd0 + qd1;
+            const double x17 = qd2 + x14;
+            const double x20 = qd3 + x17;
+            const double x23 = qd4 + x20;
+            const double x26 = qd5 + x23;
+            const double x27 = 9.81*x0;
+            const double x28 = 9.81*x1;
+            const double x29 = qd0*qd0;
+            const double x30 = -0.5*x29 + x27;
+            const double x31 = x2*x28 + x3*x30;
+            const double x32 = -x2*x30 + x28*x3;
+            const double x33 = x14*x14;
+            const double x34 = -0.5*x33 + x31;
+            const double x35 = x32*x4 + x34*x5;
+            const double x36 = x32*x5 - x34*x4;
+            const double x37 = x17*x17;
+            const double x38 = -0.5*x37 + x35;
+            const double x39 = x36*x6 + x38*x7;
+            const double x40 = x36*x7 - x38*x6;
+            const double x41 = x20*x20;
+            const double x42 = -0.5*x41 + x39;
+            const double x43 = x40*x8 + x42*x9;
+            const double x44 = x40*x9 - x42*x8;
+            const double x45 = x23*x23;
+            const double x46 = -0.5*x45 + x43;
+            const double x47 = x10*x44 + x11*x46;
+            const double x48 = -x10*x46 + x11*x44;
+            const double x49 = x26*x26;
+            const double x51 = 0.25*x48;
+            const double x52 = -0.25*x49 + x47;
+            const double x54 = -x10*x48 + x11*x52;
+            const double x55 = x10*x52 + x11*x48;
+            const double x56 = 0.5*x55 + x51;
+            const double x57 = 0.25*x44 + x56;
+            const double x58 = -0.25*x45 + x43 + x54;
+            const double x59 = x44 + x55;
+            const double x61 = x58*x9 - x59*x8;
+            const double x62 = x58*x8 + x59*x9;
+            const double x63 = 0.5*x62 + x57;
+            const double x64 = 0.25*x40 + x63;
+            const double x65 = -0.25*x41 + x39 + x61;
+            const double x66 = x40 + x62;
+            const double x68 = -x6*x66 + x65*x7;
+            const double x69 = x6*x65 + x66*x7;
+            const double x70 = 0.5*x69 + x64;
+            const double x71 = 0.25*x36 + x70;
+            const double x72 = -0.25*x37 + x35 + x68;
+            const double x73 = x36 + x69;
+            const double x75 = -x4*x73 + x5*x72;
+            const double x76 = x4*x72 + x5*x73;
+            const double x77 = 0.5*x76 + x71;
+            const double x78 = 0.25*x32 + x77;
+            const double x79 = -0.25*x33 + x31 + x75;
+            const double x80 = x32 + x76;
+            const double x83 = x2*x79 + x3*x80;
+            const double x84 = 0.5*x83 + x78;
+            const double x85 = 0.25*x28 + x84;
+            sd_b[0][sd_k] = x85;
+            sd_b[1][sd_k] = x78;
+            sd_b[2][sd_k] = x71;
+            sd_b[3][sd_k] = x64;
+            sd_b[4][sd_k] = x57;
+            sd_b[5][sd_k] = x51;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_b[0], 6, sd_n, b + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_nonlinear_effects(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, b + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_nonlinear_effects(q + sd_i * 6, qd + sd_i * 6, b + sd_i * 6);
+#endif
 }
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 78 mul, 61 add, 4 div, 0 sqrt, 10 trig. */
@@ -1473,6 +2898,156 @@ void planar6_articulated_inertia(const double *q, double *D)
     D[3] = x75;
     D[4] = x33;
     D[5] = 0.08333333333333333;
+}
+
+/* articulated_inertia of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_articulated_inertia_batch(long count, const double *q, double *D)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_D[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            sd_D[0][sd_k] = x201;
+            sd_D[1][sd_k] = x159;
+            sd_D[2][sd_k] = x117;
+            sd_D[3][sd_k] = x75;
+            sd_D[4][sd_k] = x33;
+            sd_D[5][sd_k] = 0.08333333333333333;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_D[0], 6, sd_n, D + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_articulated_inertia(q + sd_i * 6, D + sd_i * 6);
+#endif
 }
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 149 mul, 99 add, 4 div, 5 sqrt, 10 trig. */
@@ -1683,6 +3258,239 @@ void planar6_innovations_factor(const double *q, double *m)
     m[33] = 0.0;
     m[34] = 0.0;
     m[35] = 0.28867513459481287;
+}
+
+/* innovations_factor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_innovations_factor_batch(long count, const double *q, double *m)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_m[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x212 = sqrt(x201);
+            const double x215 = sqrt(x159);
+            const double x216 = x165*x215;
+            const double x217 = x166*x215;
+            const double x219 = x2*x216 + x217*x3;
+            const double x220 = 0.5*x219 + x215;
+            const double x221 = sqrt(x117);
+            const double x222 = x123*x221;
+            const double x223 = x124*x221;
+            const double x224 = x222*x5 - x223*x4;
+            const double x225 = x222*x4 + x223*x5;
+            const double x226 = 0.5*x225 + x221;
+            const double x228 = x2*x224 + x225*x3;
+            const double x229 = 0.5*x228 + x226;
+            const double x230 = sqrt(x75);
+            const double x231 = x230*x81;
+            const double x232 = x230*x82;
+            const double x233 = x231*x7 - x232*x6;
+            const double x234 = x231*x6 + x232*x7;
+            const double x235 = 0.5*x234 + x230;
+            const double x236 = x233*x5 - x234*x4;
+            const double x237 = x233*x4 + x234*x5;
+            const double x238 = 0.5*x237 + x235;
+            const double x240 = x2*x236 + x237*x3;
+            const double x241 = 0.5*x240 + x238;
+            const double x242 = sqrt(x33);
+            const double x243 = x242*x39;
+            const double x244 = x242*x40;
+            const double x245 = x243*x9 - x244*x8;
+            const double x246 = x243*x8 + x244*x9;
+            const double x247 = 0.5*x246 + x242;
+            const double x248 = x245*x7 - x246*x6;
+            const double x249 = x245*x6 + x246*x7;
+            const double x250 = 0.5*x249 + x247;
+            const double x251 = x248*x5 - x249*x4;
+            const double x252 = x248*x4 + x249*x5;
+            const double x253 = 0.5*x252 + x250;
+            const double x255 = x2*x251 + x252*x3;
+            const double x256 = 0.5*x255 + x253;
+            const double x257 = -0.8660254037844386*x10;
+            const double x258 = 0.8660254037844386*x11;
+            const double x259 = 0.28867513459481287 + 0.5*x258;
+            const double x260 = x257*x9 - x258*x8;
+            const double x261 = x257*x8 + x258*x9;
+            const double x262 = 0.5*x261 + x259;
+            const double x263 = x260*x7 - x261*x6;
+            const double x264 = x260*x6 + x261*x7;
+            const double x265 = 0.5*x264 + x262;
+            const double x266 = x263*x5 - x264*x4;
+            const double x267 = x263*x4 + x264*x5;
+            const double x268 = 0.5*x267 + x265;
+            const double x270 = x2*x266 + x267*x3;
+            const double x271 = 0.5*x270 + x268;
+            sd_m[0][sd_k] = x212;
+            sd_m[1][sd_k] = x220;
+            sd_m[2][sd_k] = x229;
+            sd_m[3][sd_k] = x241;
+            sd_m[4][sd_k] = x256;
+            sd_m[5][sd_k] = x271;
+            sd_m[6][sd_k] = 0.0;
+            sd_m[7][sd_k] = x215;
+            sd_m[8][sd_k] = x226;
+            sd_m[9][sd_k] = x238;
+            sd_m[10][sd_k] = x253;
+            sd_m[11][sd_k] = x268;
+            sd_m[12][sd_k] = 0.0;
+            sd_m[13][sd_k] = 0.0;
+            sd_m[14][sd_k] = x221;
+            sd_m[15][sd_k] = x235;
+            sd_m[16][sd_k] = x250;
+            sd_m[17][sd_k] = x265;
+            sd_m[18][sd_k] = 0.0;
+            sd_m[19][sd_k] = 0.0;
+            sd_m[20][sd_k] = 0.0;
+            sd_m[21][sd_k] = x230;
+            sd_m[22][sd_k] = x247;
+            sd_m[23][sd_k] = x262;
+            sd_m[24][sd_k] = 0.0;
+            sd_m[25][sd_k] = 0.0;
+            sd_m[26][sd_k] = 0.0;
+            sd_m[27][sd_k] = 0.0;
+            sd_m[28][sd_k] = x242;
+            sd_m[29][sd_k] = x259;
+            sd_m[30][sd_k] = 0.0;
+            sd_m[31][sd_k] = 0.0;
+            sd_m[32][sd_k] = 0.0;
+            sd_m[33][sd_k] = 0.0;
+            sd_m[34][sd_k] = 0.0;
+            sd_m[35][sd_k] = 0.28867513459481287;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_m[0], 36, sd_n, m + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_innovations_factor(q + sd_i * 6, m + sd_i * 36);
+#endif
 }
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 161 mul, 109 add, 24 div, 5 sqrt, 10 trig. */
@@ -1927,6 +3735,271 @@ void planar6_innovations_factor_inverse(const double *q, double *ell)
     ell[35] = 3.464101615137755;
 }
 
+/* innovations_factor_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_innovations_factor_inverse_batch(long count, const double *q, double *ell)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_ell[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x212 = sqrt(x201);
+            const double x213 = 1.0/x212;
+            const double x214 = sqrt(x159);
+            const double x215 = 1.0/x214;
+            const double x217 = x165*x2 + x166*x3;
+            const double x218 = 0.5*x217 + 1.0;
+            const double x219 = -x218/x212;
+            const double x222 = sqrt(x117);
+            const double x223 = 1.0/x222;
+            const double x224 = x123*x5 - x124*x4;
+            const double x225 = x123*x4 + x124*x5;
+            const double x226 = 0.5*x225 + 1.0;
+            const double x227 = -x226/x214;
+            const double x228 = -x165*x226 + x224;
+            const double x229 = -x166*x226 + x225;
+            const double x231 = x2*x228 + x229*x3;
+            const double x232 = 0.5*x231;
+            const double x233 = -x232/x212;
+            const double x236 = sqrt(x75);
+            const double x237 = 1.0/x236;
+            const double x238 = -x6*x82 + x7*x81;
+            const double x239 = x6*x81 + x7*x82;
+            const double x240 = 0.5*x239 + 1.0;
+            const double x241 = -x240/x222;
+            const double x242 = -x123*x240 + x238;
+            const double x243 = -x124*x240 + x239;
+            const double x244 = x242*x5 - x243*x4;
+            const double x245 = x242*x4 + x243*x5;
+            const double x246 = 0.5*x245;
+            const double x247 = -x246/x214;
+            const double x248 = -x165*x246 + x244;
+            const double x249 = -x166*x246 + x245;
+            const double x251 = x2*x248 + x249*x3;
+            const double x252 = 0.5*x251;
+            const double x253 = -x252/x212;
+            const double x256 = sqrt(x33);
+            const double x257 = 1.0/x256;
+            const double x258 = x39*x9 - x40*x8;
+            const double x259 = x39*x8 + x40*x9;
+            const double x260 = 0.5*x259 + 1.0;
+            const double x261 = -x260/x236;
+            const double x262 = x258 - x260*x81;
+            const double x263 = x259 - x260*x82;
+            const double x264 = x262*x7 - x263*x6;
+            const double x265 = x262*x6 + x263*x7;
+            const double x266 = 0.5*x265;
+            const double x267 = -x266/x222;
+            const double x268 = -x123*x266 + x264;
+            const double x269 = -x124*x266 + x265;
+            const double x270 = x268*x5 - x269*x4;
+            const double x271 = x268*x4 + x269*x5;
+            const double x272 = 0.5*x271;
+            const double x273 = -x272/x214;
+            const double x274 = -x165*x272 + x270;
+            const double x275 = -x166*x272 + x271;
+            const double x277 = x2*x274 + x275*x3;
+            const double x278 = 0.5*x277;
+            const double x279 = -x278/x212;
+            const double x282 = -3.0*x10;
+            const double x283 = 3.0*x11;
+            const double x284 = 0.5*x283 + 1.0;
+            const double x285 = -x284/x256;
+            const double x286 = x282 - x284*x39;
+            const double x287 = x283 - x284*x40;
+            const double x288 = x286*x9 - x287*x8;
+            const double x289 = x286*x8 + x287*x9;
+            const double x290 = 0.5*x289;
+            const double x291 = -x290/x236;
+            const double x292 = x288 - x290*x81;
+            const double x293 = x289 - x290*x82;
+            const double x294 = x292*x7 - x293*x6;
+            const double x295 = x292*x6 + x293*x7;
+            const double x296 = 0.5*x295;
+            const double x297 = -x296/x222;
+            const double x298 = -x123*x296 + x294;
+            const double x299 = -x124*x296 + x295;
+            const double x300 = x298*x5 - x299*x4;
+            const double x301 = x298*x4 + x299*x5;
+            const double x302 = 0.5*x301;
+            const double x303 = -x302/x214;
+            const double x304 = -x165*x302 + x300;
+            const double x305 = -x166*x302 + x301;
+            const double x307 = x2*x304 + x3*x305;
+            const double x308 = 0.5*x307;
+            const double x309 = -x308/x212;
+            sd_ell[0][sd_k] = x213;
+            sd_ell[1][sd_k] = x219;
+            sd_ell[2][sd_k] = x233;
+            sd_ell[3][sd_k] = x253;
+            sd_ell[4][sd_k] = x279;
+            sd_ell[5][sd_k] = x309;
+            sd_ell[6][sd_k] = 0.0;
+            sd_ell[7][sd_k] = x215;
+            sd_ell[8][sd_k] = x227;
+            sd_ell[9][sd_k] = x247;
+            sd_ell[10][sd_k] = x273;
+            sd_ell[11][sd_k] = x303;
+            sd_ell[12][sd_k] = 0.0;
+            sd_ell[13][sd_k] = 0.0;
+            sd_ell[14][sd_k] = x223;
+            sd_ell[15][sd_k] = x241;
+            sd_ell[16][sd_k] = x267;
+            sd_ell[17][sd_k] = x297;
+            sd_ell[18][sd_k] = 0.0;
+            sd_ell[19][sd_k] = 0.0;
+            sd_ell[20][sd_k] = 0.0;
+            sd_ell[21][sd_k] = x237;
+            sd_ell[22][sd_k] = x261;
+            sd_ell[23][sd_k] = x291;
+            sd_ell[24][sd_k] = 0.0;
+            sd_ell[25][sd_k] = 0.0;
+            sd_ell[26][sd_k] = 0.0;
+            sd_ell[27][sd_k] = 0.0;
+            sd_ell[28][sd_k] = x257;
+            sd_ell[29][sd_k] = x285;
+            sd_ell[30][sd_k] = 0.0;
+            sd_ell[31][sd_k] = 0.0;
+            sd_ell[32][sd_k] = 0.0;
+            sd_ell[33][sd_k] = 0.0;
+            sd_ell[34][sd_k] = 0.0;
+            sd_ell[35][sd_k] = 3.464101615137755;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_ell[0], 36, sd_n, ell + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_innovations_factor_inverse(q + sd_i * 6, ell + sd_i * 36);
+#endif
+}
+
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 114 mul, 90 add, 4 div, 5 sqrt, 10 trig. */
 void planar6_total_rates(const double *q, const double *qd, double *nu)
 {
@@ -2089,6 +4162,193 @@ void planar6_total_rates(const double *q, const double *qd, double *nu)
     nu[5] = x241;
 }
 
+/* total_rates of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_total_rates_batch(long count, const double *q, const double *qd, double *nu)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_nu[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x212 = sqrt(x201);
+            const double x213 = qd0*x212;
+            const double x214 = 0.5*qd0;
+            const double x215 = x2*x214;
+            const double x216 = x214*x3;
+            const double x217 = sqrt(x159);
+            const double x218 = (qd0 + qd1 + x165*x215 + x166*x216)*x217;
+            const double x219 = qd0 + qd1;
+            const double x220 = 0.5*x219 + x216;
+            const double x221 = x215*x5 + x220*x4;
+            const double x222 = -x215*x4 + x220*x5;
+            const double x223 = sqrt(x117);
+            const double x224 = (qd2 + x123*x221 + x124*x222 + x219)*x223;
+            const double x225 = qd2 + x219;
+            const double x226 = 0.5*x225 + x222;
+            const double x227 = x221*x7 + x226*x6;
+            const double x228 = -x221*x6 + x226*x7;
+            const double x229 = sqrt(x75);
+            const double x230 = (qd3 + x225 + x227*x81 + x228*x82)*x229;
+            const double x231 = qd3 + x225;
+            const double x232 = 0.5*x231 + x228;
+            const double x233 = x227*x9 + x232*x8;
+            const double x234 = -x227*x8 + x232*x9;
+            const double x235 = sqrt(x33);
+            const double x236 = (qd4 + x231 + x233*x39 + x234*x40)*x235;
+            const double x237 = qd4 + x231;
+            const double x238 = 0.5*x237 + x234;
+            const double x240 = -x10*x233 + x11*x238;
+            const double x241 = 0.28867513459481287*(3.0*x240 + qd5 + x237);
+            sd_nu[0][sd_k] = x213;
+            sd_nu[1][sd_k] = x218;
+            sd_nu[2][sd_k] = x224;
+            sd_nu[3][sd_k] = x230;
+            sd_nu[4][sd_k] = x236;
+            sd_nu[5][sd_k] = x241;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_nu[0], 6, sd_n, nu + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_total_rates(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_total_rates(q + sd_i * 6, qd + sd_i * 6, nu + sd_i * 6);
+#endif
+}
+
 /* Joint rates qd = l* nu (inverse of total_rates). Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig. */
 void planar6_joint_rates(const double *q, const double *nu, double *qd)
 {
@@ -2249,6 +4509,193 @@ void planar6_joint_rates(const double *q, const double *nu, double *qd)
     qd[3] = x230;
     qd[4] = x236;
     qd[5] = x241;
+}
+
+/* joint_rates of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_nu[6][SD_LANES];
+        sd_gather(nu + sd_first * 6, 6, sd_n, sd_nu[0]);
+        double sd_qd[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double nu0 = sd_nu[0][sd_k];
+            const double nu1 = sd_nu[1][sd_k];
+            const double nu2 = sd_nu[2][sd_k];
+            const double nu3 = sd_nu[3][sd_k];
+            const double nu4 = sd_nu[4][sd_k];
+            const double nu5 = sd_nu[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x212 = sqrt(x201);
+            const double x213 = nu0/x212;
+            const double x214 = 0.5*x213;
+            const double x215 = x2*x214;
+            const double x216 = x214*x3;
+            const double x217 = sqrt(x159);
+            const double x218 = -(x165*x215 + x166*x216 + x213) + nu1/x217;
+            const double x219 = x213 + x218;
+            const double x220 = 0.5*x219 + x216;
+            const double x221 = x215*x5 + x220*x4;
+            const double x222 = -x215*x4 + x220*x5;
+            const double x223 = sqrt(x117);
+            const double x224 = -(x123*x221 + x124*x222 + x219) + nu2/x223;
+            const double x225 = x219 + x224;
+            const double x226 = 0.5*x225 + x222;
+            const double x227 = x221*x7 + x226*x6;
+            const double x228 = -x221*x6 + x226*x7;
+            const double x229 = sqrt(x75);
+            const double x230 = -(x225 + x227*x81 + x228*x82) + nu3/x229;
+            const double x231 = x225 + x230;
+            const double x232 = 0.5*x231 + x228;
+            const double x233 = x227*x9 + x232*x8;
+            const double x234 = -x227*x8 + x232*x9;
+            const double x235 = sqrt(x33);
+            const double x236 = -(x231 + x233*x39 + x234*x40) + nu4/x235;
+            const double x237 = x231 + x236;
+            const double x238 = 0.5*x237 + x234;
+            const double x240 = -x10*x233 + x11*x238;
+            const double x241 = -(3.0*x240 + x237) + 3.464101615137755*nu5;
+            sd_qd[0][sd_k] = x213;
+            sd_qd[1][sd_k] = x218;
+            sd_qd[2][sd_k] = x224;
+            sd_qd[3][sd_k] = x230;
+            sd_qd[4][sd_k] = x236;
+            sd_qd[5][sd_k] = x241;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_qd[0], 6, sd_n, qd + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_joint_rates(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_joint_rates(q + sd_i * 6, nu + sd_i * 6, qd + sd_i * 6);
+#endif
 }
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 109 mul, 90 add, 9 div, 5 sqrt, 10 trig. */
@@ -2427,6 +4874,207 @@ void planar6_working_moments(const double *q, const double *tau, double *eps)
     eps[5] = x212;
 }
 
+/* working_moments of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_working_moments_batch(long count, const double *q, const double *tau, double *eps)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_tau[6][SD_LANES];
+        sd_gather(tau + sd_first * 6, 6, sd_n, sd_tau[0]);
+        double sd_eps[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double tau0 = sd_tau[0][sd_k];
+            const double tau1 = sd_tau[1][sd_k];
+            const double tau2 = sd_tau[2][sd_k];
+            const double tau3 = sd_tau[3][sd_k];
+            const double tau4 = sd_tau[4][sd_k];
+            const double tau5 = sd_tau[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x212 = 3.464101615137755*tau5;
+            const double x213 = 3.0*tau5;
+            const double x214 = -x10*x213;
+            const double x215 = x11*x213;
+            const double x216 = 0.5*x215 + tau5;
+            const double x217 = tau4 - x216;
+            const double x218 = sqrt(x33);
+            const double x219 = x217/x218;
+            const double x220 = x216 + x217;
+            const double x221 = x214 + x217*x39;
+            const double x222 = x215 + x217*x40;
+            const double x223 = x221*x9 - x222*x8;
+            const double x224 = x221*x8 + x222*x9;
+            const double x225 = 0.5*x224 + x220;
+            const double x226 = tau3 - x225;
+            const double x227 = sqrt(x75);
+            const double x228 = x226/x227;
+            const double x229 = x225 + x226;
+            const double x230 = x223 + x226*x81;
+            const double x231 = x224 + x226*x82;
+            const double x232 = x230*x7 - x231*x6;
+            const double x233 = x230*x6 + x231*x7;
+            const double x234 = 0.5*x233 + x229;
+            const double x235 = tau2 - x234;
+            const double x236 = sqrt(x117);
+            const double x237 = x235/x236;
+            const double x238 = x234 + x235;
+            const double x239 = x123*x235 + x232;
+            const double x240 = x124*x235 + x233;
+            const double x241 = x239*x5 - x240*x4;
+            const double x242 = x239*x4 + x240*x5;
+            const double x243 = 0.5*x242 + x238;
+            const double x244 = tau1 - x243;
+            const double x245 = sqrt(x159);
+            const double x246 = x244/x245;
+            const double x247 = x243 + x244;
+            const double x248 = x165*x244 + x241;
+            const double x249 = x166*x244 + x242;
+            const double x251 = x2*x248 + x249*x3;
+            const double x252 = 0.5*x251 + x247;
+            const double x253 = tau0 - x252;
+            const double x254 = sqrt(x201);
+            const double x255 = x253/x254;
+            sd_eps[0][sd_k] = x255;
+            sd_eps[1][sd_k] = x246;
+            sd_eps[2][sd_k] = x237;
+            sd_eps[3][sd_k] = x228;
+            sd_eps[4][sd_k] = x219;
+            sd_eps[5][sd_k] = x212;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_eps[0], 6, sd_n, eps + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_working_moments(q + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_working_moments(q + sd_i * 6, tau + sd_i * 6, eps + sd_i * 6);
+#endif
+}
+
 /* Joint forces tau = m eps (inverse of working_moments). Operations: 114 mul, 86 add, 4 div, 5 sqrt, 10 trig. */
 void planar6_applied_moments(const double *q, const double *eps, double *tau)
 {
@@ -2597,6 +5245,203 @@ void planar6_applied_moments(const double *q, const double *eps, double *tau)
     tau[3] = x227;
     tau[4] = x219;
     tau[5] = x212;
+}
+
+/* applied_moments of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_eps[6][SD_LANES];
+        sd_gather(eps + sd_first * 6, 6, sd_n, sd_eps[0]);
+        double sd_tau[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double eps0 = sd_eps[0][sd_k];
+            const double eps1 = sd_eps[1][sd_k];
+            const double eps2 = sd_eps[2][sd_k];
+            const double eps3 = sd_eps[3][sd_k];
+            const double eps4 = sd_eps[4][sd_k];
+            const double eps5 = sd_eps[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x212 = 0.28867513459481287*eps5;
+            const double x213 = 3.0*x212;
+            const double x214 = -x10*x213;
+            const double x215 = x11*x213;
+            const double x216 = 0.5*x215 + x212;
+            const double x217 = sqrt(x33);
+            const double x218 = eps4*x217;
+            const double x219 = x216 + x218;
+            const double x220 = x214 + x218*x39;
+            const double x221 = x215 + x218*x40;
+            const double x222 = x220*x9 - x221*x8;
+            const double x223 = x220*x8 + x221*x9;
+            const double x224 = 0.5*x223 + x219;
+            const double x225 = sqrt(x75);
+            const double x226 = eps3*x225;
+            const double x227 = x224 + x226;
+            const double x228 = x222 + x226*x81;
+            const double x229 = x223 + x226*x82;
+            const double x230 = x228*x7 - x229*x6;
+            const double x231 = x228*x6 + x229*x7;
+            const double x232 = 0.5*x231 + x227;
+            const double x233 = sqrt(x117);
+            const double x234 = eps2*x233;
+            const double x235 = x232 + x234;
+            const double x236 = x123*x234 + x230;
+            const double x237 = x124*x234 + x231;
+            const double x238 = x236*x5 - x237*x4;
+            const double x239 = x236*x4 + x237*x5;
+            const double x240 = 0.5*x239 + x235;
+            const double x241 = sqrt(x159);
+            const double x242 = eps1*x241;
+            const double x243 = x240 + x242;
+            const double x244 = x165*x242 + x238;
+            const double x245 = x166*x242 + x239;
+            const double x247 = x2*x244 + x245*x3;
+            const double x248 = 0.5*x247 + x243;
+            const double x249 = sqrt(x201);
+            const double x250 = eps0*x249;
+            const double x251 = x248 + x250;
+            sd_tau[0][sd_k] = x251;
+            sd_tau[1][sd_k] = x243;
+            sd_tau[2][sd_k] = x235;
+            sd_tau[3][sd_k] = x227;
+            sd_tau[4][sd_k] = x219;
+            sd_tau[5][sd_k] = x212;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_tau[0], 6, sd_n, tau + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_applied_moments(q + (sd_first + sd_k) * 6, eps + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_applied_moments(q + sd_i * 6, eps + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 428 mul, 340 add, 14 div, 5 sqrt, 10 trig. */
@@ -2984,6 +5829,416 @@ void planar6_coriolis_nu(const double *q, const double *nu, double *Cnu)
     Cnu[5] = x264;
 }
 
+/* coriolis_nu of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_nu[6][SD_LANES];
+        sd_gather(nu + sd_first * 6, 6, sd_n, sd_nu[0]);
+        double sd_Cnu[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double nu0 = sd_nu[0][sd_k];
+            const double nu1 = sd_nu[1][sd_k];
+            const double nu2 = sd_nu[2][sd_k];
+            const double nu3 = sd_nu[3][sd_k];
+            const double nu4 = sd_nu[4][sd_k];
+            const double nu5 = sd_nu[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x212 = sqrt(x201);
+            const double x213 = nu0/x212;
+            const double x214 = 0.5*x213;
+            const double x215 = x2*x214;
+            const double x216 = x214*x3;
+            const double x217 = sqrt(x159);
+            const double x218 = -(x165*x215 + x166*x216 + x213) + nu1/x217;
+            const double x219 = x213 + x218;
+            const double x220 = 0.5*x219 + x216;
+            const double x221 = x215*x5 + x220*x4;
+            const double x222 = -x215*x4 + x220*x5;
+            const double x223 = sqrt(x117);
+            const double x224 = -(x123*x221 + x124*x222 + x219) + nu2/x223;
+            const double x225 = x219 + x224;
+            const double x226 = 0.5*x225 + x222;
+            const double x227 = x221*x7 + x226*x6;
+            const double x228 = -x221*x6 + x226*x7;
+            const double x229 = sqrt(x75);
+            const double x230 = -(x225 + x227*x81 + x228*x82) + nu3/x229;
+            const double x231 = x225 + x230;
+            const double x232 = 0.5*x231 + x228;
+            const double x233 = x227*x9 + x232*x8;
+            const double x234 = -x227*x8 + x232*x9;
+            const double x235 = sqrt(x33);
+            const double x236 = -(x231 + x233*x39 + x234*x40) + nu4/x235;
+            const double x237 = x231 + x236;
+            const double x238 = 0.5*x237 + x234;
+            const double x239 = x10*x238 + x11*x233;
+            const double x240 = -x10*x233 + x11*x238;
+            const double x241 = -(3.0*x240 + x237) + 3.464101615137755*nu5;
+            const double x242 = x237 + x241;
+            const double x245 = -0.25*x241;
+            const double x249 = 0.25*x242 + x240;
+            const double x250 = -x239*x240 + x239*x249;
+            const double x251 = -x242*x249;
+            const double x252 = x239*x242;
+            const double x253 = -x240*x241 + x242*x245;
+            const double x254 = x239*x241;
+            const double x256 = x240*x241;
+            const double x257 = -x239*x241;
+            const double x258 = 3.0*x240 + x237;
+            const double x259 = x237 - x258;
+            const double x260 = x245*x259;
+            const double x261 = 2.0*x250;
+            const double x262 = 2.0*x251 - x253 + x256 - x260;
+            const double x263 = 2.0*x252 - x254 + x257;
+            const double x264 = 1.7320508075688774*x261;
+            const double x269 = -x236*x34;
+            const double x270 = x236*x25;
+            const double x271 = -x19*x236;
+            const double x272 = x236*x35;
+            const double x273 = -x236*x36;
+            const double x274 = x19*x236;
+            const double x277 = -3.0*x245;
+            const double x280 = x12*x277;
+            const double x281 = x13*x277;
+            const double x284 = 0.5*x280;
+            const double x285 = 0.5*x281;
+            const double x288 = 0.5*x285;
+            const double x289 = x239*x245 + x261;
+            const double x290 = x242*x245 + x262;
+            const double x291 = -3.0*x289 + x263;
+            const double x292 = -x10*x291 + x11*x290;
+            const double x293 = x10*x290 + x11*x291;
+            const double x294 = 0.5*x293;
+            const double x300 = x269 + x284;
+            const double x301 = x270 + x285;
+            const double x302 = 2.0*x271 - x281;
+            const double x303 = x272 + x273 + x280;
+            const double x304 = 2.0*x274 + x281;
+            const double x306 = 0.25*x237 + x234;
+            const double x307 = -x233*x234 + x233*x306;
+            const double x308 = -x237*x306;
+            const double x309 = x233*x237;
+            const double x310 = x233*x271 + x234*x273 + x237*x269;
+            const double x311 = x233*x272 + x234*x274 + x237*x270;
+            const double x312 = x233*x269 + x234*x270;
+            const double x313 = x233*x271 + x234*x272;
+            const double x314 = x233*x273 + x234*x274;
+            const double x315 = x231 + x233*x39 + x234*x40;
+            const double x316 = x231 - x315;
+            const double x317 = x233*x300 + x234*x301 + x288*x316;
+            const double x318 = x233*x302 + x234*x303 + x300*x316;
+            const double x319 = x233*x303 + x234*x304 + x301*x316;
+            const double x320 = 2.0*x307 + x294 + x312 - x317;
+            const double x321 = 2.0*x308 + x292 - x310 + x313 - x318;
+            const double x322 = 2.0*x309 + x293 - x311 + x314 - x319;
+            const double x323 = 0.5*x320/x235;
+            const double x328 = -x230*x76;
+            const double x329 = x230*x67;
+            const double x330 = -x230*x63;
+            const double x331 = x230*x77;
+            const double x332 = -x230*x78;
+            const double x333 = x230*x63;
+            const double x336 = (x39*x39)*x288 - 2.0*x300*x39 + x302;
+            const double x337 = x288*x39*x40 - x300*x40 - x301*x39 + x303;
+            const double x338 = (x40*x40)*x288 - 2.0*x301*x40 + x304;
+            const double x348 = 0.5*(x336 + x338);
+            const double x349 = 0.5*(x336 - x338);
+            const double x350 = x349*x44;
+            const double x351 = x349*x45;
+            const double x352 = x337*x44;
+            const double x353 = x337*x45;
+            const double x354 = x348 + x350 - x353;
+            const double x355 = x348 - x350 + x353;
+            const double x356 = x351 + x352;
+            const double x359 = 0.5*x356;
+            const double x360 = 0.5*x355;
+            const double x363 = 0.5*x360;
+            const double x364 = x233*x300 + x234*x301 + x237*x288 + x320;
+            const double x365 = x233*x302 + x234*x303 + x237*x300 + x321;
+            const double x366 = x233*x303 + x234*x304 + x237*x301 + x322;
+            const double x367 = -x364*x39 + x365;
+            const double x368 = -x364*x40 + x366;
+            const double x369 = x367*x9 - x368*x8;
+            const double x370 = x367*x8 + x368*x9;
+            const double x371 = 0.5*x370;
+            const double x377 = x328 + x359;
+            const double x378 = x329 + x360;
+            const double x379 = 2.0*x330 + x354;
+            const double x380 = x331 + x332 + x356;
+            const double x381 = 2.0*x333 + x355;
+            const double x383 = 0.25*x231 + x228;
+            const double x384 = -x227*x228 + x227*x383;
+            const double x385 = -x231*x383;
+            const double x386 = x227*x231;
+            const double x387 = x227*x330 + x228*x332 + x231*x328;
+            const double x388 = x227*x331 + x228*x333 + x231*x329;
+            const double x389 = x227*x328 + x228*x329;
+            const double x390 = x227*x330 + x228*x331;
+            const double x391 = x227*x332 + x228*x333;
+            const double x392 = x225 + x227*x81 + x228*x82;
+            const double x393 = x225 - x392;
+            const double x394 = x227*x377 + x228*x378 + x363*x393;
+            const double x395 = x227*x379 + x228*x380 + x377*x393;
+            const double x396 = x227*x380 + x228*x381 + x378*x393;
+            const double x397 = 2.0*x384 + x371 + x389 - x394;
+            const double x398 = 2.0*x385 + x369 - x387 + x390 - x395;
+            const double x399 = 2.0*x386 + x370 - x388 + x391 - x396;
+            const double x400 = 0.5*x397/x229;
+            const double x405 = -x118*x224;
+            const double x406 = x109*x224;
+            const double x407 = -x105*x224;
+            const double x408 = x119*x224;
+            const double x409 = -x120*x224;
+            const double x410 = x105*x224;
+            const double x413 = (x81*x81)*x363 - 2.0*x377*x81 + x379;
+            const double x414 = x363*x81*x82 - x377*x82 - x378*x81 + x380;
+            const double x415 = (x82*x82)*x363 - 2.0*x378*x82 + x381;
+            const double x425 = 0.5*(x413 + x415);
+            const double x426 = 0.5*(x413 - x415);
+            const double x427 = x426*x86;
+            const double x428 = x426*x87;
+            const double x429 = x414*x86;
+            const double x430 = x414*x87;
+            const double x431 = x425 + x427 - x430;
+            const double x432 = x425 - x427 + x430;
+            const double x433 = x428 + x429;
+            const double x436 = 0.5*x433;
+            const double x437 = 0.5*x432;
+            const double x440 = 0.5*x437;
+            const double x441 = x227*x377 + x228*x378 + x231*x363 + x397;
+            const double x442 = x227*x379 + x228*x380 + x231*x377 + x398;
+            const double x443 = x227*x380 + x228*x381 + x231*x378 + x399;
+            const double x444 = -x441*x81 + x442;
+            const double x445 = -x441*x82 + x443;
+            const double x446 = x444*x7 - x445*x6;
+            const double x447 = x444*x6 + x445*x7;
+            const double x448 = 0.5*x447;
+            const double x454 = x405 + x436;
+            const double x455 = x406 + x437;
+            const double x456 = 2.0*x407 + x431;
+            const double x457 = x408 + x409 + x433;
+            const double x458 = 2.0*x410 + x432;
+            const double x460 = 0.25*x225 + x222;
+            const double x461 = -x221*x222 + x221*x460;
+            const double x462 = -x225*x460;
+            const double x463 = x221*x225;
+            const double x464 = x221*x407 + x222*x409 + x225*x405;
+            const double x465 = x221*x408 + x222*x410 + x225*x406;
+            const double x466 = x221*x405 + x222*x406;
+            const double x467 = x221*x407 + x222*x408;
+            const double x468 = x221*x409 + x222*x410;
+            const double x469 = x123*x221 + x124*x222 + x219;
+            const double x470 = x219 - x469;
+            const double x471 = x221*x454 + x222*x455 + x440*x470;
+            const double x472 = x221*x456 + x222*x457 + x454*x470;
+            const double x473 = x221*x457 + x222*x458 + x455*x470;
+            const double x474 = 2.0*x461 + x448 + x466 - x471;
+            const double x475 = 2.0*x462 + x446 - x464 + x467 - x472;
+            const double x476 = 2.0*x463 + x447 - x465 + x468 - x473;
+            const double x477 = 0.5*x474/x223;
+            const double x482 = -x160*x218;
+            const double x483 = x151*x218;
+            const double x484 = -x147*x218;
+            const double x485 = x161*x218;
+            const double x486 = -x162*x218;
+            const double x487 = x147*x218;
+            const double x490 = (x123*x123)*x440 - 2.0*x123*x454 + x456;
+            const double x491 = x123*x124*x440 - x123*x455 - x124*x454 + x457;
+            const double x492 = (x124*x124)*x440 - 2.0*x124*x455 + x458;
+            const double x502 = 0.5*(x490 + x492);
+            const double x503 = 0.5*(x490 - x492);
+            const double x504 = x128*x503;
+            const double x505 = x129*x503;
+            const double x506 = x128*x491;
+            const double x507 = x129*x491;
+            const double x508 = x502 + x504 - x507;
+            const double x509 = x502 - x504 + x507;
+            const double x510 = x505 + x506;
+            const double x513 = 0.5*x510;
+            const double x514 = 0.5*x509;
+            const double x517 = 0.5*x514;
+            const double x518 = x221*x454 + x222*x455 + x225*x440 + x474;
+            const double x519 = x221*x456 + x222*x457 + x225*x454 + x475;
+            const double x520 = x221*x457 + x222*x458 + x225*x455 + x476;
+            const double x521 = -x123*x518 + x519;
+            const double x522 = -x124*x518 + x520;
+            const double x523 = -x4*x522 + x5*x521;
+            const double x524 = x4*x521 + x5*x522;
+            const double x525 = 0.5*x524;
+            const double x531 = x482 + x513;
+            const double x532 = x483 + x514;
+            const double x533 = 2.0*x484 + x508;
+            const double x534 = x485 + x486 + x510;
+            const double x535 = 2.0*x487 + x509;
+            const double x537 = 0.25*x219 + x216;
+            const double x538 = -x215*x216 + x215*x537;
+            const double x539 = -x219*x537;
+            const double x540 = x215*x219;
+            const double x541 = x215*x484 + x216*x486 + x219*x482;
+            const double x542 = x215*x485 + x216*x487 + x219*x483;
+            const double x543 = x215*x482 + x216*x483;
+            const double x544 = x215*x484 + x216*x485;
+            const double x545 = x215*x486 + x216*x487;
+            const double x546 = x165*x215 + x166*x216 + x213;
+            const double x547 = x213 - x546;
+            const double x548 = x215*x531 + x216*x532 + x517*x547;
+            const double x549 = x215*x533 + x216*x534 + x531*x547;
+            const double x550 = x215*x534 + x216*x535 + x532*x547;
+            const double x551 = 2.0*x538 + x525 + x543 - x548;
+            const double x552 = 2.0*x539 + x523 - x541 + x544 - x549;
+            const double x553 = 2.0*x540 + x524 - x542 + x545 - x550;
+            const double x554 = 0.5*x551/x217;
+            const double x595 = x215*x531 + x216*x532 + x219*x517 + x551;
+            const double x596 = x215*x533 + x216*x534 + x219*x531 + x552;
+            const double x597 = x215*x534 + x216*x535 + x219*x532 + x553;
+            const double x598 = -x165*x595 + x596;
+            const double x599 = -x166*x595 + x597;
+            const double x601 = x2*x598 + x3*x599;
+            const double x602 = 0.5*x601;
+            const double x620 = 0.5*x602/x212;
+            sd_Cnu[0][sd_k] = x620;
+            sd_Cnu[1][sd_k] = x554;
+            sd_Cnu[2][sd_k] = x477;
+            sd_Cnu[3][sd_k] = x400;
+            sd_Cnu[4][sd_k] = x323;
+            sd_Cnu[5][sd_k] = x264;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Cnu[0], 6, sd_n, Cnu + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_coriolis_nu(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, Cnu + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_coriolis_nu(q + sd_i * 6, nu + sd_i * 6, Cnu + sd_i * 6);
+#endif
+}
+
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10). Operations: 328 mul, 256 add, 4 div, 0 sqrt, 10 trig. */
 void planar6_coriolis_eta(const double *q, const double *eta, double *Cbar)
 {
@@ -3308,6 +6563,357 @@ void planar6_coriolis_eta(const double *q, const double *eta, double *Cbar)
     Cbar[3] = x364;
     Cbar[4] = x298;
     Cbar[5] = x244;
+}
+
+/* coriolis_eta of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_eta[6][SD_LANES];
+        sd_gather(eta + sd_first * 6, 6, sd_n, sd_eta[0]);
+        double sd_Cbar[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double eta0 = sd_eta[0][sd_k];
+            const double eta1 = sd_eta[1][sd_k];
+            const double eta2 = sd_eta[2][sd_k];
+            const double eta3 = sd_eta[3][sd_k];
+            const double eta4 = sd_eta[4][sd_k];
+            const double eta5 = sd_eta[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x212 = 0.5*eta0;
+            const double x213 = x2*x212;
+            const double x214 = x212*x3;
+            const double x215 = -(eta0 + x165*x213 + x166*x214) + eta1;
+            const double x216 = eta0 + x215;
+            const double x217 = 0.5*x216 + x214;
+            const double x218 = x213*x5 + x217*x4;
+            const double x219 = -x213*x4 + x217*x5;
+            const double x220 = -(x123*x218 + x124*x219 + x216) + eta2;
+            const double x221 = x216 + x220;
+            const double x222 = 0.5*x221 + x219;
+            const double x223 = x218*x7 + x222*x6;
+            const double x224 = -x218*x6 + x222*x7;
+            const double x225 = -(x221 + x223*x81 + x224*x82) + eta3;
+            const double x226 = x221 + x225;
+            const double x227 = 0.5*x226 + x224;
+            const double x228 = x223*x9 + x227*x8;
+            const double x229 = -x223*x8 + x227*x9;
+            const double x230 = -(x226 + x228*x39 + x229*x40) + eta4;
+            const double x231 = x226 + x230;
+            const double x232 = 0.5*x231 + x229;
+            const double x233 = x10*x232 + x11*x228;
+            const double x234 = -x10*x228 + x11*x232;
+            const double x235 = -(3.0*x234 + x231) + eta5;
+            const double x236 = x231 + x235;
+            const double x239 = -0.25*x235;
+            const double x243 = 0.25*x236 + x234;
+            const double x244 = -x233*x234 + x233*x243;
+            const double x245 = -x236*x243;
+            const double x246 = x233*x236;
+            const double x247 = -x234*x235 + x236*x239;
+            const double x248 = x233*x235;
+            const double x249 = 3.0*x234 + x231 + x235;
+            const double x250 = x239*x249 + x245 - x247;
+            const double x251 = x246 - x248;
+            const double x256 = -x230*x34;
+            const double x257 = x230*x25;
+            const double x258 = -x19*x230;
+            const double x259 = x230*x35;
+            const double x260 = -x230*x36;
+            const double x261 = x19*x230;
+            const double x264 = -3.0*x239;
+            const double x267 = x12*x264;
+            const double x268 = x13*x264;
+            const double x271 = 0.5*x267;
+            const double x272 = 0.5*x268;
+            const double x275 = 0.5*x272;
+            const double x276 = -3.0*x244 + x251;
+            const double x277 = -x10*x276 + x11*x250;
+            const double x278 = x10*x250 + x11*x276;
+            const double x279 = 0.5*x278;
+            const double x285 = x256 + x271;
+            const double x286 = x257 + x272;
+            const double x287 = 2.0*x258 - x268;
+            const double x288 = x259 + x260 + x267;
+            const double x289 = 2.0*x261 + x268;
+            const double x291 = 0.25*x231 + x229;
+            const double x292 = -x228*x229 + x228*x291;
+            const double x293 = -x231*x291;
+            const double x294 = x228*x231;
+            const double x295 = x228*x258 + x229*x260 + x231*x256;
+            const double x296 = x228*x259 + x229*x261 + x231*x257;
+            const double x297 = x226 + x228*x39 + x229*x40 + x230;
+            const double x298 = x275*x297 + x279 + x292;
+            const double x299 = x277 + x285*x297 + x293 - x295;
+            const double x300 = x278 + x286*x297 + x294 - x296;
+            const double x305 = -x225*x76;
+            const double x306 = x225*x67;
+            const double x307 = -x225*x63;
+            const double x308 = x225*x77;
+            const double x309 = -x225*x78;
+            const double x310 = x225*x63;
+            const double x313 = (x39*x39)*x275 - 2.0*x285*x39 + x287;
+            const double x314 = x275*x39*x40 - x285*x40 - x286*x39 + x288;
+            const double x315 = (x40*x40)*x275 - 2.0*x286*x40 + x289;
+            const double x325 = 0.5*(x313 + x315);
+            const double x326 = 0.5*(x313 - x315);
+            const double x327 = x326*x44;
+            const double x328 = x326*x45;
+            const double x329 = x314*x44;
+            const double x330 = x314*x45;
+            const double x331 = x325 + x327 - x330;
+            const double x332 = x325 - x327 + x330;
+            const double x333 = x328 + x329;
+            const double x336 = 0.5*x333;
+            const double x337 = 0.5*x332;
+            const double x340 = 0.5*x337;
+            const double x341 = -x298*x39 + x299;
+            const double x342 = -x298*x40 + x300;
+            const double x343 = x341*x9 - x342*x8;
+            const double x344 = x341*x8 + x342*x9;
+            const double x345 = 0.5*x344;
+            const double x351 = x305 + x336;
+            const double x352 = x306 + x337;
+            const double x353 = 2.0*x307 + x331;
+            const double x354 = x308 + x309 + x333;
+            const double x355 = 2.0*x310 + x332;
+            const double x357 = 0.25*x226 + x224;
+            const double x358 = -x223*x224 + x223*x357;
+            const double x359 = -x226*x357;
+            const double x360 = x223*x226;
+            const double x361 = x223*x307 + x224*x309 + x226*x305;
+            const double x362 = x223*x308 + x224*x310 + x226*x306;
+            const double x363 = x221 + x223*x81 + x224*x82 + x225;
+            const double x364 = x340*x363 + x345 + x358;
+            const double x365 = x343 + x351*x363 + x359 - x361;
+            const double x366 = x344 + x352*x363 + x360 - x362;
+            const double x371 = -x118*x220;
+            const double x372 = x109*x220;
+            const double x373 = -x105*x220;
+            const double x374 = x119*x220;
+            const double x375 = -x120*x220;
+            const double x376 = x105*x220;
+            const double x379 = (x81*x81)*x340 - 2.0*x351*x81 + x353;
+            const double x380 = x340*x81*x82 - x351*x82 - x352*x81 + x354;
+            const double x381 = (x82*x82)*x340 - 2.0*x352*x82 + x355;
+            const double x391 = 0.5*(x379 + x381);
+            const double x392 = 0.5*(x379 - x381);
+            const double x393 = x392*x86;
+            const double x394 = x392*x87;
+            const double x395 = x380*x86;
+            const double x396 = x380*x87;
+            const double x397 = x391 + x393 - x396;
+            const double x398 = x391 - x393 + x396;
+            const double x399 = x394 + x395;
+            const double x402 = 0.5*x399;
+            const double x403 = 0.5*x398;
+            const double x406 = 0.5*x403;
+            const double x407 = -x364*x81 + x365;
+            const double x408 = -x364*x82 + x366;
+            const double x409 = x407*x7 - x408*x6;
+            const double x410 = x407*x6 + x408*x7;
+            const double x411 = 0.5*x410;
+            const double x417 = x371 + x402;
+            const double x418 = x372 + x403;
+            const double x419 = 2.0*x373 + x397;
+            const double x420 = x374 + x375 + x399;
+            const double x421 = 2.0*x376 + x398;
+            const double x423 = 0.25*x221 + x219;
+            const double x424 = -x218*x219 + x218*x423;
+            const double x425 = -x221*x423;
+            const double x426 = x218*x221;
+            const double x427 = x218*x373 + x219*x375 + x221*x371;
+            const double x428 = x218*x374 + x219*x376 + x221*x372;
+            const double x429 = x123*x218 + x124*x219 + x216 + x220;
+            const double x430 = x406*x429 + x411 + x424;
+            const double x431 = x409 + x417*x429 + x425 - x427;
+            const double x432 = x410 + x418*x429 + x426 - x428;
+            const double x437 = -x160*x215;
+            const double x438 = x151*x215;
+            const double x439 = -x147*x215;
+            const double x440 = x161*x215;
+            const double x441 = -x162*x215;
+            const double x442 = x147*x215;
+            const double x445 = (x123*x123)*x406 - 2.0*x123*x417 + x419;
+            const double x446 = x123*x124*x406 - x123*x418 - x124*x417 + x420;
+            const double x447 = (x124*x124)*x406 - 2.0*x124*x418 + x421;
+            const double x457 = 0.5*(x445 + x447);
+            const double x458 = 0.5*(x445 - x447);
+            const double x459 = x128*x458;
+            const double x460 = x129*x458;
+            const double x461 = x128*x446;
+            const double x462 = x129*x446;
+            const double x463 = x457 + x459 - x462;
+            const double x464 = x457 - x459 + x462;
+            const double x465 = x460 + x461;
+            const double x468 = 0.5*x465;
+            const double x469 = 0.5*x464;
+            const double x472 = 0.5*x469;
+            const double x473 = -x123*x430 + x431;
+            const double x474 = -x124*x430 + x432;
+            const double x475 = -x4*x474 + x473*x5;
+            const double x476 = x4*x473 + x474*x5;
+            const double x477 = 0.5*x476;
+            const double x483 = x437 + x468;
+            const double x484 = x438 + x469;
+            const double x485 = 2.0*x439 + x463;
+            const double x486 = x440 + x441 + x465;
+            const double x487 = 2.0*x442 + x464;
+            const double x489 = 0.25*x216 + x214;
+            const double x490 = -x213*x214 + x213*x489;
+            const double x491 = -x216*x489;
+            const double x492 = x213*x216;
+            const double x493 = x213*x439 + x214*x441 + x216*x437;
+            const double x494 = x213*x440 + x214*x442 + x216*x438;
+            const double x495 = eta0 + x165*x213 + x166*x214 + x215;
+            const double x496 = x472*x495 + x477 + x490;
+            const double x497 = x475 + x483*x495 + x491 - x493;
+            const double x498 = x476 + x484*x495 + x492 - x494;
+            const double x511 = (x165*x165)*x472 - 2.0*x165*x483 + x485;
+            const double x512 = x165*x166*x472 - x165*x484 - x166*x483 + x486;
+            const double x513 = (x166*x166)*x472 - 2.0*x166*x484 + x487;
+            const double x523 = 0.5*(x511 + x513);
+            const double x524 = 0.5*(x511 - x513);
+            const double x525 = x170*x524;
+            const double x528 = x171*x512;
+            const double x530 = x523 - x525 + x528;
+            const double x535 = 0.5*x530;
+            const double x538 = 0.5*x535;
+            const double x539 = -x165*x496 + x497;
+            const double x540 = -x166*x496 + x498;
+            const double x542 = x2*x539 + x3*x540;
+            const double x543 = 0.5*x542;
+            const double x559 = eta0*x538 + x543;
+            sd_Cbar[0][sd_k] = x559;
+            sd_Cbar[1][sd_k] = x496;
+            sd_Cbar[2][sd_k] = x430;
+            sd_Cbar[3][sd_k] = x364;
+            sd_Cbar[4][sd_k] = x298;
+            sd_Cbar[5][sd_k] = x244;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Cbar[0], 6, sd_n, Cbar + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_coriolis_eta(q + (sd_first + sd_k) * 6, eta + (sd_first + sd_k) * 6, Cbar + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_coriolis_eta(q + sd_i * 6, eta + sd_i * 6, Cbar + sd_i * 6);
+#endif
 }
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 369 mul, 297 add, 18 div, 5 sqrt, 12 trig. */
@@ -3698,6 +7304,423 @@ void planar6_diagonalized_forward_dynamics(const double *q, const double *nu, co
     nu_dot[5] = x272;
 }
 
+/* diagonalized_forward_dynamics of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_nu[6][SD_LANES];
+        sd_gather(nu + sd_first * 6, 6, sd_n, sd_nu[0]);
+        double sd_tau[6][SD_LANES];
+        sd_gather(tau + sd_first * 6, 6, sd_n, sd_tau[0]);
+        double sd_qd[6][SD_LANES];
+        double sd_nu_dot[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double nu0 = sd_nu[0][sd_k];
+            const double nu1 = sd_nu[1][sd_k];
+            const double nu2 = sd_nu[2][sd_k];
+            const double nu3 = sd_nu[3][sd_k];
+            const double nu4 = sd_nu[4][sd_k];
+            const double nu5 = sd_nu[5][sd_k];
+            const double tau0 = sd_tau[0][sd_k];
+            const double tau1 = sd_tau[1][sd_k];
+            const double tau2 = sd_tau[2][sd_k];
+            const double tau3 = sd_tau[3][sd_k];
+            const double tau4 = sd_tau[4][sd_k];
+            const double tau5 = sd_tau[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x212 = sqrt(x201);
+            const double x213 = nu0/x212;
+            const double x214 = 0.5*x213;
+            const double x215 = x2*x214;
+            const double x216 = x214*x3;
+            const double x217 = sqrt(x159);
+            const double x218 = -(x165*x215 + x166*x216 + x213) + nu1/x217;
+            const double x219 = x213 + x218;
+            const double x220 = 0.5*x219 + x216;
+            const double x221 = x215*x5 + x220*x4;
+            const double x222 = -x215*x4 + x220*x5;
+            const double x223 = sqrt(x117);
+            const double x224 = -(x123*x221 + x124*x222 + x219) + nu2/x223;
+            const double x225 = x219 + x224;
+            const double x226 = 0.5*x225 + x222;
+            const double x227 = x221*x7 + x226*x6;
+            const double x228 = -x221*x6 + x226*x7;
+            const double x229 = sqrt(x75);
+            const double x230 = -(x225 + x227*x81 + x228*x82) + nu3/x229;
+            const double x231 = x225 + x230;
+            const double x232 = 0.5*x231 + x228;
+            const double x233 = x227*x9 + x232*x8;
+            const double x234 = -x227*x8 + x232*x9;
+            const double x235 = sqrt(x33);
+            const double x236 = -(x231 + x233*x39 + x234*x40) + nu4/x235;
+            const double x237 = x231 + x236;
+            const double x238 = 0.5*x237 + x234;
+            const double x239 = x10*x238 + x11*x233;
+            const double x240 = -x10*x233 + x11*x238;
+            const double x241 = -(3.0*x240 + x237) + 3.464101615137755*nu5;
+            const double x242 = x237 + x241;
+            const double x243 = 9.81*x0;
+            const double x244 = 9.81*x1;
+            const double x245 = x2*x244 + x243*x3;
+            const double x246 = -x2*x243 + x244*x3;
+            const double x247 = x245*x5 + x246*x4;
+            const double x248 = -x245*x4 + x246*x5;
+            const double x249 = x247*x7 + x248*x6;
+            const double x250 = -x247*x6 + x248*x7;
+            const double x251 = x249*x9 + x250*x8;
+            const double x252 = -x249*x8 + x250*x9;
+            const double x253 = x10*x252 + x11*x251;
+            const double x254 = -x10*x251 + x11*x252;
+            const double x257 = -0.25*x241;
+            const double x260 = 3.464101615137755*nu5;
+            const double x262 = 0.25*x242 + x240;
+            const double x263 = -x239*x240 + x239*x262;
+            const double x264 = -x242*x262;
+            const double x265 = x239*x242;
+            const double x266 = -x240*x241 + x242*x257;
+            const double x267 = x239*x241;
+            const double x268 = 0.25*x254 + x263;
+            const double x269 = x253 + x257*x260 + x264 - x266;
+            const double x270 = x254 + x265 - x267;
+            const double x271 = tau5 - x268;
+            const double x272 = 3.464101615137755*x271;
+            const double x273 = x268 + x271;
+            const double x274 = 3.0*x271 + x270;
+            const double x279 = -x236*x34;
+            const double x280 = x236*x25;
+            const double x281 = -x19*x236;
+            const double x282 = x236*x35;
+            const double x283 = -x236*x36;
+            const double x284 = x19*x236;
+            const double x287 = -3.0*x257;
+            const double x290 = x12*x287;
+            const double x291 = x13*x287;
+            const double x294 = 0.5*x290;
+            const double x295 = 0.5*x291;
+            const double x298 = 0.5*x295;
+            const double x299 = -x10*x274 + x11*x269;
+            const double x300 = x10*x269 + x11*x274;
+            const double x301 = 0.5*x300 + x273;
+            const double x307 = x279 + x294;
+            const double x308 = x280 + x295;
+            const double x309 = 2.0*x281 - x291;
+            const double x310 = x282 + x283 + x290;
+            const double x311 = 2.0*x284 + x291;
+            const double x312 = nu4/x235;
+            const double x314 = 0.25*x237 + x234;
+            const double x315 = -x233*x234 + x233*x314;
+            const double x316 = -x237*x314;
+            const double x317 = x233*x237;
+            const double x318 = x233*x281 + x234*x283 + x237*x279;
+            const double x319 = x233*x282 + x234*x284 + x237*x280;
+            const double x320 = 0.25*x252 + x298*x312 + x301 + x315;
+            const double x321 = x251 + x299 + x307*x312 + x316 - x318;
+            const double x322 = x252 + x300 + x308*x312 + x317 - x319;
+            const double x323 = tau4 - x320;
+            const double x324 = (0.5*x298*x312 + x323)/x235;
+            const double x325 = x320 + x323;
+            const double x326 = x321 + x323*x39;
+            const double x327 = x322 + x323*x40;
+            const double x332 = -x230*x76;
+            const double x333 = x230*x67;
+            const double x334 = -x230*x63;
+            const double x335 = x230*x77;
+            const double x336 = -x230*x78;
+            const double x337 = x230*x63;
+            const double x340 = (x39*x39)*x298 - 2.0*x307*x39 + x309;
+            const double x341 = x298*x39*x40 - x307*x40 - x308*x39 + x310;
+            const double x342 = (x40*x40)*x298 - 2.0*x308*x40 + x311;
+            const double x352 = 0.5*(x340 + x342);
+            const double x353 = 0.5*(x340 - x342);
+            const double x354 = x353*x44;
+            const double x355 = x353*x45;
+            const double x356 = x341*x44;
+            const double x357 = x341*x45;
+            const double x358 = x352 + x354 - x357;
+            const double x359 = x352 - x354 + x357;
+            const double x360 = x355 + x356;
+            const double x363 = 0.5*x360;
+            const double x364 = 0.5*x359;
+            const double x367 = 0.5*x364;
+            const double x368 = x326*x9 - x327*x8;
+            const double x369 = x326*x8 + x327*x9;
+            const double x370 = 0.5*x369 + x325;
+            const double x376 = x332 + x363;
+            const double x377 = x333 + x364;
+            const double x378 = 2.0*x334 + x358;
+            const double x379 = x335 + x336 + x360;
+            const double x380 = 2.0*x337 + x359;
+            const double x381 = nu3/x229;
+            const double x383 = 0.25*x231 + x228;
+            const double x384 = -x227*x228 + x227*x383;
+            const double x385 = -x231*x383;
+            const double x386 = x227*x231;
+            const double x387 = x227*x334 + x228*x336 + x231*x332;
+            const double x388 = x227*x335 + x228*x337 + x231*x333;
+            const double x389 = 0.25*x250 + x367*x381 + x370 + x384;
+            const double x390 = x249 + x368 + x376*x381 + x385 - x387;
+            const double x391 = x250 + x369 + x377*x381 + x386 - x388;
+            const double x392 = tau3 - x389;
+            const double x393 = (0.5*x367*x381 + x392)/x229;
+            const double x394 = x389 + x392;
+            const double x395 = x390 + x392*x81;
+            const double x396 = x391 + x392*x82;
+            const double x401 = -x118*x224;
+            const double x402 = x109*x224;
+            const double x403 = -x105*x224;
+            const double x404 = x119*x224;
+            const double x405 = -x120*x224;
+            const double x406 = x105*x224;
+            const double x409 = (x81*x81)*x367 - 2.0*x376*x81 + x378;
+            const double x410 = x367*x81*x82 - x376*x82 - x377*x81 + x379;
+            const double x411 = (x82*x82)*x367 - 2.0*x377*x82 + x380;
+            const double x421 = 0.5*(x409 + x411);
+            const double x422 = 0.5*(x409 - x411);
+            const double x423 = x422*x86;
+            const double x424 = x422*x87;
+            const double x425 = x410*x86;
+            const double x426 = x410*x87;
+            const double x427 = x421 + x423 - x426;
+            const double x428 = x421 - x423 + x426;
+            const double x429 = x424 + x425;
+            const double x432 = 0.5*x429;
+            const double x433 = 0.5*x428;
+            const double x436 = 0.5*x433;
+            const double x437 = x395*x7 - x396*x6;
+            const double x438 = x395*x6 + x396*x7;
+            const double x439 = 0.5*x438 + x394;
+            const double x445 = x401 + x432;
+            const double x446 = x402 + x433;
+            const double x447 = 2.0*x403 + x427;
+            const double x448 = x404 + x405 + x429;
+            const double x449 = 2.0*x406 + x428;
+            const double x450 = nu2/x223;
+            const double x452 = 0.25*x225 + x222;
+            const double x453 = -x221*x222 + x221*x452;
+            const double x454 = -x225*x452;
+            const double x455 = x221*x225;
+            const double x456 = x221*x403 + x222*x405 + x225*x401;
+            const double x457 = x221*x404 + x222*x406 + x225*x402;
+            const double x458 = 0.25*x248 + x436*x450 + x439 + x453;
+            const double x459 = x247 + x437 + x445*x450 + x454 - x456;
+            const double x460 = x248 + x438 + x446*x450 + x455 - x457;
+            const double x461 = tau2 - x458;
+            const double x462 = (0.5*x436*x450 + x461)/x223;
+            const double x463 = x458 + x461;
+            const double x464 = x123*x461 + x459;
+            const double x465 = x124*x461 + x460;
+            const double x470 = -x160*x218;
+            const double x471 = x151*x218;
+            const double x472 = -x147*x218;
+            const double x473 = x161*x218;
+            const double x474 = -x162*x218;
+            const double x475 = x147*x218;
+            const double x478 = (x123*x123)*x436 - 2.0*x123*x445 + x447;
+            const double x479 = x123*x124*x436 - x123*x446 - x124*x445 + x448;
+            const double x480 = (x124*x124)*x436 - 2.0*x124*x446 + x449;
+            const double x490 = 0.5*(x478 + x480);
+            const double x491 = 0.5*(x478 - x480);
+            const double x492 = x128*x491;
+            const double x493 = x129*x491;
+            const double x494 = x128*x479;
+            const double x495 = x129*x479;
+            const double x496 = x490 + x492 - x495;
+            const double x497 = x490 - x492 + x495;
+            const double x498 = x493 + x494;
+            const double x501 = 0.5*x498;
+            const double x502 = 0.5*x497;
+            const double x505 = 0.5*x502;
+            const double x506 = -x4*x465 + x464*x5;
+            const double x507 = x4*x464 + x465*x5;
+            const double x508 = 0.5*x507 + x463;
+            const double x514 = x470 + x501;
+            const double x515 = x471 + x502;
+            const double x516 = 2.0*x472 + x496;
+            const double x517 = x473 + x474 + x498;
+            const double x518 = 2.0*x475 + x497;
+            const double x519 = nu1/x217;
+            const double x521 = 0.25*x219 + x216;
+            const double x522 = -x215*x216 + x215*x521;
+            const double x523 = -x219*x521;
+            const double x524 = x215*x219;
+            const double x525 = x215*x472 + x216*x474 + x219*x470;
+            const double x526 = x215*x473 + x216*x475 + x219*x471;
+            const double x527 = 0.25*x246 + x505*x519 + x508 + x522;
+            const double x528 = x245 + x506 + x514*x519 + x523 - x525;
+            const double x529 = x246 + x507 + x515*x519 + x524 - x526;
+            const double x530 = tau1 - x527;
+            const double x531 = (0.5*x505*x519 + x530)/x217;
+            const double x532 = x527 + x530;
+            const double x533 = x165*x530 + x528;
+            const double x534 = x166*x530 + x529;
+            const double x547 = (x165*x165)*x505 - 2.0*x165*x514 + x516;
+            const double x548 = x165*x166*x505 - x165*x515 - x166*x514 + x517;
+            const double x549 = (x166*x166)*x505 - 2.0*x166*x515 + x518;
+            const double x559 = 0.5*(x547 + x549);
+            const double x560 = 0.5*(x547 - x549);
+            const double x561 = x170*x560;
+            const double x564 = x171*x548;
+            const double x566 = x559 - x561 + x564;
+            const double x571 = 0.5*x566;
+            const double x574 = 0.5*x571;
+            const double x576 = x2*x533 + x3*x534;
+            const double x577 = 0.5*x576 + x532;
+            const double x593 = 0.25*x244 + x213*x574 + x577;
+            const double x596 = tau0 - x593;
+            const double x597 = (0.5*x213*x574 + x596)/x212;
+            sd_qd[0][sd_k] = x213;
+            sd_qd[1][sd_k] = x218;
+            sd_qd[2][sd_k] = x224;
+            sd_qd[3][sd_k] = x230;
+            sd_qd[4][sd_k] = x236;
+            sd_qd[5][sd_k] = x241;
+            sd_nu_dot[0][sd_k] = x597;
+            sd_nu_dot[1][sd_k] = x531;
+            sd_nu_dot[2][sd_k] = x462;
+            sd_nu_dot[3][sd_k] = x393;
+            sd_nu_dot[4][sd_k] = x324;
+            sd_nu_dot[5][sd_k] = x272;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_qd[0], 6, sd_n, qd + sd_first * 6);
+        sd_scatter(sd_nu_dot[0], 6, sd_n, nu_dot + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 6, nu + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, nu_dot + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_diagonalized_forward_dynamics(q + sd_i * 6, nu + sd_i * 6, tau + sd_i * 6, qd + sd_i * 6, nu_dot + sd_i * 6);
+#endif
+}
+
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997). Operations: 128 mul, 86 add, 4 div, 0 sqrt, 10 trig. */
 void planar6_udu_factor(const double *q, double *U)
 {
@@ -3879,6 +7902,210 @@ void planar6_udu_factor(const double *q, double *U)
     U[35] = 1.0;
 }
 
+/* udu_factor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_udu_factor_batch(long count, const double *q, double *U)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_U[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x213 = x165*x2 + x166*x3;
+            const double x214 = 0.5*x213 + 1.0;
+            const double x215 = x123*x5 - x124*x4;
+            const double x216 = x123*x4 + x124*x5;
+            const double x217 = 0.5*x216 + 1.0;
+            const double x219 = x2*x215 + x216*x3;
+            const double x220 = 0.5*x219 + x217;
+            const double x221 = -x6*x82 + x7*x81;
+            const double x222 = x6*x81 + x7*x82;
+            const double x223 = 0.5*x222 + 1.0;
+            const double x224 = x221*x5 - x222*x4;
+            const double x225 = x221*x4 + x222*x5;
+            const double x226 = 0.5*x225 + x223;
+            const double x228 = x2*x224 + x225*x3;
+            const double x229 = 0.5*x228 + x226;
+            const double x230 = x39*x9 - x40*x8;
+            const double x231 = x39*x8 + x40*x9;
+            const double x232 = 0.5*x231 + 1.0;
+            const double x233 = x230*x7 - x231*x6;
+            const double x234 = x230*x6 + x231*x7;
+            const double x235 = 0.5*x234 + x232;
+            const double x236 = x233*x5 - x234*x4;
+            const double x237 = x233*x4 + x234*x5;
+            const double x238 = 0.5*x237 + x235;
+            const double x240 = x2*x236 + x237*x3;
+            const double x241 = 0.5*x240 + x238;
+            const double x242 = -3.0*x10;
+            const double x243 = 3.0*x11;
+            const double x244 = 0.5*x243 + 1.0;
+            const double x245 = x242*x9 - x243*x8;
+            const double x246 = x242*x8 + x243*x9;
+            const double x247 = 0.5*x246 + x244;
+            const double x248 = x245*x7 - x246*x6;
+            const double x249 = x245*x6 + x246*x7;
+            const double x250 = 0.5*x249 + x247;
+            const double x251 = x248*x5 - x249*x4;
+            const double x252 = x248*x4 + x249*x5;
+            const double x253 = 0.5*x252 + x250;
+            const double x255 = x2*x251 + x252*x3;
+            const double x256 = 0.5*x255 + x253;
+            sd_U[0][sd_k] = 1.0;
+            sd_U[1][sd_k] = x214;
+            sd_U[2][sd_k] = x220;
+            sd_U[3][sd_k] = x229;
+            sd_U[4][sd_k] = x241;
+            sd_U[5][sd_k] = x256;
+            sd_U[6][sd_k] = 0.0;
+            sd_U[7][sd_k] = 1.0;
+            sd_U[8][sd_k] = x217;
+            sd_U[9][sd_k] = x226;
+            sd_U[10][sd_k] = x238;
+            sd_U[11][sd_k] = x253;
+            sd_U[12][sd_k] = 0.0;
+            sd_U[13][sd_k] = 0.0;
+            sd_U[14][sd_k] = 1.0;
+            sd_U[15][sd_k] = x223;
+            sd_U[16][sd_k] = x235;
+            sd_U[17][sd_k] = x250;
+            sd_U[18][sd_k] = 0.0;
+            sd_U[19][sd_k] = 0.0;
+            sd_U[20][sd_k] = 0.0;
+            sd_U[21][sd_k] = 1.0;
+            sd_U[22][sd_k] = x232;
+            sd_U[23][sd_k] = x247;
+            sd_U[24][sd_k] = 0.0;
+            sd_U[25][sd_k] = 0.0;
+            sd_U[26][sd_k] = 0.0;
+            sd_U[27][sd_k] = 0.0;
+            sd_U[28][sd_k] = 1.0;
+            sd_U[29][sd_k] = x244;
+            sd_U[30][sd_k] = 0.0;
+            sd_U[31][sd_k] = 0.0;
+            sd_U[32][sd_k] = 0.0;
+            sd_U[33][sd_k] = 0.0;
+            sd_U[34][sd_k] = 0.0;
+            sd_U[35][sd_k] = 1.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_U[0], 36, sd_n, U + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_udu_factor(q + sd_i * 6, U + sd_i * 36);
+#endif
+}
+
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
 void planar6_friction(const double *qd, double *tau_f)
 {
@@ -3889,6 +8116,15 @@ void planar6_friction(const double *qd, double *tau_f)
     tau_f[4] = 0.0;
     tau_f[5] = 0.0;
     (void)qd;
+}
+
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar6_friction_batch(long count, const double *qd, double *tau_f)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_friction(qd + sd_i * 6, tau_f + sd_i * 6);
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 178 mul, 135 add, 0 div, 0 sqrt, 12 trig. */
@@ -4559,6 +8795,15 @@ void planar6_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[503] = qdd5;
 }
 
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar6_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Y + sd_i * 504);
+}
+
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics. Operations: 148 mul, 120 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb)
 {
@@ -4954,6 +9199,15 @@ void planar6_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[245] = qdd5;
 }
 
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar6_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_base_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Yb + sd_i * 246);
+}
+
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 30 mul, 31 add, 0 div, 0 sqrt, 0 trig. */
 void planar6_base_parameters(const double *params, double *beta)
 {
@@ -5057,6 +9311,15 @@ void planar6_base_parameters(const double *params, double *beta)
     beta[40] = p83;
 }
 
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar6_base_parameters_batch(long count, const double *params, double *beta)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_base_parameters(params + sd_i * 84, beta + sd_i * 41);
+}
+
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 48 mul, 27 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_frame_placement(const double *q, double *oMf)
 {
@@ -5131,6 +9394,105 @@ void planar6_frame_placement(const double *q, double *oMf)
     oMf[13] = 0.0;
     oMf[14] = 0.0;
     oMf[15] = 1.0;
+}
+
+/* frame_placement of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_frame_placement_batch(long count, const double *q, double *oMf)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_oMf[16][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = 0.5*x1;
+            const double x13 = 0.5*x0;
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x17 = 0.5*x14;
+            const double x18 = 0.5*x16;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x23 = x12 + x17;
+            const double x24 = x13 + x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x31 = x23 + x25;
+            const double x32 = x24 + x26;
+            const double x33 = 0.5*x27;
+            const double x34 = 0.5*x29;
+            const double x35 = x27*x9 + x28*x8;
+            const double x36 = -x27*x8 + x28*x9;
+            const double x37 = x29*x9 + x30*x8;
+            const double x38 = -x29*x8 + x30*x9;
+            const double x39 = x31 + x33;
+            const double x40 = x32 + x34;
+            const double x41 = 0.5*x35;
+            const double x42 = 0.5*x37;
+            const double x43 = x10*x36 + x11*x35;
+            const double x44 = -x10*x35 + x11*x36;
+            const double x45 = x10*x38 + x11*x37;
+            const double x46 = -x10*x37 + x11*x38;
+            const double x47 = x39 + x41;
+            const double x48 = x40 + x42;
+            sd_oMf[0][sd_k] = x43;
+            sd_oMf[1][sd_k] = x44;
+            sd_oMf[2][sd_k] = 0.0;
+            sd_oMf[3][sd_k] = x47;
+            sd_oMf[4][sd_k] = x45;
+            sd_oMf[5][sd_k] = x46;
+            sd_oMf[6][sd_k] = 0.0;
+            sd_oMf[7][sd_k] = x48;
+            sd_oMf[8][sd_k] = 0.0;
+            sd_oMf[9][sd_k] = 0.0;
+            sd_oMf[10][sd_k] = 1.0;
+            sd_oMf[11][sd_k] = 0.0;
+            sd_oMf[12][sd_k] = 0.0;
+            sd_oMf[13][sd_k] = 0.0;
+            sd_oMf[14][sd_k] = 0.0;
+            sd_oMf[15][sd_k] = 1.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_frame_placement(q + sd_i * 6, oMf + sd_i * 16);
+#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 36 mul, 21 add, 0 div, 0 sqrt, 10 trig. */
@@ -5220,6 +9582,15 @@ void planar6_frame_jacobian(const double *q, double *J)
     J[35] = 1.0;
 }
 
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
+ * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+void planar6_frame_jacobian_batch(long count, const double *q, double *J)
+{
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_frame_jacobian(q + sd_i * 6, J + sd_i * 36);
+}
+
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 46 mul, 26 add, 0 div, 0 sqrt, 10 trig. */
 void planar6_frame_velocity(const double *q, const double *qd, double *vf)
 {
@@ -5288,6 +9659,101 @@ void planar6_frame_velocity(const double *q, const double *qd, double *vf)
     vf[3] = 0.0;
     vf[4] = 0.0;
     vf[5] = x61;
+}
+
+/* frame_velocity of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_vf[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            const double x12 = 0.5*x1;
+            const double x13 = 0.5*x0;
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x17 = 0.5*x14;
+            const double x18 = 0.5*x16;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x33 = 0.5*x27;
+            const double x34 = 0.5*x29;
+            const double x35 = x27*x9 + x28*x8;
+            const double x37 = x29*x9 + x30*x8;
+            const double x41 = 0.5*x35;
+            const double x42 = 0.5*x37;
+            const double x49 = qd0 + qd1;
+            const double x50 = -qd0*x13;
+            const double x51 = qd0*x12;
+            const double x52 = qd2 + x49;
+            const double x53 = -x18*x49 + x50;
+            const double x54 = x17*x49 + x51;
+            const double x55 = qd3 + x52;
+            const double x56 = -x26*x52 + x53;
+            const double x57 = x25*x52 + x54;
+            const double x58 = qd4 + x55;
+            const double x59 = -x34*x55 + x56;
+            const double x60 = x33*x55 + x57;
+            const double x61 = qd5 + x58;
+            const double x62 = -x42*x58 + x59;
+            const double x63 = x41*x58 + x60;
+            sd_vf[0][sd_k] = x62;
+            sd_vf[1][sd_k] = x63;
+            sd_vf[2][sd_k] = 0.0;
+            sd_vf[3][sd_k] = 0.0;
+            sd_vf[4][sd_k] = 0.0;
+            sd_vf[5][sd_k] = x61;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_vf[0], 6, sd_n, vf + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_frame_velocity(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, vf + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_frame_velocity(q + sd_i * 6, qd + sd_i * 6, vf + sd_i * 6);
+#endif
 }
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 56 mul, 25 add, 0 div, 0 sqrt, 10 trig. */
@@ -5368,6 +9834,109 @@ void planar6_frame_acceleration_bias(const double *q, const double *qd, double *
     af[5] = 0.0;
 }
 
+/* frame_acceleration_bias of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_af[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            const double x12 = 0.5*x1;
+            const double x13 = 0.5*x0;
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x17 = 0.5*x14;
+            const double x18 = 0.5*x16;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x33 = 0.5*x27;
+            const double x34 = 0.5*x29;
+            const double x35 = x27*x9 + x28*x8;
+            const double x37 = x29*x9 + x30*x8;
+            const double x41 = 0.5*x35;
+            const double x42 = 0.5*x37;
+            const double x49 = qd0 + qd1;
+            const double x50 = -qd0*x13;
+            const double x51 = qd0*x12;
+            const double x52 = -qd0*x51;
+            const double x53 = qd0*x50;
+            const double x54 = qd2 + x49;
+            const double x55 = -x18*x49;
+            const double x56 = x17*x49;
+            const double x57 = -x49*x56 + x52;
+            const double x58 = x49*x55 + x53;
+            const double x59 = qd3 + x54;
+            const double x60 = -x26*x54;
+            const double x61 = x25*x54;
+            const double x62 = -x54*x61 + x57;
+            const double x63 = x54*x60 + x58;
+            const double x64 = qd4 + x59;
+            const double x65 = -x34*x59;
+            const double x66 = x33*x59;
+            const double x67 = -x59*x66 + x62;
+            const double x68 = x59*x65 + x63;
+            const double x70 = -x42*x64;
+            const double x71 = x41*x64;
+            const double x72 = -x64*x71 + x67;
+            const double x73 = x64*x70 + x68;
+            sd_af[0][sd_k] = x72;
+            sd_af[1][sd_k] = x73;
+            sd_af[2][sd_k] = 0.0;
+            sd_af[3][sd_k] = 0.0;
+            sd_af[4][sd_k] = 0.0;
+            sd_af[5][sd_k] = 0.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_af[0], 6, sd_n, af + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_frame_acceleration_bias(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, af + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_frame_acceleration_bias(q + sd_i * 6, qd + sd_i * 6, af + sd_i * 6);
+#endif
+}
+
 /* Centre of mass in the world frame. Operations: 24 mul, 15 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_center_of_mass(const double *q, double *com)
 {
@@ -5411,6 +9980,74 @@ void planar6_center_of_mass(const double *q, double *com)
     com[0] = x66;
     com[1] = x67;
     com[2] = 0.0;
+}
+
+/* center_of_mass of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_center_of_mass_batch(long count, const double *q, double *com)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_com[3][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x49 = 0.25*x11;
+            const double x50 = 0.25*x10;
+            const double x51 = 0.75 + x49;
+            const double x52 = -x50*x8 + x51*x9;
+            const double x53 = x50*x9 + x51*x8;
+            const double x54 = 1.25 + x52;
+            const double x55 = -x53*x6 + x54*x7;
+            const double x56 = x53*x7 + x54*x6;
+            const double x57 = 1.75 + x55;
+            const double x58 = -x4*x56 + x5*x57;
+            const double x59 = x4*x57 + x5*x56;
+            const double x60 = 2.25 + x58;
+            const double x61 = -x2*x59 + x3*x60;
+            const double x62 = x2*x60 + x3*x59;
+            const double x63 = 2.75 + x61;
+            const double x64 = -x0*x62 + x1*x63;
+            const double x65 = x0*x63 + x1*x62;
+            const double x66 = 0.16666666666666666*x64;
+            const double x67 = 0.16666666666666666*x65;
+            sd_com[0][sd_k] = x66;
+            sd_com[1][sd_k] = x67;
+            sd_com[2][sd_k] = 0.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_com[0], 3, sd_n, com + sd_first * 3);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_center_of_mass(q + (sd_first + sd_k) * 6, com + (sd_first + sd_k) * 3);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_center_of_mass(q + sd_i * 6, com + sd_i * 3);
+#endif
 }
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 86 mul, 40 add, 0 div, 0 sqrt, 12 trig. */
@@ -5508,6 +10145,126 @@ void planar6_com_jacobian(const double *q, double *Jcom)
     Jcom[15] = 0.0;
     Jcom[16] = 0.0;
     Jcom[17] = 0.0;
+}
+
+/* com_jacobian of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_Jcom[18][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x35 = x27*x9 + x28*x8;
+            const double x36 = -x27*x8 + x28*x9;
+            const double x37 = x29*x9 + x30*x8;
+            const double x38 = -x29*x8 + x30*x9;
+            const double x44 = -x10*x35 + x11*x36;
+            const double x46 = -x10*x37 + x11*x38;
+            const double x49 = 0.25*x11;
+            const double x50 = 0.25*x10;
+            const double x51 = 0.75 + x49;
+            const double x52 = -x50*x8 + x51*x9;
+            const double x53 = x50*x9 + x51*x8;
+            const double x54 = 1.25 + x52;
+            const double x55 = -x53*x6 + x54*x7;
+            const double x56 = x53*x7 + x54*x6;
+            const double x57 = 1.75 + x55;
+            const double x58 = -x4*x56 + x5*x57;
+            const double x59 = x4*x57 + x5*x56;
+            const double x60 = 2.25 + x58;
+            const double x61 = -x2*x59 + x3*x60;
+            const double x62 = x2*x60 + x3*x59;
+            const double x63 = 2.75 + x61;
+            const double x64 = -x0*x62 + x1*x63;
+            const double x66 = 0.16666666666666666*x64;
+            const double x68 = -x0*x63 - x1*x62;
+            const double x69 = 0.16666666666666666*x68;
+            const double x70 = -x14*x59 + x15*x60;
+            const double x71 = x14*x60 - x16*x59;
+            const double x72 = 0.16666666666666666*x70;
+            const double x73 = 0.16666666666666666*x71;
+            const double x74 = -x19*x56 + x20*x57;
+            const double x75 = -x21*x56 + x22*x57;
+            const double x76 = 0.16666666666666666*x74;
+            const double x77 = 0.16666666666666666*x75;
+            const double x78 = -x27*x53 + x28*x54;
+            const double x79 = -x29*x53 + x30*x54;
+            const double x80 = 0.16666666666666666*x78;
+            const double x81 = 0.16666666666666666*x79;
+            const double x82 = -x35*x50 + x36*x51;
+            const double x83 = -x37*x50 + x38*x51;
+            const double x84 = 0.16666666666666666*x82;
+            const double x85 = 0.16666666666666666*x83;
+            const double x86 = 0.25*x44;
+            const double x87 = 0.25*x46;
+            const double x88 = 0.16666666666666666*x86;
+            const double x89 = 0.16666666666666666*x87;
+            sd_Jcom[0][sd_k] = x69;
+            sd_Jcom[1][sd_k] = x72;
+            sd_Jcom[2][sd_k] = x76;
+            sd_Jcom[3][sd_k] = x80;
+            sd_Jcom[4][sd_k] = x84;
+            sd_Jcom[5][sd_k] = x88;
+            sd_Jcom[6][sd_k] = x66;
+            sd_Jcom[7][sd_k] = x73;
+            sd_Jcom[8][sd_k] = x77;
+            sd_Jcom[9][sd_k] = x81;
+            sd_Jcom[10][sd_k] = x85;
+            sd_Jcom[11][sd_k] = x89;
+            sd_Jcom[12][sd_k] = 0.0;
+            sd_Jcom[13][sd_k] = 0.0;
+            sd_Jcom[14][sd_k] = 0.0;
+            sd_Jcom[15][sd_k] = 0.0;
+            sd_Jcom[16][sd_k] = 0.0;
+            sd_Jcom[17][sd_k] = 0.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Jcom[0], 18, sd_n, Jcom + sd_first * 18);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_com_jacobian(q + sd_i * 6, Jcom + sd_i * 18);
+#endif
 }
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 110 mul, 85 add, 0 div, 0 sqrt, 12 trig. */
@@ -5665,6 +10422,184 @@ void planar6_centroidal_momentum_matrix(const double *q, double *Ag)
     Ag[35] = x174;
 }
 
+/* centroidal_momentum_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_Ag[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = 0.5*x1;
+            const double x13 = 0.5*x0;
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x17 = 0.5*x14;
+            const double x18 = 0.5*x16;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x23 = x12 + x17;
+            const double x24 = x13 + x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x31 = x23 + x25;
+            const double x32 = x24 + x26;
+            const double x33 = 0.5*x27;
+            const double x34 = 0.5*x29;
+            const double x35 = x27*x9 + x28*x8;
+            const double x36 = -x27*x8 + x28*x9;
+            const double x37 = x29*x9 + x30*x8;
+            const double x38 = -x29*x8 + x30*x9;
+            const double x39 = x31 + x33;
+            const double x40 = x32 + x34;
+            const double x41 = 0.5*x35;
+            const double x42 = 0.5*x37;
+            const double x44 = -x10*x35 + x11*x36;
+            const double x46 = -x10*x37 + x11*x38;
+            const double x47 = x39 + x41;
+            const double x48 = x40 + x42;
+            const double x49 = 0.25*x11;
+            const double x50 = 0.25*x10;
+            const double x57 = 0.5*x49;
+            const double x58 = 0.25 + 2.0*x57;
+            const double x59 = 0.75 + x49;
+            const double x63 = 0.16666666666666666 + x58;
+            const double x64 = -x50*x8 + x59*x9;
+            const double x65 = x50*x9 + x59*x8;
+            const double x77 = 0.5*x64;
+            const double x78 = 0.5 + 2.0*x77;
+            const double x79 = 1.25 + x64;
+            const double x83 = 0.08333333333333333 + x63 + x78;
+            const double x84 = -x6*x65 + x7*x79;
+            const double x85 = x6*x79 + x65*x7;
+            const double x97 = 0.5*x84;
+            const double x98 = 0.75 + 2.0*x97;
+            const double x99 = 1.75 + x84;
+            const double x103 = 0.08333333333333333 + x83 + x98;
+            const double x104 = -x4*x85 + x5*x99;
+            const double x105 = x4*x99 + x5*x85;
+            const double x117 = 0.5*x104;
+            const double x118 = 1.0 + 2.0*x117;
+            const double x119 = 2.25 + x104;
+            const double x123 = 0.08333333333333333 + x103 + x118;
+            const double x124 = -x105*x2 + x119*x3;
+            const double x125 = x105*x3 + x119*x2;
+            const double x137 = 0.5*x124;
+            const double x138 = 1.25 + 2.0*x137;
+            const double x139 = 2.75 + x124;
+            const double x143 = 0.08333333333333333 + x123 + x138;
+            const double x144 = -x0*x125 + x1*x139;
+            const double x145 = x0*x139 + x1*x125;
+            const double x146 = 0.16666666666666666*x144;
+            const double x147 = 0.16666666666666666*x145;
+            const double x148 = -x0*x139 - x1*x125;
+            const double x149 = x143 - x144*x146 + x147*x148;
+            const double x150 = x12 - x146;
+            const double x151 = x13 - x147;
+            const double x152 = -x105*x14 + x119*x15;
+            const double x153 = -x105*x16 + x119*x14;
+            const double x154 = x123 + x150*x153 - x151*x152;
+            const double x155 = -x146 + x23;
+            const double x156 = -x147 + x24;
+            const double x157 = -x19*x85 + x20*x99;
+            const double x158 = -x21*x85 + x22*x99;
+            const double x159 = x103 + x155*x158 - x156*x157;
+            const double x160 = -x146 + x31;
+            const double x161 = -x147 + x32;
+            const double x162 = -x27*x65 + x28*x79;
+            const double x163 = -x29*x65 + x30*x79;
+            const double x164 = x160*x163 - x161*x162 + x83;
+            const double x165 = -x146 + x39;
+            const double x166 = -x147 + x40;
+            const double x167 = -x35*x50 + x36*x59;
+            const double x168 = -x37*x50 + x38*x59;
+            const double x169 = x165*x168 - x166*x167 + x63;
+            const double x170 = -x146 + x47;
+            const double x171 = -x147 + x48;
+            const double x172 = 0.25*x44;
+            const double x173 = 0.25*x46;
+            const double x174 = 0.08333333333333333 + x170*x173 - x171*x172;
+            sd_Ag[0][sd_k] = x148;
+            sd_Ag[1][sd_k] = x152;
+            sd_Ag[2][sd_k] = x157;
+            sd_Ag[3][sd_k] = x162;
+            sd_Ag[4][sd_k] = x167;
+            sd_Ag[5][sd_k] = x172;
+            sd_Ag[6][sd_k] = x144;
+            sd_Ag[7][sd_k] = x153;
+            sd_Ag[8][sd_k] = x158;
+            sd_Ag[9][sd_k] = x163;
+            sd_Ag[10][sd_k] = x168;
+            sd_Ag[11][sd_k] = x173;
+            sd_Ag[12][sd_k] = 0.0;
+            sd_Ag[13][sd_k] = 0.0;
+            sd_Ag[14][sd_k] = 0.0;
+            sd_Ag[15][sd_k] = 0.0;
+            sd_Ag[16][sd_k] = 0.0;
+            sd_Ag[17][sd_k] = 0.0;
+            sd_Ag[18][sd_k] = 0.0;
+            sd_Ag[19][sd_k] = 0.0;
+            sd_Ag[20][sd_k] = 0.0;
+            sd_Ag[21][sd_k] = 0.0;
+            sd_Ag[22][sd_k] = 0.0;
+            sd_Ag[23][sd_k] = 0.0;
+            sd_Ag[24][sd_k] = 0.0;
+            sd_Ag[25][sd_k] = 0.0;
+            sd_Ag[26][sd_k] = 0.0;
+            sd_Ag[27][sd_k] = 0.0;
+            sd_Ag[28][sd_k] = 0.0;
+            sd_Ag[29][sd_k] = 0.0;
+            sd_Ag[30][sd_k] = x149;
+            sd_Ag[31][sd_k] = x154;
+            sd_Ag[32][sd_k] = x159;
+            sd_Ag[33][sd_k] = x164;
+            sd_Ag[34][sd_k] = x169;
+            sd_Ag[35][sd_k] = x174;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Ag[0], 36, sd_n, Ag + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_centroidal_momentum_matrix(q + sd_i * 6, Ag + sd_i * 36);
+#endif
+}
+
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 128 mul, 100 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_centroidal_momentum(const double *q, const double *qd, double *hg)
 {
@@ -5797,6 +10732,165 @@ void planar6_centroidal_momentum(const double *q, const double *qd, double *hg)
     hg[3] = 0.0;
     hg[4] = 0.0;
     hg[5] = x177;
+}
+
+/* centroidal_momentum of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_hg[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = 0.5*x1;
+            const double x13 = 0.5*x0;
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x17 = 0.5*x14;
+            const double x18 = 0.5*x16;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x23 = x12 + x17;
+            const double x24 = x13 + x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x31 = x23 + x25;
+            const double x32 = x24 + x26;
+            const double x33 = 0.5*x27;
+            const double x34 = 0.5*x29;
+            const double x35 = x27*x9 + x28*x8;
+            const double x36 = -x27*x8 + x28*x9;
+            const double x37 = x29*x9 + x30*x8;
+            const double x38 = -x29*x8 + x30*x9;
+            const double x39 = x31 + x33;
+            const double x40 = x32 + x34;
+            const double x41 = 0.5*x35;
+            const double x42 = 0.5*x37;
+            const double x44 = -x10*x35 + x11*x36;
+            const double x46 = -x10*x37 + x11*x38;
+            const double x47 = x39 + x41;
+            const double x48 = x40 + x42;
+            const double x49 = 0.25*x11;
+            const double x50 = 0.25*x10;
+            const double x57 = 0.5*x49;
+            const double x58 = 0.25 + 2.0*x57;
+            const double x59 = 0.75 + x49;
+            const double x63 = 0.16666666666666666 + x58;
+            const double x64 = -x50*x8 + x59*x9;
+            const double x65 = x50*x9 + x59*x8;
+            const double x77 = 0.5*x64;
+            const double x78 = 0.5 + 2.0*x77;
+            const double x79 = 1.25 + x64;
+            const double x83 = 0.08333333333333333 + x63 + x78;
+            const double x84 = -x6*x65 + x7*x79;
+            const double x85 = x6*x79 + x65*x7;
+            const double x97 = 0.5*x84;
+            const double x98 = 0.75 + 2.0*x97;
+            const double x99 = 1.75 + x84;
+            const double x103 = 0.08333333333333333 + x83 + x98;
+            const double x104 = -x4*x85 + x5*x99;
+            const double x105 = x4*x99 + x5*x85;
+            const double x117 = 0.5*x104;
+            const double x118 = 1.0 + 2.0*x117;
+            const double x119 = 2.25 + x104;
+            const double x123 = 0.08333333333333333 + x103 + x118;
+            const double x124 = -x105*x2 + x119*x3;
+            const double x125 = x105*x3 + x119*x2;
+            const double x137 = 0.5*x124;
+            const double x138 = 1.25 + 2.0*x137;
+            const double x139 = 2.75 + x124;
+            const double x143 = 0.08333333333333333 + x123 + x138;
+            const double x144 = -x0*x125 + x1*x139;
+            const double x145 = x0*x139 + x1*x125;
+            const double x146 = 0.16666666666666666*x144;
+            const double x147 = 0.16666666666666666*x145;
+            const double x148 = -x0*x139 - x1*x125;
+            const double x149 = x143 - x144*x146 + x147*x148;
+            const double x150 = x12 - x146;
+            const double x151 = x13 - x147;
+            const double x152 = -x105*x14 + x119*x15;
+            const double x153 = -x105*x16 + x119*x14;
+            const double x154 = x123 + x150*x153 - x151*x152;
+            const double x155 = -x146 + x23;
+            const double x156 = -x147 + x24;
+            const double x157 = -x19*x85 + x20*x99;
+            const double x158 = -x21*x85 + x22*x99;
+            const double x159 = x103 + x155*x158 - x156*x157;
+            const double x160 = -x146 + x31;
+            const double x161 = -x147 + x32;
+            const double x162 = -x27*x65 + x28*x79;
+            const double x163 = -x29*x65 + x30*x79;
+            const double x164 = x160*x163 - x161*x162 + x83;
+            const double x165 = -x146 + x39;
+            const double x166 = -x147 + x40;
+            const double x167 = -x35*x50 + x36*x59;
+            const double x168 = -x37*x50 + x38*x59;
+            const double x169 = x165*x168 - x166*x167 + x63;
+            const double x170 = -x146 + x47;
+            const double x171 = -x147 + x48;
+            const double x172 = 0.25*x44;
+            const double x173 = 0.25*x46;
+            const double x174 = 0.08333333333333333 + x170*x173 - x171*x172;
+            const double x175 = qd0*x148 + qd1*x152 + qd2*x157 + qd3*x162 + qd4*x167 + qd5*x172;
+            const double x176 = qd0*x144 + qd1*x153 + qd2*x158 + qd3*x163 + qd4*x168 + qd5*x173;
+            const double x177 = qd0*x149 + qd1*x154 + qd2*x159 + qd3*x164 + qd4*x169 + qd5*x174;
+            sd_hg[0][sd_k] = x175;
+            sd_hg[1][sd_k] = x176;
+            sd_hg[2][sd_k] = 0.0;
+            sd_hg[3][sd_k] = 0.0;
+            sd_hg[4][sd_k] = 0.0;
+            sd_hg[5][sd_k] = x177;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_hg[0], 6, sd_n, hg + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_centroidal_momentum(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, hg + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_centroidal_momentum(q + sd_i * 6, qd + sd_i * 6, hg + sd_i * 6);
+#endif
 }
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 262 mul, 218 add, 5 div, 0 sqrt, 12 trig. */
@@ -6102,6 +11196,332 @@ void planar6_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[35] = x360;
 }
 
+/* operational_space_inertia_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_Linv[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x12 = -x10*x10 + x11*x11;
+            const double x13 = 2.0*x10*x11;
+            const double x18 = 0.375*x12;
+            const double x19 = 0.375*x13;
+            const double x20 = 0.625 + x18;
+            const double x21 = 0.625 - x18;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x29 = 0.5*x26;
+            const double x33 = 0.08333333333333333 + x29;
+            const double x34 = 0.25 + x26;
+            const double x35 = 1.0 + x20;
+            const double x36 = 1.0 + x21;
+            const double x37 = 1.0/x33;
+            const double x39 = x25*x37;
+            const double x40 = x34*x37;
+            const double x41 = -x25*x39 + x35;
+            const double x42 = x19 - x25*x40;
+            const double x43 = -x34*x40 + x36;
+            const double x44 = -x8*x8 + x9*x9;
+            const double x45 = 2.0*x8*x9;
+            const double x55 = 0.5*(x41 + x43);
+            const double x56 = 0.5*(x41 - x43);
+            const double x57 = x44*x56;
+            const double x58 = x45*x56;
+            const double x59 = x42*x44;
+            const double x60 = x42*x45;
+            const double x61 = x55 + x57 - x60;
+            const double x62 = x55 - x57 + x60;
+            const double x63 = x58 + x59;
+            const double x67 = 0.5*x63;
+            const double x68 = 0.5*x62;
+            const double x71 = 0.5*x68;
+            const double x75 = 0.08333333333333333 + x71;
+            const double x76 = 0.25 + x68;
+            const double x77 = 1.0 + x61;
+            const double x78 = 1.0 + x62;
+            const double x79 = 1.0/x75;
+            const double x81 = x67*x79;
+            const double x82 = x76*x79;
+            const double x83 = -x67*x81 + x77;
+            const double x84 = x63 - x67*x82;
+            const double x85 = -x76*x82 + x78;
+            const double x86 = -x6*x6 + x7*x7;
+            const double x87 = 2.0*x6*x7;
+            const double x97 = 0.5*(x83 + x85);
+            const double x98 = 0.5*(x83 - x85);
+            const double x99 = x86*x98;
+            const double x100 = x87*x98;
+            const double x101 = x84*x86;
+            const double x102 = x84*x87;
+            const double x103 = -x102 + x97 + x99;
+            const double x104 = x102 + x97 - x99;
+            const double x105 = x100 + x101;
+            const double x109 = 0.5*x105;
+            const double x110 = 0.5*x104;
+            const double x113 = 0.5*x110;
+            const double x117 = 0.08333333333333333 + x113;
+            const double x118 = 0.25 + x110;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0 + x104;
+            const double x121 = 1.0/x117;
+            const double x123 = x109*x121;
+            const double x124 = x118*x121;
+            const double x125 = -x109*x123 + x119;
+            const double x126 = x105 - x109*x124;
+            const double x127 = -x118*x124 + x120;
+            const double x128 = -x4*x4 + x5*x5;
+            const double x129 = 2.0*x4*x5;
+            const double x139 = 0.5*(x125 + x127);
+            const double x140 = 0.5*(x125 - x127);
+            const double x141 = x128*x140;
+            const double x142 = x129*x140;
+            const double x143 = x126*x128;
+            const double x144 = x126*x129;
+            const double x145 = x139 + x141 - x144;
+            const double x146 = x139 - x141 + x144;
+            const double x147 = x142 + x143;
+            const double x151 = 0.5*x147;
+            const double x152 = 0.5*x146;
+            const double x155 = 0.5*x152;
+            const double x159 = 0.08333333333333333 + x155;
+            const double x160 = 0.25 + x152;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0 + x146;
+            const double x163 = 1.0/x159;
+            const double x165 = x151*x163;
+            const double x166 = x160*x163;
+            const double x167 = -x151*x165 + x161;
+            const double x168 = x147 - x151*x166;
+            const double x169 = -x160*x166 + x162;
+            const double x170 = -x2*x2 + x3*x3;
+            const double x171 = 2.0*x2*x3;
+            const double x181 = 0.5*(x167 + x169);
+            const double x182 = 0.5*(x167 - x169);
+            const double x183 = x170*x182;
+            const double x186 = x168*x171;
+            const double x188 = x181 - x183 + x186;
+            const double x194 = 0.5*x188;
+            const double x197 = 0.5*x194;
+            const double x201 = 0.08333333333333333 + x197;
+            const double x205 = 1.0/x201;
+            const double x214 = -x0*x2 + x1*x3;
+            const double x215 = -x0*x3 - x1*x2;
+            const double x216 = x0*x3 + x1*x2;
+            const double x219 = x214*x5 + x215*x4;
+            const double x220 = -x214*x4 + x215*x5;
+            const double x221 = x214*x4 + x216*x5;
+            const double x222 = x214*x5 - x216*x4;
+            const double x227 = x219*x7 + x220*x6;
+            const double x228 = -x219*x6 + x220*x7;
+            const double x229 = x221*x7 + x222*x6;
+            const double x230 = -x221*x6 + x222*x7;
+            const double x235 = x227*x9 + x228*x8;
+            const double x236 = -x227*x8 + x228*x9;
+            const double x237 = x229*x9 + x230*x8;
+            const double x238 = -x229*x8 + x230*x9;
+            const double x243 = x10*x236 + x11*x235;
+            const double x244 = -x10*x235 + x11*x236;
+            const double x245 = x10*x238 + x11*x237;
+            const double x246 = -x10*x237 + x11*x238;
+            const double x249 = -0.5*x3;
+            const double x250 = 0.5*x2;
+            const double x251 = x205*x250;
+            const double x252 = -x205*x249;
+            const double x253 = x250*x251;
+            const double x254 = -x249*x251;
+            const double x255 = -x249*x252;
+            const double x256 = x165*x251 + x166*x252 + x205;
+            const double x257 = x165*x253 + x166*x254 + x251;
+            const double x258 = x165*x254 + x166*x255 + x252;
+            const double x259 = x163 + x165*x257 + x166*x258 + x256;
+            const double x260 = -2.0*x256 + x205 + x259;
+            const double x261 = x251 - x257;
+            const double x262 = x252 - x258;
+            const double x263 = -0.5*x5;
+            const double x264 = 0.5*x4;
+            const double x265 = 0.5*(x253 + x255);
+            const double x266 = 0.5*(x253 - x255);
+            const double x267 = x128*x266;
+            const double x268 = -x129*x266;
+            const double x269 = x128*x254;
+            const double x270 = -x129*x254;
+            const double x271 = x265 + x267 - x270;
+            const double x272 = x265 - x267 + x270;
+            const double x273 = x268 + x269;
+            const double x274 = x261*x5 + x262*x4;
+            const double x275 = -x261*x4 + x262*x5;
+            const double x276 = x260*x264 + x274;
+            const double x277 = -x260*x263 + x275;
+            const double x278 = x264*x274 + x264*x276 + x271;
+            const double x279 = -x263*x276 + x264*x275 + x273;
+            const double x280 = -x263*x275 - x263*x277 + x272;
+            const double x281 = x123*x276 + x124*x277 + x260;
+            const double x282 = x123*x278 + x124*x279 + x276;
+            const double x283 = x123*x279 + x124*x280 + x277;
+            const double x284 = x121 + x123*x282 + x124*x283 + x281;
+            const double x285 = -2.0*x281 + x260 + x284;
+            const double x286 = x276 - x282;
+            const double x287 = x277 - x283;
+            const double x288 = -0.5*x7;
+            const double x289 = 0.5*x6;
+            const double x290 = 0.5*(x278 + x280);
+            const double x291 = 0.5*(x278 - x280);
+            const double x292 = x291*x86;
+            const double x293 = -x291*x87;
+            const double x294 = x279*x86;
+            const double x295 = -x279*x87;
+            const double x296 = x290 + x292 - x295;
+            const double x297 = x290 - x292 + x295;
+            const double x298 = x293 + x294;
+            const double x299 = x286*x7 + x287*x6;
+            const double x300 = -x286*x6 + x287*x7;
+            const double x301 = x285*x289 + x299;
+            const double x302 = -x285*x288 + x300;
+            const double x303 = x289*x299 + x289*x301 + x296;
+            const double x304 = -x288*x301 + x289*x300 + x298;
+            const double x305 = -x288*x300 - x288*x302 + x297;
+            const double x306 = x285 + x301*x81 + x302*x82;
+            const double x307 = x301 + x303*x81 + x304*x82;
+            const double x308 = x302 + x304*x81 + x305*x82;
+            const double x309 = x306 + x307*x81 + x308*x82 + x79;
+            const double x310 = -2.0*x306 + x285 + x309;
+            const double x311 = x301 - x307;
+            const double x312 = x302 - x308;
+            const double x313 = -0.5*x9;
+            const double x314 = 0.5*x8;
+            const double x315 = 0.5*(x303 + x305);
+            const double x316 = 0.5*(x303 - x305);
+            const double x317 = x316*x44;
+            const double x318 = -x316*x45;
+            const double x319 = x304*x44;
+            const double x320 = -x304*x45;
+            const double x321 = x315 + x317 - x320;
+            const double x322 = x315 - x317 + x320;
+            const double x323 = x318 + x319;
+            const double x324 = x311*x9 + x312*x8;
+            const double x325 = -x311*x8 + x312*x9;
+            const double x326 = x310*x314 + x324;
+            const double x327 = -x310*x313 + x325;
+            const double x328 = x314*x324 + x314*x326 + x321;
+            const double x329 = -x313*x326 + x314*x325 + x323;
+            const double x330 = -x313*x325 - x313*x327 + x322;
+            const double x331 = x310 + x326*x39 + x327*x40;
+            const double x332 = x326 + x328*x39 + x329*x40;
+            const double x333 = x327 + x329*x39 + x330*x40;
+            const double x334 = x331 + x332*x39 + x333*x40 + x37;
+            const double x335 = -2.0*x331 + x310 + x334;
+            const double x336 = x326 - x332;
+            const double x337 = x327 - x333;
+            const double x338 = -0.5*x11;
+            const double x339 = 0.5*x10;
+            const double x340 = 0.5*(x328 + x330);
+            const double x341 = 0.5*(x328 - x330);
+            const double x342 = x12*x341;
+            const double x343 = -x13*x341;
+            const double x344 = x12*x329;
+            const double x345 = -x13*x329;
+            const double x346 = x340 + x342 - x345;
+            const double x347 = x340 - x342 + x345;
+            const double x348 = x343 + x344;
+            const double x349 = x10*x337 + x11*x336;
+            const double x350 = -x10*x336 + x11*x337;
+            const double x351 = x335*x339 + x349;
+            const double x352 = -x335*x338 + x350;
+            const double x353 = x339*x349 + x339*x351 + x346;
+            const double x354 = -x338*x351 + x339*x350 + x348;
+            const double x355 = -x338*x350 - x338*x352 + x347;
+            const double x356 = 3.0*x352 + x335;
+            const double x357 = 3.0*x354 + x351;
+            const double x358 = 3.0*x355 + x352;
+            const double x359 = 12.0 + 3.0*x358 + x356;
+            const double x360 = -2.0*x356 + x335 + x359;
+            const double x361 = x351 - x357;
+            const double x362 = x352 - x358;
+            const double x458 = x243*x361 + x244*x362;
+            const double x459 = x243*x353 + x244*x354;
+            const double x460 = x243*x354 + x244*x355;
+            const double x461 = x245*x361 + x246*x362;
+            const double x462 = x245*x353 + x246*x354;
+            const double x463 = x245*x354 + x246*x355;
+            const double x464 = x243*x459 + x244*x460;
+            const double x465 = x243*x462 + x244*x463;
+            const double x466 = x245*x462 + x246*x463;
+            sd_Linv[0][sd_k] = x464;
+            sd_Linv[1][sd_k] = x465;
+            sd_Linv[2][sd_k] = 0.0;
+            sd_Linv[3][sd_k] = 0.0;
+            sd_Linv[4][sd_k] = 0.0;
+            sd_Linv[5][sd_k] = x458;
+            sd_Linv[6][sd_k] = x465;
+            sd_Linv[7][sd_k] = x466;
+            sd_Linv[8][sd_k] = 0.0;
+            sd_Linv[9][sd_k] = 0.0;
+            sd_Linv[10][sd_k] = 0.0;
+            sd_Linv[11][sd_k] = x461;
+            sd_Linv[12][sd_k] = 0.0;
+            sd_Linv[13][sd_k] = 0.0;
+            sd_Linv[14][sd_k] = 0.0;
+            sd_Linv[15][sd_k] = 0.0;
+            sd_Linv[16][sd_k] = 0.0;
+            sd_Linv[17][sd_k] = 0.0;
+            sd_Linv[18][sd_k] = 0.0;
+            sd_Linv[19][sd_k] = 0.0;
+            sd_Linv[20][sd_k] = 0.0;
+            sd_Linv[21][sd_k] = 0.0;
+            sd_Linv[22][sd_k] = 0.0;
+            sd_Linv[23][sd_k] = 0.0;
+            sd_Linv[24][sd_k] = 0.0;
+            sd_Linv[25][sd_k] = 0.0;
+            sd_Linv[26][sd_k] = 0.0;
+            sd_Linv[27][sd_k] = 0.0;
+            sd_Linv[28][sd_k] = 0.0;
+            sd_Linv[29][sd_k] = 0.0;
+            sd_Linv[30][sd_k] = x458;
+            sd_Linv[31][sd_k] = x461;
+            sd_Linv[32][sd_k] = 0.0;
+            sd_Linv[33][sd_k] = 0.0;
+            sd_Linv[34][sd_k] = 0.0;
+            sd_Linv[35][sd_k] = x360;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_operational_space_inertia_inverse(q + sd_i * 6, Linv + sd_i * 36);
+#endif
+}
+
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 125 mul, 97 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_inverse_dynamics_fext(const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
@@ -6233,6 +11653,168 @@ void planar6_inverse_dynamics_fext(const double *q, const double *qd, const doub
     tau[3] = x122;
     tau[4] = x112;
     tau[5] = x102;
+}
+
+/* inverse_dynamics_fext of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_qdd[6][SD_LANES];
+        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
+        double sd_f_ext[6][SD_LANES];
+        sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
+        double sd_tau[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            const double qdd0 = sd_qdd[0][sd_k];
+            const double qdd1 = sd_qdd[1][sd_k];
+            const double qdd2 = sd_qdd[2][sd_k];
+            const double qdd3 = sd_qdd[3][sd_k];
+            const double qdd4 = sd_qdd[4][sd_k];
+            const double qdd5 = sd_qdd[5][sd_k];
+            const double f_ext0 = sd_f_ext[0][sd_k];
+            const double f_ext1 = sd_f_ext[1][sd_k];
+            const double f_ext5 = sd_f_ext[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x35 = x27*x9 + x28*x8;
+            const double x36 = -x27*x8 + x28*x9;
+            const double x37 = x29*x9 + x30*x8;
+            const double x38 = -x29*x8 + x30*x9;
+            const double x43 = x10*x36 + x11*x35;
+            const double x44 = -x10*x35 + x11*x36;
+            const double x45 = x10*x38 + x11*x37;
+            const double x46 = -x10*x37 + x11*x38;
+            const double x51 = f_ext0*x43 + f_ext1*x45;
+            const double x52 = f_ext0*x44 + f_ext1*x46;
+            const double x55 = qd0 + qd1;
+            const double x58 = qd2 + x55;
+            const double x61 = qd3 + x58;
+            const double x64 = qd4 + x61;
+            const double x67 = qd5 + x64;
+            const double x68 = 9.81*x0;
+            const double x69 = 9.81*x1;
+            const double x70 = qd0*qd0;
+            const double x71 = -0.5*x70 + x68;
+            const double x72 = 0.5*qdd0 + x69;
+            const double x73 = x2*x72 + x3*x71;
+            const double x74 = -x2*x71 + x3*x72;
+            const double x75 = qdd0 + qdd1;
+            const double x76 = x55*x55;
+            const double x77 = -0.5*x76 + x73;
+            const double x78 = 0.5*x75 + x74;
+            const double x79 = x4*x78 + x5*x77;
+            const double x80 = -x4*x77 + x5*x78;
+            const double x81 = qdd2 + x75;
+            const double x82 = x58*x58;
+            const double x83 = -0.5*x82 + x79;
+            const double x84 = 0.5*x81 + x80;
+            const double x85 = x6*x84 + x7*x83;
+            const double x86 = -x6*x83 + x7*x84;
+            const double x87 = qdd3 + x81;
+            const double x88 = x61*x61;
+            const double x89 = -0.5*x88 + x85;
+            const double x90 = 0.5*x87 + x86;
+            const double x91 = x8*x90 + x89*x9;
+            const double x92 = -x8*x89 + x9*x90;
+            const double x93 = qdd4 + x87;
+            const double x94 = x64*x64;
+            const double x95 = -0.5*x94 + x91;
+            const double x96 = 0.5*x93 + x92;
+            const double x97 = x10*x96 + x11*x95;
+            const double x98 = -x10*x95 + x11*x96;
+            const double x99 = qdd5 + x93;
+            const double x100 = x67*x67;
+            const double x102 = 0.08333333333333333*x99 + 0.25*x98 - f_ext5;
+            const double x103 = -0.25*x100 - x51 + x97;
+            const double x104 = 0.25*x99 - x52 + x98;
+            const double x106 = -x10*x104 + x103*x11;
+            const double x107 = x10*x103 + x104*x11;
+            const double x111 = 0.5*x107 + x102;
+            const double x112 = 0.08333333333333333*x93 + 0.25*x92 + x111;
+            const double x113 = -0.25*x94 + x106 + x91;
+            const double x114 = 0.25*x93 + x107 + x92;
+            const double x116 = x113*x9 - x114*x8;
+            const double x117 = x113*x8 + x114*x9;
+            const double x121 = 0.5*x117 + x112;
+            const double x122 = 0.08333333333333333*x87 + 0.25*x86 + x121;
+            const double x123 = -0.25*x88 + x116 + x85;
+            const double x124 = 0.25*x87 + x117 + x86;
+            const double x126 = x123*x7 - x124*x6;
+            const double x127 = x123*x6 + x124*x7;
+            const double x131 = 0.5*x127 + x122;
+            const double x132 = 0.08333333333333333*x81 + 0.25*x80 + x131;
+            const double x133 = -0.25*x82 + x126 + x79;
+            const double x134 = 0.25*x81 + x127 + x80;
+            const double x136 = x133*x5 - x134*x4;
+            const double x137 = x133*x4 + x134*x5;
+            const double x141 = 0.5*x137 + x132;
+            const double x142 = 0.08333333333333333*x75 + 0.25*x74 + x141;
+            const double x143 = -0.25*x76 + x136 + x73;
+            const double x144 = 0.25*x75 + x137 + x74;
+            const double x147 = x143*x2 + x144*x3;
+            const double x151 = 0.5*x147 + x142;
+            const double x152 = 0.08333333333333333*qdd0 + 0.25*x69 + x151;
+            sd_tau[0][sd_k] = x152;
+            sd_tau[1][sd_k] = x142;
+            sd_tau[2][sd_k] = x132;
+            sd_tau[3][sd_k] = x122;
+            sd_tau[4][sd_k] = x112;
+            sd_tau[5][sd_k] = x102;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_tau[0], 6, sd_n, tau + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_inverse_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_inverse_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, f_ext + sd_i * 6, tau + sd_i * 6);
+#endif
 }
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 241 mul, 189 add, 10 div, 0 sqrt, 12 trig. */
@@ -6523,4 +12105,323 @@ void planar6_forward_dynamics_fext(const double *q, const double *qd, const doub
     qdd[3] = x384;
     qdd[4] = x391;
     qdd[5] = x398;
+}
+
+/* forward_dynamics_fext of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
+void planar6_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
+{
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_tau[6][SD_LANES];
+        sd_gather(tau + sd_first * 6, 6, sd_n, sd_tau[0]);
+        double sd_f_ext[6][SD_LANES];
+        sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
+        double sd_qdd[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            const double tau0 = sd_tau[0][sd_k];
+            const double tau1 = sd_tau[1][sd_k];
+            const double tau2 = sd_tau[2][sd_k];
+            const double tau3 = sd_tau[3][sd_k];
+            const double tau4 = sd_tau[4][sd_k];
+            const double tau5 = sd_tau[5][sd_k];
+            const double f_ext0 = sd_f_ext[0][sd_k];
+            const double f_ext1 = sd_f_ext[1][sd_k];
+            const double f_ext5 = sd_f_ext[5][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            double x10, x11;
+            sd_far |= sd_sincos_lane(q5, &x10, &x11);
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x35 = x27*x9 + x28*x8;
+            const double x36 = -x27*x8 + x28*x9;
+            const double x37 = x29*x9 + x30*x8;
+            const double x38 = -x29*x8 + x30*x9;
+            const double x43 = x10*x36 + x11*x35;
+            const double x44 = -x10*x35 + x11*x36;
+            const double x45 = x10*x38 + x11*x37;
+            const double x46 = -x10*x37 + x11*x38;
+            const double x51 = f_ext0*x43 + f_ext1*x45;
+            const double x52 = f_ext0*x44 + f_ext1*x46;
+            const double x53 = -x10*x10 + x11*x11;
+            const double x54 = 2.0*x10*x11;
+            const double x59 = 0.375*x53;
+            const double x60 = 0.375*x54;
+            const double x61 = 0.625 + x59;
+            const double x62 = 0.625 - x59;
+            const double x66 = 0.5*x60;
+            const double x67 = 0.5*x62;
+            const double x70 = 0.5*x67;
+            const double x74 = 0.08333333333333333 + x70;
+            const double x75 = 0.25 + x67;
+            const double x76 = 1.0 + x61;
+            const double x77 = 1.0 + x62;
+            const double x78 = 1.0/x74;
+            const double x80 = x66*x78;
+            const double x81 = x75*x78;
+            const double x82 = -x66*x80 + x76;
+            const double x83 = x60 - x66*x81;
+            const double x84 = -x75*x81 + x77;
+            const double x85 = -x8*x8 + x9*x9;
+            const double x86 = 2.0*x8*x9;
+            const double x96 = 0.5*(x82 + x84);
+            const double x97 = 0.5*(x82 - x84);
+            const double x98 = x85*x97;
+            const double x99 = x86*x97;
+            const double x100 = x83*x85;
+            const double x101 = x83*x86;
+            const double x102 = -x101 + x96 + x98;
+            const double x103 = x101 + x96 - x98;
+            const double x104 = x100 + x99;
+            const double x108 = 0.5*x104;
+            const double x109 = 0.5*x103;
+            const double x112 = 0.5*x109;
+            const double x116 = 0.08333333333333333 + x112;
+            const double x117 = 0.25 + x109;
+            const double x118 = 1.0 + x102;
+            const double x119 = 1.0 + x103;
+            const double x120 = 1.0/x116;
+            const double x122 = x108*x120;
+            const double x123 = x117*x120;
+            const double x124 = -x108*x122 + x118;
+            const double x125 = x104 - x108*x123;
+            const double x126 = -x117*x123 + x119;
+            const double x127 = -x6*x6 + x7*x7;
+            const double x128 = 2.0*x6*x7;
+            const double x138 = 0.5*(x124 + x126);
+            const double x139 = 0.5*(x124 - x126);
+            const double x140 = x127*x139;
+            const double x141 = x128*x139;
+            const double x142 = x125*x127;
+            const double x143 = x125*x128;
+            const double x144 = x138 + x140 - x143;
+            const double x145 = x138 - x140 + x143;
+            const double x146 = x141 + x142;
+            const double x150 = 0.5*x146;
+            const double x151 = 0.5*x145;
+            const double x154 = 0.5*x151;
+            const double x158 = 0.08333333333333333 + x154;
+            const double x159 = 0.25 + x151;
+            const double x160 = 1.0 + x144;
+            const double x161 = 1.0 + x145;
+            const double x162 = 1.0/x158;
+            const double x164 = x150*x162;
+            const double x165 = x159*x162;
+            const double x166 = -x150*x164 + x160;
+            const double x167 = x146 - x150*x165;
+            const double x168 = -x159*x165 + x161;
+            const double x169 = -x4*x4 + x5*x5;
+            const double x170 = 2.0*x4*x5;
+            const double x180 = 0.5*(x166 + x168);
+            const double x181 = 0.5*(x166 - x168);
+            const double x182 = x169*x181;
+            const double x183 = x170*x181;
+            const double x184 = x167*x169;
+            const double x185 = x167*x170;
+            const double x186 = x180 + x182 - x185;
+            const double x187 = x180 - x182 + x185;
+            const double x188 = x183 + x184;
+            const double x192 = 0.5*x188;
+            const double x193 = 0.5*x187;
+            const double x196 = 0.5*x193;
+            const double x200 = 0.08333333333333333 + x196;
+            const double x201 = 0.25 + x193;
+            const double x202 = 1.0 + x186;
+            const double x203 = 1.0 + x187;
+            const double x204 = 1.0/x200;
+            const double x206 = x192*x204;
+            const double x207 = x201*x204;
+            const double x208 = -x192*x206 + x202;
+            const double x209 = x188 - x192*x207;
+            const double x210 = -x201*x207 + x203;
+            const double x211 = -x2*x2 + x3*x3;
+            const double x212 = 2.0*x2*x3;
+            const double x222 = 0.5*(x208 + x210);
+            const double x223 = 0.5*(x208 - x210);
+            const double x224 = x211*x223;
+            const double x225 = x212*x223;
+            const double x226 = x209*x211;
+            const double x227 = x209*x212;
+            const double x229 = x222 - x224 + x227;
+            const double x230 = x225 + x226;
+            const double x234 = 0.5*x230;
+            const double x235 = 0.5*x229;
+            const double x238 = 0.5*x235;
+            const double x242 = 0.08333333333333333 + x238;
+            const double x243 = 0.25 + x235;
+            const double x246 = 1.0/x242;
+            const double x248 = x234*x246;
+            const double x249 = x243*x246;
+            const double x253 = 0.5*qd0;
+            const double x254 = -qd0*x253;
+            const double x255 = qd0 + qd1;
+            const double x256 = 0.5*x255;
+            const double x257 = -x255*x256;
+            const double x258 = qd2 + x255;
+            const double x259 = 0.5*x258;
+            const double x260 = -x258*x259;
+            const double x261 = qd3 + x258;
+            const double x262 = 0.5*x261;
+            const double x263 = -x261*x262;
+            const double x264 = qd4 + x261;
+            const double x265 = 0.5*x264;
+            const double x266 = -x264*x265;
+            const double x267 = qd5 + x264;
+            const double x272 = 0.25*x255;
+            const double x273 = -x255*x272;
+            const double x275 = 0.25*x258;
+            const double x276 = -x258*x275;
+            const double x278 = 0.25*x261;
+            const double x279 = -x261*x278;
+            const double x281 = 0.25*x264;
+            const double x282 = -x264*x281;
+            const double x284 = 0.25*x267;
+            const double x285 = -x267*x284;
+            const double x286 = x285 - x51;
+            const double x287 = x254*x3;
+            const double x288 = -x2*x254;
+            const double x289 = x257*x5;
+            const double x290 = -x257*x4;
+            const double x291 = x260*x7;
+            const double x292 = -x260*x6;
+            const double x293 = x263*x9;
+            const double x294 = -x263*x8;
+            const double x295 = x11*x266;
+            const double x296 = -x10*x266;
+            const double x297 = f_ext5 + tau5;
+            const double x298 = 12.0*x297;
+            const double x299 = -f_ext5 + x297;
+            const double x300 = x286 + x295;
+            const double x301 = 0.25*x296 + 3.0*x297 - x52;
+            const double x302 = -x10*x301 + x11*x300;
+            const double x303 = x10*x300 + x11*x301;
+            const double x307 = 0.5*x303 + x299;
+            const double x308 = x282 + x302;
+            const double x309 = tau4 - x307;
+            const double x310 = x309/x74;
+            const double x311 = x307 + x309;
+            const double x312 = x293*x82 + x294*x83 + x308 + x309*x80;
+            const double x313 = x293*x83 + x294*x84 + x303 + x309*x81;
+            const double x314 = x312*x9 - x313*x8;
+            const double x315 = x312*x8 + x313*x9;
+            const double x319 = 0.5*x315 + x311;
+            const double x320 = x279 + x314;
+            const double x321 = tau3 - x319;
+            const double x322 = x321/x116;
+            const double x323 = x319 + x321;
+            const double x324 = x122*x321 + x124*x291 + x125*x292 + x320;
+            const double x325 = x123*x321 + x125*x291 + x126*x292 + x315;
+            const double x326 = x324*x7 - x325*x6;
+            const double x327 = x324*x6 + x325*x7;
+            const double x331 = 0.5*x327 + x323;
+            const double x332 = x276 + x326;
+            const double x333 = tau2 - x331;
+            const double x334 = x333/x158;
+            const double x335 = x331 + x333;
+            const double x336 = x164*x333 + x166*x289 + x167*x290 + x332;
+            const double x337 = x165*x333 + x167*x289 + x168*x290 + x327;
+            const double x338 = x336*x5 - x337*x4;
+            const double x339 = x336*x4 + x337*x5;
+            const double x343 = 0.5*x339 + x335;
+            const double x344 = x273 + x338;
+            const double x345 = tau1 - x343;
+            const double x346 = x345/x200;
+            const double x347 = x343 + x345;
+            const double x348 = x206*x345 + x208*x287 + x209*x288 + x344;
+            const double x349 = x207*x345 + x209*x287 + x210*x288 + x339;
+            const double x351 = x2*x348 + x3*x349;
+            const double x355 = 0.5*x351 + x347;
+            const double x357 = tau0 - x355;
+            const double x358 = x357/x242;
+            const double x362 = 9.81*x0;
+            const double x363 = 9.81*x1;
+            const double x364 = -(x248*x362 + x249*x363) + x358;
+            const double x365 = 0.5*x364 + x363;
+            const double x366 = x2*x365 + x3*x362;
+            const double x367 = -x2*x362 + x3*x365;
+            const double x368 = x287 + x366;
+            const double x369 = x288 + x367;
+            const double x370 = -(x206*x368 + x207*x369 + x364) + x346;
+            const double x371 = x364 + x370;
+            const double x372 = 0.5*x371 + x369;
+            const double x373 = x368*x5 + x372*x4;
+            const double x374 = -x368*x4 + x372*x5;
+            const double x375 = x289 + x373;
+            const double x376 = x290 + x374;
+            const double x377 = -(x164*x375 + x165*x376 + x371) + x334;
+            const double x378 = x371 + x377;
+            const double x379 = 0.5*x378 + x376;
+            const double x380 = x375*x7 + x379*x6;
+            const double x381 = -x375*x6 + x379*x7;
+            const double x382 = x291 + x380;
+            const double x383 = x292 + x381;
+            const double x384 = -(x122*x382 + x123*x383 + x378) + x322;
+            const double x385 = x378 + x384;
+            const double x386 = 0.5*x385 + x383;
+            const double x387 = x382*x9 + x386*x8;
+            const double x388 = -x382*x8 + x386*x9;
+            const double x389 = x293 + x387;
+            const double x390 = x294 + x388;
+            const double x391 = -(x385 + x389*x80 + x390*x81) + x310;
+            const double x392 = x385 + x391;
+            const double x393 = 0.5*x392 + x390;
+            const double x395 = -x10*x389 + x11*x393;
+            const double x397 = x296 + x395;
+            const double x398 = -(3.0*x397 + x392) + x298;
+            sd_qdd[0][sd_k] = x364;
+            sd_qdd[1][sd_k] = x370;
+            sd_qdd[2][sd_k] = x377;
+            sd_qdd[3][sd_k] = x384;
+            sd_qdd[4][sd_k] = x391;
+            sd_qdd[5][sd_k] = x398;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_qdd[0], 6, sd_n, qdd + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_forward_dynamics_fext(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 6, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6);
+    }
+#else
+    SD_PARALLEL_FOR
+    for (long sd_i = 0; sd_i < count; ++sd_i)
+        planar6_forward_dynamics_fext(q + sd_i * 6, qd + sd_i * 6, tau + sd_i * 6, f_ext + sd_i * 6, qdd + sd_i * 6);
+#endif
 }

@@ -53,198 +53,264 @@ void puma560_difference(const double *q0, const double *q1, double *v);
  * Out: tau[6].
  * Operations: 247 mul, 187 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_inverse_dynamics(const double *q, const double *qd, const double *qdd, double *tau);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau);
 
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
  * In: q[6].
  * Out: M[6*6] (row-major).
  * Operations: 138 mul, 115 add, 0 div, 0 sqrt, 8 trig. */
 void puma560_mass_matrix(const double *q, double *M);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_mass_matrix_batch(long count, const double *q, double *M);
 
 /* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve.
  * In: q[6].
  * Out: Minv[6*6] (row-major).
  * Operations: 420 mul, 362 add, 7 div, 0 sqrt, 8 trig. */
 void puma560_mass_matrix_inverse(const double *q, double *Minv);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_mass_matrix_inverse_batch(long count, const double *q, double *Minv);
 
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother).
  * In: q[6], qd[6], tau[6].
  * Out: qdd[6].
  * Operations: 440 mul, 357 add, 8 div, 0 sqrt, 10 trig. */
 void puma560_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd);
 
 /* Generalized gravity g(q): the joint forces that hold the arm still.
  * In: q[6].
  * Out: g[6].
  * Operations: 76 mul, 45 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_gravity(const double *q, double *g);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_gravity_batch(long count, const double *q, double *g);
 
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[6], qd[6].
  * Out: C[6*6] (row-major).
  * Operations: 685 mul, 559 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_coriolis_matrix(const double *q, const double *qd, double *C);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C);
 
 /* Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).
  * In: q[6], qd[6].
  * Out: b[6].
  * Operations: 237 mul, 170 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_nonlinear_effects(const double *q, const double *qd, double *b);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b);
 
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.
  * In: q[6].
  * Out: D[6].
  * Operations: 136 mul, 120 add, 3 div, 0 sqrt, 8 trig. */
 void puma560_articulated_inertia(const double *q, double *D);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_articulated_inertia_batch(long count, const double *q, double *D);
 
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[6].
  * Out: m[6*6] (row-major).
  * Operations: 203 mul, 147 add, 3 div, 4 sqrt, 8 trig. */
 void puma560_innovations_factor(const double *q, double *m);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_innovations_factor_batch(long count, const double *q, double *m);
 
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l.
  * In: q[6].
  * Out: ell[6*6] (row-major).
  * Operations: 226 mul, 171 add, 20 div, 4 sqrt, 8 trig. */
 void puma560_innovations_factor_inverse(const double *q, double *ell);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_innovations_factor_inverse_batch(long count, const double *q, double *ell);
 
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2).
  * In: q[6], qd[6].
  * Out: nu[6].
  * Operations: 179 mul, 149 add, 3 div, 4 sqrt, 8 trig. */
 void puma560_total_rates(const double *q, const double *qd, double *nu);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_total_rates_batch(long count, const double *q, const double *qd, double *nu);
 
 /* Joint rates qd = l* nu (inverse of total_rates).
  * In: q[6], nu[6].
  * Out: qd[6].
  * Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
 void puma560_joint_rates(const double *q, const double *nu, double *qd);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_joint_rates_batch(long count, const double *q, const double *nu, double *qd);
 
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
  * In: q[6], tau[6].
  * Out: eps[6].
  * Operations: 175 mul, 149 add, 7 div, 4 sqrt, 8 trig. */
 void puma560_working_moments(const double *q, const double *tau, double *eps);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_working_moments_batch(long count, const double *q, const double *tau, double *eps);
 
 /* Joint forces tau = m eps (inverse of working_moments).
  * In: q[6], eps[6].
  * Out: tau[6].
  * Operations: 179 mul, 147 add, 3 div, 4 sqrt, 8 trig. */
 void puma560_applied_moments(const double *q, const double *eps, double *tau);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_applied_moments_batch(long count, const double *q, const double *eps, double *tau);
 
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
  * In: q[6], nu[6].
  * Out: Cnu[6].
  * Operations: 1003 mul, 825 add, 11 div, 4 sqrt, 10 trig. */
 void puma560_coriolis_nu(const double *q, const double *nu, double *Cnu);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu);
 
 /* Cbar(theta, eta) of the un-normalized equations D eta_dot + Cbar(theta, eta) = eps_bar, eta = D^-1/2 nu, eps_bar = D^1/2 l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Lemma 7.3, Alg. 7.10).
  * In: q[6], eta[6].
  * Out: Cbar[6].
  * Operations: 723 mul, 575 add, 3 div, 0 sqrt, 10 trig. */
 void puma560_coriolis_eta(const double *q, const double *eta, double *Cbar);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar);
 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
  * In: q[6], nu[6], tau[6].
  * Out: qd[6], nu_dot[6].
  * Operations: 773 mul, 617 add, 14 div, 4 sqrt, 10 trig. */
 void puma560_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
 
 /* U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).
  * In: q[6].
  * Out: U[6*6] (row-major).
  * Operations: 152 mul, 103 add, 3 div, 0 sqrt, 8 trig. */
 void puma560_udu_factor(const double *q, double *U);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_udu_factor_batch(long count, const double *q, double *U);
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed).
  * In: qd[6].
  * Out: tau_f[6].
  * Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
 void puma560_friction(const double *qd, double *tau_f);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_friction_batch(long count, const double *qd, double *tau_f);
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure).
  * In: q[6], qd[6], qdd[6].
  * Out: Y[6*84] (row-major).
  * Operations: 592 mul, 397 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_regressor(const double *q, const double *qd, const double *qdd, double *Y);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y);
 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics.
  * In: q[6], qd[6], qdd[6].
  * Out: Yb[6*58] (row-major).
  * Operations: 475 mul, 316 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb);
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES.
  * In: params[84].
  * Out: beta[58].
  * Operations: 41 mul, 59 add, 0 div, 0 sqrt, 0 trig. */
 void puma560_base_parameters(const double *params, double *beta);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_base_parameters_batch(long count, const double *params, double *beta);
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame.
  * In: q[6].
  * Out: oMf[1*4*4] (row-major).
  * Operations: 61 mul, 30 add, 0 div, 0 sqrt, 12 trig. */
 void puma560_frame_placement(const double *q, double *oMf);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_frame_placement_batch(long count, const double *q, double *oMf);
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes.
  * In: q[6].
  * Out: J[1*6*6] (row-major).
  * Operations: 57 mul, 26 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_frame_jacobian(const double *q, double *J);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_frame_jacobian_batch(long count, const double *q, double *J);
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd).
  * In: q[6], qd[6].
  * Out: vf[1*6] (row-major).
  * Operations: 74 mul, 41 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_frame_velocity(const double *q, const double *qd, double *vf);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_frame_velocity_batch(long count, const double *q, const double *qd, double *vf);
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity.
  * In: q[6], qd[6].
  * Out: af[1*6] (row-major).
  * Operations: 132 mul, 84 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_frame_acceleration_bias(const double *q, const double *qd, double *af);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af);
 
 /* Centre of mass in the world frame.
  * In: q[6].
  * Out: com[3].
  * Operations: 19 mul, 13 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_center_of_mass(const double *q, double *com);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_center_of_mass_batch(long count, const double *q, double *com);
 
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd.
  * In: q[6].
  * Out: Jcom[3*6] (row-major).
  * Operations: 76 mul, 30 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_com_jacobian(const double *q, double *Jcom);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_com_jacobian_batch(long count, const double *q, double *Jcom);
 
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes.
  * In: q[6].
  * Out: Ag[6*6] (row-major).
  * Operations: 206 mul, 158 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_centroidal_momentum_matrix(const double *q, double *Ag);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag);
 
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd).
  * In: q[6], qd[6].
  * Out: hg[6].
  * Operations: 238 mul, 184 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_centroidal_momentum(const double *q, const double *qd, double *hg);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg);
 
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias).
  * In: q[6].
  * Out: Linv[6*6] (row-major).
  * Operations: 576 mul, 475 add, 4 div, 0 sqrt, 12 trig. */
 void puma560_operational_space_inertia_inverse(const double *q, double *Linv);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv);
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[6], qd[6], qdd[6], f_ext[1*6].
  * Out: tau[6].
  * Operations: 315 mul, 227 add, 0 div, 0 sqrt, 12 trig. */
 void puma560_inverse_dynamics_fext(const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau);
 
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[6], qd[6], tau[6], f_ext[1*6].
  * Out: qdd[6].
  * Operations: 508 mul, 397 add, 8 div, 0 sqrt, 12 trig. */
 void puma560_forward_dynamics_fext(const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
+/* The same on `count` states: every argument and output of shape (count, n), row-major. */
+void puma560_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
 
 #ifdef __cplusplus
 }

@@ -173,6 +173,9 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters folded in; symbolic: passed as a parameter vector "
                    "(files <robot>_params.py/.h/.c).")
+@click.option("--precision", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
+              help="Of the C module: float32 writes <robot>_f32.h/.c, float arrays (the same as --lang c-float32; "
+                   "Python stays float64).")
 @click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @selection_options
 @_inertia_options
@@ -180,8 +183,8 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
 @frames_option
 @mimic_option
-def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-             functions, frames, contacts, mimic):
+def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, tip, joint_params, strict, nonphysical,
+             floating, functions, frames, contacts, mimic):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import CONSTRAINED, FUNCTIONS
     from .generate import generate as run
@@ -190,6 +193,12 @@ def generate(robots, out_dir, lang, params_mode, snap, lock, root, tip, joint_pa
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
         _fail(f"--lang: unknown language {', '.join(unknown) or '(none)'} (expected {', '.join(LANGUAGES)})")
+    if precision == "float32":
+        if "cpp" in languages:
+            _fail("--precision float32: the C++ wrapper is double only (--lang c, or c-float32 beside cpp)")
+        if "c" not in languages:
+            _fail("--precision float32 is for the C module: add --lang c")
+        languages = tuple("c-float32" if x == "c" else x for x in languages)
     count = len(functions or FUNCTIONS) + (len(CONSTRAINED) if contacts and functions is None else 0)
     with _progress(len(set(robots)) * count, "generating") as bar:
         try:       # the library loads and checks everything before it writes anything

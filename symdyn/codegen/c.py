@@ -1,19 +1,48 @@
 """The C backend: one C99 header and source per robot (templates/module.h.jinja, module.c.jinja)."""
+import math
+import re
+
 from .backends import PART_SIZE, Backend, used_symbols
 from .parts import Unit
-from .printer import Printer, number
+from .printer import NonFiniteError, Printer, number
 
 #: a C function of more statements than SPLIT_ABOVE is cut into parts of at most PART_SIZE (see
 #: parts.py). Every function of a 7-DoF arm stays one piece (largest: 1326 statements, xarm7); gcc -O2
 #: on a 50-link Coriolis matrix in parts of 250 / 500 / 1000 / 2000 statements: 6.4 / 7.8 / 11 / 15 s.
 SPLIT_ABOVE = 2000
+#: the batch entry of a function keeps a block of lanes (C macro <MODULE>_BATCH_LANES, 8 by default) of
+#: every input and output on the stack; above this many doubles per state it loops the single-state
+#: function instead (an OpenMP thread's stack may be 2 MB; the Panda's regressor has 707)
+BATCH_ENTRIES = 4096
+#: nor does a function with fewer statements than entries (friction, base_parameters, the regressors,
+#: frame_jacobian on the Panda): copying its arrays into and out of the blocks costs more than the
+#: lanes save (Panda, one thread: regressor 0.44x, base_parameters 0.29x, frame_jacobian 0.93x the
+#: loop of single calls; frame_placement, 75 statements for 55 entries, 2.4x)
+_ONE_TRIG = re.compile(r"const (?:double|float) (\w+) = (sin|cos)f?\((\w+)\);")
+#: the largest finite float
+FLT_MAX = 3.4028234663852886e38
 
 
 class CPrinter(Printer):
     funcs = {"sin": "sin", "cos": "cos", "sqrt": "sqrt", "tanh": "tanh", "sign": "sd_sign"}
 
     def power(self, base, exponent):
-        return f"pow({self._print(base)}, {number(exponent)})", 2
+        return f"pow({self._print(base)}, {self.literal(exponent)})", 2
+
+
+class CFloatPrinter(CPrinter):
+    """float32: float literals (the suffix f: a bare 0.5 would turn the expression into double
+    arithmetic) and libm's float functions."""
+    funcs = {"sin": "sinf", "cos": "cosf", "sqrt": "sqrtf", "tanh": "tanhf", "sign": "sd_sign"}
+
+    def literal(self, value):
+        text = number(value)
+        if abs(float(text)) > FLT_MAX:
+            raise NonFiniteError(f"the generated code would contain the constant {text}, beyond float32's range")
+        return text + "f"
+
+    def power(self, base, exponent):
+        return f"powf({self._print(base)}, {self.literal(exponent)})", 2
 
 
 def _trig(e):
@@ -27,6 +56,15 @@ class CBackend(Backend):
     templates = ("module.h.jinja", "module.c.jinja")
     printer = CPrinter()
     split_above = SPLIT_ABOVE
+    real = "double"            # the C type of every array and value
+    suffix = ""                # of the module name: a float32 module sits beside the double one
+
+    def files(self, module):
+        return super().files(module + self.suffix)
+
+    def render(self, model, programs, module, params_mode, split_above=..., part_size=PART_SIZE):
+        files = super().render(model, programs, module + self.suffix, params_mode, split_above, part_size)
+        return dict(zip(self.files(module), files.values()))
 
     def statements(self, assignments):
         """One const double per assignment; sin and cos of the same angle become one sincos call."""
@@ -43,29 +81,77 @@ class CBackend(Backend):
                 if t[0] == "sin":
                     c = pairs[t[1]]["cos"]
                     out.append(Unit((str(s), str(c)), uses,
-                                    [f"double {s}, {c};", f"sd_sincos({self.printer(t[1])}, &{s}, &{c});"]))
+                                    [f"{self.real} {s}, {c};", f"sd_sincos({self.printer(t[1])}, &{s}, &{c});"]))
                 continue
-            out.append(Unit((str(s),), uses, [f"const double {s} = {self.printer(e)};"]))
+            out.append(Unit((str(s),), uses, [f"const {self.real} {s} = {self.printer(e)};"]))
         return out
 
-    @staticmethod
-    def prototype(module, name, args, outputs):
+    def prototype(self, module, name, args, outputs):
         """The C declaration of one function (without the semicolon): input arrays, then one out
         pointer per output. load_c declares the functions of a header with it."""
-        return (f"void {module}_{name}(" + "".join(f"const double *{a}, " for a in args)
-                + ", ".join(f"double *{o}" for o in outputs) + ")")
+        return (f"void {module}_{name}(" + "".join(f"const {self.real} *{a}, " for a in args)
+                + ", ".join(f"{self.real} *{o}" for o in outputs) + ")")
+
+    def batch_prototype(self, module, name, args, outputs):
+        """The declaration of the batch entry: `count` states, every array of shape (count, n)."""
+        return (f"void {module}_{name}_batch(long count, " + "".join(f"const {self.real} *{a}, " for a in args)
+                + ", ".join(f"{self.real} *{o}" for o in outputs) + ")")
 
     def extend(self, ctx):
         functions = ctx["functions"]
+        ctx["real"] = self.real
         for f in functions:
-            f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], [o["name"] for o in f["outputs"]])
+            if self.real != "double":                  # the parts' loads of inputs and of w
+                for part in f["parts"]:
+                    part.lines[:] = [f"const {self.real} " + line[len("const double "):]
+                                     if line.startswith("const double ") else line for line in part.lines]
+            outs = [o["name"] for o in f["outputs"]]
+            f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)
+            f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
+            f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
+            entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
+            lanes = not f["parts"] and entries <= BATCH_ENTRIES and len(f["lines"]) > entries
+            f["lanes"] = _lane_lines(f["lines"], self.real) if lanes else None
+        ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sign"] = any("sd_sign(" in text for f in functions
                                for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
         ctx["splits"] = any(f["parts"] for f in functions)
 
 
+def _lane_lines(lines, real):
+    """The statements of one lane of a batch block: those of the single-state function, except that sin
+    and cos go through sd_sincos_lane, which has no branch (so that the compiler vectorizes the block)
+    and flags in `sd_far` an angle beyond its reduction's range: that state is then computed again by
+    the single-state function."""
+    out = []
+    for line in lines:
+        one = _ONE_TRIG.fullmatch(line)
+        if line.startswith("sd_sincos("):
+            out.append("sd_far |= sd_sincos_lane(" + line[len("sd_sincos("):])
+        elif one:
+            name, trig, angle = one.groups()
+            s, c = (name, f"{name}_cos") if trig == "sin" else (f"{name}_sin", name)
+            unused = c if trig == "sin" else s
+            # the unused value tested (NaN only where the angle is not finite: flagged already): left
+            # dead, gcc 12 no longer if-converts the block and does not vectorize it
+            out += [f"{real} {s}, {c};", f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});",
+                    f"sd_far |= {unused} != {unused};"]
+        else:
+            out.append(line)
+    return out
+
+
+class CFloat32Backend(CBackend):
+    """--precision float32: the same module in single precision, named <robot>_f32 (.h, .c, functions)."""
+    name = "c-float32"
+    printer = CFloatPrinter()
+    real = "float"
+    suffix = "_f32"
+
+
 C = CBackend()
+C32 = CFloat32Backend()
 
 
 def render_c(model, programs, module, params_mode, split_above=SPLIT_ABOVE, part_size=PART_SIZE):

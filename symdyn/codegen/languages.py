@@ -3,11 +3,11 @@
 Adding a language is one module defining its Backend (see backends.py), its templates, and its
 line here; the order is the order of the files written.
 """
-from .c import C
+from .c import C, C32
 from .cpp import CPP
 from .python import PYTHON
 
-BACKENDS = {backend.name: backend for backend in (PYTHON, C, CPP)}
+BACKENDS = {backend.name: backend for backend in (PYTHON, C, CPP, C32)}
 LANGUAGES = tuple(BACKENDS)
 
 

@@ -45,6 +45,10 @@ class Printer:
         """(text, precedence) of base**exponent, exponent a float other than +-0.5 and small integers."""
         raise NotImplementedError
 
+    def literal(self, value):
+        """A constant as this language writes it (a float32 printer adds its suffix)."""
+        return number(value)
+
     def __call__(self, expr):
         return self._print(expr)
 
@@ -55,12 +59,12 @@ class Printer:
 
     def _node(self, e):
         if isinstance(e, (int, float)):
-            return (number(e), 2) if e >= 0 else (number(e), 0)
+            return (self.literal(e), 2) if e >= 0 else (self.literal(e), 0)
         if e.is_Symbol:
             return str(e), 2
         if e.is_Number:
-            text = number(e)
-            return text, (2 if float(text) >= 0 else 0)
+            text = self.literal(e)
+            return text, (2 if _value(e) >= 0 else 0)
         if e.is_Add:
             return self._add(e), 0
         if e.is_Mul:
@@ -85,7 +89,7 @@ class Printer:
     def _signed(self, t):
         """(is it subtracted, its printed magnitude) of a term of a sum."""
         if t.is_Number and _value(t) < 0:
-            return True, number(-_value(t))
+            return True, self.literal(-_value(t))
         if t.is_Mul:
             coeff, rest = _split_coeff(t)
             if coeff < 0:
@@ -102,8 +106,8 @@ class Printer:
                 num.append(f)
         num_text = sorted(self._print(f, 2) for f in num)
         if abs(coeff) != 1:
-            num_text.insert(0, number(abs(coeff)))
-        text = "*".join(num_text) if num_text else "1.0"
+            num_text.insert(0, self.literal(abs(coeff)))
+        text = "*".join(num_text) if num_text else self.literal(1.0)
         if den:
             den_text = sorted(self._print(f, 2) for f in den)
             text += "/" + (den_text[0] if len(den_text) == 1 else "(" + "*".join(den_text) + ")")
@@ -117,11 +121,11 @@ class Printer:
         if x == 0.5:
             return f"{self.funcs['sqrt']}({self._print(base)})", 2
         if x == -0.5:
-            return f"1.0/{self.funcs['sqrt']}({self._print(base)})", 1
+            return f"{self.literal(1.0)}/{self.funcs['sqrt']}({self._print(base)})", 1
         if x.is_integer() and 0 < x <= 4:
             return "*".join([self._print(base, 2)] * int(x)), 1
         if x.is_integer() and -4 <= x < 0:
-            return "1.0/" + self._print(base ** int(-x), 2), 1
+            return self.literal(1.0) + "/" + self._print(base ** int(-x), 2), 1
         return self.power(base, x)
 
 

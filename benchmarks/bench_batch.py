@@ -1,0 +1,156 @@
+"""States per second of the batch entries against a loop of single-state calls, in one C program.
+
+    python benchmarks/bench_batch.py                          # generated/panda.c, every function
+    python benchmarks/bench_batch.py generated/ur5.c --count 8192 --threads 2
+    python benchmarks/bench_batch.py generated/panda.c --functions mass_matrix,gravity
+
+The module is compiled with load_c's flags (symdyn.cload.OPT_FLAGS, -fopenmp) together with a driver
+that, for each function, times `count` random states three ways on the same arrays: the loop of
+single calls (what load_c did before batch entries), the batch entry on one OpenMP thread, and on
+--threads threads; best of --repeat runs. It also checks that the batch gives the loop's numbers.
+"""
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import symdyn
+from symdyn import cload
+from symdyn.functions import out_dims, resolve
+
+DRIVER = r"""
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "%(module)s.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static double *random_array(long n, double scale, unsigned *seed)
+{
+    double *a = malloc(sizeof(double) * (n ? n : 1));
+    for (long i = 0; i < n; ++i)
+        a[i] = scale * (2.0 * rand_r(seed) / RAND_MAX - 1.0);
+    return a;
+}
+
+static double max_difference(const double *a, const double *b, long n)
+{
+    double worst = 0.0, scale = 1.0;
+    for (long i = 0; i < n; ++i)
+        scale = fmax(scale, fabs(b[i]));
+    for (long i = 0; i < n; ++i)
+        worst = fmax(worst, fabs(a[i] - b[i]));
+    return worst / scale;
+}
+
+int main(void)
+{
+    const long count = %(count)d;
+    const int repeat = %(repeat)d, threads = %(threads)d;
+    unsigned seed = 1;
+%(body)s
+    return 0;
+}
+"""
+
+FUNCTION = r"""
+    {
+%(alloc)s
+        double loop = 1e30, one = 1e30, many = 1e30;
+        for (int r = 0; r < repeat; ++r) {
+            double t0 = now();
+            for (long i = 0; i < count; ++i)
+                %(prefix)s_%(name)s(%(single)s);
+            double t1 = now();
+            omp_set_num_threads(1);
+            %(prefix)s_%(name)s_batch(count, %(batch)s);
+            double t2 = now();
+            omp_set_num_threads(threads);
+            %(prefix)s_%(name)s_batch(count, %(batch)s);
+            double t3 = now();
+            loop = fmin(loop, t1 - t0); one = fmin(one, t2 - t1); many = fmin(many, t3 - t2);
+        }
+        for (long i = 0; i < count; ++i)
+            %(prefix)s_%(name)s(%(single)s);
+        %(prefix)s_%(name)s_batch(count, %(batch_check)s);
+        printf("%(name)s %%g %%g %%g %%g\n", loop / count, one / count, many / count, %(diff)s);
+%(free)s
+    }
+"""
+
+
+def _scale(arg):
+    return {"q": math.pi, "params": 0.0, "f_ext": 5.0}.get(arg, 2.0)
+
+
+def driver(module, c_module, names, count, repeat, threads):
+    body = []
+    for name in names:
+        fn, args = c_module._signatures[name]
+        sizes = [math.prod(resolve(d, c_module._sizes)) for d in out_dims(fn)]
+        alloc = [f"        double *in{k} = random_array(count * {c_module._size(a)}L, {_scale(a)}, &seed);"
+                 for k, a in enumerate(args)]
+        alloc += [f"        for (long i = 0; i < count; ++i) for (int j = 0; j < {c_module._size(a)}; ++j) "
+                  f"in{k}[i * {c_module._size(a)} + j] = {module}_parameters[j];"
+                  for k, a in enumerate(args) if a == "params"]
+        alloc += [f"        double *out{k} = random_array(count * {s}L, 0.0, &seed), "
+                  f"*chk{k} = random_array(count * {s}L, 0.0, &seed);" for k, s in enumerate(sizes)]
+        single = ", ".join([f"in{k} + i * {c_module._size(a)}" for k, a in enumerate(args)]
+                           + [f"out{k} + i * {s}" for k, s in enumerate(sizes)])
+        batch = ", ".join([f"in{k}" for k in range(len(args))] + [f"out{k}" for k in range(len(sizes))])
+        check = ", ".join([f"in{k}" for k in range(len(args))] + [f"chk{k}" for k in range(len(sizes))])
+        diff = " + ".join(f"max_difference(chk{k}, out{k}, count * {s}L)" for k, s in enumerate(sizes))
+        free = "\n".join(f"        free(in{k});" for k in range(len(args)))
+        free += "\n" + "\n".join(f"        free(out{k}); free(chk{k});" for k in range(len(sizes)))
+        body.append(FUNCTION % dict(alloc="\n".join(alloc), prefix=module, name=name, single=single, batch=batch,
+                                    batch_check=check, diff=diff, free=free))
+    return DRIVER % dict(module=module, count=count, repeat=repeat, threads=threads, body="".join(body))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("c_file", nargs="?", default=str(Path(__file__).resolve().parents[1] / "generated" / "panda.c"))
+    ap.add_argument("--count", type=int, default=4096)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--functions", default=None, help="comma-separated (default: every function of the module)")
+    ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
+    args = ap.parse_args()
+    c_path = Path(args.c_file).resolve()
+    c_module = symdyn.load_c(c_path)
+    module = c_path.stem
+    names = args.functions.split(",") if args.functions else list(c_module._signatures)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "driver.c"
+        src.write_text(driver(module, c_module, names, args.count, args.repeat, args.threads))
+        exe = Path(tmp) / "driver"
+        cmd = [args.cc, *cload.OPT_FLAGS, "-fopenmp", "-std=gnu99", f"-I{c_path.parent}", str(src), str(c_path),
+               "-o", str(exe), "-lm"]
+        print(" ".join(cmd[:len(cload.OPT_FLAGS) + 3]), file=sys.stderr, flush=True)
+        subprocess.run(cmd, check=True)
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    print(f"{module}: {args.count} random states, best of {args.repeat}; ns per state, M states/s, "
+          f"speedup over the loop of single calls\n")
+    print(f"| function | single calls ns | batch 1 thread ns | x | batch {args.threads} threads ns | x | "
+          f"M states/s (1 / {args.threads} threads) | max diff |")
+    print("|---|---|---|---|---|---|---|---|")
+    for line in out.splitlines():
+        name, loop, one, many, diff = line.split()
+        loop, one, many = (float(x) * 1e9 for x in (loop, one, many))
+        print(f"| {name} | {loop:.0f} | {one:.0f} | {loop / one:.2f} | {many:.0f} | {loop / many:.2f} | "
+              f"{1e3 / one:.1f} / {1e3 / many:.1f} | {float(diff):.1e} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""Batch entries of the generated C (`<robot>_<function>_batch`): the numbers of a loop of single-state
+calls for any count (blocks of lanes, a padded last block, none at all), any thread count, and angles
+beyond the vectorized sincos's range; the lane loop is vectorized by gcc."""
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import symdyn
+from conftest import ROOT, function_args, random_states, relerr
+from oracle import Pinocchio, to_pinocchio
+from symdyn import cload
+from symdyn.functions import FUNCTIONS
+
+PANDA = ROOT / "generated" / "panda.c"
+PLANAR2 = ROOT / "generated" / "planar2.c"
+BY_NAME = {fn.name: fn for fn in FUNCTIONS}
+PARAMETERS = np.array(symdyn.load_robot(ROOT / "robots" / "panda.urdf").parameters)
+
+
+def _args(module, name, q, qd, x):
+    params = np.broadcast_to(PARAMETERS, q.shape[:-1] + PARAMETERS.shape)
+    return function_args(BY_NAME[name], q, qd, x, len(module.FRAMES), params)
+
+
+@pytest.fixture(scope="module")
+def panda():
+    return symdyn.load_c(PANDA)
+
+
+@pytest.fixture(scope="module")
+def panda_threads():
+    return symdyn.load_c(PANDA, threads=2)
+
+
+def _states(module, count, seed=0):
+    q, qd, x = random_states(module.NV, count, seed)
+    return q, qd, x
+
+
+def _loop(fn, args):
+    """One single-state call per state (load_c calls the C function itself for unbatched arrays)."""
+    outs = [fn(*(a[i] for a in args)) for i in range(len(args[0]))]
+    if isinstance(outs[0], tuple):
+        return tuple(np.array(o) for o in zip(*outs))
+    return np.array(outs)
+
+
+def _pairs(a, b):
+    return zip(a, b) if isinstance(a, tuple) else [(a, b)]
+
+
+def _same(batch, loop):
+    """Within 2e-15 of the largest entry: the lanes run the single function's statements, but gcc may
+    contract a different pair of them into one fused multiply-add (mostly they are bit for bit)."""
+    return all(b.shape == s.shape and np.abs(b - s).max(initial=0) <= 2e-15 * max(1.0, np.abs(s).max(initial=0))
+               for b, s in _pairs(batch, loop))
+
+
+def test_every_function_equals_the_loop_of_single_calls(panda):
+    """37 states: four full blocks of 8 lanes and a padded one."""
+    q, qd, x = _states(panda, 37)
+    names = list(panda._signatures)
+    assert len(names) >= 30 and "mass_matrix" in names
+    exact = 0
+    for name in names:
+        args = _args(panda, name, q, qd, x)
+        batch, loop = getattr(panda, name)(*args), _loop(getattr(panda, name), args)
+        assert _same(batch, loop), name
+        exact += all(np.array_equal(b, s) for b, s in _pairs(batch, loop))
+    assert exact >= len(names) // 2             # most functions are bit for bit
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, 8, 9, 17])
+def test_counts_that_are_not_multiples_of_the_block(panda, count):
+    q, qd, x = _states(panda, count, seed=count)
+    for name in ("gravity", "mass_matrix", "forward_dynamics", "regressor"):
+        args = _args(panda, name, q, qd, x)
+        batch = getattr(panda, name)(*args)
+        assert batch.shape[0] == count
+        if count:
+            assert _same(batch, _loop(getattr(panda, name), args)), (name, count)
+
+
+def test_threads_give_the_same_bits(panda, panda_threads):
+    assert panda_threads.threads == (2 if cload._openmp(cload._compiler(PANDA)[0]) else 1)
+    q, qd, x = _states(panda, 1001, seed=3)
+    for name in ("inverse_dynamics", "mass_matrix_inverse", "coriolis_matrix", "frame_jacobian"):
+        args = _args(panda, name, q, qd, x)
+        assert np.array_equal(getattr(panda_threads, name)(*args), getattr(panda, name)(*args)), name
+
+
+def test_angles_beyond_the_vector_reduction_fall_back_to_the_single_call(panda):
+    """|angle| >= 1e5 (and NaN) take libm's sin and cos in the single function: the batch computes those
+    states again with it, the others of their block keep the vector results."""
+    q, qd, x = _states(panda, 20, seed=5)
+    q[2, 1], q[9, 0], q[10, 6], q[17, 3] = 3.0e5, -1.0e7, 1.0e300, np.nan
+    for name in ("gravity", "inverse_dynamics", "mass_matrix"):
+        args = _args(panda, name, q, qd, x)
+        batch, loop = getattr(panda, name)(*args), _loop(getattr(panda, name), args)
+        assert np.array_equal(np.isnan(batch), np.isnan(loop))
+        assert _same(np.nan_to_num(batch), np.nan_to_num(loop)), name
+        assert np.isfinite(batch[[2, 9]]).all() and np.isnan(batch[17]).any()
+        assert np.abs(batch[2] - loop[3]).max() > 0          # not the state of another lane
+
+
+def test_batch_matches_pinocchio(panda):
+    oracle = Pinocchio(to_pinocchio(symdyn.load_robot(ROOT / "robots" / "panda.urdf")))
+    q, qd, x = _states(panda, 11, seed=7)
+    for name in ("inverse_dynamics", "mass_matrix", "forward_dynamics", "coriolis_matrix"):
+        args = _args(panda, name, q, qd, x)
+        batch = getattr(panda, name)(*args)
+        for i in range(len(q)):
+            assert relerr(batch[i], getattr(oracle, name)(*(a[i] for a in args))) < 1e-10, name
+
+
+def test_without_openmp_batches_run_on_one_thread(monkeypatch, capfd):
+    monkeypatch.setattr(cload, "_openmp", lambda argv: False)
+    module = symdyn.load_c(PLANAR2, threads=3)
+    assert module.threads == 1
+    assert "batches run on one thread" in capfd.readouterr().err
+    q, qd, x = random_states(2, 13)
+    # planar2's mass matrix uses cos(q1) alone: libm's cos in the single call, the polynomial in the lanes
+    assert _same(module.mass_matrix(q), _loop(module.mass_matrix, [q]))
+    assert _same(module.inverse_dynamics(q, qd, x), _loop(module.inverse_dynamics, [q, qd, x]))
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
+def test_bad_thread_counts(threads):
+    with pytest.raises(ValueError, match="threads"):
+        symdyn.load_c(PLANAR2, threads=threads)
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_gcc_vectorizes_every_lane_loop(tmp_path):
+    """A statement that gcc cannot vectorize (a libm call, an integer conversion to long before
+    AVX-512) in the lane loop would silently bring back one state per instruction."""
+    result = subprocess.run(["gcc", "-std=c99", *cload.OPT_FLAGS[:-1], "-march=haswell", "-fopenmp",
+                             "-fopt-info-vec-optimized", "-c", str(PLANAR2), "-o", str(tmp_path / "p.o")],
+                            capture_output=True, text=True, cwd=PLANAR2.parent)
+    assert result.returncode == 0, result.stderr[:2000]
+    vectorized = {int(n) for n in re.findall(r"planar2\.c:(\d+):\d+: optimized: loop vectorized", result.stderr)}
+    lines = PLANAR2.read_text().splitlines()
+    loops = [i + 1 for i, line in enumerate(lines) if "for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {" in line
+             and "][sd_k];" in lines[i + 2]]                     # not the loops of constants (friction here)
+    assert len(loops) >= 20
+    # gcc reports a loop at the first statement of its body: the line after `int sd_far = 0;`
+    missed = [n for n in loops if not vectorized & {n + 1, n + 2}]
+    assert not missed, [lines[n + 1] for n in missed][:3]
+
+
+# --- float32 (--precision float32) --------------------------------------------------------------
+
+F32_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity", "coriolis_matrix", "frame_jacobian")
+#: norm-wise error of float32 against float64 (max |f32 - f64| / max |f64| per state): at most 4.1e-6
+#: over 2000 random Panda states, every function (benchmarks/RESULTS.md, section 11)
+F32_TOLERANCE = 2e-5
+
+
+@pytest.fixture(scope="module")
+def panda_f32(tmp_path_factory):
+    from symdyn.codegen.c import C32
+    from symdyn.codegen.generator import trace_all
+    model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
+    folder = tmp_path_factory.mktemp("f32")
+    for name, text in C32.render(model, trace_all(model, functions=F32_FUNCTIONS), "panda", "numeric").items():
+        (folder / name).write_text(text)
+    return symdyn.load_c(folder / "panda_f32.c")
+
+
+def test_float32_module(panda_f32, panda):
+    assert panda_f32.dtype == np.float32 and list(panda_f32._signatures) == list(F32_FUNCTIONS)
+    q, qd, x = _states(panda, 300, seed=11)
+    q, qd, x = (a.astype(np.float32) for a in (q, qd, x))         # the same inputs for both
+    for name in F32_FUNCTIONS:
+        args = _args(panda, name, q, qd, x)
+        single, double = getattr(panda_f32, name)(*args), getattr(panda, name)(*args)
+        assert single.dtype == np.float32 and single.shape == double.shape
+        flat_s, flat_d = single.reshape(len(q), -1).astype(float), double.reshape(len(q), -1)
+        err = np.abs(flat_s - flat_d).max(axis=1) / np.abs(flat_d).max(axis=1)
+        assert err.max() < F32_TOLERANCE, (name, err.max())
+        assert np.median(err) > 1e-9                                # float arithmetic indeed
+        loop = _loop(getattr(panda_f32, name), args)
+        assert np.abs(single - loop).max() <= 1e-6 * np.abs(loop).max(), name
+
+
+def test_float32_from_the_cli(tmp_path):
+    from click.testing import CliRunner
+    from symdyn.cli import main
+    robot = str(ROOT / "robots" / "planar2.yaml")
+    result = CliRunner().invoke(main, ["generate", robot, "--out", str(tmp_path), "--lang", "c,python",
+                                       "--precision", "float32", "--functions", "gravity"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.py", "planar2_f32.c", "planar2_f32.h"]
+    header = (tmp_path / "planar2_f32.h").read_text()
+    assert "#define PLANAR2_F32_FLOAT32 1" in header
+    assert "void planar2_f32_gravity_batch(long count, const float *q, float *g);" in header
+    for lang in ("cpp", "python"):
+        bad = CliRunner().invoke(main, ["generate", robot, "--out", str(tmp_path / lang), "--lang", lang,
+                                        "--precision", "float32"])
+        assert bad.exit_code == 2 and "--precision float32" in bad.output and not (tmp_path / lang).exists()
+
+
+def test_no_lanes_build(monkeypatch):
+    """-DSYMDYN_NO_LANES (load_c(lanes=False) or SYMDYN_NO_LANES=1): loops of single calls, same numbers."""
+    lanes, loops = symdyn.load_c(PLANAR2), symdyn.load_c(PLANAR2, lanes=False)
+    monkeypatch.setenv("SYMDYN_NO_LANES", "1")
+    from_env = symdyn.load_c(PLANAR2)
+    assert loops._lib is not lanes._lib
+    q, qd, x = random_states(2, 21, seed=2)
+    for m in (loops, from_env):
+        assert _same(m.forward_dynamics(q, qd, x), lanes.forward_dynamics(q, qd, x))
+        assert np.array_equal(m.forward_dynamics(q, qd, x), _loop(lanes.forward_dynamics, [q, qd, x]))
