@@ -178,3 +178,23 @@ def test_snap_right_angles_is_opt_in_and_small(tmp_path):
     files = render(snapped, ("python",))
     assert "snapped to exact right angles" in next(iter(files.values()))
     assert "snapped" not in next(iter(render(exact, ("python",)).values()))
+
+
+def test_f_ext_only_with_its_variant(tmp_path):
+    """--functions inverse_dynamics alone: no f_ext argument forwarding to a function not generated;
+    with inverse_dynamics_fext beside it, f_ext= works and equals the variant."""
+    import inspect
+    model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
+    modules = []
+    for k, names in enumerate((["inverse_dynamics"], ["inverse_dynamics", "inverse_dynamics_fext"])):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        for name, text in render(model, ("python",), functions=names).items():
+            (folder / name).write_text(text)
+        modules.append(import_module_file(folder / f"{module_name(model.path)}.py", f"_fext_only_{k}"))
+    assert "f_ext" not in inspect.signature(modules[0].inverse_dynamics).parameters
+    q, qd, qdd = np.full(2, 0.3), np.full(2, 0.2), np.full(2, 0.1)
+    f_ext = np.ones((len(modules[1].FRAMES), 6))
+    assert np.allclose(modules[1].inverse_dynamics(q, qd, qdd, f_ext=f_ext),
+                       modules[1].inverse_dynamics_fext(q, qd, qdd, f_ext))
+    assert not np.allclose(modules[1].inverse_dynamics(q, qd, qdd, f_ext=f_ext), modules[0].inverse_dynamics(q, qd, qdd))

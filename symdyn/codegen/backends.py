@@ -138,7 +138,17 @@ def _context(model, programs, module, params_mode, backend, split_above=None, pa
                 num_params=len(model.parameters), num_base=base.b,
                 default_params=[number(v) for v in model.parameters],
                 base_names=base.labels(), base_groups=base.describe(),
-                functions=[_function_context(p, backend, split_above, part_size) for p in programs])
+                functions=[_variants_present(_function_context(p, backend, split_above, part_size), names)
+                           for p in programs])
+
+
+def _variants_present(context, names):
+    """A function forwards f_ext (gains) to its variant only when the variant is generated too
+    (--functions may name one without the other)."""
+    for key in ("fext", "baumgarte"):
+        if context.get(key) not in names:
+            context[key] = None
+    return context
 
 
 def used_symbols(e):
