@@ -10,7 +10,8 @@ Forward dynamics, as Carpentier & Mansard's ABA derivatives (and Pinocchio's com
 at qdd = FD(q, v, tau), tau = ID(q, v, qdd) holds identically, so
     dqdd/dq = -M^-1 dtau/dq,    dqdd/dv = -M^-1 dtau/dv,    dqdd/dtau = M^-1,
 with dtau/dq, dtau/dv the derivatives of inverse dynamics at that qdd and M^-1 from its explicit
-elements (minverse.py, no solve).
+elements (minverse.py, no solve). A free-flyer's base-rotation and linear-velocity columns are known
+in closed form (_free_flyer_columns): neither their product nor their dtau columns are computed.
 
 dM/dq (Jain & Rodriguez, eq. 6.14, there by the operator algebra) is the composite-body recursion
 run on duals; M_dot(q, v) = sum_k dM/dq_k v_k, one direction: the motion along v.
