@@ -10,7 +10,8 @@ Forward dynamics, as Carpentier & Mansard's ABA derivatives (and Pinocchio's com
 at qdd = FD(q, v, tau), tau = ID(q, v, qdd) holds identically, so
     dqdd/dq = -M^-1 dtau/dq,    dqdd/dv = -M^-1 dtau/dv,    dqdd/dtau = M^-1,
 with dtau/dq, dtau/dv the derivatives of inverse dynamics at that qdd and M^-1 from its explicit
-elements (minverse.py, no solve).
+elements (minverse.py, no solve). A free-flyer's base-rotation and linear-velocity columns are known
+in closed form (_free_flyer_columns): neither their product nor their dtau columns are computed.
 
 dM/dq (Jain & Rodriguez, eq. 6.14, there by the operator algebra) is the composite-body recursion
 run on duals; M_dot(q, v) = sum_k dM/dq_k v_k, one direction: the motion along v.
@@ -23,6 +24,7 @@ from . import spatial as S
 from .centroidal import Composite
 from .dual import Dual, DualContext, along, jacobian, joint_directions, tangent, tangent_transforms
 from .frames import Placements
+from .joints import FreeFlyer
 from .riccati import Riccati
 
 
@@ -64,7 +66,48 @@ def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
     dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext)
     Minv = minverse.mass_matrix_inverse(ctx, chain, X, ric)
     negative = [[-x for x in row] for row in Minv]
-    return _product(ctx, negative, dq), _product(ctx, negative, dv), Minv
+    known_q, known_v = _free_flyer_columns(ctx, chain, X, qd, f_ext)
+    return _times(ctx, negative, dq, known_q), _times(ctx, negative, dv, known_v), Minv
+
+
+def _times(ctx, A, B, known):
+    """A B, except the columns given in `known` ({column: its nv entries}), which B's are not used for."""
+    out = _product(ctx, A, [[0 if j in known else x for j, x in enumerate(row)] for row in B])
+    for j, column in known.items():
+        for i, x in enumerate(column):
+            out[i][j] = x
+    return out
+
+
+def _skew(a):
+    return [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
+
+
+def _free_flyer_columns(ctx, chain, X, qd, f_ext):
+    """Columns of dqdd/dq and dqdd/dv known without M^-1, for each free-flyer under the world (nv entries
+    each, non-zero on its linear rows only); qdd(linear) is the rate of the body-frame velocity v.
+    - Turning the base by theta (body frame) changes nothing but gravity seen from it, the base
+      acceleration a = R^T (-g), which enters tau as the base's linear qdd does: dtau/dtheta =
+      M[:, linear] [a]x, so dqdd/dtheta = -E_linear [a]x. Not with world-fixed external wrenches (they turn).
+    - Galilean invariance: adding u to v (a uniform world velocity R u of every body) leaves every world
+      acceleration, joint acceleration and force as they were; only v's rate turns with the base:
+      d(v)/dt = R^T a_world - w x v, so dqdd/dv(linear) = -E_linear [w]x.
+    The translation columns of dqdd/dq are exact zeros anyway (nothing depends on where the base is)."""
+    known_q, known_v = {}, {}
+    for k in range(chain.n):
+        if chain.parent[k] >= 0 or chain.model.joints[k].kind is not FreeFlyer:
+            continue
+        linear, angular = chain.vi[k][:3], chain.vi[k][3:]
+        terms = [(known_v, linear, [qd[i] for i in angular])]
+        if f_ext is None:
+            terms.append((known_q, angular, S.bind(ctx, S.rot_t(X[k][0], chain.base_acceleration[3:]))))
+        for known, columns, a in terms:
+            skew = _skew(a)
+            for b, j in enumerate(columns):
+                known[j] = [0] * chain.nv
+                for r, i in enumerate(linear):
+                    known[j][i] = -skew[r][b]
+    return known_q, known_v
 
 
 def mass_matrix_derivative(ctx, chain, X):

@@ -127,6 +127,24 @@ def test_derivative_identities(name):
     assert dq.shape == dv.shape == fq.shape == (4, model.nv, model.nv) and dM.shape == (4,) + (model.nv,) * 3
 
 
+@pytest.mark.parametrize("name", ["ur5_floating", "solo12_floating"])
+@pytest.mark.parametrize("wrenches", [False, True])
+def test_free_flyer_columns_in_closed_form(name, wrenches):
+    """The free-flyer's columns that forward_dynamics_derivatives writes without M^-1 (base rotation:
+    gravity turning, -[a]x; linear velocity: Galilean invariance, -[w]x; derivatives._free_flyer_columns)
+    equal -M^-1 dtau/dx of the general formula; they are non-zero on the three linear rows only."""
+    model = _model(name)
+    e = Engine(model)
+    q, v, tau = _states(model, 3, seed=5)
+    extra = {"f_ext": np.random.default_rng(6).normal(size=(3, len(e.FRAMES), 6)) * 5} if wrenches else {}
+    fq, fv, Minv = e.forward_dynamics_derivatives(q, v, tau, **extra)
+    dq, dv = e.inverse_dynamics_derivatives(q, v, e.forward_dynamics(q, v, tau, **extra), **extra)
+    assert relerr(fq, -Minv @ dq) < TOL and relerr(fv, -Minv @ dv) < TOL
+    assert np.all(fv[:, 3:, :3] == 0) and np.abs(fv[:, :3, :3]).min(axis=0).sum() > 0
+    if not wrenches:
+        assert np.all(fq[:, 3:, 3:6] == 0) and np.abs(fq[:, :3, 3:6]).min(axis=0).sum() > 0
+
+
 @pytest.mark.parametrize("name", ["panda", "solo12_floating"])
 def test_external_wrench_derivatives(name):
     """f_ext held fixed in world axes at the frames: finite differences of inverse_dynamics_fext and
