@@ -23,27 +23,7 @@ columns (free-flyer, spherical, planar) has one row per column, each carried out
 """
 from . import spatial as S
 from .friction import coulomb_sign, one_dof
-from .kinematics import bias_terms
-from .rnea import _u_matrix
-
-
-def _accelerations(ctx, chain, X, qd, qdd):
-    """w(k), alpha(k) = [w_dot; v_dot of O_k] (gravity included) and U(k), outward (as rnea.py)."""
-    n = chain.n
-    w, _, a = bias_terms(ctx, chain, X, qd)
-    base = chain.base_acceleration
-    alpha, U = [None] * n, [None] * n
-    for k in chain.outward():
-        R, l = X[k]
-        p = chain.parent[k]
-        if p >= 0:
-            wd_p, vd_p = alpha[p][:3], S.bind(ctx, S.add(alpha[p][3:], S.rot(U[p], l)))
-        else:
-            wd_p, vd_p = base[:3], base[3:]
-        inboard = S.bind(ctx, S.rot_t(R, wd_p)) + S.bind(ctx, S.rot_t(R, vd_p))
-        alpha[k] = S.bind(ctx, S.vadd(S.vadd(inboard, chain.joint_velocity(k, qdd)), a[k]))
-        U[k] = _u_matrix(ctx, alpha[k][:3], w[k])
-    return w, alpha, U
+from .rnea import accelerations
 
 
 def _l_transpose(w, x):
@@ -85,7 +65,7 @@ def regressor(ctx, chain, X, qd, qdd):
     """Y(q, qd, qdd) as nv rows of 10 n_bodies + 4 n_joints entries (model.parameters order)."""
     n = chain.n
     nb = len(chain.params)
-    w, alpha, U = _accelerations(ctx, chain, X, qd, qdd)
+    w, alpha, U = accelerations(ctx, chain, X, qd, qdd)
     K = [inertia_map(ctx, w[k], alpha[k][:3]) for k in range(n)]
     Y = [[0] * (10 * nb + 4 * n) for _ in range(chain.nv)]
     for j in range(n):

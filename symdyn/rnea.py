@@ -23,9 +23,8 @@ def _u_matrix(ctx, wd, w):
                                [xz - wd[1], yz + wd[0], -(xx + yy)]])
 
 
-def inverse_dynamics(ctx, chain, X, qd, qdd, gravity=True, f_ext=None):
-    """Joint forces T(k) for the motion (qd, qdd) at the configuration with transforms X; f_ext[k]
-    (optional, None for none) is an external spatial force on body k, at O_k in frame k."""
+def accelerations(ctx, chain, X, qd, qdd, gravity=True):
+    """Outward: w(k), alpha(k) = [w_dot; v_dot of O_k] (gravity as a base acceleration) and U(k)."""
     n = chain.n
     w, _, a = bias_terms(ctx, chain, X, qd)
     base = chain.base_acceleration if gravity else [0] * 6
@@ -40,6 +39,14 @@ def inverse_dynamics(ctx, chain, X, qd, qdd, gravity=True, f_ext=None):
         inboard = S.bind(ctx, S.rot_t(R, wd_p)) + S.bind(ctx, S.rot_t(R, vd_p))
         alpha[k] = S.bind(ctx, S.vadd(S.vadd(inboard, chain.joint_velocity(k, qdd)), a[k]))
         U[k] = _u_matrix(ctx, alpha[k][:3], w[k])
+    return w, alpha, U
+
+
+def inverse_dynamics(ctx, chain, X, qd, qdd, gravity=True, f_ext=None):
+    """Joint forces T(k) for the motion (qd, qdd) at the configuration with transforms X; f_ext[k]
+    (optional, None for none) is an external spatial force on body k, at O_k in frame k."""
+    n = chain.n
+    w, alpha, U = accelerations(ctx, chain, X, qd, qdd, gravity)
     f, T = [None] * n, [None] * n
     for k in chain.inward():
         J, h, m = chain.J[k], chain.h[k], chain.params[k][0]
