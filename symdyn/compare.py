@@ -50,11 +50,13 @@ def pinocchio_model(model):
     return pm
 
 
-def joint_dynamics_vectors(model):
+def joint_dynamics_vectors(model, tree=False):
     """{field: velocity-sized array} of the joints' armature, damping, friction, friction_offset
-    (zero for the entries of multi-DoF joints, which have none)."""
-    out = {key: np.zeros(model.nv) for key in ("armature", "damping", "friction", "friction_offset")}
-    for joint, vi in zip(model.joints, model.v_slices):
+    (zero for the entries of multi-DoF joints, which have none); tree=True: of every joint of the tree
+    (mimic joints included)."""
+    nv, slices = (model.tree_nv, model.tree_v_slices) if tree else (model.nv, model.v_slices)
+    out = {key: np.zeros(nv) for key in ("armature", "damping", "friction", "friction_offset")}
+    for joint, vi in zip(model.joints, slices):
         if len(vi) == 1:
             for key in out:
                 out[key][vi[0]] = getattr(joint, key)
@@ -63,7 +65,7 @@ def joint_dynamics_vectors(model):
 
 def set_joint_dynamics(pmodel, model):
     """Pinocchio's model.armature, damping and friction from symdyn's joints."""
-    values = tree_joint_dynamics(model) if model.mimic else joint_dynamics_vectors(model)   # per joint of the tree
+    values = joint_dynamics_vectors(model, tree=bool(model.mimic))   # per joint of the tree
     pmodel.armature[:] = values["armature"]
     pmodel.damping[:] = values["damping"]
     pmodel.friction[:] = values["friction"]
@@ -297,7 +299,7 @@ def _mimic_functions(model, pmodel):
         pmodel = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if model.floating and \
             model.joints[0].name == "root_joint" else pin.buildModelFromUrdf(str(model.path))
         pmodel.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
-    values = tree_joint_dynamics(model)
+    values = joint_dynamics_vectors(model, tree=True)
     pmodel.armature[:], pmodel.damping[:], pmodel.friction[:] = values["armature"], values["damping"], values["friction"]
     full = pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames], values["friction_offset"],
                                model.coulomb_smoothing)
@@ -324,16 +326,6 @@ def _mimic_functions(model, pmodel):
         out["inverse_dynamics_fext"] = lambda q, v, a, w: G.T @ fext(t(q), G @ v, G @ a, w)
         out["forward_dynamics_fext"] = lambda q, v, tau, w: np.linalg.solve(
             M(q), tau - G.T @ fext(t(q), G @ v, 0 * (G @ v), w))
-    return out
-
-
-def tree_joint_dynamics(model):
-    """joint_dynamics_vectors of every joint of the tree (mimic joints included)."""
-    out = {key: np.zeros(model.tree_nv) for key in ("armature", "damping", "friction", "friction_offset")}
-    for joint, vi in zip(model.joints, model.tree_v_slices):
-        if len(vi) == 1:
-            for key in out:
-                out[key][vi[0]] = getattr(joint, key)
     return out
 
 

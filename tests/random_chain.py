@@ -18,3 +18,12 @@ def with_joint_dynamics(model, seed, friction=True, armature=True):
                           friction_offset=float(rng.normal()))
         joints.append(replace(j, **values))
     return replace(model, joints=tuple(joints))
+
+
+def chain_with(kinds, n=5, seed=3):
+    """A random chain with the given joint types at the given positions ({position: type})."""
+    from symdyn.description import build_model
+    d = random_description(n, seed)
+    for pos, kind in kinds.items():
+        d["joints"][pos]["type"] = kind
+    return build_model(d, f"<chain {kinds}>")

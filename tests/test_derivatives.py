@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from conftest import ERD_TREES, ROOT, erd_path, relerr
-from random_chain import random_chain, random_tree, with_joint_dynamics
+from random_chain import chain_with, random_chain, random_tree, with_joint_dynamics
 from symdyn import lie
 from symdyn.compare import import_module_file, joint_dynamics_vectors, pinocchio_functions, pinocchio_model
 from symdyn.description import build_model
@@ -23,19 +23,12 @@ TOL = 1e-10          # against Pinocchio and between our implementations
 FD_TOL = 1e-8        # against central finite differences
 
 
-def _with(kinds, n=5, seed=3):
-    d = random_description(n, seed)
-    for pos, kind in kinds.items():
-        d["joints"][pos]["type"] = kind
-    return build_model(d, f"<chain {kinds}>")
-
-
 MODELS = {
     "panda": lambda: load_robot(ROOT / "robots" / "panda.urdf"),                  # URDF damping: viscous friction
     "solo12_floating": lambda: load_robot(erd_path(ERD_TREES["solo12"]), floating_base=True),
     "tree_friction_armature": lambda: with_joint_dynamics(random_tree(7, 4), 4, friction=True),
     "chain_RP_armature": lambda: with_joint_dynamics(random_chain(5, 2), 2, friction=False),
-    "spherical_planar": lambda: _with({0: "planar", 3: "spherical"}, n=5, seed=6),
+    "spherical_planar": lambda: chain_with({0: "planar", 3: "spherical"}, n=5, seed=6),
     "ur5_floating": lambda: load_robot(ROOT / "robots" / "ur5.urdf", floating_base=True),
 }
 
@@ -208,7 +201,7 @@ def test_generation_is_deterministic():
     """The dual tangents live in dicts: their order (insertion) must not depend on hashing."""
     model = _model("spherical_planar")
     assert render(model, ("python",), "numeric", functions=NAMES) == \
-        render(_with({0: "planar", 3: "spherical"}, n=5, seed=6), ("python",), "numeric", functions=NAMES)
+        render(chain_with({0: "planar", 3: "spherical"}, n=5, seed=6), ("python",), "numeric", functions=NAMES)
 
 
 def test_generated_python_symbolic_parameters(tmp_path):

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, erd_path, function_args, relerr
-from random_chain import random_description
+from random_chain import chain_with, random_description
 from symdyn import lie
 from symdyn.compare import import_module_file, pinocchio_functions, pinocchio_model
-from symdyn.description import build_model
 from symdyn.engine import Engine
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import module_name, render
@@ -22,22 +21,14 @@ PINOCCHIO = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_
              "coriolis_matrix", "nonlinear_effects", "regressor")
 
 
-def _with(kinds, n=5, seed=3):
-    """A random chain with the given joint types at the given positions."""
-    d = random_description(n, seed)
-    for pos, kind in kinds.items():
-        d["joints"][pos]["type"] = kind
-    return build_model(d, f"<chain {kinds}>")
-
-
 MODELS = {
     "panda_floating": lambda: load_robot(ROOT / "robots" / "panda.urdf", floating_base=True),
     "ur5_floating": lambda: load_robot(ROOT / "robots" / "ur5.urdf", floating_base=True),
-    "spherical_inner": lambda: _with({1: "spherical"}),
-    "spherical_leaf": lambda: _with({4: "spherical"}),
-    "planar_root": lambda: _with({0: "planar"}),
-    "planar_inner": lambda: _with({2: "planar"}),
-    "two_spherical": lambda: _with({0: "spherical", 3: "spherical"}, n=6, seed=8),
+    "spherical_inner": lambda: chain_with({1: "spherical"}),
+    "spherical_leaf": lambda: chain_with({4: "spherical"}),
+    "planar_root": lambda: chain_with({0: "planar"}),
+    "planar_inner": lambda: chain_with({2: "planar"}),
+    "two_spherical": lambda: chain_with({0: "spherical", 3: "spherical"}, n=6, seed=8),
 }
 
 
