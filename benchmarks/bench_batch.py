@@ -4,7 +4,7 @@
     python benchmarks/bench_batch.py generated/ur5.c --count 8192 --threads 2
     python benchmarks/bench_batch.py generated/panda.c --functions mass_matrix,gravity
 
-The module is compiled with load_c's flags (symdyn.cload.OPT_FLAGS, -fopenmp) together with a driver
+The module is compiled with load_c's flags (symdyn.codegen.cload.OPT_FLAGS, -fopenmp) together with a driver
 that, for each function, times `count` random states three ways on the same arrays: the loop of
 single calls (what load_c did before batch entries), the batch entry on one OpenMP thread, and on
 --threads threads; best of --repeat runs. It also checks that the batch gives the loop's numbers.
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 import symdyn
-from symdyn import cload
+from symdyn.codegen import cload
 from symdyn.functions import out_dims, resolve
 
 DRIVER = r"""

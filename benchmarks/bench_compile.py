@@ -21,7 +21,7 @@ import symdyn
 from symdyn.codegen.c import render_c
 from symdyn.codegen.generator import trace_all
 from symdyn.generate import module_name
-from symdyn.synthetic import spatial_chain
+from symdyn.multibody.synthetic import spatial_chain
 
 
 def compile_cost(c_file, timeout, compiler="cc"):

@@ -14,7 +14,7 @@ from conftest import ERD_TREES, erd_path  # noqa: E402
 from symdyn.codegen.generator import trace  # noqa: E402
 from symdyn.functions import BY_NAME  # noqa: E402
 from symdyn.generate import render  # noqa: E402
-from symdyn.load import load_robot  # noqa: E402
+from symdyn.readers.load import load_robot  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = {"solo12": lambda: erd_path(ERD_TREES["solo12"]), "panda": lambda: ROOT / "robots" / "panda.urdf"}

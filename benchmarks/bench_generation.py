@@ -14,7 +14,7 @@ import symdyn
 from symdyn.codegen.generator import trace
 from symdyn.functions import FUNCTIONS, BY_NAME
 from symdyn.generate import render
-from symdyn.synthetic import planar_chain, spatial_chain
+from symdyn.multibody.synthetic import planar_chain, spatial_chain
 
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = sorted(p for p in (ROOT / "robots").iterdir() if p.suffix in (".yaml", ".urdf"))
@@ -46,7 +46,7 @@ def machine():
 
 def identification():
     """Regressor and base regressor of the Panda against SymPyBotics (figures from issue 12)."""
-    from symdyn.base_parameters import base_parameters
+    from symdyn.recursions.base_parameters import base_parameters
     panda = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
     base_parameters.cache_clear()
     base, grouping = timed(base_parameters, panda)

@@ -23,12 +23,12 @@ from pathlib import Path
 
 import numpy as np
 
-from symdyn import crba, kalman_smoother, rnea
+from symdyn.recursions import crba, kalman_smoother, rnea
 from symdyn.codegen.c import render_c
 from symdyn.codegen.generator import trace
 from symdyn.functions import BY_NAME
-from symdyn.riccati import Riccati
-from symdyn.synthetic import planar_chain, spatial_chain
+from symdyn.recursions.riccati import Riccati
+from symdyn.multibody.synthetic import planar_chain, spatial_chain
 
 
 def cholesky_solve(ctx, M, b):

@@ -7,7 +7,7 @@ forward dynamics.
 
 Each generation runs in a fresh process under /usr/bin/time (wall clock and maximum resident set
 size); the table gives the median wall time over the repeats and the largest peak. The 100-body tree
-is symdyn.synthetic.random_tree_description(100, seed=1) (100 moving joints, fixed links besides),
+is symdyn.multibody.synthetic.random_tree_description(100, seed=1) (100 moving joints, fixed links besides),
 written as symdyn YAML, generated with a fixed base and with --floating-base. The compile step runs
 `gcc -O2 -c` on the generated C of talos_reduced with a floating base (the same module as generated).
 """
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import ERD_TREES, erd_path  # noqa: E402
-from symdyn.synthetic import random_tree_description  # noqa: E402
+from symdyn.multibody.synthetic import random_tree_description  # noqa: E402
 
 TARGETS = {"solo12": 10, "talos_reduced": 60, "tree100": 120}
 COUNTED = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity", "mass_matrix_inverse",

@@ -71,7 +71,7 @@ def _check_functions(path, functions, model):
 
 def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None,
           frames=None, mimic="reduced", contacts=None):
-    from .load import load_robot
+    from .readers.load import load_robot
     try:
         model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
                            floating_base=floating, joint_params=joint_params, frames=frames, mimic=mimic,
@@ -84,7 +84,7 @@ def _load(path, snap=False, selection=None, strict=False, nonphysical=False, flo
 
 
 def selection_options(command):
-    """--lock, --root and --tip: the part of the robot to generate (symdyn.selection); --joint-params."""
+    """--lock, --root and --tip: the part of the robot to generate (symdyn.readers.selection); --joint-params."""
     command = click.option("--joint-params", "joint_params", default=None, metavar="FILE",
                            help="YAML file of per-joint friction and armature (damping, friction, friction_offset, "
                                 "armature) overriding the robot file's; see docs/robot-format.md.")(command)
@@ -125,7 +125,7 @@ def frames_option(command):
 
 
 def _selection(lock, root, tip):
-    from .selection import Selection, parse_lock
+    from .readers.selection import Selection, parse_lock
     try:
         return Selection(parse_lock(lock), root, tip)
     except ValueError as exc:

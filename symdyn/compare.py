@@ -140,7 +140,7 @@ def pinocchio_urdf_model(model):
     if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut or (model.mimic and model.locked):
         return None                        # (locked joints of a mimic model: Pinocchio's reduction has no mimic)
     import pinocchio as pin
-    from .description import ROOT_JOINT
+    from .readers.description import ROOT_JOINT
     added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
     mimic = bool(model.mimic)              # reduced coordinates: Pinocchio's JointModelMimic
     pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer(), mimic=mimic) if added else \
@@ -335,7 +335,7 @@ def pinocchio_constraint_functions(pmodel, model, friction=None):
     constraintDynamics (proximal iterations to convergence), impulseDynamics (no regularization, exact),
     and for point contacts its Baumgarte corrector, the anchors placed at p(q) - error so that its
     position error is ours. friction(v): subtracted from tau as in forward_dynamics. {} when a
-    constraint is a loop closure (symdyn.constraints: not compared here)."""
+    constraint is a loop closure (symdyn.multibody.constraints: not compared here)."""
     import pinocchio as pin
     contacts = model.constraints
     if not contacts or any(not k.is_contact for k in contacts):
@@ -437,7 +437,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     progress(step), if given, is called after each of the `compare_steps(with_c)` steps.
     `functions`: the names to generate and compare (None: the default set)."""
     import tempfile
-    from .lie import random_configuration
+    from .multibody.lie import random_configuration
     rng = np.random.default_rng(seed)
     size = sizes(model)
     q = random_configuration(model, rng, states)
@@ -452,7 +452,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
-        from .cload import load_c
+        from .codegen.cload import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
         if progress:
             progress("compile C")

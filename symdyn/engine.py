@@ -10,11 +10,11 @@ independent one.
 """
 import numpy as np
 
-from . import lie
-from .chain import Chain
+from .multibody import lie
+from .multibody.chain import Chain
 from .functions import (arg_dims, available_for, baumgarte_variant, fext_variant, flatten, for_model, nest, out_dims,
                         resolve, sizes)
-from .scalar import NUMERIC
+from .scalars.scalar import NUMERIC
 
 
 def _vector(values, shape):

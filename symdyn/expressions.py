@@ -14,7 +14,7 @@ import symengine as se
 
 from .errors import SymdynError, one_line
 from .functions import BY_NAME, arg_dims, resolve, sizes
-from .model import JOINT_PARAMETER_NAMES, Model, PARAMETER_NAMES
+from .multibody.model import JOINT_PARAMETER_NAMES, Model, PARAMETER_NAMES
 
 #: default largest number of expression-tree nodes (operations, symbols and numbers) of one function;
 #: a 2-link arm's mass matrix has a few hundred, a 3-link spatial arm's inverse dynamics several thousand
@@ -51,7 +51,7 @@ def _function(name):
 def _model(robot):
     if isinstance(robot, Model):
         return robot
-    from .load import load_robot
+    from .readers.load import load_robot
     return load_robot(robot)
 
 

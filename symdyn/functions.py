@@ -7,7 +7,7 @@ outputs (shape a tuple), a tuple of them.
 
 Sizes are named: nq (configuration), nv (velocity, = DOF), nf (the selected frames, FRAMES),
 np (the standard parameters, PARAMETERS), b (the base parameters) and nc (the constraint rows:
-3 per point contact, 6 per 6-D contact; symdyn.constraints).
+3 per point contact, 6 per 6-D contact; symdyn.multibody.constraints).
 The constraint functions (CONSTRAINED) belong to the set of a model with constraints only
 (`functions_for(model)`).
 A function named `X_fext` is X with external wrenches at the frames: the modules' X takes them
@@ -19,13 +19,13 @@ generated when named (--functions); the numeric engine has them all (ALL).
 from dataclasses import dataclass
 from typing import Callable, Tuple
 
-from . import coriolis_matrix as _cm
-from . import coriolis_nu as _cn
-from . import (centroidal, constrained_dynamics, crba, derivatives, diagonalized_dynamics, frames, innovations,
-               kalman_smoother, loop_closure, minverse, operational_space, rnea, udu)
-from . import friction as _fr
-from . import regressor as _reg
-from .riccati import Riccati
+from .recursions import coriolis_matrix as _cm
+from .recursions import coriolis_nu as _cn
+from .recursions import (centroidal, constrained_dynamics, crba, derivatives, diagonalized_dynamics, frames,
+                         innovations, kalman_smoother, loop_closure, minverse, operational_space, rnea, udu)
+from .recursions import friction as _fr
+from .recursions import regressor as _reg
+from .recursions.riccati import Riccati
 
 #: the shape of each argument in named sizes; any other argument is ("nv",).
 #: np: the standard parameters (10 per body, then 4 per joint); b: the base parameters (computed on first use)
@@ -96,14 +96,14 @@ class _Sizes(dict):
     def __missing__(self, key):
         if key != "b" or self._model is None:
             raise KeyError(key)
-        from .base_parameters import base_parameters
+        from .recursions.base_parameters import base_parameters
         self["b"] = len(base_parameters(self._model).kept)
         return self["b"]
 
 
 def sizes(model, nparams=None):
     """{named size: int} of a model."""
-    from .constraints import constraint_rows
+    from .multibody.constraints import constraint_rows
     nv = model.dof
     return _Sizes(model, nq=getattr(model, "nq", nv), nv=nv, nf=len(model.kinematic_frames),
                   np=len(model.parameters) if nparams is None else nparams,
@@ -178,13 +178,13 @@ def _forward_dynamics(ctx, chain, X, ric, qd, tau):
 
 
 def _base_regressor(ctx, chain, X, qd, qdd):
-    from .base_parameters import base_parameters
+    from .recursions.base_parameters import base_parameters
     kept = base_parameters(chain.model).kept
     return [[row[i] for i in kept] for row in _reg.regressor(ctx, chain, X, qd, qdd)]
 
 
 def _base_parameter_values(ctx, chain, X, params):
-    from .base_parameters import base_parameters
+    from .recursions.base_parameters import base_parameters
     return base_parameters(chain.model).apply(ctx, params)
 
 
@@ -375,7 +375,7 @@ CONSTRAINED = (
              "plastic (J v_plus = 0); the impulse the constraints exert, world axes."),
 )
 
-#: closed loops with actuated joints (YAML `loops:` and `actuated:`, symdyn.loop_closure)
+#: closed loops with actuated joints (YAML `loops:` and `actuated:`, symdyn.recursions.loop_closure)
 LOOPS = (
     Function("loop_inverse_dynamics", ("q", "qd", "qdd"), ("tau", "lam"), ("vector", "nc"),
              lambda ctx, chain, X, qd, qdd: loop_closure.loop_inverse_dynamics(ctx, chain, X, qd, qdd,
@@ -402,10 +402,10 @@ def functions_for(model):
 
 def for_model(functions, model):
     """The functions as `model`'s modules compute them: with mimic joints, in the reduced
-    coordinates (symdyn.mimic), without those that have no meaning there."""
+    coordinates (symdyn.recursions.mimic), without those that have no meaning there."""
     if not getattr(model, "mimic", ()) or all(fn.reduced for fn in functions):
         return tuple(functions)
-    from .mimic import UNSUPPORTED, reduced
+    from .recursions.mimic import UNSUPPORTED, reduced
     return tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)
 
 

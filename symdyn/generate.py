@@ -16,7 +16,7 @@ from .codegen.generator import safe_identifier, select_functions, trace_all
 from .codegen.languages import with_requirements
 from .codegen.printer import NonFiniteError
 from .errors import OutputError, RobotFileError
-from .load import load_robot
+from .readers.load import load_robot
 
 try:
     import fcntl

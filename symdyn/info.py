@@ -4,7 +4,7 @@ The command line only prints these lines (and a progress bar while the functions
 """
 from .errors import one_line
 from .generate import module_name
-from .model import snap_right_angles
+from .multibody.model import snap_right_angles
 
 OPS_COLUMNS = (("mul", 6), ("add", 6), ("div", 5), ("sqrt", 5), ("trig", 5))
 
@@ -51,7 +51,7 @@ def header_lines(model, path):
     if frames:
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
     if getattr(model, "constraints", ()):
-        from .constraints import constraint_rows
+        from .multibody.constraints import constraint_rows
         loops = any(c.other is not None for c in model.constraints)
         label = "constraints (CONSTRAINTS: contacts, --contact; loops, loops:)" if loops else \
             "contacts (CONSTRAINTS, --contact)"
@@ -89,8 +89,8 @@ def header_lines(model, path):
 
 
 def base_parameter_lines(model):
-    """The base parameters, each as its combination of standard parameters (symdyn.base_parameters)."""
-    from .base_parameters import base_parameters
+    """The base parameters, each as its combination of standard parameters (symdyn.recursions.base_parameters)."""
+    from .recursions.base_parameters import base_parameters
     base = base_parameters(model)
     lines = [f"  base parameters: {base.b} of {len(model.parameters)} standard (Gram-Schmidt on random regressor "
              f"samples; residual gap {base.gap[0]:.1e} kept / {base.gap[1]:.1e} dropped)"]

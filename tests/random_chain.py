@@ -1,7 +1,8 @@
-"""Random chains and trees for the identity tests: see symdyn.synthetic."""
+"""Random chains and trees for the identity tests: see symdyn.multibody.synthetic."""
 import numpy as np
 
-from symdyn.synthetic import random_chain, random_description, random_tree, random_tree_description  # noqa: F401
+from symdyn.multibody.synthetic import (random_chain, random_description, random_tree,  # noqa: F401
+                                        random_tree_description)
 
 
 def with_joint_dynamics(model, seed, friction=True, armature=True):
@@ -22,7 +23,7 @@ def with_joint_dynamics(model, seed, friction=True, armature=True):
 
 def chain_with(kinds, n=5, seed=3):
     """A random chain with the given joint types at the given positions ({position: type})."""
-    from symdyn.description import build_model
+    from symdyn.readers.description import build_model
     d = random_description(n, seed)
     for pos, kind in kinds.items():
         d["joints"][pos]["type"] = kind

@@ -11,7 +11,7 @@ import pytest
 import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
-from symdyn import cload
+from symdyn.codegen import cload
 from symdyn.functions import FUNCTIONS
 
 PANDA = ROOT / "generated" / "panda.c"

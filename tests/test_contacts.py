@@ -12,10 +12,10 @@ from click.testing import CliRunner
 import symdyn
 from conftest import ROOT, erd_path, relerr
 from random_chain import random_tree
-from symdyn import lie
+from symdyn.multibody import lie
 from symdyn.cli import main
 from symdyn.compare import import_module_file, pinocchio_constraint_functions, pinocchio_model
-from symdyn.constraints import attach, parse_contacts
+from symdyn.multibody.constraints import attach, parse_contacts
 from symdyn.errors import RobotFileError
 from symdyn.functions import CONSTRAINED
 from symdyn.generate import module_name, render

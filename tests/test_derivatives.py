@@ -1,5 +1,5 @@
-"""Derivatives of the dynamics and the energies (symdyn/derivatives.py, forward mode on symdyn/dual.py):
-against Pinocchio's computeRNEADerivatives / computeABADerivatives and energies, central finite
+"""Derivatives of the dynamics and the energies (symdyn/recursions/derivatives.py, forward mode on
+symdyn/scalars/dual.py): against Pinocchio's computeRNEADerivatives / computeABADerivatives and energies, central finite
 differences along the tangent space, identities, generated Python and C, and the O(N^2) growth."""
 from functools import lru_cache
 
@@ -8,14 +8,14 @@ import pytest
 
 from conftest import ERD_TREES, ROOT, erd_path, relerr
 from random_chain import chain_with, random_chain, random_tree, with_joint_dynamics
-from symdyn import lie
+from symdyn.multibody import lie
 from symdyn.compare import import_module_file, joint_dynamics_vectors, pinocchio_functions, pinocchio_model
-from symdyn.description import build_model
+from symdyn.readers.description import build_model
 from symdyn.engine import Engine
 from symdyn.functions import BY_NAME, OPTIONAL
 from symdyn.generate import render
-from symdyn.load import load_robot
-from symdyn.synthetic import random_description
+from symdyn.readers.load import load_robot
+from symdyn.multibody.synthetic import random_description
 
 pin = pytest.importorskip("pinocchio")
 

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import symdyn
-import symdyn.cload as cload
+import symdyn.codegen.cload as cload
 from conftest import ROOT, erd_path, relerr
 from symdyn.codegen.backends import _function_context
 from symdyn.codegen.c import C, render_c

@@ -164,7 +164,7 @@ def test_snap_right_angles_is_opt_in_and_small(tmp_path):
     differ by ~1e-5 relative, and the generated header says so; without the flag nothing changes."""
     from symdyn.codegen.generator import trace
     from symdyn.functions import BY_NAME
-    from symdyn.model import snap_right_angles
+    from symdyn.multibody.model import snap_right_angles
     path = erd_path(ERD_ARMS["xarm7"])
     exact, snapped = symdyn.load_robot(path), symdyn.load_robot(path, snap_right_angles=True)
     assert exact.snapped == 0 and snapped.snapped > 0

@@ -27,8 +27,8 @@ import symdyn
 from conftest import BUNDLED, ROOT
 from symdyn.codegen.generator import safe_identifier, trace
 from symdyn.codegen.python import PYTHON
-from symdyn.description import build_model
-from symdyn.dh import dh_to_description
+from symdyn.readers.description import build_model
+from symdyn.readers.dh import dh_to_description
 from symdyn.errors import OutputError
 from symdyn.functions import BY_NAME, FUNCTIONS
 from symdyn.generate import generate, module_name, render

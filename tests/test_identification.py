@@ -14,7 +14,7 @@ import symdyn
 from conftest import ERD_ARMS, ROOT, erd_path, random_states, relerr
 from oracle import to_pinocchio
 from random_chain import random_chain, random_tree, with_joint_dynamics
-from symdyn.base_parameters import base_parameters, samples
+from symdyn.recursions.base_parameters import base_parameters, samples
 from symdyn.cli import main
 from symdyn.compare import joint_dynamics_vectors, pinocchio_functions
 
@@ -159,7 +159,7 @@ def test_panda_base_parameters_are_khalils():
 
 def test_base_parameters_do_not_depend_on_the_samples():
     """Another seed and sample count: the same grouping, the same coefficients to the last bit."""
-    import symdyn.base_parameters as bp
+    import symdyn.recursions.base_parameters as bp
     model = MODELS["tree-RP"]
     first = base_parameters(model)
     saved = bp.samples
@@ -218,8 +218,8 @@ FLOATING = {
 
 def _multidof(kinds, n=5, seed=3):
     """A random chain with multi-DoF joints; friction and armature on its 1-DoF joints."""
-    from symdyn.description import build_model
-    from symdyn.synthetic import random_description
+    from symdyn.readers.description import build_model
+    from symdyn.multibody.synthetic import random_description
     d = random_description(n, seed)
     for pos, kind in kinds.items():
         d["joints"][pos]["type"] = kind
@@ -232,7 +232,7 @@ def _multidof(kinds, n=5, seed=3):
 def test_floating_base_and_multi_dof_joints(name):
     """Free-flyer, spherical and planar joints: every Pinocchio function (the regressor included, one
     row per joint column) with friction and armature on the 1-DoF joints, and the base parameters."""
-    from symdyn import lie
+    from symdyn.multibody import lie
     model = FLOATING[name]()
     engine = symdyn.Engine(model)
     oracle = pinocchio_functions(to_pinocchio(model), offset=joint_dynamics_vectors(model)["friction_offset"])

@@ -11,12 +11,12 @@ import pytest
 import symdyn
 from conftest import BUNDLED, ERD_TREES, ROOT, erd_path, relerr
 from random_chain import random_chain, random_tree
-from symdyn import lie
+from symdyn.multibody import lie
 from symdyn.compare import (PINOCCHIO_FRAME_NAMES, import_module_file, pinocchio_functions, pinocchio_model,
                             pinocchio_reference)
 from symdyn.functions import BY_NAME, arguments
 from symdyn.generate import module_name, render
-from symdyn.model import select_frames
+from symdyn.multibody.model import select_frames
 
 TOL = 1e-9
 RANDOM = [("chain", 7, 31, "RP"), ("chain", 5, 32, "R"), ("tree", 9, 33, "RP"), ("tree", 12, 34, "R"), ("tree", 8, 35, "P")]

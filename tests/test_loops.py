@@ -104,8 +104,8 @@ def _two_branches(end=None):
 def test_weld_loop_equals_pinocchio(tmp_path):
     """A 6-D loop closure (weld) between two spatial branches, read from YAML `loops:`, at a closed
     configuration: Pinocchio's constraintDynamics with a CONTACT_6D between the two joints."""
-    from symdyn.description import build_model
-    from symdyn.model import select_frames
+    from symdyn.readers.description import build_model
+    from symdyn.multibody.model import select_frames
     P = symdyn.Engine(select_frames(build_model(_two_branches(), "w.yaml"), ("a3", "b3"))).frame_placement(np.zeros(8))
     rel = np.linalg.inv(P[1]) @ P[0]
     desc = _two_branches((rel[:3, 3].tolist(), rel[:3, :3].tolist()))

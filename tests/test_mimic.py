@@ -1,4 +1,4 @@
-"""Mimic joints (URDF <mimic>) in reduced coordinates (symdyn.mimic), and --mimic independent.
+"""Mimic joints (URDF <mimic>) in reduced coordinates (symdyn.recursions.mimic), and --mimic independent.
 
 Oracles: Pinocchio's buildModel(..., mimic=True) (coordinates, joint order, rnea; its crba and
 computeCoriolisMatrix disagree with the coupled tree when a mimic joint has children, see
@@ -14,7 +14,7 @@ import symdyn
 from conftest import ERD_TREES, ROOT, erd_path, relerr
 from symdyn.cli import main
 from symdyn.compare import compare, coupling_matrix, tree_configuration
-from symdyn.lie import random_configuration
+from symdyn.multibody.lie import random_configuration
 
 GRIPPER = ROOT / "tests" / "data" / "mimic_gripper.urdf"
 TWO_FINGERS = ROOT / "tests" / "data" / "urdf_mimic.urdf"
@@ -136,7 +136,7 @@ def test_identities(gripper):
 
 def test_reduced_model_has_fewer_base_parameters(gripper):
     independent = symdyn.load_robot(GRIPPER, mimic="independent")
-    from symdyn.base_parameters import base_parameters
+    from symdyn.recursions.base_parameters import base_parameters
     assert base_parameters(gripper).b < base_parameters(independent).b
 
 
@@ -197,7 +197,7 @@ def _yaml_robot(mimic_of_b, mimic_of_c=None, b_type="revolute"):
 
 def test_yaml_mimic_and_chains_of_mimics():
     """A mimic of a mimic follows the first independent joint with composed multiplier and offset."""
-    from symdyn.description import build_model
+    from symdyn.readers.description import build_model
     model = build_model(_yaml_robot({"joint": "a", "multiplier": 2.0, "offset": 0.1},
                                     {"joint": "b", "multiplier": -0.5, "offset": 0.3}), "chain.yaml")
     assert model.nv == 1 and [(m.joint, m.master) for m in model.mimic] == [(1, 0), (2, 0)]
@@ -218,7 +218,7 @@ def test_yaml_mimic_and_chains_of_mimics():
     ({"joint": "a", "multiplier": "two"}, None, "revolute", "multiplier"),
 ])
 def test_bad_mimic_is_one_line_error(mimic_of_b, mimic_of_c, b_type, message):
-    from symdyn.description import build_model
+    from symdyn.readers.description import build_model
     with pytest.raises(symdyn.RobotFileError) as caught:
         build_model(_yaml_robot(mimic_of_b, mimic_of_c, b_type), "chain.yaml")
     text = str(caught.value)
@@ -227,7 +227,7 @@ def test_bad_mimic_is_one_line_error(mimic_of_b, mimic_of_c, b_type, message):
 
 def test_mimic_of_unknown_joint_is_independent_with_a_warning():
     """A vendor file's slip (example-robot-data's alex_psyonic_hands follows joints it does not have)."""
-    from symdyn.description import build_model
+    from symdyn.readers.description import build_model
     warnings = []
     model = build_model(_yaml_robot({"joint": "nowhere"}), "chain.yaml", warn=warnings.append)
     assert model.nv == 3 and not model.mimic
@@ -248,7 +248,7 @@ def test_cli_bad_mimic_exit_2_nothing_written(tmp_path):
 
 def test_lock_of_a_master_locks_its_mimic_joints(tmp_path):
     """--lock wrist=0.4 locks the thumb that follows it at -0.5 * 0.4 + 0.2; the rest stays reduced."""
-    from symdyn.selection import Selection
+    from symdyn.readers.selection import Selection
     model = symdyn.load_robot(GRIPPER, selection=Selection({"wrist": 0.4}))
     assert model.joint_names == ("shoulder", "finger_left_joint", "tip_joint") and model.warnings == ()
     assert dict(model.locked) == pytest.approx({"wrist": 0.4, "wrist_thumb": 0.0}) and len(model.mimic) == 1

@@ -9,12 +9,12 @@ import pytest
 
 from conftest import ROOT, erd_path, function_args, relerr
 from random_chain import chain_with, random_description
-from symdyn import lie
+from symdyn.multibody import lie
 from symdyn.compare import import_module_file, pinocchio_functions, pinocchio_model
 from symdyn.engine import Engine
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import module_name, render
-from symdyn.load import load_robot
+from symdyn.readers.load import load_robot
 
 pin = pytest.importorskip("pinocchio")
 PINOCCHIO = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
@@ -123,9 +123,9 @@ def test_coriolis_nu_against_its_definition(name):
 @pytest.mark.parametrize("name", ["spherical_inner", "planar_inner", "two_spherical", "panda_floating"])
 def test_articulated_inertia_rate(name):
     """Lambda_dot - X - X* is the rate of P(k) in frame k (finite differences along integrate)."""
-    from symdyn import coriolis_nu as cn
-    from symdyn.riccati import Riccati
-    from symdyn.scalar import NUMERIC
+    from symdyn.recursions import coriolis_nu as cn
+    from symdyn.recursions.riccati import Riccati
+    from symdyn.scalars.scalar import NUMERIC
     model = MODELS[name]()
     e = Engine(model)
     q, v, _ = (x[0] for x in _states(model, count=1, seed=3))
@@ -142,7 +142,7 @@ def test_articulated_inertia_rate(name):
 @pytest.mark.parametrize("params_mode", ["numeric", "symbolic"])
 @pytest.mark.parametrize("name", ["panda_floating", "two_spherical", "planar_inner"])
 def test_generated_python_and_c(name, params_mode, tmp_path):
-    from symdyn.cload import load_c
+    from symdyn.codegen.cload import load_c
     model = MODELS[name]()
     for fname, text in render(model, ("python", "c"), params_mode).items():
         (tmp_path / fname).write_text(text)
@@ -249,7 +249,7 @@ def test_yaml_spherical_joint_and_base_link(tmp_path):
 def test_lock_refuses_multi_dof_joints(tmp_path):
     import yaml
     from symdyn.errors import RobotFileError
-    from symdyn.selection import Selection
+    from symdyn.readers.selection import Selection
     d = random_description(3, 11)
     d["joints"][1]["type"] = "spherical"
     path = tmp_path / "ball.yaml"

@@ -1,4 +1,4 @@
-"""--lock, --root and --tip (symdyn.selection), checked against Pinocchio's own URDF parser and
+"""--lock, --root and --tip (symdyn.readers.selection), checked against Pinocchio's own URDF parser and
 its buildReducedModel on the Panda."""
 import subprocess
 import sys
@@ -10,7 +10,7 @@ import pytest
 import symdyn
 from conftest import ROOT, random_states, relerr
 from oracle import Pinocchio
-from symdyn.selection import Selection, parse_lock
+from symdyn.readers.selection import Selection, parse_lock
 
 pin = pytest.importorskip("pinocchio")
 PANDA = ROOT / "robots" / "panda.urdf"

@@ -15,7 +15,7 @@ from oracle import Pinocchio, to_pinocchio
 from random_chain import random_description, random_tree
 from symdyn.codegen.generator import trace
 from symdyn.compare import PINOCCHIO_NAMES, import_module_file
-from symdyn.description import build_model
+from symdyn.readers.description import build_model
 from symdyn.functions import BY_NAME, FUNCTIONS
 from symdyn.generate import module_name, render
 
@@ -239,7 +239,7 @@ def _tree_models():
     """Trees that take each path of minverse: a free-flyer root with branches (Upsilon+ = 0 at a
     branching multi-DoF joint), a spherical joint where the tree branches, and a 1-DoF joint on the
     fixed base with two branches."""
-    from symdyn.synthetic import _link, random_tree_description
+    from symdyn.multibody.synthetic import _link, random_tree_description
 
     def floating(seed):
         """A random tree on a free-flyer; the floating link gets a mass (a massless one makes M singular)."""
@@ -263,7 +263,7 @@ def _tree_models():
 def test_inverse_of_trees_against_pinocchio(name):
     """M^-1 of trees (columns from the inward-carried G, Upsilon- x below the base from M^-1 itself):
     Pinocchio's computeMinverse, M M^-1 = I, symmetric."""
-    from symdyn import lie
+    from symdyn.multibody import lie
     from symdyn.compare import pinocchio_functions, pinocchio_model
     model = _tree_models()[name]
     assert any(len(model.children(k)) > 1 for k in range(len(model.joints)))

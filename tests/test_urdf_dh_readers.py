@@ -1,4 +1,4 @@
-"""Tests for the URDF reader (symdyn.urdf) and the DH-table converter (symdyn.dh)."""
+"""Tests for the URDF reader (symdyn.readers.urdf) and the DH-table converter (symdyn.readers.dh)."""
 
 import math
 import os
@@ -7,9 +7,9 @@ import sysconfig
 import numpy as np
 import pytest
 
-from symdyn.dh import dh_to_description
+from symdyn.readers.dh import dh_to_description
 from symdyn.errors import RobotFileError
-from symdyn.urdf import read_urdf
+from symdyn.readers.urdf import read_urdf
 
 pinocchio = pytest.importorskip("pinocchio")
 

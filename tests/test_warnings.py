@@ -18,7 +18,7 @@ import symdyn
 from conftest import ROOT, erd_path, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
 from symdyn.cli import main
-from symdyn.description import build_model
+from symdyn.readers.description import build_model
 
 CORPUS = ROOT / "tests" / "warn_inputs"
 SINGULAR = "no inertia about its axis: the mass matrix is singular"

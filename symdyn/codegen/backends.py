@@ -13,7 +13,7 @@ from ..functions import sizes
 from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
 from .parts import split
 from .printer import number
-from .. import lie
+from ..multibody import lie
 
 #: a function of more statements than a splitting backend's split_above is cut into parts of at most PART_SIZE
 PART_SIZE = 250
@@ -124,7 +124,7 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
 
 
 def _context(model, programs, module, params_mode, backend, split_above=None, part_size=PART_SIZE):
-    from ..base_parameters import base_parameters
+    from ..recursions.base_parameters import base_parameters
     base = base_parameters(model)
     names = [p.name for p in programs]
     return dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),

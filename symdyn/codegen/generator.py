@@ -15,9 +15,9 @@ from typing import Dict, List, Tuple
 import symengine as se
 
 from .. import __version__
-from ..chain import Chain
-from ..functions import (ALL, ALL_BY_NAME, FUNCTIONS, PARAMS, arg_dims, available_for, baumgarte_variant,
-                         fext_variant, flatten, for_model, functions_for, nest, out_dims, resolve, sizes)
+from ..multibody.chain import Chain
+from ..functions import (ALL, ALL_BY_NAME, FUNCTIONS, PARAMS, arg_dims, available_for, baumgarte_variant, fext_variant,
+                         flatten, for_model, functions_for, nest, out_dims, resolve, sizes)
 from .printer import count_ops
 from .reserved import shadows
 from .tape import Tape, live_program

@@ -1,5 +1,5 @@
 """The Python backend: one module per robot on any array library (templates/module.py.jinja)."""
-from .. import lie
+from ..multibody import lie
 from .backends import Backend, used_symbols
 from .parts import Unit
 from .printer import Printer, number

@@ -1,0 +1,244 @@
+"""The robot model: a frozen description of a fixed-base kinematic tree.
+
+Joints are numbered 0..n-1 depth first from the base, the joints below a link in file order
+(URDF: Pinocchio's order, by name), so every joint comes after its parent and each subtree is a
+contiguous range; a chain is numbered base to tip. The papers number from tip to base; the
+recursions say "inward" (tip to base, the papers' k = 1..N) and "outward".
+"""
+from dataclasses import dataclass, replace
+from typing import Tuple
+
+from .joints import JOINT_TYPES
+
+Vec3 = Tuple[float, float, float]
+Mat3 = Tuple[Vec3, Vec3, Vec3]
+
+#: order of a link's ten inertial parameters (Pinocchio's dynamic parameters):
+#: mass, first moment m*c, inertia about the link origin (not the COM)
+PARAMETER_NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+#: order of a joint's four friction and rotor parameters, after all the bodies' (symdyn.recursions.friction):
+#: viscous Fv, Coulomb Fc, offset Fo, armature (rotor inertia) Ia
+JOINT_PARAMETER_NAMES = ("Fv", "Fc", "Fo", "Ia")
+
+
+@dataclass(frozen=True)
+class Joint:
+    name: str
+    type: str            # a key of joints.JOINT_TYPES
+    parent: int          # index of the parent joint's body, -1 for the fixed base
+    rotation: Mat3       # parent_R_k at q = 0
+    offset: Vec3         # O_k in the parent frame at q = 0
+    axis: Vec3           # unit axis in frame k (0, 0, 0 for joints without an axis)
+    damping: float = 0.0         # viscous friction Fv (N m s/rad or N s/m), URDF <dynamics damping>
+    friction: float = 0.0        # Coulomb friction Fc, URDF <dynamics friction>
+    friction_offset: float = 0.0  # constant offset Fo of the friction torque
+    armature: float = 0.0        # rotor inertia Ia reflected to the joint (added to M's diagonal)
+
+    @property
+    def kind(self):
+        return JOINT_TYPES[self.type]
+
+
+@dataclass(frozen=True)
+class Body:
+    name: str
+    params: Tuple[float, ...]   # PARAMETER_NAMES, about the link origin, in the link frame
+
+    @property
+    def mass(self):
+        return self.params[0]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A named frame fixed to a body: every link of the file (the links merged into a body by
+    fixed joints included: tool0, panda_hand, feet), every joint, and the base link.
+
+    kind: "link", "joint" (a moving joint: its frame is its child link's) or "fixed-joint" (a
+    fixed joint: at its child link's frame). parent: the moving body it is fixed to (the index
+    of the joint that moves it), -1 for the fixed base. rotation, translation: the frame in that
+    body's frame (or the base link's), p_body = rotation p_frame + translation, as Pinocchio's
+    frame placements."""
+    name: str
+    kind: str
+    parent: int
+    rotation: Mat3
+    translation: Vec3
+    leaf: bool = False   # at a moving link without child links (end effector, foot): links selected by default
+
+
+@dataclass(frozen=True)
+class Mimic:
+    """A joint that follows another: q[joint] = multiplier * q[master] + offset (URDF <mimic>).
+
+    It keeps its body in the tree but owns no coordinate: the model's q, v and every generated
+    function are in the reduced coordinates (Pinocchio's buildModel(..., mimic=True)); symdyn.recursions.mimic."""
+    joint: int           # index of the mimicking joint (1 DoF)
+    master: int          # index of the joint it follows (1 DoF, not itself a mimic)
+    multiplier: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    joints: Tuple[Joint, ...]
+    bodies: Tuple[Body, ...]
+    gravity: Vec3                # in the base frame
+    source: str = ""             # where the data come from (free text)
+    path: str = ""               # the description file
+    digest: str = ""             # sha256 of the description file
+    snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
+    selection: str = ""          # locked joints, root and tip (symdyn.readers.selection.Selection.describe)
+    locked: Tuple[Tuple[str, float], ...] = ()   # (joint, value) made fixed by the selection
+    cut: bool = False            # the selection dropped links (--root, --tip)
+    frames: Tuple[Frame, ...] = ()   # every link and joint of the file, depth first (Frame)
+    warnings: Tuple[str, ...] = ()   # what the loader accepted with a warning, one line each
+    coulomb_smoothing: float = 0.0  # delta > 0: Coulomb friction Fc tanh(qd/delta) instead of Fc sign(qd)
+    joint_params: str = ""       # the joint-parameter file that overrode friction and armature (name, sha256)
+    frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics (FRAMES); () = the leaves
+    mimic: Tuple[Mimic, ...] = ()   # joints that follow another: no coordinate of their own (reduced q, v)
+    constraints: Tuple = ()      # contacts and loop closures (symdyn.multibody.constraints.Constraint)
+    actuated: Tuple[str, ...] = ()   # the independent joints of closed loops (symdyn.recursions.loop_closure)
+
+    def children(self, k):
+        """The joints whose parent is joint k (-1: the fixed base), in order."""
+        return tuple(i for i, j in enumerate(self.joints) if j.parent == k)
+
+    def frame(self, name, kind="link"):
+        """The Frame of a link (or, with kind="joint" / "fixed-joint", of a joint) named `name`."""
+        for f in self.frames:
+            if f.name == name and f.kind == kind:
+                return f
+        raise KeyError(f"no {kind} frame named {name!r}")
+
+    @property
+    def tree_nq(self):
+        """Size of the configuration of every joint of the tree, mimic joints included (symdyn.multibody.chain)."""
+        return sum(j.kind.nq for j in self.joints)
+
+    @property
+    def tree_nv(self):
+        return sum(j.kind.nv for j in self.joints)
+
+    @property
+    def tree_q_slices(self):
+        """Indices of each joint's entries of the tree's configuration."""
+        return _slices([j.kind.nq for j in self.joints])
+
+    @property
+    def tree_v_slices(self):
+        return _slices([j.kind.nv for j in self.joints])
+
+    @property
+    def mimicking(self):
+        """Indices of the joints that follow another (no coordinate of their own)."""
+        return frozenset(m.joint for m in self.mimic)
+
+    @property
+    def nq(self):
+        """Size of a configuration q (the independent coordinates: mimic joints have none)."""
+        follow = self.mimicking
+        return sum(j.kind.nq for k, j in enumerate(self.joints) if k not in follow)
+
+    @property
+    def nv(self):
+        """Size of a velocity, acceleration or force vector: the degrees of freedom."""
+        follow = self.mimicking
+        return sum(j.kind.nv for k, j in enumerate(self.joints) if k not in follow)
+
+    @property
+    def dof(self):
+        return self.nv
+
+    @property
+    def q_slices(self):
+        """Indices of each joint's entries of q (empty for a mimic joint)."""
+        follow = self.mimicking
+        return _slices([0 if k in follow else j.kind.nq for k, j in enumerate(self.joints)])
+
+    @property
+    def v_slices(self):
+        """Indices of each joint's entries of a velocity-sized vector (empty for a mimic joint)."""
+        follow = self.mimicking
+        return _slices([0 if k in follow else j.kind.nv for k, j in enumerate(self.joints)])
+
+    @property
+    def floating(self):
+        """Is the root a free-flyer?"""
+        return bool(self.joints) and self.joints[0].kind.nv == 6
+
+    @property
+    def joint_names(self):
+        """The joints that own coordinates, in the order of q and v."""
+        follow = self.mimicking
+        return tuple(j.name for k, j in enumerate(self.joints) if k not in follow)
+
+    @property
+    def parameters(self):
+        """The standard parameters: 10 per body (PARAMETER_NAMES), then 4 per joint (JOINT_PARAMETER_NAMES)."""
+        return tuple(x for b in self.bodies for x in b.params) + tuple(
+            x for j in self.joints for x in (j.damping, j.friction, j.friction_offset, j.armature))
+
+    @property
+    def parameter_names(self):
+        return tuple(f"{b.name}.{p}" for b in self.bodies for p in PARAMETER_NAMES) + tuple(
+            f"{j.name}.{p}" for j in self.joints for p in JOINT_PARAMETER_NAMES)
+
+    @property
+    def kinematic_frames(self):
+        """The frames of the generated kinematics (FRAMES), in order: the selection, else the leaves."""
+        if self.frame_selection:
+            return tuple(self.named_frame(name) for name in self.frame_selection)
+        return tuple(f for f in self.frames if f.leaf and f.kind == "link")
+
+    def named_frame(self, name):
+        """The frame called `name`: a link's, else a joint's."""
+        same = [f for f in self.frames if f.name == name]
+        if not same:
+            raise KeyError(f"no frame named {name!r}")
+        return next((f for f in same if f.kind == "link"), same[0])
+
+    @property
+    def total_mass(self):
+        return sum(b.mass for b in self.bodies)
+
+
+def _slices(sizes):
+    out, start = [], 0
+    for size in sizes:
+        out.append(tuple(range(start, start + size)))
+        start += size
+    return tuple(out)
+
+
+def snap_right_angles(model, tol=1e-4):
+    """The model with each joint's origin rotation replaced by the nearest signed permutation
+    (a multiple of 90 degrees about each axis) when no entry differs by more than `tol`.
+
+    URDF files often write pi/2 as 1.5708, a 3.7e-6 rad tilt: honouring it makes every joint
+    rotation a dense 3x3 and the generated code larger. Opt-in, since it changes the model."""
+    joints = []
+    for j in model.joints:
+        R = j.rotation
+        snapped = tuple(tuple(float(round(x)) if abs(x - round(x)) <= tol else x for x in row) for row in R)
+        exact = all(x in (0.0, 1.0, -1.0) for row in snapped for x in row)
+        changed = any(a != b for ra, rb in zip(R, snapped) for a, b in zip(ra, rb))
+        joints.append(replace(j, rotation=tuple(tuple(x + 0.0 for x in row) for row in snapped)) if exact and changed else j)
+    changed = sum(a is not b for a, b in zip(joints, model.joints))
+    return replace(model, joints=tuple(joints), snapped=changed)
+
+
+def select_frames(model, names):
+    """The model whose kinematics is generated for the frames `names` (in that order).
+    ValueError naming the first unknown or repeated frame."""
+    known = list(dict.fromkeys(f.name for f in model.frames))
+    for i, name in enumerate(names):
+        if name not in known:
+            shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+            raise ValueError(f"unknown frame '{name}' (frames: {shown})")
+        if name in names[:i]:
+            raise ValueError(f"frame '{name}' is selected twice")
+    if not names:
+        raise ValueError("no frame selected")
+    return replace(model, frame_selection=tuple(names))

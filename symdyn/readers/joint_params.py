@@ -1,0 +1,74 @@
+"""A joint-parameter file: friction and rotor inertias that override the robot file's.
+
+    # arm_friction.yaml
+    coulomb_smoothing: 0.01        # optional: Fc tanh(qd / 0.01) instead of Fc sign(qd)
+    joints:
+      panda_joint1: {damping: 0.2, friction: 0.5, friction_offset: 0.0, armature: 0.1}
+      panda_joint2: {armature: 0.1}
+
+Fields left out keep the robot file's value (URDF <dynamics damping friction>, YAML joint fields,
+else 0). Every problem is a one-line RobotFileError naming this file.
+"""
+from dataclasses import replace
+from pathlib import Path
+
+from .description import JOINT_DYNAMICS, _Checker, _show, check_joint_dynamics, coulomb_smoothing
+from ..errors import RobotFileError
+
+FILE_KEYS = ("joints", "coulomb_smoothing")
+
+
+def read_joint_parameters(path):
+    """{"joints": {name: {field: value}}, "coulomb_smoothing": delta or None} from the file at `path`."""
+    from .load import _Loader, _yaml_message
+    import yaml
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise RobotFileError(path, "file not found") from None
+    except UnicodeDecodeError:
+        raise RobotFileError(path, "file is not UTF-8 text") from None
+    except OSError as exc:
+        raise RobotFileError(path, f"cannot read file: {exc.strerror or exc}") from None
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        raise RobotFileError(path, _yaml_message(exc)) from None
+    except RecursionError:
+        raise RobotFileError(path, "YAML nesting too deep") from None
+    chk = _Checker(path)
+    if not isinstance(data, dict):
+        chk.fail("a joint-parameter file must be a mapping with 'joints' (and optionally 'coulomb_smoothing')")
+    chk.known(data, FILE_KEYS, "joint-parameter file")
+    joints = {}
+    for name, fields in chk.mapping(data.get("joints") or {}, "joints").items():
+        where = f"joint {_show(name)}"
+        if not isinstance(name, str):
+            chk.fail(f"joints: {where} must be named by a string")
+        chk.known(chk.mapping(fields, where), tuple(JOINT_DYNAMICS), where)
+        values = {key: chk.number(value, f"{where}: {key}") for key, value in fields.items()}
+        check_joint_dynamics(chk.fail, values, where)
+        joints[name] = values
+    delta = data.get("coulomb_smoothing")
+    return {"joints": joints, "coulomb_smoothing": None if delta is None else coulomb_smoothing(chk.fail, delta)}
+
+
+def apply_joint_parameters(model, path):
+    """The model with the file's friction and armature values."""
+    overrides = read_joint_parameters(path)
+    moving = tuple(j.name for j in model.joints)         # mimic joints included: they have their own friction
+    for name in overrides["joints"]:
+        if name not in moving:
+            raise RobotFileError(path, f"unknown joint {_show(name)} (the moving joints of {model.name!r} are "
+                                       f"{', '.join(moving)})")
+    for j in model.joints:
+        if j.kind.nv != 1 and any(overrides["joints"].get(j.name, {}).values()):
+            raise RobotFileError(path, f"joint {_show(j.name)}: friction and armature are for 1-DoF joints, "
+                                       f"not {j.type} joints")
+    joints = tuple(replace(j, **overrides["joints"].get(j.name, {})) for j in model.joints)
+    delta = overrides["coulomb_smoothing"]
+    import hashlib
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    return replace(model, joints=joints, coulomb_smoothing=model.coulomb_smoothing if delta is None else delta,
+                   joint_params=f"{Path(path).name} (sha256 {digest})")

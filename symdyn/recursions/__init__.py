@@ -1,0 +1,1 @@
+"""The spatial-operator recursions, one module per algorithm, written once over an abstract scalar."""

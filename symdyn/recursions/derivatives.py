@@ -1,0 +1,148 @@
+"""Derivatives of the dynamics, by forward-mode differentiation of the recursions (symdyn.scalars.dual), and
+the energies.
+
+The recursions run on duals: Newton-Euler with one direction per joint coordinate (along the
+tangent space, as Pinocchio's computeRNEADerivatives) and one per joint rate gives dtau/dq and
+dtau/dv together; a direction costs O(N), so both cost O(N^2) (less on a chain: the quantities of a
+link do not depend on the joints outboard of it and their tangents are exact zeros, never carried).
+
+Forward dynamics, as Carpentier & Mansard's ABA derivatives (and Pinocchio's computeABADerivatives):
+at qdd = FD(q, v, tau), tau = ID(q, v, qdd) holds identically, so
+    dqdd/dq = -M^-1 dtau/dq,    dqdd/dv = -M^-1 dtau/dv,    dqdd/dtau = M^-1,
+with dtau/dq, dtau/dv the derivatives of inverse dynamics at that qdd and M^-1 from its explicit
+elements (minverse.py, no solve). A free-flyer's base-rotation and linear-velocity columns are known
+in closed form (_free_flyer_columns): neither their product nor their dtau columns are computed.
+
+dM/dq (Jain & Rodriguez, eq. 6.14, there by the operator algebra) is the composite-body recursion
+run on duals; M_dot(q, v) = sum_k dM/dq_k v_k, one direction: the motion along v.
+Kinetic energy 1/2 v^T M v = sum over bodies 1/2 V(k) . M(k) V(k) + 1/2 Ia v^2 (rotors);
+potential energy -g . (sum of m c in the world): O(N) each.
+"""
+from . import crba, frames, kalman_smoother, kinematics, minverse, rnea
+from . import friction as _fr
+from ..multibody import spatial as S
+from .centroidal import Composite
+from ..scalars.dual import Dual, DualContext, along, jacobian, joint_directions, tangent, tangent_transforms
+from .frames import Placements
+from ..multibody.joints import FreeFlyer
+from .riccati import Riccati
+
+
+def _wrenches(ctx, chain, X, f_ext):
+    return None if f_ext is None else frames.body_wrenches(ctx, chain, X, f_ext)
+
+
+def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
+    """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
+    f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves)."""
+    nv = chain.nv
+    d = DualContext(ctx)
+    Xd = tangent_transforms(d, chain, X, joint_directions(chain))
+    v = [Dual(x, {nv + i: 1}) for i, x in enumerate(qd)]
+    tau = rnea.inverse_dynamics(d, chain, Xd, v, qdd, f_ext=_wrenches(d, chain, Xd, f_ext))
+    tau = _fr.add_joint_forces(d, chain, tau, v, qdd)
+    return jacobian(tau, range(nv)), jacobian(tau, range(nv, 2 * nv))
+
+
+def _product(ctx, A, B):
+    """A B, zeros skipped."""
+    n, m = len(B), len(B[0])
+    out = [[0] * m for _ in range(len(A))]
+    for i, row in enumerate(A):
+        for j in range(m):
+            total = 0
+            for k in range(n):
+                if not (_fr._is_zero(row[k]) or _fr._is_zero(B[k][j])):
+                    total = total + row[k] * B[k][j]
+            out[i][j] = ctx.bind(total)
+    return out
+
+
+def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
+    """(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1), each (nv, nv)."""
+    ric = Riccati(ctx, chain, X)
+    T = _fr.subtract_friction(ctx, chain, tau, qd)
+    qdd = kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, T, f_ext=_wrenches(ctx, chain, X, f_ext))
+    dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext)
+    Minv = minverse.mass_matrix_inverse(ctx, chain, X, ric)
+    negative = [[-x for x in row] for row in Minv]
+    known_q, known_v = _free_flyer_columns(ctx, chain, X, qd, f_ext)
+    return _times(ctx, negative, dq, known_q), _times(ctx, negative, dv, known_v), Minv
+
+
+def _times(ctx, A, B, known):
+    """A B, except the columns given in `known` ({column: its nv entries}), which B's are not used for."""
+    out = _product(ctx, A, [[0 if j in known else x for j, x in enumerate(row)] for row in B])
+    for j, column in known.items():
+        for i, x in enumerate(column):
+            out[i][j] = x
+    return out
+
+
+def _skew(a):
+    return [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
+
+
+def _free_flyer_columns(ctx, chain, X, qd, f_ext):
+    """Columns of dqdd/dq and dqdd/dv known without M^-1, for each free-flyer under the world (nv entries
+    each, non-zero on its linear rows only); qdd(linear) is the rate of the body-frame velocity v.
+    - Turning the base by theta (body frame) changes nothing but gravity seen from it, the base
+      acceleration a = R^T (-g), which enters tau as the base's linear qdd does: dtau/dtheta =
+      M[:, linear] [a]x, so dqdd/dtheta = -E_linear [a]x. Not with world-fixed external wrenches (they turn).
+    - Galilean invariance: adding u to v (a uniform world velocity R u of every body) leaves every world
+      acceleration, joint acceleration and force as they were; only v's rate turns with the base:
+      d(v)/dt = R^T a_world - w x v, so dqdd/dv(linear) = -E_linear [w]x.
+    The translation columns of dqdd/dq are exact zeros anyway (nothing depends on where the base is)."""
+    known_q, known_v = {}, {}
+    for k in range(chain.n):
+        if chain.parent[k] >= 0 or chain.model.joints[k].kind is not FreeFlyer:
+            continue
+        linear, angular = chain.vi[k][:3], chain.vi[k][3:]
+        terms = [(known_v, linear, [qd[i] for i in angular])]
+        if f_ext is None:
+            terms.append((known_q, angular, S.bind(ctx, S.rot_t(X[k][0], chain.base_acceleration[3:]))))
+        for known, columns, a in terms:
+            skew = _skew(a)
+            for b, j in enumerate(columns):
+                known[j] = [0] * chain.nv
+                for r, i in enumerate(linear):
+                    known[j][i] = -skew[r][b]
+    return known_q, known_v
+
+
+def mass_matrix_derivative(ctx, chain, X):
+    """dM/dq (nv, nv, nv): entry [i][j][k] = d M[i][j] / d q_k (tangent space)."""
+    d = DualContext(ctx)
+    M = crba.mass_matrix(d, chain, tangent_transforms(d, chain, X, joint_directions(chain)))
+    return [[[tangent(x, k) for k in range(chain.nv)] for x in row] for row in M]
+
+
+def mass_matrix_dot(ctx, chain, X, qd):
+    """M_dot(q, v) (nv, nv): the derivative of M along the motion v."""
+    d = DualContext(ctx)
+    M = crba.mass_matrix(d, chain, tangent_transforms(d, chain, X, along(chain, qd)))
+    return [[tangent(x, 0) for x in row] for row in M]
+
+
+def kinetic_energy(ctx, chain, X, qd):
+    """1/2 v^T M v: the bodies' 1/2 V . M V in their frames, and the rotors' 1/2 Ia v^2."""
+    _, V = kinematics.velocities(ctx, chain, X, qd)
+    total = 0
+    for k in range(chain.n):
+        total = total + ctx.bind(S.vdot(V[k], S.bind(ctx, S.matvec(chain.M[k], V[k]))))
+    for k, i in _fr.one_dof(chain):
+        if not _fr._is_zero(chain.armature[k]):
+            total = total + ctx.bind(chain.armature[k] * qd[i] * qd[i])
+    return ctx.bind(0.5 * total)
+
+
+def potential_energy(ctx, chain, X):
+    """-g . sum of m c over the bodies, world frame (zero at the world origin, as Pinocchio's)."""
+    placements, composite = Placements(ctx, chain, X), Composite(ctx, chain, X, inertia=False)
+    first = [0, 0, 0]
+    for k in range(chain.n):
+        if chain.parent[k] < 0:
+            first = S.add(first, S.add(S.scale(composite.m[k], placements.p[k]),
+                                       S.rot(placements.R[k], composite.h[k])))
+    # the base acceleration is -g (gravity enters as an upward acceleration of the base)
+    return ctx.bind(S.dot(chain.base_acceleration[3:], S.bind(ctx, first)))

@@ -1,0 +1,151 @@
+"""Explicit elements of the inverse mass matrix (Rodriguez 1987, Section X, eq. 83), on trees.
+
+    Upsilon+(base) = 0
+    outward:  Upsilon+(k) = phi*(parent, k) Upsilon-(parent) phi(parent, k)
+              Minv(k,k)   = 1/D(k) + G*(k) Upsilon+(k) G(k)
+              Upsilon-(k) = tau_bar* Upsilon+ tau_bar + H* H / D
+    each column walks toward the tips of its subtree:  alpha = Upsilon+(i) G(i) - Minv(i,i) H*(i);
+              alpha <- phi* alpha;  Minv(k,i) = G*(k) alpha;  alpha <- tau_bar*(k) alpha
+(Rodriguez 1987 prints H H* for H* H and drops one *; docs/algorithms.md, Sec. 8, has the checked form.)
+With u = Upsilon+ G, tau_bar* Upsilon+ tau_bar + H* H / D = Upsilon+ - u H - H* u* + Minv(k,k) H* H.
+
+Trees. Unlike M, M^-1 couples joints on different branches: a force on one branch accelerates the
+common ancestors and so the other branch. From M^-1 = [I - H psi K]* D^-1 [I - H psi K], the
+terms of joints i and k whose deepest common ancestor is a (a joint with several children)
+share the factor psi through a, which gives
+              Minv(k,i) = x(a,k)* Upsilon-(a) x(a,i),
+x(a,i) = phi(a, .) tau_bar ... phi(., i) G(i): G(i) carried inward to a (tau_bar at each joint in
+between, not at a), as in innovations_factor_inverse. Joints whose only common ancestor is the fixed
+base do not couple (Upsilon- of the base is 0): exact zeros. No matrix is inverted: O(N^2) work.
+
+The column walk outward from i is the same product read the other way: Minv(k,i) = x(i,k)* alpha(i).
+Where G(k) is carried inward anyway (below a joint that branches, or below a joint with several DoF,
+whose nv(i) columns would each need their own walk: a free-flyer's 6), every entry below i is one
+dot product with alpha(i); the walks remain only on chains of 1-DoF joints (the Panda: unchanged).
+On top of the fixed base Upsilon+(a) = 0, so Upsilon-(a) x(a,i) = -H* Minv(a,i): already computed.
+
+Joints with nv > 1: D(k), Minv(k,k) are nv x nv blocks (D^-1 from its UDU^T factors), and G, H, u,
+alpha and x have nv columns.
+"""
+from ..multibody import spatial as S
+from ..multibody.chain import combine
+
+
+def mass_matrix_inverse(ctx, chain, X, ric):
+    n, nv, vi = chain.n, chain.nv, chain.vi
+    Minv = [[0] * nv for _ in range(nv)]
+    H = chain.H
+    G = [ric.columns(k) for k in range(n)]
+    Uplus, Uminus, u, diag = [None] * n, [None] * n, [None] * n, [None] * n
+    for k in chain.outward():
+        p = chain.parent[k]
+        Uplus[k] = S.congruence_outward(ctx, X[k], Uminus[p]) if p >= 0 else S.zero6()
+        u[k] = [S.bind(ctx, S.matvec(Uplus[k], g)) for g in G[k]]
+        if len(H[k]) == 1:
+            d = diag[k] = [[ctx.bind(1 / ric.D[k] + S.vdot(G[k][0], u[k][0]))]]
+        else:
+            Dinv, m = ric.block[k].inverse(), len(H[k])
+            d = diag[k] = [[None] * m for _ in range(m)]
+            for a in range(m):
+                for b in range(a, m):
+                    d[a][b] = d[b][a] = ctx.bind(Dinv[a][b] + S.vdot(G[k][a], u[k][b]))
+        for a, i in enumerate(vi[k]):
+            for b, j in enumerate(vi[k]):
+                Minv[i][j] = d[a][b]
+        U, uk, h, m = Uplus[k], u[k], H[k], len(H[k])
+        Uminus[k] = S.symmetric(ctx, lambda i, j: U[i][j] + sum(
+            (-uk[a][i] * h[a][j] - h[a][i] * uk[a][j] + sum((d[a][b] * h[a][i] * h[b][j] for b in range(m)), 0)
+             for a in range(m)), 0)) if m > 1 else \
+            S.symmetric(ctx, lambda i, j: U[i][j] - uk[0][i] * h[0][j] - h[0][i] * uk[0][j] + d[0][0] * h[0][i] * h[0][j])
+    x = _carried_inward(ctx, chain, X, ric, G)
+    for i in chain.outward():
+        m = len(H[i])
+        alpha = [S.bind(ctx, S.vsub(u[i][b], combine([diag[i][a][b] for a in range(m)], H[i]))) for b in range(m)]
+        if any((i, k) in x for k in chain.children[i]):
+            _column_from_below(ctx, chain, x, Minv, i, alpha)
+        else:
+            _column_below(ctx, chain, X, G, Minv, i, alpha)
+    _across_branches(ctx, chain, x, Minv, Uminus)
+    return Minv
+
+
+def _put(Minv, chain, k, i, block):
+    for a, r in enumerate(chain.vi[k]):
+        for b, c in enumerate(chain.vi[i]):
+            Minv[r][c] = Minv[c][r] = block[a][b]
+
+
+def _column_below(ctx, chain, X, G, Minv, i, alpha):
+    """Minv(k, i) for every k in the subtree of i: alpha (nv(i) columns) walks outward, depth first."""
+    stack = [(c, alpha) for c in reversed(chain.children[i])]
+    while stack:
+        k, alpha = stack.pop()
+        alpha = [S.motion_outward(ctx, X[k], x) for x in alpha]
+        block = [[ctx.bind(S.vdot(g, x)) for x in alpha] for g in G[k]]
+        _put(Minv, chain, k, i, block)
+        alpha = [S.bind(ctx, S.vsub(x, combine([block[a][b] for a in range(len(G[k]))], chain.H[k])))
+                 for b, x in enumerate(alpha)]
+        stack.extend((c, alpha) for c in reversed(chain.children[k]))
+
+
+def _carried_inward(ctx, chain, X, ric, G):
+    """x(a, k) = G(k) carried inward to a (tau_bar at each joint in between, not at a), for every
+    ancestor a of k up to k's topmost ancestor that branches (the cross-branch terms need x there) or
+    has several DoF (its columns are cheaper from below): {(a, k): nv(k) columns}. Empty for a chain
+    of 1-DoF joints."""
+    targets = {a for a in range(chain.n) if len(chain.children[a]) > 1 or len(chain.H[a]) > 1}
+    x = {}
+    for k in chain.outward():
+        above = [a for a in chain.ancestors(k) if a in targets]
+        vs, j = G[k], k
+        for a in chain.ancestors(k):
+            if not above:
+                break
+            vs = [S.force_inward(ctx, X[j], v) for v in vs]
+            x[a, k] = vs
+            if a == above[0]:
+                above.pop(0)
+            if above:
+                vs = [ric.tau_bar(a, v) for v in vs]
+            j = a
+    return x
+
+
+def _column_from_below(ctx, chain, x, Minv, i, alpha):
+    """Minv(k, i) = x(i, k)* alpha(i) for every k in the subtree of i, from the columns the
+    cross-branch terms carry inward anyway (6 mul per entry instead of a walk per column of i)."""
+    for k in _subtree(chain, i)[1:]:
+        _put(Minv, chain, k, i, [[ctx.bind(S.vdot(xk, a)) for a in alpha] for xk in x[i, k]])
+
+
+def _across_branches(ctx, chain, x, Minv, Uminus):
+    """Minv(k, i) = x(a,k)* Upsilon-(a) x(a,i) for k and i on different branches below joint a."""
+    for a in range(chain.n):
+        if len(chain.children[a]) < 2:
+            continue
+        branches = [_subtree(chain, c) for c in chain.children[a]]
+        for b, nodes in enumerate(branches):
+            others = [k for later in branches[b + 1:] for k in later]
+            for i in nodes:
+                ys = _upsilon_x(ctx, chain, x, Minv, Uminus, a, i)
+                for k in others:
+                    _put(Minv, chain, k, i, [[ctx.bind(S.vdot(xk, y)) for y in ys] for xk in x[a, k]])
+
+
+def _upsilon_x(ctx, chain, x, Minv, Uminus, a, i):
+    """Upsilon-(a) x(a, i), one column per DoF of i. Below the fixed base (Upsilon+(a) = 0, as for a
+    floating base) Upsilon-(a) = H* Minv(a,a) H and alpha(a) = -H* Minv(a,a), so the product is
+    -H* Minv(a, i), already computed: no multiplication."""
+    if chain.parent[a] >= 0:
+        return [S.bind(ctx, S.matvec(Uminus[a], v)) for v in x[a, i]]
+    return [S.bind(ctx, S.vscale(-1, combine([Minv[r][c] for r in chain.vi[a]], chain.H[a]))) for c in chain.vi[i]]
+
+
+def _subtree(chain, k):
+    """k and its descendants, depth first."""
+    nodes, stack = [], [k]
+    while stack:
+        k = stack.pop()
+        nodes.append(k)
+        stack.extend(reversed(chain.children[k]))
+    return nodes

@@ -1,0 +1,196 @@
+"""Articulated-body inertia: the Riccati recursion of the Kalman filter run from tip to base
+(Rodriguez 1987, eqs. 35, 37-39, 43; Jain & Rodriguez 1995, eq. 4.7; docs/algorithms.md, Sec. 4).
+
+    P(k)  = sum over children phi P+(child) phi* + M(k)
+    D(k)  = H(k) P(k) H*(k) + Ia(k)  G(k) = P(k) H*(k) D(k)^-1
+
+The rotor inertia (armature) Ia(k) of a 1-DoF joint adds to M's diagonal, M = H phi M phi* H* +
+diag(Ia): in the filtering picture it is the measurement noise of joint k, and enters D(k) only.
+    P+(k) = tau_bar(k) P(k) = P(k) - G(k) H(k) P(k)
+
+For a joint with nv > 1 degrees of freedom D(k) is an nv x nv block, factored D = U diag(d) U^T
+(U unit upper triangular). Its upper-triangular square root S = U diag(d)^1/2 (D = S S^T) takes
+the place of D^1/2, so that m = [I + H phi K] S stays upper triangular, and the nv-vector d of
+all joints is the diagonal of M = U' diag(d) U'^T ([I + H phi K] blockdiag(U) is unit upper
+triangular). No matrix is inverted: D^-1 and S^-1 are applied by triangular substitution.
+"""
+from ..multibody import spatial as S
+from ..multibody.joints import unit_axis
+
+
+def _unit_axis(H):
+    """a if H = +-e_a (a joint about or along a frame axis), else None."""
+    axis = unit_axis(H)
+    return None if axis is None else axis[0]
+
+
+class Block:
+    """D = U diag(d) U^T for one joint, and the products with D^-1, S, S^T, S^-1, S^-T."""
+
+    def __init__(self, ctx, D):
+        n = len(D)
+        b = ctx.bind
+        U = [[1 if i == j else 0 for j in range(n)] for i in range(n)]
+        d, inv = [None] * n, [None] * n
+        for j in reversed(range(n)):
+            d[j] = ctx.divisor(b(D[j][j] - sum((U[j][k] * U[j][k] * d[k] for k in range(j + 1, n)), 0)))
+            inv[j] = b(1 / d[j])
+            for i in range(j):
+                U[i][j] = b((D[i][j] - sum((U[i][k] * U[j][k] * d[k] for k in range(j + 1, n)), 0)) * inv[j])
+        self.ctx, self.n, self.U, self.d, self.inv = ctx, n, U, d, inv
+        self._sqrt = None
+
+    def sqrt(self):
+        """(d^1/2, d^-1/2), computed once."""
+        if self._sqrt is None:
+            r = [self.ctx.bind(self.ctx.sqrt(x)) for x in self.d]
+            self._sqrt = (r, [self.ctx.bind(1 / x) for x in r])
+        return self._sqrt
+
+    def _u_solve(self, y):
+        """U^-1 y (back substitution)."""
+        x = [None] * self.n
+        for i in reversed(range(self.n)):
+            x[i] = self.ctx.bind(y[i] - sum((self.U[i][j] * x[j] for j in range(i + 1, self.n)), 0))
+        return x
+
+    def _ut_solve(self, y):
+        """U^-T y (forward substitution)."""
+        x = [None] * self.n
+        for j in range(self.n):
+            x[j] = self.ctx.bind(y[j] - sum((self.U[i][j] * x[i] for i in range(j)), 0))
+        return x
+
+    def solve(self, e):
+        """D^-1 e."""
+        y = self._u_solve(e)
+        return self._ut_solve([self.ctx.bind(y[i] * self.inv[i]) for i in range(self.n)])
+
+    def inverse(self):
+        """D^-1 as a symmetric matrix."""
+        cols = [self.solve([1 if i == j else 0 for i in range(self.n)]) for j in range(self.n)]
+        return [[cols[j][i] if i >= j else cols[i][j] for j in range(self.n)] for i in range(self.n)]
+
+    def sqrt_t_mul(self, x):
+        """S^T x."""
+        r, _ = self.sqrt()
+        return [self.ctx.bind(r[j] * sum((self.U[i][j] * x[i] for i in range(j + 1)), 0)) for j in range(self.n)]
+
+    def sqrt_t_solve(self, y):
+        """S^-T y."""
+        _, ri = self.sqrt()
+        return self._ut_solve([self.ctx.bind(y[j] * ri[j]) for j in range(self.n)])
+
+    def sqrt_mul(self, x):
+        """S x."""
+        r, _ = self.sqrt()
+        z = [self.ctx.bind(r[j] * x[j]) for j in range(self.n)]
+        return [self.ctx.bind(sum((self.U[i][j] * z[j] for j in range(i, self.n)), 0)) for i in range(self.n)]
+
+    def sqrt_solve(self, y):
+        """S^-1 y."""
+        _, ri = self.sqrt()
+        return [self.ctx.bind(z * ri[j]) for j, z in enumerate(self._u_solve(y))]
+
+    def sqrt_matrix(self):
+        """S, upper triangular."""
+        r, _ = self.sqrt()
+        return [[self.ctx.bind(self.U[i][j] * r[j]) if j >= i else 0 for j in range(self.n)] for i in range(self.n)]
+
+
+def _is_zero(x):
+    """An exact zero (a number, not a symbol): the armature of most joints."""
+    try:
+        return float(x) == 0
+    except (TypeError, RuntimeError):
+        return False
+
+
+class Riccati:
+    """P, P+, D, G (and g = P H*, 1/D, sqrt D) for every joint, base-to-tip indexed.
+
+    For a 1-DoF joint D[k] is a scalar and G[k], g[k] are 6-vectors (the papers' notation);
+    for a joint with nv > 1, D[k] is an nv x nv matrix, G[k] and g[k] lists of nv columns, and
+    block[k] its factorization."""
+
+    def __init__(self, ctx, chain, X):
+        n = chain.n
+        self.P, self.Pplus, self.D, self.G, self.g = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
+        self.block, self._sqrt = [None] * n, [None] * n
+        self.ctx, self.chain = ctx, chain
+        for k in chain.inward():
+            P = chain.M[k]
+            for c in chain.children[k]:
+                P = S.matrix_add(ctx, P, S.congruence_inward(ctx, X[c], self.Pplus[c]))
+            if len(chain.H[k]) == 1:
+                self._scalar(k, P, chain.H[k][0])
+            else:
+                self._block(k, P, chain.H[k])
+
+    def _scalar(self, k, P, H):
+        ctx = self.ctx
+        g = S.bind(ctx, S.matvec(P, H))
+        D = ctx.divisor(ctx.bind(S.vdot(H, g) + self.chain.armature[k]))   # an exact 0 only for a singular M (warned)
+        G = S.bind(ctx, S.vscale(ctx.bind(1 / D), g))
+        a = _unit_axis(H)
+        if a is None or not _is_zero(self.chain.armature[k]):
+            Pplus = S.rank_one_downdate(ctx, P, g, G)
+        else:
+            # H = +-e_a: G(a) = H(a) exactly and P+ H* = 0, so row and column a of P+ vanish;
+            # saying so keeps D/D and D - D from the generated code
+            G[a] = H[a]
+            Pplus = S.symmetric(ctx, lambda i, j: 0 if a in (i, j) else P[i][j] - g[i] * G[j])
+        self.P[k], self.g[k], self.D[k], self.G[k], self.Pplus[k] = P, g, D, G, Pplus
+
+    def _block(self, k, P, H):
+        ctx, nv = self.ctx, len(H)
+        g = [S.bind(ctx, S.matvec(P, h)) for h in H]
+        D = [[None] * nv for _ in range(nv)]
+        for a in range(nv):
+            for b in range(a, nv):
+                D[a][b] = D[b][a] = ctx.bind(S.vdot(H[a], g[b]))
+        block = Block(ctx, D)
+        Dinv = block.inverse()
+        # G = g D^-1; where the columns of H are +-e_a, H G = 1 fixes those rows of G exactly
+        axes = [unit_axis(h) for h in H]
+        exact = {ax[0] for ax in axes if ax is not None} if all(axes) else set()
+        G = [[H[b][i] if i in exact else ctx.bind(sum((g[a][i] * Dinv[a][b] for a in range(nv)), 0))
+              for i in range(6)] for b in range(nv)]
+        Pplus = S.symmetric(ctx, lambda i, j: 0 if i in exact or j in exact else
+                            P[i][j] - sum((g[b][i] * G[b][j] for b in range(nv)), 0))
+        self.P[k], self.g[k], self.D[k], self.G[k], self.Pplus[k], self.block[k] = P, g, D, G, Pplus, block
+
+    def d(self, k):
+        """The UDU^T diagonal entries of joint k (D itself for a 1-DoF joint)."""
+        return [self.D[k]] if self.block[k] is None else list(self.block[k].d)
+
+    def sqrt_D(self, k):
+        """D(k)^1/2 of a 1-DoF joint, computed once."""
+        if self._sqrt[k] is None:
+            self._sqrt[k] = self.ctx.bind(self.ctx.sqrt(self.D[k]))
+        return self._sqrt[k]
+
+    def columns(self, k):
+        """G(k) as a list of columns, whatever the joint."""
+        return [self.G[k]] if len(self.chain.H[k]) == 1 else self.G[k]
+
+    def tau_bar(self, k, x):
+        """tau_bar(k) x = x - G(k) (H(k) x) for a force x."""
+        ctx, H = self.ctx, self.chain.H[k]
+        if len(H) == 1:
+            return S.bind(ctx, S.vsub(x, S.vscale(ctx.bind(S.vdot(H[0], x)), self.G[k])))
+        out = x
+        for h, G in zip(H, self.G[k]):
+            out = S.vsub(out, S.vscale(ctx.bind(S.vdot(h, x)), G))
+        return S.bind(ctx, out)
+
+    def tau_bar_star(self, k, v):
+        """tau_bar*(k) v = v - H*(k) (G*(k) v) for a velocity v."""
+        ctx, H = self.ctx, self.chain.H[k]
+        if len(H) == 1:
+            return S.bind(ctx, S.vsub(v, S.vscale(ctx.bind(S.vdot(self.G[k], v)), H[0])))
+        out = v
+        for h, G in zip(H, self.G[k]):
+            out = S.vsub(out, S.vscale(ctx.bind(S.vdot(G, v)), h))
+        return S.bind(ctx, out)
+

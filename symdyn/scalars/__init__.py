@@ -1,0 +1,2 @@
+"""The scalar contexts the recursions run in: numeric floats and arrays, and dual numbers (the symbolic one,
+the Tape, is symdyn.codegen.tape)."""
