@@ -180,6 +180,27 @@ def test_load_robot_refuses(name, fragment):
     assert caught.value.path == str(path)
 
 
+@pytest.mark.parametrize("name, fragment", [
+    ("does_not_exist.yaml", "file not found"),
+    ("directory.yaml", "is a directory, not a joint-parameter file"),
+    ("yaml_not_utf8.yaml", "file is not UTF-8 text (byte "),
+    ("yaml_syntax_unclosed.yaml", "YAML syntax error at line 9"),
+    ("yaml_deep_nesting.yaml", "YAML nesting too deep"),
+    ("yaml_duplicate_key.yaml", "duplicate key 'mass'"),
+    ("yaml_python_tag.yaml", "could not determine a constructor for the tag"),
+    ("yaml_integer_too_long.yaml", "integer too long to read"),
+    ("yaml_top_list.yaml", "a joint-parameter file must be a mapping"),
+])
+def test_joint_parameter_file_is_read_like_a_robot_file(name, fragment):
+    """--joint-params files go through the robot files' YAML reading: the same one-line messages."""
+    path = CORPUS / name
+    with pytest.raises(symdyn.RobotFileError) as caught:
+        symdyn.load_robot(GOOD, joint_params=path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and fragment in message, message
+    assert len(message.splitlines()) == 1 and message.isprintable(), repr(message)
+
+
 @pytest.mark.parametrize("name, fragment", CASES)
 def test_cli_info_refuses(name, fragment):
     path = CORPUS / name

@@ -9,34 +9,21 @@
 Fields left out keep the robot file's value (URDF <dynamics damping friction>, YAML joint fields,
 else 0). Every problem is a one-line RobotFileError naming this file.
 """
+import hashlib
 from dataclasses import replace
 from pathlib import Path
 
 from .description import JOINT_DYNAMICS, _Checker, _show, check_joint_dynamics, coulomb_smoothing
+from .load import read_file, read_yaml
 from ..errors import RobotFileError
 
 FILE_KEYS = ("joints", "coulomb_smoothing")
 
 
-def read_joint_parameters(path):
-    """{"joints": {name: {field: value}}, "coulomb_smoothing": delta or None} from the file at `path`."""
-    from .load import _Loader, _yaml_message
-    import yaml
-    path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise RobotFileError(path, "file not found") from None
-    except UnicodeDecodeError:
-        raise RobotFileError(path, "file is not UTF-8 text") from None
-    except OSError as exc:
-        raise RobotFileError(path, f"cannot read file: {exc.strerror or exc}") from None
-    try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
-    except yaml.YAMLError as exc:
-        raise RobotFileError(path, _yaml_message(exc)) from None
-    except RecursionError:
-        raise RobotFileError(path, "YAML nesting too deep") from None
+def read_joint_parameters(path, raw):
+    """{"joints": {name: {field: value}}, "coulomb_smoothing": delta or None} from `raw`, the bytes of the
+    file at `path`."""
+    data = read_yaml(path, raw)
     chk = _Checker(path)
     if not isinstance(data, dict):
         chk.fail("a joint-parameter file must be a mapping with 'joints' (and optionally 'coulomb_smoothing')")
@@ -56,7 +43,8 @@ def read_joint_parameters(path):
 
 def apply_joint_parameters(model, path):
     """The model with the file's friction and armature values."""
-    overrides = read_joint_parameters(path)
+    raw = read_file(path, "joint-parameter file")
+    overrides = read_joint_parameters(path, raw)
     moving = tuple(j.name for j in model.joints)         # mimic joints included: they have their own friction
     for name in overrides["joints"]:
         if name not in moving:
@@ -68,7 +56,6 @@ def apply_joint_parameters(model, path):
                                        f"not {j.type} joints")
     joints = tuple(replace(j, **overrides["joints"].get(j.name, {})) for j in model.joints)
     delta = overrides["coulomb_smoothing"]
-    import hashlib
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(raw).hexdigest()[:16]
     return replace(model, joints=joints, coulomb_smoothing=model.coulomb_smoothing if delta is None else delta,
                    joint_params=f"{Path(path).name} (sha256 {digest})")

@@ -83,18 +83,23 @@ def _constrain(model, path, file_contacts, contacts):
         raise RobotFileError(path, f"{label}: {exc}") from None
 
 
-def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floating_base=False, mimic="reduced"):
-    path = Path(path)
+def read_file(path, kind="robot file"):
+    """The bytes of the file at `path` (a robot file, or the `kind` of file named), or a one-line RobotFileError."""
     try:
-        raw = path.read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise RobotFileError(path, "file not found") from None
     except IsADirectoryError:
-        raise RobotFileError(path, "is a directory, not a robot file") from None
+        raise RobotFileError(path, f"is a directory, not a {kind}") from None
     except PermissionError:
         raise RobotFileError(path, "cannot read file: permission denied") from None
     except OSError as exc:
         raise RobotFileError(path, f"cannot read file: {exc.strerror or exc}") from None
+
+
+def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floating_base=False, mimic="reduced"):
+    path = Path(path)
+    raw = read_file(path)
     digest = hashlib.sha256(raw).hexdigest()
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
@@ -225,17 +230,23 @@ _Loader.add_implicit_resolver(
     list("-+0123456789"))
 
 
-def _read_yaml(path, raw):
+def read_yaml(path, raw):
+    """The YAML document in `raw`, the bytes of the file at `path` (read by _Loader), or a one-line RobotFileError."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RobotFileError(path, f"file is not UTF-8 text (byte {exc.start + 1} is invalid)") from None
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as exc:
         raise RobotFileError(path, _yaml_message(exc)) from None
     except RecursionError:
         raise RobotFileError(path, "YAML nesting too deep") from None
+
+
+def _read_yaml(path, raw):
+    """A robot's YAML file as a description (a DH table converted)."""
+    data = read_yaml(path, raw)
     if data is None:
         raise RobotFileError(path, "the YAML document is empty (only comments or blank lines)")
     if not isinstance(data, dict):
