@@ -1,10 +1,13 @@
-"""Shared helpers of the examples: import a generated module by path, RK4, command-line options.
+"""Shared helpers of the examples: import a generated module by path or generate one from a robot file, RK4,
+command-line options.
 
-numpy only; matplotlib is imported by each example's `plot` function, and only when a plot is asked for.
+numpy only; matplotlib is imported by `figure`, which each example's `plot` function calls, only when a plot is
+asked for.
 """
 import argparse
 import importlib.util
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -71,8 +74,39 @@ def load_robot_module(path, use_c=False):
     c_path = resolve(path).with_suffix(".c")
     if not c_path.is_file():
         fail(f"{c_path}: not found (generate the C module too: {_generate_hint(c_path.stem)})")
-    import symdyn
-    return symdyn.load_c(c_path)
+    return _symdyn().load_c(c_path)
+
+
+def generate_module(robot_file, use_c=False, functions=None, folder=None, **options):
+    """(module, model): a robot file's generated Python module, imported (with use_c: its C module, compiled),
+    and its Model. `functions`: the names to generate (default: the whole set); `options` go to
+    symdyn.load_robot (floating_base, contacts, joint_params, ...). The files are written into `folder`, by
+    default a temporary one removed once the module is loaded. A bad robot file ends the example in one line."""
+    symdyn = _symdyn()
+    from symdyn.generate import module_name, render
+    try:
+        model = symdyn.load_robot(resolve(robot_file), **options)
+        files = render(model, ("python", "c") if use_c else ("python",), functions=functions)
+    except symdyn.SymdynError as exc:
+        fail(str(exc))
+    with tempfile.TemporaryDirectory(prefix="symdyn-example-") as scratch:
+        where = Path(folder or scratch)
+        where.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (where / name).write_text(text)
+        stem = module_name(model.path)
+        module = import_generated(where / f"{stem}.py")
+        return (symdyn.load_c(where / f"{stem}.c") if use_c else module), model
+
+
+def _symdyn():
+    """symdyn, also when an example runs from a checkout in which it is not installed."""
+    try:
+        import symdyn
+    except ImportError:
+        sys.path.insert(0, str(ROOT))
+        import symdyn
+    return symdyn
 
 
 def rk4_step(f, t, x, dt):
@@ -96,15 +130,29 @@ def rk4(f, x0, dt, steps, t0=0.0):
 
 
 def parser(description, robot="generated/panda.py", steps=3000, dt=1e-3, out="example.png"):
-    """The options every example shares: --robot, --steps, --dt, --out, --no-plot, --c."""
-    p = argparse.ArgumentParser(description=description)
+    """The options of the simulations: --robot, --steps, --dt, --c and those of every example (plot_parser)."""
+    p = plot_parser(description, out)
     p.add_argument("--robot", default=robot, help=f"generated Python module (default {robot})")
     p.add_argument("--steps", type=int, default=steps, help=f"integration steps (default {steps})")
     p.add_argument("--dt", type=float, default=dt, help=f"step size, s (default {dt:g})")
-    p.add_argument("--out", default=out, help=f"PNG file to write (default {out})")
-    p.add_argument("--no-plot", action="store_true", help="print the numbers only (no matplotlib needed)")
     p.add_argument("--c", action="store_true", help="use the compiled C module beside --robot (symdyn.load_c)")
     return p
+
+
+def plot_parser(description, out="example.png"):
+    """The options every example has: --out (the PNG) and --no-plot."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--out", default=out, help=f"PNG file to write (default {out})")
+    p.add_argument("--no-plot", action="store_true", help="print the numbers only (no matplotlib needed)")
+    return p
+
+
+def figure(rows=1, cols=1, **options):
+    """(fig, axes) of matplotlib's subplots, drawn off screen (Agg): matplotlib is imported only here."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt.subplots(rows, cols, **options)
 
 
 def save(fig, out):

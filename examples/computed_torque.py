@@ -14,7 +14,7 @@ controller): the error then settles at a small floor.
 """
 import numpy as np
 
-from _common import load_robot_module, parser, rk4_step, save
+from _common import figure, load_robot_module, parser, rk4_step, save
 
 
 def trajectory(n, amplitude=0.3, center=None):
@@ -76,10 +76,7 @@ def run(robot, steps=3000, dt=1e-3, wn=10.0, e0=0.1, hold=False):
 
 
 def plot(result, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, (a, b) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (a, b) = figure(2, 1, figsize=(7, 6), sharex=True)
     t = result["t"]
     a.plot(t, result["error"])
     a.set_ylabel("joint error e = q_d - q [rad]")

@@ -14,7 +14,7 @@ measured rate of change (central finite differences) is compared with -c nu . nu
 """
 import numpy as np
 
-from _common import load_robot_module, parser, rk4, save
+from _common import figure, load_robot_module, parser, rk4, save
 
 #: a bent start for the Panda (inside its joint limits); zeros for other robots
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
@@ -54,11 +54,8 @@ def run(robot, steps=3000, dt=1e-3, c=2.0, speed=1.0):
 
 
 def plot(result, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     t = result["t"]
-    fig, (a, b) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (a, b) = figure(2, 1, figsize=(7, 6), sharex=True)
     a.semilogy(t, result["K"], lw=3, alpha=0.4, label="K = nu . nu / 2 (simulated)")
     a.semilogy(t, result["K"][0] * np.exp(-2 * result["c"] * t), "k--", lw=1, label="K(0) exp(-2 c t)")
     a.set_ylabel("kinetic energy [J]")

@@ -18,7 +18,7 @@ dt/2: the difference should shrink about 16 times (fourth-order method).
 """
 import numpy as np
 
-from _common import load_robot_module, parser, rk4, save
+from _common import figure, load_robot_module, parser, rk4, save
 
 #: a bent, far-from-equilibrium start for the Panda (inside its joint limits); zeros for other robots
 PANDA_START = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.5, 0.8])
@@ -68,11 +68,8 @@ def run(robot, steps=1000, dt=1e-3, kind="zero"):
 
 
 def plot(result, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     t = result["t"]
-    fig, (a, b) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (a, b) = figure(2, 1, figsize=(7, 6), sharex=True)
     a.plot(t, result["q_joint"], lw=3, alpha=0.35)
     a.set_prop_cycle(None)
     a.plot(t, result["q_diag"], "--", lw=1)

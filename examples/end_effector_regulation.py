@@ -16,7 +16,7 @@ space (generated forward_dynamics, RK4), independently of the diagonalized funct
 """
 import numpy as np
 
-from _common import load_robot_module, parser, rk4, save
+from _common import figure, load_robot_module, parser, rk4, save
 
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
 PANDA_GOAL = np.array([0.5, 0.2, -0.3, -1.7, 0.3, 2.0, 0.5])     # the goal pose is where the tool is at these angles
@@ -69,11 +69,8 @@ def run(robot, steps=4000, dt=1e-3, c1=4.0, c2=60.0, frame=None, q_start=None, q
 
 
 def plot(result, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     t = result["t"]
-    fig, (a, b) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (a, b) = figure(2, 1, figsize=(7, 6), sharex=True)
     a.semilogy(t, result["L"], label="L = nu.nu/2 + c2 |e|^2/2")
     a.semilogy(t, result["kinetic"] + 1e-300, "--", label="nu.nu/2")
     a.set_ylabel("Lyapunov function")

@@ -16,8 +16,7 @@ distance between the two frames (frame_placement).
 """
 import numpy as np
 
-from _common import fail, parser, rk4, save
-from mimic_gripper import generated_module
+from _common import fail, figure, generate_module, parser, rk4, save
 
 L1, L2, L3, GROUND = 0.3, 0.8, 0.6, 0.7        # crank, coupler, rocker, ground pivot distance (four_bar.yaml)
 
@@ -105,11 +104,8 @@ def run(robot, mass, gravity, steps=4000, dt=5e-3, gains=(400.0, 40.0)):
 
 
 def plot(r, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     t = r["t"]
-    fig, (a, b, c) = plt.subplots(3, 1, figsize=(7, 8), sharex=True)
+    fig, (a, b, c) = figure(3, 1, figsize=(7, 8), sharex=True)
     a.semilogy(t[1:], r["phi"][1:] + 1e-18, label="no stabilization")
     a.semilogy(t[1:], r["phi_stabilized"][1:] + 1e-18, label="Baumgarte")
     a.set_ylabel("closure error |phi| [m]")
@@ -131,7 +127,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if not str(args.robot).lower().endswith((".yaml", ".yml")):
         fail(f"{args.robot}: --robot takes the four-bar's YAML file (generated here, in a temporary folder)")
-    robot, model = generated_module(args.robot, args.c)
+    robot, model = generate_module(args.robot, args.c)
     r = run(robot, model.total_mass, model.gravity, args.steps, args.dt)
     print(f"{model.name}: tree {', '.join(model.joint_names)}, loop {', '.join(c.describe() for c in model.constraints)}, "
           f"actuated {', '.join(model.actuated)}; {args.steps} RK4 steps of {args.dt:g} s")

@@ -16,13 +16,9 @@
 
     python examples/identification.py [--noise 0.02] [--samples 1000] [--out identification.png]
 """
-import argparse
-import tempfile
-from pathlib import Path
-
 import numpy as np
 
-from _common import ROOT, import_generated, save
+from _common import ROOT, figure, generate_module, plot_parser, save
 
 ROBOT = ROOT / "robots" / "panda.urdf"
 JOINT_PARAMS = ROOT / "examples" / "panda_joint_params.yaml"
@@ -33,10 +29,7 @@ UPPER = np.array([2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973])
 
 def generate(robot=ROBOT, joint_params=JOINT_PARAMS, folder=None):
     """The generated Python module of the robot with its friction and rotor inertias."""
-    from symdyn.generate import generate as run
-    folder = Path(folder or tempfile.mkdtemp(prefix="symdyn-identification-"))
-    written = run([robot], folder, ("python",), joint_params=joint_params)
-    return import_generated(written[0])
+    return generate_module(robot, folder=folder, joint_params=joint_params)[0]
 
 
 class Fourier:
@@ -132,11 +125,8 @@ def run(robot, noise=0.02, samples=1000, period=10.0, seed=0, draws=20):
 
 
 def plot(result, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     n = result["tau_v"].shape[1]
-    fig, axes = plt.subplots(n, 1, figsize=(8, 1.6 * n), sharex=True)
+    fig, axes = figure(n, 1, figsize=(8, 1.6 * n), sharex=True)
     for j, ax in enumerate(axes):
         ax.plot(result["tv"], result["tau_v"][:, j], lw=3, alpha=0.4, label="true")
         ax.plot(result["tv"], result["predicted"][:, j], "k--", lw=1, label="predicted (WLS)")
@@ -149,13 +139,11 @@ def plot(result, out):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = plot_parser(__doc__.splitlines()[0], out="identification.png")
     p.add_argument("--noise", type=float, default=0.02, help="noise std as a fraction of each joint's RMS torque")
     p.add_argument("--samples", type=int, default=1000, help="samples over one period of the trajectory")
     p.add_argument("--period", type=float, default=10.0, help="trajectory period, s")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="identification.png")
-    p.add_argument("--no-plot", action="store_true")
     args = p.parse_args(argv)
     robot = generate()
     r = run(robot, args.noise, args.samples, args.period, args.seed)

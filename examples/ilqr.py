@@ -20,12 +20,11 @@ reaching motion of the Panda from its neutral-ish start.
     python examples/ilqr.py [--robot robots/planar2.yaml] [--horizon 1.5] [--dt 0.01] [--no-plot]
 """
 import argparse
-import tempfile
 import time
 
 import numpy as np
 
-from _common import fail, resolve, save
+from _common import fail, figure, generate_module, plot_parser, resolve, save
 
 FUNCTIONS = ("forward_dynamics", "gravity", "forward_dynamics_derivatives")
 
@@ -33,16 +32,7 @@ FUNCTIONS = ("forward_dynamics", "gravity", "forward_dynamics_derivatives")
 def generated_module(robot_file):
     """forward_dynamics, gravity and forward_dynamics_derivatives of a robot file, generated and imported
     (Python)."""
-    from symdyn.compare import import_module_file
-    from symdyn.errors import SymdynError
-    from symdyn.generate import generate
-    with tempfile.TemporaryDirectory(prefix="symdyn-ilqr-") as folder:     # imported, the file can go
-        try:
-            path = next(p for p in generate([resolve(robot_file)], folder, ("python",), functions=",".join(FUNCTIONS))
-                        if p.suffix == ".py")
-        except SymdynError as exc:
-            fail(str(exc))
-        module = import_module_file(path, "_symdyn_ilqr_robot")
+    module, _ = generate_module(robot_file, functions=FUNCTIONS)
     if module.NQ != module.NV:
         fail(f"{robot_file}: q has {module.NQ} entries and v {module.NV}: this example handles fixed-base robots "
              "whose configuration is a vector")
@@ -181,10 +171,7 @@ def run(robot, horizon=1.5, dt=0.01, start=None, goal=None):
 
 
 def plot(result, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, (a, b) = plt.subplots(2, 1, figsize=(7, 6))
+    fig, (a, b) = figure(2, 1, figsize=(7, 6))
     r = result["exact"]
     t = result["dt"] * np.arange(len(r["states"]))
     n = r["controls"].shape[1]
@@ -208,14 +195,12 @@ def _vector(text):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = plot_parser(__doc__.splitlines()[0], out="ilqr.png")
     p.add_argument("--robot", default="robots/planar2.yaml", help="robot file (default robots/planar2.yaml)")
     p.add_argument("--horizon", type=float, default=1.5, help="s (default 1.5)")
     p.add_argument("--dt", type=float, default=0.01, help="step, s (default 0.01)")
     p.add_argument("--start", type=_vector, help="initial joint angles (default: -pi/2, 0, ...: hanging down)")
     p.add_argument("--goal", type=_vector, help="goal joint angles (default: pi/2, 0, ...: upright)")
-    p.add_argument("--out", default="ilqr.png", help="PNG file to write (default ilqr.png)")
-    p.add_argument("--no-plot", action="store_true", help="print the numbers only (no matplotlib needed)")
     args = p.parse_args(argv)
     if not resolve(args.robot).is_file():
         fail(f"{args.robot}: not found")

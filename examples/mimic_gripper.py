@@ -14,33 +14,9 @@ Two runs, RK4 on the generated forward_dynamics:
 
     python examples/mimic_gripper.py [--robot examples/parallel_gripper.urdf] [--steps 2000] [--out mimic_gripper.png: plot]
 """
-import tempfile
-from pathlib import Path
-
 import numpy as np
 
-from _common import ROOT, fail, import_generated, parser, resolve, rk4, save
-
-try:
-    import symdyn
-except ImportError:                        # run from a checkout without installing it
-    import sys
-    sys.path.insert(0, str(ROOT))
-    import symdyn
-
-
-def generated_module(urdf, use_c=False):
-    """Generate the robot's Python (and C) module into a temporary folder and import it."""
-    from symdyn.generate import module_name, render
-    try:
-        model = symdyn.load_robot(resolve(urdf))
-    except symdyn.RobotFileError as exc:
-        fail(str(exc))
-    folder = Path(tempfile.mkdtemp(prefix="symdyn-mimic-"))
-    for name, text in render(model, ("python", "c") if use_c else ("python",)).items():
-        (folder / name).write_text(text)
-    stem = module_name(model.path)
-    return symdyn.load_c(folder / f"{stem}.c") if use_c else import_generated(folder / f"{stem}.py"), model
+from _common import fail, figure, generate_module, parser, rk4, save
 
 
 def energy(robot, mass, gravity, q, qd):
@@ -78,11 +54,8 @@ def run(robot, mass, gravity, steps=2000, dt=1e-3, target=(0.4, 0.015), kp=(40.0
 
 
 def plot(result, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     t = result["t"]
-    fig, (a, b) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (a, b) = figure(2, 1, figsize=(7, 6), sharex=True)
     a.plot(t, result["energy"] - result["energy"][0])
     a.set_ylabel("E(t) - E(0) [J], free motion")
     a.set_title(title)
@@ -100,7 +73,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if not str(args.robot).lower().endswith(".urdf"):
         fail(f"{args.robot}: --robot takes a URDF with a <mimic> joint (generated here, in a temporary folder)")
-    robot, model = generated_module(args.robot, args.c)
+    robot, model = generate_module(args.robot, args.c)
     r = run(robot, model.total_mass, model.gravity, args.steps, args.dt)
     print(f"{model.name}: {model.nv} coordinates {', '.join(model.joint_names)}; mimic joints: "
           + ", ".join(f"{model.joints[m.joint].name} = {m.multiplier:g} * {model.joints[m.master].name} + {m.offset:g}"

@@ -14,7 +14,7 @@ forward_dynamics and RK4; the error is compared with the ideal closed loop.
 """
 import numpy as np
 
-from _common import load_robot_module, parser, rk4, save
+from _common import figure, load_robot_module, parser, rk4, save
 
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
 
@@ -73,10 +73,7 @@ def _second_order(t, kp, kd, e0, de0):
 
 
 def plot(result, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (a, b) = figure(1, 2, figsize=(10, 4))
     a.plot(result["target"][:, 0], result["target"][:, 1], "k--", lw=1, label="desired circle")
     a.plot(result["tool"][:, 0], result["tool"][:, 1], lw=2, alpha=0.6, label=result["frame"])
     a.set_aspect("equal")

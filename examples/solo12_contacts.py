@@ -14,12 +14,11 @@ robot is dropped from --height above the ground with all joints at that posture:
 
     python examples/solo12_contacts.py [--height 0.05] [--steps 1500] [--dt 1e-3] [--out solo12_contacts.png]
 """
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from _common import fail, load_robot_module, parser, save
+from _common import fail, figure, generate_module, load_robot_module, parser, save
 
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 #: HAA, HFE, KFE per leg (front legs bend forward, hind legs backward)
@@ -28,22 +27,16 @@ FUNCTIONS = ("forward_dynamics", "gravity", "frame_placement", "com_jacobian", "
              "constrained_forward_dynamics", "constrained_forward_dynamics_baumgarte", "impact")
 
 
-def generate_solo12(out_dir, lang=("python",)):
-    """solo12 from example-robot-data, floating, on its 4 feet: the functions this example needs."""
-    import symdyn.generate
-    from symdyn.errors import SymdynError
+def generated_solo12(use_c=False, folder=None):
+    """solo12 from example-robot-data, floating, on its 4 feet: the functions this example needs, generated
+    (into `folder`, default a temporary one) and loaded."""
     import site
     found = [Path(p) / "cmeel.prefix/share/example-robot-data/robots/solo_description/robots/solo12.urdf"
              for p in site.getsitepackages() + [site.getusersitepackages()]]
     urdf = next((p for p in found if p.exists()), None)
     if urdf is None:
         fail("solo12.urdf not found: pip install example-robot-data (or pass --robot)")
-    try:
-        symdyn.generate.generate([urdf], out_dir, lang, floating_base=True, contacts=",".join(FEET),
-                                 functions=list(FUNCTIONS))
-    except SymdynError as exc:
-        fail(str(exc))
-    return Path(out_dir) / "solo12.py"
+    return generate_module(urdf, use_c, FUNCTIONS, folder, floating_base=True, contacts=",".join(FEET))[0]
 
 
 def run(robot, height=0.05, steps=1500, dt=1e-3, kp=30.0, kd=1.0, baumgarte=(400.0, 40.0), restitution=0.0):
@@ -140,12 +133,9 @@ def _stance(robot, q, v, t, steps, dt, torque, anchors, gains, record=None):
 
 
 def plot(r, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     t = np.array(r["t"])
     stance = np.array([p == "stance" for p in r["phase"]])
-    fig, (a, b, c) = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, (a, b, c) = figure(1, 3, figsize=(13, 3.8))
     a.semilogy(t[1:], r["energy"][1:])
     a.axvline(r["contact_time"], color="k", ls=":", label="foot impact")
     a.set_xlabel("time [s]")
@@ -166,11 +156,7 @@ def main(argv=None):
     p.add_argument("--height", type=float, default=0.05, help="drop height of the lowest foot, m (default 0.05)")
     p.add_argument("--workdir", default=None, help="folder for the generated module (default: a temporary one)")
     args = p.parse_args(argv)
-    robot_path = args.robot
-    if robot_path is None:
-        robot_path = generate_solo12(args.workdir or tempfile.mkdtemp(prefix="solo12-contacts-"),
-                                     ("python", "c") if args.c else ("python",))
-    robot = load_robot_module(robot_path, args.c)
+    robot = load_robot_module(args.robot, args.c) if args.robot else generated_solo12(args.c, args.workdir)
     r = run(robot, args.height, args.steps, args.dt)
     i = r["impact"]
     print(f"solo12 ({robot.NV} DOF, {r['mass']:.4f} kg) dropped from {args.height:g} m, joint PD Kp = {r['kp']:g}, "

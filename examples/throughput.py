@@ -12,13 +12,12 @@ agree with Python), prints states per second and draws them as a bar chart.
 
     python examples/throughput.py [--robot generated/panda.py] [--batch 100000] [--loop 2000] [--out throughput.png]
 """
-import argparse
 import shutil
 import time
 
 import numpy as np
 
-from _common import import_generated, resolve, save
+from _common import figure, import_generated, plot_parser, resolve, save
 
 FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics")
 
@@ -115,12 +114,9 @@ def run(robot_path, batch=100_000, loop=2000, use_c=True, use_pinocchio=True, ur
 
 
 def plot(result, out, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     names = list(result["speed"])
     ways = list(dict.fromkeys(w for row in result["speed"].values() for w in row))
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = figure(figsize=(8, 4.5))
     width = 0.8 / len(ways)
     for k, way in enumerate(ways):
         values = [result["speed"][name].get(way, np.nan) for name in names]
@@ -135,15 +131,13 @@ def plot(result, out, title):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = plot_parser(__doc__.splitlines()[0], out="throughput.png")
     p.add_argument("--robot", default="generated/panda.py", help="generated Python module (default generated/panda.py)")
     p.add_argument("--batch", type=int, default=100_000, help="states in the batched call (default 100000)")
     p.add_argument("--loop", type=int, default=2000, help="single states in the Python loop (default 2000)")
     p.add_argument("--urdf", default=None, help="URDF for Pinocchio (default robots/<robot>.urdf)")
     p.add_argument("--no-c", action="store_true", help="skip the C module")
     p.add_argument("--no-pinocchio", action="store_true", help="skip Pinocchio")
-    p.add_argument("--out", default="throughput.png", help="PNG file to write (default throughput.png)")
-    p.add_argument("--no-plot", action="store_true", help="print the numbers only (no matplotlib needed)")
     args = p.parse_args(argv)
     r = run(args.robot, args.batch, args.loop, not args.no_c, not args.no_pinocchio, args.urdf)
     print(f"throughput, {args.robot} ({r['dof']} DOF): one call on {r['batch']} states vs a loop over {r['loop']} states")

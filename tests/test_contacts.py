@@ -291,8 +291,7 @@ def test_solo12_example(tmp_path):
     import sys
     sys.path.insert(0, str(ROOT / "examples"))
     import solo12_contacts
-    from _common import import_generated
-    robot = import_generated(solo12_contacts.generate_solo12(tmp_path))
+    robot = solo12_contacts.generated_solo12(folder=tmp_path)
     r = solo12_contacts.run(robot, height=0.05, steps=600, dt=1e-3)
     i = r["impact"]
     assert 0.9 < i["speed"] < 1.0                          # sqrt(2 g h) = 0.99 m/s, less the PD's pull
