@@ -124,6 +124,20 @@ def frames_option(command):
                         tuple(x.strip() for x in value.split(",") if x.strip()))(command)
 
 
+def robot_options(command):
+    """The options of every command that loads robot files, in the order --help lists them."""
+    for option in reversed((
+            click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP),
+            selection_options,
+            _inertia_options,
+            click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP),
+            click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP),
+            frames_option,
+            mimic_option)):
+        command = option(command)
+    return command
+
+
 def _selection(lock, root, tip):
     from .readers.selection import Selection, parse_lock
     try:
@@ -141,15 +155,9 @@ def main():
 @main.command()
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--ops/--no-ops", default=True, help="Also trace the functions and print their operation counts.")
-@click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
 @click.option("--base-parameters", "show_base", is_flag=True,
               help="Print the base parameters: each one's combination of the standard parameters.")
-@selection_options
-@_inertia_options
-@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-@frames_option
-@mimic_option
+@robot_options
 def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions,
          frames, contacts, mimic):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
@@ -176,13 +184,7 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
 @click.option("--precision", type=click.Choice(["float64", "float32"]), default="float64", show_default=True,
               help="Of the C module: float32 writes <robot>_f32.h/.c, float arrays (the same as --lang c-float32; "
                    "Python stays float64).")
-@click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-@selection_options
-@_inertia_options
-@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-@frames_option
-@mimic_option
+@robot_options
 def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, tip, joint_params, strict, nonphysical,
              floating, functions, frames, contacts, mimic):
     """Generate the dynamics modules of each ROBOT file into OUT."""
@@ -218,13 +220,7 @@ def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, ti
 @click.option("--states", default=20, show_default=True, help="Random states per function.")
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
-@click.option("--snap-right-angles", "snap", is_flag=True, help=SNAP_HELP)
-@selection_options
-@_inertia_options
-@click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP)
-@click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP)
-@frames_option
-@mimic_option
+@robot_options
 def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
             functions, frames, contacts, mimic):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
