@@ -1,10 +1,10 @@
-"""Explicit elements of the inverse mass matrix from the inverse of the tree's factor of M
-(Jain & Rodriguez, the innovations factorization: M^-1 = [I - H psi K]* D^-1 [I - H psi K];
-Rodriguez 1987, Sec. X, eqs. 70-72, reads the same kernels off a^1(k); Saha's M = U D U^T, udu.py).
+"""Explicit elements of the inverse mass matrix, in two forms of the same sums; each robot gets the
+cheaper (mass_matrix_inverse; docs/algorithms.md, Sec. 8).
 
-U = [I + H phi K] (block unit upper triangular in base-to-tip order), so M^-1 = U^-T D^-1 U^-1 with
-U^-1 = I - H psi K (psi: phi with tau_bar = I - G H at each joint passed). U^-1 keeps the tree's ancestor sparsity: its
-block (a, k), a a strict ancestor of k, is
+1. From the inverse of the tree's factor of M (Jain & Rodriguez, the innovations factorization:
+M^-1 = [I - H psi K]* D^-1 [I - H psi K]; Saha's M = U D U^T, udu.py). U = [I + H phi K] is block unit
+upper triangular in base-to-tip order and U^-1 = I - H psi K (psi: phi with tau_bar = I - G H at each
+joint passed) keeps the tree's ancestor sparsity: its block (a, k), a a strict ancestor of k, is
 
     R(a, k) = -H(a) x(a, k),    x(a, k) = G(k) carried inward to a: phi at each step, tau_bar at each
                                           joint in between (not at k, not at a),
@@ -14,23 +14,74 @@ and, joint by joint,
 
 Joints about a frame axis make R(a, k) an entry of x(a, k) and each term one multiplication; a
 free-flyer (H = I) gives R = -x and one 6-vector dot product per entry. Joints that share no
-ancestor (different branches of the fixed base) do not couple: exact zeros. No matrix is inverted
-except the nv x nv blocks D(a) (riccati.Block). O(N * depth) vectors carried, O(N^2 * depth) scalar
-terms for the N(N+1)/2 entries.
+ancestor (different branches of the fixed base) do not couple: exact zeros. No 6x6 recursion:
+O(N * depth) vectors carried, one term per common ancestor and entry. The terms grow with the
+depth: on long chains (more than TERMS_PER_ENTRY terms per entry) form 2 is cheaper.
 
-Section X's explicit elements (eq. 83: Upsilon+ outward, Upsilon- = tau_bar* Upsilon+ tau_bar + H* H/D,
-each column walked toward the tips) are the same sums grouped by the deepest common ancestor; that
-form costs the 6x6 Upsilon recursion on top of the same vectors and was 1.3-1.7 times the
-multiplications on every robot counted (docs/algorithms.md, Sec. 8; benchmarks/RESULTS.md). The
-Upsilon recursion itself remains in operational_space.py.
+2. Section X of Rodriguez 1987 (eq. 83) groups the terms by the deepest common ancestor, at the
+price of a 6x6 recursion (Upsilon- of a joint: the sum of its ancestors' terms), 6 mul per entry:
 
-Joints with nv > 1: D(a), R(a, k) and the diagonal blocks are nv x nv blocks.
+    Upsilon+(base) = 0
+    outward:  Upsilon+(k) = phi*(parent, k) Upsilon-(parent) phi(parent, k)
+              Minv(k,k)   = 1/D(k) + G*(k) Upsilon+(k) G(k)
+              Upsilon-(k) = tau_bar* Upsilon+ tau_bar + H* H / D
+    each column walks toward the tips of its subtree:  alpha = Upsilon+(i) G(i) - Minv(i,i) H*(i);
+              alpha <- phi* alpha;  Minv(k,i) = G*(k) alpha;  alpha <- tau_bar*(k) alpha
+(Rodriguez 1987 prints H H* for H* H and drops one *; docs/algorithms.md, Sec. 8, has the checked form.)
+With u = Upsilon+ G, tau_bar* Upsilon+ tau_bar + H* H / D = Upsilon+ - u H - H* u* + Minv(k,k) H* H.
+
+Trees. Unlike M, M^-1 couples joints on different branches: a force on one branch accelerates the
+common ancestors and so the other branch. From M^-1 = [I - H psi K]* D^-1 [I - H psi K], the
+terms of joints i and k whose deepest common ancestor is a (a joint with several children)
+share the factor psi through a, which gives
+              Minv(k,i) = x(a,k)* Upsilon-(a) x(a,i),
+x(a,i) = phi(a, .) tau_bar ... phi(., i) G(i): G(i) carried inward to a (tau_bar at each joint in
+between, not at a), as in innovations_factor_inverse. Joints whose only common ancestor is the fixed
+base do not couple (Upsilon- of the base is 0): exact zeros. No matrix is inverted: O(N^2) work.
+
+The column walk outward from i is the same product read the other way: Minv(k,i) = x(i,k)* alpha(i).
+Where G(k) is carried inward anyway (below a joint that branches, or below a joint with several DoF,
+whose nv(i) columns would each need their own walk: a free-flyer's 6), every entry below i is one
+dot product with alpha(i); the walks remain only on chains of 1-DoF joints (the Panda: unchanged).
+On top of the fixed base Upsilon+(a) = 0, so Upsilon-(a) x(a,i) = -H* Minv(a,i): already computed.
+
+Joints with nv > 1: D(k), Minv(k,k) are nv x nv blocks (D^-1 from its UDU^T factors), and G, H, u,
+alpha and x have nv columns.
 """
 from . import spatial as S
 from .chain import combine
 
 
 def mass_matrix_inverse(ctx, chain, X, ric):
+    """M^-1 by the cheaper form for this tree: the sums over common ancestors unless the average entry
+    has more than TERMS_PER_ENTRY terms (long chains), where Section X's Upsilon recursion wins."""
+    terms, entries = ancestor_terms(chain)
+    form = from_factors if terms <= TERMS_PER_ENTRY * entries else section_x
+    return form(ctx, chain, X, ric)
+
+
+#: the crossover, counted (benchmarks/RESULTS.md, "M^-1 of trees, issue 10, second pass"): chains of
+#: 30 joints (9.7 terms per entry) are cheaper from the factors, of 35 aligned ones (11.3) by Section X
+TERMS_PER_ENTRY = 10
+
+
+def ancestor_terms(chain):
+    """(terms, entries): the products R(a, i)* D(a)^-1 R(a, j) of the factor form, weighted by the
+    DoF of a, i, j (the term a = i costs nothing), and the entries of M^-1 they make."""
+    path = [set([k] + list(chain.ancestors(k))) for k in range(chain.n)]
+    nv = [len(h) for h in chain.H]
+    terms = entries = 0
+    for i in range(chain.n):
+        for j in range(i, chain.n):
+            common = path[i] & path[j]
+            if common:
+                entries += nv[i] * nv[j]
+                terms += nv[i] * nv[j] * sum(nv[a] for a in common if a != i)
+    return terms, entries
+
+
+def from_factors(ctx, chain, X, ric):
+    """The sums over common ancestors (module docstring, first part)."""
     Dinv = [[[ctx.bind(1 / ric.D[a])]] if ric.block[a] is None else ric.block[a].inverse() for a in range(chain.n)]
     R, DR = _inverse_factor(ctx, chain, X, ric, Dinv)
     Minv = [[0] * chain.nv for _ in range(chain.nv)]
@@ -77,7 +128,122 @@ def _entry(ctx, chain, i, j, common, R, DR, Dinv):
     return [[ctx.bind(x) for x in row] for row in block]
 
 
+def section_x(ctx, chain, X, ric):
+    """Section X's form (module docstring, second part): cheaper on long chains."""
+    n, nv, vi = chain.n, chain.nv, chain.vi
+    Minv = [[0] * nv for _ in range(nv)]
+    H = chain.H
+    G = [ric.columns(k) for k in range(n)]
+    Uplus, Uminus, u, diag = [None] * n, [None] * n, [None] * n, [None] * n
+    for k in chain.outward():
+        p = chain.parent[k]
+        Uplus[k] = S.congruence_outward(ctx, X[k], Uminus[p]) if p >= 0 else S.zero6()
+        u[k] = [S.bind(ctx, S.matvec(Uplus[k], g)) for g in G[k]]
+        if len(H[k]) == 1:
+            d = diag[k] = [[ctx.bind(1 / ric.D[k] + S.vdot(G[k][0], u[k][0]))]]
+        else:
+            Dinv, m = ric.block[k].inverse(), len(H[k])
+            d = diag[k] = [[None] * m for _ in range(m)]
+            for a in range(m):
+                for b in range(a, m):
+                    d[a][b] = d[b][a] = ctx.bind(Dinv[a][b] + S.vdot(G[k][a], u[k][b]))
+        for a, i in enumerate(vi[k]):
+            for b, j in enumerate(vi[k]):
+                Minv[i][j] = d[a][b]
+        U, uk, h, m = Uplus[k], u[k], H[k], len(H[k])
+        Uminus[k] = S.symmetric(ctx, lambda i, j: U[i][j] + sum(
+            (-uk[a][i] * h[a][j] - h[a][i] * uk[a][j] + sum((d[a][b] * h[a][i] * h[b][j] for b in range(m)), 0)
+             for a in range(m)), 0)) if m > 1 else \
+            S.symmetric(ctx, lambda i, j: U[i][j] - uk[0][i] * h[0][j] - h[0][i] * uk[0][j] + d[0][0] * h[0][i] * h[0][j])
+    x = _carried_inward(ctx, chain, X, ric, G)
+    for i in chain.outward():
+        m = len(H[i])
+        alpha = [S.bind(ctx, S.vsub(u[i][b], combine([diag[i][a][b] for a in range(m)], H[i]))) for b in range(m)]
+        if any((i, k) in x for k in chain.children[i]):
+            _column_from_below(ctx, chain, x, Minv, i, alpha)
+        else:
+            _column_below(ctx, chain, X, G, Minv, i, alpha)
+    _across_branches(ctx, chain, x, Minv, Uminus)
+    return Minv
+
+
 def _put(Minv, chain, k, i, block):
     for a, r in enumerate(chain.vi[k]):
         for b, c in enumerate(chain.vi[i]):
             Minv[r][c] = Minv[c][r] = block[a][b]
+
+
+def _column_below(ctx, chain, X, G, Minv, i, alpha):
+    """Minv(k, i) for every k in the subtree of i: alpha (nv(i) columns) walks outward, depth first."""
+    stack = [(c, alpha) for c in reversed(chain.children[i])]
+    while stack:
+        k, alpha = stack.pop()
+        alpha = [S.motion_outward(ctx, X[k], x) for x in alpha]
+        block = [[ctx.bind(S.vdot(g, x)) for x in alpha] for g in G[k]]
+        _put(Minv, chain, k, i, block)
+        alpha = [S.bind(ctx, S.vsub(x, combine([block[a][b] for a in range(len(G[k]))], chain.H[k])))
+                 for b, x in enumerate(alpha)]
+        stack.extend((c, alpha) for c in reversed(chain.children[k]))
+
+
+def _carried_inward(ctx, chain, X, ric, G):
+    """x(a, k) = G(k) carried inward to a (tau_bar at each joint in between, not at a), for every
+    ancestor a of k up to k's topmost ancestor that branches (the cross-branch terms need x there) or
+    has several DoF (its columns are cheaper from below): {(a, k): nv(k) columns}. Empty for a chain
+    of 1-DoF joints."""
+    targets = {a for a in range(chain.n) if len(chain.children[a]) > 1 or len(chain.H[a]) > 1}
+    x = {}
+    for k in chain.outward():
+        above = [a for a in chain.ancestors(k) if a in targets]
+        vs, j = G[k], k
+        for a in chain.ancestors(k):
+            if not above:
+                break
+            vs = [S.force_inward(ctx, X[j], v) for v in vs]
+            x[a, k] = vs
+            if a == above[0]:
+                above.pop(0)
+            if above:
+                vs = [ric.tau_bar(a, v) for v in vs]
+            j = a
+    return x
+
+
+def _column_from_below(ctx, chain, x, Minv, i, alpha):
+    """Minv(k, i) = x(i, k)* alpha(i) for every k in the subtree of i, from the columns the
+    cross-branch terms carry inward anyway (6 mul per entry instead of a walk per column of i)."""
+    for k in _subtree(chain, i)[1:]:
+        _put(Minv, chain, k, i, [[ctx.bind(S.vdot(xk, a)) for a in alpha] for xk in x[i, k]])
+
+
+def _across_branches(ctx, chain, x, Minv, Uminus):
+    """Minv(k, i) = x(a,k)* Upsilon-(a) x(a,i) for k and i on different branches below joint a."""
+    for a in range(chain.n):
+        if len(chain.children[a]) < 2:
+            continue
+        branches = [_subtree(chain, c) for c in chain.children[a]]
+        for b, nodes in enumerate(branches):
+            others = [k for later in branches[b + 1:] for k in later]
+            for i in nodes:
+                ys = _upsilon_x(ctx, chain, x, Minv, Uminus, a, i)
+                for k in others:
+                    _put(Minv, chain, k, i, [[ctx.bind(S.vdot(xk, y)) for y in ys] for xk in x[a, k]])
+
+
+def _upsilon_x(ctx, chain, x, Minv, Uminus, a, i):
+    """Upsilon-(a) x(a, i), one column per DoF of i. Below the fixed base (Upsilon+(a) = 0, as for a
+    floating base) Upsilon-(a) = H* Minv(a,a) H and alpha(a) = -H* Minv(a,a), so the product is
+    -H* Minv(a, i), already computed: no multiplication."""
+    if chain.parent[a] >= 0:
+        return [S.bind(ctx, S.matvec(Uminus[a], v)) for v in x[a, i]]
+    return [S.bind(ctx, S.vscale(-1, combine([Minv[r][c] for r in chain.vi[a]], chain.H[a]))) for c in chain.vi[i]]
+
+
+def _subtree(chain, k):
+    """k and its descendants, depth first."""
+    nodes, stack = [], [k]
+    while stack:
+        k = stack.pop()
+        nodes.append(k)
+        stack.extend(reversed(chain.children[k]))
+    return nodes

@@ -18,6 +18,7 @@ from symdyn.compare import PINOCCHIO_NAMES, import_module_file
 from symdyn.description import build_model
 from symdyn.functions import BY_NAME, FUNCTIONS
 from symdyn.generate import module_name, render
+from symdyn.synthetic import random_chain
 
 TOL = 1e-9          # relative, against Pinocchio
 SAME = 1e-10        # relative, generated code against the engine
@@ -274,6 +275,41 @@ def test_inverse_of_trees_against_pinocchio(name):
     assert relerr(Minv, np.swapaxes(Minv, -1, -2)) == 0
     ref = pinocchio_functions(pinocchio_model(model))["mass_matrix_inverse"]
     assert max(relerr(Minv[s], ref(q[s])) for s in range(len(q))) < TOL
+
+
+@pytest.mark.parametrize("form", ["from_factors", "section_x"])
+@pytest.mark.parametrize("name", ["floating_branching", "spherical_hub", "chain"])
+def test_each_form_of_the_inverse_against_pinocchio(form, name):
+    """Both forms of M^-1 (mass_matrix_inverse runs the cheaper one only): Pinocchio's computeMinverse,
+    M M^-1 = I, on a branching free-flyer tree, a spherical joint where a tree branches, a chain."""
+    from symdyn import lie, minverse
+    from symdyn.compare import pinocchio_functions, pinocchio_model
+    from symdyn.functions import out_dims
+    from symdyn.riccati import Riccati
+    model = random_chain(6, 11) if name == "chain" else _tree_models()[name]
+    engine = symdyn.Engine(model)
+    q = lie.random_configuration(model, np.random.default_rng(5), 3)
+    trace_form = getattr(minverse, form)
+    Minv = engine._evaluate(lambda ctx, chain, X: trace_form(ctx, chain, X, Riccati(ctx, chain, X)),
+                            out_dims(BY_NAME["mass_matrix_inverse"]), q)
+    M = engine.mass_matrix(q)
+    assert relerr(M @ Minv, np.broadcast_to(np.eye(model.nv), M.shape)) < 1e-10
+    ref = pinocchio_functions(pinocchio_model(model))["mass_matrix_inverse"]
+    assert max(relerr(Minv[s], ref(q[s])) for s in range(len(q))) < TOL
+
+
+@pytest.mark.parametrize("n, cheaper", [(30, "from_factors"), (36, "section_x")])
+def test_the_inverse_takes_the_cheaper_form(monkeypatch, n, cheaper):
+    """The count of terms per entry picks the form with fewer multiplications: a 30-joint chain (9.7
+    terms per entry) from the factors, a 36-joint one (11.7) by Section X's Upsilon recursion."""
+    from symdyn import minverse
+    model = random_chain(n, 2, aligned=True)
+    chosen = trace(model, BY_NAME["mass_matrix_inverse"]).ops
+    forms = {}
+    for form in ("from_factors", "section_x"):
+        monkeypatch.setattr(minverse, "mass_matrix_inverse", getattr(minverse, form))
+        forms[form] = trace(model, BY_NAME["mass_matrix_inverse"]).ops
+    assert chosen == forms[cheaper] and chosen["mul"] == min(f["mul"] for f in forms.values()), forms
 
 
 def test_inverse_of_a_floating_tree_costs_under_3_5_mass_matrices():
