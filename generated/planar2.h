@@ -64,10 +64,10 @@ void planar2_mass_matrix(const double *q, double *M);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_mass_matrix_batch(long count, const double *q, double *M);
 
-/* M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve.
+/* M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries summed over common ancestors): no linear solve.
  * In: q[2].
  * Out: Minv[2*2] (row-major).
- * Operations: 14 mul, 8 add, 1 div, 0 sqrt, 2 trig. */
+ * Operations: 9 mul, 5 add, 1 div, 0 sqrt, 2 trig. */
 void planar2_mass_matrix_inverse(const double *q, double *Minv);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv);

@@ -208,7 +208,8 @@ FUNCTIONS = (
              "on the diagonal."),
     Function("mass_matrix_inverse", ("q",), "Minv", "matrix",
              _diagonalized(lambda ctx, chain, X, ric: minverse.mass_matrix_inverse(ctx, chain, X, ric)),
-             "M(q)^-1 from its explicit elements (Rodriguez 1987, Section X, eq. 83): no linear solve."),
+             "M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries "
+             "summed over common ancestors): no linear solve."),
     Function("forward_dynamics", ("q", "qd", "tau"), "qdd", "vector",
              _diagonalized(_forward_dynamics),
              "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, "

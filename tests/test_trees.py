@@ -18,6 +18,7 @@ from symdyn.compare import PINOCCHIO_NAMES, import_module_file
 from symdyn.readers.description import build_model
 from symdyn.functions import BY_NAME, FUNCTIONS
 from symdyn.generate import module_name, render
+from symdyn.multibody.synthetic import random_chain
 
 TOL = 1e-9          # relative, against Pinocchio
 SAME = 1e-10        # relative, generated code against the engine
@@ -236,9 +237,9 @@ def test_large_random_tree():
 
 
 def _tree_models():
-    """Trees that take each path of minverse: a free-flyer root with branches (Upsilon+ = 0 at a
-    branching multi-DoF joint), a spherical joint where the tree branches, and a 1-DoF joint on the
-    fixed base with two branches."""
+    """Trees that take each path of minverse: a free-flyer root with branches (a 6x6 D^-1 in every
+    term), a spherical joint where the tree branches (a 3x3 block of U^-1 and tau_bar inside the
+    tree), and a 1-DoF joint on the fixed base with two branches."""
     from symdyn.multibody.synthetic import _link, random_tree_description
 
     def floating(seed):
@@ -261,8 +262,8 @@ def _tree_models():
 
 @pytest.mark.parametrize("name", ["floating_one_child", "floating_branching", "spherical_hub", "two_branches"])
 def test_inverse_of_trees_against_pinocchio(name):
-    """M^-1 of trees (columns from the inward-carried G, Upsilon- x below the base from M^-1 itself):
-    Pinocchio's computeMinverse, M M^-1 = I, symmetric."""
+    """M^-1 of trees (terms of U^-1 over the common ancestors): Pinocchio's computeMinverse,
+    M M^-1 = I, symmetric."""
     from symdyn.multibody import lie
     from symdyn.compare import pinocchio_functions, pinocchio_model
     model = _tree_models()[name]
@@ -276,9 +277,53 @@ def test_inverse_of_trees_against_pinocchio(name):
     assert max(relerr(Minv[s], ref(q[s])) for s in range(len(q))) < TOL
 
 
-def test_inverse_of_a_floating_tree_costs_under_4_5_mass_matrices():
-    """talos_reduced with a free-flyer: M^-1 from the columns carried inward costs 4.3 M (the columns
-    walked outward from each joint cost 5.5 M, 6 walks per column of the free-flyer)."""
+@pytest.mark.parametrize("form", ["from_factors", "section_x"])
+@pytest.mark.parametrize("name", ["floating_branching", "spherical_hub", "chain"])
+def test_each_form_of_the_inverse_against_pinocchio(form, name):
+    """Both forms of M^-1 (mass_matrix_inverse runs the cheaper one only): Pinocchio's computeMinverse,
+    M M^-1 = I, on a branching free-flyer tree, a spherical joint where a tree branches, a chain."""
+    from symdyn.multibody import lie
+    from symdyn.recursions import minverse
+    from symdyn.compare import pinocchio_functions, pinocchio_model
+    from symdyn.functions import out_dims
+    from symdyn.recursions.riccati import Riccati
+    model = random_chain(6, 11) if name == "chain" else _tree_models()[name]
+    engine = symdyn.Engine(model)
+    q = lie.random_configuration(model, np.random.default_rng(5), 3)
+    trace_form = getattr(minverse, form)
+    Minv = engine._evaluate(lambda ctx, chain, X: trace_form(ctx, chain, X, Riccati(ctx, chain, X)),
+                            out_dims(BY_NAME["mass_matrix_inverse"]), q)
+    M = engine.mass_matrix(q)
+    assert relerr(M @ Minv, np.broadcast_to(np.eye(model.nv), M.shape)) < 1e-10
+    ref = pinocchio_functions(pinocchio_model(model))["mass_matrix_inverse"]
+    assert max(relerr(Minv[s], ref(q[s])) for s in range(len(q))) < TOL
+
+
+@pytest.mark.parametrize("n, cheaper", [(30, "from_factors"), (36, "section_x")])
+def test_the_inverse_takes_the_cheaper_form(monkeypatch, n, cheaper):
+    """The count of terms per entry picks the form with fewer multiplications: a 30-joint chain (9.7
+    terms per entry) from the factors, a 36-joint one (11.7) by Section X's Upsilon recursion."""
+    from symdyn.recursions import minverse
+    model = random_chain(n, 2, aligned=True)
+    chosen = trace(model, BY_NAME["mass_matrix_inverse"]).ops
+    forms = {}
+    for form in ("from_factors", "section_x"):
+        monkeypatch.setattr(minverse, "mass_matrix_inverse", getattr(minverse, form))
+        forms[form] = trace(model, BY_NAME["mass_matrix_inverse"]).ops
+    assert chosen == forms[cheaper] and chosen["mul"] == min(f["mul"] for f in forms.values()), forms
+
+
+def test_inverse_of_a_floating_tree_costs_under_3_5_mass_matrices():
+    """talos_reduced with a free-flyer: M^-1 from the inverse factor U^-1 (terms over common ancestors)
+    costs 3.4 M (Section X's Upsilon form with columns carried inward cost 4.3 M, walked outward 5.5 M)."""
     model = symdyn.load_robot(erd_path(ERD_TREES["talos_reduced"]), floating_base=True)
     inverse, mass = trace(model, BY_NAME["mass_matrix_inverse"]), trace(model, BY_NAME["mass_matrix"])
-    assert inverse.ops["mul"] < 4.5 * mass.ops["mul"], (inverse.ops, mass.ops)
+    assert inverse.ops["mul"] < 3.5 * mass.ops["mul"], (inverse.ops, mass.ops)
+
+
+def test_inverse_of_a_chain_costs_under_2_mass_matrices():
+    """The Panda: M^-1 from U^-1 costs 1.9 M (578 mul; Section X's Upsilon recursion with columns walked
+    outward cost 971): a chain's code did not grow when trees got the inverse factor."""
+    model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
+    inverse, mass = trace(model, BY_NAME["mass_matrix_inverse"]), trace(model, BY_NAME["mass_matrix"])
+    assert inverse.ops["mul"] < 2 * mass.ops["mul"], (inverse.ops, mass.ops)

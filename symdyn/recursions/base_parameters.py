@@ -116,7 +116,7 @@ def samples(model, count, seed):
     ctx = _Deterministic()
     chain = Chain(ctx, model)
     arrays = [[np.array(x) for x in v] for v in (q, qd, qdd)]
-    if model.mimic:                          # the regressor of the reduced coordinates, G^T Y (symdyn.mimic)
+    if model.mimic:                          # the regressor of the reduced coordinates, G^T Y (symdyn.recursions.mimic)
         from ..functions import BY_NAME, for_model
         trace = for_model([BY_NAME["regressor"]], model)[0].trace
         Y = trace(ctx, chain, chain.transforms(arrays[0]), arrays[1], arrays[2])

@@ -1,4 +1,25 @@
-"""Explicit elements of the inverse mass matrix (Rodriguez 1987, Section X, eq. 83), on trees.
+"""Explicit elements of the inverse mass matrix, in two forms of the same sums; each robot gets the
+cheaper (mass_matrix_inverse; docs/algorithms.md, Sec. 8).
+
+1. From the inverse of the tree's factor of M (Jain & Rodriguez, the innovations factorization:
+M^-1 = [I - H psi K]* D^-1 [I - H psi K]; Saha's M = U D U^T, udu.py). U = [I + H phi K] is block unit
+upper triangular in base-to-tip order and U^-1 = I - H psi K (psi: phi with tau_bar = I - G H at each
+joint passed) keeps the tree's ancestor sparsity: its block (a, k), a a strict ancestor of k, is
+
+    R(a, k) = -H(a) x(a, k),    x(a, k) = G(k) carried inward to a: phi at each step, tau_bar at each
+                                          joint in between (not at k, not at a),
+and, joint by joint,
+    M^-1(i, j) = sum over the common ancestors a of i and j (i, j themselves included)
+                 R(a, i)* D(a)^-1 R(a, j),      R(a, a) = I.
+
+Joints about a frame axis make R(a, k) an entry of x(a, k) and each term one multiplication; a
+free-flyer (H = I) gives R = -x and one 6-vector dot product per entry. Joints that share no
+ancestor (different branches of the fixed base) do not couple: exact zeros. No 6x6 recursion:
+O(N * depth) vectors carried, one term per common ancestor and entry. The terms grow with the
+depth: on long chains (more than TERMS_PER_ENTRY terms per entry) form 2 is cheaper.
+
+2. Section X of Rodriguez 1987 (eq. 83) groups the terms by the deepest common ancestor, at the
+price of a 6x6 recursion (Upsilon- of a joint: the sum of its ancestors' terms), 6 mul per entry:
 
     Upsilon+(base) = 0
     outward:  Upsilon+(k) = phi*(parent, k) Upsilon-(parent) phi(parent, k)
@@ -32,6 +53,83 @@ from ..multibody.chain import combine
 
 
 def mass_matrix_inverse(ctx, chain, X, ric):
+    """M^-1 by the cheaper form for this tree: the sums over common ancestors unless the average entry
+    has more than TERMS_PER_ENTRY terms (long chains), where Section X's Upsilon recursion wins."""
+    terms, entries = ancestor_terms(chain)
+    form = from_factors if terms <= TERMS_PER_ENTRY * entries else section_x
+    return form(ctx, chain, X, ric)
+
+
+#: the crossover, counted (benchmarks/RESULTS.md, "M^-1 of trees, issue 10, second pass"): chains of
+#: 30 joints (9.7 terms per entry) are cheaper from the factors, of 35 aligned ones (11.3) by Section X
+TERMS_PER_ENTRY = 10
+
+
+def ancestor_terms(chain):
+    """(terms, entries): the products R(a, i)* D(a)^-1 R(a, j) of the factor form, weighted by the
+    DoF of a, i, j (the term a = i costs nothing), and the entries of M^-1 they make."""
+    path = [set([k] + list(chain.ancestors(k))) for k in range(chain.n)]
+    nv = [len(h) for h in chain.H]
+    terms = entries = 0
+    for i in range(chain.n):
+        for j in range(i, chain.n):
+            common = path[i] & path[j]
+            if common:
+                entries += nv[i] * nv[j]
+                terms += nv[i] * nv[j] * sum(nv[a] for a in common if a != i)
+    return terms, entries
+
+
+def from_factors(ctx, chain, X, ric):
+    """The sums over common ancestors (module docstring, first part)."""
+    Dinv = [[[ctx.bind(1 / ric.D[a])]] if ric.block[a] is None else ric.block[a].inverse() for a in range(chain.n)]
+    R, DR = _inverse_factor(ctx, chain, X, ric, Dinv)
+    Minv = [[0] * chain.nv for _ in range(chain.nv)]
+    path = [[k] + list(chain.ancestors(k)) for k in range(chain.n)]
+    for i in range(chain.n):
+        mine = set(path[i])
+        for j in range(i, chain.n):
+            common = [a for a in path[j] if a in mine]
+            if common:
+                _put(Minv, chain, i, j, _entry(ctx, chain, i, j, common, R, DR, Dinv))
+    return Minv
+
+
+def _inverse_factor(ctx, chain, X, ric, Dinv):
+    """R(a, k) = -H(a) x(a, k) (the blocks of U^-1 above the diagonal) and D(a)^-1 R(a, k), for every
+    joint k and each strict ancestor a: {(a, k): nv(a) x nv(k)}."""
+    R, DR = {}, {}
+    for k in chain.outward():
+        xs, j = ric.columns(k), k
+        for a in chain.ancestors(k):
+            xs = [S.force_inward(ctx, X[j], x) for x in xs]
+            r = R[a, k] = [[ctx.bind(-S.vdot(h, x)) for x in xs] for h in chain.H[a]]
+            DR[a, k] = _matmul(ctx, Dinv[a], r)
+            if chain.parent[a] >= 0:
+                # tau_bar(a) x = x - G(a) (H(a) x), H(a) x = -r read back
+                xs = [S.bind(ctx, S.vsub(x, combine([-row[c] for row in r], ric.columns(a)))) for c, x in enumerate(xs)]
+            j = a
+    return R, DR
+
+
+def _matmul(ctx, A, B):
+    return [[ctx.bind(sum((A[r][t] * B[t][c] for t in range(len(B))), 0)) for c in range(len(B[0]))]
+            for r in range(len(A))]
+
+
+def _entry(ctx, chain, i, j, common, R, DR, Dinv):
+    """The block M^-1(i, j): the terms R(a, i)* D(a)^-1 R(a, j) of the common ancestors a."""
+    block = [[0] * len(chain.H[j]) for _ in chain.H[i]]
+    for a in common:
+        right = Dinv[a] if a == j else DR[a, j]
+        for r, row in enumerate(block):
+            for c in range(len(row)):
+                row[c] += right[r][c] if a == i else sum((R[a, i][s][r] * right[s][c] for s in range(len(right))), 0)
+    return [[ctx.bind(x) for x in row] for row in block]
+
+
+def section_x(ctx, chain, X, ric):
+    """Section X's form (module docstring, second part): cheaper on long chains."""
     n, nv, vi = chain.n, chain.nv, chain.vi
     Minv = [[0] * nv for _ in range(nv)]
     H = chain.H
