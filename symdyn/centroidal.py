@@ -1,16 +1,22 @@
 """Centre of mass and centroidal momentum (Orin & Goswami's centroidal momentum matrix, as
-Pinocchio's ccrba) from composite-body parameters, inward, and the world placements of
-frames.Placements.
+Pinocchio's ccrba) from composite-body parameters, inward, and the world rotations of
+frames.Placements, outward.
 
 The subtree of joint k as one rigid body, in frame k about O_k: its mass m, first moment h and
-rotational inertia J (the ten dynamic parameters of a composite body). Inward, a child's
-parameters move into its parent's frame by X = (R, l):
-    h' = R h + m l        J' = R J R^T + m (|l|^2 1 - l l^T) + 2 (l . R h) 1 - l (R h)^T - (R h) l^T
-(R J R^T by the joint's structured rotation, as in the Riccati recursion). A column [w; v] of
-joint k's motion subspace moves its subtree with the momentum, at O_k in frame k,
-    P = m v + w x h            L = J w + h x v,
-which R0(k) turns into world axes, and L_G = L + (p0(k) - c) x P takes about the centre of mass
-c = (sum over roots of m p0 + R0 h) / M. The column of Ag is [P; L_G]; Jcom's is P / M.
+rotational inertia J (the ten dynamic parameters of a composite body). X(k) = (R, l) moves them
+into the parent's axes, hp = R h and Jp = R J R^T (by the joint's structured rotation, as in the
+Riccati recursion), and the parent sums
+    h' = hp + m l        J' = Jp + m (|l|^2 1 - l l^T) + 2 (l . hp) 1 - l hp^T - hp l^T.
+A column [w; v] of joint k's motion subspace moves its subtree with the momentum, at O_k in the
+parent's axes, (Rw, Rv = R w, R v: constants for a revolute or prismatic joint, whose rotation
+leaves its axis alone)
+    P = m Rv + Rw x hp            L = Jp Rw - Rv x hp,
+and about the centre of mass c, L_G = L + d x P with d = p0(k) - c in the parent's axes, carried
+outward as d(k) = e(parent) + l, e(k) = R^T d(k) (for a root, d = p0(root) - c in world axes).
+R0(parent) turns [P; L_G] into world axes: a body needs its world rotation only if it has children,
+and no body needs its world position but the roots, for c = (sum over roots of m p0 + hp) / M.
+The column of Ag is [P; L_G]; Jcom's is P / M. (A revolute joint's column on a coordinate axis:
+P and L are entries of hp and Jp, no product; 4 for d x P, 15 to turn both into the world.)
 """
 from . import spatial as S
 from .frames import Placements, columns, nv, rate_indices
