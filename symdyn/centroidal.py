@@ -123,9 +123,14 @@ def _momenta(ctx, chain, X, comp, inertia=True):
     e(k) = R^T (e(parent) + l); then turned into the world by R0(parent). So no body needs its own
     world rotation unless it has children, nor its world position. The bodies are placed as the
     columns go: in the compiled C a world rotation lives only from its body to its children, not
-    through the whole inward pass."""
+    through the whole inward pass.
+
+    With a single root (every robot but one with several chains on a fixed base), c = p0 + hp / M,
+    so d(root) = -hp / M and a column of the root that only translates (w = 0: a free-flyer's
+    linear ones) has L_G = -Rv x hp - (m / M) hp x Rv = 0, set exactly."""
     pl = _placed_roots(ctx, chain, X)
     inv, c = _center(ctx, chain, pl, comp)
+    single = len(_roots(chain)) == 1
     e = [None] * chain.n
     out = []
     for k in chain.outward():
@@ -139,7 +144,9 @@ def _momenta(ctx, chain, X, comp, inertia=True):
         for i, (w, Rw, Rv) in zip(rate_indices(chain, k), _parent_columns(chain, X, k)):
             # Rw x hp and Rv x hp bound alone: a free-flyer's linear and angular columns share them
             P = S.bind(ctx, S.add(S.scale(comp.m[k], Rv), S.bind(ctx, S.cross(Rw, hp))))
-            if inertia:
+            if inertia and p < 0 and single and all(x == 0 for x in w):
+                L = [0, 0, 0]
+            elif inertia:
                 Jw = S.rot(comp.Jp[k], Rw) if p >= 0 else S.rot(R, S.rot(comp.J[k], w))
                 L = S.bind(ctx, S.add(S.sub(Jw, S.bind(ctx, S.cross(Rv, hp))), S.cross(d, P)))
             if p >= 0:
