@@ -267,7 +267,7 @@ void panda_center_of_mass_batch(long count, const double *q, double *com);
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd.
  * In: q[7].
  * Out: Jcom[3*7] (row-major).
- * Operations: 123 mul, 63 add, 0 div, 0 sqrt, 14 trig. */
+ * Operations: 144 mul, 75 add, 0 div, 0 sqrt, 14 trig. */
 void panda_com_jacobian(const double *q, double *Jcom);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void panda_com_jacobian_batch(long count, const double *q, double *Jcom);

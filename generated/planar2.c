@@ -2008,7 +2008,7 @@ void planar2_center_of_mass_batch(long count, const double *q, double *com)
 #endif
 }
 
-/* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 14 mul, 5 add, 0 div, 0 sqrt, 4 trig. */
+/* Jacobian of the centre of mass, world axes: com_dot = Jcom qd. Operations: 16 mul, 5 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_com_jacobian(const double *q, double *Jcom)
 {
     const double q0 = q[0];
@@ -2017,21 +2017,23 @@ void planar2_com_jacobian(const double *q, double *Jcom)
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = 0.2*x3;
-    const double x5 = 0.2*x2;
-    const double x6 = 1.0 + x4;
-    const double x7 = -x0*x5 + x1*x6;
-    const double x8 = x0*x6 + x1*x5;
-    const double x9 = 0.3333333333333333*x7;
-    const double x16 = -x0*x4 - x1*x5;
-    const double x17 = -x0*x5 + x1*x4;
-    const double x18 = -0.3333333333333333*x8;
-    const double x19 = 0.3333333333333333*x16;
-    const double x20 = 0.3333333333333333*x17;
-    Jcom[0] = x18;
-    Jcom[1] = x19;
-    Jcom[2] = x9;
-    Jcom[3] = x20;
+    const double x6 = -x0*x2 + x1*x3;
+    const double x7 = -x0*x3 - x1*x2;
+    const double x9 = 0.2*x3;
+    const double x10 = 0.2*x2;
+    const double x11 = 1.0 + x9;
+    const double x12 = -x0*x10 + x1*x11;
+    const double x14 = 0.3333333333333333*x12;
+    const double x16 = -x0*x11 - x1*x10;
+    const double x17 = 0.3333333333333333*x16;
+    const double x18 = 0.2*x7;
+    const double x19 = 0.2*x6;
+    const double x20 = 0.3333333333333333*x18;
+    const double x21 = 0.3333333333333333*x19;
+    Jcom[0] = x17;
+    Jcom[1] = x20;
+    Jcom[2] = x14;
+    Jcom[3] = x21;
     Jcom[4] = 0.0;
     Jcom[5] = 0.0;
 }
@@ -2056,21 +2058,23 @@ void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
             sd_far |= sd_sincos_lane(q0, &x0, &x1);
             double x2, x3;
             sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.2*x3;
-            const double x5 = 0.2*x2;
-            const double x6 = 1.0 + x4;
-            const double x7 = -x0*x5 + x1*x6;
-            const double x8 = x0*x6 + x1*x5;
-            const double x9 = 0.3333333333333333*x7;
-            const double x16 = -x0*x4 - x1*x5;
-            const double x17 = -x0*x5 + x1*x4;
-            const double x18 = -0.3333333333333333*x8;
-            const double x19 = 0.3333333333333333*x16;
-            const double x20 = 0.3333333333333333*x17;
-            sd_Jcom[0][sd_k] = x18;
-            sd_Jcom[1][sd_k] = x19;
-            sd_Jcom[2][sd_k] = x9;
-            sd_Jcom[3][sd_k] = x20;
+            const double x6 = -x0*x2 + x1*x3;
+            const double x7 = -x0*x3 - x1*x2;
+            const double x9 = 0.2*x3;
+            const double x10 = 0.2*x2;
+            const double x11 = 1.0 + x9;
+            const double x12 = -x0*x10 + x1*x11;
+            const double x14 = 0.3333333333333333*x12;
+            const double x16 = -x0*x11 - x1*x10;
+            const double x17 = 0.3333333333333333*x16;
+            const double x18 = 0.2*x7;
+            const double x19 = 0.2*x6;
+            const double x20 = 0.3333333333333333*x18;
+            const double x21 = 0.3333333333333333*x19;
+            sd_Jcom[0][sd_k] = x17;
+            sd_Jcom[1][sd_k] = x20;
+            sd_Jcom[2][sd_k] = x14;
+            sd_Jcom[3][sd_k] = x21;
             sd_Jcom[4][sd_k] = 0.0;
             sd_Jcom[5][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;

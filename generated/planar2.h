@@ -267,7 +267,7 @@ void planar2_center_of_mass_batch(long count, const double *q, double *com);
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd.
  * In: q[2].
  * Out: Jcom[3*2] (row-major).
- * Operations: 14 mul, 5 add, 0 div, 0 sqrt, 4 trig. */
+ * Operations: 16 mul, 5 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_com_jacobian(const double *q, double *Jcom);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_com_jacobian_batch(long count, const double *q, double *Jcom);

@@ -267,7 +267,7 @@ void planar6_center_of_mass_batch(long count, const double *q, double *com);
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd.
  * In: q[6].
  * Out: Jcom[3*6] (row-major).
- * Operations: 84 mul, 40 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 86 mul, 40 add, 0 div, 0 sqrt, 12 trig. */
 void planar6_com_jacobian(const double *q, double *Jcom);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar6_com_jacobian_batch(long count, const double *q, double *Jcom);

@@ -267,7 +267,7 @@ void puma560_center_of_mass_batch(long count, const double *q, double *com);
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd.
  * In: q[6].
  * Out: Jcom[3*6] (row-major).
- * Operations: 70 mul, 29 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 76 mul, 30 add, 0 div, 0 sqrt, 10 trig. */
 void puma560_com_jacobian(const double *q, double *Jcom);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void puma560_com_jacobian_batch(long count, const double *q, double *Jcom);

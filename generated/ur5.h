@@ -267,7 +267,7 @@ void ur5_center_of_mass_batch(long count, const double *q, double *com);
 /* Jacobian of the centre of mass, world axes: com_dot = Jcom qd.
  * In: q[6].
  * Out: Jcom[3*6] (row-major).
- * Operations: 60 mul, 25 add, 0 div, 0 sqrt, 8 trig. */
+ * Operations: 66 mul, 28 add, 0 div, 0 sqrt, 8 trig. */
 void ur5_com_jacobian(const double *q, double *Jcom);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void ur5_com_jacobian_batch(long count, const double *q, double *Jcom);

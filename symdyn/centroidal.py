@@ -15,8 +15,9 @@ and about the centre of mass c, L_G = L + d x P with d = p0(k) - c in the parent
 outward as d(k) = e(parent) + l, e(k) = R^T d(k) (for a root, d = p0(root) - c in world axes).
 R0(parent) turns [P; L_G] into world axes: a body needs its world rotation only if it has children,
 and no body needs its world position but the roots, for c = (sum over roots of m p0 + hp) / M.
-The column of Ag is [P; L_G]; Jcom's is P / M. (A revolute joint's column on a coordinate axis:
-P and L are entries of hp and Jp, no product; 4 for d x P, 15 to turn both into the world.)
+The column of Ag is [P; L_G]. (A revolute joint's column on a coordinate axis: P and L are
+entries of hp and Jp, no product; 4 for d x P, 15 to turn both into the world.) Jcom's column is
+P / M, kept in the first version's form P = R0(k) (m v + w x h) (see com_jacobian).
 """
 from . import spatial as S
 from .frames import Placements, columns, nv, rate_indices
@@ -113,7 +114,7 @@ def _parent_columns(chain, X, k):
     return [(col[:3], S.rot(R, col[:3]), S.rot(R, col[3:])) for col in columns(chain, k)]
 
 
-def _momenta(ctx, chain, X, comp, inertia=True):
+def _momenta(ctx, chain, X, comp):
     """Outward: (pl, 1 / M, [(i, P, L_G)]): the linear momentum P of joint k's subtree moved by
     column i of H*(k), and its angular momentum L_G about the centre of mass, world axes.
 
@@ -137,33 +138,37 @@ def _momenta(ctx, chain, X, comp, inertia=True):
         p, (R, l), hp = chain.parent[k], X[k], comp.hp[k]
         if p >= 0:
             pl.place(k)
-        if inertia:
-            d = S.bind(ctx, S.sub(pl.p[k], c) if p < 0 else S.add(e[p], l))
-            if chain.children[k]:
-                e[k] = S.bind(ctx, S.rot_t(R, d))
+        d = S.bind(ctx, S.sub(pl.p[k], c) if p < 0 else S.add(e[p], l))
+        if chain.children[k]:
+            e[k] = S.bind(ctx, S.rot_t(R, d))
         for i, (w, Rw, Rv) in zip(rate_indices(chain, k), _parent_columns(chain, X, k)):
             # Rw x hp and Rv x hp bound alone: a free-flyer's linear and angular columns share them
             P = S.bind(ctx, S.add(S.scale(comp.m[k], Rv), S.bind(ctx, S.cross(Rw, hp))))
-            if inertia and p < 0 and single and all(x == 0 for x in w):
+            if p < 0 and single and all(x == 0 for x in w):
                 L = [0, 0, 0]
-            elif inertia:
+            else:
                 Jw = S.rot(comp.Jp[k], Rw) if p >= 0 else S.rot(R, S.rot(comp.J[k], w))
                 L = S.bind(ctx, S.add(S.sub(Jw, S.bind(ctx, S.cross(Rv, hp))), S.cross(d, P)))
             if p >= 0:
                 P = S.bind(ctx, S.rot(pl.R[p], P))
-                L = S.bind(ctx, S.rot(pl.R[p], L)) if inertia else None
-            out.append((i, P, L if inertia else None))
+                L = S.bind(ctx, S.rot(pl.R[p], L))
+            out.append((i, P, L))
     return pl, inv, out
 
 
 def com_jacobian(ctx, chain, X):
-    """(3, nv): d com / dt = Jcom v."""
-    comp = Composite(ctx, chain, X, inertia=False)
-    _, inv, cols = _momenta(ctx, chain, X, comp, inertia=False)
+    """(3, nv): d com / dt = Jcom v. Each column P / M with P = R0(k) (m v + w x h), in the
+    world rotations of every body: the parent-axes columns of _momenta save about 15% of the
+    multiplications here, but the compiled C ran 2-6% slower (benchmarks/RESULTS.md section 18)."""
+    pl, comp = Placements(ctx, chain, X), Composite(ctx, chain, X, inertia=False)
+    inv, _ = _center(ctx, chain, pl, comp)
     J = [[0] * nv(chain) for _ in range(3)]
-    for i, P, _ in cols:
-        for row in range(3):
-            J[row][i] = ctx.bind(inv * P[row])
+    for k in range(chain.n):
+        for i, col in zip(rate_indices(chain, k), columns(chain, k)):
+            w, v = col[:3], col[3:]
+            P = S.bind(ctx, S.rot(pl.R[k], S.bind(ctx, S.add(S.scale(comp.m[k], v), S.cross(w, comp.h[k])))))
+            for row in range(3):
+                J[row][i] = ctx.bind(inv * P[row])
     return J
 
 
