@@ -1942,15 +1942,15 @@ void planar2_center_of_mass(const double *q, double *com)
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x9 = 0.2*x3;
-    const double x10 = 0.2*x2;
-    const double x11 = 1.0 + x9;
-    const double x12 = -x0*x10 + x1*x11;
-    const double x13 = x0*x11 + x1*x10;
-    const double x14 = 0.3333333333333333*x12;
-    const double x15 = 0.3333333333333333*x13;
-    com[0] = x14;
-    com[1] = x15;
+    const double x4 = 0.2*x3;
+    const double x5 = 0.2*x2;
+    const double x6 = 1.0 + x4;
+    const double x7 = -x0*x5 + x1*x6;
+    const double x8 = x0*x6 + x1*x5;
+    const double x9 = 0.3333333333333333*x7;
+    const double x10 = 0.3333333333333333*x8;
+    com[0] = x9;
+    com[1] = x10;
     com[2] = 0.0;
 }
 
@@ -1974,15 +1974,15 @@ void planar2_center_of_mass_batch(long count, const double *q, double *com)
             sd_far |= sd_sincos_lane(q0, &x0, &x1);
             double x2, x3;
             sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x9 = 0.2*x3;
-            const double x10 = 0.2*x2;
-            const double x11 = 1.0 + x9;
-            const double x12 = -x0*x10 + x1*x11;
-            const double x13 = x0*x11 + x1*x10;
-            const double x14 = 0.3333333333333333*x12;
-            const double x15 = 0.3333333333333333*x13;
-            sd_com[0][sd_k] = x14;
-            sd_com[1][sd_k] = x15;
+            const double x4 = 0.2*x3;
+            const double x5 = 0.2*x2;
+            const double x6 = 1.0 + x4;
+            const double x7 = -x0*x5 + x1*x6;
+            const double x8 = x0*x6 + x1*x5;
+            const double x9 = 0.3333333333333333*x7;
+            const double x10 = 0.3333333333333333*x8;
+            sd_com[0][sd_k] = x9;
+            sd_com[1][sd_k] = x10;
             sd_com[2][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
@@ -2081,7 +2081,7 @@ void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
 #endif
 }
 
-/* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 24 mul, 14 add, 0 div, 0 sqrt, 4 trig. */
+/* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 20 mul, 13 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
 {
     const double q0 = q[0];
@@ -2090,39 +2090,33 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = 0.5*x1;
-    const double x5 = 0.5*x0;
-    const double x6 = -x0*x2 + x1*x3;
-    const double x7 = -x0*x3 - x1*x2;
-    const double x9 = 0.2*x3;
-    const double x10 = 0.2*x2;
-    const double x17 = 0.5*x9;
-    const double x18 = 0.25 + 2.0*x17;
-    const double x19 = 1.0 + x9;
-    const double x23 = 0.22 + x18;
-    const double x24 = -x0*x10 + x1*x19;
-    const double x25 = x0*x19 + x1*x10;
-    const double x26 = 0.3333333333333333*x24;
-    const double x27 = 0.3333333333333333*x25;
-    const double x28 = -x0*x19 - x1*x10;
-    const double x29 = x23 - x24*x26 + x27*x28;
-    const double x30 = -x26 + x4;
-    const double x31 = -x27 + x5;
-    const double x32 = 0.2*x7;
-    const double x33 = 0.2*x6;
-    const double x34 = 0.053333333333333344 + x30*x33 - x31*x32;
-    Ag[0] = x28;
-    Ag[1] = x32;
-    Ag[2] = x24;
-    Ag[3] = x33;
+    const double x4 = 0.2*x3;
+    const double x5 = 0.2*x2;
+    const double x12 = 1.0 + x4;
+    const double x13 = -x0*x5 + x1*x12;
+    const double x14 = x0*x12 + x1*x5;
+    const double x18 = 0.47 + x4;
+    const double x19 = 0.3333333333333333*x13;
+    const double x20 = 0.3333333333333333*x14;
+    const double x21 = -x0*x20 - x1*x19;
+    const double x22 = x0*x19 - x1*x20;
+    const double x23 = -x13*x19 - x14*x20 + x18;
+    const double x29 = 0.5 + x21;
+    const double x30 = 0.053333333333333344 + x22*x5 + x29*x4;
+    const double x31 = -x0*x4 - x1*x5;
+    const double x32 = -x0*x5 + x1*x4;
+    Ag[0] = -x14;
+    Ag[1] = x31;
+    Ag[2] = x13;
+    Ag[3] = x32;
     Ag[4] = 0.0;
     Ag[5] = 0.0;
     Ag[6] = 0.0;
     Ag[7] = 0.0;
     Ag[8] = 0.0;
     Ag[9] = 0.0;
-    Ag[10] = x29;
-    Ag[11] = x34;
+    Ag[10] = x23;
+    Ag[11] = x30;
 }
 
 /* centroidal_momentum_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -2145,39 +2139,33 @@ void planar2_centroidal_momentum_matrix_batch(long count, const double *q, doubl
             sd_far |= sd_sincos_lane(q0, &x0, &x1);
             double x2, x3;
             sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            const double x6 = -x0*x2 + x1*x3;
-            const double x7 = -x0*x3 - x1*x2;
-            const double x9 = 0.2*x3;
-            const double x10 = 0.2*x2;
-            const double x17 = 0.5*x9;
-            const double x18 = 0.25 + 2.0*x17;
-            const double x19 = 1.0 + x9;
-            const double x23 = 0.22 + x18;
-            const double x24 = -x0*x10 + x1*x19;
-            const double x25 = x0*x19 + x1*x10;
-            const double x26 = 0.3333333333333333*x24;
-            const double x27 = 0.3333333333333333*x25;
-            const double x28 = -x0*x19 - x1*x10;
-            const double x29 = x23 - x24*x26 + x27*x28;
-            const double x30 = -x26 + x4;
-            const double x31 = -x27 + x5;
-            const double x32 = 0.2*x7;
-            const double x33 = 0.2*x6;
-            const double x34 = 0.053333333333333344 + x30*x33 - x31*x32;
-            sd_Ag[0][sd_k] = x28;
-            sd_Ag[1][sd_k] = x32;
-            sd_Ag[2][sd_k] = x24;
-            sd_Ag[3][sd_k] = x33;
+            const double x4 = 0.2*x3;
+            const double x5 = 0.2*x2;
+            const double x12 = 1.0 + x4;
+            const double x13 = -x0*x5 + x1*x12;
+            const double x14 = x0*x12 + x1*x5;
+            const double x18 = 0.47 + x4;
+            const double x19 = 0.3333333333333333*x13;
+            const double x20 = 0.3333333333333333*x14;
+            const double x21 = -x0*x20 - x1*x19;
+            const double x22 = x0*x19 - x1*x20;
+            const double x23 = -x13*x19 - x14*x20 + x18;
+            const double x29 = 0.5 + x21;
+            const double x30 = 0.053333333333333344 + x22*x5 + x29*x4;
+            const double x31 = -x0*x4 - x1*x5;
+            const double x32 = -x0*x5 + x1*x4;
+            sd_Ag[0][sd_k] = -x14;
+            sd_Ag[1][sd_k] = x31;
+            sd_Ag[2][sd_k] = x13;
+            sd_Ag[3][sd_k] = x32;
             sd_Ag[4][sd_k] = 0.0;
             sd_Ag[5][sd_k] = 0.0;
             sd_Ag[6][sd_k] = 0.0;
             sd_Ag[7][sd_k] = 0.0;
             sd_Ag[8][sd_k] = 0.0;
             sd_Ag[9][sd_k] = 0.0;
-            sd_Ag[10][sd_k] = x29;
-            sd_Ag[11][sd_k] = x34;
+            sd_Ag[10][sd_k] = x23;
+            sd_Ag[11][sd_k] = x30;
             sd_big[sd_k] = sd_far;
         }
         sd_scatter(sd_Ag[0], 12, sd_n, Ag + sd_first * 12);
@@ -2192,7 +2180,7 @@ void planar2_centroidal_momentum_matrix_batch(long count, const double *q, doubl
 #endif
 }
 
-/* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 30 mul, 17 add, 0 div, 0 sqrt, 4 trig. */
+/* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 26 mul, 16 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
 {
     const double q0 = q[0];
@@ -2203,36 +2191,30 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = 0.5*x1;
-    const double x5 = 0.5*x0;
-    const double x6 = -x0*x2 + x1*x3;
-    const double x7 = -x0*x3 - x1*x2;
-    const double x9 = 0.2*x3;
-    const double x10 = 0.2*x2;
-    const double x17 = 0.5*x9;
-    const double x18 = 0.25 + 2.0*x17;
-    const double x19 = 1.0 + x9;
-    const double x23 = 0.22 + x18;
-    const double x24 = -x0*x10 + x1*x19;
-    const double x25 = x0*x19 + x1*x10;
-    const double x26 = 0.3333333333333333*x24;
-    const double x27 = 0.3333333333333333*x25;
-    const double x28 = -x0*x19 - x1*x10;
-    const double x29 = x23 - x24*x26 + x27*x28;
-    const double x30 = -x26 + x4;
-    const double x31 = -x27 + x5;
-    const double x32 = 0.2*x7;
-    const double x33 = 0.2*x6;
-    const double x34 = 0.053333333333333344 + x30*x33 - x31*x32;
-    const double x35 = qd0*x28 + qd1*x32;
-    const double x36 = qd0*x24 + qd1*x33;
-    const double x37 = qd0*x29 + qd1*x34;
-    hg[0] = x35;
-    hg[1] = x36;
+    const double x4 = 0.2*x3;
+    const double x5 = 0.2*x2;
+    const double x12 = 1.0 + x4;
+    const double x13 = -x0*x5 + x1*x12;
+    const double x14 = x0*x12 + x1*x5;
+    const double x18 = 0.47 + x4;
+    const double x19 = 0.3333333333333333*x13;
+    const double x20 = 0.3333333333333333*x14;
+    const double x21 = -x0*x20 - x1*x19;
+    const double x22 = x0*x19 - x1*x20;
+    const double x23 = -x13*x19 - x14*x20 + x18;
+    const double x29 = 0.5 + x21;
+    const double x30 = 0.053333333333333344 + x22*x5 + x29*x4;
+    const double x31 = -x0*x4 - x1*x5;
+    const double x32 = -x0*x5 + x1*x4;
+    const double x33 = -qd0*x14 + qd1*x31;
+    const double x34 = qd0*x13 + qd1*x32;
+    const double x35 = qd0*x23 + qd1*x30;
+    hg[0] = x33;
+    hg[1] = x34;
     hg[2] = 0.0;
     hg[3] = 0.0;
     hg[4] = 0.0;
-    hg[5] = x37;
+    hg[5] = x35;
 }
 
 /* centroidal_momentum of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -2259,36 +2241,30 @@ void planar2_centroidal_momentum_batch(long count, const double *q, const double
             sd_far |= sd_sincos_lane(q0, &x0, &x1);
             double x2, x3;
             sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            const double x6 = -x0*x2 + x1*x3;
-            const double x7 = -x0*x3 - x1*x2;
-            const double x9 = 0.2*x3;
-            const double x10 = 0.2*x2;
-            const double x17 = 0.5*x9;
-            const double x18 = 0.25 + 2.0*x17;
-            const double x19 = 1.0 + x9;
-            const double x23 = 0.22 + x18;
-            const double x24 = -x0*x10 + x1*x19;
-            const double x25 = x0*x19 + x1*x10;
-            const double x26 = 0.3333333333333333*x24;
-            const double x27 = 0.3333333333333333*x25;
-            const double x28 = -x0*x19 - x1*x10;
-            const double x29 = x23 - x24*x26 + x27*x28;
-            const double x30 = -x26 + x4;
-            const double x31 = -x27 + x5;
-            const double x32 = 0.2*x7;
-            const double x33 = 0.2*x6;
-            const double x34 = 0.053333333333333344 + x30*x33 - x31*x32;
-            const double x35 = qd0*x28 + qd1*x32;
-            const double x36 = qd0*x24 + qd1*x33;
-            const double x37 = qd0*x29 + qd1*x34;
-            sd_hg[0][sd_k] = x35;
-            sd_hg[1][sd_k] = x36;
+            const double x4 = 0.2*x3;
+            const double x5 = 0.2*x2;
+            const double x12 = 1.0 + x4;
+            const double x13 = -x0*x5 + x1*x12;
+            const double x14 = x0*x12 + x1*x5;
+            const double x18 = 0.47 + x4;
+            const double x19 = 0.3333333333333333*x13;
+            const double x20 = 0.3333333333333333*x14;
+            const double x21 = -x0*x20 - x1*x19;
+            const double x22 = x0*x19 - x1*x20;
+            const double x23 = -x13*x19 - x14*x20 + x18;
+            const double x29 = 0.5 + x21;
+            const double x30 = 0.053333333333333344 + x22*x5 + x29*x4;
+            const double x31 = -x0*x4 - x1*x5;
+            const double x32 = -x0*x5 + x1*x4;
+            const double x33 = -qd0*x14 + qd1*x31;
+            const double x34 = qd0*x13 + qd1*x32;
+            const double x35 = qd0*x23 + qd1*x30;
+            sd_hg[0][sd_k] = x33;
+            sd_hg[1][sd_k] = x34;
             sd_hg[2][sd_k] = 0.0;
             sd_hg[3][sd_k] = 0.0;
             sd_hg[4][sd_k] = 0.0;
-            sd_hg[5][sd_k] = x37;
+            sd_hg[5][sd_k] = x35;
             sd_big[sd_k] = sd_far;
         }
         sd_scatter(sd_hg[0], 6, sd_n, hg + sd_first * 6);

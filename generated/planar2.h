@@ -275,7 +275,7 @@ void planar2_com_jacobian_batch(long count, const double *q, double *Jcom);
 /* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes.
  * In: q[2].
  * Out: Ag[6*2] (row-major).
- * Operations: 24 mul, 14 add, 0 div, 0 sqrt, 4 trig. */
+ * Operations: 20 mul, 13 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_centroidal_momentum_matrix(const double *q, double *Ag);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag);
@@ -283,7 +283,7 @@ void planar2_centroidal_momentum_matrix_batch(long count, const double *q, doubl
 /* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd).
  * In: q[2], qd[2].
  * Out: hg[6].
- * Operations: 30 mul, 17 add, 0 div, 0 sqrt, 4 trig. */
+ * Operations: 26 mul, 16 add, 0 div, 0 sqrt, 4 trig. */
 void planar2_centroidal_momentum(const double *q, const double *qd, double *hg);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg);

@@ -1136,17 +1136,17 @@ def center_of_mass(q):
     x1 = xp.cos(q0)
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x9 = 0.2*x3
-    x10 = 0.2*x2
-    x11 = 1.0 + x9
-    x12 = -x0*x10 + x1*x11
-    x13 = x0*x11 + x1*x10
-    x14 = 0.3333333333333333*x12
-    x15 = 0.3333333333333333*x13
+    x4 = 0.2*x3
+    x5 = 0.2*x2
+    x6 = 1.0 + x4
+    x7 = -x0*x5 + x1*x6
+    x8 = x0*x6 + x1*x5
+    x9 = 0.3333333333333333*x7
+    x10 = 0.3333333333333333*x8
     zero = xp.zeros_like(q[..., 0])
     com = _stack(xp, [
-        x14,
-        x15,
+        x9,
+        x10,
         zero,
     ])
     return com
@@ -1192,7 +1192,7 @@ def com_jacobian(q):
 def centroidal_momentum_matrix(q):
     """Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes.
 
-    Operations: 24 mul, 14 add, 0 div, 0 sqrt, 4 trig.
+    Operations: 20 mul, 13 add, 0 div, 0 sqrt, 4 trig.
     """
     xp, batch, (q,) = _inputs(("q",), (q,), ((2,),))
     q0 = q[..., 0]
@@ -1201,41 +1201,35 @@ def centroidal_momentum_matrix(q):
     x1 = xp.cos(q0)
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = 0.5*x1
-    x5 = 0.5*x0
-    x6 = -x0*x2 + x1*x3
-    x7 = -x0*x3 - x1*x2
-    x9 = 0.2*x3
-    x10 = 0.2*x2
-    x17 = 0.5*x9
-    x18 = 0.25 + 2.0*x17
-    x19 = 1.0 + x9
-    x23 = 0.22 + x18
-    x24 = -x0*x10 + x1*x19
-    x25 = x0*x19 + x1*x10
-    x26 = 0.3333333333333333*x24
-    x27 = 0.3333333333333333*x25
-    x28 = -x0*x19 - x1*x10
-    x29 = x23 - x24*x26 + x27*x28
-    x30 = -x26 + x4
-    x31 = -x27 + x5
-    x32 = 0.2*x7
-    x33 = 0.2*x6
-    x34 = 0.053333333333333344 + x30*x33 - x31*x32
+    x4 = 0.2*x3
+    x5 = 0.2*x2
+    x12 = 1.0 + x4
+    x13 = -x0*x5 + x1*x12
+    x14 = x0*x12 + x1*x5
+    x18 = 0.47 + x4
+    x19 = 0.3333333333333333*x13
+    x20 = 0.3333333333333333*x14
+    x21 = -x0*x20 - x1*x19
+    x22 = x0*x19 - x1*x20
+    x23 = -x13*x19 - x14*x20 + x18
+    x29 = 0.5 + x21
+    x30 = 0.053333333333333344 + x22*x5 + x29*x4
+    x31 = -x0*x4 - x1*x5
+    x32 = -x0*x5 + x1*x4
     zero = xp.zeros_like(q[..., 0])
     Ag = xp.reshape(_stack(xp, [
-        x28,  # 0, 0
-        x32,  # 0, 1
-        x24,  # 1, 0
-        x33,  # 1, 1
+        -x14,  # 0, 0
+        x31,  # 0, 1
+        x13,  # 1, 0
+        x32,  # 1, 1
         zero,  # 2, 0
         zero,  # 2, 1
         zero,  # 3, 0
         zero,  # 3, 1
         zero,  # 4, 0
         zero,  # 4, 1
-        x29,  # 5, 0
-        x34,  # 5, 1
+        x23,  # 5, 0
+        x30,  # 5, 1
     ]), batch + (6, 2))
     return Ag
 
@@ -1243,7 +1237,7 @@ def centroidal_momentum_matrix(q):
 def centroidal_momentum(q, qd):
     """Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd).
 
-    Operations: 30 mul, 17 add, 0 div, 0 sqrt, 4 trig.
+    Operations: 26 mul, 16 add, 0 div, 0 sqrt, 4 trig.
     """
     xp, batch, (q, qd) = _inputs(("q", "qd"), (q, qd), ((2,), (2,)))
     q0 = q[..., 0]
@@ -1254,38 +1248,32 @@ def centroidal_momentum(q, qd):
     x1 = xp.cos(q0)
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = 0.5*x1
-    x5 = 0.5*x0
-    x6 = -x0*x2 + x1*x3
-    x7 = -x0*x3 - x1*x2
-    x9 = 0.2*x3
-    x10 = 0.2*x2
-    x17 = 0.5*x9
-    x18 = 0.25 + 2.0*x17
-    x19 = 1.0 + x9
-    x23 = 0.22 + x18
-    x24 = -x0*x10 + x1*x19
-    x25 = x0*x19 + x1*x10
-    x26 = 0.3333333333333333*x24
-    x27 = 0.3333333333333333*x25
-    x28 = -x0*x19 - x1*x10
-    x29 = x23 - x24*x26 + x27*x28
-    x30 = -x26 + x4
-    x31 = -x27 + x5
-    x32 = 0.2*x7
-    x33 = 0.2*x6
-    x34 = 0.053333333333333344 + x30*x33 - x31*x32
-    x35 = qd0*x28 + qd1*x32
-    x36 = qd0*x24 + qd1*x33
-    x37 = qd0*x29 + qd1*x34
+    x4 = 0.2*x3
+    x5 = 0.2*x2
+    x12 = 1.0 + x4
+    x13 = -x0*x5 + x1*x12
+    x14 = x0*x12 + x1*x5
+    x18 = 0.47 + x4
+    x19 = 0.3333333333333333*x13
+    x20 = 0.3333333333333333*x14
+    x21 = -x0*x20 - x1*x19
+    x22 = x0*x19 - x1*x20
+    x23 = -x13*x19 - x14*x20 + x18
+    x29 = 0.5 + x21
+    x30 = 0.053333333333333344 + x22*x5 + x29*x4
+    x31 = -x0*x4 - x1*x5
+    x32 = -x0*x5 + x1*x4
+    x33 = -qd0*x14 + qd1*x31
+    x34 = qd0*x13 + qd1*x32
+    x35 = qd0*x23 + qd1*x30
     zero = xp.zeros_like(q[..., 0])
     hg = _stack(xp, [
+        x33,
+        x34,
+        zero,
+        zero,
+        zero,
         x35,
-        x36,
-        zero,
-        zero,
-        zero,
-        x37,
     ])
     return hg
 

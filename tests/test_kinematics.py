@@ -80,6 +80,19 @@ def test_floating_base_engine_equals_pinocchio_urdf_parser(name):
     assert max(worst.values()) < TOL, worst
 
 
+@pytest.mark.parametrize("kinds", [{0: "planar", 3: "spherical"}, {1: "spherical", 4: "planar"}],
+                         ids=["planar-root", "spherical-inner"])
+def test_multi_dof_joints_engine_equals_pinocchio(kinds):
+    """Spherical and planar joints (their columns are not constants in the parent's axes, unlike
+    those of revolute and prismatic joints) at the root and inside a chain: every frame function."""
+    from random_chain import chain_with
+    model = chain_with(kinds, n=6, seed=5)
+    model = select_frames(model, [f.name for f in model.frames if f.kind == "link"])
+    oracle = pinocchio_functions(pinocchio_model(model), [f.name for f in model.kinematic_frames])
+    worst = _against_pinocchio(lambda name: getattr(symdyn.Engine(model), name), oracle, model, count=3)
+    assert max(worst.values()) < TOL, worst
+
+
 def test_floating_base_generated_python_and_c(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     model = symdyn.load_robot(ROOT / "robots" / "ur5.urdf", floating_base=True, frames=["tool0", "upper_arm_link"])

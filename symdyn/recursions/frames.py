@@ -35,20 +35,16 @@ def nv(chain):
 class Placements:
     """World placements of every body, the selected frames, and every joint's motion in world axes."""
 
-    def __init__(self, ctx, chain, X, frames=None):
-        """frames: the Frames to place (default: the model's FRAMES)."""
+    def __init__(self, ctx, chain, X, frames=None, lazy=False):
+        """frames: the Frames to place (default: the model's FRAMES). lazy: place nothing; the caller
+        places the bodies (place, outward) when it needs them, and gets neither axes nor frames."""
         n, c = chain.n, ctx.const
-        self.ctx, self.chain = ctx, chain
+        self.ctx, self.chain, self.X = ctx, chain, X
         self.R, self.p, self.r = [None] * n, [None] * n, [None] * n
+        if lazy:
+            return
         for k in chain.outward():
-            R, l = X[k]
-            parent = chain.parent[k]
-            if parent < 0:
-                self.R[k], self.p[k], self.r[k] = [list(row) for row in R], list(l), list(l)
-            else:
-                self.r[k] = S.bind(ctx, S.rot(self.R[parent], l))
-                self.R[k] = S.bind_matrix(ctx, S.matmul3(self.R[parent], R))
-                self.p[k] = S.bind(ctx, S.add(self.p[parent], self.r[k]))
+            self.place(k)
         self.axes = [[S.bind(ctx, S.rot(self.R[k], h[:3])) + S.bind(ctx, S.rot(self.R[k], h[3:]))
                       for h in columns(chain, k)] for k in range(n)]
         # the frames: (body, R0, p0), and each frame's lever p0(frame) - p0(body) = R0(body) translation
@@ -65,6 +61,16 @@ class Placements:
                 self.frames.append((k, S.bind_matrix(ctx, S.matmul3(self.R[k], Rf)),
                                     S.bind(ctx, S.add(self.p[k], lever))))
                 self.levers.append(lever)
+
+    def place(self, k):
+        """R0(k), p0(k) and r(k) = p0(k) - p0(parent) from the parent's placement."""
+        ctx, (R, l), parent = self.ctx, self.X[k], self.chain.parent[k]
+        if parent < 0:
+            self.R[k], self.p[k], self.r[k] = [list(row) for row in R], list(l), list(l)
+        else:
+            self.r[k] = S.bind(ctx, S.rot(self.R[parent], l))
+            self.R[k] = S.bind_matrix(ctx, S.matmul3(self.R[parent], R))
+            self.p[k] = S.bind(ctx, S.add(self.p[parent], self.r[k]))
 
     def path(self, k):
         """Body k and its ancestors, tip to base."""
