@@ -126,18 +126,19 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--functions", default=None, help="comma-separated (default: every function of the module)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
+    ap.add_argument("--cflags", default="", help="more compiler flags, e.g. '-DPANDA_BATCH_LANES=4 -mprefer-vector-width=512'")
     args = ap.parse_args()
     c_path = Path(args.c_file).resolve()
-    c_module = symdyn.load_c(c_path)
+    c_module = symdyn.load_c(c_path, lanes=False)          # its signatures (a quick compile)
     module = c_path.stem
     names = args.functions.split(",") if args.functions else list(c_module._signatures)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "driver.c"
         src.write_text(driver(module, c_module, names, args.count, args.repeat, args.threads))
         exe = Path(tmp) / "driver"
-        cmd = [args.cc, *cload.OPT_FLAGS, "-fopenmp", "-std=gnu99", f"-I{c_path.parent}", str(src), str(c_path),
-               "-o", str(exe), "-lm"]
-        print(" ".join(cmd[:len(cload.OPT_FLAGS) + 3]), file=sys.stderr, flush=True)
+        flags = [*cload.OPT_FLAGS, *cload.GCC_FLAGS, "-fopenmp", "-std=gnu99", *args.cflags.split()]
+        cmd = [args.cc, *flags, f"-I{c_path.parent}", str(src), str(c_path), "-o", str(exe), "-lm"]
+        print(" ".join([args.cc, *flags]), file=sys.stderr, flush=True)
         subprocess.run(cmd, check=True)
         out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     print(f"{module}: {args.count} random states, best of {args.repeat}; ns per state, M states/s, "
