@@ -17,6 +17,7 @@ machine, read the CPU time (user + sys): the wall time grows with the load.
 """
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -47,9 +48,12 @@ def compile_cost(c_file, timeout, compiler="cc", flags=("-O2",)):
              f"rc = subprocess.run({cmd!r}).returncode; "
              "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
              "print(time.perf_counter() - t, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024, rc)")
+    child = subprocess.Popen([sys.executable, "-c", probe], stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=timeout).stdout
+        out, _ = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)           # the compiler too, not only the probe
+        child.communicate()
         return None
     wall, cpu, peak, rc = out.split()
     return float(wall), float(cpu), float(peak), int(rc)

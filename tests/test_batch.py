@@ -127,6 +127,23 @@ def test_without_openmp_batches_run_on_one_thread(monkeypatch, capfd):
     assert _same(module.inverse_dynamics(q, qd, x), _loop(module.inverse_dynamics, [q, qd, x]))
 
 
+def test_lanes_only_where_they_pay():
+    """Lanes for a function with enough statements per entry it moves, not too long for gcc, not in parts."""
+    from symdyn.codegen.c import LANE_STATEMENTS, lanes_pay
+
+    def f(lines, ins, outs, parts=()):
+        return {"lines": ["s"] * lines, "arg_sizes": {"q": ins}, "outputs": [{"size": outs}], "parts": list(parts)}
+
+    assert lanes_pay(f(261, 21, 7))                          # the Panda's inverse dynamics
+    assert lanes_pay(f(542, 21, 686))                        # its regressor: 0.77 statements per entry
+    assert not lanes_pay(f(7, 7, 7))                         # friction: 0.5
+    assert not lanes_pay(f(LANE_STATEMENTS + 1, 21, 7))      # talos_reduced's inverse dynamics: compile time
+    assert not lanes_pay(f(261, 21, 7, parts=["part"]))
+    source = PANDA.read_text()
+    loops = re.findall(r"\n/\* (\w+) of `count` states, one after the other", source)
+    assert loops == ["friction", "base_parameters"], loops
+
+
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
 def test_bad_thread_counts(threads):
     with pytest.raises(ValueError, match="threads"):

@@ -20,6 +20,12 @@ BATCH_ENTRIES = 4096
 #: friction, 0.5 statements per entry, 0.46x the loop of single calls; base_parameters, 0.14, 0.63x;
 #: the regressor, 0.77, 1.2x; frame_jacobian, 0.89, 1.55x; frame_placement, 1.6, 1.9x)
 LANE_WORK = 0.7
+#: nor does a function of more statements than this: gcc's time on a lane loop grows faster than its
+#: length (register allocation over vectors): talos_reduced with a free-flyer, load_c's flags, its 11
+#: lane loops of up to 1925 statements took more than 300 s of CPU where the loops of single calls
+#: take ~90 s (issue 10's target: 120 s); inverse_dynamics (1535 statements), gravity and com_jacobian
+#: alone 15 s against 1.5 s. Every function of a 6-7 DoF arm stays under it (Panda: at most 1132).
+LANE_STATEMENTS = 1200
 _ONE_TRIG = re.compile(r"const (?:double|float) (\w+) = (sin|cos)f?\((\w+)\);")
 #: the largest finite float
 FLT_MAX = 3.4028234663852886e38
@@ -121,9 +127,11 @@ class CBackend(Backend):
 
 def lanes_pay(f):
     """Whether the batch entry of a function (the template's dict) runs in lanes, else loops its single
-    function: not in parts, its blocks within BATCH_ENTRIES, and enough statements per entry."""
+    function: not in parts, at most LANE_STATEMENTS, its blocks within BATCH_ENTRIES, and enough
+    statements per entry."""
     entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
-    return not f["parts"] and entries <= BATCH_ENTRIES and len(f["lines"]) > LANE_WORK * entries
+    return (not f["parts"] and len(f["lines"]) <= LANE_STATEMENTS and entries <= BATCH_ENTRIES
+            and len(f["lines"]) > LANE_WORK * entries)
 
 
 def _lane_lines(lines, real):
