@@ -22051,8 +22051,9 @@ void panda_friction(const double *qd, double *tau_f)
     tau_f[6] = x6;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void panda_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
@@ -26742,8 +26743,9 @@ void panda_base_parameters(const double *params, double *beta)
     beta[68] = p97;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void panda_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR

@@ -1622,8 +1622,9 @@ void planar2_udu_factor(const double *q, double *U)
     U[3] = 1.0;
 }
 
-/* udu_factor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* udu_factor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_udu_factor_batch(long count, const double *q, double *U)
 {
     SD_PARALLEL_FOR
@@ -1639,8 +1640,9 @@ void planar2_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
@@ -1736,8 +1738,9 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[55] = qdd1;
 }
 
-/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
@@ -1802,8 +1805,9 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[25] = qdd1;
 }
 
-/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
@@ -1846,8 +1850,9 @@ void planar2_base_parameters(const double *params, double *beta)
     beta[12] = p27;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
@@ -1887,8 +1892,9 @@ void planar2_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
-/* frame_placement of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_placement of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 {
     SD_PARALLEL_FOR
@@ -1918,8 +1924,9 @@ void planar2_frame_jacobian(const double *q, double *J)
     J[11] = 1.0;
 }
 
-/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_frame_jacobian_batch(long count, const double *q, double *J)
 {
     SD_PARALLEL_FOR
@@ -1948,8 +1955,9 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     vf[5] = x9;
 }
 
-/* frame_velocity of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_velocity of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
     SD_PARALLEL_FOR

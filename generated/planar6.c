@@ -8130,8 +8130,9 @@ void planar6_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar6_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
@@ -8807,8 +8808,9 @@ void planar6_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[503] = qdd5;
 }
 
-/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar6_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
@@ -9211,8 +9213,9 @@ void planar6_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[245] = qdd5;
 }
 
-/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar6_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
@@ -9323,8 +9326,9 @@ void planar6_base_parameters(const double *params, double *beta)
     beta[40] = p83;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar6_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR

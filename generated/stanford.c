@@ -10674,8 +10674,9 @@ void stanford_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void stanford_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
@@ -11531,8 +11532,9 @@ void stanford_regressor(const double *q, const double *qd, const double *qdd, do
     Y[503] = qdd5;
 }
 
-/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void stanford_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
@@ -12959,8 +12961,9 @@ void stanford_base_parameters(const double *params, double *beta)
     beta[54] = p83;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void stanford_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
@@ -13190,8 +13193,9 @@ void stanford_frame_jacobian(const double *q, double *J)
     J[35] = -x29;
 }
 
-/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void stanford_frame_jacobian_batch(long count, const double *q, double *J)
 {
     SD_PARALLEL_FOR

@@ -13382,8 +13382,9 @@ void ur5_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void ur5_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
@@ -16835,8 +16836,9 @@ void ur5_base_parameters(const double *params, double *beta)
     beta[57] = p83;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void ur5_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
