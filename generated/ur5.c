@@ -195,7 +195,7 @@ void ur5_difference(const double *q0, const double *q1, double *v)
  * entries (the lanes cost gcc about 8x the single functions' compile time). */
 /* 16 lanes: each statement then works on 4 vectors of 4 doubles (AVX2) or 2 of 8 (gcc's cost model
  * takes AVX-512 for 16 lanes, not for 8), independent instructions that hide each other's latency. Panda,
- * one thread: 1.2-1.9x faster than 8 lanes, 32 lanes slower again (benchmarks/RESULTS.md, "Batch
+ * one thread: 1.0-1.9x faster than 8 lanes, 32 lanes slower again (benchmarks/RESULTS.md, "Batch
  * throughput, issue 15, second pass"). */
 #ifndef UR5_BATCH_LANES
 #define UR5_BATCH_LANES 16
