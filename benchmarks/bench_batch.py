@@ -3,6 +3,7 @@
     python benchmarks/bench_batch.py                          # generated/panda.c, every function
     python benchmarks/bench_batch.py generated/ur5.c --count 8192 --threads 2
     python benchmarks/bench_batch.py generated/panda.c --functions mass_matrix,gravity
+    python benchmarks/bench_batch.py before/panda.c generated/panda.c --rounds 4   # two modules, in turn
 
 The module is compiled with load_c's flags (symdyn.codegen.cload.OPT_FLAGS, -fopenmp) together with a driver
 that, for each function, times `count` random states three ways on the same arrays: the loop of
@@ -118,38 +119,57 @@ def driver(module, c_module, names, count, repeat, threads):
     return DRIVER % dict(module=module, count=count, repeat=repeat, threads=threads, body="".join(body))
 
 
+def build(c_path, names, args, folder):
+    """The driver of one module, compiled into folder; returns its path."""
+    c_module = symdyn.load_c(c_path, lanes=False)          # its signatures (a quick compile)
+    names = names or list(c_module._signatures)
+    src = Path(folder) / "driver.c"
+    src.write_text(driver(c_path.stem, c_module, names, args.count, args.repeat, args.threads))
+    exe = Path(folder) / "driver"
+    flags = [*cload.OPT_FLAGS, *cload.GCC_FLAGS, "-fopenmp", "-std=gnu99", *args.cflags.split()]
+    print(" ".join([args.cc, *flags]), c_path, file=sys.stderr, flush=True)
+    subprocess.run([args.cc, *flags, f"-I{c_path.parent}", str(src), str(c_path), "-o", str(exe), "-lm"], check=True)
+    return exe
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("c_file", nargs="?", default=str(Path(__file__).resolve().parents[1] / "generated" / "panda.c"))
+    ap.add_argument("c_files", nargs="*", default=[str(Path(__file__).resolve().parents[1] / "generated" / "panda.c")],
+                    help="one module, or several (e.g. two commits' panda.c) timed in turn")
     ap.add_argument("--count", type=int, default=4096)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=1, help="runs of every module's driver, in turn (best of all)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--functions", default=None, help="comma-separated (default: every function of the module)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
+    ap.add_argument("--cflags", default="", help="more compiler flags, e.g. '-DPANDA_BATCH_LANES=4 -mprefer-vector-width=512'")
     args = ap.parse_args()
-    c_path = Path(args.c_file).resolve()
-    c_module = symdyn.load_c(c_path)
-    module = c_path.stem
-    names = args.functions.split(",") if args.functions else list(c_module._signatures)
+    names = args.functions.split(",") if args.functions else None
+    paths = [Path(c).resolve() for c in args.c_files]
+    best = [{} for _ in paths]
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "driver.c"
-        src.write_text(driver(module, c_module, names, args.count, args.repeat, args.threads))
-        exe = Path(tmp) / "driver"
-        cmd = [args.cc, *cload.OPT_FLAGS, "-fopenmp", "-std=gnu99", f"-I{c_path.parent}", str(src), str(c_path),
-               "-o", str(exe), "-lm"]
-        print(" ".join(cmd[:len(cload.OPT_FLAGS) + 3]), file=sys.stderr, flush=True)
-        subprocess.run(cmd, check=True)
-        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-    print(f"{module}: {args.count} random states, best of {args.repeat}; ns per state, M states/s, "
-          f"speedup over the loop of single calls\n")
-    print(f"| function | single calls ns | batch 1 thread ns | x | batch {args.threads} threads ns | x | "
-          f"M states/s (1 / {args.threads} threads) | max diff |")
-    print("|---|---|---|---|---|---|---|---|")
-    for line in out.splitlines():
-        name, loop, one, many, diff = line.split()
-        loop, one, many = (float(x) * 1e9 for x in (loop, one, many))
-        print(f"| {name} | {loop:.0f} | {one:.0f} | {loop / one:.2f} | {many:.0f} | {loop / many:.2f} | "
-              f"{1e3 / one:.1f} / {1e3 / many:.1f} | {float(diff):.1e} |")
+        exes = []
+        for k, c_path in enumerate(paths):
+            (Path(tmp) / str(k)).mkdir()
+            exes.append(build(c_path, names, args, Path(tmp) / str(k)))
+        for _ in range(args.rounds):
+            for exe, times in zip(exes, best):
+                out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+                for line in out.splitlines():
+                    name, *values = line.split()
+                    old = times.get(name, [1e30] * 3 + [0.0])
+                    times[name] = [min(a, float(b)) for a, b in zip(old[:3], values[:3])] + [max(old[3], float(values[3]))]
+    for c_path, times in zip(paths, best):
+        print(f"{c_path}: {args.count} random states, best of {args.rounds} x {args.repeat}; ns per state, "
+              f"M states/s, speedup over the loop of single calls\n")
+        print(f"| function | single calls ns | batch 1 thread ns | x | batch {args.threads} threads ns | x | "
+              f"M states/s (1 / {args.threads} threads) | max diff |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, (loop, one, many, diff) in times.items():
+            loop, one, many = (x * 1e9 for x in (loop, one, many))
+            print(f"| {name} | {loop:.0f} | {one:.0f} | {loop / one:.2f} | {many:.0f} | {loop / many:.2f} | "
+                  f"{1e3 / one:.1f} / {1e3 / many:.1f} | {diff:.1e} |")
+        print()
 
 
 if __name__ == "__main__":

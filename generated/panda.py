@@ -162,7 +162,8 @@ def _inputs(names, arrays, shapes):
             dtype = xp.float32
     out = []
     for name, a, shape in zip(names, arrays, shapes):
-        a = xp.asarray(a, dtype=dtype)
+        if xp is np or getattr(a, "dtype", None) != dtype or _namespace((a,)) is not xp:
+            a = xp.asarray(a, dtype=dtype)     # (not on a tensor already right: torch warns where it requires grad)
         if a.ndim < len(shape) or tuple(a.shape[a.ndim - len(shape):]) != shape:
             raise ValueError(f"{name} must have shape (..., {', '.join(map(str, shape))}), got {tuple(a.shape)}")
         out.append(a)

@@ -133,8 +133,12 @@ void planar2_difference(const double *q0, const double *q1, double *v)
  * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
  * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
  * entries (the lanes cost gcc about 8x the single functions' compile time). */
+/* 16 lanes: each statement then works on 4 vectors of 4 doubles (AVX2) or 2 of 8 (gcc's cost model
+ * takes AVX-512 for 16 lanes, not for 8), independent instructions that hide each other's latency. Panda,
+ * one thread: 1.0-1.9x faster than 8 lanes, 32 lanes slower again (benchmarks/RESULTS.md, "Batch
+ * throughput, issue 15, second pass"). */
 #ifndef PLANAR2_BATCH_LANES
-#define PLANAR2_BATCH_LANES 8
+#define PLANAR2_BATCH_LANES 16
 #endif
 #define SD_LANES PLANAR2_BATCH_LANES
 #if defined(_OPENMP)
@@ -159,12 +163,20 @@ static void sd_gather(const double *rows, long size, int n, double *block)
             block[j * SD_LANES + k] = rows[(k < n ? k : n - 1) * size + j];
 }
 
-/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. */
+/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. The block is read in order
+ * (entry by entry, its lanes to SD_LANES rows): read lane by lane, a large output (the Panda's
+ * regressor: 686 entries, 88 KB of block) went through the caches once per lane, which cost more
+ * than the lanes saved. A full block has the constant lane count (the inner loop unrolled). */
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
-    for (int k = 0; k < n; ++k)
+    if (n == SD_LANES)
         for (long j = 0; j < size; ++j)
-            rows[k * size + j] = block[j * SD_LANES + k];
+            for (int k = 0; k < SD_LANES; ++k)
+                rows[k * size + j] = block[j * SD_LANES + k];
+    else
+        for (long j = 0; j < size; ++j)
+            for (int k = 0; k < n; ++k)
+                rows[k * size + j] = block[j * SD_LANES + k];
 }
 #endif
 
@@ -277,13 +289,45 @@ void planar2_mass_matrix(const double *q, double *M)
     M[3] = 0.053333333333333344;
 }
 
-/* mass_matrix of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* mass_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_mass_matrix_batch(long count, const double *q, double *M)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_M[4][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            double x3_sin, x3;
+            sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
+            sd_far |= x3_sin != x3_sin;
+            const double x13 = 0.2*x3;
+            const double x15 = 0.5 + x13;
+            const double x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15;
+            const double x22 = 0.16666666666666666 + x18;
+            const double x24 = 0.053333333333333344 + 0.5*x13;
+            sd_M[0][sd_k] = x22;
+            sd_M[1][sd_k] = x24;
+            sd_M[2][sd_k] = x24;
+            sd_M[3][sd_k] = 0.053333333333333344;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_M[0], 4, sd_n, M + sd_first * 4);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_mass_matrix(q + (sd_first + sd_k) * 2, M + (sd_first + sd_k) * 4);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_mass_matrix(q + sd_i * 2, M + sd_i * 4);
+#endif
 }
 
 /* M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries summed over common ancestors): no linear solve. Operations: 9 mul, 5 add, 1 div, 0 sqrt, 2 trig. */
@@ -1568,8 +1612,9 @@ void planar2_udu_factor(const double *q, double *U)
     U[3] = 1.0;
 }
 
-/* udu_factor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* udu_factor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_udu_factor_batch(long count, const double *q, double *U)
 {
     SD_PARALLEL_FOR
@@ -1585,8 +1630,9 @@ void planar2_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
@@ -1682,8 +1728,9 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[55] = qdd1;
 }
 
-/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
@@ -1748,8 +1795,9 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[25] = qdd1;
 }
 
-/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
@@ -1792,8 +1840,9 @@ void planar2_base_parameters(const double *params, double *beta)
     beta[12] = p27;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
@@ -1833,8 +1882,9 @@ void planar2_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
-/* frame_placement of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_placement of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 {
     SD_PARALLEL_FOR
@@ -1864,8 +1914,9 @@ void planar2_frame_jacobian(const double *q, double *J)
     J[11] = 1.0;
 }
 
-/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_frame_jacobian_batch(long count, const double *q, double *J)
 {
     SD_PARALLEL_FOR
@@ -1894,8 +1945,9 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     vf[5] = x9;
 }
 
-/* frame_velocity of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_velocity of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
     SD_PARALLEL_FOR
@@ -1924,13 +1976,50 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
     af[5] = 0.0;
 }
 
-/* frame_acceleration_bias of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_acceleration_bias of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_af[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            const double x4 = 0.5*x1;
+            const double x5 = 0.5*x0;
+            const double x10 = -qd0*x5;
+            const double x11 = qd0*x4;
+            const double x12 = -qd0*x11;
+            const double x13 = qd0*x10;
+            sd_af[0][sd_k] = x12;
+            sd_af[1][sd_k] = x13;
+            sd_af[2][sd_k] = 0.0;
+            sd_af[3][sd_k] = 0.0;
+            sd_af[4][sd_k] = 0.0;
+            sd_af[5][sd_k] = 0.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_af[0], 6, sd_n, af + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_frame_acceleration_bias(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, af + (sd_first + sd_k) * 6);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_frame_acceleration_bias(q + sd_i * 2, qd + sd_i * 2, af + sd_i * 6);
+#endif
 }
 
 /* Centre of mass in the world frame. Operations: 8 mul, 3 add, 0 div, 0 sqrt, 4 trig. */
@@ -2359,13 +2448,107 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[35] = x52;
 }
 
-/* operational_space_inertia_inverse of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* operational_space_inertia_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_Linv[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = -x2*x2 + x3*x3;
+            const double x10 = 0.375*x4;
+            const double x13 = 0.625 - x10;
+            const double x18 = 0.5*x13;
+            const double x21 = 0.5*x18;
+            const double x25 = 0.16666666666666666 + x21;
+            const double x29 = 1.0/x25;
+            const double x38 = -x0*x2 + x1*x3;
+            const double x39 = -x0*x3 - x1*x2;
+            const double x40 = x0*x3 + x1*x2;
+            const double x41 = -0.5*x3;
+            const double x42 = 0.5*x2;
+            const double x43 = x29*x42;
+            const double x44 = -x29*x41;
+            const double x45 = x42*x43;
+            const double x46 = -x41*x43;
+            const double x47 = -x41*x44;
+            const double x48 = 3.7499999999999996*x44 + x29;
+            const double x49 = 3.7499999999999996*x46 + x43;
+            const double x50 = 3.7499999999999996*x47 + x44;
+            const double x51 = 18.749999999999996 + 3.7499999999999996*x50 + x48;
+            const double x52 = -2.0*x48 + x29 + x51;
+            const double x53 = x43 - x49;
+            const double x54 = x44 - x50;
+            const double x64 = x38*x53 + x39*x54;
+            const double x65 = x38*x45 + x39*x46;
+            const double x66 = x38*x46 + x39*x47;
+            const double x67 = x38*x54 + x40*x53;
+            const double x68 = x38*x46 + x40*x45;
+            const double x69 = x38*x47 + x40*x46;
+            const double x70 = x38*x65 + x39*x66;
+            const double x71 = x38*x68 + x39*x69;
+            const double x72 = x38*x69 + x40*x68;
+            sd_Linv[0][sd_k] = x70;
+            sd_Linv[1][sd_k] = x71;
+            sd_Linv[2][sd_k] = 0.0;
+            sd_Linv[3][sd_k] = 0.0;
+            sd_Linv[4][sd_k] = 0.0;
+            sd_Linv[5][sd_k] = x64;
+            sd_Linv[6][sd_k] = x71;
+            sd_Linv[7][sd_k] = x72;
+            sd_Linv[8][sd_k] = 0.0;
+            sd_Linv[9][sd_k] = 0.0;
+            sd_Linv[10][sd_k] = 0.0;
+            sd_Linv[11][sd_k] = x67;
+            sd_Linv[12][sd_k] = 0.0;
+            sd_Linv[13][sd_k] = 0.0;
+            sd_Linv[14][sd_k] = 0.0;
+            sd_Linv[15][sd_k] = 0.0;
+            sd_Linv[16][sd_k] = 0.0;
+            sd_Linv[17][sd_k] = 0.0;
+            sd_Linv[18][sd_k] = 0.0;
+            sd_Linv[19][sd_k] = 0.0;
+            sd_Linv[20][sd_k] = 0.0;
+            sd_Linv[21][sd_k] = 0.0;
+            sd_Linv[22][sd_k] = 0.0;
+            sd_Linv[23][sd_k] = 0.0;
+            sd_Linv[24][sd_k] = 0.0;
+            sd_Linv[25][sd_k] = 0.0;
+            sd_Linv[26][sd_k] = 0.0;
+            sd_Linv[27][sd_k] = 0.0;
+            sd_Linv[28][sd_k] = 0.0;
+            sd_Linv[29][sd_k] = 0.0;
+            sd_Linv[30][sd_k] = x64;
+            sd_Linv[31][sd_k] = x67;
+            sd_Linv[32][sd_k] = 0.0;
+            sd_Linv[33][sd_k] = 0.0;
+            sd_Linv[34][sd_k] = 0.0;
+            sd_Linv[35][sd_k] = x52;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_operational_space_inertia_inverse(q + (sd_first + sd_k) * 2, Linv + (sd_first + sd_k) * 36);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_operational_space_inertia_inverse(q + sd_i * 2, Linv + sd_i * 36);
+#endif
 }
 
 /* inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 29 mul, 21 add, 0 div, 0 sqrt, 4 trig. */

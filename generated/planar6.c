@@ -193,8 +193,12 @@ void planar6_difference(const double *q0, const double *q1, double *v)
  * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
  * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
  * entries (the lanes cost gcc about 8x the single functions' compile time). */
+/* 16 lanes: each statement then works on 4 vectors of 4 doubles (AVX2) or 2 of 8 (gcc's cost model
+ * takes AVX-512 for 16 lanes, not for 8), independent instructions that hide each other's latency. Panda,
+ * one thread: 1.0-1.9x faster than 8 lanes, 32 lanes slower again (benchmarks/RESULTS.md, "Batch
+ * throughput, issue 15, second pass"). */
 #ifndef PLANAR6_BATCH_LANES
-#define PLANAR6_BATCH_LANES 8
+#define PLANAR6_BATCH_LANES 16
 #endif
 #define SD_LANES PLANAR6_BATCH_LANES
 #if defined(_OPENMP)
@@ -219,12 +223,20 @@ static void sd_gather(const double *rows, long size, int n, double *block)
             block[j * SD_LANES + k] = rows[(k < n ? k : n - 1) * size + j];
 }
 
-/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. */
+/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. The block is read in order
+ * (entry by entry, its lanes to SD_LANES rows): read lane by lane, a large output (the Panda's
+ * regressor: 686 entries, 88 KB of block) went through the caches once per lane, which cost more
+ * than the lanes saved. A full block has the constant lane count (the inner loop unrolled). */
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
-    for (int k = 0; k < n; ++k)
+    if (n == SD_LANES)
         for (long j = 0; j < size; ++j)
-            rows[k * size + j] = block[j * SD_LANES + k];
+            for (int k = 0; k < SD_LANES; ++k)
+                rows[k * size + j] = block[j * SD_LANES + k];
+    else
+        for (long j = 0; j < size; ++j)
+            for (int k = 0; k < n; ++k)
+                rows[k * size + j] = block[j * SD_LANES + k];
 }
 #endif
 
@@ -7958,8 +7970,9 @@ void planar6_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar6_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
@@ -8635,8 +8648,9 @@ void planar6_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[503] = qdd5;
 }
 
-/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar6_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
@@ -9039,8 +9053,9 @@ void planar6_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[245] = qdd5;
 }
 
-/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar6_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR
@@ -9151,8 +9166,9 @@ void planar6_base_parameters(const double *params, double *beta)
     beta[40] = p83;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar6_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
@@ -9422,13 +9438,114 @@ void planar6_frame_jacobian(const double *q, double *J)
     J[35] = 1.0;
 }
 
-/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_jacobian of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_jacobian_batch(long count, const double *q, double *J)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_J[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q2, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q3, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q4, &x8, &x9);
+            const double x12 = 0.5*x1;
+            const double x13 = 0.5*x0;
+            const double x14 = -x0*x2 + x1*x3;
+            const double x15 = -x0*x3 - x1*x2;
+            const double x16 = x0*x3 + x1*x2;
+            const double x17 = 0.5*x14;
+            const double x18 = 0.5*x16;
+            const double x19 = x14*x5 + x15*x4;
+            const double x20 = -x14*x4 + x15*x5;
+            const double x21 = x14*x4 + x16*x5;
+            const double x22 = x14*x5 - x16*x4;
+            const double x25 = 0.5*x19;
+            const double x26 = 0.5*x21;
+            const double x27 = x19*x7 + x20*x6;
+            const double x28 = -x19*x6 + x20*x7;
+            const double x29 = x21*x7 + x22*x6;
+            const double x30 = -x21*x6 + x22*x7;
+            const double x33 = 0.5*x27;
+            const double x34 = 0.5*x29;
+            const double x35 = x27*x9 + x28*x8;
+            const double x37 = x29*x9 + x30*x8;
+            const double x41 = 0.5*x35;
+            const double x42 = 0.5*x37;
+            const double x49 = x33 + x41;
+            const double x50 = x34 + x42;
+            const double x51 = x25 + x49;
+            const double x52 = x26 + x50;
+            const double x53 = x17 + x51;
+            const double x54 = x18 + x52;
+            const double x55 = x12 + x53;
+            const double x56 = x13 + x54;
+            sd_J[0][sd_k] = -x56;
+            sd_J[1][sd_k] = -x54;
+            sd_J[2][sd_k] = -x52;
+            sd_J[3][sd_k] = -x50;
+            sd_J[4][sd_k] = -x42;
+            sd_J[5][sd_k] = 0.0;
+            sd_J[6][sd_k] = x55;
+            sd_J[7][sd_k] = x53;
+            sd_J[8][sd_k] = x51;
+            sd_J[9][sd_k] = x49;
+            sd_J[10][sd_k] = x41;
+            sd_J[11][sd_k] = 0.0;
+            sd_J[12][sd_k] = 0.0;
+            sd_J[13][sd_k] = 0.0;
+            sd_J[14][sd_k] = 0.0;
+            sd_J[15][sd_k] = 0.0;
+            sd_J[16][sd_k] = 0.0;
+            sd_J[17][sd_k] = 0.0;
+            sd_J[18][sd_k] = 0.0;
+            sd_J[19][sd_k] = 0.0;
+            sd_J[20][sd_k] = 0.0;
+            sd_J[21][sd_k] = 0.0;
+            sd_J[22][sd_k] = 0.0;
+            sd_J[23][sd_k] = 0.0;
+            sd_J[24][sd_k] = 0.0;
+            sd_J[25][sd_k] = 0.0;
+            sd_J[26][sd_k] = 0.0;
+            sd_J[27][sd_k] = 0.0;
+            sd_J[28][sd_k] = 0.0;
+            sd_J[29][sd_k] = 0.0;
+            sd_J[30][sd_k] = 1.0;
+            sd_J[31][sd_k] = 1.0;
+            sd_J[32][sd_k] = 1.0;
+            sd_J[33][sd_k] = 1.0;
+            sd_J[34][sd_k] = 1.0;
+            sd_J[35][sd_k] = 1.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_J[0], 36, sd_n, J + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar6_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar6_frame_jacobian(q + sd_i * 6, J + sd_i * 36);
+#endif
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 46 mul, 26 add, 0 div, 0 sqrt, 10 trig. */

@@ -193,8 +193,12 @@ void stanford_difference(const double *q0, const double *q1, double *v)
  * the blocks are shared among OpenMP threads (OMP_NUM_THREADS; without it: one thread).
  * -DSYMDYN_NO_LANES: loops of single calls instead, which compile about as fast as before batch
  * entries (the lanes cost gcc about 8x the single functions' compile time). */
+/* 16 lanes: each statement then works on 4 vectors of 4 doubles (AVX2) or 2 of 8 (gcc's cost model
+ * takes AVX-512 for 16 lanes, not for 8), independent instructions that hide each other's latency. Panda,
+ * one thread: 1.0-1.9x faster than 8 lanes, 32 lanes slower again (benchmarks/RESULTS.md, "Batch
+ * throughput, issue 15, second pass"). */
 #ifndef STANFORD_BATCH_LANES
-#define STANFORD_BATCH_LANES 8
+#define STANFORD_BATCH_LANES 16
 #endif
 #define SD_LANES STANFORD_BATCH_LANES
 #if defined(_OPENMP)
@@ -219,12 +223,20 @@ static void sd_gather(const double *rows, long size, int n, double *block)
             block[j * SD_LANES + k] = rows[(k < n ? k : n - 1) * size + j];
 }
 
-/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. */
+/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. The block is read in order
+ * (entry by entry, its lanes to SD_LANES rows): read lane by lane, a large output (the Panda's
+ * regressor: 686 entries, 88 KB of block) went through the caches once per lane, which cost more
+ * than the lanes saved. A full block has the constant lane count (the inner loop unrolled). */
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
-    for (int k = 0; k < n; ++k)
+    if (n == SD_LANES)
         for (long j = 0; j < size; ++j)
-            rows[k * size + j] = block[j * SD_LANES + k];
+            for (int k = 0; k < SD_LANES; ++k)
+                rows[k * size + j] = block[j * SD_LANES + k];
+    else
+        for (long j = 0; j < size; ++j)
+            for (int k = 0; k < n; ++k)
+                rows[k * size + j] = block[j * SD_LANES + k];
 }
 #endif
 
@@ -10522,8 +10534,9 @@ void stanford_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void stanford_friction_batch(long count, const double *qd, double *tau_f)
 {
     SD_PARALLEL_FOR
@@ -11379,8 +11392,9 @@ void stanford_regressor(const double *q, const double *qd, const double *qdd, do
     Y[503] = qdd5;
 }
 
-/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void stanford_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
@@ -12010,13 +12024,653 @@ void stanford_base_regressor(const double *q, const double *qd, const double *qd
     Yb[329] = qdd5;
 }
 
-/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_regressor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_qd[6][SD_LANES];
+        sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
+        double sd_qdd[6][SD_LANES];
+        sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
+        double sd_Yb[330][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            const double q5 = sd_q[5][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qd2 = sd_qd[2][sd_k];
+            const double qd3 = sd_qd[3][sd_k];
+            const double qd4 = sd_qd[4][sd_k];
+            const double qd5 = sd_qd[5][sd_k];
+            const double qdd0 = sd_qdd[0][sd_k];
+            const double qdd1 = sd_qdd[1][sd_k];
+            const double qdd2 = sd_qdd[2][sd_k];
+            const double qdd3 = sd_qdd[3][sd_k];
+            const double qdd4 = sd_qdd[4][sd_k];
+            const double qdd5 = sd_qdd[5][sd_k];
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q3, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q4, &x6, &x7);
+            double x8, x9;
+            sd_far |= sd_sincos_lane(q5, &x8, &x9);
+            const double x10 = -qd0*x2;
+            const double x11 = -qd0*x3;
+            const double x12 = qd1*x11;
+            const double x13 = -qd1*x10;
+            const double x20 = 2.0*qd2*x10;
+            const double x21 = 2.0*qd1*qd2;
+            const double x22 = -qd1*x5 + x10*x4;
+            const double x23 = qd1*x4 + x10*x5;
+            const double x24 = qd3 - x11;
+            const double x25 = qd3*x23;
+            const double x26 = -qd3*x22;
+            const double x27 = x22*x7 - x24*x6;
+            const double x28 = -x22*x6 - x24*x7;
+            const double x29 = qd4 + x23;
+            const double x30 = qd4*x28;
+            const double x31 = -qd4*x27;
+            const double x32 = x27*x9 + x29*x8;
+            const double x33 = -x27*x8 + x29*x9;
+            const double x34 = qd5 - x28;
+            const double x35 = qd5*x33;
+            const double x36 = -qd5*x32;
+            const double x38 = -qdd0*x2;
+            const double x39 = -qdd0*x3;
+            const double x40 = -9.81*x2;
+            const double x41 = -9.81*x3;
+            const double x42 = x12 + x38;
+            const double x43 = x13 + x39;
+            const double x44 = x10*x10;
+            const double x45 = x11*x11;
+            const double x46 = qd1*qd1;
+            const double x47 = x10*x11;
+            const double x48 = qd1*x10;
+            const double x49 = -(x45 + x46);
+            const double x50 = -qdd1 + x47;
+            const double x51 = x43 + x48;
+            const double x53 = -(x44 + x46);
+            const double x54 = x12 - x42;
+            const double x56 = x12 + x42;
+            const double x57 = -(x44 + x45);
+            const double x58 = 0.154*x51 - q2*x50 + x40;
+            const double x59 = 0.154*x54 - q2*x53 + x41;
+            const double x60 = 0.154*x57 - q2*x56;
+            const double x61 = x20 - x60;
+            const double x62 = x21 + x58;
+            const double x63 = qdd2 - x59;
+            const double x64 = -x10*x11;
+            const double x65 = x13 + x43;
+            const double x66 = x13 - x43;
+            const double x67 = qdd1 + x64;
+            const double x68 = -qdd1 + x64;
+            const double x69 = -qdd1*x5 + x4*x42;
+            const double x70 = qdd1*x4 + x42*x5;
+            const double x71 = x4*x62 + x5*x61;
+            const double x72 = -x4*x61 + x5*x62;
+            const double x73 = x25 + x69;
+            const double x74 = x26 + x70;
+            const double x75 = qdd3 - x43;
+            const double x76 = x22*x22;
+            const double x77 = x23*x23;
+            const double x78 = x24*x24;
+            const double x79 = x22*x23;
+            const double x80 = x22*x24;
+            const double x81 = x23*x24;
+            const double x82 = -(x77 + x78);
+            const double x83 = -x75 + x79;
+            const double x85 = x75 + x79;
+            const double x86 = -(x76 + x78);
+            const double x88 = -x74 + x80;
+            const double x89 = x73 + x81;
+            const double x91 = -x6*x75 + x7*x73;
+            const double x92 = -x6*x73 - x7*x75;
+            const double x93 = -x6*x63 + x7*x71;
+            const double x94 = -x6*x71 - x63*x7;
+            const double x95 = x30 + x91;
+            const double x96 = x31 + x92;
+            const double x97 = qdd4 + x74;
+            const double x98 = x27*x27;
+            const double x99 = x28*x28;
+            const double x100 = x29*x29;
+            const double x101 = x27*x28;
+            const double x102 = x27*x29;
+            const double x103 = x28*x29;
+            const double x104 = -(x100 + x99);
+            const double x105 = x101 - x97;
+            const double x107 = x101 + x97;
+            const double x108 = -(x100 + x98);
+            const double x110 = x102 - x96;
+            const double x111 = x103 + x95;
+            const double x113 = x8*x97 + x9*x95;
+            const double x114 = -x8*x95 + x9*x97;
+            const double x115 = x72*x8 + x9*x93;
+            const double x116 = x72*x9 - x8*x93;
+            const double x117 = x113 + x35;
+            const double x118 = x114 + x36;
+            const double x119 = qdd5 - x96;
+            const double x120 = x32*x32;
+            const double x121 = x33*x33;
+            const double x122 = x34*x34;
+            const double x123 = x32*x33;
+            const double x124 = x32*x34;
+            const double x125 = x33*x34;
+            const double x126 = -(x121 + x122);
+            const double x127 = -x119 + x123;
+            const double x129 = x119 + x123;
+            const double x130 = -(x120 + x122);
+            const double x132 = -x118 + x124;
+            const double x133 = x117 + x125;
+            const double x136 = -qd1*x10 + x43;
+            const double x137 = qd1*x11 + x42;
+            const double x138 = x10*x10 - x11*x11;
+            const double x140 = qdd1 + x10*x11;
+            const double x141 = qd1*qd1 - x10*x10;
+            const double x142 = -qd1*x11 + x42;
+            const double x143 = -qd1*qd1 + x11*x11;
+            const double x144 = qdd1 - x10*x11;
+            const double x145 = qd1*x10 + x43;
+            const double x150 = -x22*x23;
+            const double x151 = -x22*x24 + x74;
+            const double x152 = x23*x24 + x73;
+            const double x153 = x22*x22 - x23*x23;
+            const double x155 = x22*x23 + x75;
+            const double x156 = -x22*x22 + x24*x24;
+            const double x157 = -x23*x24 + x73;
+            const double x158 = x23*x23 - x24*x24;
+            const double x159 = -x22*x23 + x75;
+            const double x160 = x22*x24 + x74;
+            const double x161 = -x22*x24;
+            const double x162 = -x27*x28;
+            const double x163 = -x27*x29 + x96;
+            const double x164 = x28*x29 + x95;
+            const double x165 = x27*x27 - x28*x28;
+            const double x167 = x27*x28 + x97;
+            const double x168 = -x27*x27 + x29*x29;
+            const double x169 = -x28*x29 + x95;
+            const double x170 = x28*x28 - x29*x29;
+            const double x171 = -x27*x28 + x97;
+            const double x172 = x27*x29 + x96;
+            const double x173 = -x27*x29;
+            const double x174 = -x32*x33;
+            const double x175 = x118 - x32*x34;
+            const double x176 = x117 + x33*x34;
+            const double x177 = x32*x32 - x33*x33;
+            const double x179 = x119 + x32*x33;
+            const double x180 = -x32*x32 + x34*x34;
+            const double x181 = x117 - x33*x34;
+            const double x182 = x33*x33 - x34*x34;
+            const double x183 = x119 - x32*x33;
+            const double x184 = x118 + x32*x34;
+            const double x185 = -x32*x34;
+            const double x187 = -x2*x42 - x3*x48;
+            const double x188 = -x136*x2 - x137*x3;
+            const double x190 = -x140*x2 - x141*x3;
+            const double x191 = -x143*x2 - x144*x3;
+            const double x192 = -x12*x2 - x13*x3;
+            const double x193 = -0.154*x3;
+            const double x194 = 0.154*x2;
+            const double x195 = q2*x2;
+            const double x196 = x193*x62 - x194*x63 - x195*x61;
+            const double x197 = x193*x66 - x194*x54 - x195*x57 + x2*x63 + x3*x62;
+            const double x198 = x193*x49 - x194*x68 - x195*x65 - x3*x61;
+            const double x199 = x193*x67 - x194*x53 - x195*x56 - x2*x61;
+            const double x205 = -x2*x4;
+            const double x206 = -x2*x5;
+            const double x207 = x193*x4 - x195*x5;
+            const double x208 = x193*x5 + x195*x4;
+            const double x210 = -x194*x88 - x206*x63 + x207*x82 + x208*x85 + x3*x72;
+            const double x211 = -x194*x89 + x205*x63 + x207*x83 + x208*x86 - x3*x71;
+            const double x213 = x150*x3 + x205*x73 + x206*x80;
+            const double x214 = x151*x205 + x152*x206 + x153*x3;
+            const double x216 = x155*x205 + x156*x206 + x157*x3;
+            const double x217 = x158*x205 + x159*x206 + x160*x3;
+            const double x218 = x161*x206 + x205*x81 + x3*x75;
+            const double x219 = x205*x7 - x3*x6;
+            const double x220 = -x205*x6 - x3*x7;
+            const double x221 = x194*x6 + x207*x7;
+            const double x222 = x194*x7 - x207*x6;
+            const double x224 = x104*x221 + x107*x222 + x110*x208 + x206*x94 - x220*x72;
+            const double x225 = x105*x221 + x108*x222 + x111*x208 - x206*x93 + x219*x72;
+            const double x227 = x102*x220 + x162*x206 + x219*x95;
+            const double x228 = x163*x219 + x164*x220 + x165*x206;
+            const double x230 = x167*x219 + x168*x220 + x169*x206;
+            const double x231 = x170*x219 + x171*x220 + x172*x206;
+            const double x232 = x103*x219 + x173*x220 + x206*x97;
+            const double x233 = x206*x8 + x219*x9;
+            const double x234 = x206*x9 - x219*x8;
+            const double x235 = x208*x8 + x221*x9;
+            const double x236 = x208*x9 - x221*x8;
+            const double x238 = -x116*x220 + x126*x235 + x129*x236 - x132*x222 + x234*x94;
+            const double x239 = x115*x220 + x127*x235 + x130*x236 - x133*x222 - x233*x94;
+            const double x241 = x117*x233 + x124*x234 - x174*x220;
+            const double x242 = x175*x233 + x176*x234 - x177*x220;
+            const double x244 = x179*x233 + x180*x234 - x181*x220;
+            const double x245 = x182*x233 + x183*x234 - x184*x220;
+            const double x246 = -x119*x220 + x125*x233 + x185*x234;
+            const double x247 = q2*x62;
+            const double x248 = q2*x66;
+            const double x249 = q2*x49 - x63;
+            const double x250 = q2*x67 + x62;
+            const double x251 = q2*x4;
+            const double x252 = q2*x5;
+            const double x254 = x251*x82 + x252*x85 - x4*x63;
+            const double x255 = x251*x83 + x252*x86 - x5*x63;
+            const double x257 = x4*x80 - x5*x73;
+            const double x258 = -x151*x5 + x152*x4;
+            const double x260 = -x155*x5 + x156*x4;
+            const double x261 = -x158*x5 + x159*x4;
+            const double x262 = x161*x4 - x5*x81;
+            const double x263 = -x5*x7;
+            const double x264 = x5*x6;
+            const double x265 = x251*x7;
+            const double x266 = -x251*x6;
+            const double x268 = x104*x265 + x107*x266 + x110*x252 - x264*x72 + x4*x94;
+            const double x269 = x105*x265 + x108*x266 + x111*x252 + x263*x72 - x4*x93;
+            const double x271 = x102*x264 + x162*x4 + x263*x95;
+            const double x272 = x163*x263 + x164*x264 + x165*x4;
+            const double x274 = x167*x263 + x168*x264 + x169*x4;
+            const double x275 = x170*x263 + x171*x264 + x172*x4;
+            const double x276 = x103*x263 + x173*x264 + x4*x97;
+            const double x277 = x263*x9 + x4*x8;
+            const double x278 = -x263*x8 + x4*x9;
+            const double x279 = x252*x8 + x265*x9;
+            const double x280 = x252*x9 - x265*x8;
+            const double x282 = -x116*x264 + x126*x279 + x129*x280 - x132*x266 + x278*x94;
+            const double x283 = x115*x264 + x127*x279 + x130*x280 - x133*x266 - x277*x94;
+            const double x285 = x117*x277 + x124*x278 - x174*x264;
+            const double x286 = x175*x277 + x176*x278 - x177*x264;
+            const double x288 = x179*x277 + x180*x278 - x181*x264;
+            const double x289 = x182*x277 + x183*x278 - x184*x264;
+            const double x290 = -x119*x264 + x125*x277 + x185*x278;
+            const double x292 = -x104*x6 - x107*x7;
+            const double x293 = -x105*x6 - x108*x7;
+            const double x295 = -x6*x9;
+            const double x296 = x6*x8;
+            const double x298 = x126*x295 + x129*x296 + x132*x7;
+            const double x299 = x127*x295 + x130*x296 + x133*x7;
+            const double x301 = x7*x72;
+            const double x302 = -x6*x72;
+            const double x304 = -x102*x7 - x6*x95;
+            const double x305 = -x163*x6 - x164*x7;
+            const double x307 = -x167*x6 - x168*x7;
+            const double x308 = -x170*x6 - x171*x7;
+            const double x309 = -x103*x6 - x173*x7;
+            const double x310 = x116*x7 + x296*x94;
+            const double x311 = -x115*x7 - x295*x94;
+            const double x313 = x117*x295 + x124*x296 + x174*x7;
+            const double x314 = x175*x295 + x176*x296 + x177*x7;
+            const double x316 = x179*x295 + x180*x296 + x181*x7;
+            const double x317 = x182*x295 + x183*x296 + x184*x7;
+            const double x318 = x119*x7 + x125*x295 + x185*x296;
+            const double x319 = x9*x94;
+            const double x320 = -x8*x94;
+            const double x322 = x117*x8 + x124*x9;
+            const double x323 = x175*x8 + x176*x9;
+            const double x325 = x179*x8 + x180*x9;
+            const double x326 = x182*x8 + x183*x9;
+            const double x327 = x125*x8 + x185*x9;
+            const double x328 = sd_sign(qd0);
+            const double x329 = sd_sign(qd1);
+            const double x330 = sd_sign(qd2);
+            const double x331 = sd_sign(qd3);
+            const double x332 = sd_sign(qd4);
+            const double x333 = sd_sign(qd5);
+            sd_Yb[0][sd_k] = qdd0;
+            sd_Yb[1][sd_k] = 0.0;
+            sd_Yb[2][sd_k] = 0.0;
+            sd_Yb[3][sd_k] = x187;
+            sd_Yb[4][sd_k] = x188;
+            sd_Yb[5][sd_k] = x190;
+            sd_Yb[6][sd_k] = x191;
+            sd_Yb[7][sd_k] = x192;
+            sd_Yb[8][sd_k] = x196;
+            sd_Yb[9][sd_k] = x197;
+            sd_Yb[10][sd_k] = x198;
+            sd_Yb[11][sd_k] = x199;
+            sd_Yb[12][sd_k] = x210;
+            sd_Yb[13][sd_k] = x211;
+            sd_Yb[14][sd_k] = x213;
+            sd_Yb[15][sd_k] = x214;
+            sd_Yb[16][sd_k] = x216;
+            sd_Yb[17][sd_k] = x217;
+            sd_Yb[18][sd_k] = x218;
+            sd_Yb[19][sd_k] = x224;
+            sd_Yb[20][sd_k] = x225;
+            sd_Yb[21][sd_k] = x227;
+            sd_Yb[22][sd_k] = x228;
+            sd_Yb[23][sd_k] = x230;
+            sd_Yb[24][sd_k] = x231;
+            sd_Yb[25][sd_k] = x232;
+            sd_Yb[26][sd_k] = x238;
+            sd_Yb[27][sd_k] = x239;
+            sd_Yb[28][sd_k] = x241;
+            sd_Yb[29][sd_k] = x242;
+            sd_Yb[30][sd_k] = x244;
+            sd_Yb[31][sd_k] = x245;
+            sd_Yb[32][sd_k] = x246;
+            sd_Yb[33][sd_k] = qd0;
+            sd_Yb[34][sd_k] = x328;
+            sd_Yb[35][sd_k] = 1.0;
+            sd_Yb[36][sd_k] = 0.0;
+            sd_Yb[37][sd_k] = 0.0;
+            sd_Yb[38][sd_k] = 0.0;
+            sd_Yb[39][sd_k] = 0.0;
+            sd_Yb[40][sd_k] = 0.0;
+            sd_Yb[41][sd_k] = 0.0;
+            sd_Yb[42][sd_k] = 0.0;
+            sd_Yb[43][sd_k] = 0.0;
+            sd_Yb[44][sd_k] = 0.0;
+            sd_Yb[45][sd_k] = 0.0;
+            sd_Yb[46][sd_k] = 0.0;
+            sd_Yb[47][sd_k] = 0.0;
+            sd_Yb[48][sd_k] = 0.0;
+            sd_Yb[49][sd_k] = 0.0;
+            sd_Yb[50][sd_k] = 0.0;
+            sd_Yb[51][sd_k] = 0.0;
+            sd_Yb[52][sd_k] = 0.0;
+            sd_Yb[53][sd_k] = 0.0;
+            sd_Yb[54][sd_k] = 0.0;
+            sd_Yb[55][sd_k] = 0.0;
+            sd_Yb[56][sd_k] = x41;
+            sd_Yb[57][sd_k] = -x40;
+            sd_Yb[58][sd_k] = x64;
+            sd_Yb[59][sd_k] = x138;
+            sd_Yb[60][sd_k] = x142;
+            sd_Yb[61][sd_k] = x145;
+            sd_Yb[62][sd_k] = qdd1;
+            sd_Yb[63][sd_k] = x247;
+            sd_Yb[64][sd_k] = x248;
+            sd_Yb[65][sd_k] = x249;
+            sd_Yb[66][sd_k] = x250;
+            sd_Yb[67][sd_k] = x254;
+            sd_Yb[68][sd_k] = x255;
+            sd_Yb[69][sd_k] = x257;
+            sd_Yb[70][sd_k] = x258;
+            sd_Yb[71][sd_k] = x260;
+            sd_Yb[72][sd_k] = x261;
+            sd_Yb[73][sd_k] = x262;
+            sd_Yb[74][sd_k] = x268;
+            sd_Yb[75][sd_k] = x269;
+            sd_Yb[76][sd_k] = x271;
+            sd_Yb[77][sd_k] = x272;
+            sd_Yb[78][sd_k] = x274;
+            sd_Yb[79][sd_k] = x275;
+            sd_Yb[80][sd_k] = x276;
+            sd_Yb[81][sd_k] = x282;
+            sd_Yb[82][sd_k] = x283;
+            sd_Yb[83][sd_k] = x285;
+            sd_Yb[84][sd_k] = x286;
+            sd_Yb[85][sd_k] = x288;
+            sd_Yb[86][sd_k] = x289;
+            sd_Yb[87][sd_k] = x290;
+            sd_Yb[88][sd_k] = 0.0;
+            sd_Yb[89][sd_k] = 0.0;
+            sd_Yb[90][sd_k] = 0.0;
+            sd_Yb[91][sd_k] = qd1;
+            sd_Yb[92][sd_k] = x329;
+            sd_Yb[93][sd_k] = 1.0;
+            sd_Yb[94][sd_k] = 0.0;
+            sd_Yb[95][sd_k] = 0.0;
+            sd_Yb[96][sd_k] = 0.0;
+            sd_Yb[97][sd_k] = 0.0;
+            sd_Yb[98][sd_k] = 0.0;
+            sd_Yb[99][sd_k] = 0.0;
+            sd_Yb[100][sd_k] = 0.0;
+            sd_Yb[101][sd_k] = 0.0;
+            sd_Yb[102][sd_k] = 0.0;
+            sd_Yb[103][sd_k] = 0.0;
+            sd_Yb[104][sd_k] = 0.0;
+            sd_Yb[105][sd_k] = 0.0;
+            sd_Yb[106][sd_k] = 0.0;
+            sd_Yb[107][sd_k] = 0.0;
+            sd_Yb[108][sd_k] = 0.0;
+            sd_Yb[109][sd_k] = 0.0;
+            sd_Yb[110][sd_k] = 0.0;
+            sd_Yb[111][sd_k] = 0.0;
+            sd_Yb[112][sd_k] = 0.0;
+            sd_Yb[113][sd_k] = 0.0;
+            sd_Yb[114][sd_k] = 0.0;
+            sd_Yb[115][sd_k] = 0.0;
+            sd_Yb[116][sd_k] = 0.0;
+            sd_Yb[117][sd_k] = 0.0;
+            sd_Yb[118][sd_k] = x63;
+            sd_Yb[119][sd_k] = x54;
+            sd_Yb[120][sd_k] = x68;
+            sd_Yb[121][sd_k] = x53;
+            sd_Yb[122][sd_k] = x88;
+            sd_Yb[123][sd_k] = x89;
+            sd_Yb[124][sd_k] = 0.0;
+            sd_Yb[125][sd_k] = 0.0;
+            sd_Yb[126][sd_k] = 0.0;
+            sd_Yb[127][sd_k] = 0.0;
+            sd_Yb[128][sd_k] = 0.0;
+            sd_Yb[129][sd_k] = x292;
+            sd_Yb[130][sd_k] = x293;
+            sd_Yb[131][sd_k] = 0.0;
+            sd_Yb[132][sd_k] = 0.0;
+            sd_Yb[133][sd_k] = 0.0;
+            sd_Yb[134][sd_k] = 0.0;
+            sd_Yb[135][sd_k] = 0.0;
+            sd_Yb[136][sd_k] = x298;
+            sd_Yb[137][sd_k] = x299;
+            sd_Yb[138][sd_k] = 0.0;
+            sd_Yb[139][sd_k] = 0.0;
+            sd_Yb[140][sd_k] = 0.0;
+            sd_Yb[141][sd_k] = 0.0;
+            sd_Yb[142][sd_k] = 0.0;
+            sd_Yb[143][sd_k] = 0.0;
+            sd_Yb[144][sd_k] = 0.0;
+            sd_Yb[145][sd_k] = 0.0;
+            sd_Yb[146][sd_k] = 0.0;
+            sd_Yb[147][sd_k] = 0.0;
+            sd_Yb[148][sd_k] = 0.0;
+            sd_Yb[149][sd_k] = qd2;
+            sd_Yb[150][sd_k] = x330;
+            sd_Yb[151][sd_k] = 1.0;
+            sd_Yb[152][sd_k] = qdd2;
+            sd_Yb[153][sd_k] = 0.0;
+            sd_Yb[154][sd_k] = 0.0;
+            sd_Yb[155][sd_k] = 0.0;
+            sd_Yb[156][sd_k] = 0.0;
+            sd_Yb[157][sd_k] = 0.0;
+            sd_Yb[158][sd_k] = 0.0;
+            sd_Yb[159][sd_k] = 0.0;
+            sd_Yb[160][sd_k] = 0.0;
+            sd_Yb[161][sd_k] = 0.0;
+            sd_Yb[162][sd_k] = 0.0;
+            sd_Yb[163][sd_k] = 0.0;
+            sd_Yb[164][sd_k] = 0.0;
+            sd_Yb[165][sd_k] = 0.0;
+            sd_Yb[166][sd_k] = 0.0;
+            sd_Yb[167][sd_k] = 0.0;
+            sd_Yb[168][sd_k] = 0.0;
+            sd_Yb[169][sd_k] = 0.0;
+            sd_Yb[170][sd_k] = 0.0;
+            sd_Yb[171][sd_k] = 0.0;
+            sd_Yb[172][sd_k] = 0.0;
+            sd_Yb[173][sd_k] = 0.0;
+            sd_Yb[174][sd_k] = 0.0;
+            sd_Yb[175][sd_k] = 0.0;
+            sd_Yb[176][sd_k] = 0.0;
+            sd_Yb[177][sd_k] = x72;
+            sd_Yb[178][sd_k] = -x71;
+            sd_Yb[179][sd_k] = x150;
+            sd_Yb[180][sd_k] = x153;
+            sd_Yb[181][sd_k] = x157;
+            sd_Yb[182][sd_k] = x160;
+            sd_Yb[183][sd_k] = x75;
+            sd_Yb[184][sd_k] = x301;
+            sd_Yb[185][sd_k] = x302;
+            sd_Yb[186][sd_k] = x304;
+            sd_Yb[187][sd_k] = x305;
+            sd_Yb[188][sd_k] = x307;
+            sd_Yb[189][sd_k] = x308;
+            sd_Yb[190][sd_k] = x309;
+            sd_Yb[191][sd_k] = x310;
+            sd_Yb[192][sd_k] = x311;
+            sd_Yb[193][sd_k] = x313;
+            sd_Yb[194][sd_k] = x314;
+            sd_Yb[195][sd_k] = x316;
+            sd_Yb[196][sd_k] = x317;
+            sd_Yb[197][sd_k] = x318;
+            sd_Yb[198][sd_k] = 0.0;
+            sd_Yb[199][sd_k] = 0.0;
+            sd_Yb[200][sd_k] = 0.0;
+            sd_Yb[201][sd_k] = 0.0;
+            sd_Yb[202][sd_k] = 0.0;
+            sd_Yb[203][sd_k] = 0.0;
+            sd_Yb[204][sd_k] = 0.0;
+            sd_Yb[205][sd_k] = 0.0;
+            sd_Yb[206][sd_k] = 0.0;
+            sd_Yb[207][sd_k] = 0.0;
+            sd_Yb[208][sd_k] = qd3;
+            sd_Yb[209][sd_k] = x331;
+            sd_Yb[210][sd_k] = 1.0;
+            sd_Yb[211][sd_k] = qdd3;
+            sd_Yb[212][sd_k] = 0.0;
+            sd_Yb[213][sd_k] = 0.0;
+            sd_Yb[214][sd_k] = 0.0;
+            sd_Yb[215][sd_k] = 0.0;
+            sd_Yb[216][sd_k] = 0.0;
+            sd_Yb[217][sd_k] = 0.0;
+            sd_Yb[218][sd_k] = 0.0;
+            sd_Yb[219][sd_k] = 0.0;
+            sd_Yb[220][sd_k] = 0.0;
+            sd_Yb[221][sd_k] = 0.0;
+            sd_Yb[222][sd_k] = 0.0;
+            sd_Yb[223][sd_k] = 0.0;
+            sd_Yb[224][sd_k] = 0.0;
+            sd_Yb[225][sd_k] = 0.0;
+            sd_Yb[226][sd_k] = 0.0;
+            sd_Yb[227][sd_k] = 0.0;
+            sd_Yb[228][sd_k] = 0.0;
+            sd_Yb[229][sd_k] = 0.0;
+            sd_Yb[230][sd_k] = 0.0;
+            sd_Yb[231][sd_k] = 0.0;
+            sd_Yb[232][sd_k] = 0.0;
+            sd_Yb[233][sd_k] = 0.0;
+            sd_Yb[234][sd_k] = 0.0;
+            sd_Yb[235][sd_k] = 0.0;
+            sd_Yb[236][sd_k] = 0.0;
+            sd_Yb[237][sd_k] = 0.0;
+            sd_Yb[238][sd_k] = 0.0;
+            sd_Yb[239][sd_k] = x94;
+            sd_Yb[240][sd_k] = -x93;
+            sd_Yb[241][sd_k] = x162;
+            sd_Yb[242][sd_k] = x165;
+            sd_Yb[243][sd_k] = x169;
+            sd_Yb[244][sd_k] = x172;
+            sd_Yb[245][sd_k] = x97;
+            sd_Yb[246][sd_k] = x319;
+            sd_Yb[247][sd_k] = x320;
+            sd_Yb[248][sd_k] = x322;
+            sd_Yb[249][sd_k] = x323;
+            sd_Yb[250][sd_k] = x325;
+            sd_Yb[251][sd_k] = x326;
+            sd_Yb[252][sd_k] = x327;
+            sd_Yb[253][sd_k] = 0.0;
+            sd_Yb[254][sd_k] = 0.0;
+            sd_Yb[255][sd_k] = 0.0;
+            sd_Yb[256][sd_k] = 0.0;
+            sd_Yb[257][sd_k] = 0.0;
+            sd_Yb[258][sd_k] = 0.0;
+            sd_Yb[259][sd_k] = 0.0;
+            sd_Yb[260][sd_k] = 0.0;
+            sd_Yb[261][sd_k] = 0.0;
+            sd_Yb[262][sd_k] = 0.0;
+            sd_Yb[263][sd_k] = 0.0;
+            sd_Yb[264][sd_k] = 0.0;
+            sd_Yb[265][sd_k] = 0.0;
+            sd_Yb[266][sd_k] = 0.0;
+            sd_Yb[267][sd_k] = qd4;
+            sd_Yb[268][sd_k] = x332;
+            sd_Yb[269][sd_k] = 1.0;
+            sd_Yb[270][sd_k] = qdd4;
+            sd_Yb[271][sd_k] = 0.0;
+            sd_Yb[272][sd_k] = 0.0;
+            sd_Yb[273][sd_k] = 0.0;
+            sd_Yb[274][sd_k] = 0.0;
+            sd_Yb[275][sd_k] = 0.0;
+            sd_Yb[276][sd_k] = 0.0;
+            sd_Yb[277][sd_k] = 0.0;
+            sd_Yb[278][sd_k] = 0.0;
+            sd_Yb[279][sd_k] = 0.0;
+            sd_Yb[280][sd_k] = 0.0;
+            sd_Yb[281][sd_k] = 0.0;
+            sd_Yb[282][sd_k] = 0.0;
+            sd_Yb[283][sd_k] = 0.0;
+            sd_Yb[284][sd_k] = 0.0;
+            sd_Yb[285][sd_k] = 0.0;
+            sd_Yb[286][sd_k] = 0.0;
+            sd_Yb[287][sd_k] = 0.0;
+            sd_Yb[288][sd_k] = 0.0;
+            sd_Yb[289][sd_k] = 0.0;
+            sd_Yb[290][sd_k] = 0.0;
+            sd_Yb[291][sd_k] = 0.0;
+            sd_Yb[292][sd_k] = 0.0;
+            sd_Yb[293][sd_k] = 0.0;
+            sd_Yb[294][sd_k] = 0.0;
+            sd_Yb[295][sd_k] = 0.0;
+            sd_Yb[296][sd_k] = 0.0;
+            sd_Yb[297][sd_k] = 0.0;
+            sd_Yb[298][sd_k] = 0.0;
+            sd_Yb[299][sd_k] = 0.0;
+            sd_Yb[300][sd_k] = 0.0;
+            sd_Yb[301][sd_k] = x116;
+            sd_Yb[302][sd_k] = -x115;
+            sd_Yb[303][sd_k] = x174;
+            sd_Yb[304][sd_k] = x177;
+            sd_Yb[305][sd_k] = x181;
+            sd_Yb[306][sd_k] = x184;
+            sd_Yb[307][sd_k] = x119;
+            sd_Yb[308][sd_k] = 0.0;
+            sd_Yb[309][sd_k] = 0.0;
+            sd_Yb[310][sd_k] = 0.0;
+            sd_Yb[311][sd_k] = 0.0;
+            sd_Yb[312][sd_k] = 0.0;
+            sd_Yb[313][sd_k] = 0.0;
+            sd_Yb[314][sd_k] = 0.0;
+            sd_Yb[315][sd_k] = 0.0;
+            sd_Yb[316][sd_k] = 0.0;
+            sd_Yb[317][sd_k] = 0.0;
+            sd_Yb[318][sd_k] = 0.0;
+            sd_Yb[319][sd_k] = 0.0;
+            sd_Yb[320][sd_k] = 0.0;
+            sd_Yb[321][sd_k] = 0.0;
+            sd_Yb[322][sd_k] = 0.0;
+            sd_Yb[323][sd_k] = 0.0;
+            sd_Yb[324][sd_k] = 0.0;
+            sd_Yb[325][sd_k] = 0.0;
+            sd_Yb[326][sd_k] = qd5;
+            sd_Yb[327][sd_k] = x333;
+            sd_Yb[328][sd_k] = 1.0;
+            sd_Yb[329][sd_k] = qdd5;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Yb[0], 330, sd_n, Yb + sd_first * 330);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                stanford_base_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Yb + (sd_first + sd_k) * 330);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         stanford_base_regressor(q + sd_i * 6, qd + sd_i * 6, qdd + sd_i * 6, Yb + sd_i * 330);
+#endif
 }
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 0 mul, 26 add, 0 div, 0 sqrt, 0 trig. */
@@ -12167,8 +12821,9 @@ void stanford_base_parameters(const double *params, double *beta)
     beta[54] = p83;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void stanford_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
@@ -12398,8 +13053,9 @@ void stanford_frame_jacobian(const double *q, double *J)
     J[35] = -x29;
 }
 
-/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
- * that computes little per entry it reads and writes; see BATCH_ENTRIES in symdyn/codegen/c.py). */
+/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void stanford_frame_jacobian_batch(long count, const double *q, double *J)
 {
     SD_PARALLEL_FOR

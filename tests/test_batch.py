@@ -60,7 +60,7 @@ def _same(batch, loop):
 
 
 def test_every_function_equals_the_loop_of_single_calls(panda):
-    """37 states: four full blocks of 8 lanes and a padded one."""
+    """37 states: two full blocks of 16 lanes and a padded one."""
     q, qd, x = _states(panda, 37)
     names = list(panda._signatures)
     assert len(names) >= 30 and "mass_matrix" in names
@@ -73,7 +73,7 @@ def test_every_function_equals_the_loop_of_single_calls(panda):
     assert exact >= len(names) // 2             # most functions are bit for bit
 
 
-@pytest.mark.parametrize("count", [0, 1, 7, 8, 9, 17])
+@pytest.mark.parametrize("count", [0, 1, 7, 15, 16, 17, 33])
 def test_counts_that_are_not_multiples_of_the_block(panda, count):
     q, qd, x = _states(panda, count, seed=count)
     for name in ("gravity", "mass_matrix", "forward_dynamics", "regressor"):
@@ -125,6 +125,23 @@ def test_without_openmp_batches_run_on_one_thread(monkeypatch, capfd):
     # planar2's mass matrix uses cos(q1) alone: libm's cos in the single call, the polynomial in the lanes
     assert _same(module.mass_matrix(q), _loop(module.mass_matrix, [q]))
     assert _same(module.inverse_dynamics(q, qd, x), _loop(module.inverse_dynamics, [q, qd, x]))
+
+
+def test_lanes_only_where_they_pay():
+    """Lanes for a function with enough statements per entry it moves, not too long for gcc, not in parts."""
+    from symdyn.codegen.c import LANE_STATEMENTS, lanes_pay
+
+    def f(lines, ins, outs, parts=()):
+        return {"lines": ["s"] * lines, "arg_sizes": {"q": ins}, "outputs": [{"size": outs}], "parts": list(parts)}
+
+    assert lanes_pay(f(261, 21, 7))                          # the Panda's inverse dynamics
+    assert lanes_pay(f(542, 21, 686))                        # its regressor: 0.77 statements per entry
+    assert not lanes_pay(f(7, 7, 7))                         # friction: 0.5
+    assert not lanes_pay(f(LANE_STATEMENTS + 1, 21, 7))      # talos_reduced's inverse dynamics: compile time
+    assert not lanes_pay(f(261, 21, 7, parts=["part"]))
+    source = PANDA.read_text()
+    loops = re.findall(r"\n/\* (\w+) of `count` states, one after the other", source)
+    assert loops == ["friction", "base_parameters"], loops
 
 
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])

@@ -10,14 +10,22 @@ from .printer import NonFiniteError, Printer, number
 #: parts.py). Every function of a 7-DoF arm stays one piece (largest: 1326 statements, xarm7); gcc -O2
 #: on a 50-link Coriolis matrix in parts of 250 / 500 / 1000 / 2000 statements: 6.4 / 7.8 / 11 / 15 s.
 SPLIT_ABOVE = 2000
-#: the batch entry of a function keeps a block of lanes (C macro <MODULE>_BATCH_LANES, 8 by default) of
+#: the batch entry of a function keeps a block of lanes (C macro <MODULE>_BATCH_LANES, 16 by default) of
 #: every input and output on the stack; above this many doubles per state it loops the single-state
-#: function instead (an OpenMP thread's stack may be 2 MB; the Panda's regressor has 707)
+#: function instead (at most 512 KB of blocks: an OpenMP thread's stack may be 2 MB; the Panda's
+#: regressor has 707)
 BATCH_ENTRIES = 4096
-#: nor does a function with fewer statements than entries (friction, base_parameters, the regressors,
-#: frame_jacobian on the Panda): copying its arrays into and out of the blocks costs more than the
-#: lanes save (Panda, one thread: regressor 0.44x, base_parameters 0.29x, frame_jacobian 0.93x the
-#: loop of single calls; frame_placement, 75 statements for 55 entries, 2.4x)
+#: nor does a function with fewer statements than LANE_WORK per entry it reads or writes: copying its
+#: arrays into and out of the blocks costs more than the lanes save (Panda, one thread, 16 lanes:
+#: friction, 0.5 statements per entry, 0.46x the loop of single calls; base_parameters, 0.14, 0.63x;
+#: the regressor, 0.77, 1.2x; frame_jacobian, 0.89, 1.55x; frame_placement, 1.6, 1.9x)
+LANE_WORK = 0.7
+#: nor does a function of more statements than this: gcc's time on a lane loop grows faster than its
+#: length (register allocation over vectors): talos_reduced with a free-flyer, load_c's flags, its 11
+#: lane loops of up to 1925 statements took more than 300 s of CPU where the loops of single calls
+#: take ~90 s (issue 10's target: 120 s); inverse_dynamics (1535 statements), gravity and com_jacobian
+#: alone 15 s against 1.5 s. Every function of a 6-7 DoF arm stays under it (Panda: at most 1132).
+LANE_STATEMENTS = 1200
 _ONE_TRIG = re.compile(r"const (?:double|float) (\w+) = (sin|cos)f?\((\w+)\);")
 #: the largest finite float
 FLT_MAX = 3.4028234663852886e38
@@ -109,14 +117,21 @@ class CBackend(Backend):
             f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
-            entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
-            lanes = not f["parts"] and entries <= BATCH_ENTRIES and len(f["lines"]) > entries
-            f["lanes"] = _lane_lines(f["lines"], self.real) if lanes else None
+            f["lanes"] = _lane_lines(f["lines"], self.real) if lanes_pay(f) else None
         ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sign"] = any("sd_sign(" in text for f in functions
                                for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
         ctx["splits"] = any(f["parts"] for f in functions)
+
+
+def lanes_pay(f):
+    """Whether the batch entry of a function (the template's dict) runs in lanes, else loops its single
+    function: not in parts, at most LANE_STATEMENTS, its blocks within BATCH_ENTRIES, and enough
+    statements per entry."""
+    entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
+    return (not f["parts"] and len(f["lines"]) <= LANE_STATEMENTS and entries <= BATCH_ENTRIES
+            and len(f["lines"]) > LANE_WORK * entries)
 
 
 def _lane_lines(lines, real):
