@@ -106,3 +106,50 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
     if not any(line.startswith("w[") or "= w[" in line for line in lines):
         lines.append("(void)w;")
     return part
+
+
+#: runs of at least this many exact-zero entries of an output are written by one loop (a memset for the
+#: compiler) instead of one store each
+ZERO_RUN = 4
+
+
+def one_piece(units, results):
+    """The statements of a function in one piece (after its input loads), each output entry written just
+    after the statement that computes the last of its operands: written at the end instead, every entry
+    would be held (spilled) until then. Entries of inputs and constants come first, a run of ZERO_RUN or
+    more exact zeros as one loop. results: [(output array, flat index, expression text, symbols it uses)]."""
+    at = {sym: k for k, unit in enumerate(units) for sym in unit.defs}
+    first, after = [], {}
+    for name, flat, rhs, uses in results:
+        k = max((at[s] for s in uses if s in at), default=None)
+        (first if k is None else after.setdefault(k, [])).append((name, flat, rhs))
+    lines = _constant_stores(first)
+    for k, unit in enumerate(units):
+        lines += unit.lines
+        lines += [f"{name}[{flat}] = {rhs};" for name, flat, rhs in after.get(k, [])]
+    return lines
+
+
+def _constant_stores(entries):
+    """Stores of entries that need no statement, runs of exact zeros as loops."""
+    lines, k = [], 0
+    while k < len(entries):
+        name, flat, rhs = entries[k]
+        end = k
+        while (_is_zero(rhs) and end + 1 < len(entries) and entries[end + 1][0] == name
+               and entries[end + 1][1] == flat + end + 1 - k and _is_zero(entries[end + 1][2])):
+            end += 1
+        if end + 1 - k >= ZERO_RUN:
+            lines.append(f"for (int sd_i = {flat}; sd_i < {flat + end + 1 - k}; ++sd_i) {name}[sd_i] = 0;")
+            k = end + 1
+        else:
+            lines.append(f"{name}[{flat}] = {rhs};")
+            k += 1
+    return lines
+
+
+def _is_zero(text):
+    try:
+        return float(text.rstrip("f")) == 0
+    except ValueError:
+        return False
