@@ -16,7 +16,11 @@ columns of Y(k):
     m:        s_lin . v_dot
     h = m c:  v_dot x s_ang + U^T s_lin                (since s_ang . (h x v_dot) = h . (v_dot x s_ang))
     J:        L(w_dot)^T s_ang + L(w)^T (s_ang x w)    (J w = L(w) [Ixx Ixy Iyy Ixz Iyz Izz])
-              = K(k) s_ang, the 6 x 3 map K formed once per body (inertia_map)
+
+The w_a w_b products are U's own. With a = s_ang and c = a x w, the diagonal inertias are
+a_i w_dot_i + c_i w_i, and the c_i w_i share three products (body_columns); each off-diagonal one is
+a dot product of a with a row formed once per body (body_terms): 33 mul per pair at most
+(docs/algorithms.md, Sec. 21).
 
 Joints on other branches do not see body k: their entries are exact zeros. A joint with several
 columns (free-flyer, spherical, planar) has one row per column, each carried out the same way.
