@@ -1620,7 +1620,8 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[20] = qd0;
     Y[22] = 1.0;
     Y[23] = qdd0;
-    for (int sd_i = 24; sd_i < 39; ++sd_i) Y[sd_i] = 0;
+    for (int sd_i = 24; sd_i < 32; ++sd_i) Y[sd_i] = 0;
+    for (int sd_i = 32; sd_i < 39; ++sd_i) Y[sd_i] = 0;
     for (int sd_i = 41; sd_i < 47; ++sd_i) Y[sd_i] = 0;
     for (int sd_i = 48; sd_i < 52; ++sd_i) Y[sd_i] = 0;
     Y[52] = qd1;
@@ -2269,7 +2270,9 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[8] = 0.0;
     Linv[9] = 0.0;
     Linv[10] = 0.0;
-    for (int sd_i = 12; sd_i < 30; ++sd_i) Linv[sd_i] = 0;
+    for (int sd_i = 12; sd_i < 20; ++sd_i) Linv[sd_i] = 0;
+    for (int sd_i = 20; sd_i < 28; ++sd_i) Linv[sd_i] = 0;
+    for (int sd_i = 28; sd_i < 30; ++sd_i) Linv[sd_i] = 0;
     Linv[32] = 0.0;
     Linv[33] = 0.0;
     Linv[34] = 0.0;

@@ -108,16 +108,18 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
     return part
 
 
-#: runs of at least this many exact-zero entries of an output are written by one loop (a memset for the
-#: compiler) instead of one store each
-ZERO_RUN = 4
+#: runs of at least ZERO_RUN exact-zero entries of an output are written by loops of at most ZERO_CHUNK
+#: entries (64 bytes of doubles), which gcc turns into a few 16-byte stores; one loop over a longer run
+#: becomes `rep stos`, whose start-up cost made the Panda's regressor slower than single stores
+#: (benchmarks/RESULTS.md, section 18)
+ZERO_RUN, ZERO_CHUNK = 4, 8
 
 
 def one_piece(units, results):
     """The statements of a function in one piece (after its input loads), each output entry written just
     after the statement that computes the last of its operands: written at the end instead, every entry
     would be held (spilled) until then. Entries of inputs and constants come first, a run of ZERO_RUN or
-    more exact zeros as one loop. results: [(output array, flat index, expression text, symbols it uses)]."""
+    more exact zeros as loops of ZERO_CHUNK entries. results: [(output array, flat index, expression text, symbols it uses)]."""
     at = {sym: k for k, unit in enumerate(units) for sym in unit.defs}
     first, after = [], {}
     for name, flat, rhs, uses in results:
@@ -140,7 +142,9 @@ def _constant_stores(entries):
                and entries[end + 1][1] == flat + end + 1 - k and _is_zero(entries[end + 1][2])):
             end += 1
         if end + 1 - k >= ZERO_RUN:
-            lines.append(f"for (int sd_i = {flat}; sd_i < {flat + end + 1 - k}; ++sd_i) {name}[sd_i] = 0;")
+            stop = flat + end + 1 - k
+            lines += [f"for (int sd_i = {a}; sd_i < {min(a + ZERO_CHUNK, stop)}; ++sd_i) {name}[sd_i] = 0;"
+                      for a in range(flat, stop, ZERO_CHUNK)]
             k = end + 1
         else:
             lines.append(f"{name}[{flat}] = {rhs};")
