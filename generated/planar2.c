@@ -192,13 +192,13 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     const double x14 = qdd0 + qdd1;
     const double x15 = x6*x6;
     const double x17 = 0.053333333333333344*x14 + 0.2*x13;
-    tau[1] = x17;
     const double x18 = -0.2*x15 + x12;
     const double x19 = 0.2*x14 + x13;
     const double x22 = x18*x2 + x19*x3;
     const double x23 = 0.5*x22 + x17;
     const double x24 = 0.16666666666666666*qdd0 + 0.5*x8 + x23;
     tau[0] = x24;
+    tau[1] = x17;
 }
 
 /* inverse_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -265,16 +265,16 @@ void planar2_inverse_dynamics_batch(long count, const double *q, const double *q
 void planar2_mass_matrix(const double *q, double *M)
 {
     const double q1 = q[1];
-    M[3] = 0.053333333333333344;
     const double x3 = cos(q1);
     const double x13 = 0.2*x3;
     const double x15 = 0.5 + x13;
     const double x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15;
     const double x22 = 0.16666666666666666 + x18;
-    M[0] = x22;
     const double x24 = 0.053333333333333344 + 0.5*x13;
+    M[0] = x22;
     M[1] = x24;
     M[2] = x24;
+    M[3] = 0.053333333333333344;
 }
 
 /* mass_matrix of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -299,19 +299,19 @@ void planar2_mass_matrix_inverse(const double *q, double *Minv)
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
     const double x29 = 1.0/x25;
-    Minv[0] = x29;
     const double x36 = -0.5*x3;
     const double x39 = -x29*x36;
     const double x42 = -x36*x39;
     const double x43 = 3.7499999999999996*x39 + x29;
     const double x45 = 3.7499999999999996*x42 + x39;
     const double x46 = 18.749999999999996 + 3.7499999999999996*x45 + x43;
-    Minv[3] = x46;
     const double x50 = -0.5*x29;
     const double x52 = x3*x50;
     const double x53 = 3.7499999999999996*x52 - x29;
+    Minv[0] = x29;
     Minv[1] = x53;
     Minv[2] = x53;
+    Minv[3] = x46;
 }
 
 /* mass_matrix_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -408,11 +408,11 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     const double x57 = 9.81*x0;
     const double x58 = 9.81*x1;
     const double x59 = -(x31*x57 + x32*x58) + x53;
-    qdd[0] = x59;
     const double x60 = 0.5*x59 + x58;
     const double x62 = -x2*x57 + x3*x60;
     const double x64 = x44 + x62;
     const double x65 = -(3.7499999999999996*x64 + x59) + x45;
+    qdd[0] = x59;
     qdd[1] = x65;
 }
 
@@ -508,11 +508,11 @@ void planar2_gravity(const double *q, double *g)
     const double x6 = x2*x5 + x3*x4;
     const double x7 = -x2*x4 + x3*x5;
     const double x8 = 0.2*x7;
-    g[1] = x8;
     const double x10 = x2*x6 + x3*x7;
     const double x11 = 0.5*x10 + x8;
     const double x12 = 0.5*x5 + x11;
     g[0] = x12;
+    g[1] = x8;
 }
 
 /* gravity of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -573,16 +573,16 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x7 = qd0 + qd1;
     const double x29 = 0.2*x7 + x6;
     const double x32 = 0.2*x5;
-    C[2] = x32;
     const double x33 = -0.2*x5 + x32;
-    C[3] = x33;
     const double x54 = -x2*x29 + x3*x5;
     const double x59 = 0.5*x54 + x32;
-    C[0] = x59;
     const double x64 = -x29 + x6;
     const double x66 = x2*x64;
     const double x67 = 0.5*x66 + x33;
+    C[0] = x59;
     C[1] = x67;
+    C[2] = x32;
+    C[3] = x33;
 }
 
 /* coriolis_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -656,12 +656,12 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     const double x12 = -x10*x2 + x3*x8;
     const double x13 = x6*x6;
     const double x15 = 0.2*x12;
-    b[1] = x15;
     const double x16 = -0.2*x13 + x11;
     const double x19 = x12*x3 + x16*x2;
     const double x20 = 0.5*x19 + x15;
     const double x21 = 0.5*x8 + x20;
     b[0] = x21;
+    b[1] = x15;
 }
 
 /* nonlinear_effects of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -721,7 +721,6 @@ void planar2_nonlinear_effects_batch(long count, const double *q, const double *
 void planar2_articulated_inertia(const double *q, double *D)
 {
     const double q1 = q[1];
-    D[1] = 0.053333333333333344;
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
@@ -731,6 +730,7 @@ void planar2_articulated_inertia(const double *q, double *D)
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
     D[0] = x25;
+    D[1] = 0.053333333333333344;
 }
 
 /* articulated_inertia of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -776,8 +776,6 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D)
 void planar2_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];
-    m[2] = 0.0;
-    m[3] = 0.23094010767585033;
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
@@ -787,10 +785,12 @@ void planar2_innovations_factor(const double *q, double *m)
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
     const double x36 = sqrt(x25);
-    m[0] = x36;
     const double x40 = 0.8660254037844386*x3;
     const double x41 = 0.23094010767585033 + 0.5*x40;
+    m[0] = x36;
     m[1] = x41;
+    m[2] = 0.0;
+    m[3] = 0.23094010767585033;
 }
 
 /* innovations_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -841,8 +841,6 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m)
 void planar2_innovations_factor_inverse(const double *q, double *ell)
 {
     const double q1 = q[1];
-    ell[2] = 0.0;
-    ell[3] = 4.330127018922193;
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
@@ -853,11 +851,13 @@ void planar2_innovations_factor_inverse(const double *q, double *ell)
     const double x25 = 0.16666666666666666 + x21;
     const double x36 = sqrt(x25);
     const double x37 = 1.0/x36;
-    ell[0] = x37;
     const double x39 = 3.7499999999999996*x3;
     const double x40 = 0.5*x39 + 1.0;
     const double x41 = -x40/x36;
+    ell[0] = x37;
     ell[1] = x41;
+    ell[2] = 0.0;
+    ell[3] = 4.330127018922193;
 }
 
 /* innovations_factor_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -922,10 +922,10 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
     const double x25 = 0.16666666666666666 + x21;
     const double x36 = sqrt(x25);
     const double x37 = qd0*x36;
-    nu[0] = x37;
     const double x38 = 0.5*qd0;
     const double x40 = x3*x38;
     const double x41 = 0.23094010767585033*(3.7499999999999996*x40 + qd0 + qd1);
+    nu[0] = x37;
     nu[1] = x41;
 }
 
@@ -993,10 +993,10 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
     const double x25 = 0.16666666666666666 + x21;
     const double x36 = sqrt(x25);
     const double x37 = nu0/x36;
-    qd[0] = x37;
     const double x38 = 0.5*x37;
     const double x40 = x3*x38;
     const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+    qd[0] = x37;
     qd[1] = x41;
 }
 
@@ -1063,7 +1063,6 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
     const double x36 = 4.330127018922193*tau1;
-    eps[1] = x36;
     const double x37 = 3.7499999999999996*tau1;
     const double x39 = x3*x37;
     const double x40 = 0.5*x39 + tau1;
@@ -1071,6 +1070,7 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
     const double x42 = sqrt(x25);
     const double x43 = x41/x42;
     eps[0] = x43;
+    eps[1] = x36;
 }
 
 /* working_moments of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -1138,7 +1138,6 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
     const double x36 = 0.23094010767585033*eps1;
-    tau[1] = x36;
     const double x37 = 3.7499999999999996*x36;
     const double x39 = x3*x37;
     const double x40 = 0.5*x39 + x36;
@@ -1146,6 +1145,7 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
     const double x42 = eps0*x41;
     const double x43 = x40 + x42;
     tau[0] = x43;
+    tau[1] = x36;
 }
 
 /* applied_moments of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -1235,7 +1235,6 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     const double x62 = 2.0*x51 - x53 + x56 - x60;
     const double x63 = 2.0*x52 - x54 + x57;
     const double x64 = 2.1650635094610964*x61;
-    Cnu[1] = x64;
     const double x89 = x39*x45 + x61;
     const double x90 = x42*x45 + x62;
     const double x91 = -3.7499999999999996*x89 + x63;
@@ -1243,6 +1242,7 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     const double x94 = 0.5*x93;
     const double x111 = 0.5*x94/x36;
     Cnu[0] = x111;
+    Cnu[1] = x64;
 }
 
 /* coriolis_nu of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -1334,7 +1334,6 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double x43 = -0.2*x39;
     const double x47 = 0.2*x40 + x38;
     const double x48 = -x37*x38 + x37*x47;
-    Cbar[1] = x48;
     const double x49 = -x40*x47;
     const double x50 = x37*x40;
     const double x51 = -x38*x39 + x40*x43;
@@ -1351,6 +1350,7 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double x83 = 0.5*x82;
     const double x98 = eta0*x79 + x83;
     Cbar[0] = x98;
+    Cbar[1] = x48;
 }
 
 /* coriolis_eta of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -1436,12 +1436,10 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     const double x25 = 0.16666666666666666 + x21;
     const double x36 = sqrt(x25);
     const double x37 = nu0/x36;
-    qd[0] = x37;
     const double x38 = 0.5*x37;
     const double x39 = x2*x38;
     const double x40 = x3*x38;
     const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
-    qd[1] = x41;
     const double x42 = x37 + x41;
     const double x43 = 9.81*x0;
     const double x44 = 9.81*x1;
@@ -1460,7 +1458,6 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     const double x62 = x46 + x57 - x59;
     const double x63 = tau1 - x60;
     const double x64 = 4.330127018922193*x63;
-    nu_dot[1] = x64;
     const double x65 = x60 + x63;
     const double x66 = 3.7499999999999996*x63 + x62;
     const double x79 = -3.7499999999999996*x49;
@@ -1472,7 +1469,10 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     const double x108 = 0.5*x44 + x37*x90 + x93;
     const double x111 = tau0 - x108;
     const double x112 = (0.5*x37*x90 + x111)/x36;
+    qd[0] = x37;
+    qd[1] = x41;
     nu_dot[0] = x112;
+    nu_dot[1] = x64;
 }
 
 /* diagonalized_forward_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -1569,13 +1569,13 @@ void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, co
 void planar2_udu_factor(const double *q, double *U)
 {
     const double q1 = q[1];
-    U[0] = 1.0;
-    U[2] = 0.0;
-    U[3] = 1.0;
     const double x3 = cos(q1);
     const double x37 = 3.7499999999999996*x3;
     const double x38 = 0.5*x37 + 1.0;
+    U[0] = 1.0;
     U[1] = x38;
+    U[2] = 0.0;
+    U[3] = 1.0;
 }
 
 /* udu_factor of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -1613,52 +1613,83 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    Y[0] = 0.0;
-    for (int sd_i = 3; sd_i < 9; ++sd_i) Y[sd_i] = 0;
-    Y[9] = qdd0;
-    for (int sd_i = 13; sd_i < 19; ++sd_i) Y[sd_i] = 0;
-    Y[20] = qd0;
-    Y[22] = 1.0;
-    Y[23] = qdd0;
-    for (int sd_i = 24; sd_i < 32; ++sd_i) Y[sd_i] = 0;
-    for (int sd_i = 32; sd_i < 39; ++sd_i) Y[sd_i] = 0;
-    for (int sd_i = 41; sd_i < 47; ++sd_i) Y[sd_i] = 0;
-    for (int sd_i = 48; sd_i < 52; ++sd_i) Y[sd_i] = 0;
-    Y[52] = qd1;
-    Y[54] = 1.0;
-    Y[55] = qdd1;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
-    Y[2] = -x7;
     const double x8 = 9.81*x1;
-    Y[1] = x8;
     const double x9 = qd0*qd0;
     const double x10 = -0.5*x9 + x7;
     const double x11 = 0.5*qdd0 + x8;
     const double x12 = x10*x3 + x11*x2;
-    Y[40] = -x12;
     const double x13 = -x10*x2 + x11*x3;
-    Y[39] = x13;
     const double x14 = qdd0 + qdd1;
-    Y[19] = x14;
-    Y[47] = x14;
     const double x15 = x6*x6;
     const double x16 = 0.5*x2;
     const double x17 = 0.5*x3;
     const double x18 = x12*x16 + x13*x17;
-    Y[10] = x18;
     const double x19 = x13 + x14*x17 - x15*x16;
-    Y[11] = x19;
     const double x20 = -x12 - x14*x16 - x15*x17;
-    Y[12] = x20;
     const double x21 = sd_sign(qd0);
-    Y[21] = x21;
     const double x22 = sd_sign(qd1);
+    Y[0] = 0.0;
+    Y[1] = x8;
+    Y[2] = -x7;
+    Y[3] = 0.0;
+    Y[4] = 0.0;
+    Y[5] = 0.0;
+    Y[6] = 0.0;
+    Y[7] = 0.0;
+    Y[8] = 0.0;
+    Y[9] = qdd0;
+    Y[10] = x18;
+    Y[11] = x19;
+    Y[12] = x20;
+    Y[13] = 0.0;
+    Y[14] = 0.0;
+    Y[15] = 0.0;
+    Y[16] = 0.0;
+    Y[17] = 0.0;
+    Y[18] = 0.0;
+    Y[19] = x14;
+    Y[20] = qd0;
+    Y[21] = x21;
+    Y[22] = 1.0;
+    Y[23] = qdd0;
+    Y[24] = 0.0;
+    Y[25] = 0.0;
+    Y[26] = 0.0;
+    Y[27] = 0.0;
+    Y[28] = 0.0;
+    Y[29] = 0.0;
+    Y[30] = 0.0;
+    Y[31] = 0.0;
+    Y[32] = 0.0;
+    Y[33] = 0.0;
+    Y[34] = 0.0;
+    Y[35] = 0.0;
+    Y[36] = 0.0;
+    Y[37] = 0.0;
+    Y[38] = 0.0;
+    Y[39] = x13;
+    Y[40] = -x12;
+    Y[41] = 0.0;
+    Y[42] = 0.0;
+    Y[43] = 0.0;
+    Y[44] = 0.0;
+    Y[45] = 0.0;
+    Y[46] = 0.0;
+    Y[47] = x14;
+    Y[48] = 0.0;
+    Y[49] = 0.0;
+    Y[50] = 0.0;
+    Y[51] = 0.0;
+    Y[52] = qd1;
     Y[53] = x22;
+    Y[54] = 1.0;
+    Y[55] = qdd1;
 }
 
 /* regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -1679,46 +1710,52 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    Yb[2] = qdd0;
-    Yb[6] = qd0;
-    Yb[8] = 1.0;
-    for (int sd_i = 9; sd_i < 16; ++sd_i) Yb[sd_i] = 0;
-    Yb[19] = 0.0;
-    Yb[20] = 0.0;
-    Yb[21] = 0.0;
-    Yb[22] = qd1;
-    Yb[24] = 1.0;
-    Yb[25] = qdd1;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
-    Yb[1] = -x7;
     const double x8 = 9.81*x1;
-    Yb[0] = x8;
     const double x9 = qd0*qd0;
     const double x10 = -0.5*x9 + x7;
     const double x11 = 0.5*qdd0 + x8;
     const double x12 = x10*x3 + x11*x2;
-    Yb[17] = -x12;
     const double x13 = -x10*x2 + x11*x3;
-    Yb[16] = x13;
     const double x14 = qdd0 + qdd1;
-    Yb[5] = x14;
-    Yb[18] = x14;
     const double x15 = x6*x6;
     const double x16 = 0.5*x2;
     const double x17 = 0.5*x3;
     const double x19 = x13 + x14*x17 - x15*x16;
-    Yb[3] = x19;
     const double x20 = -x12 - x14*x16 - x15*x17;
-    Yb[4] = x20;
     const double x21 = sd_sign(qd0);
-    Yb[7] = x21;
     const double x22 = sd_sign(qd1);
+    Yb[0] = x8;
+    Yb[1] = -x7;
+    Yb[2] = qdd0;
+    Yb[3] = x19;
+    Yb[4] = x20;
+    Yb[5] = x14;
+    Yb[6] = qd0;
+    Yb[7] = x21;
+    Yb[8] = 1.0;
+    Yb[9] = 0.0;
+    Yb[10] = 0.0;
+    Yb[11] = 0.0;
+    Yb[12] = 0.0;
+    Yb[13] = 0.0;
+    Yb[14] = 0.0;
+    Yb[15] = 0.0;
+    Yb[16] = x13;
+    Yb[17] = -x12;
+    Yb[18] = x14;
+    Yb[19] = 0.0;
+    Yb[20] = 0.0;
+    Yb[21] = 0.0;
+    Yb[22] = qd1;
     Yb[23] = x22;
+    Yb[24] = 1.0;
+    Yb[25] = qdd1;
 }
 
 /* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -1748,7 +1785,11 @@ void planar2_base_parameters(const double *params, double *beta)
     const double p25 = params[25];
     const double p26 = params[26];
     const double p27 = params[27];
+    const double x0 = 0.5*p10 + p1;
+    const double x1 = 0.25*p10 + p23 + p9;
+    beta[0] = x0;
     beta[1] = p2;
+    beta[2] = x1;
     beta[3] = p11;
     beta[4] = p12;
     beta[5] = p19;
@@ -1759,10 +1800,6 @@ void planar2_base_parameters(const double *params, double *beta)
     beta[10] = p25;
     beta[11] = p26;
     beta[12] = p27;
-    const double x0 = 0.5*p10 + p1;
-    beta[0] = x0;
-    const double x1 = 0.25*p10 + p23 + p9;
-    beta[2] = x1;
 }
 
 /* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -1779,28 +1816,31 @@ void planar2_frame_placement(const double *q, double *oMf)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    oMf[2] = 0.0;
-    oMf[6] = 0.0;
-    oMf[8] = 0.0;
-    oMf[9] = 0.0;
-    oMf[10] = 1.0;
-    for (int sd_i = 11; sd_i < 15; ++sd_i) oMf[sd_i] = 0;
-    oMf[15] = 1.0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
     const double x4 = 0.5*x1;
-    oMf[3] = x4;
     const double x5 = 0.5*x0;
-    oMf[7] = x5;
     const double x6 = -x0*x2 + x1*x3;
-    oMf[0] = x6;
-    oMf[5] = x6;
     const double x7 = -x0*x3 - x1*x2;
-    oMf[1] = x7;
     const double x8 = x0*x3 + x1*x2;
+    oMf[0] = x6;
+    oMf[1] = x7;
+    oMf[2] = 0.0;
+    oMf[3] = x4;
     oMf[4] = x8;
+    oMf[5] = x6;
+    oMf[6] = 0.0;
+    oMf[7] = x5;
+    oMf[8] = 0.0;
+    oMf[9] = 0.0;
+    oMf[10] = 1.0;
+    oMf[11] = 0.0;
+    oMf[12] = 0.0;
+    oMf[13] = 0.0;
+    oMf[14] = 0.0;
+    oMf[15] = 1.0;
 }
 
 /* frame_placement of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -1816,16 +1856,22 @@ void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 void planar2_frame_jacobian(const double *q, double *J)
 {
     const double q0 = q[0];
-    J[1] = 0.0;
-    for (int sd_i = 3; sd_i < 10; ++sd_i) J[sd_i] = 0;
-    J[10] = 1.0;
-    J[11] = 1.0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
-    J[2] = x4;
     const double x5 = 0.5*x0;
     J[0] = -x5;
+    J[1] = 0.0;
+    J[2] = x4;
+    J[3] = 0.0;
+    J[4] = 0.0;
+    J[5] = 0.0;
+    J[6] = 0.0;
+    J[7] = 0.0;
+    J[8] = 0.0;
+    J[9] = 0.0;
+    J[10] = 1.0;
+    J[11] = 1.0;
 }
 
 /* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -1843,19 +1889,19 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     const double q0 = q[0];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    vf[2] = 0.0;
-    vf[3] = 0.0;
-    vf[4] = 0.0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x9 = qd0 + qd1;
-    vf[5] = x9;
     const double x10 = -qd0*x5;
-    vf[0] = x10;
     const double x11 = qd0*x4;
+    vf[0] = x10;
     vf[1] = x11;
+    vf[2] = 0.0;
+    vf[3] = 0.0;
+    vf[4] = 0.0;
+    vf[5] = x9;
 }
 
 /* frame_velocity of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -1872,7 +1918,6 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
 {
     const double q0 = q[0];
     const double qd0 = qd[0];
-    for (int sd_i = 2; sd_i < 6; ++sd_i) af[sd_i] = 0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
@@ -1880,9 +1925,13 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
     const double x10 = -qd0*x5;
     const double x11 = qd0*x4;
     const double x12 = -qd0*x11;
-    af[0] = x12;
     const double x13 = qd0*x10;
+    af[0] = x12;
     af[1] = x13;
+    af[2] = 0.0;
+    af[3] = 0.0;
+    af[4] = 0.0;
+    af[5] = 0.0;
 }
 
 /* frame_acceleration_bias of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -1899,7 +1948,6 @@ void planar2_center_of_mass(const double *q, double *com)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    com[2] = 0.0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
@@ -1910,9 +1958,10 @@ void planar2_center_of_mass(const double *q, double *com)
     const double x12 = -x0*x10 + x1*x11;
     const double x13 = x0*x11 + x1*x10;
     const double x14 = 0.3333333333333333*x12;
-    com[0] = x14;
     const double x15 = 0.3333333333333333*x13;
+    com[0] = x14;
     com[1] = x15;
+    com[2] = 0.0;
 }
 
 /* center_of_mass of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -1964,8 +2013,6 @@ void planar2_com_jacobian(const double *q, double *Jcom)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    Jcom[4] = 0.0;
-    Jcom[5] = 0.0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
@@ -1977,16 +2024,18 @@ void planar2_com_jacobian(const double *q, double *Jcom)
     const double x11 = 1.0 + x9;
     const double x12 = -x0*x10 + x1*x11;
     const double x14 = 0.3333333333333333*x12;
-    Jcom[2] = x14;
     const double x16 = -x0*x11 - x1*x10;
     const double x17 = 0.3333333333333333*x16;
-    Jcom[0] = x17;
     const double x18 = 0.2*x7;
     const double x19 = 0.2*x6;
     const double x20 = 0.3333333333333333*x18;
-    Jcom[1] = x20;
     const double x21 = 0.3333333333333333*x19;
+    Jcom[0] = x17;
+    Jcom[1] = x20;
+    Jcom[2] = x14;
     Jcom[3] = x21;
+    Jcom[4] = 0.0;
+    Jcom[5] = 0.0;
 }
 
 /* com_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -2047,7 +2096,6 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    for (int sd_i = 4; sd_i < 10; ++sd_i) Ag[sd_i] = 0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
@@ -2063,21 +2111,27 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
     const double x19 = 1.0 + x9;
     const double x23 = 0.22 + x18;
     const double x24 = -x0*x10 + x1*x19;
-    Ag[2] = x24;
     const double x25 = x0*x19 + x1*x10;
     const double x26 = 0.3333333333333333*x24;
     const double x27 = 0.3333333333333333*x25;
     const double x28 = -x0*x19 - x1*x10;
-    Ag[0] = x28;
     const double x29 = x23 - x24*x26 + x27*x28;
-    Ag[10] = x29;
     const double x30 = -x26 + x4;
     const double x31 = -x27 + x5;
     const double x32 = 0.2*x7;
-    Ag[1] = x32;
     const double x33 = 0.2*x6;
-    Ag[3] = x33;
     const double x34 = 0.053333333333333344 + x30*x33 - x31*x32;
+    Ag[0] = x28;
+    Ag[1] = x32;
+    Ag[2] = x24;
+    Ag[3] = x33;
+    Ag[4] = 0.0;
+    Ag[5] = 0.0;
+    Ag[6] = 0.0;
+    Ag[7] = 0.0;
+    Ag[8] = 0.0;
+    Ag[9] = 0.0;
+    Ag[10] = x29;
     Ag[11] = x34;
 }
 
@@ -2155,9 +2209,6 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    hg[2] = 0.0;
-    hg[3] = 0.0;
-    hg[4] = 0.0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
@@ -2184,10 +2235,13 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     const double x33 = 0.2*x6;
     const double x34 = 0.053333333333333344 + x30*x33 - x31*x32;
     const double x35 = qd0*x28 + qd1*x32;
-    hg[0] = x35;
     const double x36 = qd0*x24 + qd1*x33;
-    hg[1] = x36;
     const double x37 = qd0*x29 + qd1*x34;
+    hg[0] = x35;
+    hg[1] = x36;
+    hg[2] = 0.0;
+    hg[3] = 0.0;
+    hg[4] = 0.0;
     hg[5] = x37;
 }
 
@@ -2264,18 +2318,6 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    Linv[2] = 0.0;
-    Linv[3] = 0.0;
-    Linv[4] = 0.0;
-    Linv[8] = 0.0;
-    Linv[9] = 0.0;
-    Linv[10] = 0.0;
-    for (int sd_i = 12; sd_i < 20; ++sd_i) Linv[sd_i] = 0;
-    for (int sd_i = 20; sd_i < 28; ++sd_i) Linv[sd_i] = 0;
-    for (int sd_i = 28; sd_i < 30; ++sd_i) Linv[sd_i] = 0;
-    Linv[32] = 0.0;
-    Linv[33] = 0.0;
-    Linv[34] = 0.0;
     double x0, x1;
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
@@ -2302,26 +2344,53 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     const double x50 = 3.7499999999999996*x47 + x44;
     const double x51 = 18.749999999999996 + 3.7499999999999996*x50 + x48;
     const double x52 = -2.0*x48 + x29 + x51;
-    Linv[35] = x52;
     const double x53 = x43 - x49;
     const double x54 = x44 - x50;
     const double x64 = x38*x53 + x39*x54;
-    Linv[5] = x64;
-    Linv[30] = x64;
     const double x65 = x38*x45 + x39*x46;
     const double x66 = x38*x46 + x39*x47;
     const double x67 = x38*x54 + x40*x53;
-    Linv[11] = x67;
-    Linv[31] = x67;
     const double x68 = x38*x46 + x40*x45;
     const double x69 = x38*x47 + x40*x46;
     const double x70 = x38*x65 + x39*x66;
-    Linv[0] = x70;
     const double x71 = x38*x68 + x39*x69;
-    Linv[1] = x71;
-    Linv[6] = x71;
     const double x72 = x38*x69 + x40*x68;
+    Linv[0] = x70;
+    Linv[1] = x71;
+    Linv[2] = 0.0;
+    Linv[3] = 0.0;
+    Linv[4] = 0.0;
+    Linv[5] = x64;
+    Linv[6] = x71;
     Linv[7] = x72;
+    Linv[8] = 0.0;
+    Linv[9] = 0.0;
+    Linv[10] = 0.0;
+    Linv[11] = x67;
+    Linv[12] = 0.0;
+    Linv[13] = 0.0;
+    Linv[14] = 0.0;
+    Linv[15] = 0.0;
+    Linv[16] = 0.0;
+    Linv[17] = 0.0;
+    Linv[18] = 0.0;
+    Linv[19] = 0.0;
+    Linv[20] = 0.0;
+    Linv[21] = 0.0;
+    Linv[22] = 0.0;
+    Linv[23] = 0.0;
+    Linv[24] = 0.0;
+    Linv[25] = 0.0;
+    Linv[26] = 0.0;
+    Linv[27] = 0.0;
+    Linv[28] = 0.0;
+    Linv[29] = 0.0;
+    Linv[30] = x64;
+    Linv[31] = x67;
+    Linv[32] = 0.0;
+    Linv[33] = 0.0;
+    Linv[34] = 0.0;
+    Linv[35] = x52;
 }
 
 /* operational_space_inertia_inverse of `count` states, one after the other: lanes would not pay (a function in parts, or one
@@ -2365,13 +2434,13 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     const double x23 = qdd0 + qdd1;
     const double x24 = x15*x15;
     const double x26 = 0.053333333333333344*x23 + 0.2*x22 - f_ext5;
-    tau[1] = x26;
     const double x27 = -0.2*x24 - x11 + x21;
     const double x28 = 0.2*x23 - x12 + x22;
     const double x31 = x2*x27 + x28*x3;
     const double x35 = 0.5*x31 + x26;
     const double x36 = 0.16666666666666666*qdd0 + 0.5*x17 + x35;
     tau[0] = x36;
+    tau[1] = x26;
 }
 
 /* inverse_dynamics_fext of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -2498,11 +2567,11 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     const double x72 = 9.81*x0;
     const double x73 = 9.81*x1;
     const double x74 = -(x40*x72 + x41*x73) + x68;
-    qdd[0] = x74;
     const double x75 = 0.5*x74 + x73;
     const double x77 = -x2*x72 + x3*x75;
     const double x79 = x54 + x77;
     const double x80 = -(3.7499999999999996*x79 + x74) + x56;
+    qdd[0] = x74;
     qdd[1] = x80;
 }
 

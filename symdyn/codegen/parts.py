@@ -113,6 +113,9 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
 #: becomes `rep stos`, whose start-up cost made the Panda's regressor slower than single stores
 #: (benchmarks/RESULTS.md, section 18)
 ZERO_RUN, ZERO_CHUNK = 4, 8
+#: functions of fewer output entries write them at the end, as before (solo12's inverse dynamics, 18
+#: entries, was slower with early stores)
+EARLY_STORES = 64
 
 
 def one_piece(units, results):
@@ -121,6 +124,8 @@ def one_piece(units, results):
     would be held (spilled) until then. Entries of inputs and constants come first, a run of ZERO_RUN or
     more exact zeros as loops of ZERO_CHUNK entries. results: [(output array, flat index, expression text, symbols it uses)]."""
     at = {sym: k for k, unit in enumerate(units) for sym in unit.defs}
+    if len(results) < EARLY_STORES:                  # a few entries: held in registers to the end
+        return [line for unit in units for line in unit.lines] + [f"{n}[{f}] = {r};" for n, f, r, _ in results]
     first, after = [], {}
     for name, flat, rhs, uses in results:
         k = max((at[s] for s in uses if s in at), default=None)
