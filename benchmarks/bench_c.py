@@ -276,6 +276,9 @@ def plan_build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
     defines.append(f"-DSYMDYN_NUM_PARAMS={dof_macro[:-len('_DOF')]}_NUM_PARAMS")
     if f"{robot}_inverse_dynamics_derivatives(" in (gen_dir / f"{robot}.h").read_text():
         defines.append("-DSYMDYN_DERIVATIVES=1")     # generated with --functions ...,*_derivatives
+    base_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NUM_BASE_PARAMS", required=False)
+    if base_macro and f"{robot}_base_regressor(" in (gen_dir / f"{robot}.h").read_text():
+        defines += ["-DSYMDYN_BASE_REGRESSOR=1", f"-DSYMDYN_NUM_BASE={base_macro}"]
     nq_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NQ", required=False)
     if nq_macro:
         defines.append(f"-DSYMDYN_NQ={nq_macro}")

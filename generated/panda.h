@@ -203,7 +203,7 @@ void panda_friction_batch(long count, const double *qd, double *tau_f);
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure).
  * In: q[7], qd[7], qdd[7].
  * Out: Y[7*98] (row-major).
- * Operations: 995 mul, 671 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 850 mul, 656 add, 0 div, 0 sqrt, 12 trig. */
 void panda_regressor(const double *q, const double *qd, const double *qdd, double *Y);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void panda_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y);
@@ -211,7 +211,7 @@ void panda_regressor_batch(long count, const double *q, const double *qd, const 
 /* The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = inverse_dynamics.
  * In: q[7], qd[7], qdd[7].
  * Out: Yb[7*69] (row-major).
- * Operations: 792 mul, 521 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 689 mul, 511 add, 0 div, 0 sqrt, 12 trig. */
 void panda_base_regressor(const double *q, const double *qd, const double *qdd, double *Yb);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void panda_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb);

@@ -827,13 +827,13 @@ def regressor(q, qd, qdd):
     x13 = -x10*x2 + x11*x3
     x14 = qdd0 + qdd1
     x15 = x6*x6
-    x18 = 0.5*x2
-    x19 = 0.5*x3
-    x20 = x12*x18 + x13*x19
-    x21 = x13 + x14*x19 - x15*x18
-    x22 = -x12 - x14*x18 - x15*x19
-    x23 = xp.sign(qd0)
-    x24 = xp.sign(qd1)
+    x16 = 0.5*x2
+    x17 = 0.5*x3
+    x18 = x12*x16 + x13*x17
+    x19 = x13 + x14*x17 - x15*x16
+    x20 = -x12 - x14*x16 - x15*x17
+    x21 = xp.sign(qd0)
+    x22 = xp.sign(qd1)
     zero = xp.zeros_like(q[..., 0])
     Y = xp.reshape(_stack(xp, [
         zero,  # 0, 0
@@ -846,9 +846,9 @@ def regressor(q, qd, qdd):
         zero,  # 0, 7
         zero,  # 0, 8
         qdd0,  # 0, 9
-        x20,  # 0, 10
-        x21,  # 0, 11
-        x22,  # 0, 12
+        x18,  # 0, 10
+        x19,  # 0, 11
+        x20,  # 0, 12
         zero,  # 0, 13
         zero,  # 0, 14
         zero,  # 0, 15
@@ -857,7 +857,7 @@ def regressor(q, qd, qdd):
         zero,  # 0, 18
         x14,  # 0, 19
         qd0,  # 0, 20
-        x23,  # 0, 21
+        x21,  # 0, 21
         zero + 1.0,  # 0, 22
         qdd0,  # 0, 23
         zero,  # 0, 24
@@ -889,7 +889,7 @@ def regressor(q, qd, qdd):
         zero,  # 1, 22
         zero,  # 1, 23
         qd1,  # 1, 24
-        x24,  # 1, 25
+        x22,  # 1, 25
         zero + 1.0,  # 1, 26
         qdd1,  # 1, 27
     ]), batch + (2, 28))
@@ -922,22 +922,22 @@ def base_regressor(q, qd, qdd):
     x13 = -x10*x2 + x11*x3
     x14 = qdd0 + qdd1
     x15 = x6*x6
-    x18 = 0.5*x2
-    x19 = 0.5*x3
-    x21 = x13 + x14*x19 - x15*x18
-    x22 = -x12 - x14*x18 - x15*x19
-    x23 = xp.sign(qd0)
-    x24 = xp.sign(qd1)
+    x16 = 0.5*x2
+    x17 = 0.5*x3
+    x19 = x13 + x14*x17 - x15*x16
+    x20 = -x12 - x14*x16 - x15*x17
+    x21 = xp.sign(qd0)
+    x22 = xp.sign(qd1)
     zero = xp.zeros_like(q[..., 0])
     Yb = xp.reshape(_stack(xp, [
         x8,  # 0, 0
         -x7,  # 0, 1
         qdd0,  # 0, 2
-        x21,  # 0, 3
-        x22,  # 0, 4
+        x19,  # 0, 3
+        x20,  # 0, 4
         x14,  # 0, 5
         qd0,  # 0, 6
-        x23,  # 0, 7
+        x21,  # 0, 7
         zero + 1.0,  # 0, 8
         zero,  # 0, 9
         zero,  # 0, 10
@@ -953,7 +953,7 @@ def base_regressor(q, qd, qdd):
         zero,  # 1, 7
         zero,  # 1, 8
         qd1,  # 1, 9
-        x24,  # 1, 10
+        x22,  # 1, 10
         zero + 1.0,  # 1, 11
         qdd1,  # 1, 12
     ]), batch + (2, 13))

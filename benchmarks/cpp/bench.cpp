@@ -107,6 +107,11 @@ extern "C" {
 #ifndef SYMDYN_DERIVATIVES
 #define SYMDYN_DERIVATIVES 0
 #endif
+// -DSYMDYN_BASE_REGRESSOR=1 -DSYMDYN_NUM_BASE=<R>_NUM_BASE_PARAMS: the module has <R>_base_regressor and
+// <R>_base_parameters (the default set; bench_c.py sets both from the header)
+#ifndef SYMDYN_BASE_REGRESSOR
+#define SYMDYN_BASE_REGRESSOR 0
+#endif
 
 namespace
 {
@@ -506,6 +511,17 @@ int main(int argc, char ** argv)
     SYMDYN_FN(_regressor)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
     escape(y);
   };
+#if SYMDYN_BASE_REGRESSOR
+  // base_regressor (n x b) beside the regressor: timed against the same computeJointTorqueRegressor,
+  // checked as base_regressor @ base_parameters(PARAMETERS) = Pinocchio's rnea (+ friction)
+  const int nb = SYMDYN_NUM_BASE;
+  std::vector<double> beta(nb), tau_b(n);
+  SYMDYN_FN(_base_parameters)(SYMDYN_FN(_parameters), beta.data());
+  auto sym_Yb = [&](int s) {
+    SYMDYN_FN(_base_regressor)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
+    escape(y);
+  };
+#endif
   std::vector<double> dbuf(size_t(3) * n * n);
   double * d0 = dbuf.data();
   double * d1 = d0 + size_t(n) * n;
@@ -528,7 +544,7 @@ int main(int argc, char ** argv)
 #endif
 
   // ---- correctness: every pool state, outside the timed loops ----
-  double e_id = 0, e_M = 0, e_Minv = 0, e_fd = 0, e_g = 0, e_C = 0, e_Y = 0, e_drnea = NAN, e_daba = NAN;
+  double e_id = 0, e_M = 0, e_Minv = 0, e_fd = 0, e_g = 0, e_C = 0, e_Y = 0, e_drnea = NAN, e_daba = NAN, e_Yb = NAN;
   Eigen::MatrixXd yr(n, 10 * n);
   Eigen::Map<const Eigen::VectorXd> yv(y, n);
   Eigen::Map<const RowMat> ym(y, n, n);
@@ -553,6 +569,16 @@ int main(int argc, char ** argv)
       for (int j = 0; j < 10 * n; ++j)
         yr(i, j) = y[size_t(i) * np + j];
     e_Y = std::max(e_Y, rel_err(yr, pinocchio::computeJointTorqueRegressor(model, data, Q(s), V(s), A(s))));
+#if SYMDYN_BASE_REGRESSOR
+    sym_Yb(s);
+    for (int i = 0; i < n; ++i)
+    {
+      tau_b[i] = 0;
+      for (int j = 0; j < nb; ++j)
+        tau_b[i] += y[size_t(i) * nb + j] * beta[j];
+    }
+    e_Yb = std::max(s ? e_Yb : 0.0, rel_err(Eigen::Map<const Eigen::VectorXd>(tau_b.data(), n), pin_rnea(s)));
+#endif
 #if SYMDYN_DERIVATIVES
     Eigen::Map<const RowMat> m0(d0, n, n), m1(d1, n, n), m2(d2, n, n);
     sym_drnea(s);
@@ -623,6 +649,9 @@ int main(int argc, char ** argv)
   fn_names.push_back("forward_dynamics_derivatives");
   pin_names.push_back("computeABADerivatives");
   pin_reps.push_back([&](long np) { return time_rep(pin_daba, pool, np); });
+  fn_names.push_back("base_regressor");   // timed for symdyn when the module has it (SYMDYN_BASE_REGRESSOR)
+  pin_names.push_back("computeJointTorqueRegressor");
+  pin_reps.push_back([&](long np) { return time_rep(pin_Y, pool, np); });
   if (!contact_models.empty())
   {
     fn_names.push_back("constrained_forward_dynamics");
@@ -641,9 +670,14 @@ int main(int argc, char ** argv)
     [&](long np) { return time_rep(sym_Minv, pool, np); }, [&](long np) { return time_rep(sym_fd, pool, np); },
     [&](long np) { return time_rep(sym_g, pool, np); },    [&](long np) { return time_rep(sym_C, pool, np); },
     [&](long np) { return time_rep(sym_Y, pool, np); }};
-  errs = {e_id, e_M, e_Minv, e_fd, e_g, e_C, e_Y, e_drnea, e_daba};
+  errs = {e_id, e_M, e_Minv, e_fd, e_g, e_C, e_Y, e_drnea, e_daba, e_Yb};
   sym_reps.push_back([&](long np) { return SYMDYN_DERIVATIVES ? time_rep(sym_drnea, pool, np) : NaN; });
   sym_reps.push_back([&](long np) { return SYMDYN_DERIVATIVES ? time_rep(sym_daba, pool, np) : NaN; });
+#if SYMDYN_BASE_REGRESSOR
+  sym_reps.push_back([&](long np) { return time_rep(sym_Yb, pool, np); });
+#else
+  sym_reps.push_back([&](long) { return NaN; });
+#endif
   bool sym_contacts = false;
 #ifdef SYMDYN_NC
   std::vector<double> lam(size_t(SYMDYN_NC));

@@ -11,7 +11,7 @@ import jinja2
 
 from ..functions import sizes
 from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
-from .parts import split
+from .parts import one_piece, split
 from .printer import number
 from ..multibody import lie
 
@@ -114,9 +114,10 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
                "baumgarte": program.baumgarte, "baumgarte_call": _baumgarte_call(program),
                "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
                "gravity": program.gravity, "parts": [], "workspace": 0}
+    placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
+    placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
+    context["body"] = one_piece(units, placed)       # the C function in one piece: lines and output stores
     if split_above is not None and len(units) > split_above:
-        placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
-        placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
         flat_inputs = [(sym, arg, flat) for sym, arg, _, flat in inputs]
         context["parts"], context["workspace"] = split(units, flat_inputs, program.args, placed,
                                                        [o["name"] for o in outputs], part_size)

@@ -106,3 +106,59 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
     if not any(line.startswith("w[") or "= w[" in line for line in lines):
         lines.append("(void)w;")
     return part
+
+
+#: runs of at least ZERO_RUN exact-zero entries of an output are written by loops of at most ZERO_CHUNK
+#: entries (64 bytes of doubles), which gcc turns into a few 16-byte stores; one loop over a longer run
+#: becomes `rep stos`, whose start-up cost made the Panda's regressor slower than single stores
+#: (benchmarks/RESULTS.md, section 21)
+ZERO_RUN, ZERO_CHUNK = 4, 8
+#: functions of fewer output entries write them at the end, as before (solo12's inverse dynamics, 18
+#: entries, was slower with early stores)
+EARLY_STORES = 64
+
+
+def one_piece(units, results):
+    """The statements of a function in one piece (after its input loads), each output entry written just
+    after the statement that computes the last of its operands: written at the end instead, every entry
+    would be held (spilled) until then. Entries of inputs and constants come first, a run of ZERO_RUN or
+    more exact zeros as loops of ZERO_CHUNK entries. results: [(output array, flat index, expression text, symbols it uses)]."""
+    at = {sym: k for k, unit in enumerate(units) for sym in unit.defs}
+    if len(results) < EARLY_STORES:                  # a few entries: held in registers to the end
+        return [line for unit in units for line in unit.lines] + [f"{n}[{f}] = {r};" for n, f, r, _ in results]
+    first, after = [], {}
+    for name, flat, rhs, uses in results:
+        k = max((at[s] for s in uses if s in at), default=None)
+        (first if k is None else after.setdefault(k, [])).append((name, flat, rhs))
+    lines = _constant_stores(first)
+    for k, unit in enumerate(units):
+        lines += unit.lines
+        lines += [f"{name}[{flat}] = {rhs};" for name, flat, rhs in after.get(k, [])]
+    return lines
+
+
+def _constant_stores(entries):
+    """Stores of entries that need no statement, runs of exact zeros as loops."""
+    lines, k = [], 0
+    while k < len(entries):
+        name, flat, rhs = entries[k]
+        end = k
+        while (_is_zero(rhs) and end + 1 < len(entries) and entries[end + 1][0] == name
+               and entries[end + 1][1] == flat + end + 1 - k and _is_zero(entries[end + 1][2])):
+            end += 1
+        if end + 1 - k >= ZERO_RUN:
+            stop = flat + end + 1 - k
+            lines += [f"for (int sd_i = {a}; sd_i < {min(a + ZERO_CHUNK, stop)}; ++sd_i) {name}[sd_i] = 0;"
+                      for a in range(flat, stop, ZERO_CHUNK)]
+            k = end + 1
+        else:
+            lines.append(f"{name}[{flat}] = {rhs};")
+            k += 1
+    return lines
+
+
+def _is_zero(text):
+    try:
+        return float(text.rstrip("f")) == 0
+    except ValueError:
+        return False

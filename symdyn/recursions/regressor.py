@@ -16,7 +16,11 @@ columns of Y(k):
     m:        s_lin . v_dot
     h = m c:  v_dot x s_ang + U^T s_lin                (since s_ang . (h x v_dot) = h . (v_dot x s_ang))
     J:        L(w_dot)^T s_ang + L(w)^T (s_ang x w)    (J w = L(w) [Ixx Ixy Iyy Ixz Iyz Izz])
-              = K(k) s_ang, the 6 x 3 map K formed once per body (inertia_map)
+
+The w_a w_b products are U's own. With a = s_ang and c = a x w, the diagonal inertias are
+a_i w_dot_i + c_i w_i, and the c_i w_i share three products (body_columns); each off-diagonal one is
+a dot product of a with a row formed once per body (body_terms): 33 mul per pair at most
+(docs/algorithms.md, Sec. 22).
 
 Joints on other branches do not see body k: their entries are exact zeros. A joint with several
 columns (free-flyer, spherical, planar) has one row per column, each carried out the same way.
@@ -26,29 +30,30 @@ from .friction import coulomb_sign, one_dof
 from .rnea import accelerations
 
 
-def _l_transpose(w, x):
-    """L(w)^T x: the coefficients of (Ixx, Ixy, Iyy, Ixz, Iyz, Izz) in x . (J w)."""
-    return [w[0] * x[0], w[1] * x[0] + w[0] * x[1], w[1] * x[1],
-            w[2] * x[0] + w[0] * x[2], w[2] * x[1] + w[1] * x[2], w[2] * x[2]]
-
-
-def inertia_map(ctx, w, wd):
-    """K (6 x 3) with K s_ang = L(w_dot)^T s_ang + L(w)^T (s_ang x w), the coefficients of the rotational
-    inertia, for every s of body k: linear in s_ang, so formed once per body (3 mul per coefficient and
-    pair instead of 4)."""
-    unit = ([1, 0, 0], [0, 1, 0], [0, 0, 1])
-    columns = [[a + b for a, b in zip(_l_transpose(wd, e), _l_transpose(w, S.cross(e, w)))] for e in unit]
-    return [[ctx.bind(columns[a][c]) for a in range(3)] for c in range(6)]
-
-
-def body_columns(ctx, s, w, alpha, U, K=None):
-    """s . Y(k) pi(k) as the 10 coefficients of pi(k), for a motion vector s at body k
-    (K: inertia_map of the body, if already formed)."""
-    sa, sl = s[:3], s[3:]
+def body_terms(ctx, w, alpha, U):
+    """What every pair (j, k) of body k shares: w_dot, v_dot, U, the products w_a w_b and the
+    coefficients of the off-diagonal inertias (all from U's own products: no multiplication)."""
     wd, vd = alpha[:3], alpha[3:]
-    m = S.dot(sl, vd)
-    h = S.add(S.cross(vd, sa), S.rot_t(U, sl))
-    J = [S.dot(row, sa) for row in (K or inertia_map(ctx, w, wd))]
+    w01, w02, w12 = ctx.bind(w[0] * w[1]), ctx.bind(w[0] * w[2]), ctx.bind(w[1] * w[2])
+    sq = [ctx.bind(w[i] * w[i]) for i in range(3)]
+    off = [[wd[1] - w02, wd[0] + w12, sq[0] - sq[1]],      # Ixy
+           [wd[2] + w01, sq[2] - sq[0], wd[0] - w12],      # Ixz
+           [sq[1] - sq[2], wd[2] - w01, wd[1] + w02]]      # Iyz
+    return wd, vd, U, (w01, w02, w12), S.bind_matrix(ctx, off)
+
+
+def body_columns(ctx, s, body):
+    """s . Y(k) pi(k) as the 10 coefficients of pi(k), for a motion vector s at body k
+    (body: body_terms of k)."""
+    a, b = s[:3], s[3:]
+    wd, vd, U, (w01, w02, w12), off = body
+    m = S.dot(b, vd)
+    h = S.add(S.cross(vd, a), S.rot_t(U, b))
+    # the diagonal inertias share three products: with c = a x w, c_i w_i = +-p +-q +-r
+    t = [ctx.bind(a[i] * wd[i]) for i in range(3)]
+    p, q, r = ctx.bind(a[1] * w02), ctx.bind(a[0] * w12), ctx.bind(a[2] * w01)
+    Ixy, Ixz, Iyz = (S.dot(row, a) for row in off)
+    J = [t[0] + p - r, Ixy, t[1] + r - q, Ixz, Iyz, t[2] + q - p]
     return [ctx.bind(x) for x in [m] + h + J]
 
 
@@ -66,16 +71,16 @@ def regressor(ctx, chain, X, qd, qdd):
     n = chain.n
     nb = len(chain.params)
     w, alpha, U = accelerations(ctx, chain, X, qd, qdd)
-    K = [inertia_map(ctx, w[k], alpha[k][:3]) for k in range(n)]
+    body = [body_terms(ctx, w[k], alpha[k], U[k]) for k in range(n)]
     Y = [[0] * (10 * nb + 4 * n) for _ in range(chain.nv)]
     for j in range(n):
         below = list(_subtree_outward(chain, j))
         for row, H in zip(chain.vi[j], chain.H[j]):
             s = {j: H}
-            Y[row][10 * j:10 * j + 10] = body_columns(ctx, H, w[j], alpha[j], U[j], K[j])
+            Y[row][10 * j:10 * j + 10] = body_columns(ctx, H, body[j])
             for k in below:
                 s[k] = S.bind(ctx, S.motion_outward(ctx, X[k], s[chain.parent[k]]))
-                Y[row][10 * k:10 * k + 10] = body_columns(ctx, s[k], w[k], alpha[k], U[k], K[k])
+                Y[row][10 * k:10 * k + 10] = body_columns(ctx, s[k], body[k])
     for j, i in one_dof(chain):       # friction and rotor: Fv qd, Fc sgn(qd), Fo, Ia qdd
         Y[i][10 * nb + 4 * j:10 * nb + 4 * j + 4] = [qd[i], coulomb_sign(ctx, chain, qd[i]), 1, qdd[i]]
     return Y
