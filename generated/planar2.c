@@ -7,6 +7,8 @@
  * Frames (FRAMES): "link2".
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "planar2.h"
 
@@ -51,52 +53,85 @@ static double sd_sign(double x)
     return (double)((x > 0.0) - (x < 0.0));
 }
 
-/* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
- * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
- * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation
- * error below 1e-16; measured max error 1.1e-16 against libm for |x| <= 1000) evaluated by
- * Estrin's scheme for short dependency chains, and a branch-free choice of quadrant (random
- * angles would mispredict a switch). libm beyond |x| = 1e5, where the reduction loses bits. */
-static void sd_sincos(double x, double *s, double *c)
+/* sin and cos of one angle together, |x| < 1e5 (beyond it, the callers below take libm's sin and
+ * cos, which cost more here than the rest of the gravity vector). Reduction by pi/2 in three parts
+ * (Cody-Waite; the rounding by adding 1.5 * 2^52 needs no libm call and leaves k mod 4 in the low
+ * bits of t), then fdlibm's minimax polynomials on |r| <= pi/4 (those of __kernel_sin and
+ * __kernel_cos, degree 13 and 14: the Taylor ones of degree 17 and 16 before them took 3-6% more
+ * instructions in the small functions for the same error, at most 2^-52 from glibc on |x| < 1e5,
+ * tests/test_trig.py) evaluated by Estrin's scheme for short dependency chains. The quadrant swaps
+ * and negates by bit operations on 64-bit integers, no branch and no conversion to int: gcc
+ * vectorizes a loop of it with SSE2 alone. */
+static inline void sd_sincos_kernel(double x, double *s, double *c)
 {
-    if (!(fabs(x) < 1.0e5)) {
-        *s = sin(x);
-        *c = cos(x);
-        return;
-    }
-    const double k = (x * 0.63661977236758134308 + 6755399441055744.0) - 6755399441055744.0;
+    const double t = x * 0.63661977236758134308 + 6755399441055744.0, k = t - 6755399441055744.0;
     const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
     const double z = r * r, z2 = z * z, z4 = z2 * z2;
-    const double sp = (-1.0 / 6 + z * (1.0 / 120)) + z2 * (-1.0 / 5040 + z * (1.0 / 362880))
-                      + z4 * ((-1.0 / 39916800 + z * (1.0 / 6227020800.0)) + z2 * (-1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0)));
-    const double cp = (1.0 / 24 + z * (-1.0 / 720)) + z2 * (1.0 / 40320 + z * (-1.0 / 3628800))
-                      + z4 * ((1.0 / 479001600.0 + z * (-1.0 / 87178291200.0)) + z2 * (1.0 / 20922789888000.0));
+    const double sp = (-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03)
+                      + z2 * (-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06)
+                      + z4 * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10);
+    const double cp = (4.16666666666666019037e-02 + z * -1.38888888888741095749e-03)
+                      + z2 * (2.48015872894767294178e-05 + z * -2.75573143513906633035e-07)
+                      + z4 * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11);
     const double sr = r + r * z * sp, cr = 1.0 - 0.5 * z + z2 * cp;
-    const long quadrant = (long)k;
-    const double a = (quadrant & 1) ? cr : sr, b = (quadrant & 1) ? sr : cr;
-    *s = (quadrant & 2) ? -a : a;
-    *c = ((quadrant + 1) & 2) ? -b : b;
+    uint64_t quadrant, us, uc;
+    memcpy(&quadrant, &t, 8);
+    memcpy(&us, &sr, 8);
+    memcpy(&uc, &cr, 8);
+    const uint64_t odd = 0 - (quadrant & 1);                  /* all ones in quadrants 1 and 3: swap */
+    uint64_t a = (us & ~odd) | (uc & odd), b = (uc & ~odd) | (us & odd);
+    a ^= (quadrant & 2) << 62;
+    b ^= ((quadrant + 1) & 2) << 62;
+    memcpy(s, &a, 8);
+    memcpy(c, &b, 8);
+}
+
+/* libm for the angles beyond the kernel's range (|x| >= 1e5, infinite, NaN): rare, out of line. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void sd_sincos_far(const double *x, double *s, double *c, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (!(fabs(x[i]) < 1.0e5)) {
+            s[i] = sin(x[i]);
+            c[i] = cos(x[i]);
+        }
+}
+
+/* sin and cos of the n angles of a function's inputs, all at its start: one loop that the compiler
+ * vectorizes (n is a multiple of 4, inlined as a constant), where one call per angle cost more than
+ * the rest of the small functions (the Panda's frame Jacobian: 7 calls, 48 of 67 ns). The flag of an
+ * angle beyond range is a double (SSE2 has no 64-bit integer compare) whose bits are or-ed. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void sd_sincos_n(const double *restrict x, double *restrict s, double *restrict c, int n)
+{
+    uint64_t far = 0;
+    for (int i = 0; i < n; ++i) {
+        double sd, cd, big = fabs(x[i]) < 1.0e5 ? 0.0 : 1.0;
+        uint64_t bits;
+        sd_sincos_kernel(x[i], &sd, &cd);
+        s[i] = (double)sd;
+        c[i] = (double)cd;
+        memcpy(&bits, &big, 8);
+        far |= bits;
+    }
+    if (far)
+        sd_sincos_far(x, s, c, n);
 }
 #if !defined(SYMDYN_NO_LANES)
 
-/* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
- * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
- * converts in vector registers, to long not before AVX-512; floor does not vectorize). Returns 1 if |x| is
- * beyond the reduction's range: the caller then computes that state with the single-state function. */
+/* sd_sincos for one lane of a batch block: the kernel without the branch to libm (a call in the block
+ * would keep the compiler from vectorizing it). Returns 1 if |x| is beyond the kernel's range: the
+ * caller then computes that state with the single-state function. */
 static inline int sd_sincos_lane(double x, double *s, double *c)
 {
-    const double k = (x * 0.63661977236758134308 + 6755399441055744.0) - 6755399441055744.0;
-    const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
-    const double z = r * r, z2 = z * z, z4 = z2 * z2;
-    const double sp = (-1.0 / 6 + z * (1.0 / 120)) + z2 * (-1.0 / 5040 + z * (1.0 / 362880))
-                      + z4 * ((-1.0 / 39916800 + z * (1.0 / 6227020800.0)) + z2 * (-1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0)));
-    const double cp = (1.0 / 24 + z * (-1.0 / 720)) + z2 * (1.0 / 40320 + z * (-1.0 / 3628800))
-                      + z4 * ((1.0 / 479001600.0 + z * (-1.0 / 87178291200.0)) + z2 * (1.0 / 20922789888000.0));
-    const double sr = r + r * z * sp, cr = 1.0 - 0.5 * z + z2 * cp;
-    const int quadrant = (int)(fabs(x) < 1.0e5 ? k : 0.0);       /* no conversion out of int's range */
-    const double a = (quadrant & 1) ? cr : sr, b = (quadrant & 1) ? sr : cr;
-    *s = (quadrant & 2) ? -a : a;
-    *c = ((quadrant + 1) & 2) ? -b : b;
+    double sd, cd;
+    sd_sincos_kernel(x, &sd, &cd);
+    *s = (double)sd;
+    *c = (double)cd;
     return !(fabs(x) < 1.0e5);
 }
 #endif
@@ -189,10 +224,14 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -277,7 +316,13 @@ void planar2_inverse_dynamics_batch(long count, const double *q, const double *q
 void planar2_mass_matrix(const double *q, double *M)
 {
     const double q1 = q[1];
-    const double x3 = cos(q1);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x3 = sd_cos[0];
     const double x13 = 0.2*x3;
     const double x15 = 0.5 + x13;
     const double x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15;
@@ -334,8 +379,13 @@ void planar2_mass_matrix_batch(long count, const double *q, double *M)
 void planar2_mass_matrix_inverse(const double *q, double *Minv)
 {
     const double q1 = q[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -408,10 +458,14 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     const double qd1 = qd[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = -x2*x2 + x3*x3;
     const double x5 = 2.0*x2*x3;
     const double x10 = 0.375*x4;
@@ -533,10 +587,14 @@ void planar2_gravity(const double *q, double *g)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = 9.81*x0;
     const double x5 = 9.81*x1;
     const double x6 = x2*x5 + x3*x4;
@@ -599,8 +657,13 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = 0.5*qd0;
     const double x5 = x2*x4;
     const double x6 = x3*x4;
@@ -677,10 +740,14 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -755,8 +822,13 @@ void planar2_nonlinear_effects_batch(long count, const double *q, const double *
 void planar2_articulated_inertia(const double *q, double *D)
 {
     const double q1 = q[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -810,8 +882,13 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D)
 void planar2_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -875,8 +952,13 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m)
 void planar2_innovations_factor_inverse(const double *q, double *ell)
 {
     const double q1 = q[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -946,8 +1028,13 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1017,8 +1104,13 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
     const double q1 = q[1];
     const double nu0 = nu[0];
     const double nu1 = nu[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1088,8 +1180,13 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
     const double q1 = q[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1163,8 +1260,13 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
     const double q1 = q[1];
     const double eps0 = eps[0];
     const double eps1 = eps[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1238,8 +1340,13 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     const double q1 = q[1];
     const double nu0 = nu[0];
     const double nu1 = nu[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1357,8 +1464,13 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double q1 = q[1];
     const double eta0 = eta[0];
     const double eta1 = eta[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x5 = 2.0*x2*x3;
     const double x36 = 0.5*eta0;
     const double x37 = x2*x36;
@@ -1457,10 +1569,14 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     const double nu1 = nu[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = -x2*x2 + x3*x3;
     const double x5 = 2.0*x2*x3;
     const double x10 = 0.375*x4;
@@ -1603,7 +1719,13 @@ void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, co
 void planar2_udu_factor(const double *q, double *U)
 {
     const double q1 = q[1];
-    const double x3 = cos(q1);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x3 = sd_cos[0];
     const double x37 = 3.7499999999999996*x3;
     const double x38 = 0.5*x37 + 1.0;
     U[0] = 1.0;
@@ -1612,14 +1734,42 @@ void planar2_udu_factor(const double *q, double *U)
     U[3] = 1.0;
 }
 
-/* udu_factor of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* udu_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_udu_factor_batch(long count, const double *q, double *U)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_U[4][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q1 = sd_q[1][sd_k];
+            double x3_sin, x3;
+            sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
+            sd_far |= x3_sin != x3_sin;
+            const double x37 = 3.7499999999999996*x3;
+            const double x38 = 0.5*x37 + 1.0;
+            sd_U[0][sd_k] = 1.0;
+            sd_U[1][sd_k] = x38;
+            sd_U[2][sd_k] = 0.0;
+            sd_U[3][sd_k] = 1.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_U[0], 4, sd_n, U + sd_first * 4);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_udu_factor(q + (sd_first + sd_k) * 2, U + (sd_first + sd_k) * 4);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_udu_factor(q + sd_i * 2, U + sd_i * 4);
+#endif
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -1649,10 +1799,14 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -1747,10 +1901,14 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -1795,14 +1953,88 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[25] = qdd1;
 }
 
-/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* base_regressor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_qdd[2][SD_LANES];
+        sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
+        double sd_Yb[26][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            const double qdd0 = sd_qdd[0][sd_k];
+            const double qdd1 = sd_qdd[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x6 = qd0 + qd1;
+            const double x7 = 9.81*x0;
+            const double x8 = 9.81*x1;
+            const double x9 = qd0*qd0;
+            const double x10 = -0.5*x9 + x7;
+            const double x11 = 0.5*qdd0 + x8;
+            const double x12 = x10*x3 + x11*x2;
+            const double x13 = -x10*x2 + x11*x3;
+            const double x14 = qdd0 + qdd1;
+            const double x15 = x6*x6;
+            const double x16 = 0.5*x2;
+            const double x17 = 0.5*x3;
+            const double x19 = x13 + x14*x17 - x15*x16;
+            const double x20 = -x12 - x14*x16 - x15*x17;
+            const double x21 = sd_sign(qd0);
+            const double x22 = sd_sign(qd1);
+            sd_Yb[0][sd_k] = x8;
+            sd_Yb[1][sd_k] = -x7;
+            sd_Yb[2][sd_k] = qdd0;
+            sd_Yb[3][sd_k] = x19;
+            sd_Yb[4][sd_k] = x20;
+            sd_Yb[5][sd_k] = x14;
+            sd_Yb[6][sd_k] = qd0;
+            sd_Yb[7][sd_k] = x21;
+            sd_Yb[8][sd_k] = 1.0;
+            sd_Yb[9][sd_k] = 0.0;
+            sd_Yb[10][sd_k] = 0.0;
+            sd_Yb[11][sd_k] = 0.0;
+            sd_Yb[12][sd_k] = 0.0;
+            sd_Yb[13][sd_k] = 0.0;
+            sd_Yb[14][sd_k] = 0.0;
+            sd_Yb[15][sd_k] = 0.0;
+            sd_Yb[16][sd_k] = x13;
+            sd_Yb[17][sd_k] = -x12;
+            sd_Yb[18][sd_k] = x14;
+            sd_Yb[19][sd_k] = 0.0;
+            sd_Yb[20][sd_k] = 0.0;
+            sd_Yb[21][sd_k] = 0.0;
+            sd_Yb[22][sd_k] = qd1;
+            sd_Yb[23][sd_k] = x22;
+            sd_Yb[24][sd_k] = 1.0;
+            sd_Yb[25][sd_k] = qdd1;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_Yb[0], 26, sd_n, Yb + sd_first * 26);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_base_regressor(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, Yb + (sd_first + sd_k) * 26);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_base_regressor(q + sd_i * 2, qd + sd_i * 2, qdd + sd_i * 2, Yb + sd_i * 26);
+#endif
 }
 
 /* The b base parameters (Gautier & Khalil), exact combinations of the p standard ones: see BASE_PARAMETER_NAMES. Operations: 2 mul, 3 add, 0 div, 0 sqrt, 0 trig. */
@@ -1855,10 +2087,14 @@ void planar2_frame_placement(const double *q, double *oMf)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x6 = -x0*x2 + x1*x3;
@@ -1882,22 +2118,72 @@ void planar2_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
-/* frame_placement of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* frame_placement of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_oMf[16][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            const double x4 = 0.5*x1;
+            const double x5 = 0.5*x0;
+            const double x6 = -x0*x2 + x1*x3;
+            const double x7 = -x0*x3 - x1*x2;
+            const double x8 = x0*x3 + x1*x2;
+            sd_oMf[0][sd_k] = x6;
+            sd_oMf[1][sd_k] = x7;
+            sd_oMf[2][sd_k] = 0.0;
+            sd_oMf[3][sd_k] = x4;
+            sd_oMf[4][sd_k] = x8;
+            sd_oMf[5][sd_k] = x6;
+            sd_oMf[6][sd_k] = 0.0;
+            sd_oMf[7][sd_k] = x5;
+            sd_oMf[8][sd_k] = 0.0;
+            sd_oMf[9][sd_k] = 0.0;
+            sd_oMf[10][sd_k] = 1.0;
+            sd_oMf[11][sd_k] = 0.0;
+            sd_oMf[12][sd_k] = 0.0;
+            sd_oMf[13][sd_k] = 0.0;
+            sd_oMf[14][sd_k] = 0.0;
+            sd_oMf[15][sd_k] = 1.0;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_frame_placement(q + (sd_first + sd_k) * 2, oMf + (sd_first + sd_k) * 16);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_frame_placement(q + sd_i * 2, oMf + sd_i * 16);
+#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 2 mul, 0 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_frame_jacobian(const double *q, double *J)
 {
     const double q0 = q[0];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     J[0] = -x5;
@@ -1930,8 +2216,13 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     const double q0 = q[0];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x9 = qd0 + qd1;
@@ -1945,14 +2236,50 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     vf[5] = x9;
 }
 
-/* frame_velocity of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* frame_velocity of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[2][SD_LANES];
+        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+        double sd_qd[2][SD_LANES];
+        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+        double sd_vf[6][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double qd0 = sd_qd[0][sd_k];
+            const double qd1 = sd_qd[1][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            const double x4 = 0.5*x1;
+            const double x5 = 0.5*x0;
+            const double x9 = qd0 + qd1;
+            const double x10 = -qd0*x5;
+            const double x11 = qd0*x4;
+            sd_vf[0][sd_k] = x10;
+            sd_vf[1][sd_k] = x11;
+            sd_vf[2][sd_k] = 0.0;
+            sd_vf[3][sd_k] = 0.0;
+            sd_vf[4][sd_k] = 0.0;
+            sd_vf[5][sd_k] = x9;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_vf[0], 6, sd_n, vf + sd_first * 6);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                planar2_frame_velocity(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, vf + (sd_first + sd_k) * 6);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_frame_velocity(q + sd_i * 2, qd + sd_i * 2, vf + sd_i * 6);
+#endif
 }
 
 /* Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity. Operations: 6 mul, 0 add, 0 div, 0 sqrt, 2 trig. */
@@ -1960,8 +2287,13 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
 {
     const double q0 = q[0];
     const double qd0 = qd[0];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = 0;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x10 = -qd0*x5;
@@ -2027,10 +2359,14 @@ void planar2_center_of_mass(const double *q, double *com)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x6 = 1.0 + x4;
@@ -2092,10 +2428,14 @@ void planar2_com_jacobian(const double *q, double *Jcom)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x9 = 0.2*x3;
@@ -2175,10 +2515,14 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x12 = 1.0 + x4;
@@ -2276,10 +2620,14 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x12 = 1.0 + x4;
@@ -2373,10 +2721,14 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -2563,10 +2915,14 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     const double f_ext0 = f_ext[0];
     const double f_ext1 = f_ext[1];
     const double f_ext5 = f_ext[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x8 = x0*x3 + x1*x2;
@@ -2674,10 +3030,14 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     const double f_ext0 = f_ext[0];
     const double f_ext1 = f_ext[1];
     const double f_ext5 = f_ext[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = 0;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x8 = x0*x3 + x1*x2;

@@ -7,6 +7,8 @@
  * Frames (FRAMES): "link6".
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "stanford.h"
 
@@ -107,52 +109,85 @@ static double sd_sign(double x)
     return (double)((x > 0.0) - (x < 0.0));
 }
 
-/* sin and cos of one angle together. libm's sin and cos cost more here than the rest of the
- * gravity vector: reduce by pi/2 in three parts (Cody-Waite; the rounding by adding 1.5 * 2^52
- * needs no libm call), then Taylor polynomials of degree 17 and 16 on |r| <= pi/4 (truncation
- * error below 1e-16; measured max error 1.1e-16 against libm for |x| <= 1000) evaluated by
- * Estrin's scheme for short dependency chains, and a branch-free choice of quadrant (random
- * angles would mispredict a switch). libm beyond |x| = 1e5, where the reduction loses bits. */
-static void sd_sincos(double x, double *s, double *c)
+/* sin and cos of one angle together, |x| < 1e5 (beyond it, the callers below take libm's sin and
+ * cos, which cost more here than the rest of the gravity vector). Reduction by pi/2 in three parts
+ * (Cody-Waite; the rounding by adding 1.5 * 2^52 needs no libm call and leaves k mod 4 in the low
+ * bits of t), then fdlibm's minimax polynomials on |r| <= pi/4 (those of __kernel_sin and
+ * __kernel_cos, degree 13 and 14: the Taylor ones of degree 17 and 16 before them took 3-6% more
+ * instructions in the small functions for the same error, at most 2^-52 from glibc on |x| < 1e5,
+ * tests/test_trig.py) evaluated by Estrin's scheme for short dependency chains. The quadrant swaps
+ * and negates by bit operations on 64-bit integers, no branch and no conversion to int: gcc
+ * vectorizes a loop of it with SSE2 alone. */
+static inline void sd_sincos_kernel(double x, double *s, double *c)
 {
-    if (!(fabs(x) < 1.0e5)) {
-        *s = sin(x);
-        *c = cos(x);
-        return;
-    }
-    const double k = (x * 0.63661977236758134308 + 6755399441055744.0) - 6755399441055744.0;
+    const double t = x * 0.63661977236758134308 + 6755399441055744.0, k = t - 6755399441055744.0;
     const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
     const double z = r * r, z2 = z * z, z4 = z2 * z2;
-    const double sp = (-1.0 / 6 + z * (1.0 / 120)) + z2 * (-1.0 / 5040 + z * (1.0 / 362880))
-                      + z4 * ((-1.0 / 39916800 + z * (1.0 / 6227020800.0)) + z2 * (-1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0)));
-    const double cp = (1.0 / 24 + z * (-1.0 / 720)) + z2 * (1.0 / 40320 + z * (-1.0 / 3628800))
-                      + z4 * ((1.0 / 479001600.0 + z * (-1.0 / 87178291200.0)) + z2 * (1.0 / 20922789888000.0));
+    const double sp = (-1.66666666666666324348e-01 + z * 8.33333333332248946124e-03)
+                      + z2 * (-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06)
+                      + z4 * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10);
+    const double cp = (4.16666666666666019037e-02 + z * -1.38888888888741095749e-03)
+                      + z2 * (2.48015872894767294178e-05 + z * -2.75573143513906633035e-07)
+                      + z4 * (2.08757232129817482790e-09 + z * -1.13596475577881948265e-11);
     const double sr = r + r * z * sp, cr = 1.0 - 0.5 * z + z2 * cp;
-    const long quadrant = (long)k;
-    const double a = (quadrant & 1) ? cr : sr, b = (quadrant & 1) ? sr : cr;
-    *s = (quadrant & 2) ? -a : a;
-    *c = ((quadrant + 1) & 2) ? -b : b;
+    uint64_t quadrant, us, uc;
+    memcpy(&quadrant, &t, 8);
+    memcpy(&us, &sr, 8);
+    memcpy(&uc, &cr, 8);
+    const uint64_t odd = 0 - (quadrant & 1);                  /* all ones in quadrants 1 and 3: swap */
+    uint64_t a = (us & ~odd) | (uc & odd), b = (uc & ~odd) | (us & odd);
+    a ^= (quadrant & 2) << 62;
+    b ^= ((quadrant + 1) & 2) << 62;
+    memcpy(s, &a, 8);
+    memcpy(c, &b, 8);
+}
+
+/* libm for the angles beyond the kernel's range (|x| >= 1e5, infinite, NaN): rare, out of line. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void sd_sincos_far(const double *x, double *s, double *c, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (!(fabs(x[i]) < 1.0e5)) {
+            s[i] = sin(x[i]);
+            c[i] = cos(x[i]);
+        }
+}
+
+/* sin and cos of the n angles of a function's inputs, all at its start: one loop that the compiler
+ * vectorizes (n is a multiple of 4, inlined as a constant), where one call per angle cost more than
+ * the rest of the small functions (the Panda's frame Jacobian: 7 calls, 48 of 67 ns). The flag of an
+ * angle beyond range is a double (SSE2 has no 64-bit integer compare) whose bits are or-ed. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void sd_sincos_n(const double *restrict x, double *restrict s, double *restrict c, int n)
+{
+    uint64_t far = 0;
+    for (int i = 0; i < n; ++i) {
+        double sd, cd, big = fabs(x[i]) < 1.0e5 ? 0.0 : 1.0;
+        uint64_t bits;
+        sd_sincos_kernel(x[i], &sd, &cd);
+        s[i] = (double)sd;
+        c[i] = (double)cd;
+        memcpy(&bits, &big, 8);
+        far |= bits;
+    }
+    if (far)
+        sd_sincos_far(x, s, c, n);
 }
 #if !defined(SYMDYN_NO_LANES)
 
-/* sd_sincos for one lane of a batch block: the same arithmetic without the branch to libm (a call
- * in the block would keep the compiler from vectorizing it) and an int quadrant (double to int
- * converts in vector registers, to long not before AVX-512; floor does not vectorize). Returns 1 if |x| is
- * beyond the reduction's range: the caller then computes that state with the single-state function. */
+/* sd_sincos for one lane of a batch block: the kernel without the branch to libm (a call in the block
+ * would keep the compiler from vectorizing it). Returns 1 if |x| is beyond the kernel's range: the
+ * caller then computes that state with the single-state function. */
 static inline int sd_sincos_lane(double x, double *s, double *c)
 {
-    const double k = (x * 0.63661977236758134308 + 6755399441055744.0) - 6755399441055744.0;
-    const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
-    const double z = r * r, z2 = z * z, z4 = z2 * z2;
-    const double sp = (-1.0 / 6 + z * (1.0 / 120)) + z2 * (-1.0 / 5040 + z * (1.0 / 362880))
-                      + z4 * ((-1.0 / 39916800 + z * (1.0 / 6227020800.0)) + z2 * (-1.0 / 1307674368000.0 + z * (1.0 / 355687428096000.0)));
-    const double cp = (1.0 / 24 + z * (-1.0 / 720)) + z2 * (1.0 / 40320 + z * (-1.0 / 3628800))
-                      + z4 * ((1.0 / 479001600.0 + z * (-1.0 / 87178291200.0)) + z2 * (1.0 / 20922789888000.0));
-    const double sr = r + r * z * sp, cr = 1.0 - 0.5 * z + z2 * cp;
-    const int quadrant = (int)(fabs(x) < 1.0e5 ? k : 0.0);       /* no conversion out of int's range */
-    const double a = (quadrant & 1) ? cr : sr, b = (quadrant & 1) ? sr : cr;
-    *s = (quadrant & 2) ? -a : a;
-    *c = ((quadrant + 1) & 2) ? -b : b;
+    double sd, cd;
+    sd_sincos_kernel(x, &sd, &cd);
+    *s = (double)sd;
+    *c = (double)cd;
     return !(fabs(x) < 1.0e5);
 }
 #endif
@@ -260,14 +295,16 @@ void stanford_inverse_dynamics(const double *q, const double *qd, const double *
     const double qdd3 = qdd[3];
     const double qdd4 = qdd[4];
     const double qdd5 = qdd[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -qd0*x2;
     const double x11 = -qd0*x3;
     const double x12 = qd1*x11;
@@ -660,12 +697,15 @@ void stanford_mass_matrix(const double *q, double *M)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8484325300000001*x12;
@@ -959,12 +999,15 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -1541,14 +1584,16 @@ void stanford_forward_dynamics(const double *q, const double *qd, const double *
     const double tau3 = tau[3];
     const double tau4 = tau[4];
     const double tau5 = tau[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -2274,14 +2319,16 @@ void stanford_gravity(const double *q, double *g)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -9.81*x2;
     const double x11 = -9.81*x3;
     const double x12 = x10*x4;
@@ -2443,14 +2490,16 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     const double qd3 = qd[3];
     const double qd4 = qd[4];
     const double qd5 = qd[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -qd0*x2;
     const double x11 = -qd0*x3;
     const double x12 = 0.154*x11 + q2*qd1;
@@ -3422,14 +3471,16 @@ void stanford_nonlinear_effects(const double *q, const double *qd, double *b)
     const double qd3 = qd[3];
     const double qd4 = qd[4];
     const double qd5 = qd[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -qd0*x2;
     const double x11 = -qd0*x3;
     const double x12 = qd1*x11;
@@ -3790,12 +3841,15 @@ void stanford_articulated_inertia(const double *q, double *D)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -4113,12 +4167,15 @@ void stanford_innovations_factor(const double *q, double *m)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -4586,12 +4643,15 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -5145,12 +5205,15 @@ void stanford_total_rates(const double *q, const double *qd, double *nu)
     const double qd3 = qd[3];
     const double qd4 = qd[4];
     const double qd5 = qd[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -5528,12 +5591,15 @@ void stanford_joint_rates(const double *q, const double *nu, double *qd)
     const double nu3 = nu[3];
     const double nu4 = nu[4];
     const double nu5 = nu[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -5911,12 +5977,15 @@ void stanford_working_moments(const double *q, const double *tau, double *eps)
     const double tau3 = tau[3];
     const double tau4 = tau[4];
     const double tau5 = tau[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -6330,12 +6399,15 @@ void stanford_applied_moments(const double *q, const double *eps, double *tau)
     const double eps3 = eps[3];
     const double eps4 = eps[4];
     const double eps5 = eps[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -6746,14 +6818,16 @@ void stanford_coriolis_nu(const double *q, const double *nu, double *Cnu)
     const double nu3 = nu[3];
     const double nu4 = nu[4];
     const double nu5 = nu[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -x8*x8 + x9*x9;
     const double x11 = 2.0*x8*x9;
     const double x12 = -x6*x6 + x7*x7;
@@ -7963,14 +8037,16 @@ void stanford_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double eta3 = eta[3];
     const double eta4 = eta[4];
     const double eta5 = eta[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -x8*x8 + x9*x9;
     const double x11 = 2.0*x8*x9;
     const double x12 = -x6*x6 + x7*x7;
@@ -9008,14 +9084,16 @@ void stanford_diagonalized_forward_dynamics(const double *q, const double *nu, c
     const double tau3 = tau[3];
     const double tau4 = tau[4];
     const double tau5 = tau[5];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -x8*x8 + x9*x9;
     const double x11 = 2.0*x8*x9;
     const double x12 = -x6*x6 + x7*x7;
@@ -10142,12 +10220,15 @@ void stanford_udu_factor(const double *q, double *U)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -10639,14 +10720,16 @@ void stanford_regressor(const double *q, const double *qd, const double *qdd, do
     Y[500] = qd5;
     Y[502] = 1.0;
     Y[503] = qdd5;
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -qd0*x2;
     const double x11 = -qd0*x3;
     const double x12 = qd1*x11;
@@ -11240,14 +11323,16 @@ void stanford_base_regressor(const double *q, const double *qd, const double *qd
     Yb[326] = qd5;
     Yb[328] = 1.0;
     Yb[329] = qdd5;
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q1;
+    sd_angle[1] = q3;
+    sd_angle[2] = q4;
+    sd_angle[3] = q5;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    const double x4 = sd_sin[1], x5 = sd_cos[1];
+    const double x6 = sd_sin[2], x7 = sd_cos[2];
+    const double x8 = sd_sin[3], x9 = sd_cos[3];
     const double x10 = -qd0*x2;
     const double x11 = -qd0*x3;
     const double x12 = qd1*x11;
@@ -12503,16 +12588,21 @@ void stanford_frame_placement(const double *q, double *oMf)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[8], sd_sin[8], sd_cos[8];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_angle[4] = q5;
+    sd_angle[5] = 0;
+    sd_angle[6] = 0;
+    sd_angle[7] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
+    const double x8 = sd_sin[4], x9 = sd_cos[4];
     const double x10 = x1*x3;
     const double x11 = -x1*x2;
     const double x12 = x0*x3;
@@ -12651,14 +12741,16 @@ void stanford_frame_jacobian(const double *q, double *J)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
     const double x10 = x1*x3;
     const double x11 = -x1*x2;
     const double x12 = x0*x3;
@@ -12740,14 +12832,16 @@ void stanford_frame_velocity(const double *q, const double *qd, double *vf)
     const double qd3 = qd[3];
     const double qd4 = qd[4];
     const double qd5 = qd[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
     const double x10 = x1*x3;
     const double x11 = -x1*x2;
     const double x12 = x0*x3;
@@ -12885,14 +12979,16 @@ void stanford_frame_acceleration_bias(const double *q, const double *qd, double 
     const double qd3 = qd[3];
     const double qd4 = qd[4];
     const double qd5 = qd[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
     const double x10 = x1*x3;
     const double x11 = -x1*x2;
     const double x12 = x0*x3;
@@ -13076,14 +13172,16 @@ void stanford_center_of_mass(const double *q, double *com)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
     const double x10 = 0.92856*x6;
     const double x11 = 0.92856*x7;
     const double x12 = -0.09936 + x11;
@@ -13175,14 +13273,16 @@ void stanford_com_jacobian(const double *q, double *Jcom)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
     const double x10 = x1*x3;
     const double x11 = -x1*x2;
     const double x12 = x0*x3;
@@ -13372,14 +13472,16 @@ void stanford_centroidal_momentum_matrix(const double *q, double *Ag)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
     const double x12 = 0.92856*x6;
     const double x13 = 0.92856*x7;
     const double x14 = -x6*x6 + x7*x7;
@@ -13765,14 +13867,16 @@ void stanford_centroidal_momentum(const double *q, const double *qd, double *hg)
     const double qd3 = qd[3];
     const double qd4 = qd[4];
     const double qd5 = qd[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
+    double sd_angle[4], sd_sin[4], sd_cos[4];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
     const double x12 = 0.92856*x6;
     const double x13 = 0.92856*x7;
     const double x14 = -x6*x6 + x7*x7;
@@ -14113,16 +14217,21 @@ void stanford_operational_space_inertia_inverse(const double *q, double *Linv)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[8], sd_sin[8], sd_cos[8];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_angle[4] = q5;
+    sd_angle[5] = 0;
+    sd_angle[6] = 0;
+    sd_angle[7] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
+    const double x8 = sd_sin[4], x9 = sd_cos[4];
     const double x10 = -x8*x8 + x9*x9;
     const double x11 = 2.0*x8*x9;
     const double x12 = -x6*x6 + x7*x7;
@@ -15036,16 +15145,21 @@ void stanford_inverse_dynamics_fext(const double *q, const double *qd, const dou
     const double f_ext3 = f_ext[3];
     const double f_ext4 = f_ext[4];
     const double f_ext5 = f_ext[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[8], sd_sin[8], sd_cos[8];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_angle[4] = q5;
+    sd_angle[5] = 0;
+    sd_angle[6] = 0;
+    sd_angle[7] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
+    const double x8 = sd_sin[4], x9 = sd_cos[4];
     const double x10 = x1*x3;
     const double x11 = -x1*x2;
     const double x12 = x0*x3;
@@ -15525,16 +15639,21 @@ void stanford_forward_dynamics_fext(const double *q, const double *qd, const dou
     const double f_ext3 = f_ext[3];
     const double f_ext4 = f_ext[4];
     const double f_ext5 = f_ext[5];
-    double x0, x1;
-    sd_sincos(q0, &x0, &x1);
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    double x4, x5;
-    sd_sincos(q3, &x4, &x5);
-    double x6, x7;
-    sd_sincos(q4, &x6, &x7);
-    double x8, x9;
-    sd_sincos(q5, &x8, &x9);
+    double sd_angle[8], sd_sin[8], sd_cos[8];
+    sd_angle[0] = q0;
+    sd_angle[1] = q1;
+    sd_angle[2] = q3;
+    sd_angle[3] = q4;
+    sd_angle[4] = q5;
+    sd_angle[5] = 0;
+    sd_angle[6] = 0;
+    sd_angle[7] = 0;
+    sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
+    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    const double x4 = sd_sin[2], x5 = sd_cos[2];
+    const double x6 = sd_sin[3], x7 = sd_cos[3];
+    const double x8 = sd_sin[4], x9 = sd_cos[4];
     const double x10 = x1*x3;
     const double x11 = -x1*x2;
     const double x12 = x0*x3;

@@ -26,7 +26,14 @@ LANE_WORK = 0.7
 #: take ~90 s (issue 10's target: 120 s); inverse_dynamics (1535 statements), gravity and com_jacobian
 #: alone 15 s against 1.5 s. Every function of a 6-7 DoF arm stays under it (Panda: at most 1132).
 LANE_STATEMENTS = 1200
+#: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
+#: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
+#: remainder (4 doubles: one AVX2 vector, two SSE2)
+TRIG_PAD = 4
 _ONE_TRIG = re.compile(r"const (?:double|float) (\w+) = (sin|cos)f?\((\w+)\);")
+#: the lines of a function's block of sin and cos (CBackend._trig_block)
+_ANGLE = re.compile(r"sd_angle\[(\d+)\] = (.+);")
+_TRIG_READ = re.compile(r"const (?:double|float) (\w+) = sd_(sin|cos)\[(\d+)\](?:, (\w+) = sd_cos\[\d+\])?;")
 #: the largest finite float
 FLT_MAX = 3.4028234663852886e38
 
@@ -75,15 +82,22 @@ class CBackend(Backend):
         return dict(zip(self.files(module), files.values()))
 
     def statements(self, assignments):
-        """One const double per assignment; sin and cos of the same angle become one sincos call."""
+        """One const double per assignment; sin and cos of the angles of the inputs alone (no
+        intermediate value) all in one block first (see _trig_block), those of other angles in pairs
+        by sd_sincos."""
+        defined = {str(s) for s, _ in assignments}
         pairs = {}
         for s, e in assignments:
             t = _trig(e)
             if t:
                 pairs.setdefault(t[1], {})[t[0]] = s
-        out = []
+        early = [angle for angle in pairs if not {str(u) for u in used_symbols(angle)} & defined]
+        out = [self._trig_block(early, pairs)] if early else []
+        early = set(early)
         for s, e in assignments:
             t = _trig(e)
+            if t and t[1] in early:
+                continue
             uses = used_symbols(e)
             if t and len(pairs[t[1]]) == 2:
                 if t[0] == "sin":
@@ -93,6 +107,23 @@ class CBackend(Backend):
                 continue
             out.append(Unit((str(s),), uses, [f"const {self.real} {s} = {self.printer(e)};"]))
         return out
+
+    def _trig_block(self, angles, pairs):
+        """sin and cos of `angles` (in order of first use) in one vectorized loop, sd_sincos_n, over
+        arrays padded with zeros to a multiple of TRIG_PAD entries; each sin and cos is then a
+        constant read from them."""
+        n = -(-len(angles) // TRIG_PAD) * TRIG_PAD
+        lines = [f"{self.real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];"]
+        lines += [f"sd_angle[{k}] = {self.printer(a)};" for k, a in enumerate(angles)]
+        lines += [f"sd_angle[{k}] = 0;" for k in range(len(angles), n)]
+        lines.append(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});")
+        defs = []
+        for k, a in enumerate(angles):
+            got = pairs[a]
+            reads = [f"{got[trig]} = sd_{trig}[{k}]" for trig in ("sin", "cos") if trig in got]
+            defs += [str(got[trig]) for trig in ("sin", "cos") if trig in got]
+            lines.append(f"const {self.real} " + ", ".join(reads) + ";")
+        return Unit(tuple(defs), frozenset().union(*(used_symbols(a) for a in angles)), lines)
 
     def prototype(self, module, name, args, outputs):
         """The C declaration of one function (without the semicolon): input arrays, then one out
@@ -120,6 +151,8 @@ class CBackend(Backend):
             f["lanes"] = _lane_lines(f["lines"], self.real) if lanes_pay(f) else None
         ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
+        ctx["uses_sincos_n"] = any(line.startswith("sd_sincos_n(") for f in functions for line in f["lines"])
+        ctx["uses_trig"] = ctx["uses_sincos"] or ctx["uses_sincos_n"] or ctx["uses_lane_sincos"]
         ctx["uses_sign"] = any("sd_sign(" in text for f in functions
                                for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
         ctx["splits"] = any(f["parts"] for f in functions)
@@ -138,23 +171,40 @@ def _lane_lines(lines, real):
     """The statements of one lane of a batch block: those of the single-state function, except that sin
     and cos go through sd_sincos_lane, which has no branch (so that the compiler vectorizes the block)
     and flags in `sd_far` an angle beyond its reduction's range: that state is then computed again by
-    the single-state function."""
+    the single-state function. The block of sd_sincos_n becomes one sd_sincos_lane per angle (a loop
+    over the angles inside the loop over the lanes would keep the latter from being vectorized)."""
     out = []
+    angles = {}
     for line in lines:
         one = _ONE_TRIG.fullmatch(line)
-        if line.startswith("sd_sincos("):
+        angle = _ANGLE.fullmatch(line)
+        read = _TRIG_READ.fullmatch(line)
+        if angle:
+            angles[angle.group(1)] = angle.group(2)
+        elif line.startswith(f"{real} sd_angle[") or line.startswith("sd_sincos_n("):
+            pass
+        elif read:
+            name, trig, k, cos = read.groups()
+            if cos:                                   # both: sin is first
+                out += [f"{real} {name}, {cos};", f"sd_far |= sd_sincos_lane({angles[k]}, &{name}, &{cos});"]
+            else:
+                out += _lane_one(name, trig, angles[k], real)
+        elif line.startswith("sd_sincos("):
             out.append("sd_far |= sd_sincos_lane(" + line[len("sd_sincos("):])
         elif one:
-            name, trig, angle = one.groups()
-            s, c = (name, f"{name}_cos") if trig == "sin" else (f"{name}_sin", name)
-            unused = c if trig == "sin" else s
-            # the unused value tested (NaN only where the angle is not finite: flagged already): left
-            # dead, gcc 12 no longer if-converts the block and does not vectorize it
-            out += [f"{real} {s}, {c};", f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});",
-                    f"sd_far |= {unused} != {unused};"]
+            out += _lane_one(*one.groups(), real)
         else:
             out.append(line)
     return out
+
+
+def _lane_one(name, trig, angle, real):
+    """The lane statements of one sin or cos alone."""
+    s, c = (name, f"{name}_cos") if trig == "sin" else (f"{name}_sin", name)
+    unused = c if trig == "sin" else s
+    # the unused value tested (NaN only where the angle is not finite: flagged already): left
+    # dead, gcc 12 no longer if-converts the block and does not vectorize it
+    return [f"{real} {s}, {c};", f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});", f"sd_far |= {unused} != {unused};"]
 
 
 class CFloat32Backend(CBackend):

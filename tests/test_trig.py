@@ -1,0 +1,185 @@
+"""The sin and cos of the generated C (templates/trig.c.jinja), compiled alone with load_c's flags:
+the vectorized loop over a function's angles (sd_sincos_n), the single angle (sd_sincos) and the batch
+lane (sd_sincos_lane) give the same bits on random, huge, infinite and NaN angles; libm's values beyond
+the kernel's range; at most 2.2e-16 from libm on |x| < 1e5; and gcc vectorizes the loop with load_c's
+flags and with baseline x86-64 (SSE2)."""
+import ctypes
+import platform
+import subprocess
+
+import numpy as np
+import pytest
+
+import symdyn.codegen.cload as cload
+from symdyn.codegen.backends import environment
+
+#: the entries of a function's trig block in the harness (a multiple of c.TRIG_PAD)
+N = 8
+
+HARNESS = """
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+{trig}
+void trig_n(const {real} *x, {real} *s, {real} *c, long count)
+{{
+    for (long i = 0; i < count; i += {n})
+        sd_sincos_n(x + i, s + i, c + i, {n});
+}}
+
+void trig_one(const {real} *x, {real} *s, {real} *c, long count)
+{{
+    for (long i = 0; i < count; ++i)
+        sd_sincos(x[i], s + i, c + i);
+}}
+
+void trig_lane(const {real} *x, {real} *s, {real} *c, int *far, long count)
+{{
+    for (long i = 0; i < count; ++i)
+        far[i] = sd_sincos_lane(x[i], s + i, c + i);
+}}
+
+void trig_libm(const double *x, double *s, double *c, long count)
+{{
+    for (long i = 0; i < count; ++i) {{
+        s[i] = sin(x[i]);
+        c[i] = cos(x[i]);
+    }}
+}}
+"""
+
+
+def _source(real):
+    trig = environment().get_template("trig.c.jinja").render(
+        real=real, uses_trig=True, uses_sincos=True, uses_sincos_n=True, uses_lane_sincos=True)
+    return HARNESS.format(trig=trig, real=real, n=N)
+
+
+def _build(tmp_path, real, flags=None):
+    c_path = tmp_path / f"trig_{real}.c"
+    c_path.write_text(_source(real))
+    argv, identity = cload._compiler(c_path)
+    flags = cload._opt_flags(identity) if flags is None else flags
+    lib = tmp_path / f"trig_{real}.so"
+    result = subprocess.run([*argv, *flags, *cload.CFLAGS, str(c_path), "-o", str(lib), "-lm"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return ctypes.CDLL(str(lib))
+
+
+def _angles():
+    rng = np.random.default_rng(7)
+    special = [0.0, -0.0, np.pi / 4, -np.pi / 4, np.pi / 2, np.pi, 1e5 - 1e-11, -1e5 + 1e-11, 1e5, -1e5,
+               1e5 + 1e-11, 3e5, -7.5e8, 1e22, -1e300, np.inf, -np.inf, np.nan, -np.nan, 5e-324, 1e-300]
+    x = np.concatenate([rng.uniform(-4, 4, 40000), rng.uniform(-1e3, 1e3, 20000), rng.uniform(-1e5, 1e5, 20000),
+                        np.ldexp(rng.uniform(0.5, 1, 4000), rng.integers(-60, 100, 4000)), special,
+                        # multiples of pi/4, where the reduction is hardest
+                        np.arange(-4000, 4000) * (np.pi / 4)])
+    return np.concatenate([x, np.zeros(-len(x) % N)])
+
+
+def _run(lib, name, x, real):
+    ptr = ctypes.POINTER(ctypes.c_double if real == "double" else ctypes.c_float)
+    s, c = np.empty_like(x), np.empty_like(x)
+    args = [a.ctypes.data_as(ptr) for a in (x, s, c)]
+    if name == "trig_lane":
+        far = np.empty(len(x), dtype=np.intc)
+        getattr(lib, name)(*args, far.ctypes.data_as(ctypes.POINTER(ctypes.c_int)), ctypes.c_long(len(x)))
+        return s, c, far
+    getattr(lib, name)(*args, ctypes.c_long(len(x)))
+    return s, c
+
+
+@pytest.fixture(scope="module")
+def double_lib(tmp_path_factory):
+    return _build(tmp_path_factory.mktemp("trig"), "double")
+
+
+def _same_bits(a, b):
+    """Equal to the last bit, NaN (any payload) for NaN."""
+    nan = np.isnan(a)
+    assert np.array_equal(nan, np.isnan(b))
+    bits = a.view(np.uint64 if a.dtype == np.float64 else np.uint32)
+    other = b.view(bits.dtype)
+    assert np.array_equal(bits[~nan], other[~nan]), np.flatnonzero(bits != other)[:5]
+
+
+@pytest.mark.parametrize("real", ["double", "float"])
+def test_loop_single_and_lane_agree_to_the_bit(real, double_lib, tmp_path):
+    lib = double_lib if real == "double" else _build(tmp_path, real)
+    with np.errstate(over="ignore"):                   # 1e300 becomes a float32 inf
+        x = _angles().astype(np.float64 if real == "double" else np.float32)
+    s_n, c_n = _run(lib, "trig_n", x, real)
+    s_1, c_1 = _run(lib, "trig_one", x, real)
+    s_l, c_l, far = _run(lib, "trig_lane", x, real)
+    _same_bits(s_n, s_1)
+    _same_bits(c_n, c_1)
+    near = np.abs(x) < 1e5
+    assert np.array_equal(far, (~near).astype(np.intc))
+    _same_bits(s_l[near], s_1[near])
+    _same_bits(c_l[near], c_1[near])
+    # beyond the kernel's range: libm's (in double, rounded to the module's type)
+    s_m, c_m = _run(double_lib, "trig_libm", x[~near].astype(np.float64), "double")
+    _same_bits(s_n[~near], s_m.astype(x.dtype))
+    _same_bits(c_n[~near], c_m.astype(x.dtype))
+    assert np.isnan(s_n[np.isinf(x)]).all() and np.isnan(s_n[np.isnan(x)]).all()
+
+
+def test_accuracy_against_libm(double_lib):
+    """At most 2^-52 = 2.2e-16 from glibc's sin and cos (absolute: 2 units in the last place of values in
+    [0.5, 1]; near a zero of sin or cos at a large angle, the reduction's error of about 1e-21 * k is
+    many units of the tiny value's last place, as it always was)."""
+    x = _angles()
+    s, c = _run(double_lib, "trig_n", x, "double")
+    s_m, c_m = _run(double_lib, "trig_libm", x, "double")
+    near = np.abs(x) < 1e5
+    for got, want in ((s, s_m), (c, c_m)):
+        err = np.abs(got[near] - want[near])
+        assert err.max() <= 2.0 ** -52, (err.max(), x[near][err.argmax()])
+        small = near & (np.abs(x) < 1e-8)                  # sin x = x there: exact
+        assert np.array_equal(got[small], want[small])
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 flags")
+@pytest.mark.parametrize("march", ["native", "x86-64"])
+def test_gcc_vectorizes_the_loop(march, tmp_path):
+    """The loop of sd_sincos_n (in trig_n, the count a constant) is vectorized with load_c's flags for
+    this processor and for baseline x86-64 (SSE2: what the benchmarks build by default)."""
+    c_path = tmp_path / "trig.c"
+    c_path.write_text(_source("double"))
+    argv, identity = cload._compiler(c_path)
+    if not cload._is_gcc(identity):
+        pytest.skip("gcc's -fopt-info-vec")
+    flags = [f for f in cload._opt_flags(identity) if not f.startswith("-march")] + [f"-march={march}"]
+    result = subprocess.run([*argv, *flags, "-std=c99", "-fopt-info-vec", "-c", str(c_path), "-o",
+                             str(tmp_path / "trig.o")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    line = next(k for k, text in enumerate(_source("double").splitlines(), 1) if "uint64_t far = 0;" in text) + 1
+    assert any(text.startswith(f"{c_path}:{line}:") and "loop vectorized" in text
+               for text in result.stderr.splitlines()), result.stderr
+
+
+def test_input_angles_in_one_block_others_in_pairs():
+    """The sin and cos of angles of the inputs alone come first, in one sd_sincos_n block (padded to a
+    multiple of TRIG_PAD); an angle computed on the way keeps its sd_sincos where it was; a batch lane
+    turns the block back into one sd_sincos_lane per angle."""
+    import sympy as sp
+
+    from symdyn.codegen.c import C, TRIG_PAD, _lane_lines
+    q0, q1, q2, x0, x1, x2, x3, x4, x5, x6 = sp.symbols("q0 q1 q2 x0 x1 x2 x3 x4 x5 x6")
+    assignments = [(x0, q0 * q1), (x1, sp.sin(q1)), (x2, sp.cos(q1)), (x3, sp.sin(x0)), (x4, sp.cos(x0)),
+                   (x5, sp.cos(q2 + 1)), (x6, x1 * x5 + x3 * x4)]
+    units = C.statements(assignments)
+    block = units[0]
+    assert block.defs == ("x1", "x2", "x5") and {str(s) for s in block.uses} == {"q1", "q2"}
+    assert block.lines[0] == f"double sd_angle[{TRIG_PAD}], sd_sin[{TRIG_PAD}], sd_cos[{TRIG_PAD}];"
+    assert block.lines[1:3] == ["sd_angle[0] = q1;", "sd_angle[1] = 1.0 + q2;"]
+    assert block.lines[-3:] == [f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {TRIG_PAD});",
+                                "const double x1 = sd_sin[0], x2 = sd_cos[0];", "const double x5 = sd_cos[1];"]
+    assert [u.lines for u in units[1:]] == [["const double x0 = q0*q1;"], ["double x3, x4;", "sd_sincos(x0, &x3, &x4);"],
+                                            ["const double x6 = x1*x5 + x3*x4;"]]
+    lanes = _lane_lines([line for u in units for line in u.lines], "double")
+    assert lanes == ["double x1, x2;", "sd_far |= sd_sincos_lane(q1, &x1, &x2);",
+                     "double x5_sin, x5;", "sd_far |= sd_sincos_lane(1.0 + q2, &x5_sin, &x5);", "sd_far |= x5_sin != x5_sin;",
+                     "const double x0 = q0*q1;", "double x3, x4;", "sd_far |= sd_sincos_lane(x0, &x3, &x4);",
+                     "const double x6 = x1*x5 + x3*x4;"]
