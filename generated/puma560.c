@@ -261,17 +261,43 @@ static void sd_gather(const double *rows, long size, int n, double *block)
 /* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. The block is read in order
  * (entry by entry, its lanes to SD_LANES rows): read lane by lane, a large output (the Panda's
  * regressor: 686 entries, 88 KB of block) went through the caches once per lane, which cost more
- * than the lanes saved. A full block has the constant lane count (the inner loop unrolled). */
+ * than the lanes saved. A full block goes in 4 x 4 tiles transposed in registers (GCC and clang
+ * vector extensions): 4 vector loads, 8 shuffles and 4 vector stores for 16 entries where one at a
+ * time costs 16 scalar stores, the limit of the output-heavy functions (benchmarks/RESULTS.md,
+ * "Batch outputs written in place"). */
+#if defined(__GNUC__) && SD_LANES % 4 == 0
+typedef double sd_vec4 __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
+#if defined(__clang__)
+#define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
+#define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
+#endif
+#define SD_TILES 1
+#endif
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
+    long j = 0;
+#if defined(SD_TILES)
     if (n == SD_LANES)
-        for (long j = 0; j < size; ++j)
-            for (int k = 0; k < SD_LANES; ++k)
-                rows[k * size + j] = block[j * SD_LANES + k];
-    else
-        for (long j = 0; j < size; ++j)
-            for (int k = 0; k < n; ++k)
-                rows[k * size + j] = block[j * SD_LANES + k];
+        for (; j + 4 <= size; j += 4)
+            for (int k = 0; k < SD_LANES; k += 4) {
+                /* entries j..j+3 of lanes k..k+3 in, rows k..k+3 of entries j..j+3 out */
+                const double *in = block + j * SD_LANES + k;
+                const sd_vec4 a = *(const sd_vec4 *)in, b = *(const sd_vec4 *)(in + SD_LANES);
+                const sd_vec4 c = *(const sd_vec4 *)(in + 2 * SD_LANES), d = *(const sd_vec4 *)(in + 3 * SD_LANES);
+                const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
+                const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
+                double *out = rows + k * size + j;
+                *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
+                *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
+                *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
+                *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+            }
+#endif
+    for (; j < size; ++j)
+        for (int k = 0; k < n; ++k)
+            rows[k * size + j] = block[j * SD_LANES + k];
 }
 #endif
 
