@@ -273,61 +273,28 @@ void planar2_inverse_dynamics_batch(long count, const double *q, const double *q
 #endif
 }
 
-/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 4 mul, 5 add, 0 div, 0 sqrt, 1 trig. */
+/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 2 mul, 2 add, 0 div, 0 sqrt, 1 trig. */
 void planar2_mass_matrix(const double *q, double *M)
 {
     const double q1 = q[1];
     const double x3 = cos(q1);
-    const double x13 = 0.2*x3;
-    const double x15 = 0.5 + x13;
-    const double x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15;
-    const double x22 = 0.16666666666666666 + x18;
-    const double x24 = 0.053333333333333344 + 0.5*x13;
-    M[0] = x22;
-    M[1] = x24;
-    M[2] = x24;
+    const double x4 = 0.2*x3;
+    const double x16 = 0.47 + x4;
+    const double x18 = 0.053333333333333344 + 0.5*x4;
+    M[0] = x16;
+    M[1] = x18;
+    M[2] = x18;
     M[3] = 0.053333333333333344;
 }
 
-/* mass_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* mass_matrix of `count` states, one after the other: lanes would not pay (a function in parts, one too
+ * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
+ * symdyn/codegen/c.py). */
 void planar2_mass_matrix_batch(long count, const double *q, double *M)
 {
-#if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_M[4][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x3_sin, x3;
-            sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
-            sd_far |= x3_sin != x3_sin;
-            const double x13 = 0.2*x3;
-            const double x15 = 0.5 + x13;
-            const double x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15;
-            const double x22 = 0.16666666666666666 + x18;
-            const double x24 = 0.053333333333333344 + 0.5*x13;
-            sd_M[0][sd_k] = x22;
-            sd_M[1][sd_k] = x24;
-            sd_M[2][sd_k] = x24;
-            sd_M[3][sd_k] = 0.053333333333333344;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_M[0], 4, sd_n, M + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_mass_matrix(q + (sd_first + sd_k) * 2, M + (sd_first + sd_k) * 4);
-    }
-#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_mass_matrix(q + sd_i * 2, M + sd_i * 4);
-#endif
 }
 
 /* M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries summed over common ancestors): no linear solve. Operations: 9 mul, 5 add, 1 div, 0 sqrt, 2 trig. */
