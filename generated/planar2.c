@@ -280,10 +280,10 @@ void planar2_mass_matrix(const double *q, double *M)
     const double x3 = cos(q1);
     const double x4 = 0.2*x3;
     const double x16 = 0.47 + x4;
-    const double x18 = 0.053333333333333344 + 0.5*x4;
+    const double x17 = 0.053333333333333344 + 0.5*x4;
     M[0] = x16;
-    M[1] = x18;
-    M[2] = x18;
+    M[1] = x17;
+    M[2] = x17;
     M[3] = 0.053333333333333344;
 }
 

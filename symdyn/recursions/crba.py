@@ -16,8 +16,9 @@ def composite_inertias(ctx, chain, X):
     return R
 
 
-def composite_parameters(ctx, chain, X):
-    """(m, h, J) of every subtree about its joint's origin, as rigid_inertia's ten parameters.
+def composite_parameters(ctx, chain, X, turned=None):
+    """(m, h, J) of every subtree about its joint's origin, as rigid_inertia's ten parameters
+    (and in `turned`, when given, each non-root subtree's first moment R h in its parent's axes).
 
     A child's (m, h, J) reaches its parent through (R, l) as m, R h + m l and R J R^T plus the
     parallel-axis terms (shifted_inertia): with the joint's structured rotation about 30
@@ -29,6 +30,8 @@ def composite_parameters(ctx, chain, X):
         for c in chain.children[k]:
             R, l = X[c]
             hc = S.bind(ctx, S.rot(R, h[c]))                    # the child's first moment, parent axes
+            if turned is not None:
+                turned[c] = hc
             mk = mk + m[c]
             hk = S.add(hk, S.add(hc, S.scale(m[c], l)))
             Jk = _add3(Jk, shifted_inertia(ctx, l, m[c], hc, S._rotate(ctx, R, J[c], True, X[c])))
@@ -83,7 +86,8 @@ def mass_matrix(ctx, chain, X):
 
     Joints on different branches of a tree (neither is an ancestor of the other) do not couple:
     their entries are exact zeros, which cost nothing in generated code."""
-    R = [S.rigid_inertia(p) for p in composite_parameters(ctx, chain, X)]
+    turned = [None] * chain.n
+    R = [S.rigid_inertia(p) for p in composite_parameters(ctx, chain, X, turned)]
     M = [[0] * chain.nv for _ in range(chain.nv)]
     vi = chain.vi
     for i in chain.inward():
@@ -96,7 +100,25 @@ def mass_matrix(ctx, chain, X):
                 M[vi[i][a]][vi[i][b]] = M[vi[i][b]][vi[i][a]]
         k = i
         for p in chain.ancestors(i):
-            xs = [S.force_inward(ctx, X[k], x) for x in xs]
+            axis = _turned_axis(chain, k) if k == i else None
+            if axis is None:
+                xs = [S.force_inward(ctx, X[k], x) for x in xs]
+            else:                   # its linear part from the composite's R c: see _turned_axis
+                f = S.cross(axis, turned[k])      # a coordinate axis: entries of R c, no product
+                rot, l = X[k]
+                xs = [S.bind(ctx, S.add(S.rot(rot, xs[0][:3]), S.cross(l, f))) + f]
             put_block(M, vi[p], vi[i], [[ctx.bind(S.vdot(h, x)) for x in xs] for h in chain.H[p]])
             k = p
     return M
+
+
+def _turned_axis(chain, k):
+    """A h for a revolute joint k (R = A Rot(h, q) turns its axis h to the constant A h), else None.
+
+    Then the force of the column R(k) H*(k) = [J h; h x c] (c: the composite's first moment) reaches
+    the parent with the linear part R (h x c) = (A h) x (R c), and R c is the composite's own term."""
+    A, _, h, kind = chain._geometry[k]
+    if kind.name != "revolute":
+        return None
+    axis = S.rot(A, h)
+    return axis if sum(1 for x in axis if x != 0) == 1 else None
