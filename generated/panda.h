@@ -59,7 +59,7 @@ void panda_inverse_dynamics_batch(long count, const double *q, const double *qd,
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
  * In: q[7].
  * Out: M[7*7] (row-major).
- * Operations: 299 mul, 283 add, 0 div, 0 sqrt, 12 trig. */
+ * Operations: 236 mul, 196 add, 0 div, 0 sqrt, 12 trig. */
 void panda_mass_matrix(const double *q, double *M);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void panda_mass_matrix_batch(long count, const double *q, double *M);

@@ -338,7 +338,7 @@ void planar2_inverse_dynamics_batch(long count, const double *q, const double *q
 #endif
 }
 
-/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 4 mul, 5 add, 0 div, 0 sqrt, 1 trig. */
+/* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal. Operations: 2 mul, 2 add, 0 div, 0 sqrt, 1 trig. */
 void planar2_mass_matrix(const double *q, double *M)
 {
     const double q1 = q[1];
@@ -349,14 +349,12 @@ void planar2_mass_matrix(const double *q, double *M)
     sd_angle[3] = 0;
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x3 = sd_cos[0];
-    const double x13 = 0.2*x3;
-    const double x15 = 0.5 + x13;
-    const double x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15;
-    const double x22 = 0.16666666666666666 + x18;
-    const double x24 = 0.053333333333333344 + 0.5*x13;
-    M[0] = x22;
-    M[1] = x24;
-    M[2] = x24;
+    const double x4 = 0.2*x3;
+    const double x16 = 0.47 + x4;
+    const double x17 = 0.053333333333333344 + 0.5*x4;
+    M[0] = x16;
+    M[1] = x17;
+    M[2] = x17;
     M[3] = 0.053333333333333344;
 }
 
@@ -378,14 +376,12 @@ void planar2_mass_matrix_batch(long count, const double *q, double *M)
             double x3_sin, x3;
             sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
             sd_far |= x3_sin != x3_sin;
-            const double x13 = 0.2*x3;
-            const double x15 = 0.5 + x13;
-            const double x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15;
-            const double x22 = 0.16666666666666666 + x18;
-            const double x24 = 0.053333333333333344 + 0.5*x13;
-            sd_M[0][sd_k] = x22;
-            sd_M[1][sd_k] = x24;
-            sd_M[2][sd_k] = x24;
+            const double x4 = 0.2*x3;
+            const double x16 = 0.47 + x4;
+            const double x17 = 0.053333333333333344 + 0.5*x4;
+            sd_M[0][sd_k] = x16;
+            sd_M[1][sd_k] = x17;
+            sd_M[2][sd_k] = x17;
             sd_M[3][sd_k] = 0.053333333333333344;
             sd_big[sd_k] = sd_far;
         }

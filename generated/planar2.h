@@ -59,7 +59,7 @@ void planar2_inverse_dynamics_batch(long count, const double *q, const double *q
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
  * In: q[2].
  * Out: M[2*2] (row-major).
- * Operations: 4 mul, 5 add, 0 div, 0 sqrt, 1 trig. */
+ * Operations: 2 mul, 2 add, 0 div, 0 sqrt, 1 trig. */
 void planar2_mass_matrix(const double *q, double *M);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_mass_matrix_batch(long count, const double *q, double *M);

@@ -200,21 +200,19 @@ def inverse_dynamics(q, qd, qdd, f_ext=None):
 def mass_matrix(q):
     """Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
 
-    Operations: 4 mul, 5 add, 0 div, 0 sqrt, 1 trig.
+    Operations: 2 mul, 2 add, 0 div, 0 sqrt, 1 trig.
     """
     xp, batch, (q,) = _inputs(("q",), (q,), ((2,),))
     q1 = q[..., 1]
     x3 = xp.cos(q1)
-    x13 = 0.2*x3
-    x15 = 0.5 + x13
-    x18 = 0.053333333333333344 + 0.5*x13 + 0.5*x15
-    x22 = 0.16666666666666666 + x18
-    x24 = 0.053333333333333344 + 0.5*x13
+    x4 = 0.2*x3
+    x16 = 0.47 + x4
+    x17 = 0.053333333333333344 + 0.5*x4
     zero = xp.zeros_like(q[..., 0])
     M = xp.reshape(_stack(xp, [
-        x22,  # 0, 0
-        x24,  # 0, 1
-        x24,  # 1, 0
+        x16,  # 0, 0
+        x17,  # 0, 1
+        x17,  # 1, 0
         zero + 0.053333333333333344,  # 1, 1
     ]), batch + (2, 2))
     return M

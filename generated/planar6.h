@@ -59,7 +59,7 @@ void planar6_inverse_dynamics_batch(long count, const double *q, const double *q
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
  * In: q[6].
  * Out: M[6*6] (row-major).
- * Operations: 73 mul, 62 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 63 mul, 51 add, 0 div, 0 sqrt, 10 trig. */
 void planar6_mass_matrix(const double *q, double *M);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar6_mass_matrix_batch(long count, const double *q, double *M);

@@ -4,7 +4,9 @@ from ..multibody import spatial as S
 
 
 def composite_inertias(ctx, chain, X):
-    """R(k) = M(k) + sum over children phi R(child) phi*: the inertia of the subtree at k."""
+    """R(k) = M(k) + sum over children phi R(child) phi*: the inertia of the subtree at k, by 6x6
+    congruences (coriolis_matrix's composites: there the ten-parameter form of composite_parameters
+    made the planar chains' C bigger, 194 -> 201 mul for planar6)."""
     R = [None] * chain.n
     for k in chain.inward():
         total = chain.M[k]
@@ -12,6 +14,62 @@ def composite_inertias(ctx, chain, X):
             total = S.matrix_add(ctx, total, S.congruence_inward(ctx, X[c], R[c]))
         R[k] = total
     return R
+
+
+def composite_parameters(ctx, chain, X, turned=None):
+    """(m, h, J) of every subtree about its joint's origin, as rigid_inertia's ten parameters
+    (and in `turned`, when given, each non-root subtree's first moment R h in its parent's axes).
+
+    A child's (m, h, J) reaches its parent through (R, l) as m, R h + m l and R J R^T plus the
+    parallel-axis terms (shifted_inertia): with the joint's structured rotation about 30
+    multiplications, where the 6x6 congruence phi R phi* costs about 43."""
+    n = chain.n
+    m, h, J = [None] * n, [None] * n, [None] * n
+    for k in chain.inward():
+        mk, hk, Jk = chain.params[k][0], list(chain.h[k]), chain.J[k]
+        for c in chain.children[k]:
+            R, l = X[c]
+            hc = S.bind(ctx, S.rot(R, h[c]))                    # the child's first moment, parent axes
+            if turned is not None:
+                turned[c] = hc
+            mk = mk + m[c]
+            hk = S.add(hk, S.add(hc, S.scale(m[c], l)))
+            Jk = _add3(Jk, shifted_inertia(ctx, l, m[c], hc, S._rotate(ctx, R, J[c], True, X[c])))
+        m[k] = ctx.bind(mk)
+        h[k] = S.bind(ctx, hk)
+        J[k] = [[ctx.bind(Jk[i][j]) if j >= i else None for j in range(3)] for i in range(3)]
+        for i in range(3):
+            for j in range(i):
+                J[k][i][j] = J[k][j][i]
+    return [[m[k], *h[k], J[k][0][0], J[k][0][1], J[k][1][1], J[k][0][2], J[k][1][2], J[k][2][2]]
+            for k in range(n)]
+
+
+def _times(c, x):
+    """c x, with c = 1 (a float 2 * 0.5 that symbolic algebra keeps as 1.0) folded away."""
+    if (isinstance(c, (int, float)) or getattr(c, "is_Number", False)) and float(c) == 1.0:
+        return x
+    return c * x
+
+
+def _add3(A, B):
+    return [[A[i][j] + B[i][j] for j in range(3)] for i in range(3)]
+
+
+def shifted_inertia(ctx, l, m, hc, RJ):
+    """A body's rotational inertia about a point l away from its origin (parent axes), given its mass
+    m, first moment hc and rotational inertia RJ about its origin, all in the parent's axes:
+        RJ + m (|l|^2 1 - l l^T) + 2 (l . hc) 1 - l hc^T - hc l^T.
+    |l|^2 and 2 (l . hc) are bound when they serve several entries (l not on an axis, or moving)."""
+    ll, lh2 = S.dot(l, l), sum(_times(2 * l[i], hc[i]) for i in range(3))
+    if ctx.symbolic:
+        moving = any(getattr(x, "free_symbols", True) for x in l)       # a prismatic joint's l
+        if moving:
+            ll = ctx.bind(ll)
+        if moving or sum(1 for x in l if x != 0) > 1:
+            lh2 = ctx.bind(lh2)
+    return [[RJ[i][j] - m * l[i] * l[j] - l[i] * hc[j] - hc[i] * l[j] + (m * ll + lh2 if i == j else 0)
+             for j in range(3)] for i in range(3)]
 
 
 def put_block(out, rows, cols, block, symmetric=True):
@@ -28,7 +86,8 @@ def mass_matrix(ctx, chain, X):
 
     Joints on different branches of a tree (neither is an ancestor of the other) do not couple:
     their entries are exact zeros, which cost nothing in generated code."""
-    R = composite_inertias(ctx, chain, X)
+    turned = [None] * chain.n
+    R = [S.rigid_inertia(p) for p in composite_parameters(ctx, chain, X, turned)]
     M = [[0] * chain.nv for _ in range(chain.nv)]
     vi = chain.vi
     for i in chain.inward():
@@ -41,7 +100,25 @@ def mass_matrix(ctx, chain, X):
                 M[vi[i][a]][vi[i][b]] = M[vi[i][b]][vi[i][a]]
         k = i
         for p in chain.ancestors(i):
-            xs = [S.force_inward(ctx, X[k], x) for x in xs]
+            axis = _turned_axis(chain, k) if k == i else None
+            if axis is None:
+                xs = [S.force_inward(ctx, X[k], x) for x in xs]
+            else:                   # its linear part from the composite's R c: see _turned_axis
+                f = S.cross(axis, turned[k])      # a coordinate axis: entries of R c, no product
+                rot, l = X[k]
+                xs = [S.bind(ctx, S.add(S.rot(rot, xs[0][:3]), S.cross(l, f))) + f]
             put_block(M, vi[p], vi[i], [[ctx.bind(S.vdot(h, x)) for x in xs] for h in chain.H[p]])
             k = p
     return M
+
+
+def _turned_axis(chain, k):
+    """A h for a revolute joint k (R = A Rot(h, q) turns its axis h to the constant A h), else None.
+
+    Then the force of the column R(k) H*(k) = [J h; h x c] (c: the composite's first moment) reaches
+    the parent with the linear part R (h x c) = (A h) x (R c), and R c is the composite's own term."""
+    A, _, h, kind = chain._geometry[k]
+    if kind.name != "revolute":
+        return None
+    axis = S.rot(A, h)
+    return axis if sum(1 for x in axis if x != 0) == 1 else None
