@@ -123,21 +123,27 @@ def _set_of(header, source, prefix, h_path, c_path):
 
     The .c's `#if ... #error` would stop the compiler too; this says it before, in one line, and
     also for a library of the pair that would be found in the cache."""
-    P = re.escape(prefix.upper())
-    dof = re.search(rf"^#define {P}_DOF (\d+)$", header, re.M)
-    if not dof:
+    defines = _defines(header, prefix)
+    if "DOF" not in defines:
         raise CModuleError(h_path, "not a symdyn header (no #define " + prefix.upper() + "_DOF)")
-    nparams = re.search(rf"^#define {P}_NUM_PARAMS (\d+)$", header, re.M)
-    h_set = re.search(rf"^#define {P}_SET_ID 0x([0-9a-f]+)u$", header, re.M)
+    P = re.escape(prefix.upper())
     check = re.search(rf"^#if !defined\({P}_SET_ID\) \|\| {P}_SET_ID != 0x([0-9a-f]+)u \|\| {P}_DOF != (\d+)",
                       source, re.M)
+    h_set = re.fullmatch(r"0x([0-9a-f]+)u", defines.get("SET_ID", ""))
     h_id, c_id = h_set.group(1) if h_set else None, check.group(1) if check else None
-    if (h_id or c_id) and (h_id != c_id or int(check.group(2)) != int(dof.group(1))):
+    if (h_id or c_id) and (h_id != c_id or int(check.group(2)) != int(defines["DOF"])):
         c_dof = f"{check.group(2)} DOF" if check else "an older symdyn"
-        raise CModuleError(c_path, f"{c_path.name} ({c_dof}, set {c_id or '-'}) and {h_path.name} ({dof.group(1)} DOF, "
+        raise CModuleError(c_path, f"{c_path.name} ({c_dof}, set {c_id or '-'}) and {h_path.name} ({defines['DOF']} DOF, "
                                    f"set {h_id or '-'}) come from different robot files or runs: regenerate both "
                                    "together (symdyn generate ROBOT --lang c)")
-    return int(dof.group(1)), int(nparams.group(1)) if nparams else 0
+    return int(defines["DOF"]), int(defines.get("NUM_PARAMS", 0))
+
+
+def _defines(header, prefix):
+    """{NAME: value text} of the header's `#define <PREFIX>_NAME value` lines: the module's sizes and
+    flags, as the C compiler sees them."""
+    P = re.escape(prefix.upper())
+    return dict(re.findall(rf"^#define {P}_(\w+) (.+)$", header, re.M))
 
 
 def _read_pair(c_path, h_path):
@@ -354,20 +360,18 @@ class CModule:
         header, source = _read_pair(c_path, h_path)
         n, self._nparams = _set_of(header, source, prefix, h_path, c_path)
         self.DOF = n
-        nq = re.search(rf"^#define {re.escape(prefix.upper())}_NQ (\d+)$", header, re.M)
-        self.NQ, self.NV = (int(nq.group(1)) if nq else n), n
-        nf = re.search(rf"^#define {re.escape(prefix.upper())}_NF (\d+)$", header, re.M)
-        nbase = re.search(rf"^#define {re.escape(prefix.upper())}_NUM_BASE_PARAMS (\d+)$", header, re.M)
-        nc = re.search(rf"^#define {re.escape(prefix.upper())}_NC (\d+)$", header, re.M)
-        self._sizes = {"nv": n, "nq": self.NQ, "nf": int(nf.group(1)) if nf else 0, "np": self._nparams,
-                       "b": int(nbase.group(1)) if nbase else 0, "nc": int(nc.group(1)) if nc else 0}
+        defines = _defines(header, prefix)
+        size = lambda name, default=0: int(defines.get(name, default))  # noqa: E731
+        self.NQ, self.NV = size("NQ", n), n
+        self._sizes = {"nv": n, "nq": self.NQ, "nf": size("NF"), "np": self._nparams, "b": size("NUM_BASE_PARAMS"),
+                       "nc": size("NC")}
         self.NC = self._sizes["nc"]
         constraints = re.search(r"Constraints \(CONSTRAINTS, nc = \d+ rows\): (.*)\.\n", header)
         self.CONSTRAINTS = tuple(json.loads(f"[{constraints.group(1)}]")) if constraints else ()
         frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
         self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
         # a float32 module (--precision float32): float arrays in and out
-        backend = C32 if re.search(rf"^#define {re.escape(prefix.upper())}_FLOAT32 1$", header, re.M) else C
+        backend = C32 if defines.get("FLOAT32") == "1" else C
         real, self.dtype = backend.real, np.dtype(np.float32 if backend is C32 else np.float64)
         self._real = real
         self._signatures = _signatures(header, prefix, backend)
