@@ -64,7 +64,8 @@ def cheaper_form(chain, ctx=None):
     both on scratch tapes: their costs depend on the depth (terms per entry), the axes (frame-aligned
     joints make R(a, k) an entry) and the branching, which no fixed threshold follows (one at 10 terms
     per entry took the dearer form by 7% on a 35-joint chain of general axes and by 10% on a 60-joint
-    floating tree). About one extra trace of M^-1 per robot, once: talos_reduced with a free-flyer 0.5 s.
+    floating tree). Two extra traces of M^-1, once per robot: talos_reduced with a free-flyer 1.2-1.5 s
+    (its whole set: 29-30 s).
 
     The counts are those of the model's numbers, or of the parameter symbols when a symbolic
     context traces with them (--params symbolic); the numeric engine takes the same form as the
