@@ -690,18 +690,18 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x5 = x2*x4;
     const double x6 = x3*x4;
     const double x7 = qd0 + qd1;
-    const double x29 = 0.2*x7 + x6;
-    const double x32 = 0.2*x5;
-    const double x33 = -0.2*x5 + x32;
-    const double x54 = -x2*x29 + x3*x5;
-    const double x59 = 0.5*x54 + x32;
-    const double x64 = -x29 + x6;
-    const double x66 = x2*x64;
-    const double x67 = 0.5*x66 + x33;
-    C[0] = x59;
-    C[1] = x67;
-    C[2] = x32;
-    C[3] = x33;
+    const double x22 = 0.2*x7 + x6;
+    const double x25 = 0.2*x5;
+    const double x26 = -0.2*x5 + x25;
+    const double x47 = -x2*x22 + x3*x5;
+    const double x52 = 0.5*x47 + x25;
+    const double x57 = -x22 + x6;
+    const double x59 = x2*x57;
+    const double x60 = 0.5*x59 + x26;
+    C[0] = x52;
+    C[1] = x60;
+    C[2] = x25;
+    C[3] = x26;
 }
 
 /* coriolis_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
@@ -729,18 +729,18 @@ void planar2_coriolis_matrix_batch(long count, const double *q, const double *qd
             const double x5 = x2*x4;
             const double x6 = x3*x4;
             const double x7 = qd0 + qd1;
-            const double x29 = 0.2*x7 + x6;
-            const double x32 = 0.2*x5;
-            const double x33 = -0.2*x5 + x32;
-            const double x54 = -x2*x29 + x3*x5;
-            const double x59 = 0.5*x54 + x32;
-            const double x64 = -x29 + x6;
-            const double x66 = x2*x64;
-            const double x67 = 0.5*x66 + x33;
-            sd_C[0][sd_k] = x59;
-            sd_C[1][sd_k] = x67;
-            sd_C[2][sd_k] = x32;
-            sd_C[3][sd_k] = x33;
+            const double x22 = 0.2*x7 + x6;
+            const double x25 = 0.2*x5;
+            const double x26 = -0.2*x5 + x25;
+            const double x47 = -x2*x22 + x3*x5;
+            const double x52 = 0.5*x47 + x25;
+            const double x57 = -x22 + x6;
+            const double x59 = x2*x57;
+            const double x60 = 0.5*x59 + x26;
+            sd_C[0][sd_k] = x52;
+            sd_C[1][sd_k] = x60;
+            sd_C[2][sd_k] = x25;
+            sd_C[3][sd_k] = x26;
             sd_big[sd_k] = sd_far;
         }
         sd_scatter(sd_C[0], 4, sd_n, C + sd_first * 4);

@@ -91,7 +91,7 @@ void planar6_gravity_batch(long count, const double *q, double *g);
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[6], qd[6].
  * Out: C[6*6] (row-major).
- * Operations: 194 mul, 150 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 194 mul, 146 add, 0 div, 0 sqrt, 10 trig. */
 void planar6_coriolis_matrix(const double *q, const double *qd, double *C);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar6_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C);

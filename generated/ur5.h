@@ -59,7 +59,7 @@ void ur5_inverse_dynamics_batch(long count, const double *q, const double *qd, c
 /* Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias on the diagonal.
  * In: q[6].
  * Out: M[6*6] (row-major).
- * Operations: 128 mul, 96 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 123 mul, 93 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_mass_matrix(const double *q, double *M);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void ur5_mass_matrix_batch(long count, const double *q, double *M);
@@ -91,7 +91,7 @@ void ur5_gravity_batch(long count, const double *q, double *g);
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[6], qd[6].
  * Out: C[6*6] (row-major).
- * Operations: 751 mul, 585 add, 0 div, 0 sqrt, 10 trig. */
+ * Operations: 678 mul, 519 add, 0 div, 0 sqrt, 10 trig. */
 void ur5_coriolis_matrix(const double *q, const double *qd, double *C);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void ur5_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C);

@@ -97,21 +97,23 @@ def test_split_function_may_write_over_its_input(tmp_path, monkeypatch):
 
 
 def test_parts_pass_few_values_and_reuse_slots():
-    """Each part has at most part_size statements; the workspace holds far fewer values than the
-    function has statements (a slot is reused once its value has been read for the last time)."""
+    """Each part has at most part_size statements, the parts together compute every assignment of the
+    program once; the workspace holds far fewer values than the function has statements (a slot is
+    reused once its value has been read for the last time). Statements as the C backend makes them
+    (C.statements: a sin/cos pair, or the block of the input angles' sin and cos, is one)."""
     from symdyn.codegen.backends import _context
     from symdyn.codegen.c import C
     model = symdyn.load_robot(PANDA)
-    ctx = _context(model, trace_all(model, functions=["coriolis_matrix"]), "panda", "numeric", C, 60, 25)
-    f = ctx["functions"][0]
-    # the sin/cos of the input angles are unpacked from the vectorized block (sd_sin, sd_cos), not statements
-    statements = sum(line.startswith(("const double x", "double x")) and "sd_sin[" not in line for line in f["lines"])
-    assert len(f["parts"]) == -(-statements // 25)
+    (program,) = trace_all(model, functions=["coriolis_matrix"])
+    statements = len(C.statements(program.assignments))
+    f = _context(model, [program], "panda", "numeric", C, 60, 25)["functions"][0]
+    assert len(f["parts"]) == -(-statements // 25) > 10
+    assert sum(part.statements for part in f["parts"]) == statements
+    assert all(0 < part.statements <= 25 for part in f["parts"])
+    defined = [sym for part in f["parts"] for sym in part.defs]
+    assert sorted(defined) == sorted(str(sym) for sym, _ in program.assignments)
     assert 0 < f["workspace"] < statements / 3
     for part in f["parts"]:
-        own = [line for line in part.lines
-               if line.startswith(("const double x", "double x")) and "= w[" not in line and "sd_sin[" not in line]
-        assert 0 < len(own) <= 25
         slots = [int(m) for line in part.lines for m in re.findall(r"w\[(\d+)\]", line)]
         assert all(0 <= s < f["workspace"] for s in slots)
 

@@ -29,6 +29,8 @@ class Unit:
 class Part:
     args: Tuple[str, ...]               # input arrays it reads (the first part only)
     lines: List[str] = field(default_factory=list)
+    statements: int = 0                 # the function's statements (Units) it computes
+    defs: Tuple[str, ...] = ()          # the symbols they define
 
 
 def split(units, inputs, args, results, outputs, part_size):
@@ -80,7 +82,7 @@ def split(units, inputs, args, results, outputs, part_size):
 def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
     """The lines of one part. A value from an earlier part is loaded just before its first use and an
     output written just after its last operand: short live ranges keep register allocation cheap."""
-    part = Part(args if p == 0 else ())
+    part = Part(args if p == 0 else (), statements=len(chunk), defs=tuple(s for unit in chunk for s in unit.defs))
     lines = part.lines
     store = lambda syms: [f"w[{slots[s]}] = {s};" for s in syms if s in slots]
     after = {}                                       # unit index -> outputs written after it

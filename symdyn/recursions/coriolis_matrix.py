@@ -14,7 +14,7 @@ on different branches (neither an ancestor of the other), and so do the partial 
 make C(i, j): those entries are exact zeros.
 """
 from ..multibody import spatial as S
-from .crba import composite_inertias
+from .crba import column_inward, composite_inertias
 from .kinematics import velocities
 
 
@@ -44,7 +44,8 @@ def _skew(a):
 def coriolis_matrix(ctx, chain, X, qd):
     n, H = chain.n, chain.H
     _, V = velocities(ctx, chain, X, qd)
-    Ic = composite_inertias(ctx, chain, X)
+    turned = [None] * n
+    Ic = composite_inertias(ctx, chain, X, turned)      # by ten parameters, as in crba
     Bc = [None] * n
     for k in chain.inward():
         total = body_coriolis(ctx, V[k], chain.J[k], chain.h[k], chain.params[k][0])
@@ -64,7 +65,8 @@ def coriolis_matrix(ctx, chain, X, qd):
                 C[vi[j][a]][c] = ctx.bind(S.vdot(h, F))
             k = j
             for i in chain.ancestors(j):
-                F, f1, f2 = (S.force_inward(ctx, X[k], f) for f in (F, f1, f2))
+                F, f2 = (S.force_inward(ctx, X[k], f) for f in (F, f2))
+                f1 = column_inward(ctx, chain, X, turned, k, [f1])[0] if k == j else S.force_inward(ctx, X[k], f1)
                 for a, h in enumerate(H[i]):
                     C[vi[i][a]][c] = ctx.bind(S.vdot(h, F))
                     C[c][vi[i][a]] = ctx.bind(S.vdot(f1, Sdot[i][a]) + S.vdot(f2, h))
