@@ -19,11 +19,14 @@ from symdyn.generate import module_name, render
 from symdyn.multibody.model import select_frames
 
 TOL = 1e-9
-RANDOM = [("chain", 7, 31, "RP"), ("chain", 5, 32, "R"), ("tree", 9, 33, "RP"), ("tree", 12, 34, "R"), ("tree", 8, 35, "P")]
+#: (kind, moving joints, seed, joint kinds[, aligned: axes along +-x, y, z behind right-angle origins, the
+#: structured rotations of the composite inertias in centroidal.py])
+RANDOM = [("chain", 7, 31, "RP"), ("chain", 5, 32, "R"), ("tree", 9, 33, "RP"), ("tree", 12, 34, "R"), ("tree", 8, 35, "P"),
+          ("tree", 10, 36, "RP", True)]
 
 
-def _random(kind, n, seed, kinds):
-    model = random_chain(n, seed, kinds) if kind == "chain" else random_tree(n, seed, kinds, fixed=0.4)
+def _random(kind, n, seed, kinds, aligned=False):
+    model = random_chain(n, seed, kinds, aligned) if kind == "chain" else random_tree(n, seed, kinds, aligned, fixed=0.4)
     # every link frame, the base's included: several frames per body, frames on the fixed base
     return select_frames(model, [f.name for f in model.frames if f.kind == "link"])
 
@@ -45,7 +48,7 @@ def _against_pinocchio(functions, oracle, model, seed=0, count=6):
     return worst
 
 
-@pytest.mark.parametrize("spec", RANDOM, ids=lambda s: f"{s[0]}{s[1]}-{s[3]}-{s[2]}")
+@pytest.mark.parametrize("spec", RANDOM, ids=lambda s: f"{s[0]}{s[1]}-{s[3]}-{s[2]}{'-aligned' if s[4:] else ''}")
 def test_random_engine_equals_pinocchio(spec):
     model = _random(*spec)
     oracle = pinocchio_functions(pinocchio_model(model), [f.name for f in model.kinematic_frames])
@@ -162,7 +165,7 @@ def _engine_identities(engine, q, v, a, f):
     assert np.array_equal(engine.inverse_dynamics(q, v, a, f_ext=f), tau)
 
 
-@pytest.mark.parametrize("spec", RANDOM, ids=lambda s: f"{s[0]}{s[1]}-{s[3]}-{s[2]}")
+@pytest.mark.parametrize("spec", RANDOM, ids=lambda s: f"{s[0]}{s[1]}-{s[3]}-{s[2]}{'-aligned' if s[4:] else ''}")
 def test_identities(spec):
     model = _random(*spec)
     engine = symdyn.Engine(model)

@@ -116,8 +116,10 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
 #: (benchmarks/RESULTS.md, section 21)
 ZERO_RUN, ZERO_CHUNK = 4, 8
 #: functions of fewer output entries write them at the end, as before (solo12's inverse dynamics, 18
-#: entries, was slower with early stores)
-EARLY_STORES = 64
+#: entries, was slower with early stores); from 32 entries on (a 6x6 or 7x7 matrix, the Panda's 6x7
+#: centroidal map) early stores were as fast or faster in every function timed (benchmarks/RESULTS.md,
+#: "Centroidal map, issue 11, third pass": the Panda's centroidal map 9% faster)
+EARLY_STORES = 32
 
 
 def one_piece(units, results):
