@@ -3,13 +3,15 @@
 
     PYTHONPATH=. taskset -c 1 python benchmarks/bench_jax.py [--module generated/panda.py] \
         [--functions inverse_dynamics,mass_matrix] [--counts 1,100,1000,10000] \
-        [--modes numpy,default,helper,no-fusion,no-emitters] [--transforms] [--seconds 0.05] [--reps 5]
+        [--modes numpy,default,helper,helper-one-state,no-fusion,no-emitters] [--transforms] \
+        [--seconds 0.05] [--reps 5] [--max-default 10000]
 
 Prints Markdown rows: per function, mode and batch size (q of shape (count, n)), the time of trace +
 lowering (`jit(f).lower`), of XLA's compile (`.compile()`), and microseconds per call and per state
 (the best of --reps timed loops of about --seconds each), with the largest difference to numpy.
-Modes: `numpy` the module on numpy arrays; `default` jax.jit(f); `helper` the module's jax_jit(f);
-`no-fusion` jax.jit with {"xla_disable_hlo_passes": "fusion"}; `no-emitters` jax.jit with
+Modes: `numpy` the module on numpy arrays; `default` jax.jit(f) (skipped beyond --max-default
+states: 4-6 ms per state for the Panda's forward_dynamics); `helper` the module's jax_jit(f),
+`helper-one-state` jax_jit(f, one_state=True); `no-fusion` jax.jit with {"xla_disable_hlo_passes": "fusion"}; `no-emitters` jax.jit with
 {"xla_cpu_use_fusion_emitters": False} (XLA:CPU's older elemental loop emitter). --transforms times,
 instead of the plain functions, what an optimizer or MPC user compiles: the gradient of a weighted
 sum of inverse_dynamics over the batch (jit(grad)), jit(vmap(forward_dynamics)) on single-state
@@ -101,7 +103,10 @@ def measure(module, name, mode, count, opts, f=None, reference=None):
         return 0.0, 0.0, seconds, 0.0
     import jax
     jargs = [jax.numpy.asarray(a) for a in args]
-    jitted = module.jax_jit(f) if mode == "helper" else jax.jit(f, compiler_options=OPTIONS[mode])
+    if mode.startswith("helper"):
+        jitted = module.jax_jit(f, one_state=mode == "helper-one-state")
+    else:
+        jitted = jax.jit(f, compiler_options=OPTIONS[mode])
     start = time.perf_counter()
     lowered = jitted.lower(*jargs)
     traced = time.perf_counter() - start
@@ -125,6 +130,7 @@ def main():
     parser.add_argument("--modes", default="numpy,default,helper")
     parser.add_argument("--transforms", action="store_true", help="time jit(grad), jit(vmap), jit(scan) instead")
     parser.add_argument("--seconds", type=float, default=0.05)
+    parser.add_argument("--max-default", type=int, default=10000, help="largest batch timed with plain jax.jit")
     parser.add_argument("--reps", type=int, default=5)
     opts = parser.parse_args()
     import jax
@@ -138,6 +144,8 @@ def main():
     for name in names:
         for count in map(int, opts.counts.split(",")):
             for mode in opts.modes.split(","):
+                if mode == "default" and count > opts.max_default:
+                    continue
                 f, reference = transformed(module, name) if opts.transforms else (None, None)
                 if mode == "numpy" and opts.transforms:
                     if reference is None:
