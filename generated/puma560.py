@@ -170,6 +170,55 @@ def _stack(xp, entries):
     return xp.stack(entries, axis=-1)
 
 
+def jax_jit(fn, *, one_state=False, **options):
+    """jax.jit(fn, **options) with the XLA options that make it fast on the CPU: use it for jax.jit.
+
+    fn: a function of this module, its name ("inverse_dynamics"), or any function built on them
+    (jax.grad of a cost, jax.vmap, a rollout under jax.lax.scan): the options hold for the whole
+    compiled program. options go to jax.jit; their compiler_options override the ones added here.
+    jax is imported on the first call, never with this module.
+
+    Why: plain jax.jit on XLA's CPU backend fuses the straight-line function into loop kernels that
+    compute each output entry on its own and recompute the shared subexpressions at each use: for
+    the Panda, inverse_dynamics takes 200-400 us per state and forward_dynamics 4-6 ms, where numpy
+    takes 1-3.5 us on a batch (benchmarks/RESULTS.md, "JAX jit of generated modules"). Here, on the
+    CPU backend (jax.default_backend() == "cpu"):
+      - by default XLA's fusion pass is off ({"xla_disable_hlo_passes": "fusion"}): each operation is
+        one vectorized loop over the batch and every value is computed once, numpy's speed or better
+        on batches of 100 states and more, 50-100 us for a single state;
+      - one_state=True (for calls on one state: each step of an MPC rollout under lax.scan) keeps
+        the fusion and compiles it with XLA's older loop emitter ({"xla_cpu_use_fusion_emitters":
+        False}), which computes a value once per output entry: 15-45 us for a single state, but on
+        batches a function of many outputs repeats its shared work per entry (the mass matrix:
+        4 us per state, against 0.8). A jaxlib without that flag gets plain jax.jit.
+    Other backends get plain jax.jit: GPUs fuse with other passes ("priority-fusion") and need the
+    fusion (a kernel launch per operation otherwise); not measured here, there is no GPU.
+    """
+    import jax
+    if isinstance(fn, str):
+        fn = globals()[fn]
+    compiler = {}
+    if jax.default_backend() == "cpu":
+        compiler = _jax_emitter_option(jax) if one_state else {"xla_disable_hlo_passes": "fusion"}
+    compiler.update(options.pop("compiler_options", None) or {})
+    return jax.jit(fn, compiler_options=compiler or None, **options)
+
+
+#: jax_jit's XLA:CPU emitter option, {} where this jaxlib does not know it (found on the first use)
+_JAX_EMITTER_OPTION = []
+
+
+def _jax_emitter_option(jax):
+    if not _JAX_EMITTER_OPTION:
+        option = {"xla_cpu_use_fusion_emitters": False}
+        try:                                 # XLA rejects an option it does not know, when compiling
+            jax.jit(lambda x: x, compiler_options=option).lower(0.0).compile()
+        except RuntimeError:
+            option = {}
+        _JAX_EMITTER_OPTION.append(option)
+    return dict(_JAX_EMITTER_OPTION[0])
+
+
 def neutral(like=None):
     """The reference configuration (zero angles and offsets, identity quaternions), as an array of the
     library and floating dtype of `like` (default: numpy, float64)."""

@@ -7,6 +7,8 @@ numpy module and against the identities d(forward_dynamics)/d(tau) = M^-1, d(inv
 straight-line functions slowly (seconds each), so jit runs on a few of them only.
 """
 import inspect
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -226,3 +228,89 @@ def test_no_numpy_in_the_generated_functions(module):
     for name in [fn.name for fn in FUNCTIONS] + ["integrate", "difference"]:
         source = inspect.getsource(getattr(module, name))
         assert "np." not in source, name
+
+
+# jax_jit: the module's jax.jit with XLA's CPU options (docs/api.md, "Array libraries")
+
+@pytest.fixture(scope="module")
+def planar2(tmp_path_factory):
+    return _generate(tmp_path_factory, ROOT / "robots" / "planar2.yaml")
+
+
+def test_importing_a_module_does_not_import_jax():
+    """A module works with numpy alone: jax_jit imports jax when called, never at import."""
+    code = ("import sys, importlib.util\n"
+            "spec = importlib.util.spec_from_file_location('m', sys.argv[1])\n"
+            "m = importlib.util.module_from_spec(spec)\n"
+            "spec.loader.exec_module(m)\n"
+            "m.inverse_dynamics([0.1, 0.2], [0.0, 0.3], [1.0, 0.0])\n"
+            "assert callable(m.jax_jit) and 'jax' not in sys.modules, sorted(sys.modules)\n")
+    subprocess.run([sys.executable, "-c", code, str(ROOT / "generated" / "planar2.py")], check=True)
+
+
+def test_jax_jit_passes_the_cpu_options(planar2, monkeypatch):
+    """Fusion off by default, the older loop emitter for one state, the caller's options last;
+    plain jax.jit on another backend."""
+    assert planar2._jax_emitter_option(jax) == {"xla_cpu_use_fusion_emitters": False}   # this jaxlib knows it
+    seen, jit = [], jax.jit
+    monkeypatch.setattr(jax, "jit", lambda f, **kw: seen.append(kw.get("compiler_options")) or jit(f, **kw))
+    planar2.jax_jit("gravity")
+    planar2.jax_jit(planar2.gravity, one_state=True)
+    planar2.jax_jit("gravity", compiler_options={"xla_disable_hlo_passes": "", "xla_cpu_enable_fast_math": False})
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    planar2.jax_jit("gravity")
+    assert seen == [{"xla_disable_hlo_passes": "fusion"}, {"xla_cpu_use_fusion_emitters": False},
+                    {"xla_disable_hlo_passes": "", "xla_cpu_enable_fast_math": False}, None]
+
+
+def test_jax_jit_equals_numpy_and_compiles_without_fusions(panda, planar2):
+    """Both option sets, batched and single states, to 1e-12; with the default set no fusion of
+    operations is left in the compiled program (plain jax.jit has them: the pass name is right)."""
+    for module, names in ((panda, ("inverse_dynamics",)),
+                          (planar2, ("inverse_dynamics", "mass_matrix", "forward_dynamics", "frame_jacobian"))):
+        for name in names:
+            fn = next(fn for fn in FUNCTIONS if fn.name == name)
+            args = _args(module, fn, count=4)
+            want = getattr(module, name)(*args)
+            jargs = list(map(jnp.asarray, args))
+            jitted = module.jax_jit(name)
+            _close(jitted(*jargs), want)
+            _close(module.jax_jit(getattr(module, name), one_state=True)(*(a[2] for a in jargs)), want[2])
+            if module is panda:
+                # a fusion of several operations is a "fused_computation"; one operation alone is "wrapped"
+                assert "fused_computation" in jax.jit(module.inverse_dynamics).lower(*jargs).compile().as_text()
+                assert "fused_computation" not in jitted.lower(*jargs).compile().as_text()
+
+
+def test_jax_jit_of_grad_vmap_and_scan(planar2):
+    """What an optimizer or an MPC compiles: a gradient (against central differences), a vmap of
+    single-state calls, a rollout of forward_dynamics under lax.scan (against numpy's loop)."""
+    q, qd, tau = (a[0] for a in _states(planar2, 1, seed=9))
+    weights = np.random.default_rng(10).normal(size=planar2.NV)
+
+    def cost(q, qd, tau, lib_sum=jnp.sum):
+        return lib_sum(weights * planar2.forward_dynamics(q, qd, tau))
+
+    grads = planar2.jax_jit(jax.grad(cost, argnums=(0, 1, 2)))(*map(jnp.asarray, (q, qd, tau)))
+    args = [q, qd, tau]
+    for k, g in enumerate(grads):
+        numeric = _central_difference(lambda x: cost(*args[:k], x, *args[k + 1:], lib_sum=np.sum), args[k])
+        assert relerr(g, numeric) < 1e-6, (k, relerr(g, numeric))
+    batch = _states(planar2, 5, seed=11)
+    _close(planar2.jax_jit(jax.vmap(planar2.forward_dynamics))(*map(jnp.asarray, batch)),
+           planar2.forward_dynamics(*batch))
+
+    def rollout(q, qd, tau, steps=20, dt=0.01):
+        def step(state, _):
+            q, qd = state
+            qd = qd + dt * planar2.forward_dynamics(q, qd, tau)
+            return (q + dt * qd, qd), None
+        return jax.lax.scan(step, (q, qd), None, length=steps)[0]
+
+    for one_state in (True, False):
+        got = planar2.jax_jit(rollout, one_state=one_state)(*map(jnp.asarray, (q, qd, tau)))
+        want_q, want_qd = q, qd
+        for _ in range(20):
+            want_qd = want_qd + 0.01 * planar2.forward_dynamics(want_q, want_qd, tau)
+            want_q = want_q + 0.01 * want_qd
+        _close(got, (want_q, want_qd))
