@@ -21378,14 +21378,32 @@ void panda_friction(const double *qd, double *tau_f)
     tau_f[6] = x6;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* friction of `count` states: entry i of tau_f is a function of entry i of qd
+ * alone, the same for every i up to constants. So one loop over the flat arrays, which the compiler
+ * vectorizes, in blocks of 8 states (56 entries: whole vectors), each entry's constants from
+ * tables of one block; the last count % 8 states by single calls. */
 void panda_friction_batch(long count, const double *qd, double *tau_f)
 {
+#if !defined(SYMDYN_NO_LANES)
+    const long sd_blocks = count / 8;
+    SD_PARALLEL_FOR
+    for (long sd_b = 0; sd_b < sd_blocks; ++sd_b) {
+        const double *sd_in_qd = qd + sd_b * 56;
+        double *sd_out_tau_f = tau_f + sd_b * 56;
+        SD_SIMD
+        for (int sd_e = 0; sd_e < 56; ++sd_e) {
+            const double sd_qd = sd_in_qd[sd_e];
+            const double sd_k0_0 = 0.003;
+            sd_out_tau_f[sd_e] = sd_k0_0*sd_qd;
+        }
+    }
+    for (long sd_i = sd_blocks * 8; sd_i < count; ++sd_i)
+        panda_friction(qd + sd_i * 7, tau_f + sd_i * 7);
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         panda_friction(qd + sd_i * 7, tau_f + sd_i * 7);
+#endif
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 850 mul, 656 add, 0 div, 0 sqrt, 12 trig. */
@@ -25825,14 +25843,129 @@ void panda_base_parameters(const double *params, double *beta)
     beta[38] = x22;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* One state of base_parameters for its batch entry: the single function, but the 9 runs of outputs that
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
+static inline void sd_panda_base_parameters_row(const double *restrict params, double *restrict beta)
+{
+    const double p9 = params[9];
+    const double p11 = params[11];
+    const double p12 = params[12];
+    const double p14 = params[14];
+    const double p15 = params[15];
+    const double p16 = params[16];
+    const double p19 = params[19];
+    const double p20 = params[20];
+    const double p21 = params[21];
+    const double p22 = params[22];
+    const double p23 = params[23];
+    const double p24 = params[24];
+    const double p25 = params[25];
+    const double p26 = params[26];
+    const double p29 = params[29];
+    const double p30 = params[30];
+    const double p31 = params[31];
+    const double p32 = params[32];
+    const double p33 = params[33];
+    const double p34 = params[34];
+    const double p35 = params[35];
+    const double p36 = params[36];
+    const double p39 = params[39];
+    const double p40 = params[40];
+    const double p41 = params[41];
+    const double p42 = params[42];
+    const double p43 = params[43];
+    const double p44 = params[44];
+    const double p45 = params[45];
+    const double p46 = params[46];
+    const double p49 = params[49];
+    const double p50 = params[50];
+    const double p51 = params[51];
+    const double p52 = params[52];
+    const double p53 = params[53];
+    const double p54 = params[54];
+    const double p55 = params[55];
+    const double p56 = params[56];
+    const double p59 = params[59];
+    const double p60 = params[60];
+    const double p63 = params[63];
+    const double p64 = params[64];
+    const double p65 = params[65];
+    const double p66 = params[66];
+    const double p73 = params[73];
+    const double p77 = params[77];
+    const double x0 = p16 + p73 + p9;
+    const double x1 = -0.316*p20 - 0.316*p30 - 0.316*p40 - 0.316*p50 - 0.316*p60 + p12 - p23;
+    const double x2 = 0.099856*p20 + 0.10666225*p30 + 0.10666225*p40 + 0.10666225*p50 + 0.10666225*p60 + 0.632*p23 + p14 - p16 + p26;
+    const double x3 = 0.099856*p20 + 0.10666225*p30 + 0.10666225*p40 + 0.10666225*p50 + 0.10666225*p60 + 0.632*p23 + p19 + p26 + p77;
+    const double x4 = 0.0825*p30 + 0.0825*p40 + 0.0825*p50 + 0.0825*p60 + p21;
+    const double x5 = p22 - p33;
+    const double x6 = -0.00680625*p30 + p24 - p26 + p36;
+    const double x7 = 0.0825*p33 + p25;
+    const double x8 = 0.00680625*p30 + 0.0136125*p40 + 0.0136125*p50 + 0.0136125*p60 + p29 + p36;
+    const double x9 = -0.0825*p40 - 0.0825*p50 - 0.0825*p60 + p31;
+    const double x10 = 0.384*p40 + 0.384*p50 + 0.384*p60 + p32 + p43;
+    const double x11 = 0.14064975*p40 + 0.14064975*p50 + 0.14064975*p60 + 0.768*p43 + p34 - p36 + p46;
+    const double x12 = 0.03168*p40 + 0.03168*p50 + 0.03168*p60 + 0.0825*p43 + p35;
+    const double x13 = 0.15426225*p40 + 0.15426225*p50 + 0.15426225*p60 + 0.768*p43 + p39 + p46;
+    const double x14 = p42 - p53;
+    const double x15 = 0.007744*p60 + p44 - p46 + p56;
+    const double x16 = 0.007744*p60 + p49 + p56;
+    const double x17 = 0.088*p60 + p51;
+    const double x18 = p52 - p63;
+    const double x19 = -0.007744*p60 + p54 - p56 + p66;
+    const double x20 = 0.088*p63 + p55;
+    const double x21 = 0.007744*p60 + p59 + p66;
+    const double x22 = p64 - p66;
+    memcpy(beta + 5, params + 17, 2 * sizeof(double));
+    memcpy(beta + 12, params + 27, 2 * sizeof(double));
+    memcpy(beta + 19, params + 37, 2 * sizeof(double));
+    memcpy(beta + 26, params + 47, 2 * sizeof(double));
+    memcpy(beta + 33, params + 57, 2 * sizeof(double));
+    memcpy(beta + 36, params + 61, 2 * sizeof(double));
+    memcpy(beta + 40, params + 67, 6 * sizeof(double));
+    memcpy(beta + 46, params + 74, 3 * sizeof(double));
+    memcpy(beta + 49, params + 78, 20 * sizeof(double));
+    beta[0] = x0;
+    beta[1] = p11;
+    beta[2] = x1;
+    beta[3] = x2;
+    beta[4] = p15;
+    beta[7] = x3;
+    beta[8] = x4;
+    beta[9] = x5;
+    beta[10] = x6;
+    beta[11] = x7;
+    beta[14] = x8;
+    beta[15] = x9;
+    beta[16] = x10;
+    beta[17] = x11;
+    beta[18] = x12;
+    beta[21] = x13;
+    beta[22] = p41;
+    beta[23] = x14;
+    beta[24] = x15;
+    beta[25] = p45;
+    beta[28] = x16;
+    beta[29] = x17;
+    beta[30] = x18;
+    beta[31] = x19;
+    beta[32] = x20;
+    beta[35] = x21;
+    beta[38] = x22;
+    beta[39] = p65;
+}
+
+/* base_parameters of `count` states, each by the function above (lanes would not pay: it
+ * computes little per entry it moves; see lanes_pay in symdyn/codegen/c.py). */
 void panda_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
+#if !defined(SYMDYN_NO_LANES)
+        sd_panda_base_parameters_row(params + sd_i * 98, beta + sd_i * 69);
+#else
         panda_base_parameters(params + sd_i * 98, beta + sd_i * 69);
+#endif
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 95 mul, 53 add, 0 div, 0 sqrt, 14 trig. */

@@ -1802,14 +1802,31 @@ void planar2_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* friction of `count` states: tau_f is constant, the same for every state. So one loop over
+ * the flat arrays, which the compiler
+ * vectorizes, in blocks of 4 states (8 entries: whole vectors), each entry's constants from
+ * tables of one block; the last count % 4 states by single calls. */
 void planar2_friction_batch(long count, const double *qd, double *tau_f)
 {
+#if !defined(SYMDYN_NO_LANES)
+    (void)qd;
+    const long sd_blocks = count / 4;
+    SD_PARALLEL_FOR
+    for (long sd_b = 0; sd_b < sd_blocks; ++sd_b) {
+        double *sd_out_tau_f = tau_f + sd_b * 8;
+        SD_SIMD
+        for (int sd_e = 0; sd_e < 8; ++sd_e) {
+            const double sd_k0_0 = 0.0;
+            sd_out_tau_f[sd_e] = sd_k0_0;
+        }
+    }
+    for (long sd_i = sd_blocks * 4; sd_i < count; ++sd_i)
+        planar2_friction(qd + sd_i * 2, tau_f + sd_i * 2);
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_friction(qd + sd_i * 2, tau_f + sd_i * 2);
+#endif
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 18 mul, 11 add, 0 div, 0 sqrt, 4 trig. */
@@ -2063,14 +2080,36 @@ void planar2_base_parameters(const double *params, double *beta)
     beta[12] = p27;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* One state of base_parameters for its batch entry: the single function, but the 3 runs of outputs that
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
+static inline void sd_planar2_base_parameters_row(const double *restrict params, double *restrict beta)
+{
+    const double p1 = params[1];
+    const double p2 = params[2];
+    const double p9 = params[9];
+    const double p10 = params[10];
+    const double p23 = params[23];
+    const double x0 = 0.5*p10 + p1;
+    const double x1 = 0.25*p10 + p23 + p9;
+    memcpy(beta + 3, params + 11, 2 * sizeof(double));
+    memcpy(beta + 5, params + 19, 4 * sizeof(double));
+    memcpy(beta + 9, params + 24, 4 * sizeof(double));
+    beta[0] = x0;
+    beta[1] = p2;
+    beta[2] = x1;
+}
+
+/* base_parameters of `count` states, each by the function above (lanes would not pay: it
+ * computes little per entry it moves; see lanes_pay in symdyn/codegen/c.py). */
 void planar2_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
+#if !defined(SYMDYN_NO_LANES)
+        sd_planar2_base_parameters_row(params + sd_i * 28, beta + sd_i * 13);
+#else
         planar2_base_parameters(params + sd_i * 28, beta + sd_i * 13);
+#endif
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 8 mul, 3 add, 0 div, 0 sqrt, 4 trig. */

@@ -8088,14 +8088,31 @@ void planar6_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* friction of `count` states: tau_f is constant, the same for every state. So one loop over
+ * the flat arrays, which the compiler
+ * vectorizes, in blocks of 4 states (24 entries: whole vectors), each entry's constants from
+ * tables of one block; the last count % 4 states by single calls. */
 void planar6_friction_batch(long count, const double *qd, double *tau_f)
 {
+#if !defined(SYMDYN_NO_LANES)
+    (void)qd;
+    const long sd_blocks = count / 4;
+    SD_PARALLEL_FOR
+    for (long sd_b = 0; sd_b < sd_blocks; ++sd_b) {
+        double *sd_out_tau_f = tau_f + sd_b * 24;
+        SD_SIMD
+        for (int sd_e = 0; sd_e < 24; ++sd_e) {
+            const double sd_k0_0 = 0.0;
+            sd_out_tau_f[sd_e] = sd_k0_0;
+        }
+    }
+    for (long sd_i = sd_blocks * 4; sd_i < count; ++sd_i)
+        planar6_friction(qd + sd_i * 6, tau_f + sd_i * 6);
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar6_friction(qd + sd_i * 6, tau_f + sd_i * 6);
+#endif
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 178 mul, 135 add, 0 div, 0 sqrt, 12 trig. */
@@ -8816,14 +8833,72 @@ void planar6_base_parameters(const double *params, double *beta)
     beta[40] = p83;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* One state of base_parameters for its batch entry: the single function, but the 3 runs of outputs that
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
+static inline void sd_planar6_base_parameters_row(const double *restrict params, double *restrict beta)
+{
+    const double p1 = params[1];
+    const double p2 = params[2];
+    const double p9 = params[9];
+    const double p10 = params[10];
+    const double p11 = params[11];
+    const double p12 = params[12];
+    const double p19 = params[19];
+    const double p20 = params[20];
+    const double p21 = params[21];
+    const double p22 = params[22];
+    const double p29 = params[29];
+    const double p30 = params[30];
+    const double p31 = params[31];
+    const double p32 = params[32];
+    const double p39 = params[39];
+    const double p40 = params[40];
+    const double p41 = params[41];
+    const double p42 = params[42];
+    const double p49 = params[49];
+    const double p50 = params[50];
+    const double p63 = params[63];
+    const double x0 = 0.5*p10 + 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p1;
+    const double x1 = 0.25*p10 + 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p63 + p9;
+    const double x2 = 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p11;
+    const double x3 = 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p19;
+    const double x4 = 0.5*p30 + 0.5*p40 + 0.5*p50 + p21;
+    const double x5 = 0.25*p30 + 0.25*p40 + 0.25*p50 + p29;
+    const double x6 = 0.5*p40 + 0.5*p50 + p31;
+    const double x7 = 0.25*p40 + 0.25*p50 + p39;
+    const double x8 = 0.5*p50 + p41;
+    const double x9 = 0.25*p50 + p49;
+    memcpy(beta + 15, params + 51, 2 * sizeof(double));
+    memcpy(beta + 17, params + 59, 4 * sizeof(double));
+    memcpy(beta + 21, params + 64, 20 * sizeof(double));
+    beta[0] = x0;
+    beta[1] = p2;
+    beta[2] = x1;
+    beta[3] = x2;
+    beta[4] = p12;
+    beta[5] = x3;
+    beta[6] = x4;
+    beta[7] = p22;
+    beta[8] = x5;
+    beta[9] = x6;
+    beta[10] = p32;
+    beta[11] = x7;
+    beta[12] = x8;
+    beta[13] = p42;
+    beta[14] = x9;
+}
+
+/* base_parameters of `count` states, each by the function above (lanes would not pay: it
+ * computes little per entry it moves; see lanes_pay in symdyn/codegen/c.py). */
 void planar6_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
+#if !defined(SYMDYN_NO_LANES)
+        sd_planar6_base_parameters_row(params + sd_i * 84, beta + sd_i * 41);
+#else
         planar6_base_parameters(params + sd_i * 84, beta + sd_i * 41);
+#endif
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 48 mul, 27 add, 0 div, 0 sqrt, 12 trig. */

@@ -12295,14 +12295,31 @@ void puma560_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* friction of `count` states: tau_f is constant, the same for every state. So one loop over
+ * the flat arrays, which the compiler
+ * vectorizes, in blocks of 4 states (24 entries: whole vectors), each entry's constants from
+ * tables of one block; the last count % 4 states by single calls. */
 void puma560_friction_batch(long count, const double *qd, double *tau_f)
 {
+#if !defined(SYMDYN_NO_LANES)
+    (void)qd;
+    const long sd_blocks = count / 4;
+    SD_PARALLEL_FOR
+    for (long sd_b = 0; sd_b < sd_blocks; ++sd_b) {
+        double *sd_out_tau_f = tau_f + sd_b * 24;
+        SD_SIMD
+        for (int sd_e = 0; sd_e < 24; ++sd_e) {
+            const double sd_k0_0 = 0.0;
+            sd_out_tau_f[sd_e] = sd_k0_0;
+        }
+    }
+    for (long sd_i = sd_blocks * 4; sd_i < count; ++sd_i)
+        puma560_friction(qd + sd_i * 6, tau_f + sd_i * 6);
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         puma560_friction(qd + sd_i * 6, tau_f + sd_i * 6);
+#endif
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 491 mul, 384 add, 0 div, 0 sqrt, 10 trig. */
@@ -15422,14 +15439,121 @@ void puma560_base_parameters(const double *params, double *beta)
     beta[57] = p83;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* One state of base_parameters for its batch entry: the single function, but the 5 runs of outputs that
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
+static inline void sd_puma560_base_parameters_row(const double *restrict params, double *restrict beta)
+{
+    const double p9 = params[9];
+    const double p11 = params[11];
+    const double p12 = params[12];
+    const double p14 = params[14];
+    const double p15 = params[15];
+    const double p16 = params[16];
+    const double p17 = params[17];
+    const double p18 = params[18];
+    const double p19 = params[19];
+    const double p20 = params[20];
+    const double p21 = params[21];
+    const double p22 = params[22];
+    const double p23 = params[23];
+    const double p24 = params[24];
+    const double p25 = params[25];
+    const double p26 = params[26];
+    const double p27 = params[27];
+    const double p28 = params[28];
+    const double p29 = params[29];
+    const double p30 = params[30];
+    const double p31 = params[31];
+    const double p32 = params[32];
+    const double p33 = params[33];
+    const double p34 = params[34];
+    const double p35 = params[35];
+    const double p36 = params[36];
+    const double p37 = params[37];
+    const double p38 = params[38];
+    const double p39 = params[39];
+    const double p40 = params[40];
+    const double p41 = params[41];
+    const double p42 = params[42];
+    const double p43 = params[43];
+    const double p44 = params[44];
+    const double p45 = params[45];
+    const double p46 = params[46];
+    const double p49 = params[49];
+    const double p50 = params[50];
+    const double p53 = params[53];
+    const double p54 = params[54];
+    const double p55 = params[55];
+    const double p56 = params[56];
+    const double p63 = params[63];
+    const double p67 = params[67];
+    const double x0 = 0.18645124*p20 + 0.2093783325*p30 + 0.2093783325*p40 + 0.2093783325*p50 + p16 + p26 + p63 + p9;
+    const double x1 = 0.4318*p20 + 0.4318*p30 + 0.4318*p40 + 0.4318*p50 + p11;
+    const double x2 = -0.18645124*p20 - 0.18645124*p30 - 0.18645124*p40 - 0.18645124*p50 + p14 - p16;
+    const double x3 = -0.06479159*p30 - 0.06479159*p40 - 0.06479159*p50 - 0.4318*p23 + p17;
+    const double x4 = 0.18645124*p20 + 0.18645124*p30 + 0.18645124*p40 + 0.18645124*p50 + p19 + p67;
+    const double x5 = 0.0203*p30 + 0.0203*p40 + 0.0203*p50 + p21;
+    const double x6 = 0.4318*p40 + 0.4318*p50 + p22 + p33;
+    const double x7 = -0.00041209*p30 + 0.18603915*p40 + 0.18603915*p50 + p24 - p26 + p36;
+    const double x8 = -0.00876554*p40 - 0.00876554*p50 - 0.0203*p33 + p25;
+    const double x9 = -0.003046015*p30 - 0.003046015*p40 - 0.003046015*p50 + p27;
+    const double x10 = -0.06479159*p40 - 0.06479159*p50 - 0.15005*p33 + p28;
+    const double x11 = 0.00041209*p30 + 0.18686333*p40 + 0.18686333*p50 + p29 + p36;
+    const double x12 = p32 - p43;
+    const double x13 = p34 - p36 + p46;
+    const double x14 = 0.4318*p43 + p38;
+    const double x15 = p39 + p46;
+    const double x16 = p42 + p53;
+    const double x17 = p44 - p46 + p56;
+    const double x18 = p49 + p56;
+    const double x19 = p54 - p56;
+    memcpy(beta + 26, params + 47, 2 * sizeof(double));
+    memcpy(beta + 29, params + 51, 2 * sizeof(double));
+    memcpy(beta + 33, params + 57, 6 * sizeof(double));
+    memcpy(beta + 39, params + 64, 3 * sizeof(double));
+    memcpy(beta + 42, params + 68, 16 * sizeof(double));
+    beta[0] = x0;
+    beta[1] = x1;
+    beta[2] = p12;
+    beta[3] = x2;
+    beta[4] = p15;
+    beta[5] = x3;
+    beta[6] = p18;
+    beta[7] = x4;
+    beta[8] = x5;
+    beta[9] = x6;
+    beta[10] = x7;
+    beta[11] = x8;
+    beta[12] = x9;
+    beta[13] = x10;
+    beta[14] = x11;
+    beta[15] = p31;
+    beta[16] = x12;
+    beta[17] = x13;
+    beta[18] = p35;
+    beta[19] = p37;
+    beta[20] = x14;
+    beta[21] = x15;
+    beta[22] = p41;
+    beta[23] = x16;
+    beta[24] = x17;
+    beta[25] = p45;
+    beta[28] = x18;
+    beta[31] = x19;
+    beta[32] = p55;
+}
+
+/* base_parameters of `count` states, each by the function above (lanes would not pay: it
+ * computes little per entry it moves; see lanes_pay in symdyn/codegen/c.py). */
 void puma560_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
+#if !defined(SYMDYN_NO_LANES)
+        sd_puma560_base_parameters_row(params + sd_i * 84, beta + sd_i * 58);
+#else
         puma560_base_parameters(params + sd_i * 84, beta + sd_i * 58);
+#endif
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 61 mul, 30 add, 0 div, 0 sqrt, 12 trig. */

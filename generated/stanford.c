@@ -10577,14 +10577,31 @@ void stanford_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* friction of `count` states: tau_f is constant, the same for every state. So one loop over
+ * the flat arrays, which the compiler
+ * vectorizes, in blocks of 4 states (24 entries: whole vectors), each entry's constants from
+ * tables of one block; the last count % 4 states by single calls. */
 void stanford_friction_batch(long count, const double *qd, double *tau_f)
 {
+#if !defined(SYMDYN_NO_LANES)
+    (void)qd;
+    const long sd_blocks = count / 4;
+    SD_PARALLEL_FOR
+    for (long sd_b = 0; sd_b < sd_blocks; ++sd_b) {
+        double *sd_out_tau_f = tau_f + sd_b * 24;
+        SD_SIMD
+        for (int sd_e = 0; sd_e < 24; ++sd_e) {
+            const double sd_k0_0 = 0.0;
+            sd_out_tau_f[sd_e] = sd_k0_0;
+        }
+    }
+    for (long sd_i = sd_blocks * 4; sd_i < count; ++sd_i)
+        stanford_friction(qd + sd_i * 6, tau_f + sd_i * 6);
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         stanford_friction(qd + sd_i * 6, tau_f + sd_i * 6);
+#endif
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 420 mul, 330 add, 0 div, 0 sqrt, 8 trig. */
@@ -12531,14 +12548,104 @@ void stanford_base_parameters(const double *params, double *beta)
     beta[54] = p83;
 }
 
-/* base_parameters of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* One state of base_parameters for its batch entry: the single function, but the 8 runs of outputs that
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
+static inline void sd_stanford_base_parameters_row(const double *restrict params, double *restrict beta)
+{
+    const double p9 = params[9];
+    const double p14 = params[14];
+    const double p15 = params[15];
+    const double p16 = params[16];
+    const double p17 = params[17];
+    const double p18 = params[18];
+    const double p19 = params[19];
+    const double p20 = params[20];
+    const double p23 = params[23];
+    const double p24 = params[24];
+    const double p25 = params[25];
+    const double p26 = params[26];
+    const double p27 = params[27];
+    const double p28 = params[28];
+    const double p29 = params[29];
+    const double p30 = params[30];
+    const double p31 = params[31];
+    const double p32 = params[32];
+    const double p33 = params[33];
+    const double p34 = params[34];
+    const double p35 = params[35];
+    const double p36 = params[36];
+    const double p39 = params[39];
+    const double p40 = params[40];
+    const double p41 = params[41];
+    const double p42 = params[42];
+    const double p43 = params[43];
+    const double p44 = params[44];
+    const double p45 = params[45];
+    const double p46 = params[46];
+    const double p49 = params[49];
+    const double p50 = params[50];
+    const double p53 = params[53];
+    const double p54 = params[54];
+    const double p55 = params[55];
+    const double p56 = params[56];
+    const double p63 = params[63];
+    const double p67 = params[67];
+    const double x0 = p16 + p29 + p63 + p9;
+    const double x1 = p14 - p16 + p26 - p29 + p36;
+    const double x2 = p15 - p28;
+    const double x3 = p17 - p25;
+    const double x4 = p18 + p27;
+    const double x5 = p19 + p24 + p36 + p67;
+    const double x6 = p20 + p30 + p40 + p50;
+    const double x7 = p23 + p33;
+    const double x8 = p32 + p43;
+    const double x9 = p34 - p36 + p46;
+    const double x10 = p39 + p46;
+    const double x11 = p42 - p53;
+    const double x12 = p44 - p46 + p56;
+    const double x13 = p49 + p56;
+    const double x14 = p54 - p56;
+    memcpy(beta + 1, params + 11, 2 * sizeof(double));
+    memcpy(beta + 9, params + 21, 2 * sizeof(double));
+    memcpy(beta + 16, params + 37, 2 * sizeof(double));
+    memcpy(beta + 23, params + 47, 2 * sizeof(double));
+    memcpy(beta + 26, params + 51, 2 * sizeof(double));
+    memcpy(beta + 30, params + 57, 6 * sizeof(double));
+    memcpy(beta + 36, params + 64, 3 * sizeof(double));
+    memcpy(beta + 39, params + 68, 16 * sizeof(double));
+    beta[0] = x0;
+    beta[3] = x1;
+    beta[4] = x2;
+    beta[5] = x3;
+    beta[6] = x4;
+    beta[7] = x5;
+    beta[8] = x6;
+    beta[11] = x7;
+    beta[12] = p31;
+    beta[13] = x8;
+    beta[14] = x9;
+    beta[15] = p35;
+    beta[18] = x10;
+    beta[19] = p41;
+    beta[20] = x11;
+    beta[21] = x12;
+    beta[22] = p45;
+    beta[25] = x13;
+    beta[28] = x14;
+    beta[29] = p55;
+}
+
+/* base_parameters of `count` states, each by the function above (lanes would not pay: it
+ * computes little per entry it moves; see lanes_pay in symdyn/codegen/c.py). */
 void stanford_base_parameters_batch(long count, const double *params, double *beta)
 {
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
+#if !defined(SYMDYN_NO_LANES)
+        sd_stanford_base_parameters_row(params + sd_i * 84, beta + sd_i * 55);
+#else
         stanford_base_parameters(params + sd_i * 84, beta + sd_i * 55);
+#endif
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 43 mul, 19 add, 0 div, 0 sqrt, 10 trig. */

@@ -141,7 +141,7 @@ def test_lanes_only_where_they_pay():
     assert not lanes_pay(f(261, 21, 7, parts=["part"]))
     source = PANDA.read_text()
     loops = re.findall(r"\n/\* (\w+) of `count` states, one after the other", source)
-    assert loops == ["friction", "base_parameters"], loops
+    assert loops == [], loops                    # friction and base_parameters: symdyn/codegen/tiny.py
 
 
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])

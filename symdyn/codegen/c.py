@@ -3,6 +3,7 @@ import math
 import re
 
 from .backends import PART_SIZE, Backend, used_symbols
+from . import tiny
 from .parts import Unit
 from .printer import NonFiniteError, Printer, number
 
@@ -149,6 +150,9 @@ class CBackend(Backend):
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
             f["lanes"] = _lane_lines(f["lines"], self.real) if lanes_pay(f) else None
+            f["tiny"] = None if f["parts"] else self.tiny_batch(f)
+            if f["tiny"]:                              # no blocks to copy: better than lanes
+                f["lanes"] = None
         ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sincos_n"] = any(line.startswith("sd_sincos_n(") for f in functions for line in f["lines"])
@@ -156,6 +160,21 @@ class CBackend(Backend):
         ctx["uses_sign"] = any("sd_sign(" in text for f in functions
                                for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
         ctx["splits"] = any(f["parts"] for f in functions)
+        ctx["uses_memcpy"] = any(f["tiny"] and f["tiny"]["kind"] == "rows" for f in functions)
+
+    def tiny_batch(self, f):
+        """The batch entry of a function that lanes do not pay for (tiny.py): elementwise, a loop over the
+        flat arrays ({"kind": "elementwise", ...}); with outputs copied from its inputs, one state at a
+        time with the copies by memcpy ({"kind": "rows", ...}); else None (a loop of single calls)."""
+        plan = tiny.elementwise(f["program"], self.real)
+        if plan:
+            tables, body = tiny.elementwise_lines(plan, self.printer, self.real)
+            return {"kind": "elementwise", "block": plan["block"], "period": plan["size"] * plan["block"],
+                    "args": plan["args"], "tables": tables, "body": body}
+        runs = [] if f["lanes"] is not None else tiny.copy_runs(f)
+        if runs:
+            return {"kind": "rows", "lines": tiny.rows_lines(f, runs, self.real), "runs": len(runs)}
+        return None
 
 
 def lanes_pay(f):

@@ -1,0 +1,205 @@
+"""Batch entries of the C functions that compute too little per entry they move for lanes (issue 15).
+
+Lanes (c.py, lanes_pay) copy every input and output of a block of states into and out of
+structure-of-arrays blocks; for a function of a few operations per entry those copies cost more than
+the lanes save, and its batch entry was a loop of single calls. Two shapes of such functions have a
+batch that needs no copy at all:
+
+- elementwise: output entry i is a function of entry i of the arguments alone, the same function for
+  every i up to its numeric constants (joint friction: Fv qd + Fc sgn(qd) + Fo per joint). The batch
+  is then one loop over the flat (count * n) arrays, which the compiler vectorizes: the constants of
+  entry i are read from tables of a period of `block` states (n * block entries, a multiple of the
+  vector width), so that the loop's count is a constant and every vector sees its own constants.
+  Entries of up to MAX_SHAPES different shapes (a free-flyer's entries 0, a joint without Coulomb
+  friction) are each computed and selected without a branch.
+- copies: outputs that are runs of consecutive input entries (the base parameters: most are
+  parameters that stay as they are) are copied by memcpy of a constant length, vector loads and
+  stores, where the single function stores them one at a time; the rest of the function as it is.
+
+benchmarks/RESULTS.md, "Batch of tiny functions, issue 15", measures both against the loop of single
+calls and against the bytes that any batch must move (the memory roofline of this machine).
+"""
+import itertools
+import math
+import re
+
+import symengine as se
+
+#: at most this many different expressions among the entries of an elementwise output (each is
+#: computed for every entry, then one is selected)
+MAX_SHAPES = 3
+#: and at most this many statements per output entry (the expressions are substituted into one)
+MAX_STATEMENTS = 8
+#: the period of the constants' tables is a multiple of this many reals: one AVX-512 vector
+VECTOR_BYTES = 64
+_FUNCTIONS = ("sin", "cos", "tanh", "sign")
+#: names of the placeholders while an expression is taken apart (renamed sd_k<shape>_<j> after)
+_TEMPORARY = itertools.count()
+
+
+class NotElementwise(Exception):
+    """An output entry reads other entries, or an expression this analysis does not take apart."""
+
+
+def _split(m):
+    """(numeric coefficient, [other factors]) of a product."""
+    coeff, rest = 1.0, []
+    for f in m.args:
+        if f.is_Number:
+            coeff *= float(f)
+        else:
+            rest.append(f)
+    return coeff, rest
+
+
+def _shape(e, local):
+    """(key, [(placeholder, value)], template) of one entry's expression: the key is the same for two
+    entries whose expressions differ only in their numeric constants; the template is the expression
+    with each constant a placeholder symbol and each argument entry a symbol named after its argument
+    (`local`: entry symbol -> that symbol). The terms of sums and factors of products are put in the
+    order of their keys, so that the constants of every entry come in the same order."""
+    if e.is_Number:
+        k = se.Symbol(f"sd_tmp{next(_TEMPORARY)}")
+        return "k", [(k, float(e))], k
+    if e.is_Symbol:
+        if e not in local:
+            raise NotElementwise(str(e))
+        return "x:" + str(local[e]), [], local[e]
+    if e.is_Add:
+        return _combine("+", [_term(t, local) for t in e.args], se.Add)
+    if e.is_Mul:
+        return _term(e, local)
+    if e.is_Pow:
+        base, exp = e.args
+        if not exp.is_Number:
+            raise NotElementwise(str(e))
+        key, consts, template = _shape(base, local)
+        return ("^", key, float(exp)), consts, se.Pow(template, exp)
+    name = type(e).__name__
+    if name in _FUNCTIONS:
+        key, consts, template = _shape(e.args[0], local)
+        return (name, key), consts, getattr(se, name)(template)
+    raise NotElementwise(name)
+
+
+def _term(e, local):
+    """A product (or any term of a sum) as coefficient * factors: a coefficient of 1 is a constant
+    too, so that 0.6*sign(qd) and sign(qd) (a Coulomb coefficient of 1) have one shape."""
+    if e.is_Number:
+        return _shape(e, local)
+    coeff, factors = _split(e) if e.is_Mul else (1.0, [e])
+    k = se.Symbol(f"sd_tmp{next(_TEMPORARY)}")
+    key, consts, template = _combine("*", [_shape(f, local) for f in factors], se.Mul)
+    return ("c*", key), [(k, coeff)] + consts, k * template
+
+
+def _combine(op, parts, build):
+    parts = sorted(parts, key=lambda p: repr(p[0]))
+    keys = [repr(p[0]) for p in parts]
+    if len(set(keys)) != len(keys):
+        raise NotElementwise("two terms of one shape")
+    return (op, *(p[0] for p in parts)), [c for p in parts for c in p[1]], build(*(p[2] for p in parts))
+
+
+def elementwise(program, real="double"):
+    """The plan of an elementwise batch for `program`, or None: {"size": n, "block": states per
+    period, "outputs": [{"name", "shapes": [(template, [placeholder])], "which": [shape of entry i],
+    "values": [[value of placeholder j at entry i]]}], "args": the arguments read}."""
+    outputs = program.outputs()
+    n = len(outputs[0][2])
+    if not n or any(len(values) != n for _, _, values in outputs) or len(program.assignments) > MAX_STATEMENTS * n:
+        return None
+    args = [a for a in program.args if len(program.inputs[a]) == n]
+    defs = {}
+    for s, e in program.assignments:
+        defs[s] = e.xreplace(defs) if defs else e
+    plan = []
+    for name, _, values in outputs:
+        shapes, which, consts = [], [], []
+        for i, value in enumerate(values):
+            local = {program.inputs[a][i]: se.Symbol(f"sd_{a}") for a in args}
+            try:
+                key, pairs, template = _shape(value.xreplace(defs) if defs else value, local)
+            except NotElementwise:
+                return None
+            keys = [s[0] for s in shapes]
+            if key not in keys:
+                names = {k: se.Symbol(f"sd_k{len(shapes)}_{j}") for j, (k, _) in enumerate(pairs)}
+                shapes.append((key, template.xreplace(names), [names[k] for k, _ in pairs]))
+                keys.append(key)
+            which.append(keys.index(key))
+            consts.append([v for _, v in pairs])
+        if len(shapes) > MAX_SHAPES:
+            return None
+        plan.append({"name": name, "shapes": [(t, p) for _, t, p in shapes], "which": which, "values": consts})
+    used = set().union(*(t.free_symbols for o in plan for t, _ in o["shapes"]))
+    width = VECTOR_BYTES // (8 if real == "double" else 4)
+    return {"size": n, "block": width // math.gcd(n, width), "outputs": plan,
+            "args": [a for a in args if se.Symbol(f"sd_{a}") in used]}
+
+
+def elementwise_lines(plan, printer, real):
+    """(tables, loop body) of an elementwise batch: the C lines of the constants' tables (a period of
+    `block` states) and of one entry sd_e of the loop."""
+    period = plan["size"] * plan["block"]
+    tables, body = [], [f"const {real} sd_{a} = sd_in_{a}[sd_e];" for a in plan["args"]]
+    for o in plan["outputs"]:
+        choices = []
+        for s, (template, placeholders) in enumerate(o["shapes"]):
+            for j, k in enumerate(placeholders):
+                column = [o["values"][i][j] if o["which"][i] == s else 0.0 for i in range(plan["size"])]
+                if len(set(v for v, w in zip(column, o["which"]) if w == s)) == 1:
+                    value = next(v for v, w in zip(column, o["which"]) if w == s)
+                    body.append(f"const {real} {k} = {printer.literal(value)};")
+                else:
+                    table = f"sd_{o['name']}_{str(k)[3:]}"
+                    tables += _table(f"static const {real} {table}[{period}]", [printer.literal(v) for v in column],
+                                     plan["block"])
+                    body.append(f"const {real} {k} = {table}[sd_e];")
+            choices.append(printer(template))
+        value = choices[0]
+        for s in range(1, len(choices)):                  # one shape chosen per entry, no branch
+            table = f"sd_{o['name']}_shape{s}"
+            tables += _table(f"static const unsigned char {table}[{period}]",
+                             ["1" if w == s else "0" for w in o["which"]], plan["block"])
+            value = f"{table}[sd_e] ? {choices[s]} : {value}" if s == 1 else f"{table}[sd_e] ? {choices[s]} : ({value})"
+        body.append(f"sd_out_{o['name']}[sd_e] = {value};")
+    return tables, body
+
+
+def _table(declaration, row, block):
+    """The lines of a table of `block` copies of row, one per line."""
+    return [declaration + " = {"] + ["    " + ", ".join(row) + "," for _ in range(block)] + ["};"]
+
+
+def copy_runs(f, min_run=2):
+    """The outputs of the template's dict `f` that copy runs of at least min_run consecutive input
+    entries: [(output, its first entry, argument, its first entry, length)], else []."""
+    where = {sym: (arg, flat) for sym, arg, _, flat in f["inputs"]}
+    runs = []
+    for o in f["outputs"]:
+        for k, (_, rhs) in enumerate(o["results"]):
+            src = where.get(rhs)
+            last = runs[-1] if runs else None
+            if src and last and last[0] == o["name"] and last[1] + last[4] == k and last[2] == src[0] \
+                    and last[3] + last[4] == src[1]:
+                last[4] += 1
+            elif src:
+                runs.append([o["name"], k, src[0], src[1], 1])
+    return [tuple(r) for r in runs if r[4] >= min_run]
+
+
+def rows_lines(f, runs, real):
+    """The body of one state of a batch whose copied runs go by memcpy: the input loads the rest reads,
+    the function's statements, the runs, the other output stores."""
+    copied = {(o, k + j) for o, k, _, _, n in runs for j in range(n)}
+    stores = [(o["name"], k, rhs) for o in f["outputs"] for k, (_, rhs) in enumerate(o["results"])
+              if (o["name"], k) not in copied]
+    text = " ".join(f["lines"] + [rhs for _, _, rhs in stores])
+    read = set(re.findall(r"\b\w+\b", text))
+    lines = [f"const {real} {sym} = {arg}[{flat}];" for sym, arg, _, flat in f["inputs"] if sym in read]
+    lines += f["lines"]
+    lines += [f"memcpy({o} + {k}, {a} + {i}, {n} * sizeof({real}));" for o, k, a, i, n in runs]
+    lines += [f"{o}[{k}] = {rhs};" for o, k, rhs in stores]
+    named = set(re.findall(r"\b\w+\b", " ".join(lines)))
+    return lines + [f"(void){a};" for a in f["args"] if a not in named]
