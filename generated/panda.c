@@ -289,6 +289,19 @@ typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
 #define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
 #endif
 #define SD_TILES 1
+/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch. */
+static inline void sd_tile(const double *p0, const double *p1, const double *p2, const double *p3,
+                           long size, double *out)
+{
+    const sd_vec4 a = *(const sd_vec4 *)p0, b = *(const sd_vec4 *)p1;
+    const sd_vec4 c = *(const sd_vec4 *)p2, d = *(const sd_vec4 *)p3;
+    const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
+    const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
+    *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
+    *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+}
 #endif
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
@@ -297,22 +310,45 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
     if (n == SD_LANES)
         for (; j + 4 <= size; j += 4)
             for (int k = 0; k < SD_LANES; k += 4) {
-                /* entries j..j+3 of lanes k..k+3 in, rows k..k+3 of entries j..j+3 out */
                 const double *in = block + j * SD_LANES + k;
-                const sd_vec4 a = *(const sd_vec4 *)in, b = *(const sd_vec4 *)(in + SD_LANES);
-                const sd_vec4 c = *(const sd_vec4 *)(in + 2 * SD_LANES), d = *(const sd_vec4 *)(in + 3 * SD_LANES);
-                const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
-                const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
-                double *out = rows + k * size + j;
-                *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
-                *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+                sd_tile(in, in + SD_LANES, in + 2 * SD_LANES, in + 3 * SD_LANES, size, rows + k * size + j);
             }
 #endif
     for (; j < size; ++j)
         for (int k = 0; k < n; ++k)
             rows[k * size + j] = block[j * SD_LANES + k];
+}
+
+/* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
+ * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
+ * loop: the regressor's block holds 283 entries of its 686 (35 KB for 16 lanes, not 88: it stays in
+ * L1), a group of four constant columns is one vector stored in every row, and a zero in a group of
+ * computed entries is read from a row of zeros. */
+static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
+                           double *rows)
+{
+    long j = 0;
+#if defined(SD_TILES)
+    static const double zeros[SD_LANES];
+    if (n == SD_LANES)
+        for (; j + 4 <= size; j += 4) {
+            if ((src[j] & src[j + 1] & src[j + 2] & src[j + 3]) < 0) {
+                const sd_vec4 v = *(const sd_vec4 *)(fill + j);
+                for (int k = 0; k < SD_LANES; ++k)
+                    *(sd_vec4 *)(rows + k * size + j) = v;
+                continue;
+            }
+            const double *p0 = src[j] < 0 ? zeros : block + src[j] * SD_LANES;
+            const double *p1 = src[j + 1] < 0 ? zeros : block + src[j + 1] * SD_LANES;
+            const double *p2 = src[j + 2] < 0 ? zeros : block + src[j + 2] * SD_LANES;
+            const double *p3 = src[j + 3] < 0 ? zeros : block + src[j + 3] * SD_LANES;
+            for (int k = 0; k < SD_LANES; k += 4)
+                sd_tile(p0 + k, p1 + k, p2 + k, p3 + k, size, rows + k * size + j);
+        }
+#endif
+    for (; j < size; ++j)
+        for (int k = 0; k < n; ++k)
+            rows[k * size + j] = src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k];
 }
 #endif
 
@@ -1205,6 +1241,16 @@ void panda_mass_matrix(const double *q, double *M)
     M[48] = 0.006684151967360945;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix: the block entry of each column of M (-1: the constant of sd_fill_mass_matrix_M). */
+static const int sd_src_mass_matrix_M[49] = {
+    0, 1, 2, 3, 4, 5, 6, 1, 7, 8, 9, 10, 11, 12, 2, 8, 13, 14, 15, 16, 17, 3, 9, 14,
+    18, 19, 20, 21, 4, 10, 15, 19, 22, 23, 24, 5, 11, 16, 20, 23, 25, 26, 6, 12, 17, 21, 24, 26,
+    -1,
+};
+static const double sd_fill_mass_matrix_M[49] = {[48] = 0.006684151967360945};
+#endif
+
 /* mass_matrix of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_mass_matrix_batch(long count, const double *q, double *M)
 {
@@ -1214,7 +1260,7 @@ void panda_mass_matrix_batch(long count, const double *q, double *M)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_M[49][SD_LANES];
+        double sd_M[27][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1440,51 +1486,29 @@ void panda_mass_matrix_batch(long count, const double *q, double *M)
             sd_M[4][sd_k] = x225;
             sd_M[5][sd_k] = x206;
             sd_M[6][sd_k] = x183;
-            sd_M[7][sd_k] = x243;
-            sd_M[8][sd_k] = x131;
-            sd_M[9][sd_k] = x238;
-            sd_M[10][sd_k] = x232;
-            sd_M[11][sd_k] = x221;
-            sd_M[12][sd_k] = x202;
-            sd_M[13][sd_k] = x179;
-            sd_M[14][sd_k] = x242;
-            sd_M[15][sd_k] = x238;
-            sd_M[16][sd_k] = x107;
-            sd_M[17][sd_k] = x97;
-            sd_M[18][sd_k] = x215;
-            sd_M[19][sd_k] = x196;
-            sd_M[20][sd_k] = x173;
-            sd_M[21][sd_k] = x236;
-            sd_M[22][sd_k] = x232;
-            sd_M[23][sd_k] = x97;
-            sd_M[24][sd_k] = x83;
-            sd_M[25][sd_k] = x209;
-            sd_M[26][sd_k] = x190;
-            sd_M[27][sd_k] = x167;
-            sd_M[28][sd_k] = x225;
-            sd_M[29][sd_k] = x221;
-            sd_M[30][sd_k] = x215;
-            sd_M[31][sd_k] = x209;
-            sd_M[32][sd_k] = x58;
-            sd_M[33][sd_k] = x48;
-            sd_M[34][sd_k] = x160;
-            sd_M[35][sd_k] = x206;
-            sd_M[36][sd_k] = x202;
-            sd_M[37][sd_k] = x196;
-            sd_M[38][sd_k] = x190;
-            sd_M[39][sd_k] = x48;
-            sd_M[40][sd_k] = x34;
-            sd_M[41][sd_k] = x25;
-            sd_M[42][sd_k] = x183;
-            sd_M[43][sd_k] = x179;
-            sd_M[44][sd_k] = x173;
-            sd_M[45][sd_k] = x167;
-            sd_M[46][sd_k] = x160;
-            sd_M[47][sd_k] = x25;
-            sd_M[48][sd_k] = 0.006684151967360945;
+            sd_M[7][sd_k] = x131;
+            sd_M[8][sd_k] = x238;
+            sd_M[9][sd_k] = x232;
+            sd_M[10][sd_k] = x221;
+            sd_M[11][sd_k] = x202;
+            sd_M[12][sd_k] = x179;
+            sd_M[13][sd_k] = x107;
+            sd_M[14][sd_k] = x97;
+            sd_M[15][sd_k] = x215;
+            sd_M[16][sd_k] = x196;
+            sd_M[17][sd_k] = x173;
+            sd_M[18][sd_k] = x83;
+            sd_M[19][sd_k] = x209;
+            sd_M[20][sd_k] = x190;
+            sd_M[21][sd_k] = x167;
+            sd_M[22][sd_k] = x58;
+            sd_M[23][sd_k] = x48;
+            sd_M[24][sd_k] = x160;
+            sd_M[25][sd_k] = x34;
+            sd_M[26][sd_k] = x25;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_M[0], 49, sd_n, M + sd_first * 49);
+        sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 49, sd_n, M + sd_first * 49);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_mass_matrix(q + (sd_first + sd_k) * 7, M + (sd_first + sd_k) * 49);
@@ -2116,6 +2140,16 @@ void panda_mass_matrix_inverse(const double *q, double *Minv)
     Minv[48] = x697;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix_inverse: the block entry of each column of Minv (-1: the constant of sd_fill_mass_matrix_inverse_Minv). */
+static const int sd_src_mass_matrix_inverse_Minv[49] = {
+    0, 1, 2, 3, 4, 5, 6, 1, 7, 8, 9, 10, 11, 12, 2, 8, 13, 14, 15, 16, 17, 3, 9, 14,
+    18, 19, 20, 21, 4, 10, 15, 19, 22, 23, 24, 5, 11, 16, 20, 23, 25, 26, 6, 12, 17, 21, 24, 26,
+    27,
+};
+static const double sd_fill_mass_matrix_inverse_Minv[49] = {0};
+#endif
+
 /* mass_matrix_inverse of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
@@ -2125,7 +2159,7 @@ void panda_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_Minv[49][SD_LANES];
+        double sd_Minv[28][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2699,51 +2733,30 @@ void panda_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
             sd_Minv[4][sd_k] = x561;
             sd_Minv[5][sd_k] = x613;
             sd_Minv[6][sd_k] = x676;
-            sd_Minv[7][sd_k] = x473;
-            sd_Minv[8][sd_k] = x677;
-            sd_Minv[9][sd_k] = x678;
-            sd_Minv[10][sd_k] = x679;
-            sd_Minv[11][sd_k] = x680;
-            sd_Minv[12][sd_k] = x681;
-            sd_Minv[13][sd_k] = x682;
-            sd_Minv[14][sd_k] = x490;
-            sd_Minv[15][sd_k] = x678;
-            sd_Minv[16][sd_k] = x683;
-            sd_Minv[17][sd_k] = x684;
-            sd_Minv[18][sd_k] = x685;
-            sd_Minv[19][sd_k] = x686;
-            sd_Minv[20][sd_k] = x687;
-            sd_Minv[21][sd_k] = x519;
-            sd_Minv[22][sd_k] = x679;
-            sd_Minv[23][sd_k] = x684;
-            sd_Minv[24][sd_k] = x688;
-            sd_Minv[25][sd_k] = x689;
-            sd_Minv[26][sd_k] = x690;
-            sd_Minv[27][sd_k] = x691;
-            sd_Minv[28][sd_k] = x561;
-            sd_Minv[29][sd_k] = x680;
-            sd_Minv[30][sd_k] = x685;
-            sd_Minv[31][sd_k] = x689;
-            sd_Minv[32][sd_k] = x692;
-            sd_Minv[33][sd_k] = x693;
-            sd_Minv[34][sd_k] = x694;
-            sd_Minv[35][sd_k] = x613;
-            sd_Minv[36][sd_k] = x681;
-            sd_Minv[37][sd_k] = x686;
-            sd_Minv[38][sd_k] = x690;
-            sd_Minv[39][sd_k] = x693;
-            sd_Minv[40][sd_k] = x695;
-            sd_Minv[41][sd_k] = x696;
-            sd_Minv[42][sd_k] = x676;
-            sd_Minv[43][sd_k] = x682;
-            sd_Minv[44][sd_k] = x687;
-            sd_Minv[45][sd_k] = x691;
-            sd_Minv[46][sd_k] = x694;
-            sd_Minv[47][sd_k] = x696;
-            sd_Minv[48][sd_k] = x697;
+            sd_Minv[7][sd_k] = x677;
+            sd_Minv[8][sd_k] = x678;
+            sd_Minv[9][sd_k] = x679;
+            sd_Minv[10][sd_k] = x680;
+            sd_Minv[11][sd_k] = x681;
+            sd_Minv[12][sd_k] = x682;
+            sd_Minv[13][sd_k] = x683;
+            sd_Minv[14][sd_k] = x684;
+            sd_Minv[15][sd_k] = x685;
+            sd_Minv[16][sd_k] = x686;
+            sd_Minv[17][sd_k] = x687;
+            sd_Minv[18][sd_k] = x688;
+            sd_Minv[19][sd_k] = x689;
+            sd_Minv[20][sd_k] = x690;
+            sd_Minv[21][sd_k] = x691;
+            sd_Minv[22][sd_k] = x692;
+            sd_Minv[23][sd_k] = x693;
+            sd_Minv[24][sd_k] = x694;
+            sd_Minv[25][sd_k] = x695;
+            sd_Minv[26][sd_k] = x696;
+            sd_Minv[27][sd_k] = x697;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Minv[0], 49, sd_n, Minv + sd_first * 49);
+        sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 49, sd_n, Minv + sd_first * 49);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_mass_matrix_inverse(q + (sd_first + sd_k) * 7, Minv + (sd_first + sd_k) * 49);
@@ -7308,6 +7321,14 @@ void panda_articulated_inertia(const double *q, double *D)
     D[6] = 0.006684151967360945;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* articulated_inertia: the block entry of each column of D (-1: the constant of sd_fill_articulated_inertia_D). */
+static const int sd_src_articulated_inertia_D[7] = {
+    0, 1, 2, 3, 4, 5, -1,
+};
+static const double sd_fill_articulated_inertia_D[7] = {[6] = 0.006684151967360945};
+#endif
+
 /* articulated_inertia of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_articulated_inertia_batch(long count, const double *q, double *D)
 {
@@ -7317,7 +7338,7 @@ void panda_articulated_inertia_batch(long count, const double *q, double *D)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_D[7][SD_LANES];
+        double sd_D[6][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -7697,10 +7718,9 @@ void panda_articulated_inertia_batch(long count, const double *q, double *D)
             sd_D[3][sd_k] = x212;
             sd_D[4][sd_k] = x124;
             sd_D[5][sd_k] = x57;
-            sd_D[6][sd_k] = 0.006684151967360945;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_D[0], 7, sd_n, D + sd_first * 7);
+        sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 7, sd_n, D + sd_first * 7);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_articulated_inertia(q + (sd_first + sd_k) * 7, D + (sd_first + sd_k) * 7);
@@ -8260,6 +8280,16 @@ void panda_innovations_factor(const double *q, double *m)
     m[48] = 0.08175666313739172;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor: the block entry of each column of m (-1: the constant of sd_fill_innovations_factor_m). */
+static const int sd_src_innovations_factor_m[49] = {
+    0, 1, 2, 3, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12, -1, -1, 13, 14, 15, 16, 17, -1, -1, -1,
+    18, 19, 20, 21, -1, -1, -1, -1, 22, 23, 24, -1, -1, -1, -1, -1, 25, 26, -1, -1, -1, -1, -1, -1,
+    -1,
+};
+static const double sd_fill_innovations_factor_m[49] = {[48] = 0.08175666313739172};
+#endif
+
 /* innovations_factor of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_innovations_factor_batch(long count, const double *q, double *m)
 {
@@ -8269,7 +8299,7 @@ void panda_innovations_factor_batch(long count, const double *q, double *m)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_m[49][SD_LANES];
+        double sd_m[27][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -8771,51 +8801,29 @@ void panda_innovations_factor_batch(long count, const double *q, double *m)
             sd_m[4][sd_k] = x551;
             sd_m[5][sd_k] = x584;
             sd_m[6][sd_k] = x616;
-            sd_m[7][sd_k] = 0.0;
-            sd_m[8][sd_k] = x475;
-            sd_m[9][sd_k] = x496;
-            sd_m[10][sd_k] = x518;
-            sd_m[11][sd_k] = x547;
-            sd_m[12][sd_k] = x580;
-            sd_m[13][sd_k] = x612;
-            sd_m[14][sd_k] = 0.0;
-            sd_m[15][sd_k] = 0.0;
-            sd_m[16][sd_k] = x485;
-            sd_m[17][sd_k] = x512;
-            sd_m[18][sd_k] = x541;
-            sd_m[19][sd_k] = x574;
-            sd_m[20][sd_k] = x606;
-            sd_m[21][sd_k] = 0.0;
-            sd_m[22][sd_k] = 0.0;
-            sd_m[23][sd_k] = 0.0;
-            sd_m[24][sd_k] = x501;
-            sd_m[25][sd_k] = x535;
-            sd_m[26][sd_k] = x568;
-            sd_m[27][sd_k] = x600;
-            sd_m[28][sd_k] = 0.0;
-            sd_m[29][sd_k] = 0.0;
-            sd_m[30][sd_k] = 0.0;
-            sd_m[31][sd_k] = 0.0;
-            sd_m[32][sd_k] = x523;
-            sd_m[33][sd_k] = x561;
-            sd_m[34][sd_k] = x593;
-            sd_m[35][sd_k] = 0.0;
-            sd_m[36][sd_k] = 0.0;
-            sd_m[37][sd_k] = 0.0;
-            sd_m[38][sd_k] = 0.0;
-            sd_m[39][sd_k] = 0.0;
-            sd_m[40][sd_k] = x552;
-            sd_m[41][sd_k] = x588;
-            sd_m[42][sd_k] = 0.0;
-            sd_m[43][sd_k] = 0.0;
-            sd_m[44][sd_k] = 0.0;
-            sd_m[45][sd_k] = 0.0;
-            sd_m[46][sd_k] = 0.0;
-            sd_m[47][sd_k] = 0.0;
-            sd_m[48][sd_k] = 0.08175666313739172;
+            sd_m[7][sd_k] = x475;
+            sd_m[8][sd_k] = x496;
+            sd_m[9][sd_k] = x518;
+            sd_m[10][sd_k] = x547;
+            sd_m[11][sd_k] = x580;
+            sd_m[12][sd_k] = x612;
+            sd_m[13][sd_k] = x485;
+            sd_m[14][sd_k] = x512;
+            sd_m[15][sd_k] = x541;
+            sd_m[16][sd_k] = x574;
+            sd_m[17][sd_k] = x606;
+            sd_m[18][sd_k] = x501;
+            sd_m[19][sd_k] = x535;
+            sd_m[20][sd_k] = x568;
+            sd_m[21][sd_k] = x600;
+            sd_m[22][sd_k] = x523;
+            sd_m[23][sd_k] = x561;
+            sd_m[24][sd_k] = x593;
+            sd_m[25][sd_k] = x552;
+            sd_m[26][sd_k] = x588;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_m[0], 49, sd_n, m + sd_first * 49);
+        sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 49, sd_n, m + sd_first * 49);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_innovations_factor(q + (sd_first + sd_k) * 7, m + (sd_first + sd_k) * 49);
@@ -9437,6 +9445,16 @@ void panda_innovations_factor_inverse(const double *q, double *ell)
     ell[48] = 12.231418964831091;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor_inverse: the block entry of each column of ell (-1: the constant of sd_fill_innovations_factor_inverse_ell). */
+static const int sd_src_innovations_factor_inverse_ell[49] = {
+    0, 1, 2, 3, 4, 5, 6, -1, 7, 8, 9, 10, 11, 12, -1, -1, 13, 14, 15, 16, 17, -1, -1, -1,
+    18, 19, 20, 21, -1, -1, -1, -1, 22, 23, 24, -1, -1, -1, -1, -1, 25, 26, -1, -1, -1, -1, -1, -1,
+    -1,
+};
+static const double sd_fill_innovations_factor_inverse_ell[49] = {[48] = 12.231418964831091};
+#endif
+
 /* innovations_factor_inverse of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
@@ -9446,7 +9464,7 @@ void panda_innovations_factor_inverse_batch(long count, const double *q, double 
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_ell[49][SD_LANES];
+        double sd_ell[27][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -10010,51 +10028,29 @@ void panda_innovations_factor_inverse_batch(long count, const double *q, double 
             sd_ell[4][sd_k] = x586;
             sd_ell[5][sd_k] = x645;
             sd_ell[6][sd_k] = x713;
-            sd_ell[7][sd_k] = 0.0;
-            sd_ell[8][sd_k] = x472;
-            sd_ell[9][sd_k] = x491;
-            sd_ell[10][sd_k] = x527;
-            sd_ell[11][sd_k] = x576;
-            sd_ell[12][sd_k] = x635;
-            sd_ell[13][sd_k] = x703;
-            sd_ell[14][sd_k] = 0.0;
-            sd_ell[15][sd_k] = 0.0;
-            sd_ell[16][sd_k] = x484;
-            sd_ell[17][sd_k] = x515;
-            sd_ell[18][sd_k] = x564;
-            sd_ell[19][sd_k] = x623;
-            sd_ell[20][sd_k] = x691;
-            sd_ell[21][sd_k] = 0.0;
-            sd_ell[22][sd_k] = 0.0;
-            sd_ell[23][sd_k] = 0.0;
-            sd_ell[24][sd_k] = x508;
-            sd_ell[25][sd_k] = x552;
-            sd_ell[26][sd_k] = x611;
-            sd_ell[27][sd_k] = x679;
-            sd_ell[28][sd_k] = 0.0;
-            sd_ell[29][sd_k] = 0.0;
-            sd_ell[30][sd_k] = 0.0;
-            sd_ell[31][sd_k] = 0.0;
-            sd_ell[32][sd_k] = x544;
-            sd_ell[33][sd_k] = x598;
-            sd_ell[34][sd_k] = x666;
-            sd_ell[35][sd_k] = 0.0;
-            sd_ell[36][sd_k] = 0.0;
-            sd_ell[37][sd_k] = 0.0;
-            sd_ell[38][sd_k] = 0.0;
-            sd_ell[39][sd_k] = 0.0;
-            sd_ell[40][sd_k] = x593;
-            sd_ell[41][sd_k] = x656;
-            sd_ell[42][sd_k] = 0.0;
-            sd_ell[43][sd_k] = 0.0;
-            sd_ell[44][sd_k] = 0.0;
-            sd_ell[45][sd_k] = 0.0;
-            sd_ell[46][sd_k] = 0.0;
-            sd_ell[47][sd_k] = 0.0;
-            sd_ell[48][sd_k] = 12.231418964831091;
+            sd_ell[7][sd_k] = x472;
+            sd_ell[8][sd_k] = x491;
+            sd_ell[9][sd_k] = x527;
+            sd_ell[10][sd_k] = x576;
+            sd_ell[11][sd_k] = x635;
+            sd_ell[12][sd_k] = x703;
+            sd_ell[13][sd_k] = x484;
+            sd_ell[14][sd_k] = x515;
+            sd_ell[15][sd_k] = x564;
+            sd_ell[16][sd_k] = x623;
+            sd_ell[17][sd_k] = x691;
+            sd_ell[18][sd_k] = x508;
+            sd_ell[19][sd_k] = x552;
+            sd_ell[20][sd_k] = x611;
+            sd_ell[21][sd_k] = x679;
+            sd_ell[22][sd_k] = x544;
+            sd_ell[23][sd_k] = x598;
+            sd_ell[24][sd_k] = x666;
+            sd_ell[25][sd_k] = x593;
+            sd_ell[26][sd_k] = x656;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_ell[0], 49, sd_n, ell + sd_first * 49);
+        sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 49, sd_n, ell + sd_first * 49);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_innovations_factor_inverse(q + (sd_first + sd_k) * 7, ell + (sd_first + sd_k) * 49);
@@ -20999,6 +20995,16 @@ void panda_udu_factor(const double *q, double *U)
     U[48] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
+static const int sd_src_udu_factor_U[49] = {
+    0, 1, 2, 3, 4, 5, 6, -1, 0, 7, 8, 9, 10, 11, -1, -1, 0, 12, 13, 14, 15, -1, -1, -1,
+    0, 16, 17, 18, -1, -1, -1, -1, 0, 19, 20, -1, -1, -1, -1, -1, 0, 21, -1, -1, -1, -1, -1, -1,
+    -1,
+};
+static const double sd_fill_udu_factor_U[49] = {[48] = 1.0};
+#endif
+
 /* udu_factor of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_udu_factor_batch(long count, const double *q, double *U)
 {
@@ -21008,7 +21014,7 @@ void panda_udu_factor_batch(long count, const double *q, double *U)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_U[49][SD_LANES];
+        double sd_U[22][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -21466,51 +21472,24 @@ void panda_udu_factor_batch(long count, const double *q, double *U)
             sd_U[4][sd_k] = x521;
             sd_U[5][sd_k] = x548;
             sd_U[6][sd_k] = x580;
-            sd_U[7][sd_k] = 0.0;
-            sd_U[8][sd_k] = 1.0;
-            sd_U[9][sd_k] = x478;
-            sd_U[10][sd_k] = x494;
-            sd_U[11][sd_k] = x517;
-            sd_U[12][sd_k] = x544;
-            sd_U[13][sd_k] = x576;
-            sd_U[14][sd_k] = 0.0;
-            sd_U[15][sd_k] = 0.0;
-            sd_U[16][sd_k] = 1.0;
-            sd_U[17][sd_k] = x488;
-            sd_U[18][sd_k] = x511;
-            sd_U[19][sd_k] = x538;
-            sd_U[20][sd_k] = x570;
-            sd_U[21][sd_k] = 0.0;
-            sd_U[22][sd_k] = 0.0;
-            sd_U[23][sd_k] = 0.0;
-            sd_U[24][sd_k] = 1.0;
-            sd_U[25][sd_k] = x505;
-            sd_U[26][sd_k] = x532;
-            sd_U[27][sd_k] = x564;
-            sd_U[28][sd_k] = 0.0;
-            sd_U[29][sd_k] = 0.0;
-            sd_U[30][sd_k] = 0.0;
-            sd_U[31][sd_k] = 0.0;
-            sd_U[32][sd_k] = 1.0;
-            sd_U[33][sd_k] = x525;
-            sd_U[34][sd_k] = x557;
-            sd_U[35][sd_k] = 0.0;
-            sd_U[36][sd_k] = 0.0;
-            sd_U[37][sd_k] = 0.0;
-            sd_U[38][sd_k] = 0.0;
-            sd_U[39][sd_k] = 0.0;
-            sd_U[40][sd_k] = 1.0;
-            sd_U[41][sd_k] = x552;
-            sd_U[42][sd_k] = 0.0;
-            sd_U[43][sd_k] = 0.0;
-            sd_U[44][sd_k] = 0.0;
-            sd_U[45][sd_k] = 0.0;
-            sd_U[46][sd_k] = 0.0;
-            sd_U[47][sd_k] = 0.0;
-            sd_U[48][sd_k] = 1.0;
+            sd_U[7][sd_k] = x478;
+            sd_U[8][sd_k] = x494;
+            sd_U[9][sd_k] = x517;
+            sd_U[10][sd_k] = x544;
+            sd_U[11][sd_k] = x576;
+            sd_U[12][sd_k] = x488;
+            sd_U[13][sd_k] = x511;
+            sd_U[14][sd_k] = x538;
+            sd_U[15][sd_k] = x570;
+            sd_U[16][sd_k] = x505;
+            sd_U[17][sd_k] = x532;
+            sd_U[18][sd_k] = x564;
+            sd_U[19][sd_k] = x525;
+            sd_U[20][sd_k] = x557;
+            sd_U[21][sd_k] = x552;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_U[0], 49, sd_n, U + sd_first * 49);
+        sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 49, sd_n, U + sd_first * 49);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_udu_factor(q + (sd_first + sd_k) * 7, U + (sd_first + sd_k) * 49);
@@ -22560,6 +22539,42 @@ void panda_regressor(const double *q, const double *qd, const double *qdd, doubl
     Y[683] = x653;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* regressor: the block entry of each column of Y (-1: the constant of sd_fill_regressor_Y). */
+static const int sd_src_regressor_Y[686] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+    12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
+    36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59,
+    60, 0, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 61, 62, -1, 63, 64, 65, 66, 67, 68, 69, 70,
+    71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94,
+    95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118,
+    -1, -1, -1, -1, 119, 120, 60, 68, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, 121, 122, -1, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 140, 141, 142,
+    143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155, 156, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166,
+    167, 168, -1, -1, -1, -1, -1, -1, -1, -1, 169, 170, 60, 171, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 172, 173, -1, 174, 175, 176, 177, 178, 179, 180, 181,
+    182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204, 205,
+    206, 207, 208, 209, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 210, 211, 60, 212, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, 213, 214, -1, 215, 216, 217, 218, 219, 220, -1, 221, 222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233,
+    234, 235, 236, 237, 238, 239, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 240, 241,
+    60, 242, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 243, 244, -1, 245, 246, 247, 248, 249, 250, 251, 252,
+    253, 254, 255, 256, 257, 258, 259, 260, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, 261, 262, 60, 263, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, 264, 265, -1, 266, 267, 268, 269, 270, 271, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 272, 273, -1, 274,
+};
+static const double sd_fill_regressor_Y[686] = {[684] = 1.0};
+#endif
+
 /* regressor of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
@@ -22573,7 +22588,7 @@ void panda_regressor_batch(long count, const double *q, const double *qd, const 
         sd_gather(qd + sd_first * 7, 7, sd_n, sd_qd[0]);
         double sd_qdd[7][SD_LANES];
         sd_gather(qdd + sd_first * 7, 7, sd_n, sd_qdd[0]);
-        double sd_Y[686][SD_LANES];
+        double sd_Y[275][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -23223,695 +23238,284 @@ void panda_regressor_batch(long count, const double *q, const double *qd, const 
             const double x651 = sd_sign(qd4);
             const double x652 = sd_sign(qd5);
             const double x653 = sd_sign(qd6);
-            sd_Y[0][sd_k] = 0.0;
-            sd_Y[1][sd_k] = 0.0;
-            sd_Y[2][sd_k] = 0.0;
-            sd_Y[3][sd_k] = 0.0;
-            sd_Y[4][sd_k] = 0.0;
-            sd_Y[5][sd_k] = 0.0;
-            sd_Y[6][sd_k] = 0.0;
-            sd_Y[7][sd_k] = 0.0;
-            sd_Y[8][sd_k] = 0.0;
-            sd_Y[9][sd_k] = qdd0;
-            sd_Y[10][sd_k] = 0.0;
-            sd_Y[11][sd_k] = 0.0;
-            sd_Y[12][sd_k] = 0.0;
-            sd_Y[13][sd_k] = x247;
-            sd_Y[14][sd_k] = x248;
-            sd_Y[15][sd_k] = x249;
-            sd_Y[16][sd_k] = x250;
-            sd_Y[17][sd_k] = x251;
-            sd_Y[18][sd_k] = x252;
-            sd_Y[19][sd_k] = x253;
-            sd_Y[20][sd_k] = x265;
-            sd_Y[21][sd_k] = x266;
-            sd_Y[22][sd_k] = x267;
-            sd_Y[23][sd_k] = x268;
-            sd_Y[24][sd_k] = x269;
-            sd_Y[25][sd_k] = x270;
-            sd_Y[26][sd_k] = x271;
-            sd_Y[27][sd_k] = x272;
-            sd_Y[28][sd_k] = x273;
-            sd_Y[29][sd_k] = x274;
-            sd_Y[30][sd_k] = x287;
-            sd_Y[31][sd_k] = x288;
-            sd_Y[32][sd_k] = x289;
-            sd_Y[33][sd_k] = x290;
-            sd_Y[34][sd_k] = x291;
-            sd_Y[35][sd_k] = x292;
-            sd_Y[36][sd_k] = x293;
-            sd_Y[37][sd_k] = x294;
-            sd_Y[38][sd_k] = x295;
-            sd_Y[39][sd_k] = x296;
-            sd_Y[40][sd_k] = x310;
-            sd_Y[41][sd_k] = x311;
-            sd_Y[42][sd_k] = x312;
-            sd_Y[43][sd_k] = x313;
-            sd_Y[44][sd_k] = x314;
-            sd_Y[45][sd_k] = x315;
-            sd_Y[46][sd_k] = x316;
-            sd_Y[47][sd_k] = x317;
-            sd_Y[48][sd_k] = x318;
-            sd_Y[49][sd_k] = x319;
-            sd_Y[50][sd_k] = x330;
-            sd_Y[51][sd_k] = x331;
-            sd_Y[52][sd_k] = x332;
-            sd_Y[53][sd_k] = x333;
-            sd_Y[54][sd_k] = x334;
-            sd_Y[55][sd_k] = x335;
-            sd_Y[56][sd_k] = x336;
-            sd_Y[57][sd_k] = x337;
-            sd_Y[58][sd_k] = x338;
-            sd_Y[59][sd_k] = x339;
-            sd_Y[60][sd_k] = x352;
-            sd_Y[61][sd_k] = x353;
-            sd_Y[62][sd_k] = x354;
-            sd_Y[63][sd_k] = x355;
-            sd_Y[64][sd_k] = x356;
-            sd_Y[65][sd_k] = x357;
-            sd_Y[66][sd_k] = x358;
-            sd_Y[67][sd_k] = x359;
-            sd_Y[68][sd_k] = x360;
-            sd_Y[69][sd_k] = x361;
-            sd_Y[70][sd_k] = qd0;
-            sd_Y[71][sd_k] = x647;
-            sd_Y[72][sd_k] = 1.0;
-            sd_Y[73][sd_k] = qdd0;
-            sd_Y[74][sd_k] = 0.0;
-            sd_Y[75][sd_k] = 0.0;
-            sd_Y[76][sd_k] = 0.0;
-            sd_Y[77][sd_k] = 0.0;
-            sd_Y[78][sd_k] = 0.0;
-            sd_Y[79][sd_k] = 0.0;
-            sd_Y[80][sd_k] = 0.0;
-            sd_Y[81][sd_k] = 0.0;
-            sd_Y[82][sd_k] = 0.0;
-            sd_Y[83][sd_k] = 0.0;
-            sd_Y[84][sd_k] = 0.0;
-            sd_Y[85][sd_k] = 0.0;
-            sd_Y[86][sd_k] = 0.0;
-            sd_Y[87][sd_k] = 0.0;
-            sd_Y[88][sd_k] = 0.0;
-            sd_Y[89][sd_k] = 0.0;
-            sd_Y[90][sd_k] = 0.0;
-            sd_Y[91][sd_k] = 0.0;
-            sd_Y[92][sd_k] = 0.0;
-            sd_Y[93][sd_k] = 0.0;
-            sd_Y[94][sd_k] = 0.0;
-            sd_Y[95][sd_k] = 0.0;
-            sd_Y[96][sd_k] = 0.0;
-            sd_Y[97][sd_k] = 0.0;
-            sd_Y[98][sd_k] = 0.0;
-            sd_Y[99][sd_k] = 0.0;
-            sd_Y[100][sd_k] = 0.0;
-            sd_Y[101][sd_k] = 0.0;
-            sd_Y[102][sd_k] = 0.0;
-            sd_Y[103][sd_k] = 0.0;
-            sd_Y[104][sd_k] = 0.0;
-            sd_Y[105][sd_k] = 0.0;
-            sd_Y[106][sd_k] = 0.0;
-            sd_Y[107][sd_k] = 0.0;
-            sd_Y[108][sd_k] = 0.0;
-            sd_Y[109][sd_k] = x68;
-            sd_Y[110][sd_k] = -x67;
-            sd_Y[111][sd_k] = 0.0;
-            sd_Y[112][sd_k] = -x74;
-            sd_Y[113][sd_k] = x208;
-            sd_Y[114][sd_k] = x74;
-            sd_Y[115][sd_k] = x210;
-            sd_Y[116][sd_k] = x78;
-            sd_Y[117][sd_k] = qdd1;
-            sd_Y[118][sd_k] = x368;
-            sd_Y[119][sd_k] = x369;
-            sd_Y[120][sd_k] = x370;
-            sd_Y[121][sd_k] = x371;
-            sd_Y[122][sd_k] = x372;
-            sd_Y[123][sd_k] = x373;
-            sd_Y[124][sd_k] = x374;
-            sd_Y[125][sd_k] = x375;
-            sd_Y[126][sd_k] = x376;
-            sd_Y[127][sd_k] = x377;
-            sd_Y[128][sd_k] = x389;
-            sd_Y[129][sd_k] = x390;
-            sd_Y[130][sd_k] = x391;
-            sd_Y[131][sd_k] = x392;
-            sd_Y[132][sd_k] = x393;
-            sd_Y[133][sd_k] = x394;
-            sd_Y[134][sd_k] = x395;
-            sd_Y[135][sd_k] = x396;
-            sd_Y[136][sd_k] = x397;
-            sd_Y[137][sd_k] = x398;
-            sd_Y[138][sd_k] = x412;
-            sd_Y[139][sd_k] = x413;
-            sd_Y[140][sd_k] = x414;
-            sd_Y[141][sd_k] = x415;
-            sd_Y[142][sd_k] = x416;
-            sd_Y[143][sd_k] = x417;
-            sd_Y[144][sd_k] = x418;
-            sd_Y[145][sd_k] = x419;
-            sd_Y[146][sd_k] = x420;
-            sd_Y[147][sd_k] = x421;
-            sd_Y[148][sd_k] = x432;
-            sd_Y[149][sd_k] = x433;
-            sd_Y[150][sd_k] = x434;
-            sd_Y[151][sd_k] = x435;
-            sd_Y[152][sd_k] = x436;
-            sd_Y[153][sd_k] = x437;
-            sd_Y[154][sd_k] = x438;
-            sd_Y[155][sd_k] = x439;
-            sd_Y[156][sd_k] = x440;
-            sd_Y[157][sd_k] = x441;
-            sd_Y[158][sd_k] = x454;
-            sd_Y[159][sd_k] = x455;
-            sd_Y[160][sd_k] = x456;
-            sd_Y[161][sd_k] = x457;
-            sd_Y[162][sd_k] = x458;
-            sd_Y[163][sd_k] = x459;
-            sd_Y[164][sd_k] = x460;
-            sd_Y[165][sd_k] = x461;
-            sd_Y[166][sd_k] = x462;
-            sd_Y[167][sd_k] = x463;
-            sd_Y[168][sd_k] = 0.0;
-            sd_Y[169][sd_k] = 0.0;
-            sd_Y[170][sd_k] = 0.0;
-            sd_Y[171][sd_k] = 0.0;
-            sd_Y[172][sd_k] = qd1;
-            sd_Y[173][sd_k] = x648;
-            sd_Y[174][sd_k] = 1.0;
-            sd_Y[175][sd_k] = qdd1;
-            sd_Y[176][sd_k] = 0.0;
-            sd_Y[177][sd_k] = 0.0;
-            sd_Y[178][sd_k] = 0.0;
-            sd_Y[179][sd_k] = 0.0;
-            sd_Y[180][sd_k] = 0.0;
-            sd_Y[181][sd_k] = 0.0;
-            sd_Y[182][sd_k] = 0.0;
-            sd_Y[183][sd_k] = 0.0;
-            sd_Y[184][sd_k] = 0.0;
-            sd_Y[185][sd_k] = 0.0;
-            sd_Y[186][sd_k] = 0.0;
-            sd_Y[187][sd_k] = 0.0;
-            sd_Y[188][sd_k] = 0.0;
-            sd_Y[189][sd_k] = 0.0;
-            sd_Y[190][sd_k] = 0.0;
-            sd_Y[191][sd_k] = 0.0;
-            sd_Y[192][sd_k] = 0.0;
-            sd_Y[193][sd_k] = 0.0;
-            sd_Y[194][sd_k] = 0.0;
-            sd_Y[195][sd_k] = 0.0;
-            sd_Y[196][sd_k] = 0.0;
-            sd_Y[197][sd_k] = 0.0;
-            sd_Y[198][sd_k] = 0.0;
-            sd_Y[199][sd_k] = 0.0;
-            sd_Y[200][sd_k] = 0.0;
-            sd_Y[201][sd_k] = 0.0;
-            sd_Y[202][sd_k] = 0.0;
-            sd_Y[203][sd_k] = 0.0;
-            sd_Y[204][sd_k] = 0.0;
-            sd_Y[205][sd_k] = 0.0;
-            sd_Y[206][sd_k] = 0.0;
-            sd_Y[207][sd_k] = 0.0;
-            sd_Y[208][sd_k] = 0.0;
-            sd_Y[209][sd_k] = 0.0;
-            sd_Y[210][sd_k] = 0.0;
-            sd_Y[211][sd_k] = 0.0;
-            sd_Y[212][sd_k] = 0.0;
-            sd_Y[213][sd_k] = 0.0;
-            sd_Y[214][sd_k] = 0.0;
-            sd_Y[215][sd_k] = 0.0;
-            sd_Y[216][sd_k] = 0.0;
-            sd_Y[217][sd_k] = x91;
-            sd_Y[218][sd_k] = -x90;
-            sd_Y[219][sd_k] = 0.0;
-            sd_Y[220][sd_k] = -x98;
-            sd_Y[221][sd_k] = x214;
-            sd_Y[222][sd_k] = x98;
-            sd_Y[223][sd_k] = x216;
-            sd_Y[224][sd_k] = x103;
-            sd_Y[225][sd_k] = x94;
-            sd_Y[226][sd_k] = x468;
-            sd_Y[227][sd_k] = x469;
-            sd_Y[228][sd_k] = x470;
-            sd_Y[229][sd_k] = x471;
-            sd_Y[230][sd_k] = x472;
-            sd_Y[231][sd_k] = x473;
-            sd_Y[232][sd_k] = x474;
-            sd_Y[233][sd_k] = x475;
-            sd_Y[234][sd_k] = x476;
-            sd_Y[235][sd_k] = x477;
-            sd_Y[236][sd_k] = x489;
-            sd_Y[237][sd_k] = x490;
-            sd_Y[238][sd_k] = x491;
-            sd_Y[239][sd_k] = x492;
-            sd_Y[240][sd_k] = x493;
-            sd_Y[241][sd_k] = x494;
-            sd_Y[242][sd_k] = x495;
-            sd_Y[243][sd_k] = x496;
-            sd_Y[244][sd_k] = x497;
-            sd_Y[245][sd_k] = x498;
-            sd_Y[246][sd_k] = x509;
-            sd_Y[247][sd_k] = x510;
-            sd_Y[248][sd_k] = x511;
-            sd_Y[249][sd_k] = x512;
-            sd_Y[250][sd_k] = x513;
-            sd_Y[251][sd_k] = x514;
-            sd_Y[252][sd_k] = x515;
-            sd_Y[253][sd_k] = x516;
-            sd_Y[254][sd_k] = x517;
-            sd_Y[255][sd_k] = x518;
-            sd_Y[256][sd_k] = x531;
-            sd_Y[257][sd_k] = x532;
-            sd_Y[258][sd_k] = x533;
-            sd_Y[259][sd_k] = x534;
-            sd_Y[260][sd_k] = x535;
-            sd_Y[261][sd_k] = x536;
-            sd_Y[262][sd_k] = x537;
-            sd_Y[263][sd_k] = x538;
-            sd_Y[264][sd_k] = x539;
-            sd_Y[265][sd_k] = x540;
-            sd_Y[266][sd_k] = 0.0;
-            sd_Y[267][sd_k] = 0.0;
-            sd_Y[268][sd_k] = 0.0;
-            sd_Y[269][sd_k] = 0.0;
-            sd_Y[270][sd_k] = 0.0;
-            sd_Y[271][sd_k] = 0.0;
-            sd_Y[272][sd_k] = 0.0;
-            sd_Y[273][sd_k] = 0.0;
-            sd_Y[274][sd_k] = qd2;
-            sd_Y[275][sd_k] = x649;
-            sd_Y[276][sd_k] = 1.0;
-            sd_Y[277][sd_k] = qdd2;
-            sd_Y[278][sd_k] = 0.0;
-            sd_Y[279][sd_k] = 0.0;
-            sd_Y[280][sd_k] = 0.0;
-            sd_Y[281][sd_k] = 0.0;
-            sd_Y[282][sd_k] = 0.0;
-            sd_Y[283][sd_k] = 0.0;
-            sd_Y[284][sd_k] = 0.0;
-            sd_Y[285][sd_k] = 0.0;
-            sd_Y[286][sd_k] = 0.0;
-            sd_Y[287][sd_k] = 0.0;
-            sd_Y[288][sd_k] = 0.0;
-            sd_Y[289][sd_k] = 0.0;
-            sd_Y[290][sd_k] = 0.0;
-            sd_Y[291][sd_k] = 0.0;
-            sd_Y[292][sd_k] = 0.0;
-            sd_Y[293][sd_k] = 0.0;
-            sd_Y[294][sd_k] = 0.0;
-            sd_Y[295][sd_k] = 0.0;
-            sd_Y[296][sd_k] = 0.0;
-            sd_Y[297][sd_k] = 0.0;
-            sd_Y[298][sd_k] = 0.0;
-            sd_Y[299][sd_k] = 0.0;
-            sd_Y[300][sd_k] = 0.0;
-            sd_Y[301][sd_k] = 0.0;
-            sd_Y[302][sd_k] = 0.0;
-            sd_Y[303][sd_k] = 0.0;
-            sd_Y[304][sd_k] = 0.0;
-            sd_Y[305][sd_k] = 0.0;
-            sd_Y[306][sd_k] = 0.0;
-            sd_Y[307][sd_k] = 0.0;
-            sd_Y[308][sd_k] = 0.0;
-            sd_Y[309][sd_k] = 0.0;
-            sd_Y[310][sd_k] = 0.0;
-            sd_Y[311][sd_k] = 0.0;
-            sd_Y[312][sd_k] = 0.0;
-            sd_Y[313][sd_k] = 0.0;
-            sd_Y[314][sd_k] = 0.0;
-            sd_Y[315][sd_k] = 0.0;
-            sd_Y[316][sd_k] = 0.0;
-            sd_Y[317][sd_k] = 0.0;
-            sd_Y[318][sd_k] = 0.0;
-            sd_Y[319][sd_k] = 0.0;
-            sd_Y[320][sd_k] = 0.0;
-            sd_Y[321][sd_k] = 0.0;
-            sd_Y[322][sd_k] = 0.0;
-            sd_Y[323][sd_k] = 0.0;
-            sd_Y[324][sd_k] = 0.0;
-            sd_Y[325][sd_k] = x116;
-            sd_Y[326][sd_k] = -x115;
-            sd_Y[327][sd_k] = 0.0;
-            sd_Y[328][sd_k] = -x123;
-            sd_Y[329][sd_k] = x220;
-            sd_Y[330][sd_k] = x123;
-            sd_Y[331][sd_k] = x222;
-            sd_Y[332][sd_k] = x128;
-            sd_Y[333][sd_k] = x119;
-            sd_Y[334][sd_k] = x547;
-            sd_Y[335][sd_k] = x548;
-            sd_Y[336][sd_k] = x549;
-            sd_Y[337][sd_k] = x550;
-            sd_Y[338][sd_k] = x551;
-            sd_Y[339][sd_k] = x552;
-            sd_Y[340][sd_k] = x553;
-            sd_Y[341][sd_k] = x554;
-            sd_Y[342][sd_k] = x555;
-            sd_Y[343][sd_k] = x556;
-            sd_Y[344][sd_k] = x567;
-            sd_Y[345][sd_k] = x568;
-            sd_Y[346][sd_k] = x569;
-            sd_Y[347][sd_k] = x570;
-            sd_Y[348][sd_k] = x571;
-            sd_Y[349][sd_k] = x572;
-            sd_Y[350][sd_k] = x573;
-            sd_Y[351][sd_k] = x574;
-            sd_Y[352][sd_k] = x575;
-            sd_Y[353][sd_k] = x576;
-            sd_Y[354][sd_k] = x589;
-            sd_Y[355][sd_k] = x590;
-            sd_Y[356][sd_k] = x591;
-            sd_Y[357][sd_k] = x592;
-            sd_Y[358][sd_k] = x593;
-            sd_Y[359][sd_k] = x594;
-            sd_Y[360][sd_k] = x595;
-            sd_Y[361][sd_k] = x596;
-            sd_Y[362][sd_k] = x597;
-            sd_Y[363][sd_k] = x598;
-            sd_Y[364][sd_k] = 0.0;
-            sd_Y[365][sd_k] = 0.0;
-            sd_Y[366][sd_k] = 0.0;
-            sd_Y[367][sd_k] = 0.0;
-            sd_Y[368][sd_k] = 0.0;
-            sd_Y[369][sd_k] = 0.0;
-            sd_Y[370][sd_k] = 0.0;
-            sd_Y[371][sd_k] = 0.0;
-            sd_Y[372][sd_k] = 0.0;
-            sd_Y[373][sd_k] = 0.0;
-            sd_Y[374][sd_k] = 0.0;
-            sd_Y[375][sd_k] = 0.0;
-            sd_Y[376][sd_k] = qd3;
-            sd_Y[377][sd_k] = x650;
-            sd_Y[378][sd_k] = 1.0;
-            sd_Y[379][sd_k] = qdd3;
-            sd_Y[380][sd_k] = 0.0;
-            sd_Y[381][sd_k] = 0.0;
-            sd_Y[382][sd_k] = 0.0;
-            sd_Y[383][sd_k] = 0.0;
-            sd_Y[384][sd_k] = 0.0;
-            sd_Y[385][sd_k] = 0.0;
-            sd_Y[386][sd_k] = 0.0;
-            sd_Y[387][sd_k] = 0.0;
-            sd_Y[388][sd_k] = 0.0;
-            sd_Y[389][sd_k] = 0.0;
-            sd_Y[390][sd_k] = 0.0;
-            sd_Y[391][sd_k] = 0.0;
-            sd_Y[392][sd_k] = 0.0;
-            sd_Y[393][sd_k] = 0.0;
-            sd_Y[394][sd_k] = 0.0;
-            sd_Y[395][sd_k] = 0.0;
-            sd_Y[396][sd_k] = 0.0;
-            sd_Y[397][sd_k] = 0.0;
-            sd_Y[398][sd_k] = 0.0;
-            sd_Y[399][sd_k] = 0.0;
-            sd_Y[400][sd_k] = 0.0;
-            sd_Y[401][sd_k] = 0.0;
-            sd_Y[402][sd_k] = 0.0;
-            sd_Y[403][sd_k] = 0.0;
-            sd_Y[404][sd_k] = 0.0;
-            sd_Y[405][sd_k] = 0.0;
-            sd_Y[406][sd_k] = 0.0;
-            sd_Y[407][sd_k] = 0.0;
-            sd_Y[408][sd_k] = 0.0;
-            sd_Y[409][sd_k] = 0.0;
-            sd_Y[410][sd_k] = 0.0;
-            sd_Y[411][sd_k] = 0.0;
-            sd_Y[412][sd_k] = 0.0;
-            sd_Y[413][sd_k] = 0.0;
-            sd_Y[414][sd_k] = 0.0;
-            sd_Y[415][sd_k] = 0.0;
-            sd_Y[416][sd_k] = 0.0;
-            sd_Y[417][sd_k] = 0.0;
-            sd_Y[418][sd_k] = 0.0;
-            sd_Y[419][sd_k] = 0.0;
-            sd_Y[420][sd_k] = 0.0;
-            sd_Y[421][sd_k] = 0.0;
-            sd_Y[422][sd_k] = 0.0;
-            sd_Y[423][sd_k] = 0.0;
-            sd_Y[424][sd_k] = 0.0;
-            sd_Y[425][sd_k] = 0.0;
-            sd_Y[426][sd_k] = 0.0;
-            sd_Y[427][sd_k] = 0.0;
-            sd_Y[428][sd_k] = 0.0;
-            sd_Y[429][sd_k] = 0.0;
-            sd_Y[430][sd_k] = 0.0;
-            sd_Y[431][sd_k] = 0.0;
-            sd_Y[432][sd_k] = 0.0;
-            sd_Y[433][sd_k] = x141;
-            sd_Y[434][sd_k] = -x140;
-            sd_Y[435][sd_k] = 0.0;
-            sd_Y[436][sd_k] = -x148;
-            sd_Y[437][sd_k] = x226;
-            sd_Y[438][sd_k] = x148;
-            sd_Y[439][sd_k] = x228;
-            sd_Y[440][sd_k] = x153;
-            sd_Y[441][sd_k] = x144;
-            sd_Y[442][sd_k] = 0.0;
-            sd_Y[443][sd_k] = x603;
-            sd_Y[444][sd_k] = x604;
-            sd_Y[445][sd_k] = x605;
-            sd_Y[446][sd_k] = x606;
-            sd_Y[447][sd_k] = x607;
-            sd_Y[448][sd_k] = x608;
-            sd_Y[449][sd_k] = x609;
-            sd_Y[450][sd_k] = x610;
-            sd_Y[451][sd_k] = x611;
-            sd_Y[452][sd_k] = x623;
-            sd_Y[453][sd_k] = x624;
-            sd_Y[454][sd_k] = x625;
-            sd_Y[455][sd_k] = x626;
-            sd_Y[456][sd_k] = x627;
-            sd_Y[457][sd_k] = x628;
-            sd_Y[458][sd_k] = x629;
-            sd_Y[459][sd_k] = x630;
-            sd_Y[460][sd_k] = x631;
-            sd_Y[461][sd_k] = x632;
-            sd_Y[462][sd_k] = 0.0;
-            sd_Y[463][sd_k] = 0.0;
-            sd_Y[464][sd_k] = 0.0;
-            sd_Y[465][sd_k] = 0.0;
-            sd_Y[466][sd_k] = 0.0;
-            sd_Y[467][sd_k] = 0.0;
-            sd_Y[468][sd_k] = 0.0;
-            sd_Y[469][sd_k] = 0.0;
-            sd_Y[470][sd_k] = 0.0;
-            sd_Y[471][sd_k] = 0.0;
-            sd_Y[472][sd_k] = 0.0;
-            sd_Y[473][sd_k] = 0.0;
-            sd_Y[474][sd_k] = 0.0;
-            sd_Y[475][sd_k] = 0.0;
-            sd_Y[476][sd_k] = 0.0;
-            sd_Y[477][sd_k] = 0.0;
-            sd_Y[478][sd_k] = qd4;
-            sd_Y[479][sd_k] = x651;
-            sd_Y[480][sd_k] = 1.0;
-            sd_Y[481][sd_k] = qdd4;
-            sd_Y[482][sd_k] = 0.0;
-            sd_Y[483][sd_k] = 0.0;
-            sd_Y[484][sd_k] = 0.0;
-            sd_Y[485][sd_k] = 0.0;
-            sd_Y[486][sd_k] = 0.0;
-            sd_Y[487][sd_k] = 0.0;
-            sd_Y[488][sd_k] = 0.0;
-            sd_Y[489][sd_k] = 0.0;
-            sd_Y[490][sd_k] = 0.0;
-            sd_Y[491][sd_k] = 0.0;
-            sd_Y[492][sd_k] = 0.0;
-            sd_Y[493][sd_k] = 0.0;
-            sd_Y[494][sd_k] = 0.0;
-            sd_Y[495][sd_k] = 0.0;
-            sd_Y[496][sd_k] = 0.0;
-            sd_Y[497][sd_k] = 0.0;
-            sd_Y[498][sd_k] = 0.0;
-            sd_Y[499][sd_k] = 0.0;
-            sd_Y[500][sd_k] = 0.0;
-            sd_Y[501][sd_k] = 0.0;
-            sd_Y[502][sd_k] = 0.0;
-            sd_Y[503][sd_k] = 0.0;
-            sd_Y[504][sd_k] = 0.0;
-            sd_Y[505][sd_k] = 0.0;
-            sd_Y[506][sd_k] = 0.0;
-            sd_Y[507][sd_k] = 0.0;
-            sd_Y[508][sd_k] = 0.0;
-            sd_Y[509][sd_k] = 0.0;
-            sd_Y[510][sd_k] = 0.0;
-            sd_Y[511][sd_k] = 0.0;
-            sd_Y[512][sd_k] = 0.0;
-            sd_Y[513][sd_k] = 0.0;
-            sd_Y[514][sd_k] = 0.0;
-            sd_Y[515][sd_k] = 0.0;
-            sd_Y[516][sd_k] = 0.0;
-            sd_Y[517][sd_k] = 0.0;
-            sd_Y[518][sd_k] = 0.0;
-            sd_Y[519][sd_k] = 0.0;
-            sd_Y[520][sd_k] = 0.0;
-            sd_Y[521][sd_k] = 0.0;
-            sd_Y[522][sd_k] = 0.0;
-            sd_Y[523][sd_k] = 0.0;
-            sd_Y[524][sd_k] = 0.0;
-            sd_Y[525][sd_k] = 0.0;
-            sd_Y[526][sd_k] = 0.0;
-            sd_Y[527][sd_k] = 0.0;
-            sd_Y[528][sd_k] = 0.0;
-            sd_Y[529][sd_k] = 0.0;
-            sd_Y[530][sd_k] = 0.0;
-            sd_Y[531][sd_k] = 0.0;
-            sd_Y[532][sd_k] = 0.0;
-            sd_Y[533][sd_k] = 0.0;
-            sd_Y[534][sd_k] = 0.0;
-            sd_Y[535][sd_k] = 0.0;
-            sd_Y[536][sd_k] = 0.0;
-            sd_Y[537][sd_k] = 0.0;
-            sd_Y[538][sd_k] = 0.0;
-            sd_Y[539][sd_k] = 0.0;
-            sd_Y[540][sd_k] = 0.0;
-            sd_Y[541][sd_k] = x163;
-            sd_Y[542][sd_k] = -x162;
-            sd_Y[543][sd_k] = 0.0;
-            sd_Y[544][sd_k] = -x170;
-            sd_Y[545][sd_k] = x232;
-            sd_Y[546][sd_k] = x170;
-            sd_Y[547][sd_k] = x234;
-            sd_Y[548][sd_k] = x175;
-            sd_Y[549][sd_k] = x166;
-            sd_Y[550][sd_k] = x637;
-            sd_Y[551][sd_k] = x638;
-            sd_Y[552][sd_k] = x639;
-            sd_Y[553][sd_k] = x640;
-            sd_Y[554][sd_k] = x641;
-            sd_Y[555][sd_k] = x642;
-            sd_Y[556][sd_k] = x643;
-            sd_Y[557][sd_k] = x644;
-            sd_Y[558][sd_k] = x645;
-            sd_Y[559][sd_k] = x646;
-            sd_Y[560][sd_k] = 0.0;
-            sd_Y[561][sd_k] = 0.0;
-            sd_Y[562][sd_k] = 0.0;
-            sd_Y[563][sd_k] = 0.0;
-            sd_Y[564][sd_k] = 0.0;
-            sd_Y[565][sd_k] = 0.0;
-            sd_Y[566][sd_k] = 0.0;
-            sd_Y[567][sd_k] = 0.0;
-            sd_Y[568][sd_k] = 0.0;
-            sd_Y[569][sd_k] = 0.0;
-            sd_Y[570][sd_k] = 0.0;
-            sd_Y[571][sd_k] = 0.0;
-            sd_Y[572][sd_k] = 0.0;
-            sd_Y[573][sd_k] = 0.0;
-            sd_Y[574][sd_k] = 0.0;
-            sd_Y[575][sd_k] = 0.0;
-            sd_Y[576][sd_k] = 0.0;
-            sd_Y[577][sd_k] = 0.0;
-            sd_Y[578][sd_k] = 0.0;
-            sd_Y[579][sd_k] = 0.0;
-            sd_Y[580][sd_k] = qd5;
-            sd_Y[581][sd_k] = x652;
-            sd_Y[582][sd_k] = 1.0;
-            sd_Y[583][sd_k] = qdd5;
-            sd_Y[584][sd_k] = 0.0;
-            sd_Y[585][sd_k] = 0.0;
-            sd_Y[586][sd_k] = 0.0;
-            sd_Y[587][sd_k] = 0.0;
-            sd_Y[588][sd_k] = 0.0;
-            sd_Y[589][sd_k] = 0.0;
-            sd_Y[590][sd_k] = 0.0;
-            sd_Y[591][sd_k] = 0.0;
-            sd_Y[592][sd_k] = 0.0;
-            sd_Y[593][sd_k] = 0.0;
-            sd_Y[594][sd_k] = 0.0;
-            sd_Y[595][sd_k] = 0.0;
-            sd_Y[596][sd_k] = 0.0;
-            sd_Y[597][sd_k] = 0.0;
-            sd_Y[598][sd_k] = 0.0;
-            sd_Y[599][sd_k] = 0.0;
-            sd_Y[600][sd_k] = 0.0;
-            sd_Y[601][sd_k] = 0.0;
-            sd_Y[602][sd_k] = 0.0;
-            sd_Y[603][sd_k] = 0.0;
-            sd_Y[604][sd_k] = 0.0;
-            sd_Y[605][sd_k] = 0.0;
-            sd_Y[606][sd_k] = 0.0;
-            sd_Y[607][sd_k] = 0.0;
-            sd_Y[608][sd_k] = 0.0;
-            sd_Y[609][sd_k] = 0.0;
-            sd_Y[610][sd_k] = 0.0;
-            sd_Y[611][sd_k] = 0.0;
-            sd_Y[612][sd_k] = 0.0;
-            sd_Y[613][sd_k] = 0.0;
-            sd_Y[614][sd_k] = 0.0;
-            sd_Y[615][sd_k] = 0.0;
-            sd_Y[616][sd_k] = 0.0;
-            sd_Y[617][sd_k] = 0.0;
-            sd_Y[618][sd_k] = 0.0;
-            sd_Y[619][sd_k] = 0.0;
-            sd_Y[620][sd_k] = 0.0;
-            sd_Y[621][sd_k] = 0.0;
-            sd_Y[622][sd_k] = 0.0;
-            sd_Y[623][sd_k] = 0.0;
-            sd_Y[624][sd_k] = 0.0;
-            sd_Y[625][sd_k] = 0.0;
-            sd_Y[626][sd_k] = 0.0;
-            sd_Y[627][sd_k] = 0.0;
-            sd_Y[628][sd_k] = 0.0;
-            sd_Y[629][sd_k] = 0.0;
-            sd_Y[630][sd_k] = 0.0;
-            sd_Y[631][sd_k] = 0.0;
-            sd_Y[632][sd_k] = 0.0;
-            sd_Y[633][sd_k] = 0.0;
-            sd_Y[634][sd_k] = 0.0;
-            sd_Y[635][sd_k] = 0.0;
-            sd_Y[636][sd_k] = 0.0;
-            sd_Y[637][sd_k] = 0.0;
-            sd_Y[638][sd_k] = 0.0;
-            sd_Y[639][sd_k] = 0.0;
-            sd_Y[640][sd_k] = 0.0;
-            sd_Y[641][sd_k] = 0.0;
-            sd_Y[642][sd_k] = 0.0;
-            sd_Y[643][sd_k] = 0.0;
-            sd_Y[644][sd_k] = 0.0;
-            sd_Y[645][sd_k] = 0.0;
-            sd_Y[646][sd_k] = 0.0;
-            sd_Y[647][sd_k] = 0.0;
-            sd_Y[648][sd_k] = 0.0;
-            sd_Y[649][sd_k] = x188;
-            sd_Y[650][sd_k] = -x187;
-            sd_Y[651][sd_k] = 0.0;
-            sd_Y[652][sd_k] = -x195;
-            sd_Y[653][sd_k] = x238;
-            sd_Y[654][sd_k] = x195;
-            sd_Y[655][sd_k] = x240;
-            sd_Y[656][sd_k] = x200;
-            sd_Y[657][sd_k] = x191;
-            sd_Y[658][sd_k] = 0.0;
-            sd_Y[659][sd_k] = 0.0;
-            sd_Y[660][sd_k] = 0.0;
-            sd_Y[661][sd_k] = 0.0;
-            sd_Y[662][sd_k] = 0.0;
-            sd_Y[663][sd_k] = 0.0;
-            sd_Y[664][sd_k] = 0.0;
-            sd_Y[665][sd_k] = 0.0;
-            sd_Y[666][sd_k] = 0.0;
-            sd_Y[667][sd_k] = 0.0;
-            sd_Y[668][sd_k] = 0.0;
-            sd_Y[669][sd_k] = 0.0;
-            sd_Y[670][sd_k] = 0.0;
-            sd_Y[671][sd_k] = 0.0;
-            sd_Y[672][sd_k] = 0.0;
-            sd_Y[673][sd_k] = 0.0;
-            sd_Y[674][sd_k] = 0.0;
-            sd_Y[675][sd_k] = 0.0;
-            sd_Y[676][sd_k] = 0.0;
-            sd_Y[677][sd_k] = 0.0;
-            sd_Y[678][sd_k] = 0.0;
-            sd_Y[679][sd_k] = 0.0;
-            sd_Y[680][sd_k] = 0.0;
-            sd_Y[681][sd_k] = 0.0;
-            sd_Y[682][sd_k] = qd6;
-            sd_Y[683][sd_k] = x653;
-            sd_Y[684][sd_k] = 1.0;
-            sd_Y[685][sd_k] = qdd6;
+            sd_Y[0][sd_k] = qdd0;
+            sd_Y[1][sd_k] = x247;
+            sd_Y[2][sd_k] = x248;
+            sd_Y[3][sd_k] = x249;
+            sd_Y[4][sd_k] = x250;
+            sd_Y[5][sd_k] = x251;
+            sd_Y[6][sd_k] = x252;
+            sd_Y[7][sd_k] = x253;
+            sd_Y[8][sd_k] = x265;
+            sd_Y[9][sd_k] = x266;
+            sd_Y[10][sd_k] = x267;
+            sd_Y[11][sd_k] = x268;
+            sd_Y[12][sd_k] = x269;
+            sd_Y[13][sd_k] = x270;
+            sd_Y[14][sd_k] = x271;
+            sd_Y[15][sd_k] = x272;
+            sd_Y[16][sd_k] = x273;
+            sd_Y[17][sd_k] = x274;
+            sd_Y[18][sd_k] = x287;
+            sd_Y[19][sd_k] = x288;
+            sd_Y[20][sd_k] = x289;
+            sd_Y[21][sd_k] = x290;
+            sd_Y[22][sd_k] = x291;
+            sd_Y[23][sd_k] = x292;
+            sd_Y[24][sd_k] = x293;
+            sd_Y[25][sd_k] = x294;
+            sd_Y[26][sd_k] = x295;
+            sd_Y[27][sd_k] = x296;
+            sd_Y[28][sd_k] = x310;
+            sd_Y[29][sd_k] = x311;
+            sd_Y[30][sd_k] = x312;
+            sd_Y[31][sd_k] = x313;
+            sd_Y[32][sd_k] = x314;
+            sd_Y[33][sd_k] = x315;
+            sd_Y[34][sd_k] = x316;
+            sd_Y[35][sd_k] = x317;
+            sd_Y[36][sd_k] = x318;
+            sd_Y[37][sd_k] = x319;
+            sd_Y[38][sd_k] = x330;
+            sd_Y[39][sd_k] = x331;
+            sd_Y[40][sd_k] = x332;
+            sd_Y[41][sd_k] = x333;
+            sd_Y[42][sd_k] = x334;
+            sd_Y[43][sd_k] = x335;
+            sd_Y[44][sd_k] = x336;
+            sd_Y[45][sd_k] = x337;
+            sd_Y[46][sd_k] = x338;
+            sd_Y[47][sd_k] = x339;
+            sd_Y[48][sd_k] = x352;
+            sd_Y[49][sd_k] = x353;
+            sd_Y[50][sd_k] = x354;
+            sd_Y[51][sd_k] = x355;
+            sd_Y[52][sd_k] = x356;
+            sd_Y[53][sd_k] = x357;
+            sd_Y[54][sd_k] = x358;
+            sd_Y[55][sd_k] = x359;
+            sd_Y[56][sd_k] = x360;
+            sd_Y[57][sd_k] = x361;
+            sd_Y[58][sd_k] = qd0;
+            sd_Y[59][sd_k] = x647;
+            sd_Y[60][sd_k] = 1.0;
+            sd_Y[61][sd_k] = x68;
+            sd_Y[62][sd_k] = -x67;
+            sd_Y[63][sd_k] = -x74;
+            sd_Y[64][sd_k] = x208;
+            sd_Y[65][sd_k] = x74;
+            sd_Y[66][sd_k] = x210;
+            sd_Y[67][sd_k] = x78;
+            sd_Y[68][sd_k] = qdd1;
+            sd_Y[69][sd_k] = x368;
+            sd_Y[70][sd_k] = x369;
+            sd_Y[71][sd_k] = x370;
+            sd_Y[72][sd_k] = x371;
+            sd_Y[73][sd_k] = x372;
+            sd_Y[74][sd_k] = x373;
+            sd_Y[75][sd_k] = x374;
+            sd_Y[76][sd_k] = x375;
+            sd_Y[77][sd_k] = x376;
+            sd_Y[78][sd_k] = x377;
+            sd_Y[79][sd_k] = x389;
+            sd_Y[80][sd_k] = x390;
+            sd_Y[81][sd_k] = x391;
+            sd_Y[82][sd_k] = x392;
+            sd_Y[83][sd_k] = x393;
+            sd_Y[84][sd_k] = x394;
+            sd_Y[85][sd_k] = x395;
+            sd_Y[86][sd_k] = x396;
+            sd_Y[87][sd_k] = x397;
+            sd_Y[88][sd_k] = x398;
+            sd_Y[89][sd_k] = x412;
+            sd_Y[90][sd_k] = x413;
+            sd_Y[91][sd_k] = x414;
+            sd_Y[92][sd_k] = x415;
+            sd_Y[93][sd_k] = x416;
+            sd_Y[94][sd_k] = x417;
+            sd_Y[95][sd_k] = x418;
+            sd_Y[96][sd_k] = x419;
+            sd_Y[97][sd_k] = x420;
+            sd_Y[98][sd_k] = x421;
+            sd_Y[99][sd_k] = x432;
+            sd_Y[100][sd_k] = x433;
+            sd_Y[101][sd_k] = x434;
+            sd_Y[102][sd_k] = x435;
+            sd_Y[103][sd_k] = x436;
+            sd_Y[104][sd_k] = x437;
+            sd_Y[105][sd_k] = x438;
+            sd_Y[106][sd_k] = x439;
+            sd_Y[107][sd_k] = x440;
+            sd_Y[108][sd_k] = x441;
+            sd_Y[109][sd_k] = x454;
+            sd_Y[110][sd_k] = x455;
+            sd_Y[111][sd_k] = x456;
+            sd_Y[112][sd_k] = x457;
+            sd_Y[113][sd_k] = x458;
+            sd_Y[114][sd_k] = x459;
+            sd_Y[115][sd_k] = x460;
+            sd_Y[116][sd_k] = x461;
+            sd_Y[117][sd_k] = x462;
+            sd_Y[118][sd_k] = x463;
+            sd_Y[119][sd_k] = qd1;
+            sd_Y[120][sd_k] = x648;
+            sd_Y[121][sd_k] = x91;
+            sd_Y[122][sd_k] = -x90;
+            sd_Y[123][sd_k] = -x98;
+            sd_Y[124][sd_k] = x214;
+            sd_Y[125][sd_k] = x98;
+            sd_Y[126][sd_k] = x216;
+            sd_Y[127][sd_k] = x103;
+            sd_Y[128][sd_k] = x94;
+            sd_Y[129][sd_k] = x468;
+            sd_Y[130][sd_k] = x469;
+            sd_Y[131][sd_k] = x470;
+            sd_Y[132][sd_k] = x471;
+            sd_Y[133][sd_k] = x472;
+            sd_Y[134][sd_k] = x473;
+            sd_Y[135][sd_k] = x474;
+            sd_Y[136][sd_k] = x475;
+            sd_Y[137][sd_k] = x476;
+            sd_Y[138][sd_k] = x477;
+            sd_Y[139][sd_k] = x489;
+            sd_Y[140][sd_k] = x490;
+            sd_Y[141][sd_k] = x491;
+            sd_Y[142][sd_k] = x492;
+            sd_Y[143][sd_k] = x493;
+            sd_Y[144][sd_k] = x494;
+            sd_Y[145][sd_k] = x495;
+            sd_Y[146][sd_k] = x496;
+            sd_Y[147][sd_k] = x497;
+            sd_Y[148][sd_k] = x498;
+            sd_Y[149][sd_k] = x509;
+            sd_Y[150][sd_k] = x510;
+            sd_Y[151][sd_k] = x511;
+            sd_Y[152][sd_k] = x512;
+            sd_Y[153][sd_k] = x513;
+            sd_Y[154][sd_k] = x514;
+            sd_Y[155][sd_k] = x515;
+            sd_Y[156][sd_k] = x516;
+            sd_Y[157][sd_k] = x517;
+            sd_Y[158][sd_k] = x518;
+            sd_Y[159][sd_k] = x531;
+            sd_Y[160][sd_k] = x532;
+            sd_Y[161][sd_k] = x533;
+            sd_Y[162][sd_k] = x534;
+            sd_Y[163][sd_k] = x535;
+            sd_Y[164][sd_k] = x536;
+            sd_Y[165][sd_k] = x537;
+            sd_Y[166][sd_k] = x538;
+            sd_Y[167][sd_k] = x539;
+            sd_Y[168][sd_k] = x540;
+            sd_Y[169][sd_k] = qd2;
+            sd_Y[170][sd_k] = x649;
+            sd_Y[171][sd_k] = qdd2;
+            sd_Y[172][sd_k] = x116;
+            sd_Y[173][sd_k] = -x115;
+            sd_Y[174][sd_k] = -x123;
+            sd_Y[175][sd_k] = x220;
+            sd_Y[176][sd_k] = x123;
+            sd_Y[177][sd_k] = x222;
+            sd_Y[178][sd_k] = x128;
+            sd_Y[179][sd_k] = x119;
+            sd_Y[180][sd_k] = x547;
+            sd_Y[181][sd_k] = x548;
+            sd_Y[182][sd_k] = x549;
+            sd_Y[183][sd_k] = x550;
+            sd_Y[184][sd_k] = x551;
+            sd_Y[185][sd_k] = x552;
+            sd_Y[186][sd_k] = x553;
+            sd_Y[187][sd_k] = x554;
+            sd_Y[188][sd_k] = x555;
+            sd_Y[189][sd_k] = x556;
+            sd_Y[190][sd_k] = x567;
+            sd_Y[191][sd_k] = x568;
+            sd_Y[192][sd_k] = x569;
+            sd_Y[193][sd_k] = x570;
+            sd_Y[194][sd_k] = x571;
+            sd_Y[195][sd_k] = x572;
+            sd_Y[196][sd_k] = x573;
+            sd_Y[197][sd_k] = x574;
+            sd_Y[198][sd_k] = x575;
+            sd_Y[199][sd_k] = x576;
+            sd_Y[200][sd_k] = x589;
+            sd_Y[201][sd_k] = x590;
+            sd_Y[202][sd_k] = x591;
+            sd_Y[203][sd_k] = x592;
+            sd_Y[204][sd_k] = x593;
+            sd_Y[205][sd_k] = x594;
+            sd_Y[206][sd_k] = x595;
+            sd_Y[207][sd_k] = x596;
+            sd_Y[208][sd_k] = x597;
+            sd_Y[209][sd_k] = x598;
+            sd_Y[210][sd_k] = qd3;
+            sd_Y[211][sd_k] = x650;
+            sd_Y[212][sd_k] = qdd3;
+            sd_Y[213][sd_k] = x141;
+            sd_Y[214][sd_k] = -x140;
+            sd_Y[215][sd_k] = -x148;
+            sd_Y[216][sd_k] = x226;
+            sd_Y[217][sd_k] = x148;
+            sd_Y[218][sd_k] = x228;
+            sd_Y[219][sd_k] = x153;
+            sd_Y[220][sd_k] = x144;
+            sd_Y[221][sd_k] = x603;
+            sd_Y[222][sd_k] = x604;
+            sd_Y[223][sd_k] = x605;
+            sd_Y[224][sd_k] = x606;
+            sd_Y[225][sd_k] = x607;
+            sd_Y[226][sd_k] = x608;
+            sd_Y[227][sd_k] = x609;
+            sd_Y[228][sd_k] = x610;
+            sd_Y[229][sd_k] = x611;
+            sd_Y[230][sd_k] = x623;
+            sd_Y[231][sd_k] = x624;
+            sd_Y[232][sd_k] = x625;
+            sd_Y[233][sd_k] = x626;
+            sd_Y[234][sd_k] = x627;
+            sd_Y[235][sd_k] = x628;
+            sd_Y[236][sd_k] = x629;
+            sd_Y[237][sd_k] = x630;
+            sd_Y[238][sd_k] = x631;
+            sd_Y[239][sd_k] = x632;
+            sd_Y[240][sd_k] = qd4;
+            sd_Y[241][sd_k] = x651;
+            sd_Y[242][sd_k] = qdd4;
+            sd_Y[243][sd_k] = x163;
+            sd_Y[244][sd_k] = -x162;
+            sd_Y[245][sd_k] = -x170;
+            sd_Y[246][sd_k] = x232;
+            sd_Y[247][sd_k] = x170;
+            sd_Y[248][sd_k] = x234;
+            sd_Y[249][sd_k] = x175;
+            sd_Y[250][sd_k] = x166;
+            sd_Y[251][sd_k] = x637;
+            sd_Y[252][sd_k] = x638;
+            sd_Y[253][sd_k] = x639;
+            sd_Y[254][sd_k] = x640;
+            sd_Y[255][sd_k] = x641;
+            sd_Y[256][sd_k] = x642;
+            sd_Y[257][sd_k] = x643;
+            sd_Y[258][sd_k] = x644;
+            sd_Y[259][sd_k] = x645;
+            sd_Y[260][sd_k] = x646;
+            sd_Y[261][sd_k] = qd5;
+            sd_Y[262][sd_k] = x652;
+            sd_Y[263][sd_k] = qdd5;
+            sd_Y[264][sd_k] = x188;
+            sd_Y[265][sd_k] = -x187;
+            sd_Y[266][sd_k] = -x195;
+            sd_Y[267][sd_k] = x238;
+            sd_Y[268][sd_k] = x195;
+            sd_Y[269][sd_k] = x240;
+            sd_Y[270][sd_k] = x200;
+            sd_Y[271][sd_k] = x191;
+            sd_Y[272][sd_k] = qd6;
+            sd_Y[273][sd_k] = x653;
+            sd_Y[274][sd_k] = qdd6;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Y[0], 686, sd_n, Y + sd_first * 686);
+        sd_scatter_map(sd_Y[0], sd_src_regressor_Y, sd_fill_regressor_Y, 686, sd_n, Y + sd_first * 686);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_regressor(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, qdd + (sd_first + sd_k) * 7, Y + (sd_first + sd_k) * 686);
@@ -24742,6 +24346,34 @@ void panda_base_regressor(const double *q, const double *qd, const double *qdd, 
     Yb[480] = x653;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* base_regressor: the block entry of each column of Yb (-1: the constant of sd_fill_base_regressor_Yb). */
+static const int sd_src_base_regressor_Yb[483] = {
+    0, -1, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 44, 45,
+    46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69,
+    70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, -1, -1, -1, 86, 87, 43, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109,
+    110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, -1, -1, -1, -1, -1, -1, 123, 124, 43, 125, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 140, 141, 142, 143,
+    144, 145, 146, 147, 148, 149, 150, 151, 152, 153, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 154, 155, 43, 156,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166, 167, 168, 169, 170,
+    171, 172, 173, 174, 175, 176, 177, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 178, 179, 43,
+    180, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190,
+    191, 192, 193, 194, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 195, 196,
+    43, 197, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 198, 199, 200, 201, 202, 203,
+    204, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 205,
+    206, -1, 207,
+};
+static const double sd_fill_base_regressor_Yb[483] = {[481] = 1.0};
+#endif
+
 /* base_regressor of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
@@ -24755,7 +24387,7 @@ void panda_base_regressor_batch(long count, const double *q, const double *qd, c
         sd_gather(qd + sd_first * 7, 7, sd_n, sd_qd[0]);
         double sd_qdd[7][SD_LANES];
         sd_gather(qdd + sd_first * 7, 7, sd_n, sd_qdd[0]);
-        double sd_Yb[483][SD_LANES];
+        double sd_Yb[208][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -25315,491 +24947,216 @@ void panda_base_regressor_batch(long count, const double *q, const double *qd, c
             const double x652 = sd_sign(qd5);
             const double x653 = sd_sign(qd6);
             sd_Yb[0][sd_k] = qdd0;
-            sd_Yb[1][sd_k] = 0.0;
-            sd_Yb[2][sd_k] = 0.0;
-            sd_Yb[3][sd_k] = x248;
-            sd_Yb[4][sd_k] = x249;
-            sd_Yb[5][sd_k] = x251;
-            sd_Yb[6][sd_k] = x252;
-            sd_Yb[7][sd_k] = x253;
-            sd_Yb[8][sd_k] = x266;
-            sd_Yb[9][sd_k] = x267;
-            sd_Yb[10][sd_k] = x269;
-            sd_Yb[11][sd_k] = x270;
-            sd_Yb[12][sd_k] = x272;
-            sd_Yb[13][sd_k] = x273;
-            sd_Yb[14][sd_k] = x274;
-            sd_Yb[15][sd_k] = x288;
-            sd_Yb[16][sd_k] = x289;
-            sd_Yb[17][sd_k] = x291;
-            sd_Yb[18][sd_k] = x292;
-            sd_Yb[19][sd_k] = x294;
-            sd_Yb[20][sd_k] = x295;
-            sd_Yb[21][sd_k] = x296;
-            sd_Yb[22][sd_k] = x311;
-            sd_Yb[23][sd_k] = x312;
-            sd_Yb[24][sd_k] = x314;
-            sd_Yb[25][sd_k] = x315;
-            sd_Yb[26][sd_k] = x317;
-            sd_Yb[27][sd_k] = x318;
-            sd_Yb[28][sd_k] = x319;
-            sd_Yb[29][sd_k] = x331;
-            sd_Yb[30][sd_k] = x332;
-            sd_Yb[31][sd_k] = x334;
-            sd_Yb[32][sd_k] = x335;
-            sd_Yb[33][sd_k] = x337;
-            sd_Yb[34][sd_k] = x338;
-            sd_Yb[35][sd_k] = x339;
-            sd_Yb[36][sd_k] = x353;
-            sd_Yb[37][sd_k] = x354;
-            sd_Yb[38][sd_k] = x356;
-            sd_Yb[39][sd_k] = x357;
-            sd_Yb[40][sd_k] = x359;
-            sd_Yb[41][sd_k] = x360;
-            sd_Yb[42][sd_k] = x361;
-            sd_Yb[43][sd_k] = qd0;
-            sd_Yb[44][sd_k] = x647;
-            sd_Yb[45][sd_k] = 1.0;
-            sd_Yb[46][sd_k] = 0.0;
-            sd_Yb[47][sd_k] = 0.0;
-            sd_Yb[48][sd_k] = 0.0;
-            sd_Yb[49][sd_k] = 0.0;
-            sd_Yb[50][sd_k] = 0.0;
-            sd_Yb[51][sd_k] = 0.0;
-            sd_Yb[52][sd_k] = 0.0;
-            sd_Yb[53][sd_k] = 0.0;
-            sd_Yb[54][sd_k] = 0.0;
-            sd_Yb[55][sd_k] = 0.0;
-            sd_Yb[56][sd_k] = 0.0;
-            sd_Yb[57][sd_k] = 0.0;
-            sd_Yb[58][sd_k] = 0.0;
-            sd_Yb[59][sd_k] = 0.0;
-            sd_Yb[60][sd_k] = 0.0;
-            sd_Yb[61][sd_k] = 0.0;
-            sd_Yb[62][sd_k] = 0.0;
-            sd_Yb[63][sd_k] = 0.0;
-            sd_Yb[64][sd_k] = 0.0;
-            sd_Yb[65][sd_k] = 0.0;
-            sd_Yb[66][sd_k] = 0.0;
-            sd_Yb[67][sd_k] = 0.0;
-            sd_Yb[68][sd_k] = 0.0;
-            sd_Yb[69][sd_k] = 0.0;
-            sd_Yb[70][sd_k] = x68;
-            sd_Yb[71][sd_k] = -x67;
-            sd_Yb[72][sd_k] = -x74;
-            sd_Yb[73][sd_k] = x208;
-            sd_Yb[74][sd_k] = x210;
-            sd_Yb[75][sd_k] = x78;
-            sd_Yb[76][sd_k] = qdd1;
-            sd_Yb[77][sd_k] = x369;
-            sd_Yb[78][sd_k] = x370;
-            sd_Yb[79][sd_k] = x372;
-            sd_Yb[80][sd_k] = x373;
-            sd_Yb[81][sd_k] = x375;
-            sd_Yb[82][sd_k] = x376;
-            sd_Yb[83][sd_k] = x377;
-            sd_Yb[84][sd_k] = x390;
-            sd_Yb[85][sd_k] = x391;
-            sd_Yb[86][sd_k] = x393;
-            sd_Yb[87][sd_k] = x394;
-            sd_Yb[88][sd_k] = x396;
-            sd_Yb[89][sd_k] = x397;
-            sd_Yb[90][sd_k] = x398;
-            sd_Yb[91][sd_k] = x413;
-            sd_Yb[92][sd_k] = x414;
-            sd_Yb[93][sd_k] = x416;
-            sd_Yb[94][sd_k] = x417;
-            sd_Yb[95][sd_k] = x419;
-            sd_Yb[96][sd_k] = x420;
-            sd_Yb[97][sd_k] = x421;
-            sd_Yb[98][sd_k] = x433;
-            sd_Yb[99][sd_k] = x434;
-            sd_Yb[100][sd_k] = x436;
-            sd_Yb[101][sd_k] = x437;
-            sd_Yb[102][sd_k] = x439;
-            sd_Yb[103][sd_k] = x440;
-            sd_Yb[104][sd_k] = x441;
-            sd_Yb[105][sd_k] = x455;
-            sd_Yb[106][sd_k] = x456;
-            sd_Yb[107][sd_k] = x458;
-            sd_Yb[108][sd_k] = x459;
-            sd_Yb[109][sd_k] = x461;
-            sd_Yb[110][sd_k] = x462;
-            sd_Yb[111][sd_k] = x463;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = qd1;
-            sd_Yb[116][sd_k] = x648;
-            sd_Yb[117][sd_k] = 1.0;
-            sd_Yb[118][sd_k] = 0.0;
-            sd_Yb[119][sd_k] = 0.0;
-            sd_Yb[120][sd_k] = 0.0;
-            sd_Yb[121][sd_k] = 0.0;
-            sd_Yb[122][sd_k] = 0.0;
-            sd_Yb[123][sd_k] = 0.0;
-            sd_Yb[124][sd_k] = 0.0;
-            sd_Yb[125][sd_k] = 0.0;
-            sd_Yb[126][sd_k] = 0.0;
-            sd_Yb[127][sd_k] = 0.0;
-            sd_Yb[128][sd_k] = 0.0;
-            sd_Yb[129][sd_k] = 0.0;
-            sd_Yb[130][sd_k] = 0.0;
-            sd_Yb[131][sd_k] = 0.0;
-            sd_Yb[132][sd_k] = 0.0;
-            sd_Yb[133][sd_k] = 0.0;
-            sd_Yb[134][sd_k] = 0.0;
-            sd_Yb[135][sd_k] = 0.0;
-            sd_Yb[136][sd_k] = 0.0;
-            sd_Yb[137][sd_k] = 0.0;
-            sd_Yb[138][sd_k] = 0.0;
-            sd_Yb[139][sd_k] = 0.0;
-            sd_Yb[140][sd_k] = 0.0;
-            sd_Yb[141][sd_k] = 0.0;
-            sd_Yb[142][sd_k] = 0.0;
-            sd_Yb[143][sd_k] = 0.0;
-            sd_Yb[144][sd_k] = 0.0;
-            sd_Yb[145][sd_k] = 0.0;
-            sd_Yb[146][sd_k] = x91;
-            sd_Yb[147][sd_k] = -x90;
-            sd_Yb[148][sd_k] = -x98;
-            sd_Yb[149][sd_k] = x214;
-            sd_Yb[150][sd_k] = x216;
-            sd_Yb[151][sd_k] = x103;
-            sd_Yb[152][sd_k] = x94;
-            sd_Yb[153][sd_k] = x469;
-            sd_Yb[154][sd_k] = x470;
-            sd_Yb[155][sd_k] = x472;
-            sd_Yb[156][sd_k] = x473;
-            sd_Yb[157][sd_k] = x475;
-            sd_Yb[158][sd_k] = x476;
-            sd_Yb[159][sd_k] = x477;
-            sd_Yb[160][sd_k] = x490;
-            sd_Yb[161][sd_k] = x491;
-            sd_Yb[162][sd_k] = x493;
-            sd_Yb[163][sd_k] = x494;
-            sd_Yb[164][sd_k] = x496;
-            sd_Yb[165][sd_k] = x497;
-            sd_Yb[166][sd_k] = x498;
-            sd_Yb[167][sd_k] = x510;
-            sd_Yb[168][sd_k] = x511;
-            sd_Yb[169][sd_k] = x513;
-            sd_Yb[170][sd_k] = x514;
-            sd_Yb[171][sd_k] = x516;
-            sd_Yb[172][sd_k] = x517;
-            sd_Yb[173][sd_k] = x518;
-            sd_Yb[174][sd_k] = x532;
-            sd_Yb[175][sd_k] = x533;
-            sd_Yb[176][sd_k] = x535;
-            sd_Yb[177][sd_k] = x536;
-            sd_Yb[178][sd_k] = x538;
-            sd_Yb[179][sd_k] = x539;
-            sd_Yb[180][sd_k] = x540;
-            sd_Yb[181][sd_k] = 0.0;
-            sd_Yb[182][sd_k] = 0.0;
-            sd_Yb[183][sd_k] = 0.0;
-            sd_Yb[184][sd_k] = 0.0;
-            sd_Yb[185][sd_k] = 0.0;
-            sd_Yb[186][sd_k] = 0.0;
-            sd_Yb[187][sd_k] = qd2;
-            sd_Yb[188][sd_k] = x649;
-            sd_Yb[189][sd_k] = 1.0;
-            sd_Yb[190][sd_k] = qdd2;
-            sd_Yb[191][sd_k] = 0.0;
-            sd_Yb[192][sd_k] = 0.0;
-            sd_Yb[193][sd_k] = 0.0;
-            sd_Yb[194][sd_k] = 0.0;
-            sd_Yb[195][sd_k] = 0.0;
-            sd_Yb[196][sd_k] = 0.0;
-            sd_Yb[197][sd_k] = 0.0;
-            sd_Yb[198][sd_k] = 0.0;
-            sd_Yb[199][sd_k] = 0.0;
-            sd_Yb[200][sd_k] = 0.0;
-            sd_Yb[201][sd_k] = 0.0;
-            sd_Yb[202][sd_k] = 0.0;
-            sd_Yb[203][sd_k] = 0.0;
-            sd_Yb[204][sd_k] = 0.0;
-            sd_Yb[205][sd_k] = 0.0;
-            sd_Yb[206][sd_k] = 0.0;
-            sd_Yb[207][sd_k] = 0.0;
-            sd_Yb[208][sd_k] = 0.0;
-            sd_Yb[209][sd_k] = 0.0;
-            sd_Yb[210][sd_k] = 0.0;
-            sd_Yb[211][sd_k] = 0.0;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = 0.0;
-            sd_Yb[221][sd_k] = 0.0;
-            sd_Yb[222][sd_k] = x116;
-            sd_Yb[223][sd_k] = -x115;
-            sd_Yb[224][sd_k] = -x123;
-            sd_Yb[225][sd_k] = x220;
-            sd_Yb[226][sd_k] = x222;
-            sd_Yb[227][sd_k] = x128;
-            sd_Yb[228][sd_k] = x119;
-            sd_Yb[229][sd_k] = x548;
-            sd_Yb[230][sd_k] = x549;
-            sd_Yb[231][sd_k] = x551;
-            sd_Yb[232][sd_k] = x552;
-            sd_Yb[233][sd_k] = x554;
-            sd_Yb[234][sd_k] = x555;
-            sd_Yb[235][sd_k] = x556;
-            sd_Yb[236][sd_k] = x568;
-            sd_Yb[237][sd_k] = x569;
-            sd_Yb[238][sd_k] = x571;
-            sd_Yb[239][sd_k] = x572;
-            sd_Yb[240][sd_k] = x574;
-            sd_Yb[241][sd_k] = x575;
-            sd_Yb[242][sd_k] = x576;
-            sd_Yb[243][sd_k] = x590;
-            sd_Yb[244][sd_k] = x591;
-            sd_Yb[245][sd_k] = x593;
-            sd_Yb[246][sd_k] = x594;
-            sd_Yb[247][sd_k] = x596;
-            sd_Yb[248][sd_k] = x597;
-            sd_Yb[249][sd_k] = x598;
-            sd_Yb[250][sd_k] = 0.0;
-            sd_Yb[251][sd_k] = 0.0;
-            sd_Yb[252][sd_k] = 0.0;
-            sd_Yb[253][sd_k] = 0.0;
-            sd_Yb[254][sd_k] = 0.0;
-            sd_Yb[255][sd_k] = 0.0;
-            sd_Yb[256][sd_k] = 0.0;
-            sd_Yb[257][sd_k] = 0.0;
-            sd_Yb[258][sd_k] = 0.0;
-            sd_Yb[259][sd_k] = 0.0;
-            sd_Yb[260][sd_k] = qd3;
-            sd_Yb[261][sd_k] = x650;
-            sd_Yb[262][sd_k] = 1.0;
-            sd_Yb[263][sd_k] = qdd3;
-            sd_Yb[264][sd_k] = 0.0;
-            sd_Yb[265][sd_k] = 0.0;
-            sd_Yb[266][sd_k] = 0.0;
-            sd_Yb[267][sd_k] = 0.0;
-            sd_Yb[268][sd_k] = 0.0;
-            sd_Yb[269][sd_k] = 0.0;
-            sd_Yb[270][sd_k] = 0.0;
-            sd_Yb[271][sd_k] = 0.0;
-            sd_Yb[272][sd_k] = 0.0;
-            sd_Yb[273][sd_k] = 0.0;
-            sd_Yb[274][sd_k] = 0.0;
-            sd_Yb[275][sd_k] = 0.0;
-            sd_Yb[276][sd_k] = 0.0;
-            sd_Yb[277][sd_k] = 0.0;
-            sd_Yb[278][sd_k] = 0.0;
-            sd_Yb[279][sd_k] = 0.0;
-            sd_Yb[280][sd_k] = 0.0;
-            sd_Yb[281][sd_k] = 0.0;
-            sd_Yb[282][sd_k] = 0.0;
-            sd_Yb[283][sd_k] = 0.0;
-            sd_Yb[284][sd_k] = 0.0;
-            sd_Yb[285][sd_k] = 0.0;
-            sd_Yb[286][sd_k] = 0.0;
-            sd_Yb[287][sd_k] = 0.0;
-            sd_Yb[288][sd_k] = 0.0;
-            sd_Yb[289][sd_k] = 0.0;
-            sd_Yb[290][sd_k] = 0.0;
-            sd_Yb[291][sd_k] = 0.0;
-            sd_Yb[292][sd_k] = 0.0;
-            sd_Yb[293][sd_k] = 0.0;
-            sd_Yb[294][sd_k] = 0.0;
-            sd_Yb[295][sd_k] = 0.0;
-            sd_Yb[296][sd_k] = 0.0;
-            sd_Yb[297][sd_k] = 0.0;
-            sd_Yb[298][sd_k] = x141;
-            sd_Yb[299][sd_k] = -x140;
-            sd_Yb[300][sd_k] = -x148;
-            sd_Yb[301][sd_k] = x226;
-            sd_Yb[302][sd_k] = x228;
-            sd_Yb[303][sd_k] = x153;
-            sd_Yb[304][sd_k] = x144;
-            sd_Yb[305][sd_k] = x603;
-            sd_Yb[306][sd_k] = x604;
-            sd_Yb[307][sd_k] = x606;
-            sd_Yb[308][sd_k] = x607;
-            sd_Yb[309][sd_k] = x609;
-            sd_Yb[310][sd_k] = x610;
-            sd_Yb[311][sd_k] = x611;
-            sd_Yb[312][sd_k] = x624;
-            sd_Yb[313][sd_k] = x625;
-            sd_Yb[314][sd_k] = x627;
-            sd_Yb[315][sd_k] = x628;
-            sd_Yb[316][sd_k] = x630;
-            sd_Yb[317][sd_k] = x631;
-            sd_Yb[318][sd_k] = x632;
-            sd_Yb[319][sd_k] = 0.0;
-            sd_Yb[320][sd_k] = 0.0;
-            sd_Yb[321][sd_k] = 0.0;
-            sd_Yb[322][sd_k] = 0.0;
-            sd_Yb[323][sd_k] = 0.0;
-            sd_Yb[324][sd_k] = 0.0;
-            sd_Yb[325][sd_k] = 0.0;
-            sd_Yb[326][sd_k] = 0.0;
-            sd_Yb[327][sd_k] = 0.0;
-            sd_Yb[328][sd_k] = 0.0;
-            sd_Yb[329][sd_k] = 0.0;
-            sd_Yb[330][sd_k] = 0.0;
-            sd_Yb[331][sd_k] = 0.0;
-            sd_Yb[332][sd_k] = 0.0;
-            sd_Yb[333][sd_k] = qd4;
-            sd_Yb[334][sd_k] = x651;
-            sd_Yb[335][sd_k] = 1.0;
-            sd_Yb[336][sd_k] = qdd4;
-            sd_Yb[337][sd_k] = 0.0;
-            sd_Yb[338][sd_k] = 0.0;
-            sd_Yb[339][sd_k] = 0.0;
-            sd_Yb[340][sd_k] = 0.0;
-            sd_Yb[341][sd_k] = 0.0;
-            sd_Yb[342][sd_k] = 0.0;
-            sd_Yb[343][sd_k] = 0.0;
-            sd_Yb[344][sd_k] = 0.0;
-            sd_Yb[345][sd_k] = 0.0;
-            sd_Yb[346][sd_k] = 0.0;
-            sd_Yb[347][sd_k] = 0.0;
-            sd_Yb[348][sd_k] = 0.0;
-            sd_Yb[349][sd_k] = 0.0;
-            sd_Yb[350][sd_k] = 0.0;
-            sd_Yb[351][sd_k] = 0.0;
-            sd_Yb[352][sd_k] = 0.0;
-            sd_Yb[353][sd_k] = 0.0;
-            sd_Yb[354][sd_k] = 0.0;
-            sd_Yb[355][sd_k] = 0.0;
-            sd_Yb[356][sd_k] = 0.0;
-            sd_Yb[357][sd_k] = 0.0;
-            sd_Yb[358][sd_k] = 0.0;
-            sd_Yb[359][sd_k] = 0.0;
-            sd_Yb[360][sd_k] = 0.0;
-            sd_Yb[361][sd_k] = 0.0;
-            sd_Yb[362][sd_k] = 0.0;
-            sd_Yb[363][sd_k] = 0.0;
-            sd_Yb[364][sd_k] = 0.0;
-            sd_Yb[365][sd_k] = 0.0;
-            sd_Yb[366][sd_k] = 0.0;
-            sd_Yb[367][sd_k] = 0.0;
-            sd_Yb[368][sd_k] = 0.0;
-            sd_Yb[369][sd_k] = 0.0;
-            sd_Yb[370][sd_k] = 0.0;
-            sd_Yb[371][sd_k] = 0.0;
-            sd_Yb[372][sd_k] = 0.0;
-            sd_Yb[373][sd_k] = 0.0;
-            sd_Yb[374][sd_k] = x163;
-            sd_Yb[375][sd_k] = -x162;
-            sd_Yb[376][sd_k] = -x170;
-            sd_Yb[377][sd_k] = x232;
-            sd_Yb[378][sd_k] = x234;
-            sd_Yb[379][sd_k] = x175;
-            sd_Yb[380][sd_k] = x166;
-            sd_Yb[381][sd_k] = x638;
-            sd_Yb[382][sd_k] = x639;
-            sd_Yb[383][sd_k] = x641;
-            sd_Yb[384][sd_k] = x642;
-            sd_Yb[385][sd_k] = x644;
-            sd_Yb[386][sd_k] = x645;
-            sd_Yb[387][sd_k] = x646;
-            sd_Yb[388][sd_k] = 0.0;
-            sd_Yb[389][sd_k] = 0.0;
-            sd_Yb[390][sd_k] = 0.0;
-            sd_Yb[391][sd_k] = 0.0;
-            sd_Yb[392][sd_k] = 0.0;
-            sd_Yb[393][sd_k] = 0.0;
-            sd_Yb[394][sd_k] = 0.0;
-            sd_Yb[395][sd_k] = 0.0;
-            sd_Yb[396][sd_k] = 0.0;
-            sd_Yb[397][sd_k] = 0.0;
-            sd_Yb[398][sd_k] = 0.0;
-            sd_Yb[399][sd_k] = 0.0;
-            sd_Yb[400][sd_k] = 0.0;
-            sd_Yb[401][sd_k] = 0.0;
-            sd_Yb[402][sd_k] = 0.0;
-            sd_Yb[403][sd_k] = 0.0;
-            sd_Yb[404][sd_k] = 0.0;
-            sd_Yb[405][sd_k] = 0.0;
-            sd_Yb[406][sd_k] = qd5;
-            sd_Yb[407][sd_k] = x652;
-            sd_Yb[408][sd_k] = 1.0;
-            sd_Yb[409][sd_k] = qdd5;
-            sd_Yb[410][sd_k] = 0.0;
-            sd_Yb[411][sd_k] = 0.0;
-            sd_Yb[412][sd_k] = 0.0;
-            sd_Yb[413][sd_k] = 0.0;
-            sd_Yb[414][sd_k] = 0.0;
-            sd_Yb[415][sd_k] = 0.0;
-            sd_Yb[416][sd_k] = 0.0;
-            sd_Yb[417][sd_k] = 0.0;
-            sd_Yb[418][sd_k] = 0.0;
-            sd_Yb[419][sd_k] = 0.0;
-            sd_Yb[420][sd_k] = 0.0;
-            sd_Yb[421][sd_k] = 0.0;
-            sd_Yb[422][sd_k] = 0.0;
-            sd_Yb[423][sd_k] = 0.0;
-            sd_Yb[424][sd_k] = 0.0;
-            sd_Yb[425][sd_k] = 0.0;
-            sd_Yb[426][sd_k] = 0.0;
-            sd_Yb[427][sd_k] = 0.0;
-            sd_Yb[428][sd_k] = 0.0;
-            sd_Yb[429][sd_k] = 0.0;
-            sd_Yb[430][sd_k] = 0.0;
-            sd_Yb[431][sd_k] = 0.0;
-            sd_Yb[432][sd_k] = 0.0;
-            sd_Yb[433][sd_k] = 0.0;
-            sd_Yb[434][sd_k] = 0.0;
-            sd_Yb[435][sd_k] = 0.0;
-            sd_Yb[436][sd_k] = 0.0;
-            sd_Yb[437][sd_k] = 0.0;
-            sd_Yb[438][sd_k] = 0.0;
-            sd_Yb[439][sd_k] = 0.0;
-            sd_Yb[440][sd_k] = 0.0;
-            sd_Yb[441][sd_k] = 0.0;
-            sd_Yb[442][sd_k] = 0.0;
-            sd_Yb[443][sd_k] = 0.0;
-            sd_Yb[444][sd_k] = 0.0;
-            sd_Yb[445][sd_k] = 0.0;
-            sd_Yb[446][sd_k] = 0.0;
-            sd_Yb[447][sd_k] = 0.0;
-            sd_Yb[448][sd_k] = 0.0;
-            sd_Yb[449][sd_k] = 0.0;
-            sd_Yb[450][sd_k] = x188;
-            sd_Yb[451][sd_k] = -x187;
-            sd_Yb[452][sd_k] = -x195;
-            sd_Yb[453][sd_k] = x238;
-            sd_Yb[454][sd_k] = x240;
-            sd_Yb[455][sd_k] = x200;
-            sd_Yb[456][sd_k] = x191;
-            sd_Yb[457][sd_k] = 0.0;
-            sd_Yb[458][sd_k] = 0.0;
-            sd_Yb[459][sd_k] = 0.0;
-            sd_Yb[460][sd_k] = 0.0;
-            sd_Yb[461][sd_k] = 0.0;
-            sd_Yb[462][sd_k] = 0.0;
-            sd_Yb[463][sd_k] = 0.0;
-            sd_Yb[464][sd_k] = 0.0;
-            sd_Yb[465][sd_k] = 0.0;
-            sd_Yb[466][sd_k] = 0.0;
-            sd_Yb[467][sd_k] = 0.0;
-            sd_Yb[468][sd_k] = 0.0;
-            sd_Yb[469][sd_k] = 0.0;
-            sd_Yb[470][sd_k] = 0.0;
-            sd_Yb[471][sd_k] = 0.0;
-            sd_Yb[472][sd_k] = 0.0;
-            sd_Yb[473][sd_k] = 0.0;
-            sd_Yb[474][sd_k] = 0.0;
-            sd_Yb[475][sd_k] = 0.0;
-            sd_Yb[476][sd_k] = 0.0;
-            sd_Yb[477][sd_k] = 0.0;
-            sd_Yb[478][sd_k] = 0.0;
-            sd_Yb[479][sd_k] = qd6;
-            sd_Yb[480][sd_k] = x653;
-            sd_Yb[481][sd_k] = 1.0;
-            sd_Yb[482][sd_k] = qdd6;
+            sd_Yb[1][sd_k] = x248;
+            sd_Yb[2][sd_k] = x249;
+            sd_Yb[3][sd_k] = x251;
+            sd_Yb[4][sd_k] = x252;
+            sd_Yb[5][sd_k] = x253;
+            sd_Yb[6][sd_k] = x266;
+            sd_Yb[7][sd_k] = x267;
+            sd_Yb[8][sd_k] = x269;
+            sd_Yb[9][sd_k] = x270;
+            sd_Yb[10][sd_k] = x272;
+            sd_Yb[11][sd_k] = x273;
+            sd_Yb[12][sd_k] = x274;
+            sd_Yb[13][sd_k] = x288;
+            sd_Yb[14][sd_k] = x289;
+            sd_Yb[15][sd_k] = x291;
+            sd_Yb[16][sd_k] = x292;
+            sd_Yb[17][sd_k] = x294;
+            sd_Yb[18][sd_k] = x295;
+            sd_Yb[19][sd_k] = x296;
+            sd_Yb[20][sd_k] = x311;
+            sd_Yb[21][sd_k] = x312;
+            sd_Yb[22][sd_k] = x314;
+            sd_Yb[23][sd_k] = x315;
+            sd_Yb[24][sd_k] = x317;
+            sd_Yb[25][sd_k] = x318;
+            sd_Yb[26][sd_k] = x319;
+            sd_Yb[27][sd_k] = x331;
+            sd_Yb[28][sd_k] = x332;
+            sd_Yb[29][sd_k] = x334;
+            sd_Yb[30][sd_k] = x335;
+            sd_Yb[31][sd_k] = x337;
+            sd_Yb[32][sd_k] = x338;
+            sd_Yb[33][sd_k] = x339;
+            sd_Yb[34][sd_k] = x353;
+            sd_Yb[35][sd_k] = x354;
+            sd_Yb[36][sd_k] = x356;
+            sd_Yb[37][sd_k] = x357;
+            sd_Yb[38][sd_k] = x359;
+            sd_Yb[39][sd_k] = x360;
+            sd_Yb[40][sd_k] = x361;
+            sd_Yb[41][sd_k] = qd0;
+            sd_Yb[42][sd_k] = x647;
+            sd_Yb[43][sd_k] = 1.0;
+            sd_Yb[44][sd_k] = x68;
+            sd_Yb[45][sd_k] = -x67;
+            sd_Yb[46][sd_k] = -x74;
+            sd_Yb[47][sd_k] = x208;
+            sd_Yb[48][sd_k] = x210;
+            sd_Yb[49][sd_k] = x78;
+            sd_Yb[50][sd_k] = qdd1;
+            sd_Yb[51][sd_k] = x369;
+            sd_Yb[52][sd_k] = x370;
+            sd_Yb[53][sd_k] = x372;
+            sd_Yb[54][sd_k] = x373;
+            sd_Yb[55][sd_k] = x375;
+            sd_Yb[56][sd_k] = x376;
+            sd_Yb[57][sd_k] = x377;
+            sd_Yb[58][sd_k] = x390;
+            sd_Yb[59][sd_k] = x391;
+            sd_Yb[60][sd_k] = x393;
+            sd_Yb[61][sd_k] = x394;
+            sd_Yb[62][sd_k] = x396;
+            sd_Yb[63][sd_k] = x397;
+            sd_Yb[64][sd_k] = x398;
+            sd_Yb[65][sd_k] = x413;
+            sd_Yb[66][sd_k] = x414;
+            sd_Yb[67][sd_k] = x416;
+            sd_Yb[68][sd_k] = x417;
+            sd_Yb[69][sd_k] = x419;
+            sd_Yb[70][sd_k] = x420;
+            sd_Yb[71][sd_k] = x421;
+            sd_Yb[72][sd_k] = x433;
+            sd_Yb[73][sd_k] = x434;
+            sd_Yb[74][sd_k] = x436;
+            sd_Yb[75][sd_k] = x437;
+            sd_Yb[76][sd_k] = x439;
+            sd_Yb[77][sd_k] = x440;
+            sd_Yb[78][sd_k] = x441;
+            sd_Yb[79][sd_k] = x455;
+            sd_Yb[80][sd_k] = x456;
+            sd_Yb[81][sd_k] = x458;
+            sd_Yb[82][sd_k] = x459;
+            sd_Yb[83][sd_k] = x461;
+            sd_Yb[84][sd_k] = x462;
+            sd_Yb[85][sd_k] = x463;
+            sd_Yb[86][sd_k] = qd1;
+            sd_Yb[87][sd_k] = x648;
+            sd_Yb[88][sd_k] = x91;
+            sd_Yb[89][sd_k] = -x90;
+            sd_Yb[90][sd_k] = -x98;
+            sd_Yb[91][sd_k] = x214;
+            sd_Yb[92][sd_k] = x216;
+            sd_Yb[93][sd_k] = x103;
+            sd_Yb[94][sd_k] = x94;
+            sd_Yb[95][sd_k] = x469;
+            sd_Yb[96][sd_k] = x470;
+            sd_Yb[97][sd_k] = x472;
+            sd_Yb[98][sd_k] = x473;
+            sd_Yb[99][sd_k] = x475;
+            sd_Yb[100][sd_k] = x476;
+            sd_Yb[101][sd_k] = x477;
+            sd_Yb[102][sd_k] = x490;
+            sd_Yb[103][sd_k] = x491;
+            sd_Yb[104][sd_k] = x493;
+            sd_Yb[105][sd_k] = x494;
+            sd_Yb[106][sd_k] = x496;
+            sd_Yb[107][sd_k] = x497;
+            sd_Yb[108][sd_k] = x498;
+            sd_Yb[109][sd_k] = x510;
+            sd_Yb[110][sd_k] = x511;
+            sd_Yb[111][sd_k] = x513;
+            sd_Yb[112][sd_k] = x514;
+            sd_Yb[113][sd_k] = x516;
+            sd_Yb[114][sd_k] = x517;
+            sd_Yb[115][sd_k] = x518;
+            sd_Yb[116][sd_k] = x532;
+            sd_Yb[117][sd_k] = x533;
+            sd_Yb[118][sd_k] = x535;
+            sd_Yb[119][sd_k] = x536;
+            sd_Yb[120][sd_k] = x538;
+            sd_Yb[121][sd_k] = x539;
+            sd_Yb[122][sd_k] = x540;
+            sd_Yb[123][sd_k] = qd2;
+            sd_Yb[124][sd_k] = x649;
+            sd_Yb[125][sd_k] = qdd2;
+            sd_Yb[126][sd_k] = x116;
+            sd_Yb[127][sd_k] = -x115;
+            sd_Yb[128][sd_k] = -x123;
+            sd_Yb[129][sd_k] = x220;
+            sd_Yb[130][sd_k] = x222;
+            sd_Yb[131][sd_k] = x128;
+            sd_Yb[132][sd_k] = x119;
+            sd_Yb[133][sd_k] = x548;
+            sd_Yb[134][sd_k] = x549;
+            sd_Yb[135][sd_k] = x551;
+            sd_Yb[136][sd_k] = x552;
+            sd_Yb[137][sd_k] = x554;
+            sd_Yb[138][sd_k] = x555;
+            sd_Yb[139][sd_k] = x556;
+            sd_Yb[140][sd_k] = x568;
+            sd_Yb[141][sd_k] = x569;
+            sd_Yb[142][sd_k] = x571;
+            sd_Yb[143][sd_k] = x572;
+            sd_Yb[144][sd_k] = x574;
+            sd_Yb[145][sd_k] = x575;
+            sd_Yb[146][sd_k] = x576;
+            sd_Yb[147][sd_k] = x590;
+            sd_Yb[148][sd_k] = x591;
+            sd_Yb[149][sd_k] = x593;
+            sd_Yb[150][sd_k] = x594;
+            sd_Yb[151][sd_k] = x596;
+            sd_Yb[152][sd_k] = x597;
+            sd_Yb[153][sd_k] = x598;
+            sd_Yb[154][sd_k] = qd3;
+            sd_Yb[155][sd_k] = x650;
+            sd_Yb[156][sd_k] = qdd3;
+            sd_Yb[157][sd_k] = x141;
+            sd_Yb[158][sd_k] = -x140;
+            sd_Yb[159][sd_k] = -x148;
+            sd_Yb[160][sd_k] = x226;
+            sd_Yb[161][sd_k] = x228;
+            sd_Yb[162][sd_k] = x153;
+            sd_Yb[163][sd_k] = x144;
+            sd_Yb[164][sd_k] = x603;
+            sd_Yb[165][sd_k] = x604;
+            sd_Yb[166][sd_k] = x606;
+            sd_Yb[167][sd_k] = x607;
+            sd_Yb[168][sd_k] = x609;
+            sd_Yb[169][sd_k] = x610;
+            sd_Yb[170][sd_k] = x611;
+            sd_Yb[171][sd_k] = x624;
+            sd_Yb[172][sd_k] = x625;
+            sd_Yb[173][sd_k] = x627;
+            sd_Yb[174][sd_k] = x628;
+            sd_Yb[175][sd_k] = x630;
+            sd_Yb[176][sd_k] = x631;
+            sd_Yb[177][sd_k] = x632;
+            sd_Yb[178][sd_k] = qd4;
+            sd_Yb[179][sd_k] = x651;
+            sd_Yb[180][sd_k] = qdd4;
+            sd_Yb[181][sd_k] = x163;
+            sd_Yb[182][sd_k] = -x162;
+            sd_Yb[183][sd_k] = -x170;
+            sd_Yb[184][sd_k] = x232;
+            sd_Yb[185][sd_k] = x234;
+            sd_Yb[186][sd_k] = x175;
+            sd_Yb[187][sd_k] = x166;
+            sd_Yb[188][sd_k] = x638;
+            sd_Yb[189][sd_k] = x639;
+            sd_Yb[190][sd_k] = x641;
+            sd_Yb[191][sd_k] = x642;
+            sd_Yb[192][sd_k] = x644;
+            sd_Yb[193][sd_k] = x645;
+            sd_Yb[194][sd_k] = x646;
+            sd_Yb[195][sd_k] = qd5;
+            sd_Yb[196][sd_k] = x652;
+            sd_Yb[197][sd_k] = qdd5;
+            sd_Yb[198][sd_k] = x188;
+            sd_Yb[199][sd_k] = -x187;
+            sd_Yb[200][sd_k] = -x195;
+            sd_Yb[201][sd_k] = x238;
+            sd_Yb[202][sd_k] = x240;
+            sd_Yb[203][sd_k] = x200;
+            sd_Yb[204][sd_k] = x191;
+            sd_Yb[205][sd_k] = qd6;
+            sd_Yb[206][sd_k] = x653;
+            sd_Yb[207][sd_k] = qdd6;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Yb[0], 483, sd_n, Yb + sd_first * 483);
+        sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 483, sd_n, Yb + sd_first * 483);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_base_regressor(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, qdd + (sd_first + sd_k) * 7, Yb + (sd_first + sd_k) * 483);
@@ -26156,6 +25513,15 @@ void panda_frame_placement(const double *q, double *oMf)
     oMf[47] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
+static const int sd_src_frame_placement_oMf[48] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -1, -1, -1, -1, 0, 1, 2, 3, 4, 5, 6, 7,
+    8, 9, 10, 11, -1, -1, -1, -1, 0, 1, 2, 12, 4, 5, 6, 13, 8, 9, 10, 14, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_placement_oMf[48] = {[15] = 1.0, [31] = 1.0, [47] = 1.0};
+#endif
+
 /* frame_placement of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_frame_placement_batch(long count, const double *q, double *oMf)
 {
@@ -26165,7 +25531,7 @@ void panda_frame_placement_batch(long count, const double *q, double *oMf)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_oMf[48][SD_LANES];
+        double sd_oMf[15][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -26277,45 +25643,12 @@ void panda_frame_placement_batch(long count, const double *q, double *oMf)
             sd_oMf[9][sd_k] = x78;
             sd_oMf[10][sd_k] = -x57;
             sd_oMf[11][sd_k] = x81;
-            sd_oMf[12][sd_k] = 0.0;
-            sd_oMf[13][sd_k] = 0.0;
-            sd_oMf[14][sd_k] = 0.0;
-            sd_oMf[15][sd_k] = 1.0;
-            sd_oMf[16][sd_k] = x73;
-            sd_oMf[17][sd_k] = x74;
-            sd_oMf[18][sd_k] = -x53;
-            sd_oMf[19][sd_k] = x79;
-            sd_oMf[20][sd_k] = x75;
-            sd_oMf[21][sd_k] = x76;
-            sd_oMf[22][sd_k] = -x55;
-            sd_oMf[23][sd_k] = x80;
-            sd_oMf[24][sd_k] = x77;
-            sd_oMf[25][sd_k] = x78;
-            sd_oMf[26][sd_k] = -x57;
-            sd_oMf[27][sd_k] = x81;
-            sd_oMf[28][sd_k] = 0.0;
-            sd_oMf[29][sd_k] = 0.0;
-            sd_oMf[30][sd_k] = 0.0;
-            sd_oMf[31][sd_k] = 1.0;
-            sd_oMf[32][sd_k] = x73;
-            sd_oMf[33][sd_k] = x74;
-            sd_oMf[34][sd_k] = -x53;
-            sd_oMf[35][sd_k] = x85;
-            sd_oMf[36][sd_k] = x75;
-            sd_oMf[37][sd_k] = x76;
-            sd_oMf[38][sd_k] = -x55;
-            sd_oMf[39][sd_k] = x86;
-            sd_oMf[40][sd_k] = x77;
-            sd_oMf[41][sd_k] = x78;
-            sd_oMf[42][sd_k] = -x57;
-            sd_oMf[43][sd_k] = x87;
-            sd_oMf[44][sd_k] = 0.0;
-            sd_oMf[45][sd_k] = 0.0;
-            sd_oMf[46][sd_k] = 0.0;
-            sd_oMf[47][sd_k] = 1.0;
+            sd_oMf[12][sd_k] = x85;
+            sd_oMf[13][sd_k] = x86;
+            sd_oMf[14][sd_k] = x87;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_oMf[0], 48, sd_n, oMf + sd_first * 48);
+        sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 48, sd_n, oMf + sd_first * 48);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_frame_placement(q + (sd_first + sd_k) * 7, oMf + (sd_first + sd_k) * 48);
@@ -26586,6 +25919,19 @@ void panda_frame_jacobian(const double *q, double *J)
     J[99] = x147;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_jacobian: the block entry of each column of J (-1: the constant of sd_fill_frame_jacobian_J). */
+static const int sd_src_frame_jacobian_J[126] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19, -1, 20, 21,
+    22, 23, 24, 25, -1, 26, 27, 28, 29, 30, 31, 32, -1, 33, 34, 35, 36, 37, 0, 1, 2, 3, 4, 5,
+    6, 7, 8, 9, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19, -1, 20, 21, 22, 23, 24, 25, -1, 26,
+    27, 28, 29, 30, 31, 32, -1, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49,
+    50, 51, -1, 52, 53, 54, 55, 56, 57, -1, 20, 21, 22, 23, 24, 25, -1, 26, 27, 28, 29, 30, 31, 32,
+    -1, 33, 34, 35, 36, 37,
+};
+static const double sd_fill_frame_jacobian_J[126] = {0};
+#endif
+
 /* frame_jacobian of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_frame_jacobian_batch(long count, const double *q, double *J)
 {
@@ -26595,7 +25941,7 @@ void panda_frame_jacobian_batch(long count, const double *q, double *J)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_J[126][SD_LANES];
+        double sd_J[58][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -26738,121 +26084,53 @@ void panda_frame_jacobian_batch(long count, const double *q, double *J)
             sd_J[11][sd_k] = x107;
             sd_J[12][sd_k] = x104;
             sd_J[13][sd_k] = x101;
-            sd_J[14][sd_k] = 0.0;
-            sd_J[15][sd_k] = x117;
-            sd_J[16][sd_k] = x114;
-            sd_J[17][sd_k] = x111;
-            sd_J[18][sd_k] = x108;
-            sd_J[19][sd_k] = x105;
-            sd_J[20][sd_k] = x102;
-            sd_J[21][sd_k] = 0.0;
-            sd_J[22][sd_k] = -x0;
-            sd_J[23][sd_k] = -x15;
-            sd_J[24][sd_k] = -x22;
-            sd_J[25][sd_k] = x32;
-            sd_J[26][sd_k] = -x44;
-            sd_J[27][sd_k] = -x53;
-            sd_J[28][sd_k] = 0.0;
-            sd_J[29][sd_k] = x1;
-            sd_J[30][sd_k] = -x17;
-            sd_J[31][sd_k] = -x24;
-            sd_J[32][sd_k] = x34;
-            sd_J[33][sd_k] = -x46;
-            sd_J[34][sd_k] = -x55;
-            sd_J[35][sd_k] = 1.0;
-            sd_J[36][sd_k] = 0.0;
-            sd_J[37][sd_k] = x3;
-            sd_J[38][sd_k] = -x26;
-            sd_J[39][sd_k] = x36;
-            sd_J[40][sd_k] = -x48;
-            sd_J[41][sd_k] = -x57;
-            sd_J[42][sd_k] = -x98;
-            sd_J[43][sd_k] = x115;
-            sd_J[44][sd_k] = x112;
-            sd_J[45][sd_k] = x109;
-            sd_J[46][sd_k] = x106;
-            sd_J[47][sd_k] = x103;
-            sd_J[48][sd_k] = x100;
-            sd_J[49][sd_k] = x97;
-            sd_J[50][sd_k] = x116;
-            sd_J[51][sd_k] = x113;
-            sd_J[52][sd_k] = x110;
-            sd_J[53][sd_k] = x107;
-            sd_J[54][sd_k] = x104;
-            sd_J[55][sd_k] = x101;
-            sd_J[56][sd_k] = 0.0;
-            sd_J[57][sd_k] = x117;
-            sd_J[58][sd_k] = x114;
-            sd_J[59][sd_k] = x111;
-            sd_J[60][sd_k] = x108;
-            sd_J[61][sd_k] = x105;
-            sd_J[62][sd_k] = x102;
-            sd_J[63][sd_k] = 0.0;
-            sd_J[64][sd_k] = -x0;
-            sd_J[65][sd_k] = -x15;
-            sd_J[66][sd_k] = -x22;
-            sd_J[67][sd_k] = x32;
-            sd_J[68][sd_k] = -x44;
-            sd_J[69][sd_k] = -x53;
-            sd_J[70][sd_k] = 0.0;
-            sd_J[71][sd_k] = x1;
-            sd_J[72][sd_k] = -x17;
-            sd_J[73][sd_k] = -x24;
-            sd_J[74][sd_k] = x34;
-            sd_J[75][sd_k] = -x46;
-            sd_J[76][sd_k] = -x55;
-            sd_J[77][sd_k] = 1.0;
-            sd_J[78][sd_k] = 0.0;
-            sd_J[79][sd_k] = x3;
-            sd_J[80][sd_k] = -x26;
-            sd_J[81][sd_k] = x36;
-            sd_J[82][sd_k] = -x48;
-            sd_J[83][sd_k] = -x57;
-            sd_J[84][sd_k] = -x128;
-            sd_J[85][sd_k] = x145;
-            sd_J[86][sd_k] = x142;
-            sd_J[87][sd_k] = x139;
-            sd_J[88][sd_k] = x136;
-            sd_J[89][sd_k] = x133;
-            sd_J[90][sd_k] = x130;
-            sd_J[91][sd_k] = x127;
-            sd_J[92][sd_k] = x146;
-            sd_J[93][sd_k] = x143;
-            sd_J[94][sd_k] = x140;
-            sd_J[95][sd_k] = x137;
-            sd_J[96][sd_k] = x134;
-            sd_J[97][sd_k] = x131;
-            sd_J[98][sd_k] = 0.0;
-            sd_J[99][sd_k] = x147;
-            sd_J[100][sd_k] = x144;
-            sd_J[101][sd_k] = x141;
-            sd_J[102][sd_k] = x138;
-            sd_J[103][sd_k] = x135;
-            sd_J[104][sd_k] = x132;
-            sd_J[105][sd_k] = 0.0;
-            sd_J[106][sd_k] = -x0;
-            sd_J[107][sd_k] = -x15;
-            sd_J[108][sd_k] = -x22;
-            sd_J[109][sd_k] = x32;
-            sd_J[110][sd_k] = -x44;
-            sd_J[111][sd_k] = -x53;
-            sd_J[112][sd_k] = 0.0;
-            sd_J[113][sd_k] = x1;
-            sd_J[114][sd_k] = -x17;
-            sd_J[115][sd_k] = -x24;
-            sd_J[116][sd_k] = x34;
-            sd_J[117][sd_k] = -x46;
-            sd_J[118][sd_k] = -x55;
-            sd_J[119][sd_k] = 1.0;
-            sd_J[120][sd_k] = 0.0;
-            sd_J[121][sd_k] = x3;
-            sd_J[122][sd_k] = -x26;
-            sd_J[123][sd_k] = x36;
-            sd_J[124][sd_k] = -x48;
-            sd_J[125][sd_k] = -x57;
+            sd_J[14][sd_k] = x117;
+            sd_J[15][sd_k] = x114;
+            sd_J[16][sd_k] = x111;
+            sd_J[17][sd_k] = x108;
+            sd_J[18][sd_k] = x105;
+            sd_J[19][sd_k] = x102;
+            sd_J[20][sd_k] = -x0;
+            sd_J[21][sd_k] = -x15;
+            sd_J[22][sd_k] = -x22;
+            sd_J[23][sd_k] = x32;
+            sd_J[24][sd_k] = -x44;
+            sd_J[25][sd_k] = -x53;
+            sd_J[26][sd_k] = x1;
+            sd_J[27][sd_k] = -x17;
+            sd_J[28][sd_k] = -x24;
+            sd_J[29][sd_k] = x34;
+            sd_J[30][sd_k] = -x46;
+            sd_J[31][sd_k] = -x55;
+            sd_J[32][sd_k] = 1.0;
+            sd_J[33][sd_k] = x3;
+            sd_J[34][sd_k] = -x26;
+            sd_J[35][sd_k] = x36;
+            sd_J[36][sd_k] = -x48;
+            sd_J[37][sd_k] = -x57;
+            sd_J[38][sd_k] = -x128;
+            sd_J[39][sd_k] = x145;
+            sd_J[40][sd_k] = x142;
+            sd_J[41][sd_k] = x139;
+            sd_J[42][sd_k] = x136;
+            sd_J[43][sd_k] = x133;
+            sd_J[44][sd_k] = x130;
+            sd_J[45][sd_k] = x127;
+            sd_J[46][sd_k] = x146;
+            sd_J[47][sd_k] = x143;
+            sd_J[48][sd_k] = x140;
+            sd_J[49][sd_k] = x137;
+            sd_J[50][sd_k] = x134;
+            sd_J[51][sd_k] = x131;
+            sd_J[52][sd_k] = x147;
+            sd_J[53][sd_k] = x144;
+            sd_J[54][sd_k] = x141;
+            sd_J[55][sd_k] = x138;
+            sd_J[56][sd_k] = x135;
+            sd_J[57][sd_k] = x132;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_J[0], 126, sd_n, J + sd_first * 126);
+        sd_scatter_map(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 126, sd_n, J + sd_first * 126);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_frame_jacobian(q + (sd_first + sd_k) * 7, J + (sd_first + sd_k) * 126);
@@ -26997,6 +26275,14 @@ void panda_frame_velocity(const double *q, const double *qd, double *vf)
     vf[17] = x113;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_velocity: the block entry of each column of vf (-1: the constant of sd_fill_frame_velocity_vf). */
+static const int sd_src_frame_velocity_vf[18] = {
+    0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5,
+};
+static const double sd_fill_frame_velocity_vf[18] = {0};
+#endif
+
 /* frame_velocity of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
@@ -27008,7 +26294,7 @@ void panda_frame_velocity_batch(long count, const double *q, const double *qd, d
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
         double sd_qd[7][SD_LANES];
         sd_gather(qd + sd_first * 7, 7, sd_n, sd_qd[0]);
-        double sd_vf[18][SD_LANES];
+        double sd_vf[9][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -27125,21 +26411,12 @@ void panda_frame_velocity_batch(long count, const double *q, const double *qd, d
             sd_vf[3][sd_k] = x111;
             sd_vf[4][sd_k] = x112;
             sd_vf[5][sd_k] = x113;
-            sd_vf[6][sd_k] = x117;
-            sd_vf[7][sd_k] = x118;
-            sd_vf[8][sd_k] = x119;
-            sd_vf[9][sd_k] = x111;
-            sd_vf[10][sd_k] = x112;
-            sd_vf[11][sd_k] = x113;
-            sd_vf[12][sd_k] = x120;
-            sd_vf[13][sd_k] = x121;
-            sd_vf[14][sd_k] = x122;
-            sd_vf[15][sd_k] = x111;
-            sd_vf[16][sd_k] = x112;
-            sd_vf[17][sd_k] = x113;
+            sd_vf[6][sd_k] = x120;
+            sd_vf[7][sd_k] = x121;
+            sd_vf[8][sd_k] = x122;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_vf[0], 18, sd_n, vf + sd_first * 18);
+        sd_scatter_map(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 18, sd_n, vf + sd_first * 18);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_frame_velocity(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, vf + (sd_first + sd_k) * 18);
@@ -27334,6 +26611,14 @@ void panda_frame_acceleration_bias(const double *q, const double *qd, double *af
     af[17] = x154;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_acceleration_bias: the block entry of each column of af (-1: the constant of sd_fill_frame_acceleration_bias_af). */
+static const int sd_src_frame_acceleration_bias_af[18] = {
+    0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5,
+};
+static const double sd_fill_frame_acceleration_bias_af[18] = {0};
+#endif
+
 /* frame_acceleration_bias of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
@@ -27345,7 +26630,7 @@ void panda_frame_acceleration_bias_batch(long count, const double *q, const doub
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
         double sd_qd[7][SD_LANES];
         sd_gather(qd + sd_first * 7, 7, sd_n, sd_qd[0]);
-        double sd_af[18][SD_LANES];
+        double sd_af[9][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -27512,21 +26797,12 @@ void panda_frame_acceleration_bias_batch(long count, const double *q, const doub
             sd_af[3][sd_k] = x152;
             sd_af[4][sd_k] = x153;
             sd_af[5][sd_k] = x154;
-            sd_af[6][sd_k] = x164;
-            sd_af[7][sd_k] = x165;
-            sd_af[8][sd_k] = x166;
-            sd_af[9][sd_k] = x152;
-            sd_af[10][sd_k] = x153;
-            sd_af[11][sd_k] = x154;
-            sd_af[12][sd_k] = x170;
-            sd_af[13][sd_k] = x171;
-            sd_af[14][sd_k] = x172;
-            sd_af[15][sd_k] = x152;
-            sd_af[16][sd_k] = x153;
-            sd_af[17][sd_k] = x154;
+            sd_af[6][sd_k] = x170;
+            sd_af[7][sd_k] = x171;
+            sd_af[8][sd_k] = x172;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_af[0], 18, sd_n, af + sd_first * 18);
+        sd_scatter_map(sd_af[0], sd_src_frame_acceleration_bias_af, sd_fill_frame_acceleration_bias_af, 18, sd_n, af + sd_first * 18);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_frame_acceleration_bias(q + (sd_first + sd_k) * 7, qd + (sd_first + sd_k) * 7, af + (sd_first + sd_k) * 18);
@@ -27843,6 +27119,14 @@ void panda_com_jacobian(const double *q, double *Jcom)
     Jcom[20] = x160;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* com_jacobian: the block entry of each column of Jcom (-1: the constant of sd_fill_com_jacobian_Jcom). */
+static const int sd_src_com_jacobian_Jcom[21] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19,
+};
+static const double sd_fill_com_jacobian_Jcom[21] = {0};
+#endif
+
 /* com_jacobian of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
@@ -27852,7 +27136,7 @@ void panda_com_jacobian_batch(long count, const double *q, double *Jcom)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_Jcom[21][SD_LANES];
+        double sd_Jcom[20][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -27993,16 +27277,15 @@ void panda_com_jacobian_batch(long count, const double *q, double *Jcom)
             sd_Jcom[11][sd_k] = x147;
             sd_Jcom[12][sd_k] = x153;
             sd_Jcom[13][sd_k] = x159;
-            sd_Jcom[14][sd_k] = 0.0;
-            sd_Jcom[15][sd_k] = x130;
-            sd_Jcom[16][sd_k] = x136;
-            sd_Jcom[17][sd_k] = x142;
-            sd_Jcom[18][sd_k] = x148;
-            sd_Jcom[19][sd_k] = x154;
-            sd_Jcom[20][sd_k] = x160;
+            sd_Jcom[14][sd_k] = x130;
+            sd_Jcom[15][sd_k] = x136;
+            sd_Jcom[16][sd_k] = x142;
+            sd_Jcom[17][sd_k] = x148;
+            sd_Jcom[18][sd_k] = x154;
+            sd_Jcom[19][sd_k] = x160;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Jcom[0], 21, sd_n, Jcom + sd_first * 21);
+        sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 21, sd_n, Jcom + sd_first * 21);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_com_jacobian(q + (sd_first + sd_k) * 7, Jcom + (sd_first + sd_k) * 21);
@@ -28330,6 +27613,15 @@ void panda_centroidal_momentum_matrix(const double *q, double *Ag)
     Ag[41] = x290;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum_matrix: the block entry of each column of Ag (-1: the constant of sd_fill_centroidal_momentum_matrix_Ag). */
+static const int sd_src_centroidal_momentum_matrix_Ag[42] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+};
+static const double sd_fill_centroidal_momentum_matrix_Ag[42] = {0};
+#endif
+
 /* centroidal_momentum_matrix of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
@@ -28339,7 +27631,7 @@ void panda_centroidal_momentum_matrix_batch(long count, const double *q, double 
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_Ag[42][SD_LANES];
+        double sd_Ag[41][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -28624,37 +27916,36 @@ void panda_centroidal_momentum_matrix_batch(long count, const double *q, double 
             sd_Ag[11][sd_k] = x247;
             sd_Ag[12][sd_k] = x264;
             sd_Ag[13][sd_k] = x286;
-            sd_Ag[14][sd_k] = 0.0;
-            sd_Ag[15][sd_k] = -x126;
-            sd_Ag[16][sd_k] = x199;
-            sd_Ag[17][sd_k] = x223;
-            sd_Ag[18][sd_k] = x248;
-            sd_Ag[19][sd_k] = x265;
-            sd_Ag[20][sd_k] = x287;
-            sd_Ag[21][sd_k] = x165;
-            sd_Ag[22][sd_k] = x179;
-            sd_Ag[23][sd_k] = x200;
-            sd_Ag[24][sd_k] = x224;
-            sd_Ag[25][sd_k] = x249;
-            sd_Ag[26][sd_k] = x266;
-            sd_Ag[27][sd_k] = x288;
-            sd_Ag[28][sd_k] = x166;
-            sd_Ag[29][sd_k] = x180;
-            sd_Ag[30][sd_k] = x201;
-            sd_Ag[31][sd_k] = x225;
-            sd_Ag[32][sd_k] = x250;
-            sd_Ag[33][sd_k] = x267;
-            sd_Ag[34][sd_k] = x289;
-            sd_Ag[35][sd_k] = x167;
-            sd_Ag[36][sd_k] = x176;
-            sd_Ag[37][sd_k] = x202;
-            sd_Ag[38][sd_k] = x226;
-            sd_Ag[39][sd_k] = x251;
-            sd_Ag[40][sd_k] = x268;
-            sd_Ag[41][sd_k] = x290;
+            sd_Ag[14][sd_k] = -x126;
+            sd_Ag[15][sd_k] = x199;
+            sd_Ag[16][sd_k] = x223;
+            sd_Ag[17][sd_k] = x248;
+            sd_Ag[18][sd_k] = x265;
+            sd_Ag[19][sd_k] = x287;
+            sd_Ag[20][sd_k] = x165;
+            sd_Ag[21][sd_k] = x179;
+            sd_Ag[22][sd_k] = x200;
+            sd_Ag[23][sd_k] = x224;
+            sd_Ag[24][sd_k] = x249;
+            sd_Ag[25][sd_k] = x266;
+            sd_Ag[26][sd_k] = x288;
+            sd_Ag[27][sd_k] = x166;
+            sd_Ag[28][sd_k] = x180;
+            sd_Ag[29][sd_k] = x201;
+            sd_Ag[30][sd_k] = x225;
+            sd_Ag[31][sd_k] = x250;
+            sd_Ag[32][sd_k] = x267;
+            sd_Ag[33][sd_k] = x289;
+            sd_Ag[34][sd_k] = x167;
+            sd_Ag[35][sd_k] = x176;
+            sd_Ag[36][sd_k] = x202;
+            sd_Ag[37][sd_k] = x226;
+            sd_Ag[38][sd_k] = x251;
+            sd_Ag[39][sd_k] = x268;
+            sd_Ag[40][sd_k] = x290;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Ag[0], 42, sd_n, Ag + sd_first * 42);
+        sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 42, sd_n, Ag + sd_first * 42);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_centroidal_momentum_matrix(q + (sd_first + sd_k) * 7, Ag + (sd_first + sd_k) * 42);
@@ -30455,6 +29746,27 @@ void panda_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[320] = x1533;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* operational_space_inertia_inverse: the block entry of each column of Linv (-1: the constant of sd_fill_operational_space_inertia_inverse_Linv). */
+static const int sd_src_operational_space_inertia_inverse_Linv[324] = {
+    0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5, 1, 9, 10, 11, 12, 13,
+    14, 9, 10, 11, 12, 13, 15, 16, 17, 11, 12, 13, 2, 10, 18, 19, 20, 21, 22, 23, 18, 19, 20, 21,
+    24, 25, 26, 19, 20, 21, 3, 11, 19, 27, 28, 29, 30, 31, 32, 27, 28, 29, 33, 34, 35, 27, 28, 29,
+    4, 12, 20, 28, 36, 37, 38, 39, 40, 41, 36, 37, 42, 43, 44, 41, 36, 37, 5, 13, 21, 29, 37, 45,
+    46, 47, 48, 49, 50, 45, 51, 52, 53, 49, 50, 45, 0, 14, 22, 30, 38, 46, 0, 1, 2, 3, 4, 5,
+    6, 7, 8, 3, 4, 5, 1, 9, 23, 31, 39, 47, 1, 9, 10, 11, 12, 13, 15, 16, 17, 11, 12, 13,
+    2, 10, 18, 32, 40, 48, 2, 10, 18, 19, 20, 21, 24, 25, 26, 19, 20, 21, 3, 11, 19, 27, 41, 49,
+    3, 11, 19, 27, 28, 29, 33, 34, 35, 27, 28, 29, 4, 12, 20, 28, 36, 50, 4, 12, 20, 28, 36, 37,
+    42, 43, 44, 41, 36, 37, 5, 13, 21, 29, 37, 45, 5, 13, 21, 29, 37, 45, 51, 52, 53, 49, 50, 45,
+    6, 15, 24, 33, 42, 51, 6, 15, 24, 33, 42, 51, 54, 55, 56, 57, 58, 59, 7, 16, 25, 34, 43, 52,
+    7, 16, 25, 34, 43, 52, 55, 60, 61, 62, 63, 64, 8, 17, 26, 35, 44, 53, 8, 17, 26, 35, 44, 53,
+    56, 61, 65, 66, 67, 68, 3, 11, 19, 27, 41, 49, 3, 11, 19, 27, 41, 49, 57, 62, 66, 27, 28, 29,
+    4, 12, 20, 28, 36, 50, 4, 12, 20, 28, 36, 50, 58, 63, 67, 28, 36, 37, 5, 13, 21, 29, 37, 45,
+    5, 13, 21, 29, 37, 45, 59, 64, 68, 29, 37, 45,
+};
+static const double sd_fill_operational_space_inertia_inverse_Linv[324] = {0};
+#endif
+
 /* operational_space_inertia_inverse of `count` states, PANDA_BATCH_LANES at a time (see "Batches" above). */
 void panda_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
@@ -30464,7 +29776,7 @@ void panda_operational_space_inertia_inverse_batch(long count, const double *q, 
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[7][SD_LANES];
         sd_gather(q + sd_first * 7, 7, sd_n, sd_q[0]);
-        double sd_Linv[324][SD_LANES];
+        double sd_Linv[69][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -31324,327 +30636,72 @@ void panda_operational_space_inertia_inverse_batch(long count, const double *q, 
             sd_Linv[3][sd_k] = x1450;
             sd_Linv[4][sd_k] = x1451;
             sd_Linv[5][sd_k] = x1452;
-            sd_Linv[6][sd_k] = x1447;
-            sd_Linv[7][sd_k] = x1448;
-            sd_Linv[8][sd_k] = x1449;
-            sd_Linv[9][sd_k] = x1450;
-            sd_Linv[10][sd_k] = x1451;
-            sd_Linv[11][sd_k] = x1452;
-            sd_Linv[12][sd_k] = x1501;
-            sd_Linv[13][sd_k] = x1502;
-            sd_Linv[14][sd_k] = x1503;
-            sd_Linv[15][sd_k] = x1450;
-            sd_Linv[16][sd_k] = x1451;
-            sd_Linv[17][sd_k] = x1452;
-            sd_Linv[18][sd_k] = x1448;
-            sd_Linv[19][sd_k] = x1453;
-            sd_Linv[20][sd_k] = x1454;
-            sd_Linv[21][sd_k] = x1455;
-            sd_Linv[22][sd_k] = x1456;
-            sd_Linv[23][sd_k] = x1457;
-            sd_Linv[24][sd_k] = x1468;
-            sd_Linv[25][sd_k] = x1453;
-            sd_Linv[26][sd_k] = x1454;
-            sd_Linv[27][sd_k] = x1455;
-            sd_Linv[28][sd_k] = x1456;
-            sd_Linv[29][sd_k] = x1457;
-            sd_Linv[30][sd_k] = x1504;
-            sd_Linv[31][sd_k] = x1505;
-            sd_Linv[32][sd_k] = x1506;
-            sd_Linv[33][sd_k] = x1455;
-            sd_Linv[34][sd_k] = x1456;
-            sd_Linv[35][sd_k] = x1457;
-            sd_Linv[36][sd_k] = x1449;
-            sd_Linv[37][sd_k] = x1454;
-            sd_Linv[38][sd_k] = x1458;
-            sd_Linv[39][sd_k] = x1459;
-            sd_Linv[40][sd_k] = x1460;
-            sd_Linv[41][sd_k] = x1461;
-            sd_Linv[42][sd_k] = x1469;
-            sd_Linv[43][sd_k] = x1470;
-            sd_Linv[44][sd_k] = x1458;
-            sd_Linv[45][sd_k] = x1459;
-            sd_Linv[46][sd_k] = x1460;
-            sd_Linv[47][sd_k] = x1461;
-            sd_Linv[48][sd_k] = x1507;
-            sd_Linv[49][sd_k] = x1508;
-            sd_Linv[50][sd_k] = x1509;
-            sd_Linv[51][sd_k] = x1459;
-            sd_Linv[52][sd_k] = x1460;
-            sd_Linv[53][sd_k] = x1461;
-            sd_Linv[54][sd_k] = x1450;
-            sd_Linv[55][sd_k] = x1455;
-            sd_Linv[56][sd_k] = x1459;
-            sd_Linv[57][sd_k] = x1462;
-            sd_Linv[58][sd_k] = x1463;
-            sd_Linv[59][sd_k] = x1464;
-            sd_Linv[60][sd_k] = x1471;
-            sd_Linv[61][sd_k] = x1472;
-            sd_Linv[62][sd_k] = x1473;
-            sd_Linv[63][sd_k] = x1462;
-            sd_Linv[64][sd_k] = x1463;
-            sd_Linv[65][sd_k] = x1464;
-            sd_Linv[66][sd_k] = x1510;
-            sd_Linv[67][sd_k] = x1511;
-            sd_Linv[68][sd_k] = x1512;
-            sd_Linv[69][sd_k] = x1462;
-            sd_Linv[70][sd_k] = x1463;
-            sd_Linv[71][sd_k] = x1464;
-            sd_Linv[72][sd_k] = x1451;
-            sd_Linv[73][sd_k] = x1456;
-            sd_Linv[74][sd_k] = x1460;
-            sd_Linv[75][sd_k] = x1463;
-            sd_Linv[76][sd_k] = x1465;
-            sd_Linv[77][sd_k] = x1466;
-            sd_Linv[78][sd_k] = x1474;
-            sd_Linv[79][sd_k] = x1475;
-            sd_Linv[80][sd_k] = x1476;
-            sd_Linv[81][sd_k] = x1477;
-            sd_Linv[82][sd_k] = x1465;
-            sd_Linv[83][sd_k] = x1466;
-            sd_Linv[84][sd_k] = x1513;
-            sd_Linv[85][sd_k] = x1514;
-            sd_Linv[86][sd_k] = x1515;
-            sd_Linv[87][sd_k] = x1477;
-            sd_Linv[88][sd_k] = x1465;
-            sd_Linv[89][sd_k] = x1466;
-            sd_Linv[90][sd_k] = x1452;
-            sd_Linv[91][sd_k] = x1457;
-            sd_Linv[92][sd_k] = x1461;
-            sd_Linv[93][sd_k] = x1464;
-            sd_Linv[94][sd_k] = x1466;
-            sd_Linv[95][sd_k] = x1467;
-            sd_Linv[96][sd_k] = x1478;
-            sd_Linv[97][sd_k] = x1479;
-            sd_Linv[98][sd_k] = x1480;
-            sd_Linv[99][sd_k] = x1481;
-            sd_Linv[100][sd_k] = x1482;
-            sd_Linv[101][sd_k] = x1467;
-            sd_Linv[102][sd_k] = x1516;
-            sd_Linv[103][sd_k] = x1517;
-            sd_Linv[104][sd_k] = x1518;
-            sd_Linv[105][sd_k] = x1481;
-            sd_Linv[106][sd_k] = x1482;
-            sd_Linv[107][sd_k] = x1467;
-            sd_Linv[108][sd_k] = x1447;
-            sd_Linv[109][sd_k] = x1468;
-            sd_Linv[110][sd_k] = x1469;
-            sd_Linv[111][sd_k] = x1471;
-            sd_Linv[112][sd_k] = x1474;
-            sd_Linv[113][sd_k] = x1478;
-            sd_Linv[114][sd_k] = x1447;
-            sd_Linv[115][sd_k] = x1448;
-            sd_Linv[116][sd_k] = x1449;
-            sd_Linv[117][sd_k] = x1450;
-            sd_Linv[118][sd_k] = x1451;
-            sd_Linv[119][sd_k] = x1452;
-            sd_Linv[120][sd_k] = x1501;
-            sd_Linv[121][sd_k] = x1502;
-            sd_Linv[122][sd_k] = x1503;
-            sd_Linv[123][sd_k] = x1450;
-            sd_Linv[124][sd_k] = x1451;
-            sd_Linv[125][sd_k] = x1452;
-            sd_Linv[126][sd_k] = x1448;
-            sd_Linv[127][sd_k] = x1453;
-            sd_Linv[128][sd_k] = x1470;
-            sd_Linv[129][sd_k] = x1472;
-            sd_Linv[130][sd_k] = x1475;
-            sd_Linv[131][sd_k] = x1479;
-            sd_Linv[132][sd_k] = x1448;
-            sd_Linv[133][sd_k] = x1453;
-            sd_Linv[134][sd_k] = x1454;
-            sd_Linv[135][sd_k] = x1455;
-            sd_Linv[136][sd_k] = x1456;
-            sd_Linv[137][sd_k] = x1457;
-            sd_Linv[138][sd_k] = x1504;
-            sd_Linv[139][sd_k] = x1505;
-            sd_Linv[140][sd_k] = x1506;
-            sd_Linv[141][sd_k] = x1455;
-            sd_Linv[142][sd_k] = x1456;
-            sd_Linv[143][sd_k] = x1457;
-            sd_Linv[144][sd_k] = x1449;
-            sd_Linv[145][sd_k] = x1454;
-            sd_Linv[146][sd_k] = x1458;
-            sd_Linv[147][sd_k] = x1473;
-            sd_Linv[148][sd_k] = x1476;
-            sd_Linv[149][sd_k] = x1480;
-            sd_Linv[150][sd_k] = x1449;
-            sd_Linv[151][sd_k] = x1454;
-            sd_Linv[152][sd_k] = x1458;
-            sd_Linv[153][sd_k] = x1459;
-            sd_Linv[154][sd_k] = x1460;
-            sd_Linv[155][sd_k] = x1461;
-            sd_Linv[156][sd_k] = x1507;
-            sd_Linv[157][sd_k] = x1508;
-            sd_Linv[158][sd_k] = x1509;
-            sd_Linv[159][sd_k] = x1459;
-            sd_Linv[160][sd_k] = x1460;
-            sd_Linv[161][sd_k] = x1461;
-            sd_Linv[162][sd_k] = x1450;
-            sd_Linv[163][sd_k] = x1455;
-            sd_Linv[164][sd_k] = x1459;
-            sd_Linv[165][sd_k] = x1462;
-            sd_Linv[166][sd_k] = x1477;
-            sd_Linv[167][sd_k] = x1481;
-            sd_Linv[168][sd_k] = x1450;
-            sd_Linv[169][sd_k] = x1455;
-            sd_Linv[170][sd_k] = x1459;
-            sd_Linv[171][sd_k] = x1462;
-            sd_Linv[172][sd_k] = x1463;
-            sd_Linv[173][sd_k] = x1464;
-            sd_Linv[174][sd_k] = x1510;
-            sd_Linv[175][sd_k] = x1511;
-            sd_Linv[176][sd_k] = x1512;
-            sd_Linv[177][sd_k] = x1462;
-            sd_Linv[178][sd_k] = x1463;
-            sd_Linv[179][sd_k] = x1464;
-            sd_Linv[180][sd_k] = x1451;
-            sd_Linv[181][sd_k] = x1456;
-            sd_Linv[182][sd_k] = x1460;
-            sd_Linv[183][sd_k] = x1463;
-            sd_Linv[184][sd_k] = x1465;
-            sd_Linv[185][sd_k] = x1482;
-            sd_Linv[186][sd_k] = x1451;
-            sd_Linv[187][sd_k] = x1456;
-            sd_Linv[188][sd_k] = x1460;
-            sd_Linv[189][sd_k] = x1463;
-            sd_Linv[190][sd_k] = x1465;
-            sd_Linv[191][sd_k] = x1466;
-            sd_Linv[192][sd_k] = x1513;
-            sd_Linv[193][sd_k] = x1514;
-            sd_Linv[194][sd_k] = x1515;
-            sd_Linv[195][sd_k] = x1477;
-            sd_Linv[196][sd_k] = x1465;
-            sd_Linv[197][sd_k] = x1466;
-            sd_Linv[198][sd_k] = x1452;
-            sd_Linv[199][sd_k] = x1457;
-            sd_Linv[200][sd_k] = x1461;
-            sd_Linv[201][sd_k] = x1464;
-            sd_Linv[202][sd_k] = x1466;
-            sd_Linv[203][sd_k] = x1467;
-            sd_Linv[204][sd_k] = x1452;
-            sd_Linv[205][sd_k] = x1457;
-            sd_Linv[206][sd_k] = x1461;
-            sd_Linv[207][sd_k] = x1464;
-            sd_Linv[208][sd_k] = x1466;
-            sd_Linv[209][sd_k] = x1467;
-            sd_Linv[210][sd_k] = x1516;
-            sd_Linv[211][sd_k] = x1517;
-            sd_Linv[212][sd_k] = x1518;
-            sd_Linv[213][sd_k] = x1481;
-            sd_Linv[214][sd_k] = x1482;
-            sd_Linv[215][sd_k] = x1467;
-            sd_Linv[216][sd_k] = x1501;
-            sd_Linv[217][sd_k] = x1504;
-            sd_Linv[218][sd_k] = x1507;
-            sd_Linv[219][sd_k] = x1510;
-            sd_Linv[220][sd_k] = x1513;
-            sd_Linv[221][sd_k] = x1516;
-            sd_Linv[222][sd_k] = x1501;
-            sd_Linv[223][sd_k] = x1504;
-            sd_Linv[224][sd_k] = x1507;
-            sd_Linv[225][sd_k] = x1510;
-            sd_Linv[226][sd_k] = x1513;
-            sd_Linv[227][sd_k] = x1516;
-            sd_Linv[228][sd_k] = x1519;
-            sd_Linv[229][sd_k] = x1520;
-            sd_Linv[230][sd_k] = x1521;
-            sd_Linv[231][sd_k] = x1522;
-            sd_Linv[232][sd_k] = x1523;
-            sd_Linv[233][sd_k] = x1524;
-            sd_Linv[234][sd_k] = x1502;
-            sd_Linv[235][sd_k] = x1505;
-            sd_Linv[236][sd_k] = x1508;
-            sd_Linv[237][sd_k] = x1511;
-            sd_Linv[238][sd_k] = x1514;
-            sd_Linv[239][sd_k] = x1517;
-            sd_Linv[240][sd_k] = x1502;
-            sd_Linv[241][sd_k] = x1505;
-            sd_Linv[242][sd_k] = x1508;
-            sd_Linv[243][sd_k] = x1511;
-            sd_Linv[244][sd_k] = x1514;
-            sd_Linv[245][sd_k] = x1517;
-            sd_Linv[246][sd_k] = x1520;
-            sd_Linv[247][sd_k] = x1525;
-            sd_Linv[248][sd_k] = x1526;
-            sd_Linv[249][sd_k] = x1527;
-            sd_Linv[250][sd_k] = x1528;
-            sd_Linv[251][sd_k] = x1529;
-            sd_Linv[252][sd_k] = x1503;
-            sd_Linv[253][sd_k] = x1506;
-            sd_Linv[254][sd_k] = x1509;
-            sd_Linv[255][sd_k] = x1512;
-            sd_Linv[256][sd_k] = x1515;
-            sd_Linv[257][sd_k] = x1518;
-            sd_Linv[258][sd_k] = x1503;
-            sd_Linv[259][sd_k] = x1506;
-            sd_Linv[260][sd_k] = x1509;
-            sd_Linv[261][sd_k] = x1512;
-            sd_Linv[262][sd_k] = x1515;
-            sd_Linv[263][sd_k] = x1518;
-            sd_Linv[264][sd_k] = x1521;
-            sd_Linv[265][sd_k] = x1526;
-            sd_Linv[266][sd_k] = x1530;
-            sd_Linv[267][sd_k] = x1531;
-            sd_Linv[268][sd_k] = x1532;
-            sd_Linv[269][sd_k] = x1533;
-            sd_Linv[270][sd_k] = x1450;
-            sd_Linv[271][sd_k] = x1455;
-            sd_Linv[272][sd_k] = x1459;
-            sd_Linv[273][sd_k] = x1462;
-            sd_Linv[274][sd_k] = x1477;
-            sd_Linv[275][sd_k] = x1481;
-            sd_Linv[276][sd_k] = x1450;
-            sd_Linv[277][sd_k] = x1455;
-            sd_Linv[278][sd_k] = x1459;
-            sd_Linv[279][sd_k] = x1462;
-            sd_Linv[280][sd_k] = x1477;
-            sd_Linv[281][sd_k] = x1481;
-            sd_Linv[282][sd_k] = x1522;
-            sd_Linv[283][sd_k] = x1527;
-            sd_Linv[284][sd_k] = x1531;
-            sd_Linv[285][sd_k] = x1462;
-            sd_Linv[286][sd_k] = x1463;
-            sd_Linv[287][sd_k] = x1464;
-            sd_Linv[288][sd_k] = x1451;
-            sd_Linv[289][sd_k] = x1456;
-            sd_Linv[290][sd_k] = x1460;
-            sd_Linv[291][sd_k] = x1463;
-            sd_Linv[292][sd_k] = x1465;
-            sd_Linv[293][sd_k] = x1482;
-            sd_Linv[294][sd_k] = x1451;
-            sd_Linv[295][sd_k] = x1456;
-            sd_Linv[296][sd_k] = x1460;
-            sd_Linv[297][sd_k] = x1463;
-            sd_Linv[298][sd_k] = x1465;
-            sd_Linv[299][sd_k] = x1482;
-            sd_Linv[300][sd_k] = x1523;
-            sd_Linv[301][sd_k] = x1528;
-            sd_Linv[302][sd_k] = x1532;
-            sd_Linv[303][sd_k] = x1463;
-            sd_Linv[304][sd_k] = x1465;
-            sd_Linv[305][sd_k] = x1466;
-            sd_Linv[306][sd_k] = x1452;
-            sd_Linv[307][sd_k] = x1457;
-            sd_Linv[308][sd_k] = x1461;
-            sd_Linv[309][sd_k] = x1464;
-            sd_Linv[310][sd_k] = x1466;
-            sd_Linv[311][sd_k] = x1467;
-            sd_Linv[312][sd_k] = x1452;
-            sd_Linv[313][sd_k] = x1457;
-            sd_Linv[314][sd_k] = x1461;
-            sd_Linv[315][sd_k] = x1464;
-            sd_Linv[316][sd_k] = x1466;
-            sd_Linv[317][sd_k] = x1467;
-            sd_Linv[318][sd_k] = x1524;
-            sd_Linv[319][sd_k] = x1529;
-            sd_Linv[320][sd_k] = x1533;
-            sd_Linv[321][sd_k] = x1464;
-            sd_Linv[322][sd_k] = x1466;
-            sd_Linv[323][sd_k] = x1467;
+            sd_Linv[6][sd_k] = x1501;
+            sd_Linv[7][sd_k] = x1502;
+            sd_Linv[8][sd_k] = x1503;
+            sd_Linv[9][sd_k] = x1453;
+            sd_Linv[10][sd_k] = x1454;
+            sd_Linv[11][sd_k] = x1455;
+            sd_Linv[12][sd_k] = x1456;
+            sd_Linv[13][sd_k] = x1457;
+            sd_Linv[14][sd_k] = x1468;
+            sd_Linv[15][sd_k] = x1504;
+            sd_Linv[16][sd_k] = x1505;
+            sd_Linv[17][sd_k] = x1506;
+            sd_Linv[18][sd_k] = x1458;
+            sd_Linv[19][sd_k] = x1459;
+            sd_Linv[20][sd_k] = x1460;
+            sd_Linv[21][sd_k] = x1461;
+            sd_Linv[22][sd_k] = x1469;
+            sd_Linv[23][sd_k] = x1470;
+            sd_Linv[24][sd_k] = x1507;
+            sd_Linv[25][sd_k] = x1508;
+            sd_Linv[26][sd_k] = x1509;
+            sd_Linv[27][sd_k] = x1462;
+            sd_Linv[28][sd_k] = x1463;
+            sd_Linv[29][sd_k] = x1464;
+            sd_Linv[30][sd_k] = x1471;
+            sd_Linv[31][sd_k] = x1472;
+            sd_Linv[32][sd_k] = x1473;
+            sd_Linv[33][sd_k] = x1510;
+            sd_Linv[34][sd_k] = x1511;
+            sd_Linv[35][sd_k] = x1512;
+            sd_Linv[36][sd_k] = x1465;
+            sd_Linv[37][sd_k] = x1466;
+            sd_Linv[38][sd_k] = x1474;
+            sd_Linv[39][sd_k] = x1475;
+            sd_Linv[40][sd_k] = x1476;
+            sd_Linv[41][sd_k] = x1477;
+            sd_Linv[42][sd_k] = x1513;
+            sd_Linv[43][sd_k] = x1514;
+            sd_Linv[44][sd_k] = x1515;
+            sd_Linv[45][sd_k] = x1467;
+            sd_Linv[46][sd_k] = x1478;
+            sd_Linv[47][sd_k] = x1479;
+            sd_Linv[48][sd_k] = x1480;
+            sd_Linv[49][sd_k] = x1481;
+            sd_Linv[50][sd_k] = x1482;
+            sd_Linv[51][sd_k] = x1516;
+            sd_Linv[52][sd_k] = x1517;
+            sd_Linv[53][sd_k] = x1518;
+            sd_Linv[54][sd_k] = x1519;
+            sd_Linv[55][sd_k] = x1520;
+            sd_Linv[56][sd_k] = x1521;
+            sd_Linv[57][sd_k] = x1522;
+            sd_Linv[58][sd_k] = x1523;
+            sd_Linv[59][sd_k] = x1524;
+            sd_Linv[60][sd_k] = x1525;
+            sd_Linv[61][sd_k] = x1526;
+            sd_Linv[62][sd_k] = x1527;
+            sd_Linv[63][sd_k] = x1528;
+            sd_Linv[64][sd_k] = x1529;
+            sd_Linv[65][sd_k] = x1530;
+            sd_Linv[66][sd_k] = x1531;
+            sd_Linv[67][sd_k] = x1532;
+            sd_Linv[68][sd_k] = x1533;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Linv[0], 324, sd_n, Linv + sd_first * 324);
+        sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 324, sd_n, Linv + sd_first * 324);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 panda_operational_space_inertia_inverse(q + (sd_first + sd_k) * 7, Linv + (sd_first + sd_k) * 324);

@@ -274,6 +274,19 @@ typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
 #define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
 #endif
 #define SD_TILES 1
+/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch. */
+static inline void sd_tile(const double *p0, const double *p1, const double *p2, const double *p3,
+                           long size, double *out)
+{
+    const sd_vec4 a = *(const sd_vec4 *)p0, b = *(const sd_vec4 *)p1;
+    const sd_vec4 c = *(const sd_vec4 *)p2, d = *(const sd_vec4 *)p3;
+    const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
+    const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
+    *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
+    *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+}
 #endif
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
@@ -282,22 +295,45 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
     if (n == SD_LANES)
         for (; j + 4 <= size; j += 4)
             for (int k = 0; k < SD_LANES; k += 4) {
-                /* entries j..j+3 of lanes k..k+3 in, rows k..k+3 of entries j..j+3 out */
                 const double *in = block + j * SD_LANES + k;
-                const sd_vec4 a = *(const sd_vec4 *)in, b = *(const sd_vec4 *)(in + SD_LANES);
-                const sd_vec4 c = *(const sd_vec4 *)(in + 2 * SD_LANES), d = *(const sd_vec4 *)(in + 3 * SD_LANES);
-                const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
-                const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
-                double *out = rows + k * size + j;
-                *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
-                *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+                sd_tile(in, in + SD_LANES, in + 2 * SD_LANES, in + 3 * SD_LANES, size, rows + k * size + j);
             }
 #endif
     for (; j < size; ++j)
         for (int k = 0; k < n; ++k)
             rows[k * size + j] = block[j * SD_LANES + k];
+}
+
+/* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
+ * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
+ * loop: the regressor's block holds 283 entries of its 686 (35 KB for 16 lanes, not 88: it stays in
+ * L1), a group of four constant columns is one vector stored in every row, and a zero in a group of
+ * computed entries is read from a row of zeros. */
+static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
+                           double *rows)
+{
+    long j = 0;
+#if defined(SD_TILES)
+    static const double zeros[SD_LANES];
+    if (n == SD_LANES)
+        for (; j + 4 <= size; j += 4) {
+            if ((src[j] & src[j + 1] & src[j + 2] & src[j + 3]) < 0) {
+                const sd_vec4 v = *(const sd_vec4 *)(fill + j);
+                for (int k = 0; k < SD_LANES; ++k)
+                    *(sd_vec4 *)(rows + k * size + j) = v;
+                continue;
+            }
+            const double *p0 = src[j] < 0 ? zeros : block + src[j] * SD_LANES;
+            const double *p1 = src[j + 1] < 0 ? zeros : block + src[j + 1] * SD_LANES;
+            const double *p2 = src[j + 2] < 0 ? zeros : block + src[j + 2] * SD_LANES;
+            const double *p3 = src[j + 3] < 0 ? zeros : block + src[j + 3] * SD_LANES;
+            for (int k = 0; k < SD_LANES; k += 4)
+                sd_tile(p0 + k, p1 + k, p2 + k, p3 + k, size, rows + k * size + j);
+        }
+#endif
+    for (; j < size; ++j)
+        for (int k = 0; k < n; ++k)
+            rows[k * size + j] = src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k];
 }
 #endif
 
@@ -660,6 +696,15 @@ void planar6_mass_matrix(const double *q, double *M)
     M[35] = 0.08333333333333333;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix: the block entry of each column of M (-1: the constant of sd_fill_mass_matrix_M). */
+static const int sd_src_mass_matrix_M[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_mass_matrix_M[36] = {0};
+#endif
+
 /* mass_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_mass_matrix_batch(long count, const double *q, double *M)
 {
@@ -669,7 +714,7 @@ void planar6_mass_matrix_batch(long count, const double *q, double *M)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_M[36][SD_LANES];
+        double sd_M[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -744,39 +789,24 @@ void planar6_mass_matrix_batch(long count, const double *q, double *M)
             sd_M[3][sd_k] = x126;
             sd_M[4][sd_k] = x119;
             sd_M[5][sd_k] = x109;
-            sd_M[6][sd_k] = x131;
-            sd_M[7][sd_k] = x78;
-            sd_M[8][sd_k] = x127;
-            sd_M[9][sd_k] = x123;
-            sd_M[10][sd_k] = x116;
-            sd_M[11][sd_k] = x106;
-            sd_M[12][sd_k] = x130;
-            sd_M[13][sd_k] = x127;
-            sd_M[14][sd_k] = x60;
-            sd_M[15][sd_k] = x120;
-            sd_M[16][sd_k] = x113;
-            sd_M[17][sd_k] = x103;
-            sd_M[18][sd_k] = x126;
-            sd_M[19][sd_k] = x123;
-            sd_M[20][sd_k] = x120;
-            sd_M[21][sd_k] = x42;
-            sd_M[22][sd_k] = x110;
-            sd_M[23][sd_k] = x100;
-            sd_M[24][sd_k] = x119;
-            sd_M[25][sd_k] = x116;
-            sd_M[26][sd_k] = x113;
-            sd_M[27][sd_k] = x110;
-            sd_M[28][sd_k] = x24;
-            sd_M[29][sd_k] = x97;
-            sd_M[30][sd_k] = x109;
-            sd_M[31][sd_k] = x106;
-            sd_M[32][sd_k] = x103;
-            sd_M[33][sd_k] = x100;
-            sd_M[34][sd_k] = x97;
-            sd_M[35][sd_k] = 0.08333333333333333;
+            sd_M[6][sd_k] = x78;
+            sd_M[7][sd_k] = x127;
+            sd_M[8][sd_k] = x123;
+            sd_M[9][sd_k] = x116;
+            sd_M[10][sd_k] = x106;
+            sd_M[11][sd_k] = x60;
+            sd_M[12][sd_k] = x120;
+            sd_M[13][sd_k] = x113;
+            sd_M[14][sd_k] = x103;
+            sd_M[15][sd_k] = x42;
+            sd_M[16][sd_k] = x110;
+            sd_M[17][sd_k] = x100;
+            sd_M[18][sd_k] = x24;
+            sd_M[19][sd_k] = x97;
+            sd_M[20][sd_k] = 0.08333333333333333;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_M[0], 36, sd_n, M + sd_first * 36);
+        sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 36, sd_n, M + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
@@ -1041,6 +1071,15 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     Minv[35] = x306;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix_inverse: the block entry of each column of Minv (-1: the constant of sd_fill_mass_matrix_inverse_Minv). */
+static const int sd_src_mass_matrix_inverse_Minv[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_mass_matrix_inverse_Minv[36] = {0};
+#endif
+
 /* mass_matrix_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
@@ -1050,7 +1089,7 @@ void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Minv[36][SD_LANES];
+        double sd_Minv[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1268,39 +1307,24 @@ void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv
             sd_Minv[3][sd_k] = x241;
             sd_Minv[4][sd_k] = x263;
             sd_Minv[5][sd_k] = x291;
-            sd_Minv[6][sd_k] = x215;
-            sd_Minv[7][sd_k] = x292;
-            sd_Minv[8][sd_k] = x293;
-            sd_Minv[9][sd_k] = x294;
-            sd_Minv[10][sd_k] = x295;
-            sd_Minv[11][sd_k] = x296;
-            sd_Minv[12][sd_k] = x225;
-            sd_Minv[13][sd_k] = x293;
-            sd_Minv[14][sd_k] = x297;
-            sd_Minv[15][sd_k] = x298;
-            sd_Minv[16][sd_k] = x299;
-            sd_Minv[17][sd_k] = x300;
-            sd_Minv[18][sd_k] = x241;
-            sd_Minv[19][sd_k] = x294;
-            sd_Minv[20][sd_k] = x298;
-            sd_Minv[21][sd_k] = x301;
-            sd_Minv[22][sd_k] = x302;
-            sd_Minv[23][sd_k] = x303;
-            sd_Minv[24][sd_k] = x263;
-            sd_Minv[25][sd_k] = x295;
-            sd_Minv[26][sd_k] = x299;
-            sd_Minv[27][sd_k] = x302;
-            sd_Minv[28][sd_k] = x304;
-            sd_Minv[29][sd_k] = x305;
-            sd_Minv[30][sd_k] = x291;
-            sd_Minv[31][sd_k] = x296;
-            sd_Minv[32][sd_k] = x300;
-            sd_Minv[33][sd_k] = x303;
-            sd_Minv[34][sd_k] = x305;
-            sd_Minv[35][sd_k] = x306;
+            sd_Minv[6][sd_k] = x292;
+            sd_Minv[7][sd_k] = x293;
+            sd_Minv[8][sd_k] = x294;
+            sd_Minv[9][sd_k] = x295;
+            sd_Minv[10][sd_k] = x296;
+            sd_Minv[11][sd_k] = x297;
+            sd_Minv[12][sd_k] = x298;
+            sd_Minv[13][sd_k] = x299;
+            sd_Minv[14][sd_k] = x300;
+            sd_Minv[15][sd_k] = x301;
+            sd_Minv[16][sd_k] = x302;
+            sd_Minv[17][sd_k] = x303;
+            sd_Minv[18][sd_k] = x304;
+            sd_Minv[19][sd_k] = x305;
+            sd_Minv[20][sd_k] = x306;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Minv[0], 36, sd_n, Minv + sd_first * 36);
+        sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 36, sd_n, Minv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
@@ -2829,6 +2853,14 @@ void planar6_articulated_inertia(const double *q, double *D)
     D[5] = 0.08333333333333333;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* articulated_inertia: the block entry of each column of D (-1: the constant of sd_fill_articulated_inertia_D). */
+static const int sd_src_articulated_inertia_D[6] = {
+    0, 1, 2, 3, 4, -1,
+};
+static const double sd_fill_articulated_inertia_D[6] = {[5] = 0.08333333333333333};
+#endif
+
 /* articulated_inertia of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_articulated_inertia_batch(long count, const double *q, double *D)
 {
@@ -2838,7 +2870,7 @@ void planar6_articulated_inertia_batch(long count, const double *q, double *D)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_D[6][SD_LANES];
+        double sd_D[5][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2964,10 +2996,9 @@ void planar6_articulated_inertia_batch(long count, const double *q, double *D)
             sd_D[2][sd_k] = x117;
             sd_D[3][sd_k] = x75;
             sd_D[4][sd_k] = x33;
-            sd_D[5][sd_k] = 0.08333333333333333;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_D[0], 6, sd_n, D + sd_first * 6);
+        sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 6, sd_n, D + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
@@ -3194,6 +3225,15 @@ void planar6_innovations_factor(const double *q, double *m)
     m[35] = 0.28867513459481287;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor: the block entry of each column of m (-1: the constant of sd_fill_innovations_factor_m). */
+static const int sd_src_innovations_factor_m[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, 14, -1, -1, -1, 15, 16, 17,
+    -1, -1, -1, -1, 18, 19, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_m[36] = {[35] = 0.28867513459481287};
+#endif
+
 /* innovations_factor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_innovations_factor_batch(long count, const double *q, double *m)
 {
@@ -3203,7 +3243,7 @@ void planar6_innovations_factor_batch(long count, const double *q, double *m)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_m[36][SD_LANES];
+        double sd_m[20][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -3383,39 +3423,23 @@ void planar6_innovations_factor_batch(long count, const double *q, double *m)
             sd_m[3][sd_k] = x241;
             sd_m[4][sd_k] = x256;
             sd_m[5][sd_k] = x271;
-            sd_m[6][sd_k] = 0.0;
-            sd_m[7][sd_k] = x215;
-            sd_m[8][sd_k] = x226;
-            sd_m[9][sd_k] = x238;
-            sd_m[10][sd_k] = x253;
-            sd_m[11][sd_k] = x268;
-            sd_m[12][sd_k] = 0.0;
-            sd_m[13][sd_k] = 0.0;
-            sd_m[14][sd_k] = x221;
-            sd_m[15][sd_k] = x235;
-            sd_m[16][sd_k] = x250;
-            sd_m[17][sd_k] = x265;
-            sd_m[18][sd_k] = 0.0;
-            sd_m[19][sd_k] = 0.0;
-            sd_m[20][sd_k] = 0.0;
-            sd_m[21][sd_k] = x230;
-            sd_m[22][sd_k] = x247;
-            sd_m[23][sd_k] = x262;
-            sd_m[24][sd_k] = 0.0;
-            sd_m[25][sd_k] = 0.0;
-            sd_m[26][sd_k] = 0.0;
-            sd_m[27][sd_k] = 0.0;
-            sd_m[28][sd_k] = x242;
-            sd_m[29][sd_k] = x259;
-            sd_m[30][sd_k] = 0.0;
-            sd_m[31][sd_k] = 0.0;
-            sd_m[32][sd_k] = 0.0;
-            sd_m[33][sd_k] = 0.0;
-            sd_m[34][sd_k] = 0.0;
-            sd_m[35][sd_k] = 0.28867513459481287;
+            sd_m[6][sd_k] = x215;
+            sd_m[7][sd_k] = x226;
+            sd_m[8][sd_k] = x238;
+            sd_m[9][sd_k] = x253;
+            sd_m[10][sd_k] = x268;
+            sd_m[11][sd_k] = x221;
+            sd_m[12][sd_k] = x235;
+            sd_m[13][sd_k] = x250;
+            sd_m[14][sd_k] = x265;
+            sd_m[15][sd_k] = x230;
+            sd_m[16][sd_k] = x247;
+            sd_m[17][sd_k] = x262;
+            sd_m[18][sd_k] = x242;
+            sd_m[19][sd_k] = x259;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_m[0], 36, sd_n, m + sd_first * 36);
+        sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 36, sd_n, m + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
@@ -3674,6 +3698,15 @@ void planar6_innovations_factor_inverse(const double *q, double *ell)
     ell[35] = 3.464101615137755;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor_inverse: the block entry of each column of ell (-1: the constant of sd_fill_innovations_factor_inverse_ell). */
+static const int sd_src_innovations_factor_inverse_ell[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, 14, -1, -1, -1, 15, 16, 17,
+    -1, -1, -1, -1, 18, 19, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_inverse_ell[36] = {[35] = 3.464101615137755};
+#endif
+
 /* innovations_factor_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
@@ -3683,7 +3716,7 @@ void planar6_innovations_factor_inverse_batch(long count, const double *q, doubl
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_ell[36][SD_LANES];
+        double sd_ell[20][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -3895,39 +3928,23 @@ void planar6_innovations_factor_inverse_batch(long count, const double *q, doubl
             sd_ell[3][sd_k] = x253;
             sd_ell[4][sd_k] = x279;
             sd_ell[5][sd_k] = x309;
-            sd_ell[6][sd_k] = 0.0;
-            sd_ell[7][sd_k] = x215;
-            sd_ell[8][sd_k] = x227;
-            sd_ell[9][sd_k] = x247;
-            sd_ell[10][sd_k] = x273;
-            sd_ell[11][sd_k] = x303;
-            sd_ell[12][sd_k] = 0.0;
-            sd_ell[13][sd_k] = 0.0;
-            sd_ell[14][sd_k] = x223;
-            sd_ell[15][sd_k] = x241;
-            sd_ell[16][sd_k] = x267;
-            sd_ell[17][sd_k] = x297;
-            sd_ell[18][sd_k] = 0.0;
-            sd_ell[19][sd_k] = 0.0;
-            sd_ell[20][sd_k] = 0.0;
-            sd_ell[21][sd_k] = x237;
-            sd_ell[22][sd_k] = x261;
-            sd_ell[23][sd_k] = x291;
-            sd_ell[24][sd_k] = 0.0;
-            sd_ell[25][sd_k] = 0.0;
-            sd_ell[26][sd_k] = 0.0;
-            sd_ell[27][sd_k] = 0.0;
-            sd_ell[28][sd_k] = x257;
-            sd_ell[29][sd_k] = x285;
-            sd_ell[30][sd_k] = 0.0;
-            sd_ell[31][sd_k] = 0.0;
-            sd_ell[32][sd_k] = 0.0;
-            sd_ell[33][sd_k] = 0.0;
-            sd_ell[34][sd_k] = 0.0;
-            sd_ell[35][sd_k] = 3.464101615137755;
+            sd_ell[6][sd_k] = x215;
+            sd_ell[7][sd_k] = x227;
+            sd_ell[8][sd_k] = x247;
+            sd_ell[9][sd_k] = x273;
+            sd_ell[10][sd_k] = x303;
+            sd_ell[11][sd_k] = x223;
+            sd_ell[12][sd_k] = x241;
+            sd_ell[13][sd_k] = x267;
+            sd_ell[14][sd_k] = x297;
+            sd_ell[15][sd_k] = x237;
+            sd_ell[16][sd_k] = x261;
+            sd_ell[17][sd_k] = x291;
+            sd_ell[18][sd_k] = x257;
+            sd_ell[19][sd_k] = x285;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_ell[0], 36, sd_n, ell + sd_first * 36);
+        sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 36, sd_n, ell + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
@@ -7880,6 +7897,15 @@ void planar6_udu_factor(const double *q, double *U)
     U[35] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
+static const int sd_src_udu_factor_U[36] = {
+    0, 1, 2, 3, 4, 5, -1, 0, 6, 7, 8, 9, -1, -1, 0, 10, 11, 12, -1, -1, -1, 0, 13, 14,
+    -1, -1, -1, -1, 0, 15, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_udu_factor_U[36] = {[35] = 1.0};
+#endif
+
 /* udu_factor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_udu_factor_batch(long count, const double *q, double *U)
 {
@@ -7889,7 +7915,7 @@ void planar6_udu_factor_batch(long count, const double *q, double *U)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_U[36][SD_LANES];
+        double sd_U[16][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -8040,39 +8066,19 @@ void planar6_udu_factor_batch(long count, const double *q, double *U)
             sd_U[3][sd_k] = x229;
             sd_U[4][sd_k] = x241;
             sd_U[5][sd_k] = x256;
-            sd_U[6][sd_k] = 0.0;
-            sd_U[7][sd_k] = 1.0;
-            sd_U[8][sd_k] = x217;
-            sd_U[9][sd_k] = x226;
-            sd_U[10][sd_k] = x238;
-            sd_U[11][sd_k] = x253;
-            sd_U[12][sd_k] = 0.0;
-            sd_U[13][sd_k] = 0.0;
-            sd_U[14][sd_k] = 1.0;
-            sd_U[15][sd_k] = x223;
-            sd_U[16][sd_k] = x235;
-            sd_U[17][sd_k] = x250;
-            sd_U[18][sd_k] = 0.0;
-            sd_U[19][sd_k] = 0.0;
-            sd_U[20][sd_k] = 0.0;
-            sd_U[21][sd_k] = 1.0;
-            sd_U[22][sd_k] = x232;
-            sd_U[23][sd_k] = x247;
-            sd_U[24][sd_k] = 0.0;
-            sd_U[25][sd_k] = 0.0;
-            sd_U[26][sd_k] = 0.0;
-            sd_U[27][sd_k] = 0.0;
-            sd_U[28][sd_k] = 1.0;
-            sd_U[29][sd_k] = x244;
-            sd_U[30][sd_k] = 0.0;
-            sd_U[31][sd_k] = 0.0;
-            sd_U[32][sd_k] = 0.0;
-            sd_U[33][sd_k] = 0.0;
-            sd_U[34][sd_k] = 0.0;
-            sd_U[35][sd_k] = 1.0;
+            sd_U[6][sd_k] = x217;
+            sd_U[7][sd_k] = x226;
+            sd_U[8][sd_k] = x238;
+            sd_U[9][sd_k] = x253;
+            sd_U[10][sd_k] = x223;
+            sd_U[11][sd_k] = x235;
+            sd_U[12][sd_k] = x250;
+            sd_U[13][sd_k] = x232;
+            sd_U[14][sd_k] = x247;
+            sd_U[15][sd_k] = x244;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_U[0], 36, sd_n, U + sd_first * 36);
+        sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 36, sd_n, U + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
@@ -8914,6 +8920,14 @@ void planar6_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
+static const int sd_src_frame_placement_oMf[16] = {
+    0, 1, -1, 2, 3, 4, -1, 5, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_placement_oMf[16] = {[10] = 1.0, [15] = 1.0};
+#endif
+
 /* frame_placement of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_placement_batch(long count, const double *q, double *oMf)
 {
@@ -8923,7 +8937,7 @@ void planar6_frame_placement_batch(long count, const double *q, double *oMf)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_oMf[16][SD_LANES];
+        double sd_oMf[6][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -8985,23 +8999,13 @@ void planar6_frame_placement_batch(long count, const double *q, double *oMf)
             const double x48 = x40 + x42;
             sd_oMf[0][sd_k] = x43;
             sd_oMf[1][sd_k] = x44;
-            sd_oMf[2][sd_k] = 0.0;
-            sd_oMf[3][sd_k] = x47;
-            sd_oMf[4][sd_k] = x45;
-            sd_oMf[5][sd_k] = x46;
-            sd_oMf[6][sd_k] = 0.0;
-            sd_oMf[7][sd_k] = x48;
-            sd_oMf[8][sd_k] = 0.0;
-            sd_oMf[9][sd_k] = 0.0;
-            sd_oMf[10][sd_k] = 1.0;
-            sd_oMf[11][sd_k] = 0.0;
-            sd_oMf[12][sd_k] = 0.0;
-            sd_oMf[13][sd_k] = 0.0;
-            sd_oMf[14][sd_k] = 0.0;
-            sd_oMf[15][sd_k] = 1.0;
+            sd_oMf[2][sd_k] = x47;
+            sd_oMf[3][sd_k] = x45;
+            sd_oMf[4][sd_k] = x46;
+            sd_oMf[5][sd_k] = x48;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
+        sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
@@ -9105,6 +9109,15 @@ void planar6_frame_jacobian(const double *q, double *J)
     J[35] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_jacobian: the block entry of each column of J (-1: the constant of sd_fill_frame_jacobian_J). */
+static const int sd_src_frame_jacobian_J[36] = {
+    0, 1, 2, 3, 4, -1, 5, 6, 7, 8, 9, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_jacobian_J[36] = {[30] = 1.0, [31] = 1.0, [32] = 1.0, [33] = 1.0, [34] = 1.0, [35] = 1.0};
+#endif
+
 /* frame_jacobian of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_jacobian_batch(long count, const double *q, double *J)
 {
@@ -9114,7 +9127,7 @@ void planar6_frame_jacobian_batch(long count, const double *q, double *J)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_J[36][SD_LANES];
+        double sd_J[10][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9170,40 +9183,14 @@ void planar6_frame_jacobian_batch(long count, const double *q, double *J)
             sd_J[2][sd_k] = -x52;
             sd_J[3][sd_k] = -x50;
             sd_J[4][sd_k] = -x42;
-            sd_J[5][sd_k] = 0.0;
-            sd_J[6][sd_k] = x55;
-            sd_J[7][sd_k] = x53;
-            sd_J[8][sd_k] = x51;
-            sd_J[9][sd_k] = x49;
-            sd_J[10][sd_k] = x41;
-            sd_J[11][sd_k] = 0.0;
-            sd_J[12][sd_k] = 0.0;
-            sd_J[13][sd_k] = 0.0;
-            sd_J[14][sd_k] = 0.0;
-            sd_J[15][sd_k] = 0.0;
-            sd_J[16][sd_k] = 0.0;
-            sd_J[17][sd_k] = 0.0;
-            sd_J[18][sd_k] = 0.0;
-            sd_J[19][sd_k] = 0.0;
-            sd_J[20][sd_k] = 0.0;
-            sd_J[21][sd_k] = 0.0;
-            sd_J[22][sd_k] = 0.0;
-            sd_J[23][sd_k] = 0.0;
-            sd_J[24][sd_k] = 0.0;
-            sd_J[25][sd_k] = 0.0;
-            sd_J[26][sd_k] = 0.0;
-            sd_J[27][sd_k] = 0.0;
-            sd_J[28][sd_k] = 0.0;
-            sd_J[29][sd_k] = 0.0;
-            sd_J[30][sd_k] = 1.0;
-            sd_J[31][sd_k] = 1.0;
-            sd_J[32][sd_k] = 1.0;
-            sd_J[33][sd_k] = 1.0;
-            sd_J[34][sd_k] = 1.0;
-            sd_J[35][sd_k] = 1.0;
+            sd_J[5][sd_k] = x55;
+            sd_J[6][sd_k] = x53;
+            sd_J[7][sd_k] = x51;
+            sd_J[8][sd_k] = x49;
+            sd_J[9][sd_k] = x41;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_J[0], 36, sd_n, J + sd_first * 36);
+        sd_scatter_map(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 36, sd_n, J + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
@@ -9290,6 +9277,14 @@ void planar6_frame_velocity(const double *q, const double *qd, double *vf)
     vf[5] = x61;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_velocity: the block entry of each column of vf (-1: the constant of sd_fill_frame_velocity_vf). */
+static const int sd_src_frame_velocity_vf[6] = {
+    0, 1, -1, -1, -1, 2,
+};
+static const double sd_fill_frame_velocity_vf[6] = {0};
+#endif
+
 /* frame_velocity of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
@@ -9301,7 +9296,7 @@ void planar6_frame_velocity_batch(long count, const double *q, const double *qd,
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
         double sd_qd[6][SD_LANES];
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_vf[6][SD_LANES];
+        double sd_vf[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9367,13 +9362,10 @@ void planar6_frame_velocity_batch(long count, const double *q, const double *qd,
             const double x63 = x41*x58 + x60;
             sd_vf[0][sd_k] = x62;
             sd_vf[1][sd_k] = x63;
-            sd_vf[2][sd_k] = 0.0;
-            sd_vf[3][sd_k] = 0.0;
-            sd_vf[4][sd_k] = 0.0;
-            sd_vf[5][sd_k] = x61;
+            sd_vf[2][sd_k] = x61;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_vf[0], 6, sd_n, vf + sd_first * 6);
+        sd_scatter_map(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 6, sd_n, vf + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_frame_velocity(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, vf + (sd_first + sd_k) * 6);
@@ -9468,6 +9460,14 @@ void planar6_frame_acceleration_bias(const double *q, const double *qd, double *
     af[5] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_acceleration_bias: the block entry of each column of af (-1: the constant of sd_fill_frame_acceleration_bias_af). */
+static const int sd_src_frame_acceleration_bias_af[6] = {
+    0, 1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_acceleration_bias_af[6] = {0};
+#endif
+
 /* frame_acceleration_bias of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
@@ -9479,7 +9479,7 @@ void planar6_frame_acceleration_bias_batch(long count, const double *q, const do
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
         double sd_qd[6][SD_LANES];
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_af[6][SD_LANES];
+        double sd_af[2][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9553,13 +9553,9 @@ void planar6_frame_acceleration_bias_batch(long count, const double *q, const do
             const double x73 = x64*x70 + x68;
             sd_af[0][sd_k] = x72;
             sd_af[1][sd_k] = x73;
-            sd_af[2][sd_k] = 0.0;
-            sd_af[3][sd_k] = 0.0;
-            sd_af[4][sd_k] = 0.0;
-            sd_af[5][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_af[0], 6, sd_n, af + sd_first * 6);
+        sd_scatter_map(sd_af[0], sd_src_frame_acceleration_bias_af, sd_fill_frame_acceleration_bias_af, 6, sd_n, af + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_frame_acceleration_bias(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, af + (sd_first + sd_k) * 6);
@@ -9620,6 +9616,14 @@ void planar6_center_of_mass(const double *q, double *com)
     com[2] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* center_of_mass: the block entry of each column of com (-1: the constant of sd_fill_center_of_mass_com). */
+static const int sd_src_center_of_mass_com[3] = {
+    0, 1, -1,
+};
+static const double sd_fill_center_of_mass_com[3] = {0};
+#endif
+
 /* center_of_mass of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_center_of_mass_batch(long count, const double *q, double *com)
 {
@@ -9629,7 +9633,7 @@ void planar6_center_of_mass_batch(long count, const double *q, double *com)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_com[3][SD_LANES];
+        double sd_com[2][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9673,10 +9677,9 @@ void planar6_center_of_mass_batch(long count, const double *q, double *com)
             const double x30 = 0.16666666666666666*x28;
             sd_com[0][sd_k] = x29;
             sd_com[1][sd_k] = x30;
-            sd_com[2][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_com[0], 3, sd_n, com + sd_first * 3);
+        sd_scatter_map(sd_com[0], sd_src_center_of_mass_com, sd_fill_center_of_mass_com, 3, sd_n, com + sd_first * 3);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_center_of_mass(q + (sd_first + sd_k) * 6, com + (sd_first + sd_k) * 3);
@@ -9789,6 +9792,14 @@ void planar6_com_jacobian(const double *q, double *Jcom)
     Jcom[17] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* com_jacobian: the block entry of each column of Jcom (-1: the constant of sd_fill_com_jacobian_Jcom). */
+static const int sd_src_com_jacobian_Jcom[18] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_com_jacobian_Jcom[18] = {0};
+#endif
+
 /* com_jacobian of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
@@ -9798,7 +9809,7 @@ void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Jcom[18][SD_LANES];
+        double sd_Jcom[12][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9889,15 +9900,9 @@ void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
             sd_Jcom[9][sd_k] = x81;
             sd_Jcom[10][sd_k] = x85;
             sd_Jcom[11][sd_k] = x89;
-            sd_Jcom[12][sd_k] = 0.0;
-            sd_Jcom[13][sd_k] = 0.0;
-            sd_Jcom[14][sd_k] = 0.0;
-            sd_Jcom[15][sd_k] = 0.0;
-            sd_Jcom[16][sd_k] = 0.0;
-            sd_Jcom[17][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Jcom[0], 18, sd_n, Jcom + sd_first * 18);
+        sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 18, sd_n, Jcom + sd_first * 18);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
@@ -10042,6 +10047,15 @@ void planar6_centroidal_momentum_matrix(const double *q, double *Ag)
     Ag[35] = x166;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum_matrix: the block entry of each column of Ag (-1: the constant of sd_fill_centroidal_momentum_matrix_Ag). */
+static const int sd_src_centroidal_momentum_matrix_Ag[36] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, 12, 13, 14, 15, 16, 17,
+};
+static const double sd_fill_centroidal_momentum_matrix_Ag[36] = {0};
+#endif
+
 /* centroidal_momentum_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
@@ -10051,7 +10065,7 @@ void planar6_centroidal_momentum_matrix_batch(long count, const double *q, doubl
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Ag[36][SD_LANES];
+        double sd_Ag[18][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -10156,33 +10170,15 @@ void planar6_centroidal_momentum_matrix_batch(long count, const double *q, doubl
             sd_Ag[9][sd_k] = x142;
             sd_Ag[10][sd_k] = x156;
             sd_Ag[11][sd_k] = x168;
-            sd_Ag[12][sd_k] = 0.0;
-            sd_Ag[13][sd_k] = 0.0;
-            sd_Ag[14][sd_k] = 0.0;
-            sd_Ag[15][sd_k] = 0.0;
-            sd_Ag[16][sd_k] = 0.0;
-            sd_Ag[17][sd_k] = 0.0;
-            sd_Ag[18][sd_k] = 0.0;
-            sd_Ag[19][sd_k] = 0.0;
-            sd_Ag[20][sd_k] = 0.0;
-            sd_Ag[21][sd_k] = 0.0;
-            sd_Ag[22][sd_k] = 0.0;
-            sd_Ag[23][sd_k] = 0.0;
-            sd_Ag[24][sd_k] = 0.0;
-            sd_Ag[25][sd_k] = 0.0;
-            sd_Ag[26][sd_k] = 0.0;
-            sd_Ag[27][sd_k] = 0.0;
-            sd_Ag[28][sd_k] = 0.0;
-            sd_Ag[29][sd_k] = 0.0;
-            sd_Ag[30][sd_k] = x103;
-            sd_Ag[31][sd_k] = x112;
-            sd_Ag[32][sd_k] = x126;
-            sd_Ag[33][sd_k] = x140;
-            sd_Ag[34][sd_k] = x154;
-            sd_Ag[35][sd_k] = x166;
+            sd_Ag[12][sd_k] = x103;
+            sd_Ag[13][sd_k] = x112;
+            sd_Ag[14][sd_k] = x126;
+            sd_Ag[15][sd_k] = x140;
+            sd_Ag[16][sd_k] = x154;
+            sd_Ag[17][sd_k] = x166;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Ag[0], 36, sd_n, Ag + sd_first * 36);
+        sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 36, sd_n, Ag + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
@@ -10306,6 +10302,14 @@ void planar6_centroidal_momentum(const double *q, const double *qd, double *hg)
     hg[5] = x171;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum: the block entry of each column of hg (-1: the constant of sd_fill_centroidal_momentum_hg). */
+static const int sd_src_centroidal_momentum_hg[6] = {
+    0, 1, -1, -1, -1, 2,
+};
+static const double sd_fill_centroidal_momentum_hg[6] = {0};
+#endif
+
 /* centroidal_momentum of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
@@ -10317,7 +10321,7 @@ void planar6_centroidal_momentum_batch(long count, const double *q, const double
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
         double sd_qd[6][SD_LANES];
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_hg[6][SD_LANES];
+        double sd_hg[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -10421,13 +10425,10 @@ void planar6_centroidal_momentum_batch(long count, const double *q, const double
             const double x171 = qd0*x103 + qd1*x112 + qd2*x126 + qd3*x140 + qd4*x154 + qd5*x166;
             sd_hg[0][sd_k] = x169;
             sd_hg[1][sd_k] = x170;
-            sd_hg[2][sd_k] = 0.0;
-            sd_hg[3][sd_k] = 0.0;
-            sd_hg[4][sd_k] = 0.0;
-            sd_hg[5][sd_k] = x171;
+            sd_hg[2][sd_k] = x171;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_hg[0], 6, sd_n, hg + sd_first * 6);
+        sd_scatter_map(sd_hg[0], sd_src_centroidal_momentum_hg, sd_fill_centroidal_momentum_hg, 6, sd_n, hg + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_centroidal_momentum(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, hg + (sd_first + sd_k) * 6);
@@ -10746,6 +10747,15 @@ void planar6_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[35] = x360;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* operational_space_inertia_inverse: the block entry of each column of Linv (-1: the constant of sd_fill_operational_space_inertia_inverse_Linv). */
+static const int sd_src_operational_space_inertia_inverse_Linv[36] = {
+    0, 1, -1, -1, -1, 2, 1, 3, -1, -1, -1, 4, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, 2, 4, -1, -1, -1, 5,
+};
+static const double sd_fill_operational_space_inertia_inverse_Linv[36] = {0};
+#endif
+
 /* operational_space_inertia_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
@@ -10755,7 +10765,7 @@ void planar6_operational_space_inertia_inverse_batch(long count, const double *q
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Linv[36][SD_LANES];
+        double sd_Linv[6][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -11024,43 +11034,13 @@ void planar6_operational_space_inertia_inverse_batch(long count, const double *q
             const double x466 = x245*x462 + x246*x463;
             sd_Linv[0][sd_k] = x464;
             sd_Linv[1][sd_k] = x465;
-            sd_Linv[2][sd_k] = 0.0;
-            sd_Linv[3][sd_k] = 0.0;
-            sd_Linv[4][sd_k] = 0.0;
-            sd_Linv[5][sd_k] = x458;
-            sd_Linv[6][sd_k] = x465;
-            sd_Linv[7][sd_k] = x466;
-            sd_Linv[8][sd_k] = 0.0;
-            sd_Linv[9][sd_k] = 0.0;
-            sd_Linv[10][sd_k] = 0.0;
-            sd_Linv[11][sd_k] = x461;
-            sd_Linv[12][sd_k] = 0.0;
-            sd_Linv[13][sd_k] = 0.0;
-            sd_Linv[14][sd_k] = 0.0;
-            sd_Linv[15][sd_k] = 0.0;
-            sd_Linv[16][sd_k] = 0.0;
-            sd_Linv[17][sd_k] = 0.0;
-            sd_Linv[18][sd_k] = 0.0;
-            sd_Linv[19][sd_k] = 0.0;
-            sd_Linv[20][sd_k] = 0.0;
-            sd_Linv[21][sd_k] = 0.0;
-            sd_Linv[22][sd_k] = 0.0;
-            sd_Linv[23][sd_k] = 0.0;
-            sd_Linv[24][sd_k] = 0.0;
-            sd_Linv[25][sd_k] = 0.0;
-            sd_Linv[26][sd_k] = 0.0;
-            sd_Linv[27][sd_k] = 0.0;
-            sd_Linv[28][sd_k] = 0.0;
-            sd_Linv[29][sd_k] = 0.0;
-            sd_Linv[30][sd_k] = x458;
-            sd_Linv[31][sd_k] = x461;
-            sd_Linv[32][sd_k] = 0.0;
-            sd_Linv[33][sd_k] = 0.0;
-            sd_Linv[34][sd_k] = 0.0;
-            sd_Linv[35][sd_k] = x360;
+            sd_Linv[2][sd_k] = x458;
+            sd_Linv[3][sd_k] = x466;
+            sd_Linv[4][sd_k] = x461;
+            sd_Linv[5][sd_k] = x360;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
+        sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);

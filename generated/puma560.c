@@ -274,6 +274,19 @@ typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
 #define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
 #endif
 #define SD_TILES 1
+/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch. */
+static inline void sd_tile(const double *p0, const double *p1, const double *p2, const double *p3,
+                           long size, double *out)
+{
+    const sd_vec4 a = *(const sd_vec4 *)p0, b = *(const sd_vec4 *)p1;
+    const sd_vec4 c = *(const sd_vec4 *)p2, d = *(const sd_vec4 *)p3;
+    const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
+    const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
+    *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
+    *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+}
 #endif
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
@@ -282,22 +295,45 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
     if (n == SD_LANES)
         for (; j + 4 <= size; j += 4)
             for (int k = 0; k < SD_LANES; k += 4) {
-                /* entries j..j+3 of lanes k..k+3 in, rows k..k+3 of entries j..j+3 out */
                 const double *in = block + j * SD_LANES + k;
-                const sd_vec4 a = *(const sd_vec4 *)in, b = *(const sd_vec4 *)(in + SD_LANES);
-                const sd_vec4 c = *(const sd_vec4 *)(in + 2 * SD_LANES), d = *(const sd_vec4 *)(in + 3 * SD_LANES);
-                const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
-                const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
-                double *out = rows + k * size + j;
-                *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
-                *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+                sd_tile(in, in + SD_LANES, in + 2 * SD_LANES, in + 3 * SD_LANES, size, rows + k * size + j);
             }
 #endif
     for (; j < size; ++j)
         for (int k = 0; k < n; ++k)
             rows[k * size + j] = block[j * SD_LANES + k];
+}
+
+/* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
+ * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
+ * loop: the regressor's block holds 283 entries of its 686 (35 KB for 16 lanes, not 88: it stays in
+ * L1), a group of four constant columns is one vector stored in every row, and a zero in a group of
+ * computed entries is read from a row of zeros. */
+static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
+                           double *rows)
+{
+    long j = 0;
+#if defined(SD_TILES)
+    static const double zeros[SD_LANES];
+    if (n == SD_LANES)
+        for (; j + 4 <= size; j += 4) {
+            if ((src[j] & src[j + 1] & src[j + 2] & src[j + 3]) < 0) {
+                const sd_vec4 v = *(const sd_vec4 *)(fill + j);
+                for (int k = 0; k < SD_LANES; ++k)
+                    *(sd_vec4 *)(rows + k * size + j) = v;
+                continue;
+            }
+            const double *p0 = src[j] < 0 ? zeros : block + src[j] * SD_LANES;
+            const double *p1 = src[j + 1] < 0 ? zeros : block + src[j + 1] * SD_LANES;
+            const double *p2 = src[j + 2] < 0 ? zeros : block + src[j + 2] * SD_LANES;
+            const double *p3 = src[j + 3] < 0 ? zeros : block + src[j + 3] * SD_LANES;
+            for (int k = 0; k < SD_LANES; k += 4)
+                sd_tile(p0 + k, p1 + k, p2 + k, p3 + k, size, rows + k * size + j);
+        }
+#endif
+    for (; j < size; ++j)
+        for (int k = 0; k < n; ++k)
+            rows[k * size + j] = src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k];
 }
 #endif
 
@@ -898,6 +934,15 @@ void puma560_mass_matrix(const double *q, double *M)
     M[35] = 4e-05;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix: the block entry of each column of M (-1: the constant of sd_fill_mass_matrix_M). */
+static const int sd_src_mass_matrix_M[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 10, 3, 8, 12, 14, -1, 15,
+    4, 9, 13, -1, 16, -1, 5, 10, 10, 15, -1, 17,
+};
+static const double sd_fill_mass_matrix_M[36] = {0};
+#endif
+
 /* mass_matrix of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_mass_matrix_batch(long count, const double *q, double *M)
 {
@@ -907,7 +952,7 @@ void puma560_mass_matrix_batch(long count, const double *q, double *M)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_M[36][SD_LANES];
+        double sd_M[18][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1026,39 +1071,21 @@ void puma560_mass_matrix_batch(long count, const double *q, double *M)
             sd_M[3][sd_k] = x128;
             sd_M[4][sd_k] = x116;
             sd_M[5][sd_k] = x98;
-            sd_M[6][sd_k] = x86;
-            sd_M[7][sd_k] = x72;
-            sd_M[8][sd_k] = x129;
-            sd_M[9][sd_k] = x124;
-            sd_M[10][sd_k] = x112;
-            sd_M[11][sd_k] = x94;
-            sd_M[12][sd_k] = x133;
-            sd_M[13][sd_k] = x129;
-            sd_M[14][sd_k] = x48;
-            sd_M[15][sd_k] = x118;
-            sd_M[16][sd_k] = x106;
-            sd_M[17][sd_k] = x94;
-            sd_M[18][sd_k] = x128;
-            sd_M[19][sd_k] = x124;
-            sd_M[20][sd_k] = x118;
-            sd_M[21][sd_k] = x26;
-            sd_M[22][sd_k] = 0.0;
-            sd_M[23][sd_k] = x92;
-            sd_M[24][sd_k] = x116;
-            sd_M[25][sd_k] = x112;
-            sd_M[26][sd_k] = x106;
-            sd_M[27][sd_k] = 0.0;
-            sd_M[28][sd_k] = 0.00064216;
-            sd_M[29][sd_k] = 0.0;
-            sd_M[30][sd_k] = x98;
-            sd_M[31][sd_k] = x94;
-            sd_M[32][sd_k] = x94;
-            sd_M[33][sd_k] = x92;
-            sd_M[34][sd_k] = 0.0;
-            sd_M[35][sd_k] = 4e-05;
+            sd_M[6][sd_k] = x72;
+            sd_M[7][sd_k] = x129;
+            sd_M[8][sd_k] = x124;
+            sd_M[9][sd_k] = x112;
+            sd_M[10][sd_k] = x94;
+            sd_M[11][sd_k] = x48;
+            sd_M[12][sd_k] = x118;
+            sd_M[13][sd_k] = x106;
+            sd_M[14][sd_k] = x26;
+            sd_M[15][sd_k] = x92;
+            sd_M[16][sd_k] = 0.00064216;
+            sd_M[17][sd_k] = 4e-05;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_M[0], 36, sd_n, M + sd_first * 36);
+        sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 36, sd_n, M + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
@@ -1383,6 +1410,15 @@ void puma560_mass_matrix_inverse(const double *q, double *Minv)
     Minv[35] = x387;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix_inverse: the block entry of each column of Minv (-1: the constant of sd_fill_mass_matrix_inverse_Minv). */
+static const int sd_src_mass_matrix_inverse_Minv[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_mass_matrix_inverse_Minv[36] = {0};
+#endif
+
 /* mass_matrix_inverse of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
@@ -1392,7 +1428,7 @@ void puma560_mass_matrix_inverse_batch(long count, const double *q, double *Minv
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Minv[36][SD_LANES];
+        double sd_Minv[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1673,39 +1709,24 @@ void puma560_mass_matrix_inverse_batch(long count, const double *q, double *Minv
             sd_Minv[3][sd_k] = x308;
             sd_Minv[4][sd_k] = x341;
             sd_Minv[5][sd_k] = x372;
-            sd_Minv[6][sd_k] = x263;
-            sd_Minv[7][sd_k] = x373;
-            sd_Minv[8][sd_k] = x374;
-            sd_Minv[9][sd_k] = x375;
-            sd_Minv[10][sd_k] = x376;
-            sd_Minv[11][sd_k] = x377;
-            sd_Minv[12][sd_k] = x280;
-            sd_Minv[13][sd_k] = x374;
-            sd_Minv[14][sd_k] = x378;
-            sd_Minv[15][sd_k] = x379;
-            sd_Minv[16][sd_k] = x380;
-            sd_Minv[17][sd_k] = x381;
-            sd_Minv[18][sd_k] = x308;
-            sd_Minv[19][sd_k] = x375;
-            sd_Minv[20][sd_k] = x379;
-            sd_Minv[21][sd_k] = x382;
-            sd_Minv[22][sd_k] = x383;
-            sd_Minv[23][sd_k] = x384;
-            sd_Minv[24][sd_k] = x341;
-            sd_Minv[25][sd_k] = x376;
-            sd_Minv[26][sd_k] = x380;
-            sd_Minv[27][sd_k] = x383;
-            sd_Minv[28][sd_k] = x385;
-            sd_Minv[29][sd_k] = x386;
-            sd_Minv[30][sd_k] = x372;
-            sd_Minv[31][sd_k] = x377;
-            sd_Minv[32][sd_k] = x381;
-            sd_Minv[33][sd_k] = x384;
-            sd_Minv[34][sd_k] = x386;
-            sd_Minv[35][sd_k] = x387;
+            sd_Minv[6][sd_k] = x373;
+            sd_Minv[7][sd_k] = x374;
+            sd_Minv[8][sd_k] = x375;
+            sd_Minv[9][sd_k] = x376;
+            sd_Minv[10][sd_k] = x377;
+            sd_Minv[11][sd_k] = x378;
+            sd_Minv[12][sd_k] = x379;
+            sd_Minv[13][sd_k] = x380;
+            sd_Minv[14][sd_k] = x381;
+            sd_Minv[15][sd_k] = x382;
+            sd_Minv[16][sd_k] = x383;
+            sd_Minv[17][sd_k] = x384;
+            sd_Minv[18][sd_k] = x385;
+            sd_Minv[19][sd_k] = x386;
+            sd_Minv[20][sd_k] = x387;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Minv[0], 36, sd_n, Minv + sd_first * 36);
+        sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 36, sd_n, Minv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
@@ -2704,6 +2725,14 @@ void puma560_gravity(const double *q, double *g)
     g[5] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* gravity: the block entry of each column of g (-1: the constant of sd_fill_gravity_g). */
+static const int sd_src_gravity_g[6] = {
+    0, 1, 2, 3, 4, -1,
+};
+static const double sd_fill_gravity_g[6] = {0};
+#endif
+
 /* gravity of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_gravity_batch(long count, const double *q, double *g)
 {
@@ -2713,7 +2742,7 @@ void puma560_gravity_batch(long count, const double *q, double *g)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_g[6][SD_LANES];
+        double sd_g[5][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2792,10 +2821,9 @@ void puma560_gravity_batch(long count, const double *q, double *g)
             sd_g[2][sd_k] = x54;
             sd_g[3][sd_k] = x37;
             sd_g[4][sd_k] = x30;
-            sd_g[5][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_g[0], 6, sd_n, g + sd_first * 6);
+        sd_scatter_map(sd_g[0], sd_src_gravity_g, sd_fill_gravity_g, 6, sd_n, g + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_gravity(q + (sd_first + sd_k) * 6, g + (sd_first + sd_k) * 6);
@@ -4633,6 +4661,14 @@ void puma560_articulated_inertia(const double *q, double *D)
     D[5] = 4e-05;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* articulated_inertia: the block entry of each column of D (-1: the constant of sd_fill_articulated_inertia_D). */
+static const int sd_src_articulated_inertia_D[6] = {
+    0, 1, 2, 3, -1, -1,
+};
+static const double sd_fill_articulated_inertia_D[6] = {[4] = 0.00064216, [5] = 4e-05};
+#endif
+
 /* articulated_inertia of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_articulated_inertia_batch(long count, const double *q, double *D)
 {
@@ -4642,7 +4678,7 @@ void puma560_articulated_inertia_batch(long count, const double *q, double *D)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_D[6][SD_LANES];
+        double sd_D[4][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -4822,11 +4858,9 @@ void puma560_articulated_inertia_batch(long count, const double *q, double *D)
             sd_D[1][sd_k] = x174;
             sd_D[2][sd_k] = x91;
             sd_D[3][sd_k] = x36;
-            sd_D[4][sd_k] = 0.00064216;
-            sd_D[5][sd_k] = 4e-05;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_D[0], 6, sd_n, D + sd_first * 6);
+        sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 6, sd_n, D + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
@@ -5106,6 +5140,15 @@ void puma560_innovations_factor(const double *q, double *m)
     m[35] = 0.006324555320336759;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor: the block entry of each column of m (-1: the constant of sd_fill_innovations_factor_m). */
+static const int sd_src_innovations_factor_m[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, 10, -1, -1, -1, 14, -1, 15,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_m[36] = {[28] = 0.025340876070096708, [35] = 0.006324555320336759};
+#endif
+
 /* innovations_factor of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_innovations_factor_batch(long count, const double *q, double *m)
 {
@@ -5115,7 +5158,7 @@ void puma560_innovations_factor_batch(long count, const double *q, double *m)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_m[36][SD_LANES];
+        double sd_m[16][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -5351,39 +5394,19 @@ void puma560_innovations_factor_batch(long count, const double *q, double *m)
             sd_m[3][sd_k] = x307;
             sd_m[4][sd_k] = x327;
             sd_m[5][sd_k] = x335;
-            sd_m[6][sd_k] = 0.0;
-            sd_m[7][sd_k] = x264;
-            sd_m[8][sd_k] = x285;
-            sd_m[9][sd_k] = x303;
-            sd_m[10][sd_k] = x323;
-            sd_m[11][sd_k] = x331;
-            sd_m[12][sd_k] = 0.0;
-            sd_m[13][sd_k] = 0.0;
-            sd_m[14][sd_k] = x274;
-            sd_m[15][sd_k] = x296;
-            sd_m[16][sd_k] = x317;
-            sd_m[17][sd_k] = x331;
-            sd_m[18][sd_k] = 0.0;
-            sd_m[19][sd_k] = 0.0;
-            sd_m[20][sd_k] = 0.0;
-            sd_m[21][sd_k] = x290;
-            sd_m[22][sd_k] = 0.0;
-            sd_m[23][sd_k] = x329;
-            sd_m[24][sd_k] = 0.0;
-            sd_m[25][sd_k] = 0.0;
-            sd_m[26][sd_k] = 0.0;
-            sd_m[27][sd_k] = 0.0;
-            sd_m[28][sd_k] = 0.025340876070096708;
-            sd_m[29][sd_k] = 0.0;
-            sd_m[30][sd_k] = 0.0;
-            sd_m[31][sd_k] = 0.0;
-            sd_m[32][sd_k] = 0.0;
-            sd_m[33][sd_k] = 0.0;
-            sd_m[34][sd_k] = 0.0;
-            sd_m[35][sd_k] = 0.006324555320336759;
+            sd_m[6][sd_k] = x264;
+            sd_m[7][sd_k] = x285;
+            sd_m[8][sd_k] = x303;
+            sd_m[9][sd_k] = x323;
+            sd_m[10][sd_k] = x331;
+            sd_m[11][sd_k] = x274;
+            sd_m[12][sd_k] = x296;
+            sd_m[13][sd_k] = x317;
+            sd_m[14][sd_k] = x290;
+            sd_m[15][sd_k] = x329;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_m[0], 36, sd_n, m + sd_first * 36);
+        sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 36, sd_n, m + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
@@ -5700,6 +5723,15 @@ void puma560_innovations_factor_inverse(const double *q, double *ell)
     ell[35] = 158.11388300841895;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor_inverse: the block entry of each column of ell (-1: the constant of sd_fill_innovations_factor_inverse_ell). */
+static const int sd_src_innovations_factor_inverse_ell[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, 14, -1, -1, -1, 15, -1, 16,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_inverse_ell[36] = {[28] = 39.461934829476625, [35] = 158.11388300841895};
+#endif
+
 /* innovations_factor_inverse of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
@@ -5709,7 +5741,7 @@ void puma560_innovations_factor_inverse_batch(long count, const double *q, doubl
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_ell[36][SD_LANES];
+        double sd_ell[17][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -5982,39 +6014,20 @@ void puma560_innovations_factor_inverse_batch(long count, const double *q, doubl
             sd_ell[3][sd_k] = x324;
             sd_ell[4][sd_k] = x361;
             sd_ell[5][sd_k] = x396;
-            sd_ell[6][sd_k] = 0.0;
-            sd_ell[7][sd_k] = x262;
-            sd_ell[8][sd_k] = x280;
-            sd_ell[9][sd_k] = x314;
-            sd_ell[10][sd_k] = x351;
-            sd_ell[11][sd_k] = x386;
-            sd_ell[12][sd_k] = 0.0;
-            sd_ell[13][sd_k] = 0.0;
-            sd_ell[14][sd_k] = x273;
-            sd_ell[15][sd_k] = x302;
-            sd_ell[16][sd_k] = x339;
-            sd_ell[17][sd_k] = x374;
-            sd_ell[18][sd_k] = 0.0;
-            sd_ell[19][sd_k] = 0.0;
-            sd_ell[20][sd_k] = 0.0;
-            sd_ell[21][sd_k] = x296;
-            sd_ell[22][sd_k] = 0.0;
-            sd_ell[23][sd_k] = x366;
-            sd_ell[24][sd_k] = 0.0;
-            sd_ell[25][sd_k] = 0.0;
-            sd_ell[26][sd_k] = 0.0;
-            sd_ell[27][sd_k] = 0.0;
-            sd_ell[28][sd_k] = 39.461934829476625;
-            sd_ell[29][sd_k] = 0.0;
-            sd_ell[30][sd_k] = 0.0;
-            sd_ell[31][sd_k] = 0.0;
-            sd_ell[32][sd_k] = 0.0;
-            sd_ell[33][sd_k] = 0.0;
-            sd_ell[34][sd_k] = 0.0;
-            sd_ell[35][sd_k] = 158.11388300841895;
+            sd_ell[6][sd_k] = x262;
+            sd_ell[7][sd_k] = x280;
+            sd_ell[8][sd_k] = x314;
+            sd_ell[9][sd_k] = x351;
+            sd_ell[10][sd_k] = x386;
+            sd_ell[11][sd_k] = x273;
+            sd_ell[12][sd_k] = x302;
+            sd_ell[13][sd_k] = x339;
+            sd_ell[14][sd_k] = x374;
+            sd_ell[15][sd_k] = x296;
+            sd_ell[16][sd_k] = x366;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_ell[0], 36, sd_n, ell + sd_first * 36);
+        sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 36, sd_n, ell + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
@@ -12131,6 +12144,15 @@ void puma560_udu_factor(const double *q, double *U)
     U[35] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
+static const int sd_src_udu_factor_U[36] = {
+    0, 1, 2, 3, 4, 5, -1, 0, 6, 7, 8, 9, -1, -1, 0, 10, 11, 9, -1, -1, -1, 0, -1, 12,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_udu_factor_U[36] = {[28] = 1.0, [35] = 1.0};
+#endif
+
 /* udu_factor of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_udu_factor_batch(long count, const double *q, double *U)
 {
@@ -12140,7 +12162,7 @@ void puma560_udu_factor_batch(long count, const double *q, double *U)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_U[36][SD_LANES];
+        double sd_U[13][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -12315,39 +12337,16 @@ void puma560_udu_factor_batch(long count, const double *q, double *U)
             sd_U[3][sd_k] = x287;
             sd_U[4][sd_k] = x307;
             sd_U[5][sd_k] = x313;
-            sd_U[6][sd_k] = 0.0;
-            sd_U[7][sd_k] = 1.0;
-            sd_U[8][sd_k] = x268;
-            sd_U[9][sd_k] = x283;
-            sd_U[10][sd_k] = x303;
-            sd_U[11][sd_k] = x309;
-            sd_U[12][sd_k] = 0.0;
-            sd_U[13][sd_k] = 0.0;
-            sd_U[14][sd_k] = 1.0;
-            sd_U[15][sd_k] = x276;
-            sd_U[16][sd_k] = x297;
-            sd_U[17][sd_k] = x309;
-            sd_U[18][sd_k] = 0.0;
-            sd_U[19][sd_k] = 0.0;
-            sd_U[20][sd_k] = 0.0;
-            sd_U[21][sd_k] = 1.0;
-            sd_U[22][sd_k] = 0.0;
-            sd_U[23][sd_k] = x9;
-            sd_U[24][sd_k] = 0.0;
-            sd_U[25][sd_k] = 0.0;
-            sd_U[26][sd_k] = 0.0;
-            sd_U[27][sd_k] = 0.0;
-            sd_U[28][sd_k] = 1.0;
-            sd_U[29][sd_k] = 0.0;
-            sd_U[30][sd_k] = 0.0;
-            sd_U[31][sd_k] = 0.0;
-            sd_U[32][sd_k] = 0.0;
-            sd_U[33][sd_k] = 0.0;
-            sd_U[34][sd_k] = 0.0;
-            sd_U[35][sd_k] = 1.0;
+            sd_U[6][sd_k] = x268;
+            sd_U[7][sd_k] = x283;
+            sd_U[8][sd_k] = x303;
+            sd_U[9][sd_k] = x309;
+            sd_U[10][sd_k] = x276;
+            sd_U[11][sd_k] = x297;
+            sd_U[12][sd_k] = x9;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_U[0], 36, sd_n, U + sd_first * 36);
+        sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 36, sd_n, U + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
@@ -13070,6 +13069,34 @@ void puma560_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[501] = x424;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* regressor: the block entry of each column of Y (-1: the constant of sd_fill_regressor_Y). */
+static const int sd_src_regressor_Y[504] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, -1, -1, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+    12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
+    36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 0, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 51,
+    52, -1, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74,
+    75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98,
+    -1, -1, -1, -1, 99, 100, 50, 58, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 101, 102, -1,
+    63, 64, 65, 66, 67, 68, 103, 104, 105, 106, 73, 74, 75, 76, 77, 78, 107, 108, 109, 110, 83, 84, 85, 86,
+    87, 88, 111, 112, 113, 114, 93, 94, 95, 96, 97, 98, -1, -1, -1, -1, -1, -1, -1, -1, 115, 116, 50, 117,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 118, 119, -1, 120, 121,
+    122, 123, 124, 125, -1, 126, 127, 128, 129, 130, 131, 132, 133, 134, -1, 135, 136, 137, 138, 139, 140, 141, 142, 143,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 144, 145, 50, 146, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 147, 148, -1, 149, 150, 151, 152,
+    153, 154, -1, 155, 156, 157, 158, 159, 160, 161, 162, 163, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, 164, 165, 50, 166, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 167, 168, -1, 169, 170, 171, 172, 173, 174,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 175, 176, 50, 177,
+};
+static const double sd_fill_regressor_Y[504] = {0};
+#endif
+
 /* regressor of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
@@ -13083,7 +13110,7 @@ void puma560_regressor_batch(long count, const double *q, const double *qd, cons
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
         double sd_qdd[6][SD_LANES];
         sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Y[504][SD_LANES];
+        double sd_Y[178][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -13507,513 +13534,187 @@ void puma560_regressor_batch(long count, const double *q, const double *qd, cons
             const double x422 = sd_sign(qd3);
             const double x423 = sd_sign(qd4);
             const double x424 = sd_sign(qd5);
-            sd_Y[0][sd_k] = 0.0;
-            sd_Y[1][sd_k] = 0.0;
-            sd_Y[2][sd_k] = 0.0;
-            sd_Y[3][sd_k] = 0.0;
-            sd_Y[4][sd_k] = 0.0;
-            sd_Y[5][sd_k] = 0.0;
-            sd_Y[6][sd_k] = 0.0;
-            sd_Y[7][sd_k] = 0.0;
-            sd_Y[8][sd_k] = 0.0;
-            sd_Y[9][sd_k] = qdd0;
-            sd_Y[10][sd_k] = 0.0;
-            sd_Y[11][sd_k] = 0.0;
-            sd_Y[12][sd_k] = 0.0;
-            sd_Y[13][sd_k] = x204;
-            sd_Y[14][sd_k] = x205;
-            sd_Y[15][sd_k] = x206;
-            sd_Y[16][sd_k] = x207;
-            sd_Y[17][sd_k] = x208;
-            sd_Y[18][sd_k] = x209;
-            sd_Y[19][sd_k] = x210;
-            sd_Y[20][sd_k] = x218;
-            sd_Y[21][sd_k] = x219;
-            sd_Y[22][sd_k] = x220;
-            sd_Y[23][sd_k] = x221;
-            sd_Y[24][sd_k] = x222;
-            sd_Y[25][sd_k] = x223;
-            sd_Y[26][sd_k] = x224;
-            sd_Y[27][sd_k] = x225;
-            sd_Y[28][sd_k] = x226;
-            sd_Y[29][sd_k] = x227;
-            sd_Y[30][sd_k] = x241;
-            sd_Y[31][sd_k] = x242;
-            sd_Y[32][sd_k] = x243;
-            sd_Y[33][sd_k] = x244;
-            sd_Y[34][sd_k] = x245;
-            sd_Y[35][sd_k] = x246;
-            sd_Y[36][sd_k] = x247;
-            sd_Y[37][sd_k] = x248;
-            sd_Y[38][sd_k] = x249;
-            sd_Y[39][sd_k] = x250;
-            sd_Y[40][sd_k] = x263;
-            sd_Y[41][sd_k] = x264;
-            sd_Y[42][sd_k] = x265;
-            sd_Y[43][sd_k] = x266;
-            sd_Y[44][sd_k] = x267;
-            sd_Y[45][sd_k] = x268;
-            sd_Y[46][sd_k] = x269;
-            sd_Y[47][sd_k] = x270;
-            sd_Y[48][sd_k] = x271;
-            sd_Y[49][sd_k] = x272;
-            sd_Y[50][sd_k] = x283;
-            sd_Y[51][sd_k] = x284;
-            sd_Y[52][sd_k] = x285;
-            sd_Y[53][sd_k] = x286;
-            sd_Y[54][sd_k] = x287;
-            sd_Y[55][sd_k] = x288;
-            sd_Y[56][sd_k] = x289;
-            sd_Y[57][sd_k] = x290;
-            sd_Y[58][sd_k] = x291;
-            sd_Y[59][sd_k] = x292;
-            sd_Y[60][sd_k] = qd0;
-            sd_Y[61][sd_k] = x419;
-            sd_Y[62][sd_k] = 1.0;
-            sd_Y[63][sd_k] = qdd0;
-            sd_Y[64][sd_k] = 0.0;
-            sd_Y[65][sd_k] = 0.0;
-            sd_Y[66][sd_k] = 0.0;
-            sd_Y[67][sd_k] = 0.0;
-            sd_Y[68][sd_k] = 0.0;
-            sd_Y[69][sd_k] = 0.0;
-            sd_Y[70][sd_k] = 0.0;
-            sd_Y[71][sd_k] = 0.0;
-            sd_Y[72][sd_k] = 0.0;
-            sd_Y[73][sd_k] = 0.0;
-            sd_Y[74][sd_k] = 0.0;
-            sd_Y[75][sd_k] = 0.0;
-            sd_Y[76][sd_k] = 0.0;
-            sd_Y[77][sd_k] = 0.0;
-            sd_Y[78][sd_k] = 0.0;
-            sd_Y[79][sd_k] = 0.0;
-            sd_Y[80][sd_k] = 0.0;
-            sd_Y[81][sd_k] = 0.0;
-            sd_Y[82][sd_k] = 0.0;
-            sd_Y[83][sd_k] = 0.0;
-            sd_Y[84][sd_k] = 0.0;
-            sd_Y[85][sd_k] = 0.0;
-            sd_Y[86][sd_k] = 0.0;
-            sd_Y[87][sd_k] = 0.0;
-            sd_Y[88][sd_k] = 0.0;
-            sd_Y[89][sd_k] = 0.0;
-            sd_Y[90][sd_k] = 0.0;
-            sd_Y[91][sd_k] = 0.0;
-            sd_Y[92][sd_k] = 0.0;
-            sd_Y[93][sd_k] = 0.0;
-            sd_Y[94][sd_k] = 0.0;
-            sd_Y[95][sd_k] = x56;
-            sd_Y[96][sd_k] = -x55;
-            sd_Y[97][sd_k] = 0.0;
-            sd_Y[98][sd_k] = -x62;
-            sd_Y[99][sd_k] = x171;
-            sd_Y[100][sd_k] = x62;
-            sd_Y[101][sd_k] = x173;
-            sd_Y[102][sd_k] = x66;
-            sd_Y[103][sd_k] = qdd1;
-            sd_Y[104][sd_k] = x295;
-            sd_Y[105][sd_k] = x296;
-            sd_Y[106][sd_k] = x297;
-            sd_Y[107][sd_k] = x298;
-            sd_Y[108][sd_k] = -x86;
-            sd_Y[109][sd_k] = x177;
-            sd_Y[110][sd_k] = x86;
-            sd_Y[111][sd_k] = x179;
-            sd_Y[112][sd_k] = x91;
-            sd_Y[113][sd_k] = x82;
-            sd_Y[114][sd_k] = x306;
-            sd_Y[115][sd_k] = x307;
-            sd_Y[116][sd_k] = x308;
-            sd_Y[117][sd_k] = x309;
-            sd_Y[118][sd_k] = x310;
-            sd_Y[119][sd_k] = x311;
-            sd_Y[120][sd_k] = x312;
-            sd_Y[121][sd_k] = x313;
-            sd_Y[122][sd_k] = x314;
-            sd_Y[123][sd_k] = x315;
-            sd_Y[124][sd_k] = x328;
-            sd_Y[125][sd_k] = x329;
-            sd_Y[126][sd_k] = x330;
-            sd_Y[127][sd_k] = x331;
-            sd_Y[128][sd_k] = x332;
-            sd_Y[129][sd_k] = x333;
-            sd_Y[130][sd_k] = x334;
-            sd_Y[131][sd_k] = x335;
-            sd_Y[132][sd_k] = x336;
-            sd_Y[133][sd_k] = x337;
-            sd_Y[134][sd_k] = x348;
-            sd_Y[135][sd_k] = x349;
-            sd_Y[136][sd_k] = x350;
-            sd_Y[137][sd_k] = x351;
-            sd_Y[138][sd_k] = x352;
-            sd_Y[139][sd_k] = x353;
-            sd_Y[140][sd_k] = x354;
-            sd_Y[141][sd_k] = x355;
-            sd_Y[142][sd_k] = x356;
-            sd_Y[143][sd_k] = x357;
-            sd_Y[144][sd_k] = 0.0;
-            sd_Y[145][sd_k] = 0.0;
-            sd_Y[146][sd_k] = 0.0;
-            sd_Y[147][sd_k] = 0.0;
-            sd_Y[148][sd_k] = qd1;
-            sd_Y[149][sd_k] = x420;
-            sd_Y[150][sd_k] = 1.0;
-            sd_Y[151][sd_k] = qdd1;
-            sd_Y[152][sd_k] = 0.0;
-            sd_Y[153][sd_k] = 0.0;
-            sd_Y[154][sd_k] = 0.0;
-            sd_Y[155][sd_k] = 0.0;
-            sd_Y[156][sd_k] = 0.0;
-            sd_Y[157][sd_k] = 0.0;
-            sd_Y[158][sd_k] = 0.0;
-            sd_Y[159][sd_k] = 0.0;
-            sd_Y[160][sd_k] = 0.0;
-            sd_Y[161][sd_k] = 0.0;
-            sd_Y[162][sd_k] = 0.0;
-            sd_Y[163][sd_k] = 0.0;
-            sd_Y[164][sd_k] = 0.0;
-            sd_Y[165][sd_k] = 0.0;
-            sd_Y[166][sd_k] = 0.0;
-            sd_Y[167][sd_k] = 0.0;
-            sd_Y[168][sd_k] = 0.0;
-            sd_Y[169][sd_k] = 0.0;
-            sd_Y[170][sd_k] = 0.0;
-            sd_Y[171][sd_k] = 0.0;
-            sd_Y[172][sd_k] = 0.0;
-            sd_Y[173][sd_k] = 0.0;
-            sd_Y[174][sd_k] = 0.0;
-            sd_Y[175][sd_k] = 0.0;
-            sd_Y[176][sd_k] = 0.0;
-            sd_Y[177][sd_k] = 0.0;
-            sd_Y[178][sd_k] = 0.0;
-            sd_Y[179][sd_k] = 0.0;
-            sd_Y[180][sd_k] = 0.0;
-            sd_Y[181][sd_k] = 0.0;
-            sd_Y[182][sd_k] = 0.0;
-            sd_Y[183][sd_k] = 0.0;
-            sd_Y[184][sd_k] = 0.0;
-            sd_Y[185][sd_k] = 0.0;
-            sd_Y[186][sd_k] = 0.0;
-            sd_Y[187][sd_k] = 0.0;
-            sd_Y[188][sd_k] = 0.0;
-            sd_Y[189][sd_k] = x79;
-            sd_Y[190][sd_k] = -x78;
-            sd_Y[191][sd_k] = 0.0;
-            sd_Y[192][sd_k] = -x86;
-            sd_Y[193][sd_k] = x177;
-            sd_Y[194][sd_k] = x86;
-            sd_Y[195][sd_k] = x179;
-            sd_Y[196][sd_k] = x91;
-            sd_Y[197][sd_k] = x82;
-            sd_Y[198][sd_k] = x358;
-            sd_Y[199][sd_k] = x359;
-            sd_Y[200][sd_k] = x360;
-            sd_Y[201][sd_k] = x361;
-            sd_Y[202][sd_k] = x310;
-            sd_Y[203][sd_k] = x311;
-            sd_Y[204][sd_k] = x312;
-            sd_Y[205][sd_k] = x313;
-            sd_Y[206][sd_k] = x314;
-            sd_Y[207][sd_k] = x315;
-            sd_Y[208][sd_k] = x366;
-            sd_Y[209][sd_k] = x367;
-            sd_Y[210][sd_k] = x368;
-            sd_Y[211][sd_k] = x369;
-            sd_Y[212][sd_k] = x332;
-            sd_Y[213][sd_k] = x333;
-            sd_Y[214][sd_k] = x334;
-            sd_Y[215][sd_k] = x335;
-            sd_Y[216][sd_k] = x336;
-            sd_Y[217][sd_k] = x337;
-            sd_Y[218][sd_k] = x372;
-            sd_Y[219][sd_k] = x373;
-            sd_Y[220][sd_k] = x374;
-            sd_Y[221][sd_k] = x375;
-            sd_Y[222][sd_k] = x352;
-            sd_Y[223][sd_k] = x353;
-            sd_Y[224][sd_k] = x354;
-            sd_Y[225][sd_k] = x355;
-            sd_Y[226][sd_k] = x356;
-            sd_Y[227][sd_k] = x357;
-            sd_Y[228][sd_k] = 0.0;
-            sd_Y[229][sd_k] = 0.0;
-            sd_Y[230][sd_k] = 0.0;
-            sd_Y[231][sd_k] = 0.0;
-            sd_Y[232][sd_k] = 0.0;
-            sd_Y[233][sd_k] = 0.0;
-            sd_Y[234][sd_k] = 0.0;
-            sd_Y[235][sd_k] = 0.0;
-            sd_Y[236][sd_k] = qd2;
-            sd_Y[237][sd_k] = x421;
-            sd_Y[238][sd_k] = 1.0;
-            sd_Y[239][sd_k] = qdd2;
-            sd_Y[240][sd_k] = 0.0;
-            sd_Y[241][sd_k] = 0.0;
-            sd_Y[242][sd_k] = 0.0;
-            sd_Y[243][sd_k] = 0.0;
-            sd_Y[244][sd_k] = 0.0;
-            sd_Y[245][sd_k] = 0.0;
-            sd_Y[246][sd_k] = 0.0;
-            sd_Y[247][sd_k] = 0.0;
-            sd_Y[248][sd_k] = 0.0;
-            sd_Y[249][sd_k] = 0.0;
-            sd_Y[250][sd_k] = 0.0;
-            sd_Y[251][sd_k] = 0.0;
-            sd_Y[252][sd_k] = 0.0;
-            sd_Y[253][sd_k] = 0.0;
-            sd_Y[254][sd_k] = 0.0;
-            sd_Y[255][sd_k] = 0.0;
-            sd_Y[256][sd_k] = 0.0;
-            sd_Y[257][sd_k] = 0.0;
-            sd_Y[258][sd_k] = 0.0;
-            sd_Y[259][sd_k] = 0.0;
-            sd_Y[260][sd_k] = 0.0;
-            sd_Y[261][sd_k] = 0.0;
-            sd_Y[262][sd_k] = 0.0;
-            sd_Y[263][sd_k] = 0.0;
-            sd_Y[264][sd_k] = 0.0;
-            sd_Y[265][sd_k] = 0.0;
-            sd_Y[266][sd_k] = 0.0;
-            sd_Y[267][sd_k] = 0.0;
-            sd_Y[268][sd_k] = 0.0;
-            sd_Y[269][sd_k] = 0.0;
-            sd_Y[270][sd_k] = 0.0;
-            sd_Y[271][sd_k] = 0.0;
-            sd_Y[272][sd_k] = 0.0;
-            sd_Y[273][sd_k] = 0.0;
-            sd_Y[274][sd_k] = 0.0;
-            sd_Y[275][sd_k] = 0.0;
-            sd_Y[276][sd_k] = 0.0;
-            sd_Y[277][sd_k] = 0.0;
-            sd_Y[278][sd_k] = 0.0;
-            sd_Y[279][sd_k] = 0.0;
-            sd_Y[280][sd_k] = 0.0;
-            sd_Y[281][sd_k] = 0.0;
-            sd_Y[282][sd_k] = 0.0;
-            sd_Y[283][sd_k] = x104;
-            sd_Y[284][sd_k] = -x103;
-            sd_Y[285][sd_k] = 0.0;
-            sd_Y[286][sd_k] = -x111;
-            sd_Y[287][sd_k] = x183;
-            sd_Y[288][sd_k] = x111;
-            sd_Y[289][sd_k] = x185;
-            sd_Y[290][sd_k] = x116;
-            sd_Y[291][sd_k] = x107;
-            sd_Y[292][sd_k] = 0.0;
-            sd_Y[293][sd_k] = x380;
-            sd_Y[294][sd_k] = x381;
-            sd_Y[295][sd_k] = x382;
-            sd_Y[296][sd_k] = x383;
-            sd_Y[297][sd_k] = x384;
-            sd_Y[298][sd_k] = x385;
-            sd_Y[299][sd_k] = x386;
-            sd_Y[300][sd_k] = x387;
-            sd_Y[301][sd_k] = x388;
-            sd_Y[302][sd_k] = 0.0;
-            sd_Y[303][sd_k] = x397;
-            sd_Y[304][sd_k] = x398;
-            sd_Y[305][sd_k] = x399;
-            sd_Y[306][sd_k] = x400;
-            sd_Y[307][sd_k] = x401;
-            sd_Y[308][sd_k] = x402;
-            sd_Y[309][sd_k] = x403;
-            sd_Y[310][sd_k] = x404;
-            sd_Y[311][sd_k] = x405;
-            sd_Y[312][sd_k] = 0.0;
-            sd_Y[313][sd_k] = 0.0;
-            sd_Y[314][sd_k] = 0.0;
-            sd_Y[315][sd_k] = 0.0;
-            sd_Y[316][sd_k] = 0.0;
-            sd_Y[317][sd_k] = 0.0;
-            sd_Y[318][sd_k] = 0.0;
-            sd_Y[319][sd_k] = 0.0;
-            sd_Y[320][sd_k] = 0.0;
-            sd_Y[321][sd_k] = 0.0;
-            sd_Y[322][sd_k] = 0.0;
-            sd_Y[323][sd_k] = 0.0;
-            sd_Y[324][sd_k] = qd3;
-            sd_Y[325][sd_k] = x422;
-            sd_Y[326][sd_k] = 1.0;
-            sd_Y[327][sd_k] = qdd3;
-            sd_Y[328][sd_k] = 0.0;
-            sd_Y[329][sd_k] = 0.0;
-            sd_Y[330][sd_k] = 0.0;
-            sd_Y[331][sd_k] = 0.0;
-            sd_Y[332][sd_k] = 0.0;
-            sd_Y[333][sd_k] = 0.0;
-            sd_Y[334][sd_k] = 0.0;
-            sd_Y[335][sd_k] = 0.0;
-            sd_Y[336][sd_k] = 0.0;
-            sd_Y[337][sd_k] = 0.0;
-            sd_Y[338][sd_k] = 0.0;
-            sd_Y[339][sd_k] = 0.0;
-            sd_Y[340][sd_k] = 0.0;
-            sd_Y[341][sd_k] = 0.0;
-            sd_Y[342][sd_k] = 0.0;
-            sd_Y[343][sd_k] = 0.0;
-            sd_Y[344][sd_k] = 0.0;
-            sd_Y[345][sd_k] = 0.0;
-            sd_Y[346][sd_k] = 0.0;
-            sd_Y[347][sd_k] = 0.0;
-            sd_Y[348][sd_k] = 0.0;
-            sd_Y[349][sd_k] = 0.0;
-            sd_Y[350][sd_k] = 0.0;
-            sd_Y[351][sd_k] = 0.0;
-            sd_Y[352][sd_k] = 0.0;
-            sd_Y[353][sd_k] = 0.0;
-            sd_Y[354][sd_k] = 0.0;
-            sd_Y[355][sd_k] = 0.0;
-            sd_Y[356][sd_k] = 0.0;
-            sd_Y[357][sd_k] = 0.0;
-            sd_Y[358][sd_k] = 0.0;
-            sd_Y[359][sd_k] = 0.0;
-            sd_Y[360][sd_k] = 0.0;
-            sd_Y[361][sd_k] = 0.0;
-            sd_Y[362][sd_k] = 0.0;
-            sd_Y[363][sd_k] = 0.0;
-            sd_Y[364][sd_k] = 0.0;
-            sd_Y[365][sd_k] = 0.0;
-            sd_Y[366][sd_k] = 0.0;
-            sd_Y[367][sd_k] = 0.0;
-            sd_Y[368][sd_k] = 0.0;
-            sd_Y[369][sd_k] = 0.0;
-            sd_Y[370][sd_k] = 0.0;
-            sd_Y[371][sd_k] = 0.0;
-            sd_Y[372][sd_k] = 0.0;
-            sd_Y[373][sd_k] = 0.0;
-            sd_Y[374][sd_k] = 0.0;
-            sd_Y[375][sd_k] = 0.0;
-            sd_Y[376][sd_k] = 0.0;
-            sd_Y[377][sd_k] = x129;
-            sd_Y[378][sd_k] = -x128;
-            sd_Y[379][sd_k] = 0.0;
-            sd_Y[380][sd_k] = -x136;
-            sd_Y[381][sd_k] = x189;
-            sd_Y[382][sd_k] = x136;
-            sd_Y[383][sd_k] = x191;
-            sd_Y[384][sd_k] = x141;
-            sd_Y[385][sd_k] = x132;
-            sd_Y[386][sd_k] = 0.0;
-            sd_Y[387][sd_k] = x410;
-            sd_Y[388][sd_k] = x411;
-            sd_Y[389][sd_k] = x412;
-            sd_Y[390][sd_k] = x413;
-            sd_Y[391][sd_k] = x414;
-            sd_Y[392][sd_k] = x415;
-            sd_Y[393][sd_k] = x416;
-            sd_Y[394][sd_k] = x417;
-            sd_Y[395][sd_k] = x418;
-            sd_Y[396][sd_k] = 0.0;
-            sd_Y[397][sd_k] = 0.0;
-            sd_Y[398][sd_k] = 0.0;
-            sd_Y[399][sd_k] = 0.0;
-            sd_Y[400][sd_k] = 0.0;
-            sd_Y[401][sd_k] = 0.0;
-            sd_Y[402][sd_k] = 0.0;
-            sd_Y[403][sd_k] = 0.0;
-            sd_Y[404][sd_k] = 0.0;
-            sd_Y[405][sd_k] = 0.0;
-            sd_Y[406][sd_k] = 0.0;
-            sd_Y[407][sd_k] = 0.0;
-            sd_Y[408][sd_k] = 0.0;
-            sd_Y[409][sd_k] = 0.0;
-            sd_Y[410][sd_k] = 0.0;
-            sd_Y[411][sd_k] = 0.0;
-            sd_Y[412][sd_k] = qd4;
-            sd_Y[413][sd_k] = x423;
-            sd_Y[414][sd_k] = 1.0;
-            sd_Y[415][sd_k] = qdd4;
-            sd_Y[416][sd_k] = 0.0;
-            sd_Y[417][sd_k] = 0.0;
-            sd_Y[418][sd_k] = 0.0;
-            sd_Y[419][sd_k] = 0.0;
-            sd_Y[420][sd_k] = 0.0;
-            sd_Y[421][sd_k] = 0.0;
-            sd_Y[422][sd_k] = 0.0;
-            sd_Y[423][sd_k] = 0.0;
-            sd_Y[424][sd_k] = 0.0;
-            sd_Y[425][sd_k] = 0.0;
-            sd_Y[426][sd_k] = 0.0;
-            sd_Y[427][sd_k] = 0.0;
-            sd_Y[428][sd_k] = 0.0;
-            sd_Y[429][sd_k] = 0.0;
-            sd_Y[430][sd_k] = 0.0;
-            sd_Y[431][sd_k] = 0.0;
-            sd_Y[432][sd_k] = 0.0;
-            sd_Y[433][sd_k] = 0.0;
-            sd_Y[434][sd_k] = 0.0;
-            sd_Y[435][sd_k] = 0.0;
-            sd_Y[436][sd_k] = 0.0;
-            sd_Y[437][sd_k] = 0.0;
-            sd_Y[438][sd_k] = 0.0;
-            sd_Y[439][sd_k] = 0.0;
-            sd_Y[440][sd_k] = 0.0;
-            sd_Y[441][sd_k] = 0.0;
-            sd_Y[442][sd_k] = 0.0;
-            sd_Y[443][sd_k] = 0.0;
-            sd_Y[444][sd_k] = 0.0;
-            sd_Y[445][sd_k] = 0.0;
-            sd_Y[446][sd_k] = 0.0;
-            sd_Y[447][sd_k] = 0.0;
-            sd_Y[448][sd_k] = 0.0;
-            sd_Y[449][sd_k] = 0.0;
-            sd_Y[450][sd_k] = 0.0;
-            sd_Y[451][sd_k] = 0.0;
-            sd_Y[452][sd_k] = 0.0;
-            sd_Y[453][sd_k] = 0.0;
-            sd_Y[454][sd_k] = 0.0;
-            sd_Y[455][sd_k] = 0.0;
-            sd_Y[456][sd_k] = 0.0;
-            sd_Y[457][sd_k] = 0.0;
-            sd_Y[458][sd_k] = 0.0;
-            sd_Y[459][sd_k] = 0.0;
-            sd_Y[460][sd_k] = 0.0;
-            sd_Y[461][sd_k] = 0.0;
-            sd_Y[462][sd_k] = 0.0;
-            sd_Y[463][sd_k] = 0.0;
-            sd_Y[464][sd_k] = 0.0;
-            sd_Y[465][sd_k] = 0.0;
-            sd_Y[466][sd_k] = 0.0;
-            sd_Y[467][sd_k] = 0.0;
-            sd_Y[468][sd_k] = 0.0;
-            sd_Y[469][sd_k] = 0.0;
-            sd_Y[470][sd_k] = 0.0;
-            sd_Y[471][sd_k] = x151;
-            sd_Y[472][sd_k] = -x150;
-            sd_Y[473][sd_k] = 0.0;
-            sd_Y[474][sd_k] = -x158;
-            sd_Y[475][sd_k] = x195;
-            sd_Y[476][sd_k] = x158;
-            sd_Y[477][sd_k] = x197;
-            sd_Y[478][sd_k] = x163;
-            sd_Y[479][sd_k] = x154;
-            sd_Y[480][sd_k] = 0.0;
-            sd_Y[481][sd_k] = 0.0;
-            sd_Y[482][sd_k] = 0.0;
-            sd_Y[483][sd_k] = 0.0;
-            sd_Y[484][sd_k] = 0.0;
-            sd_Y[485][sd_k] = 0.0;
-            sd_Y[486][sd_k] = 0.0;
-            sd_Y[487][sd_k] = 0.0;
-            sd_Y[488][sd_k] = 0.0;
-            sd_Y[489][sd_k] = 0.0;
-            sd_Y[490][sd_k] = 0.0;
-            sd_Y[491][sd_k] = 0.0;
-            sd_Y[492][sd_k] = 0.0;
-            sd_Y[493][sd_k] = 0.0;
-            sd_Y[494][sd_k] = 0.0;
-            sd_Y[495][sd_k] = 0.0;
-            sd_Y[496][sd_k] = 0.0;
-            sd_Y[497][sd_k] = 0.0;
-            sd_Y[498][sd_k] = 0.0;
-            sd_Y[499][sd_k] = 0.0;
-            sd_Y[500][sd_k] = qd5;
-            sd_Y[501][sd_k] = x424;
-            sd_Y[502][sd_k] = 1.0;
-            sd_Y[503][sd_k] = qdd5;
+            sd_Y[0][sd_k] = qdd0;
+            sd_Y[1][sd_k] = x204;
+            sd_Y[2][sd_k] = x205;
+            sd_Y[3][sd_k] = x206;
+            sd_Y[4][sd_k] = x207;
+            sd_Y[5][sd_k] = x208;
+            sd_Y[6][sd_k] = x209;
+            sd_Y[7][sd_k] = x210;
+            sd_Y[8][sd_k] = x218;
+            sd_Y[9][sd_k] = x219;
+            sd_Y[10][sd_k] = x220;
+            sd_Y[11][sd_k] = x221;
+            sd_Y[12][sd_k] = x222;
+            sd_Y[13][sd_k] = x223;
+            sd_Y[14][sd_k] = x224;
+            sd_Y[15][sd_k] = x225;
+            sd_Y[16][sd_k] = x226;
+            sd_Y[17][sd_k] = x227;
+            sd_Y[18][sd_k] = x241;
+            sd_Y[19][sd_k] = x242;
+            sd_Y[20][sd_k] = x243;
+            sd_Y[21][sd_k] = x244;
+            sd_Y[22][sd_k] = x245;
+            sd_Y[23][sd_k] = x246;
+            sd_Y[24][sd_k] = x247;
+            sd_Y[25][sd_k] = x248;
+            sd_Y[26][sd_k] = x249;
+            sd_Y[27][sd_k] = x250;
+            sd_Y[28][sd_k] = x263;
+            sd_Y[29][sd_k] = x264;
+            sd_Y[30][sd_k] = x265;
+            sd_Y[31][sd_k] = x266;
+            sd_Y[32][sd_k] = x267;
+            sd_Y[33][sd_k] = x268;
+            sd_Y[34][sd_k] = x269;
+            sd_Y[35][sd_k] = x270;
+            sd_Y[36][sd_k] = x271;
+            sd_Y[37][sd_k] = x272;
+            sd_Y[38][sd_k] = x283;
+            sd_Y[39][sd_k] = x284;
+            sd_Y[40][sd_k] = x285;
+            sd_Y[41][sd_k] = x286;
+            sd_Y[42][sd_k] = x287;
+            sd_Y[43][sd_k] = x288;
+            sd_Y[44][sd_k] = x289;
+            sd_Y[45][sd_k] = x290;
+            sd_Y[46][sd_k] = x291;
+            sd_Y[47][sd_k] = x292;
+            sd_Y[48][sd_k] = qd0;
+            sd_Y[49][sd_k] = x419;
+            sd_Y[50][sd_k] = 1.0;
+            sd_Y[51][sd_k] = x56;
+            sd_Y[52][sd_k] = -x55;
+            sd_Y[53][sd_k] = -x62;
+            sd_Y[54][sd_k] = x171;
+            sd_Y[55][sd_k] = x62;
+            sd_Y[56][sd_k] = x173;
+            sd_Y[57][sd_k] = x66;
+            sd_Y[58][sd_k] = qdd1;
+            sd_Y[59][sd_k] = x295;
+            sd_Y[60][sd_k] = x296;
+            sd_Y[61][sd_k] = x297;
+            sd_Y[62][sd_k] = x298;
+            sd_Y[63][sd_k] = -x86;
+            sd_Y[64][sd_k] = x177;
+            sd_Y[65][sd_k] = x86;
+            sd_Y[66][sd_k] = x179;
+            sd_Y[67][sd_k] = x91;
+            sd_Y[68][sd_k] = x82;
+            sd_Y[69][sd_k] = x306;
+            sd_Y[70][sd_k] = x307;
+            sd_Y[71][sd_k] = x308;
+            sd_Y[72][sd_k] = x309;
+            sd_Y[73][sd_k] = x310;
+            sd_Y[74][sd_k] = x311;
+            sd_Y[75][sd_k] = x312;
+            sd_Y[76][sd_k] = x313;
+            sd_Y[77][sd_k] = x314;
+            sd_Y[78][sd_k] = x315;
+            sd_Y[79][sd_k] = x328;
+            sd_Y[80][sd_k] = x329;
+            sd_Y[81][sd_k] = x330;
+            sd_Y[82][sd_k] = x331;
+            sd_Y[83][sd_k] = x332;
+            sd_Y[84][sd_k] = x333;
+            sd_Y[85][sd_k] = x334;
+            sd_Y[86][sd_k] = x335;
+            sd_Y[87][sd_k] = x336;
+            sd_Y[88][sd_k] = x337;
+            sd_Y[89][sd_k] = x348;
+            sd_Y[90][sd_k] = x349;
+            sd_Y[91][sd_k] = x350;
+            sd_Y[92][sd_k] = x351;
+            sd_Y[93][sd_k] = x352;
+            sd_Y[94][sd_k] = x353;
+            sd_Y[95][sd_k] = x354;
+            sd_Y[96][sd_k] = x355;
+            sd_Y[97][sd_k] = x356;
+            sd_Y[98][sd_k] = x357;
+            sd_Y[99][sd_k] = qd1;
+            sd_Y[100][sd_k] = x420;
+            sd_Y[101][sd_k] = x79;
+            sd_Y[102][sd_k] = -x78;
+            sd_Y[103][sd_k] = x358;
+            sd_Y[104][sd_k] = x359;
+            sd_Y[105][sd_k] = x360;
+            sd_Y[106][sd_k] = x361;
+            sd_Y[107][sd_k] = x366;
+            sd_Y[108][sd_k] = x367;
+            sd_Y[109][sd_k] = x368;
+            sd_Y[110][sd_k] = x369;
+            sd_Y[111][sd_k] = x372;
+            sd_Y[112][sd_k] = x373;
+            sd_Y[113][sd_k] = x374;
+            sd_Y[114][sd_k] = x375;
+            sd_Y[115][sd_k] = qd2;
+            sd_Y[116][sd_k] = x421;
+            sd_Y[117][sd_k] = qdd2;
+            sd_Y[118][sd_k] = x104;
+            sd_Y[119][sd_k] = -x103;
+            sd_Y[120][sd_k] = -x111;
+            sd_Y[121][sd_k] = x183;
+            sd_Y[122][sd_k] = x111;
+            sd_Y[123][sd_k] = x185;
+            sd_Y[124][sd_k] = x116;
+            sd_Y[125][sd_k] = x107;
+            sd_Y[126][sd_k] = x380;
+            sd_Y[127][sd_k] = x381;
+            sd_Y[128][sd_k] = x382;
+            sd_Y[129][sd_k] = x383;
+            sd_Y[130][sd_k] = x384;
+            sd_Y[131][sd_k] = x385;
+            sd_Y[132][sd_k] = x386;
+            sd_Y[133][sd_k] = x387;
+            sd_Y[134][sd_k] = x388;
+            sd_Y[135][sd_k] = x397;
+            sd_Y[136][sd_k] = x398;
+            sd_Y[137][sd_k] = x399;
+            sd_Y[138][sd_k] = x400;
+            sd_Y[139][sd_k] = x401;
+            sd_Y[140][sd_k] = x402;
+            sd_Y[141][sd_k] = x403;
+            sd_Y[142][sd_k] = x404;
+            sd_Y[143][sd_k] = x405;
+            sd_Y[144][sd_k] = qd3;
+            sd_Y[145][sd_k] = x422;
+            sd_Y[146][sd_k] = qdd3;
+            sd_Y[147][sd_k] = x129;
+            sd_Y[148][sd_k] = -x128;
+            sd_Y[149][sd_k] = -x136;
+            sd_Y[150][sd_k] = x189;
+            sd_Y[151][sd_k] = x136;
+            sd_Y[152][sd_k] = x191;
+            sd_Y[153][sd_k] = x141;
+            sd_Y[154][sd_k] = x132;
+            sd_Y[155][sd_k] = x410;
+            sd_Y[156][sd_k] = x411;
+            sd_Y[157][sd_k] = x412;
+            sd_Y[158][sd_k] = x413;
+            sd_Y[159][sd_k] = x414;
+            sd_Y[160][sd_k] = x415;
+            sd_Y[161][sd_k] = x416;
+            sd_Y[162][sd_k] = x417;
+            sd_Y[163][sd_k] = x418;
+            sd_Y[164][sd_k] = qd4;
+            sd_Y[165][sd_k] = x423;
+            sd_Y[166][sd_k] = qdd4;
+            sd_Y[167][sd_k] = x151;
+            sd_Y[168][sd_k] = -x150;
+            sd_Y[169][sd_k] = -x158;
+            sd_Y[170][sd_k] = x195;
+            sd_Y[171][sd_k] = x158;
+            sd_Y[172][sd_k] = x197;
+            sd_Y[173][sd_k] = x163;
+            sd_Y[174][sd_k] = x154;
+            sd_Y[175][sd_k] = qd5;
+            sd_Y[176][sd_k] = x424;
+            sd_Y[177][sd_k] = qdd5;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Y[0], 504, sd_n, Y + sd_first * 504);
+        sd_scatter_map(sd_Y[0], sd_src_regressor_Y, sd_fill_regressor_Y, 504, sd_n, Y + sd_first * 504);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Y + (sd_first + sd_k) * 504);
@@ -14595,6 +14296,28 @@ void puma560_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[345] = x424;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* base_regressor: the block entry of each column of Yb (-1: the constant of sd_fill_base_regressor_Yb). */
+static const int sd_src_base_regressor_Yb[348] = {
+    0, -1, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49,
+    50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, -1, -1,
+    -1, 72, 73, 36, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, 74, 75, 46, 47, 48, 49, 50, 76, 77, 53, 54, 55, 56, 57, 78, 79, 60, 61, 62, 63,
+    64, 80, 81, 67, 68, 69, 70, 71, -1, -1, -1, -1, -1, -1, 82, 83, 36, 84, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 85, 86, 87,
+    88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, 106, 107, 36, 108, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118,
+    119, 120, 121, 122, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 123, 124, 36, 125, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, 126, 127, 128, 129, 130, 131, 132, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, 133, 134, 36, 135,
+};
+static const double sd_fill_base_regressor_Yb[348] = {0};
+#endif
+
 /* base_regressor of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
@@ -14608,7 +14331,7 @@ void puma560_base_regressor_batch(long count, const double *q, const double *qd,
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
         double sd_qdd[6][SD_LANES];
         sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Yb[348][SD_LANES];
+        double sd_Yb[136][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -14981,356 +14704,144 @@ void puma560_base_regressor_batch(long count, const double *q, const double *qd,
             const double x423 = sd_sign(qd4);
             const double x424 = sd_sign(qd5);
             sd_Yb[0][sd_k] = qdd0;
-            sd_Yb[1][sd_k] = 0.0;
-            sd_Yb[2][sd_k] = 0.0;
-            sd_Yb[3][sd_k] = x205;
-            sd_Yb[4][sd_k] = x206;
-            sd_Yb[5][sd_k] = x208;
-            sd_Yb[6][sd_k] = x209;
-            sd_Yb[7][sd_k] = x210;
-            sd_Yb[8][sd_k] = x219;
-            sd_Yb[9][sd_k] = x220;
-            sd_Yb[10][sd_k] = x222;
-            sd_Yb[11][sd_k] = x223;
-            sd_Yb[12][sd_k] = x225;
-            sd_Yb[13][sd_k] = x226;
-            sd_Yb[14][sd_k] = x227;
-            sd_Yb[15][sd_k] = x242;
-            sd_Yb[16][sd_k] = x243;
-            sd_Yb[17][sd_k] = x245;
-            sd_Yb[18][sd_k] = x246;
-            sd_Yb[19][sd_k] = x248;
-            sd_Yb[20][sd_k] = x249;
-            sd_Yb[21][sd_k] = x250;
-            sd_Yb[22][sd_k] = x264;
-            sd_Yb[23][sd_k] = x265;
-            sd_Yb[24][sd_k] = x267;
-            sd_Yb[25][sd_k] = x268;
-            sd_Yb[26][sd_k] = x270;
-            sd_Yb[27][sd_k] = x271;
-            sd_Yb[28][sd_k] = x272;
-            sd_Yb[29][sd_k] = x284;
-            sd_Yb[30][sd_k] = x285;
-            sd_Yb[31][sd_k] = x287;
-            sd_Yb[32][sd_k] = x288;
-            sd_Yb[33][sd_k] = x290;
-            sd_Yb[34][sd_k] = x291;
-            sd_Yb[35][sd_k] = x292;
-            sd_Yb[36][sd_k] = qd0;
-            sd_Yb[37][sd_k] = x419;
-            sd_Yb[38][sd_k] = 1.0;
-            sd_Yb[39][sd_k] = 0.0;
-            sd_Yb[40][sd_k] = 0.0;
-            sd_Yb[41][sd_k] = 0.0;
-            sd_Yb[42][sd_k] = 0.0;
-            sd_Yb[43][sd_k] = 0.0;
-            sd_Yb[44][sd_k] = 0.0;
-            sd_Yb[45][sd_k] = 0.0;
-            sd_Yb[46][sd_k] = 0.0;
-            sd_Yb[47][sd_k] = 0.0;
-            sd_Yb[48][sd_k] = 0.0;
-            sd_Yb[49][sd_k] = 0.0;
-            sd_Yb[50][sd_k] = 0.0;
-            sd_Yb[51][sd_k] = 0.0;
-            sd_Yb[52][sd_k] = 0.0;
-            sd_Yb[53][sd_k] = 0.0;
-            sd_Yb[54][sd_k] = 0.0;
-            sd_Yb[55][sd_k] = 0.0;
-            sd_Yb[56][sd_k] = 0.0;
-            sd_Yb[57][sd_k] = 0.0;
-            sd_Yb[58][sd_k] = 0.0;
-            sd_Yb[59][sd_k] = x56;
-            sd_Yb[60][sd_k] = -x55;
-            sd_Yb[61][sd_k] = -x62;
-            sd_Yb[62][sd_k] = x171;
-            sd_Yb[63][sd_k] = x173;
-            sd_Yb[64][sd_k] = x66;
-            sd_Yb[65][sd_k] = qdd1;
-            sd_Yb[66][sd_k] = x296;
-            sd_Yb[67][sd_k] = x297;
-            sd_Yb[68][sd_k] = -x86;
-            sd_Yb[69][sd_k] = x177;
-            sd_Yb[70][sd_k] = x179;
-            sd_Yb[71][sd_k] = x91;
-            sd_Yb[72][sd_k] = x82;
-            sd_Yb[73][sd_k] = x307;
-            sd_Yb[74][sd_k] = x308;
-            sd_Yb[75][sd_k] = x310;
-            sd_Yb[76][sd_k] = x311;
-            sd_Yb[77][sd_k] = x313;
-            sd_Yb[78][sd_k] = x314;
-            sd_Yb[79][sd_k] = x315;
-            sd_Yb[80][sd_k] = x329;
-            sd_Yb[81][sd_k] = x330;
-            sd_Yb[82][sd_k] = x332;
-            sd_Yb[83][sd_k] = x333;
-            sd_Yb[84][sd_k] = x335;
-            sd_Yb[85][sd_k] = x336;
-            sd_Yb[86][sd_k] = x337;
-            sd_Yb[87][sd_k] = x349;
-            sd_Yb[88][sd_k] = x350;
-            sd_Yb[89][sd_k] = x352;
-            sd_Yb[90][sd_k] = x353;
-            sd_Yb[91][sd_k] = x355;
-            sd_Yb[92][sd_k] = x356;
-            sd_Yb[93][sd_k] = x357;
-            sd_Yb[94][sd_k] = 0.0;
-            sd_Yb[95][sd_k] = 0.0;
-            sd_Yb[96][sd_k] = 0.0;
-            sd_Yb[97][sd_k] = qd1;
-            sd_Yb[98][sd_k] = x420;
-            sd_Yb[99][sd_k] = 1.0;
-            sd_Yb[100][sd_k] = 0.0;
-            sd_Yb[101][sd_k] = 0.0;
-            sd_Yb[102][sd_k] = 0.0;
-            sd_Yb[103][sd_k] = 0.0;
-            sd_Yb[104][sd_k] = 0.0;
-            sd_Yb[105][sd_k] = 0.0;
-            sd_Yb[106][sd_k] = 0.0;
-            sd_Yb[107][sd_k] = 0.0;
-            sd_Yb[108][sd_k] = 0.0;
-            sd_Yb[109][sd_k] = 0.0;
-            sd_Yb[110][sd_k] = 0.0;
-            sd_Yb[111][sd_k] = 0.0;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = 0.0;
-            sd_Yb[116][sd_k] = 0.0;
-            sd_Yb[117][sd_k] = 0.0;
-            sd_Yb[118][sd_k] = 0.0;
-            sd_Yb[119][sd_k] = 0.0;
-            sd_Yb[120][sd_k] = 0.0;
-            sd_Yb[121][sd_k] = 0.0;
-            sd_Yb[122][sd_k] = 0.0;
-            sd_Yb[123][sd_k] = 0.0;
-            sd_Yb[124][sd_k] = x79;
-            sd_Yb[125][sd_k] = -x78;
-            sd_Yb[126][sd_k] = -x86;
-            sd_Yb[127][sd_k] = x177;
-            sd_Yb[128][sd_k] = x179;
-            sd_Yb[129][sd_k] = x91;
-            sd_Yb[130][sd_k] = x82;
-            sd_Yb[131][sd_k] = x359;
-            sd_Yb[132][sd_k] = x360;
-            sd_Yb[133][sd_k] = x310;
-            sd_Yb[134][sd_k] = x311;
-            sd_Yb[135][sd_k] = x313;
-            sd_Yb[136][sd_k] = x314;
-            sd_Yb[137][sd_k] = x315;
-            sd_Yb[138][sd_k] = x367;
-            sd_Yb[139][sd_k] = x368;
-            sd_Yb[140][sd_k] = x332;
-            sd_Yb[141][sd_k] = x333;
-            sd_Yb[142][sd_k] = x335;
-            sd_Yb[143][sd_k] = x336;
-            sd_Yb[144][sd_k] = x337;
-            sd_Yb[145][sd_k] = x373;
-            sd_Yb[146][sd_k] = x374;
-            sd_Yb[147][sd_k] = x352;
-            sd_Yb[148][sd_k] = x353;
-            sd_Yb[149][sd_k] = x355;
-            sd_Yb[150][sd_k] = x356;
-            sd_Yb[151][sd_k] = x357;
-            sd_Yb[152][sd_k] = 0.0;
-            sd_Yb[153][sd_k] = 0.0;
-            sd_Yb[154][sd_k] = 0.0;
-            sd_Yb[155][sd_k] = 0.0;
-            sd_Yb[156][sd_k] = 0.0;
-            sd_Yb[157][sd_k] = 0.0;
-            sd_Yb[158][sd_k] = qd2;
-            sd_Yb[159][sd_k] = x421;
-            sd_Yb[160][sd_k] = 1.0;
-            sd_Yb[161][sd_k] = qdd2;
-            sd_Yb[162][sd_k] = 0.0;
-            sd_Yb[163][sd_k] = 0.0;
-            sd_Yb[164][sd_k] = 0.0;
-            sd_Yb[165][sd_k] = 0.0;
-            sd_Yb[166][sd_k] = 0.0;
-            sd_Yb[167][sd_k] = 0.0;
-            sd_Yb[168][sd_k] = 0.0;
-            sd_Yb[169][sd_k] = 0.0;
-            sd_Yb[170][sd_k] = 0.0;
-            sd_Yb[171][sd_k] = 0.0;
-            sd_Yb[172][sd_k] = 0.0;
-            sd_Yb[173][sd_k] = 0.0;
-            sd_Yb[174][sd_k] = 0.0;
-            sd_Yb[175][sd_k] = 0.0;
-            sd_Yb[176][sd_k] = 0.0;
-            sd_Yb[177][sd_k] = 0.0;
-            sd_Yb[178][sd_k] = 0.0;
-            sd_Yb[179][sd_k] = 0.0;
-            sd_Yb[180][sd_k] = 0.0;
-            sd_Yb[181][sd_k] = 0.0;
-            sd_Yb[182][sd_k] = 0.0;
-            sd_Yb[183][sd_k] = 0.0;
-            sd_Yb[184][sd_k] = 0.0;
-            sd_Yb[185][sd_k] = 0.0;
-            sd_Yb[186][sd_k] = 0.0;
-            sd_Yb[187][sd_k] = 0.0;
-            sd_Yb[188][sd_k] = 0.0;
-            sd_Yb[189][sd_k] = x104;
-            sd_Yb[190][sd_k] = -x103;
-            sd_Yb[191][sd_k] = -x111;
-            sd_Yb[192][sd_k] = x183;
-            sd_Yb[193][sd_k] = x185;
-            sd_Yb[194][sd_k] = x116;
-            sd_Yb[195][sd_k] = x107;
-            sd_Yb[196][sd_k] = x380;
-            sd_Yb[197][sd_k] = x381;
-            sd_Yb[198][sd_k] = x383;
-            sd_Yb[199][sd_k] = x384;
-            sd_Yb[200][sd_k] = x386;
-            sd_Yb[201][sd_k] = x387;
-            sd_Yb[202][sd_k] = x388;
-            sd_Yb[203][sd_k] = x397;
-            sd_Yb[204][sd_k] = x398;
-            sd_Yb[205][sd_k] = x400;
-            sd_Yb[206][sd_k] = x401;
-            sd_Yb[207][sd_k] = x403;
-            sd_Yb[208][sd_k] = x404;
-            sd_Yb[209][sd_k] = x405;
-            sd_Yb[210][sd_k] = 0.0;
-            sd_Yb[211][sd_k] = 0.0;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = qd3;
-            sd_Yb[221][sd_k] = x422;
-            sd_Yb[222][sd_k] = 1.0;
-            sd_Yb[223][sd_k] = qdd3;
-            sd_Yb[224][sd_k] = 0.0;
-            sd_Yb[225][sd_k] = 0.0;
-            sd_Yb[226][sd_k] = 0.0;
-            sd_Yb[227][sd_k] = 0.0;
-            sd_Yb[228][sd_k] = 0.0;
-            sd_Yb[229][sd_k] = 0.0;
-            sd_Yb[230][sd_k] = 0.0;
-            sd_Yb[231][sd_k] = 0.0;
-            sd_Yb[232][sd_k] = 0.0;
-            sd_Yb[233][sd_k] = 0.0;
-            sd_Yb[234][sd_k] = 0.0;
-            sd_Yb[235][sd_k] = 0.0;
-            sd_Yb[236][sd_k] = 0.0;
-            sd_Yb[237][sd_k] = 0.0;
-            sd_Yb[238][sd_k] = 0.0;
-            sd_Yb[239][sd_k] = 0.0;
-            sd_Yb[240][sd_k] = 0.0;
-            sd_Yb[241][sd_k] = 0.0;
-            sd_Yb[242][sd_k] = 0.0;
-            sd_Yb[243][sd_k] = 0.0;
-            sd_Yb[244][sd_k] = 0.0;
-            sd_Yb[245][sd_k] = 0.0;
-            sd_Yb[246][sd_k] = 0.0;
-            sd_Yb[247][sd_k] = 0.0;
-            sd_Yb[248][sd_k] = 0.0;
-            sd_Yb[249][sd_k] = 0.0;
-            sd_Yb[250][sd_k] = 0.0;
-            sd_Yb[251][sd_k] = 0.0;
-            sd_Yb[252][sd_k] = 0.0;
-            sd_Yb[253][sd_k] = 0.0;
-            sd_Yb[254][sd_k] = x129;
-            sd_Yb[255][sd_k] = -x128;
-            sd_Yb[256][sd_k] = -x136;
-            sd_Yb[257][sd_k] = x189;
-            sd_Yb[258][sd_k] = x191;
-            sd_Yb[259][sd_k] = x141;
-            sd_Yb[260][sd_k] = x132;
-            sd_Yb[261][sd_k] = x410;
-            sd_Yb[262][sd_k] = x411;
-            sd_Yb[263][sd_k] = x413;
-            sd_Yb[264][sd_k] = x414;
-            sd_Yb[265][sd_k] = x416;
-            sd_Yb[266][sd_k] = x417;
-            sd_Yb[267][sd_k] = x418;
-            sd_Yb[268][sd_k] = 0.0;
-            sd_Yb[269][sd_k] = 0.0;
-            sd_Yb[270][sd_k] = 0.0;
-            sd_Yb[271][sd_k] = 0.0;
-            sd_Yb[272][sd_k] = 0.0;
-            sd_Yb[273][sd_k] = 0.0;
-            sd_Yb[274][sd_k] = 0.0;
-            sd_Yb[275][sd_k] = 0.0;
-            sd_Yb[276][sd_k] = 0.0;
-            sd_Yb[277][sd_k] = 0.0;
-            sd_Yb[278][sd_k] = 0.0;
-            sd_Yb[279][sd_k] = 0.0;
-            sd_Yb[280][sd_k] = 0.0;
-            sd_Yb[281][sd_k] = 0.0;
-            sd_Yb[282][sd_k] = qd4;
-            sd_Yb[283][sd_k] = x423;
-            sd_Yb[284][sd_k] = 1.0;
-            sd_Yb[285][sd_k] = qdd4;
-            sd_Yb[286][sd_k] = 0.0;
-            sd_Yb[287][sd_k] = 0.0;
-            sd_Yb[288][sd_k] = 0.0;
-            sd_Yb[289][sd_k] = 0.0;
-            sd_Yb[290][sd_k] = 0.0;
-            sd_Yb[291][sd_k] = 0.0;
-            sd_Yb[292][sd_k] = 0.0;
-            sd_Yb[293][sd_k] = 0.0;
-            sd_Yb[294][sd_k] = 0.0;
-            sd_Yb[295][sd_k] = 0.0;
-            sd_Yb[296][sd_k] = 0.0;
-            sd_Yb[297][sd_k] = 0.0;
-            sd_Yb[298][sd_k] = 0.0;
-            sd_Yb[299][sd_k] = 0.0;
-            sd_Yb[300][sd_k] = 0.0;
-            sd_Yb[301][sd_k] = 0.0;
-            sd_Yb[302][sd_k] = 0.0;
-            sd_Yb[303][sd_k] = 0.0;
-            sd_Yb[304][sd_k] = 0.0;
-            sd_Yb[305][sd_k] = 0.0;
-            sd_Yb[306][sd_k] = 0.0;
-            sd_Yb[307][sd_k] = 0.0;
-            sd_Yb[308][sd_k] = 0.0;
-            sd_Yb[309][sd_k] = 0.0;
-            sd_Yb[310][sd_k] = 0.0;
-            sd_Yb[311][sd_k] = 0.0;
-            sd_Yb[312][sd_k] = 0.0;
-            sd_Yb[313][sd_k] = 0.0;
-            sd_Yb[314][sd_k] = 0.0;
-            sd_Yb[315][sd_k] = 0.0;
-            sd_Yb[316][sd_k] = 0.0;
-            sd_Yb[317][sd_k] = 0.0;
-            sd_Yb[318][sd_k] = 0.0;
-            sd_Yb[319][sd_k] = x151;
-            sd_Yb[320][sd_k] = -x150;
-            sd_Yb[321][sd_k] = -x158;
-            sd_Yb[322][sd_k] = x195;
-            sd_Yb[323][sd_k] = x197;
-            sd_Yb[324][sd_k] = x163;
-            sd_Yb[325][sd_k] = x154;
-            sd_Yb[326][sd_k] = 0.0;
-            sd_Yb[327][sd_k] = 0.0;
-            sd_Yb[328][sd_k] = 0.0;
-            sd_Yb[329][sd_k] = 0.0;
-            sd_Yb[330][sd_k] = 0.0;
-            sd_Yb[331][sd_k] = 0.0;
-            sd_Yb[332][sd_k] = 0.0;
-            sd_Yb[333][sd_k] = 0.0;
-            sd_Yb[334][sd_k] = 0.0;
-            sd_Yb[335][sd_k] = 0.0;
-            sd_Yb[336][sd_k] = 0.0;
-            sd_Yb[337][sd_k] = 0.0;
-            sd_Yb[338][sd_k] = 0.0;
-            sd_Yb[339][sd_k] = 0.0;
-            sd_Yb[340][sd_k] = 0.0;
-            sd_Yb[341][sd_k] = 0.0;
-            sd_Yb[342][sd_k] = 0.0;
-            sd_Yb[343][sd_k] = 0.0;
-            sd_Yb[344][sd_k] = qd5;
-            sd_Yb[345][sd_k] = x424;
-            sd_Yb[346][sd_k] = 1.0;
-            sd_Yb[347][sd_k] = qdd5;
+            sd_Yb[1][sd_k] = x205;
+            sd_Yb[2][sd_k] = x206;
+            sd_Yb[3][sd_k] = x208;
+            sd_Yb[4][sd_k] = x209;
+            sd_Yb[5][sd_k] = x210;
+            sd_Yb[6][sd_k] = x219;
+            sd_Yb[7][sd_k] = x220;
+            sd_Yb[8][sd_k] = x222;
+            sd_Yb[9][sd_k] = x223;
+            sd_Yb[10][sd_k] = x225;
+            sd_Yb[11][sd_k] = x226;
+            sd_Yb[12][sd_k] = x227;
+            sd_Yb[13][sd_k] = x242;
+            sd_Yb[14][sd_k] = x243;
+            sd_Yb[15][sd_k] = x245;
+            sd_Yb[16][sd_k] = x246;
+            sd_Yb[17][sd_k] = x248;
+            sd_Yb[18][sd_k] = x249;
+            sd_Yb[19][sd_k] = x250;
+            sd_Yb[20][sd_k] = x264;
+            sd_Yb[21][sd_k] = x265;
+            sd_Yb[22][sd_k] = x267;
+            sd_Yb[23][sd_k] = x268;
+            sd_Yb[24][sd_k] = x270;
+            sd_Yb[25][sd_k] = x271;
+            sd_Yb[26][sd_k] = x272;
+            sd_Yb[27][sd_k] = x284;
+            sd_Yb[28][sd_k] = x285;
+            sd_Yb[29][sd_k] = x287;
+            sd_Yb[30][sd_k] = x288;
+            sd_Yb[31][sd_k] = x290;
+            sd_Yb[32][sd_k] = x291;
+            sd_Yb[33][sd_k] = x292;
+            sd_Yb[34][sd_k] = qd0;
+            sd_Yb[35][sd_k] = x419;
+            sd_Yb[36][sd_k] = 1.0;
+            sd_Yb[37][sd_k] = x56;
+            sd_Yb[38][sd_k] = -x55;
+            sd_Yb[39][sd_k] = -x62;
+            sd_Yb[40][sd_k] = x171;
+            sd_Yb[41][sd_k] = x173;
+            sd_Yb[42][sd_k] = x66;
+            sd_Yb[43][sd_k] = qdd1;
+            sd_Yb[44][sd_k] = x296;
+            sd_Yb[45][sd_k] = x297;
+            sd_Yb[46][sd_k] = -x86;
+            sd_Yb[47][sd_k] = x177;
+            sd_Yb[48][sd_k] = x179;
+            sd_Yb[49][sd_k] = x91;
+            sd_Yb[50][sd_k] = x82;
+            sd_Yb[51][sd_k] = x307;
+            sd_Yb[52][sd_k] = x308;
+            sd_Yb[53][sd_k] = x310;
+            sd_Yb[54][sd_k] = x311;
+            sd_Yb[55][sd_k] = x313;
+            sd_Yb[56][sd_k] = x314;
+            sd_Yb[57][sd_k] = x315;
+            sd_Yb[58][sd_k] = x329;
+            sd_Yb[59][sd_k] = x330;
+            sd_Yb[60][sd_k] = x332;
+            sd_Yb[61][sd_k] = x333;
+            sd_Yb[62][sd_k] = x335;
+            sd_Yb[63][sd_k] = x336;
+            sd_Yb[64][sd_k] = x337;
+            sd_Yb[65][sd_k] = x349;
+            sd_Yb[66][sd_k] = x350;
+            sd_Yb[67][sd_k] = x352;
+            sd_Yb[68][sd_k] = x353;
+            sd_Yb[69][sd_k] = x355;
+            sd_Yb[70][sd_k] = x356;
+            sd_Yb[71][sd_k] = x357;
+            sd_Yb[72][sd_k] = qd1;
+            sd_Yb[73][sd_k] = x420;
+            sd_Yb[74][sd_k] = x79;
+            sd_Yb[75][sd_k] = -x78;
+            sd_Yb[76][sd_k] = x359;
+            sd_Yb[77][sd_k] = x360;
+            sd_Yb[78][sd_k] = x367;
+            sd_Yb[79][sd_k] = x368;
+            sd_Yb[80][sd_k] = x373;
+            sd_Yb[81][sd_k] = x374;
+            sd_Yb[82][sd_k] = qd2;
+            sd_Yb[83][sd_k] = x421;
+            sd_Yb[84][sd_k] = qdd2;
+            sd_Yb[85][sd_k] = x104;
+            sd_Yb[86][sd_k] = -x103;
+            sd_Yb[87][sd_k] = -x111;
+            sd_Yb[88][sd_k] = x183;
+            sd_Yb[89][sd_k] = x185;
+            sd_Yb[90][sd_k] = x116;
+            sd_Yb[91][sd_k] = x107;
+            sd_Yb[92][sd_k] = x380;
+            sd_Yb[93][sd_k] = x381;
+            sd_Yb[94][sd_k] = x383;
+            sd_Yb[95][sd_k] = x384;
+            sd_Yb[96][sd_k] = x386;
+            sd_Yb[97][sd_k] = x387;
+            sd_Yb[98][sd_k] = x388;
+            sd_Yb[99][sd_k] = x397;
+            sd_Yb[100][sd_k] = x398;
+            sd_Yb[101][sd_k] = x400;
+            sd_Yb[102][sd_k] = x401;
+            sd_Yb[103][sd_k] = x403;
+            sd_Yb[104][sd_k] = x404;
+            sd_Yb[105][sd_k] = x405;
+            sd_Yb[106][sd_k] = qd3;
+            sd_Yb[107][sd_k] = x422;
+            sd_Yb[108][sd_k] = qdd3;
+            sd_Yb[109][sd_k] = x129;
+            sd_Yb[110][sd_k] = -x128;
+            sd_Yb[111][sd_k] = -x136;
+            sd_Yb[112][sd_k] = x189;
+            sd_Yb[113][sd_k] = x191;
+            sd_Yb[114][sd_k] = x141;
+            sd_Yb[115][sd_k] = x132;
+            sd_Yb[116][sd_k] = x410;
+            sd_Yb[117][sd_k] = x411;
+            sd_Yb[118][sd_k] = x413;
+            sd_Yb[119][sd_k] = x414;
+            sd_Yb[120][sd_k] = x416;
+            sd_Yb[121][sd_k] = x417;
+            sd_Yb[122][sd_k] = x418;
+            sd_Yb[123][sd_k] = qd4;
+            sd_Yb[124][sd_k] = x423;
+            sd_Yb[125][sd_k] = qdd4;
+            sd_Yb[126][sd_k] = x151;
+            sd_Yb[127][sd_k] = -x150;
+            sd_Yb[128][sd_k] = -x158;
+            sd_Yb[129][sd_k] = x195;
+            sd_Yb[130][sd_k] = x197;
+            sd_Yb[131][sd_k] = x163;
+            sd_Yb[132][sd_k] = x154;
+            sd_Yb[133][sd_k] = qd5;
+            sd_Yb[134][sd_k] = x424;
+            sd_Yb[135][sd_k] = qdd5;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Yb[0], 348, sd_n, Yb + sd_first * 348);
+        sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 348, sd_n, Yb + sd_first * 348);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_base_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Yb + (sd_first + sd_k) * 348);
@@ -15594,6 +15105,14 @@ void puma560_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
+static const int sd_src_frame_placement_oMf[16] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_placement_oMf[16] = {[15] = 1.0};
+#endif
+
 /* frame_placement of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_frame_placement_batch(long count, const double *q, double *oMf)
 {
@@ -15603,7 +15122,7 @@ void puma560_frame_placement_batch(long count, const double *q, double *oMf)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_oMf[16][SD_LANES];
+        double sd_oMf[12][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -15681,13 +15200,9 @@ void puma560_frame_placement_batch(long count, const double *q, double *oMf)
             sd_oMf[9][sd_k] = x54;
             sd_oMf[10][sd_k] = x45;
             sd_oMf[11][sd_k] = x48;
-            sd_oMf[12][sd_k] = 0.0;
-            sd_oMf[13][sd_k] = 0.0;
-            sd_oMf[14][sd_k] = 0.0;
-            sd_oMf[15][sd_k] = 1.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
+        sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
@@ -15803,6 +15318,15 @@ void puma560_frame_jacobian(const double *q, double *J)
     J[35] = x45;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_jacobian: the block entry of each column of J (-1: the constant of sd_fill_frame_jacobian_J). */
+static const int sd_src_frame_jacobian_J[36] = {
+    0, 1, 2, 3, -1, -1, 4, 5, 6, 7, -1, -1, -1, 8, 9, 10, -1, -1, -1, 11, 11, 12, 13, 14,
+    -1, 15, 15, 16, 17, 18, 19, -1, -1, 20, 21, 22,
+};
+static const double sd_fill_frame_jacobian_J[36] = {0};
+#endif
+
 /* frame_jacobian of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_frame_jacobian_batch(long count, const double *q, double *J)
 {
@@ -15812,7 +15336,7 @@ void puma560_frame_jacobian_batch(long count, const double *q, double *J)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_J[36][SD_LANES];
+        double sd_J[23][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -15879,41 +15403,28 @@ void puma560_frame_jacobian_batch(long count, const double *q, double *J)
             sd_J[1][sd_k] = x67;
             sd_J[2][sd_k] = x64;
             sd_J[3][sd_k] = x61;
-            sd_J[4][sd_k] = 0.0;
-            sd_J[5][sd_k] = 0.0;
-            sd_J[6][sd_k] = x58;
-            sd_J[7][sd_k] = x68;
-            sd_J[8][sd_k] = x65;
-            sd_J[9][sd_k] = x62;
-            sd_J[10][sd_k] = 0.0;
-            sd_J[11][sd_k] = 0.0;
-            sd_J[12][sd_k] = 0.0;
-            sd_J[13][sd_k] = x69;
-            sd_J[14][sd_k] = x66;
-            sd_J[15][sd_k] = x63;
-            sd_J[16][sd_k] = 0.0;
-            sd_J[17][sd_k] = 0.0;
-            sd_J[18][sd_k] = 0.0;
-            sd_J[19][sd_k] = x0;
-            sd_J[20][sd_k] = x0;
-            sd_J[21][sd_k] = x20;
-            sd_J[22][sd_k] = -x29;
-            sd_J[23][sd_k] = x41;
-            sd_J[24][sd_k] = 0.0;
-            sd_J[25][sd_k] = -x1;
-            sd_J[26][sd_k] = -x1;
-            sd_J[27][sd_k] = x22;
-            sd_J[28][sd_k] = -x31;
-            sd_J[29][sd_k] = x43;
-            sd_J[30][sd_k] = 1.0;
-            sd_J[31][sd_k] = 0.0;
-            sd_J[32][sd_k] = 0.0;
-            sd_J[33][sd_k] = x24;
-            sd_J[34][sd_k] = -x33;
-            sd_J[35][sd_k] = x45;
+            sd_J[4][sd_k] = x58;
+            sd_J[5][sd_k] = x68;
+            sd_J[6][sd_k] = x65;
+            sd_J[7][sd_k] = x62;
+            sd_J[8][sd_k] = x69;
+            sd_J[9][sd_k] = x66;
+            sd_J[10][sd_k] = x63;
+            sd_J[11][sd_k] = x0;
+            sd_J[12][sd_k] = x20;
+            sd_J[13][sd_k] = -x29;
+            sd_J[14][sd_k] = x41;
+            sd_J[15][sd_k] = -x1;
+            sd_J[16][sd_k] = x22;
+            sd_J[17][sd_k] = -x31;
+            sd_J[18][sd_k] = x43;
+            sd_J[19][sd_k] = 1.0;
+            sd_J[20][sd_k] = x24;
+            sd_J[21][sd_k] = -x33;
+            sd_J[22][sd_k] = x45;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_J[0], 36, sd_n, J + sd_first * 36);
+        sd_scatter_map(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 36, sd_n, J + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
@@ -16592,6 +16103,14 @@ void puma560_com_jacobian(const double *q, double *Jcom)
     Jcom[17] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* com_jacobian: the block entry of each column of Jcom (-1: the constant of sd_fill_com_jacobian_Jcom). */
+static const int sd_src_com_jacobian_Jcom[18] = {
+    0, 1, 2, 3, 4, -1, 5, 6, 7, 8, 9, -1, -1, 10, 11, 12, 13, -1,
+};
+static const double sd_fill_com_jacobian_Jcom[18] = {0};
+#endif
+
 /* com_jacobian of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
@@ -16601,7 +16120,7 @@ void puma560_com_jacobian_batch(long count, const double *q, double *Jcom)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Jcom[18][SD_LANES];
+        double sd_Jcom[14][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -16686,22 +16205,18 @@ void puma560_com_jacobian_batch(long count, const double *q, double *Jcom)
             sd_Jcom[2][sd_k] = x85;
             sd_Jcom[3][sd_k] = x91;
             sd_Jcom[4][sd_k] = x97;
-            sd_Jcom[5][sd_k] = 0.0;
-            sd_Jcom[6][sd_k] = x72;
-            sd_Jcom[7][sd_k] = x80;
-            sd_Jcom[8][sd_k] = x86;
-            sd_Jcom[9][sd_k] = x92;
-            sd_Jcom[10][sd_k] = x98;
-            sd_Jcom[11][sd_k] = 0.0;
-            sd_Jcom[12][sd_k] = 0.0;
-            sd_Jcom[13][sd_k] = x81;
-            sd_Jcom[14][sd_k] = x87;
-            sd_Jcom[15][sd_k] = x93;
-            sd_Jcom[16][sd_k] = x99;
-            sd_Jcom[17][sd_k] = 0.0;
+            sd_Jcom[5][sd_k] = x72;
+            sd_Jcom[6][sd_k] = x80;
+            sd_Jcom[7][sd_k] = x86;
+            sd_Jcom[8][sd_k] = x92;
+            sd_Jcom[9][sd_k] = x98;
+            sd_Jcom[10][sd_k] = x81;
+            sd_Jcom[11][sd_k] = x87;
+            sd_Jcom[12][sd_k] = x93;
+            sd_Jcom[13][sd_k] = x99;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Jcom[0], 18, sd_n, Jcom + sd_first * 18);
+        sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 18, sd_n, Jcom + sd_first * 18);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
@@ -16924,6 +16439,15 @@ void puma560_centroidal_momentum_matrix(const double *q, double *Ag)
     Ag[35] = x192;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum_matrix: the block entry of each column of Ag (-1: the constant of sd_fill_centroidal_momentum_matrix_Ag). */
+static const int sd_src_centroidal_momentum_matrix_Ag[36] = {
+    0, 1, 2, 3, 4, -1, 5, 6, 7, 8, 9, -1, -1, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19,
+    20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+};
+static const double sd_fill_centroidal_momentum_matrix_Ag[36] = {0};
+#endif
+
 /* centroidal_momentum_matrix of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
@@ -16933,7 +16457,7 @@ void puma560_centroidal_momentum_matrix_batch(long count, const double *q, doubl
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Ag[36][SD_LANES];
+        double sd_Ag[32][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -17108,40 +16632,36 @@ void puma560_centroidal_momentum_matrix_batch(long count, const double *q, doubl
             sd_Ag[2][sd_k] = x129;
             sd_Ag[3][sd_k] = x154;
             sd_Ag[4][sd_k] = x178;
-            sd_Ag[5][sd_k] = 0.0;
-            sd_Ag[6][sd_k] = x88;
-            sd_Ag[7][sd_k] = x111;
-            sd_Ag[8][sd_k] = x130;
-            sd_Ag[9][sd_k] = x155;
-            sd_Ag[10][sd_k] = x179;
-            sd_Ag[11][sd_k] = 0.0;
-            sd_Ag[12][sd_k] = 0.0;
-            sd_Ag[13][sd_k] = x67;
-            sd_Ag[14][sd_k] = x131;
-            sd_Ag[15][sd_k] = x156;
-            sd_Ag[16][sd_k] = x180;
-            sd_Ag[17][sd_k] = 0.0;
-            sd_Ag[18][sd_k] = x98;
-            sd_Ag[19][sd_k] = x112;
-            sd_Ag[20][sd_k] = x132;
-            sd_Ag[21][sd_k] = x157;
-            sd_Ag[22][sd_k] = x181;
-            sd_Ag[23][sd_k] = x190;
-            sd_Ag[24][sd_k] = x99;
-            sd_Ag[25][sd_k] = x113;
-            sd_Ag[26][sd_k] = x133;
-            sd_Ag[27][sd_k] = x158;
-            sd_Ag[28][sd_k] = x182;
-            sd_Ag[29][sd_k] = x191;
-            sd_Ag[30][sd_k] = x100;
-            sd_Ag[31][sd_k] = x109;
-            sd_Ag[32][sd_k] = x134;
-            sd_Ag[33][sd_k] = x159;
-            sd_Ag[34][sd_k] = x183;
-            sd_Ag[35][sd_k] = x192;
+            sd_Ag[5][sd_k] = x88;
+            sd_Ag[6][sd_k] = x111;
+            sd_Ag[7][sd_k] = x130;
+            sd_Ag[8][sd_k] = x155;
+            sd_Ag[9][sd_k] = x179;
+            sd_Ag[10][sd_k] = x67;
+            sd_Ag[11][sd_k] = x131;
+            sd_Ag[12][sd_k] = x156;
+            sd_Ag[13][sd_k] = x180;
+            sd_Ag[14][sd_k] = x98;
+            sd_Ag[15][sd_k] = x112;
+            sd_Ag[16][sd_k] = x132;
+            sd_Ag[17][sd_k] = x157;
+            sd_Ag[18][sd_k] = x181;
+            sd_Ag[19][sd_k] = x190;
+            sd_Ag[20][sd_k] = x99;
+            sd_Ag[21][sd_k] = x113;
+            sd_Ag[22][sd_k] = x133;
+            sd_Ag[23][sd_k] = x158;
+            sd_Ag[24][sd_k] = x182;
+            sd_Ag[25][sd_k] = x191;
+            sd_Ag[26][sd_k] = x100;
+            sd_Ag[27][sd_k] = x109;
+            sd_Ag[28][sd_k] = x134;
+            sd_Ag[29][sd_k] = x159;
+            sd_Ag[30][sd_k] = x183;
+            sd_Ag[31][sd_k] = x192;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Ag[0], 36, sd_n, Ag + sd_first * 36);
+        sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 36, sd_n, Ag + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
@@ -18080,6 +17600,15 @@ void puma560_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[35] = x785;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* operational_space_inertia_inverse: the block entry of each column of Linv (-1: the constant of sd_fill_operational_space_inertia_inverse_Linv). */
+static const int sd_src_operational_space_inertia_inverse_Linv[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_operational_space_inertia_inverse_Linv[36] = {0};
+#endif
+
 /* operational_space_inertia_inverse of `count` states, PUMA560_BATCH_LANES at a time (see "Batches" above). */
 void puma560_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
@@ -18089,7 +17618,7 @@ void puma560_operational_space_inertia_inverse_batch(long count, const double *q
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Linv[36][SD_LANES];
+        double sd_Linv[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -18576,39 +18105,24 @@ void puma560_operational_space_inertia_inverse_batch(long count, const double *q
             sd_Linv[3][sd_k] = x768;
             sd_Linv[4][sd_k] = x769;
             sd_Linv[5][sd_k] = x770;
-            sd_Linv[6][sd_k] = x766;
-            sd_Linv[7][sd_k] = x771;
-            sd_Linv[8][sd_k] = x772;
-            sd_Linv[9][sd_k] = x773;
-            sd_Linv[10][sd_k] = x774;
-            sd_Linv[11][sd_k] = x775;
-            sd_Linv[12][sd_k] = x767;
-            sd_Linv[13][sd_k] = x772;
-            sd_Linv[14][sd_k] = x776;
-            sd_Linv[15][sd_k] = x777;
-            sd_Linv[16][sd_k] = x778;
-            sd_Linv[17][sd_k] = x779;
-            sd_Linv[18][sd_k] = x768;
-            sd_Linv[19][sd_k] = x773;
-            sd_Linv[20][sd_k] = x777;
-            sd_Linv[21][sd_k] = x780;
-            sd_Linv[22][sd_k] = x781;
-            sd_Linv[23][sd_k] = x782;
-            sd_Linv[24][sd_k] = x769;
-            sd_Linv[25][sd_k] = x774;
-            sd_Linv[26][sd_k] = x778;
-            sd_Linv[27][sd_k] = x781;
-            sd_Linv[28][sd_k] = x783;
-            sd_Linv[29][sd_k] = x784;
-            sd_Linv[30][sd_k] = x770;
-            sd_Linv[31][sd_k] = x775;
-            sd_Linv[32][sd_k] = x779;
-            sd_Linv[33][sd_k] = x782;
-            sd_Linv[34][sd_k] = x784;
-            sd_Linv[35][sd_k] = x785;
+            sd_Linv[6][sd_k] = x771;
+            sd_Linv[7][sd_k] = x772;
+            sd_Linv[8][sd_k] = x773;
+            sd_Linv[9][sd_k] = x774;
+            sd_Linv[10][sd_k] = x775;
+            sd_Linv[11][sd_k] = x776;
+            sd_Linv[12][sd_k] = x777;
+            sd_Linv[13][sd_k] = x778;
+            sd_Linv[14][sd_k] = x779;
+            sd_Linv[15][sd_k] = x780;
+            sd_Linv[16][sd_k] = x781;
+            sd_Linv[17][sd_k] = x782;
+            sd_Linv[18][sd_k] = x783;
+            sd_Linv[19][sd_k] = x784;
+            sd_Linv[20][sd_k] = x785;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
+        sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 puma560_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);

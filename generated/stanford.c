@@ -274,6 +274,19 @@ typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
 #define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
 #endif
 #define SD_TILES 1
+/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch. */
+static inline void sd_tile(const double *p0, const double *p1, const double *p2, const double *p3,
+                           long size, double *out)
+{
+    const sd_vec4 a = *(const sd_vec4 *)p0, b = *(const sd_vec4 *)p1;
+    const sd_vec4 c = *(const sd_vec4 *)p2, d = *(const sd_vec4 *)p3;
+    const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
+    const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
+    *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
+    *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+}
 #endif
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
@@ -282,22 +295,45 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
     if (n == SD_LANES)
         for (; j + 4 <= size; j += 4)
             for (int k = 0; k < SD_LANES; k += 4) {
-                /* entries j..j+3 of lanes k..k+3 in, rows k..k+3 of entries j..j+3 out */
                 const double *in = block + j * SD_LANES + k;
-                const sd_vec4 a = *(const sd_vec4 *)in, b = *(const sd_vec4 *)(in + SD_LANES);
-                const sd_vec4 c = *(const sd_vec4 *)(in + 2 * SD_LANES), d = *(const sd_vec4 *)(in + 3 * SD_LANES);
-                const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
-                const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
-                double *out = rows + k * size + j;
-                *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
-                *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+                sd_tile(in, in + SD_LANES, in + 2 * SD_LANES, in + 3 * SD_LANES, size, rows + k * size + j);
             }
 #endif
     for (; j < size; ++j)
         for (int k = 0; k < n; ++k)
             rows[k * size + j] = block[j * SD_LANES + k];
+}
+
+/* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
+ * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
+ * loop: the regressor's block holds 283 entries of its 686 (35 KB for 16 lanes, not 88: it stays in
+ * L1), a group of four constant columns is one vector stored in every row, and a zero in a group of
+ * computed entries is read from a row of zeros. */
+static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
+                           double *rows)
+{
+    long j = 0;
+#if defined(SD_TILES)
+    static const double zeros[SD_LANES];
+    if (n == SD_LANES)
+        for (; j + 4 <= size; j += 4) {
+            if ((src[j] & src[j + 1] & src[j + 2] & src[j + 3]) < 0) {
+                const sd_vec4 v = *(const sd_vec4 *)(fill + j);
+                for (int k = 0; k < SD_LANES; ++k)
+                    *(sd_vec4 *)(rows + k * size + j) = v;
+                continue;
+            }
+            const double *p0 = src[j] < 0 ? zeros : block + src[j] * SD_LANES;
+            const double *p1 = src[j + 1] < 0 ? zeros : block + src[j + 1] * SD_LANES;
+            const double *p2 = src[j + 2] < 0 ? zeros : block + src[j + 2] * SD_LANES;
+            const double *p3 = src[j + 3] < 0 ? zeros : block + src[j + 3] * SD_LANES;
+            for (int k = 0; k < SD_LANES; k += 4)
+                sd_tile(p0 + k, p1 + k, p2 + k, p3 + k, size, rows + k * size + j);
+        }
+#endif
+    for (; j < size; ++j)
+        for (int k = 0; k < n; ++k)
+            rows[k * size + j] = src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k];
 }
 #endif
 
@@ -840,6 +876,15 @@ void stanford_mass_matrix(const double *q, double *M)
     M[35] = 0.0003;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix: the block entry of each column of M (-1: the constant of sd_fill_mass_matrix_M). */
+static const int sd_src_mass_matrix_M[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, -1, 12, -1, 3, 8, -1, 13, 14, 15,
+    4, 9, 12, 14, 16, -1, 5, 10, -1, 15, -1, 17,
+};
+static const double sd_fill_mass_matrix_M[36] = {0};
+#endif
+
 /* mass_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_mass_matrix_batch(long count, const double *q, double *M)
 {
@@ -849,7 +894,7 @@ void stanford_mass_matrix_batch(long count, const double *q, double *M)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_M[36][SD_LANES];
+        double sd_M[18][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -940,39 +985,21 @@ void stanford_mass_matrix_batch(long count, const double *q, double *M)
             sd_M[3][sd_k] = x103;
             sd_M[4][sd_k] = x94;
             sd_M[5][sd_k] = x82;
-            sd_M[6][sd_k] = x113;
-            sd_M[7][sd_k] = x54;
-            sd_M[8][sd_k] = -x27;
-            sd_M[9][sd_k] = x99;
-            sd_M[10][sd_k] = x90;
-            sd_M[11][sd_k] = -x79;
-            sd_M[12][sd_k] = x110;
-            sd_M[13][sd_k] = -x27;
-            sd_M[14][sd_k] = 6.470000000000001;
-            sd_M[15][sd_k] = 0.0;
-            sd_M[16][sd_k] = -x12;
-            sd_M[17][sd_k] = 0.0;
-            sd_M[18][sd_k] = x103;
-            sd_M[19][sd_k] = x99;
-            sd_M[20][sd_k] = 0.0;
-            sd_M[21][sd_k] = x25;
-            sd_M[22][sd_k] = x83;
-            sd_M[23][sd_k] = x78;
-            sd_M[24][sd_k] = x94;
-            sd_M[25][sd_k] = x90;
-            sd_M[26][sd_k] = -x12;
-            sd_M[27][sd_k] = x83;
-            sd_M[28][sd_k] = 1.6971650600000001;
-            sd_M[29][sd_k] = 0.0;
-            sd_M[30][sd_k] = x82;
-            sd_M[31][sd_k] = -x79;
-            sd_M[32][sd_k] = 0.0;
-            sd_M[33][sd_k] = x78;
-            sd_M[34][sd_k] = 0.0;
-            sd_M[35][sd_k] = 0.0003;
+            sd_M[6][sd_k] = x54;
+            sd_M[7][sd_k] = -x27;
+            sd_M[8][sd_k] = x99;
+            sd_M[9][sd_k] = x90;
+            sd_M[10][sd_k] = -x79;
+            sd_M[11][sd_k] = 6.470000000000001;
+            sd_M[12][sd_k] = -x12;
+            sd_M[13][sd_k] = x25;
+            sd_M[14][sd_k] = x83;
+            sd_M[15][sd_k] = x78;
+            sd_M[16][sd_k] = 1.6971650600000001;
+            sd_M[17][sd_k] = 0.0003;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_M[0], 36, sd_n, M + sd_first * 36);
+        sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 36, sd_n, M + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
@@ -1260,6 +1287,15 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
     Minv[35] = x350;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix_inverse: the block entry of each column of Minv (-1: the constant of sd_fill_mass_matrix_inverse_Minv). */
+static const int sd_src_mass_matrix_inverse_Minv[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_mass_matrix_inverse_Minv[36] = {0};
+#endif
+
 /* mass_matrix_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
@@ -1269,7 +1305,7 @@ void stanford_mass_matrix_inverse_batch(long count, const double *q, double *Min
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Minv[36][SD_LANES];
+        double sd_Minv[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1512,39 +1548,24 @@ void stanford_mass_matrix_inverse_batch(long count, const double *q, double *Min
             sd_Minv[3][sd_k] = x271;
             sd_Minv[4][sd_k] = x305;
             sd_Minv[5][sd_k] = x335;
-            sd_Minv[6][sd_k] = x232;
-            sd_Minv[7][sd_k] = x336;
-            sd_Minv[8][sd_k] = x337;
-            sd_Minv[9][sd_k] = x338;
-            sd_Minv[10][sd_k] = x339;
-            sd_Minv[11][sd_k] = x340;
-            sd_Minv[12][sd_k] = x247;
-            sd_Minv[13][sd_k] = x337;
-            sd_Minv[14][sd_k] = x341;
-            sd_Minv[15][sd_k] = x342;
-            sd_Minv[16][sd_k] = x343;
-            sd_Minv[17][sd_k] = x344;
-            sd_Minv[18][sd_k] = x271;
-            sd_Minv[19][sd_k] = x338;
-            sd_Minv[20][sd_k] = x342;
-            sd_Minv[21][sd_k] = x345;
-            sd_Minv[22][sd_k] = x346;
-            sd_Minv[23][sd_k] = x347;
-            sd_Minv[24][sd_k] = x305;
-            sd_Minv[25][sd_k] = x339;
-            sd_Minv[26][sd_k] = x343;
-            sd_Minv[27][sd_k] = x346;
-            sd_Minv[28][sd_k] = x348;
-            sd_Minv[29][sd_k] = x349;
-            sd_Minv[30][sd_k] = x335;
-            sd_Minv[31][sd_k] = x340;
-            sd_Minv[32][sd_k] = x344;
-            sd_Minv[33][sd_k] = x347;
-            sd_Minv[34][sd_k] = x349;
-            sd_Minv[35][sd_k] = x350;
+            sd_Minv[6][sd_k] = x336;
+            sd_Minv[7][sd_k] = x337;
+            sd_Minv[8][sd_k] = x338;
+            sd_Minv[9][sd_k] = x339;
+            sd_Minv[10][sd_k] = x340;
+            sd_Minv[11][sd_k] = x341;
+            sd_Minv[12][sd_k] = x342;
+            sd_Minv[13][sd_k] = x343;
+            sd_Minv[14][sd_k] = x344;
+            sd_Minv[15][sd_k] = x345;
+            sd_Minv[16][sd_k] = x346;
+            sd_Minv[17][sd_k] = x347;
+            sd_Minv[18][sd_k] = x348;
+            sd_Minv[19][sd_k] = x349;
+            sd_Minv[20][sd_k] = x350;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Minv[0], 36, sd_n, Minv + sd_first * 36);
+        sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 36, sd_n, Minv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
@@ -2375,6 +2396,14 @@ void stanford_gravity(const double *q, double *g)
     g[5] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* gravity: the block entry of each column of g (-1: the constant of sd_fill_gravity_g). */
+static const int sd_src_gravity_g[6] = {
+    0, 1, 2, 3, 4, -1,
+};
+static const double sd_fill_gravity_g[6] = {0};
+#endif
+
 /* gravity of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_gravity_batch(long count, const double *q, double *g)
 {
@@ -2384,7 +2413,7 @@ void stanford_gravity_batch(long count, const double *q, double *g)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_g[6][SD_LANES];
+        double sd_g[5][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2453,10 +2482,9 @@ void stanford_gravity_batch(long count, const double *q, double *g)
             sd_g[2][sd_k] = x49;
             sd_g[3][sd_k] = x39;
             sd_g[4][sd_k] = x29;
-            sd_g[5][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_g[0], 6, sd_n, g + sd_first * 6);
+        sd_scatter_map(sd_g[0], sd_src_gravity_g, sd_fill_gravity_g, 6, sd_n, g + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_gravity(q + (sd_first + sd_k) * 6, g + (sd_first + sd_k) * 6);
@@ -2947,6 +2975,15 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     C[35] = x155;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* coriolis_matrix: the block entry of each column of C (-1: the constant of sd_fill_coriolis_matrix_C). */
+static const int sd_src_coriolis_matrix_C[36] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, -1, 31, 32, 33,
+};
+static const double sd_fill_coriolis_matrix_C[36] = {0};
+#endif
+
 /* coriolis_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
 {
@@ -2958,7 +2995,7 @@ void stanford_coriolis_matrix_batch(long count, const double *q, const double *q
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
         double sd_qd[6][SD_LANES];
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_C[36][SD_LANES];
+        double sd_C[34][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -3413,31 +3450,29 @@ void stanford_coriolis_matrix_batch(long count, const double *q, const double *q
             sd_C[11][sd_k] = x576;
             sd_C[12][sd_k] = x471;
             sd_C[13][sd_k] = x458;
-            sd_C[14][sd_k] = 0.0;
-            sd_C[15][sd_k] = x477;
-            sd_C[16][sd_k] = x510;
-            sd_C[17][sd_k] = x558;
-            sd_C[18][sd_k] = x502;
-            sd_C[19][sd_k] = x488;
-            sd_C[20][sd_k] = x451;
-            sd_C[21][sd_k] = x474;
-            sd_C[22][sd_k] = x512;
-            sd_C[23][sd_k] = x560;
-            sd_C[24][sd_k] = x547;
-            sd_C[25][sd_k] = x533;
-            sd_C[26][sd_k] = x526;
-            sd_C[27][sd_k] = x515;
-            sd_C[28][sd_k] = x505;
-            sd_C[29][sd_k] = x555;
-            sd_C[30][sd_k] = x587;
-            sd_C[31][sd_k] = x577;
-            sd_C[32][sd_k] = 0.0;
-            sd_C[33][sd_k] = x565;
-            sd_C[34][sd_k] = x556;
-            sd_C[35][sd_k] = x155;
+            sd_C[14][sd_k] = x477;
+            sd_C[15][sd_k] = x510;
+            sd_C[16][sd_k] = x558;
+            sd_C[17][sd_k] = x502;
+            sd_C[18][sd_k] = x488;
+            sd_C[19][sd_k] = x451;
+            sd_C[20][sd_k] = x474;
+            sd_C[21][sd_k] = x512;
+            sd_C[22][sd_k] = x560;
+            sd_C[23][sd_k] = x547;
+            sd_C[24][sd_k] = x533;
+            sd_C[25][sd_k] = x526;
+            sd_C[26][sd_k] = x515;
+            sd_C[27][sd_k] = x505;
+            sd_C[28][sd_k] = x555;
+            sd_C[29][sd_k] = x587;
+            sd_C[30][sd_k] = x577;
+            sd_C[31][sd_k] = x565;
+            sd_C[32][sd_k] = x556;
+            sd_C[33][sd_k] = x155;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_C[0], 36, sd_n, C + sd_first * 36);
+        sd_scatter_map(sd_C[0], sd_src_coriolis_matrix_C, sd_fill_coriolis_matrix_C, 36, sd_n, C + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_coriolis_matrix(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, C + (sd_first + sd_k) * 36);
@@ -3979,6 +4014,14 @@ void stanford_articulated_inertia(const double *q, double *D)
     D[5] = 0.0003;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* articulated_inertia: the block entry of each column of D (-1: the constant of sd_fill_articulated_inertia_D). */
+static const int sd_src_articulated_inertia_D[6] = {
+    0, 1, 2, 3, -1, -1,
+};
+static const double sd_fill_articulated_inertia_D[6] = {[4] = 1.6971650600000001, [5] = 0.0003};
+#endif
+
 /* articulated_inertia of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_articulated_inertia_batch(long count, const double *q, double *D)
 {
@@ -3988,7 +4031,7 @@ void stanford_articulated_inertia_batch(long count, const double *q, double *D)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_D[6][SD_LANES];
+        double sd_D[4][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -4136,11 +4179,9 @@ void stanford_articulated_inertia_batch(long count, const double *q, double *D)
             sd_D[1][sd_k] = x131;
             sd_D[2][sd_k] = x99;
             sd_D[3][sd_k] = x31;
-            sd_D[4][sd_k] = 1.6971650600000001;
-            sd_D[5][sd_k] = 0.0003;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_D[0], 6, sd_n, D + sd_first * 6);
+        sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 6, sd_n, D + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
@@ -4380,6 +4421,15 @@ void stanford_innovations_factor(const double *q, double *m)
     m[35] = 0.017320508075688773;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor: the block entry of each column of m (-1: the constant of sd_fill_innovations_factor_m). */
+static const int sd_src_innovations_factor_m[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, -1, -1, -1, -1, 14, 15, 16,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_m[36] = {[28] = 1.3027528775635078, [35] = 0.017320508075688773};
+#endif
+
 /* innovations_factor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_innovations_factor_batch(long count, const double *q, double *m)
 {
@@ -4389,7 +4439,7 @@ void stanford_innovations_factor_batch(long count, const double *q, double *m)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_m[36][SD_LANES];
+        double sd_m[17][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -4584,39 +4634,20 @@ void stanford_innovations_factor_batch(long count, const double *q, double *m)
             sd_m[3][sd_k] = x273;
             sd_m[4][sd_k] = x290;
             sd_m[5][sd_k] = x298;
-            sd_m[6][sd_k] = 0.0;
-            sd_m[7][sd_k] = x232;
-            sd_m[8][sd_k] = x250;
-            sd_m[9][sd_k] = x269;
-            sd_m[10][sd_k] = x286;
-            sd_m[11][sd_k] = -x295;
-            sd_m[12][sd_k] = 0.0;
-            sd_m[13][sd_k] = 0.0;
-            sd_m[14][sd_k] = x243;
-            sd_m[15][sd_k] = x262;
-            sd_m[16][sd_k] = x277;
-            sd_m[17][sd_k] = 0.0;
-            sd_m[18][sd_k] = 0.0;
-            sd_m[19][sd_k] = 0.0;
-            sd_m[20][sd_k] = 0.0;
-            sd_m[21][sd_k] = x257;
-            sd_m[22][sd_k] = x279;
-            sd_m[23][sd_k] = x294;
-            sd_m[24][sd_k] = 0.0;
-            sd_m[25][sd_k] = 0.0;
-            sd_m[26][sd_k] = 0.0;
-            sd_m[27][sd_k] = 0.0;
-            sd_m[28][sd_k] = 1.3027528775635078;
-            sd_m[29][sd_k] = 0.0;
-            sd_m[30][sd_k] = 0.0;
-            sd_m[31][sd_k] = 0.0;
-            sd_m[32][sd_k] = 0.0;
-            sd_m[33][sd_k] = 0.0;
-            sd_m[34][sd_k] = 0.0;
-            sd_m[35][sd_k] = 0.017320508075688773;
+            sd_m[6][sd_k] = x232;
+            sd_m[7][sd_k] = x250;
+            sd_m[8][sd_k] = x269;
+            sd_m[9][sd_k] = x286;
+            sd_m[10][sd_k] = -x295;
+            sd_m[11][sd_k] = x243;
+            sd_m[12][sd_k] = x262;
+            sd_m[13][sd_k] = x277;
+            sd_m[14][sd_k] = x257;
+            sd_m[15][sd_k] = x279;
+            sd_m[16][sd_k] = x294;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_m[0], 36, sd_n, m + sd_first * 36);
+        sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 36, sd_n, m + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
@@ -4896,6 +4927,15 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     ell[35] = 57.735026918962575;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor_inverse: the block entry of each column of ell (-1: the constant of sd_fill_innovations_factor_inverse_ell). */
+static const int sd_src_innovations_factor_inverse_ell[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, 14, -1, -1, -1, 15, 16, 17,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_inverse_ell[36] = {[28] = 0.7676052897079485, [35] = 57.735026918962575};
+#endif
+
 /* innovations_factor_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
@@ -4905,7 +4945,7 @@ void stanford_innovations_factor_inverse_batch(long count, const double *q, doub
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_ell[36][SD_LANES];
+        double sd_ell[18][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -5140,39 +5180,21 @@ void stanford_innovations_factor_inverse_batch(long count, const double *q, doub
             sd_ell[3][sd_k] = x289;
             sd_ell[4][sd_k] = x328;
             sd_ell[5][sd_k] = x363;
-            sd_ell[6][sd_k] = 0.0;
-            sd_ell[7][sd_k] = x229;
-            sd_ell[8][sd_k] = x247;
-            sd_ell[9][sd_k] = x278;
-            sd_ell[10][sd_k] = x317;
-            sd_ell[11][sd_k] = x352;
-            sd_ell[12][sd_k] = 0.0;
-            sd_ell[13][sd_k] = 0.0;
-            sd_ell[14][sd_k] = x243;
-            sd_ell[15][sd_k] = x270;
-            sd_ell[16][sd_k] = x309;
-            sd_ell[17][sd_k] = x344;
-            sd_ell[18][sd_k] = 0.0;
-            sd_ell[19][sd_k] = 0.0;
-            sd_ell[20][sd_k] = 0.0;
-            sd_ell[21][sd_k] = x265;
-            sd_ell[22][sd_k] = x299;
-            sd_ell[23][sd_k] = x334;
-            sd_ell[24][sd_k] = 0.0;
-            sd_ell[25][sd_k] = 0.0;
-            sd_ell[26][sd_k] = 0.0;
-            sd_ell[27][sd_k] = 0.0;
-            sd_ell[28][sd_k] = 0.7676052897079485;
-            sd_ell[29][sd_k] = 0.0;
-            sd_ell[30][sd_k] = 0.0;
-            sd_ell[31][sd_k] = 0.0;
-            sd_ell[32][sd_k] = 0.0;
-            sd_ell[33][sd_k] = 0.0;
-            sd_ell[34][sd_k] = 0.0;
-            sd_ell[35][sd_k] = 57.735026918962575;
+            sd_ell[6][sd_k] = x229;
+            sd_ell[7][sd_k] = x247;
+            sd_ell[8][sd_k] = x278;
+            sd_ell[9][sd_k] = x317;
+            sd_ell[10][sd_k] = x352;
+            sd_ell[11][sd_k] = x243;
+            sd_ell[12][sd_k] = x270;
+            sd_ell[13][sd_k] = x309;
+            sd_ell[14][sd_k] = x344;
+            sd_ell[15][sd_k] = x265;
+            sd_ell[16][sd_k] = x299;
+            sd_ell[17][sd_k] = x334;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_ell[0], 36, sd_n, ell + sd_first * 36);
+        sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 36, sd_n, ell + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
@@ -10390,6 +10412,15 @@ void stanford_udu_factor(const double *q, double *U)
     U[35] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
+static const int sd_src_udu_factor_U[36] = {
+    0, 1, 2, 3, 4, 5, -1, 0, 6, 7, 8, 9, -1, -1, 0, 10, 11, -1, -1, -1, -1, 0, 12, 13,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_udu_factor_U[36] = {[28] = 1.0, [35] = 1.0};
+#endif
+
 /* udu_factor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_udu_factor_batch(long count, const double *q, double *U)
 {
@@ -10399,7 +10430,7 @@ void stanford_udu_factor_batch(long count, const double *q, double *U)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_U[36][SD_LANES];
+        double sd_U[14][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -10551,39 +10582,17 @@ void stanford_udu_factor_batch(long count, const double *q, double *U)
             sd_U[3][sd_k] = x251;
             sd_U[4][sd_k] = x268;
             sd_U[5][sd_k] = x274;
-            sd_U[6][sd_k] = 0.0;
-            sd_U[7][sd_k] = 1.0;
-            sd_U[8][sd_k] = x234;
-            sd_U[9][sd_k] = x247;
-            sd_U[10][sd_k] = x264;
-            sd_U[11][sd_k] = -x271;
-            sd_U[12][sd_k] = 0.0;
-            sd_U[13][sd_k] = 0.0;
-            sd_U[14][sd_k] = 1.0;
-            sd_U[15][sd_k] = x41;
-            sd_U[16][sd_k] = x255;
-            sd_U[17][sd_k] = 0.0;
-            sd_U[18][sd_k] = 0.0;
-            sd_U[19][sd_k] = 0.0;
-            sd_U[20][sd_k] = 0.0;
-            sd_U[21][sd_k] = 1.0;
-            sd_U[22][sd_k] = x257;
-            sd_U[23][sd_k] = x7;
-            sd_U[24][sd_k] = 0.0;
-            sd_U[25][sd_k] = 0.0;
-            sd_U[26][sd_k] = 0.0;
-            sd_U[27][sd_k] = 0.0;
-            sd_U[28][sd_k] = 1.0;
-            sd_U[29][sd_k] = 0.0;
-            sd_U[30][sd_k] = 0.0;
-            sd_U[31][sd_k] = 0.0;
-            sd_U[32][sd_k] = 0.0;
-            sd_U[33][sd_k] = 0.0;
-            sd_U[34][sd_k] = 0.0;
-            sd_U[35][sd_k] = 1.0;
+            sd_U[6][sd_k] = x234;
+            sd_U[7][sd_k] = x247;
+            sd_U[8][sd_k] = x264;
+            sd_U[9][sd_k] = -x271;
+            sd_U[10][sd_k] = x41;
+            sd_U[11][sd_k] = x255;
+            sd_U[12][sd_k] = x257;
+            sd_U[13][sd_k] = x7;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_U[0], 36, sd_n, U + sd_first * 36);
+        sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 36, sd_n, U + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
@@ -11736,6 +11745,27 @@ void stanford_base_regressor(const double *q, const double *qd, const double *qd
     Yb[327] = x361;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* base_regressor: the block entry of each column of Yb (-1: the constant of sd_fill_base_regressor_Yb). */
+static const int sd_src_base_regressor_Yb[330] = {
+    0, -1, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49,
+    50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, -1, -1, -1, 66, 67, 33, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 68, 69,
+    70, 71, 72, 73, -1, -1, -1, -1, -1, 74, 75, -1, -1, -1, -1, -1, 76, 77, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, 78, 79, 33, 80, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
+    96, 97, 98, 99, 100, 101, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 102, 103, 33, 104, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 105,
+    106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, 119, 120, 33, 121, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 122, 123, 124, 125, 126, 127, 128, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 129, 130, -1, 131,
+};
+static const double sd_fill_base_regressor_Yb[330] = {[328] = 1.0};
+#endif
+
 /* base_regressor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
@@ -11749,7 +11779,7 @@ void stanford_base_regressor_batch(long count, const double *q, const double *qd
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
         double sd_qdd[6][SD_LANES];
         sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Yb[330][SD_LANES];
+        double sd_Yb[132][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -12070,338 +12100,140 @@ void stanford_base_regressor_batch(long count, const double *q, const double *qd
             const double x360 = sd_sign(qd4);
             const double x361 = sd_sign(qd5);
             sd_Yb[0][sd_k] = qdd0;
-            sd_Yb[1][sd_k] = 0.0;
-            sd_Yb[2][sd_k] = 0.0;
-            sd_Yb[3][sd_k] = x166;
-            sd_Yb[4][sd_k] = x167;
-            sd_Yb[5][sd_k] = x169;
-            sd_Yb[6][sd_k] = x170;
-            sd_Yb[7][sd_k] = x171;
-            sd_Yb[8][sd_k] = x176;
-            sd_Yb[9][sd_k] = x177;
-            sd_Yb[10][sd_k] = x178;
-            sd_Yb[11][sd_k] = x179;
-            sd_Yb[12][sd_k] = x196;
-            sd_Yb[13][sd_k] = x197;
-            sd_Yb[14][sd_k] = x199;
-            sd_Yb[15][sd_k] = x200;
-            sd_Yb[16][sd_k] = x202;
-            sd_Yb[17][sd_k] = x203;
-            sd_Yb[18][sd_k] = x204;
-            sd_Yb[19][sd_k] = x216;
-            sd_Yb[20][sd_k] = x217;
-            sd_Yb[21][sd_k] = x219;
-            sd_Yb[22][sd_k] = x220;
-            sd_Yb[23][sd_k] = x222;
-            sd_Yb[24][sd_k] = x223;
-            sd_Yb[25][sd_k] = x224;
-            sd_Yb[26][sd_k] = x236;
-            sd_Yb[27][sd_k] = x237;
-            sd_Yb[28][sd_k] = x239;
-            sd_Yb[29][sd_k] = x240;
-            sd_Yb[30][sd_k] = x242;
-            sd_Yb[31][sd_k] = x243;
-            sd_Yb[32][sd_k] = x244;
-            sd_Yb[33][sd_k] = qd0;
-            sd_Yb[34][sd_k] = x356;
-            sd_Yb[35][sd_k] = 1.0;
-            sd_Yb[36][sd_k] = 0.0;
-            sd_Yb[37][sd_k] = 0.0;
-            sd_Yb[38][sd_k] = 0.0;
-            sd_Yb[39][sd_k] = 0.0;
-            sd_Yb[40][sd_k] = 0.0;
-            sd_Yb[41][sd_k] = 0.0;
-            sd_Yb[42][sd_k] = 0.0;
-            sd_Yb[43][sd_k] = 0.0;
-            sd_Yb[44][sd_k] = 0.0;
-            sd_Yb[45][sd_k] = 0.0;
-            sd_Yb[46][sd_k] = 0.0;
-            sd_Yb[47][sd_k] = 0.0;
-            sd_Yb[48][sd_k] = 0.0;
-            sd_Yb[49][sd_k] = 0.0;
-            sd_Yb[50][sd_k] = 0.0;
-            sd_Yb[51][sd_k] = 0.0;
-            sd_Yb[52][sd_k] = 0.0;
-            sd_Yb[53][sd_k] = 0.0;
-            sd_Yb[54][sd_k] = 0.0;
-            sd_Yb[55][sd_k] = 0.0;
-            sd_Yb[56][sd_k] = x41;
-            sd_Yb[57][sd_k] = -x40;
-            sd_Yb[58][sd_k] = -x47;
-            sd_Yb[59][sd_k] = x136;
-            sd_Yb[60][sd_k] = x138;
-            sd_Yb[61][sd_k] = x51;
-            sd_Yb[62][sd_k] = qdd1;
-            sd_Yb[63][sd_k] = x245;
-            sd_Yb[64][sd_k] = x246;
-            sd_Yb[65][sd_k] = x247;
-            sd_Yb[66][sd_k] = x248;
-            sd_Yb[67][sd_k] = x256;
-            sd_Yb[68][sd_k] = x257;
-            sd_Yb[69][sd_k] = x259;
-            sd_Yb[70][sd_k] = x260;
-            sd_Yb[71][sd_k] = x262;
-            sd_Yb[72][sd_k] = x263;
-            sd_Yb[73][sd_k] = x264;
-            sd_Yb[74][sd_k] = x276;
-            sd_Yb[75][sd_k] = x277;
-            sd_Yb[76][sd_k] = x279;
-            sd_Yb[77][sd_k] = x280;
-            sd_Yb[78][sd_k] = x282;
-            sd_Yb[79][sd_k] = x283;
-            sd_Yb[80][sd_k] = x284;
-            sd_Yb[81][sd_k] = x296;
-            sd_Yb[82][sd_k] = x297;
-            sd_Yb[83][sd_k] = x299;
-            sd_Yb[84][sd_k] = x300;
-            sd_Yb[85][sd_k] = x302;
-            sd_Yb[86][sd_k] = x303;
-            sd_Yb[87][sd_k] = x304;
-            sd_Yb[88][sd_k] = 0.0;
-            sd_Yb[89][sd_k] = 0.0;
-            sd_Yb[90][sd_k] = 0.0;
-            sd_Yb[91][sd_k] = qd1;
-            sd_Yb[92][sd_k] = x357;
-            sd_Yb[93][sd_k] = 1.0;
-            sd_Yb[94][sd_k] = 0.0;
-            sd_Yb[95][sd_k] = 0.0;
-            sd_Yb[96][sd_k] = 0.0;
-            sd_Yb[97][sd_k] = 0.0;
-            sd_Yb[98][sd_k] = 0.0;
-            sd_Yb[99][sd_k] = 0.0;
-            sd_Yb[100][sd_k] = 0.0;
-            sd_Yb[101][sd_k] = 0.0;
-            sd_Yb[102][sd_k] = 0.0;
-            sd_Yb[103][sd_k] = 0.0;
-            sd_Yb[104][sd_k] = 0.0;
-            sd_Yb[105][sd_k] = 0.0;
-            sd_Yb[106][sd_k] = 0.0;
-            sd_Yb[107][sd_k] = 0.0;
-            sd_Yb[108][sd_k] = 0.0;
-            sd_Yb[109][sd_k] = 0.0;
-            sd_Yb[110][sd_k] = 0.0;
-            sd_Yb[111][sd_k] = 0.0;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = 0.0;
-            sd_Yb[116][sd_k] = 0.0;
-            sd_Yb[117][sd_k] = 0.0;
-            sd_Yb[118][sd_k] = x63;
-            sd_Yb[119][sd_k] = x54;
-            sd_Yb[120][sd_k] = x68;
-            sd_Yb[121][sd_k] = x53;
-            sd_Yb[122][sd_k] = x88;
-            sd_Yb[123][sd_k] = x89;
-            sd_Yb[124][sd_k] = 0.0;
-            sd_Yb[125][sd_k] = 0.0;
-            sd_Yb[126][sd_k] = 0.0;
-            sd_Yb[127][sd_k] = 0.0;
-            sd_Yb[128][sd_k] = 0.0;
-            sd_Yb[129][sd_k] = x306;
-            sd_Yb[130][sd_k] = x307;
-            sd_Yb[131][sd_k] = 0.0;
-            sd_Yb[132][sd_k] = 0.0;
-            sd_Yb[133][sd_k] = 0.0;
-            sd_Yb[134][sd_k] = 0.0;
-            sd_Yb[135][sd_k] = 0.0;
-            sd_Yb[136][sd_k] = x312;
-            sd_Yb[137][sd_k] = x313;
-            sd_Yb[138][sd_k] = 0.0;
-            sd_Yb[139][sd_k] = 0.0;
-            sd_Yb[140][sd_k] = 0.0;
-            sd_Yb[141][sd_k] = 0.0;
-            sd_Yb[142][sd_k] = 0.0;
-            sd_Yb[143][sd_k] = 0.0;
-            sd_Yb[144][sd_k] = 0.0;
-            sd_Yb[145][sd_k] = 0.0;
-            sd_Yb[146][sd_k] = 0.0;
-            sd_Yb[147][sd_k] = 0.0;
-            sd_Yb[148][sd_k] = 0.0;
-            sd_Yb[149][sd_k] = qd2;
-            sd_Yb[150][sd_k] = x358;
-            sd_Yb[151][sd_k] = 1.0;
-            sd_Yb[152][sd_k] = qdd2;
-            sd_Yb[153][sd_k] = 0.0;
-            sd_Yb[154][sd_k] = 0.0;
-            sd_Yb[155][sd_k] = 0.0;
-            sd_Yb[156][sd_k] = 0.0;
-            sd_Yb[157][sd_k] = 0.0;
-            sd_Yb[158][sd_k] = 0.0;
-            sd_Yb[159][sd_k] = 0.0;
-            sd_Yb[160][sd_k] = 0.0;
-            sd_Yb[161][sd_k] = 0.0;
-            sd_Yb[162][sd_k] = 0.0;
-            sd_Yb[163][sd_k] = 0.0;
-            sd_Yb[164][sd_k] = 0.0;
-            sd_Yb[165][sd_k] = 0.0;
-            sd_Yb[166][sd_k] = 0.0;
-            sd_Yb[167][sd_k] = 0.0;
-            sd_Yb[168][sd_k] = 0.0;
-            sd_Yb[169][sd_k] = 0.0;
-            sd_Yb[170][sd_k] = 0.0;
-            sd_Yb[171][sd_k] = 0.0;
-            sd_Yb[172][sd_k] = 0.0;
-            sd_Yb[173][sd_k] = 0.0;
-            sd_Yb[174][sd_k] = 0.0;
-            sd_Yb[175][sd_k] = 0.0;
-            sd_Yb[176][sd_k] = 0.0;
-            sd_Yb[177][sd_k] = x72;
-            sd_Yb[178][sd_k] = -x71;
-            sd_Yb[179][sd_k] = -x79;
-            sd_Yb[180][sd_k] = x144;
-            sd_Yb[181][sd_k] = x146;
-            sd_Yb[182][sd_k] = x84;
-            sd_Yb[183][sd_k] = x75;
-            sd_Yb[184][sd_k] = x319;
-            sd_Yb[185][sd_k] = x320;
-            sd_Yb[186][sd_k] = x322;
-            sd_Yb[187][sd_k] = x323;
-            sd_Yb[188][sd_k] = x325;
-            sd_Yb[189][sd_k] = x326;
-            sd_Yb[190][sd_k] = x327;
-            sd_Yb[191][sd_k] = x334;
-            sd_Yb[192][sd_k] = x335;
-            sd_Yb[193][sd_k] = x337;
-            sd_Yb[194][sd_k] = x338;
-            sd_Yb[195][sd_k] = x340;
-            sd_Yb[196][sd_k] = x341;
-            sd_Yb[197][sd_k] = x342;
-            sd_Yb[198][sd_k] = 0.0;
-            sd_Yb[199][sd_k] = 0.0;
-            sd_Yb[200][sd_k] = 0.0;
-            sd_Yb[201][sd_k] = 0.0;
-            sd_Yb[202][sd_k] = 0.0;
-            sd_Yb[203][sd_k] = 0.0;
-            sd_Yb[204][sd_k] = 0.0;
-            sd_Yb[205][sd_k] = 0.0;
-            sd_Yb[206][sd_k] = 0.0;
-            sd_Yb[207][sd_k] = 0.0;
-            sd_Yb[208][sd_k] = qd3;
-            sd_Yb[209][sd_k] = x359;
-            sd_Yb[210][sd_k] = 1.0;
-            sd_Yb[211][sd_k] = qdd3;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = 0.0;
-            sd_Yb[221][sd_k] = 0.0;
-            sd_Yb[222][sd_k] = 0.0;
-            sd_Yb[223][sd_k] = 0.0;
-            sd_Yb[224][sd_k] = 0.0;
-            sd_Yb[225][sd_k] = 0.0;
-            sd_Yb[226][sd_k] = 0.0;
-            sd_Yb[227][sd_k] = 0.0;
-            sd_Yb[228][sd_k] = 0.0;
-            sd_Yb[229][sd_k] = 0.0;
-            sd_Yb[230][sd_k] = 0.0;
-            sd_Yb[231][sd_k] = 0.0;
-            sd_Yb[232][sd_k] = 0.0;
-            sd_Yb[233][sd_k] = 0.0;
-            sd_Yb[234][sd_k] = 0.0;
-            sd_Yb[235][sd_k] = 0.0;
-            sd_Yb[236][sd_k] = 0.0;
-            sd_Yb[237][sd_k] = 0.0;
-            sd_Yb[238][sd_k] = 0.0;
-            sd_Yb[239][sd_k] = x94;
-            sd_Yb[240][sd_k] = -x93;
-            sd_Yb[241][sd_k] = -x101;
-            sd_Yb[242][sd_k] = x150;
-            sd_Yb[243][sd_k] = x152;
-            sd_Yb[244][sd_k] = x106;
-            sd_Yb[245][sd_k] = x97;
-            sd_Yb[246][sd_k] = x347;
-            sd_Yb[247][sd_k] = x348;
-            sd_Yb[248][sd_k] = x350;
-            sd_Yb[249][sd_k] = x351;
-            sd_Yb[250][sd_k] = x353;
-            sd_Yb[251][sd_k] = x354;
-            sd_Yb[252][sd_k] = x355;
-            sd_Yb[253][sd_k] = 0.0;
-            sd_Yb[254][sd_k] = 0.0;
-            sd_Yb[255][sd_k] = 0.0;
-            sd_Yb[256][sd_k] = 0.0;
-            sd_Yb[257][sd_k] = 0.0;
-            sd_Yb[258][sd_k] = 0.0;
-            sd_Yb[259][sd_k] = 0.0;
-            sd_Yb[260][sd_k] = 0.0;
-            sd_Yb[261][sd_k] = 0.0;
-            sd_Yb[262][sd_k] = 0.0;
-            sd_Yb[263][sd_k] = 0.0;
-            sd_Yb[264][sd_k] = 0.0;
-            sd_Yb[265][sd_k] = 0.0;
-            sd_Yb[266][sd_k] = 0.0;
-            sd_Yb[267][sd_k] = qd4;
-            sd_Yb[268][sd_k] = x360;
-            sd_Yb[269][sd_k] = 1.0;
-            sd_Yb[270][sd_k] = qdd4;
-            sd_Yb[271][sd_k] = 0.0;
-            sd_Yb[272][sd_k] = 0.0;
-            sd_Yb[273][sd_k] = 0.0;
-            sd_Yb[274][sd_k] = 0.0;
-            sd_Yb[275][sd_k] = 0.0;
-            sd_Yb[276][sd_k] = 0.0;
-            sd_Yb[277][sd_k] = 0.0;
-            sd_Yb[278][sd_k] = 0.0;
-            sd_Yb[279][sd_k] = 0.0;
-            sd_Yb[280][sd_k] = 0.0;
-            sd_Yb[281][sd_k] = 0.0;
-            sd_Yb[282][sd_k] = 0.0;
-            sd_Yb[283][sd_k] = 0.0;
-            sd_Yb[284][sd_k] = 0.0;
-            sd_Yb[285][sd_k] = 0.0;
-            sd_Yb[286][sd_k] = 0.0;
-            sd_Yb[287][sd_k] = 0.0;
-            sd_Yb[288][sd_k] = 0.0;
-            sd_Yb[289][sd_k] = 0.0;
-            sd_Yb[290][sd_k] = 0.0;
-            sd_Yb[291][sd_k] = 0.0;
-            sd_Yb[292][sd_k] = 0.0;
-            sd_Yb[293][sd_k] = 0.0;
-            sd_Yb[294][sd_k] = 0.0;
-            sd_Yb[295][sd_k] = 0.0;
-            sd_Yb[296][sd_k] = 0.0;
-            sd_Yb[297][sd_k] = 0.0;
-            sd_Yb[298][sd_k] = 0.0;
-            sd_Yb[299][sd_k] = 0.0;
-            sd_Yb[300][sd_k] = 0.0;
-            sd_Yb[301][sd_k] = x116;
-            sd_Yb[302][sd_k] = -x115;
-            sd_Yb[303][sd_k] = -x123;
-            sd_Yb[304][sd_k] = x156;
-            sd_Yb[305][sd_k] = x158;
-            sd_Yb[306][sd_k] = x128;
-            sd_Yb[307][sd_k] = x119;
-            sd_Yb[308][sd_k] = 0.0;
-            sd_Yb[309][sd_k] = 0.0;
-            sd_Yb[310][sd_k] = 0.0;
-            sd_Yb[311][sd_k] = 0.0;
-            sd_Yb[312][sd_k] = 0.0;
-            sd_Yb[313][sd_k] = 0.0;
-            sd_Yb[314][sd_k] = 0.0;
-            sd_Yb[315][sd_k] = 0.0;
-            sd_Yb[316][sd_k] = 0.0;
-            sd_Yb[317][sd_k] = 0.0;
-            sd_Yb[318][sd_k] = 0.0;
-            sd_Yb[319][sd_k] = 0.0;
-            sd_Yb[320][sd_k] = 0.0;
-            sd_Yb[321][sd_k] = 0.0;
-            sd_Yb[322][sd_k] = 0.0;
-            sd_Yb[323][sd_k] = 0.0;
-            sd_Yb[324][sd_k] = 0.0;
-            sd_Yb[325][sd_k] = 0.0;
-            sd_Yb[326][sd_k] = qd5;
-            sd_Yb[327][sd_k] = x361;
-            sd_Yb[328][sd_k] = 1.0;
-            sd_Yb[329][sd_k] = qdd5;
+            sd_Yb[1][sd_k] = x166;
+            sd_Yb[2][sd_k] = x167;
+            sd_Yb[3][sd_k] = x169;
+            sd_Yb[4][sd_k] = x170;
+            sd_Yb[5][sd_k] = x171;
+            sd_Yb[6][sd_k] = x176;
+            sd_Yb[7][sd_k] = x177;
+            sd_Yb[8][sd_k] = x178;
+            sd_Yb[9][sd_k] = x179;
+            sd_Yb[10][sd_k] = x196;
+            sd_Yb[11][sd_k] = x197;
+            sd_Yb[12][sd_k] = x199;
+            sd_Yb[13][sd_k] = x200;
+            sd_Yb[14][sd_k] = x202;
+            sd_Yb[15][sd_k] = x203;
+            sd_Yb[16][sd_k] = x204;
+            sd_Yb[17][sd_k] = x216;
+            sd_Yb[18][sd_k] = x217;
+            sd_Yb[19][sd_k] = x219;
+            sd_Yb[20][sd_k] = x220;
+            sd_Yb[21][sd_k] = x222;
+            sd_Yb[22][sd_k] = x223;
+            sd_Yb[23][sd_k] = x224;
+            sd_Yb[24][sd_k] = x236;
+            sd_Yb[25][sd_k] = x237;
+            sd_Yb[26][sd_k] = x239;
+            sd_Yb[27][sd_k] = x240;
+            sd_Yb[28][sd_k] = x242;
+            sd_Yb[29][sd_k] = x243;
+            sd_Yb[30][sd_k] = x244;
+            sd_Yb[31][sd_k] = qd0;
+            sd_Yb[32][sd_k] = x356;
+            sd_Yb[33][sd_k] = 1.0;
+            sd_Yb[34][sd_k] = x41;
+            sd_Yb[35][sd_k] = -x40;
+            sd_Yb[36][sd_k] = -x47;
+            sd_Yb[37][sd_k] = x136;
+            sd_Yb[38][sd_k] = x138;
+            sd_Yb[39][sd_k] = x51;
+            sd_Yb[40][sd_k] = qdd1;
+            sd_Yb[41][sd_k] = x245;
+            sd_Yb[42][sd_k] = x246;
+            sd_Yb[43][sd_k] = x247;
+            sd_Yb[44][sd_k] = x248;
+            sd_Yb[45][sd_k] = x256;
+            sd_Yb[46][sd_k] = x257;
+            sd_Yb[47][sd_k] = x259;
+            sd_Yb[48][sd_k] = x260;
+            sd_Yb[49][sd_k] = x262;
+            sd_Yb[50][sd_k] = x263;
+            sd_Yb[51][sd_k] = x264;
+            sd_Yb[52][sd_k] = x276;
+            sd_Yb[53][sd_k] = x277;
+            sd_Yb[54][sd_k] = x279;
+            sd_Yb[55][sd_k] = x280;
+            sd_Yb[56][sd_k] = x282;
+            sd_Yb[57][sd_k] = x283;
+            sd_Yb[58][sd_k] = x284;
+            sd_Yb[59][sd_k] = x296;
+            sd_Yb[60][sd_k] = x297;
+            sd_Yb[61][sd_k] = x299;
+            sd_Yb[62][sd_k] = x300;
+            sd_Yb[63][sd_k] = x302;
+            sd_Yb[64][sd_k] = x303;
+            sd_Yb[65][sd_k] = x304;
+            sd_Yb[66][sd_k] = qd1;
+            sd_Yb[67][sd_k] = x357;
+            sd_Yb[68][sd_k] = x63;
+            sd_Yb[69][sd_k] = x54;
+            sd_Yb[70][sd_k] = x68;
+            sd_Yb[71][sd_k] = x53;
+            sd_Yb[72][sd_k] = x88;
+            sd_Yb[73][sd_k] = x89;
+            sd_Yb[74][sd_k] = x306;
+            sd_Yb[75][sd_k] = x307;
+            sd_Yb[76][sd_k] = x312;
+            sd_Yb[77][sd_k] = x313;
+            sd_Yb[78][sd_k] = qd2;
+            sd_Yb[79][sd_k] = x358;
+            sd_Yb[80][sd_k] = qdd2;
+            sd_Yb[81][sd_k] = x72;
+            sd_Yb[82][sd_k] = -x71;
+            sd_Yb[83][sd_k] = -x79;
+            sd_Yb[84][sd_k] = x144;
+            sd_Yb[85][sd_k] = x146;
+            sd_Yb[86][sd_k] = x84;
+            sd_Yb[87][sd_k] = x75;
+            sd_Yb[88][sd_k] = x319;
+            sd_Yb[89][sd_k] = x320;
+            sd_Yb[90][sd_k] = x322;
+            sd_Yb[91][sd_k] = x323;
+            sd_Yb[92][sd_k] = x325;
+            sd_Yb[93][sd_k] = x326;
+            sd_Yb[94][sd_k] = x327;
+            sd_Yb[95][sd_k] = x334;
+            sd_Yb[96][sd_k] = x335;
+            sd_Yb[97][sd_k] = x337;
+            sd_Yb[98][sd_k] = x338;
+            sd_Yb[99][sd_k] = x340;
+            sd_Yb[100][sd_k] = x341;
+            sd_Yb[101][sd_k] = x342;
+            sd_Yb[102][sd_k] = qd3;
+            sd_Yb[103][sd_k] = x359;
+            sd_Yb[104][sd_k] = qdd3;
+            sd_Yb[105][sd_k] = x94;
+            sd_Yb[106][sd_k] = -x93;
+            sd_Yb[107][sd_k] = -x101;
+            sd_Yb[108][sd_k] = x150;
+            sd_Yb[109][sd_k] = x152;
+            sd_Yb[110][sd_k] = x106;
+            sd_Yb[111][sd_k] = x97;
+            sd_Yb[112][sd_k] = x347;
+            sd_Yb[113][sd_k] = x348;
+            sd_Yb[114][sd_k] = x350;
+            sd_Yb[115][sd_k] = x351;
+            sd_Yb[116][sd_k] = x353;
+            sd_Yb[117][sd_k] = x354;
+            sd_Yb[118][sd_k] = x355;
+            sd_Yb[119][sd_k] = qd4;
+            sd_Yb[120][sd_k] = x360;
+            sd_Yb[121][sd_k] = qdd4;
+            sd_Yb[122][sd_k] = x116;
+            sd_Yb[123][sd_k] = -x115;
+            sd_Yb[124][sd_k] = -x123;
+            sd_Yb[125][sd_k] = x156;
+            sd_Yb[126][sd_k] = x158;
+            sd_Yb[127][sd_k] = x128;
+            sd_Yb[128][sd_k] = x119;
+            sd_Yb[129][sd_k] = qd5;
+            sd_Yb[130][sd_k] = x361;
+            sd_Yb[131][sd_k] = qdd5;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Yb[0], 330, sd_n, Yb + sd_first * 330);
+        sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 330, sd_n, Yb + sd_first * 330);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_base_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Yb + (sd_first + sd_k) * 330);
@@ -12639,6 +12471,14 @@ void stanford_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
+static const int sd_src_frame_placement_oMf[16] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_placement_oMf[16] = {[15] = 1.0};
+#endif
+
 /* frame_placement of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_frame_placement_batch(long count, const double *q, double *oMf)
 {
@@ -12648,7 +12488,7 @@ void stanford_frame_placement_batch(long count, const double *q, double *oMf)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_oMf[16][SD_LANES];
+        double sd_oMf[12][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -12707,13 +12547,9 @@ void stanford_frame_placement_batch(long count, const double *q, double *oMf)
             sd_oMf[9][sd_k] = x35;
             sd_oMf[10][sd_k] = -x29;
             sd_oMf[11][sd_k] = x17;
-            sd_oMf[12][sd_k] = 0.0;
-            sd_oMf[13][sd_k] = 0.0;
-            sd_oMf[14][sd_k] = 0.0;
-            sd_oMf[15][sd_k] = 1.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
+        sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
@@ -13346,6 +13182,14 @@ void stanford_com_jacobian(const double *q, double *Jcom)
     Jcom[17] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* com_jacobian: the block entry of each column of Jcom (-1: the constant of sd_fill_com_jacobian_Jcom). */
+static const int sd_src_com_jacobian_Jcom[18] = {
+    0, 1, 2, 3, 4, -1, 5, 6, 7, 8, 9, -1, -1, 10, 11, 12, 13, -1,
+};
+static const double sd_fill_com_jacobian_Jcom[18] = {0};
+#endif
+
 /* com_jacobian of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
@@ -13355,7 +13199,7 @@ void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Jcom[18][SD_LANES];
+        double sd_Jcom[14][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -13429,22 +13273,18 @@ void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
             sd_Jcom[2][sd_k] = x64;
             sd_Jcom[3][sd_k] = x70;
             sd_Jcom[4][sd_k] = x76;
-            sd_Jcom[5][sd_k] = 0.0;
-            sd_Jcom[6][sd_k] = x50;
-            sd_Jcom[7][sd_k] = x59;
-            sd_Jcom[8][sd_k] = x65;
-            sd_Jcom[9][sd_k] = x71;
-            sd_Jcom[10][sd_k] = x77;
-            sd_Jcom[11][sd_k] = 0.0;
-            sd_Jcom[12][sd_k] = 0.0;
-            sd_Jcom[13][sd_k] = x60;
-            sd_Jcom[14][sd_k] = x66;
-            sd_Jcom[15][sd_k] = x72;
-            sd_Jcom[16][sd_k] = x78;
-            sd_Jcom[17][sd_k] = 0.0;
+            sd_Jcom[5][sd_k] = x50;
+            sd_Jcom[6][sd_k] = x59;
+            sd_Jcom[7][sd_k] = x65;
+            sd_Jcom[8][sd_k] = x71;
+            sd_Jcom[9][sd_k] = x77;
+            sd_Jcom[10][sd_k] = x60;
+            sd_Jcom[11][sd_k] = x66;
+            sd_Jcom[12][sd_k] = x72;
+            sd_Jcom[13][sd_k] = x78;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Jcom[0], 18, sd_n, Jcom + sd_first * 18);
+        sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 18, sd_n, Jcom + sd_first * 18);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
@@ -13640,6 +13480,15 @@ void stanford_centroidal_momentum_matrix(const double *q, double *Ag)
     Ag[35] = x157;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum_matrix: the block entry of each column of Ag (-1: the constant of sd_fill_centroidal_momentum_matrix_Ag). */
+static const int sd_src_centroidal_momentum_matrix_Ag[36] = {
+    0, 1, 2, 3, 4, -1, 5, 6, 7, 8, 9, -1, -1, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19,
+    20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+};
+static const double sd_fill_centroidal_momentum_matrix_Ag[36] = {0};
+#endif
+
 /* centroidal_momentum_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
@@ -13649,7 +13498,7 @@ void stanford_centroidal_momentum_matrix_batch(long count, const double *q, doub
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Ag[36][SD_LANES];
+        double sd_Ag[32][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -13800,40 +13649,36 @@ void stanford_centroidal_momentum_matrix_batch(long count, const double *q, doub
             sd_Ag[2][sd_k] = x109;
             sd_Ag[3][sd_k] = x126;
             sd_Ag[4][sd_k] = x143;
-            sd_Ag[5][sd_k] = 0.0;
-            sd_Ag[6][sd_k] = x72;
-            sd_Ag[7][sd_k] = x98;
-            sd_Ag[8][sd_k] = x110;
-            sd_Ag[9][sd_k] = x127;
-            sd_Ag[10][sd_k] = x144;
-            sd_Ag[11][sd_k] = 0.0;
-            sd_Ag[12][sd_k] = 0.0;
-            sd_Ag[13][sd_k] = -x49;
-            sd_Ag[14][sd_k] = x111;
-            sd_Ag[15][sd_k] = x128;
-            sd_Ag[16][sd_k] = x145;
-            sd_Ag[17][sd_k] = 0.0;
-            sd_Ag[18][sd_k] = x84;
-            sd_Ag[19][sd_k] = x99;
-            sd_Ag[20][sd_k] = x112;
-            sd_Ag[21][sd_k] = x129;
-            sd_Ag[22][sd_k] = x146;
-            sd_Ag[23][sd_k] = x155;
-            sd_Ag[24][sd_k] = x85;
-            sd_Ag[25][sd_k] = x100;
-            sd_Ag[26][sd_k] = x113;
-            sd_Ag[27][sd_k] = x130;
-            sd_Ag[28][sd_k] = x147;
-            sd_Ag[29][sd_k] = x156;
-            sd_Ag[30][sd_k] = x86;
-            sd_Ag[31][sd_k] = x96;
-            sd_Ag[32][sd_k] = x114;
-            sd_Ag[33][sd_k] = x131;
-            sd_Ag[34][sd_k] = x148;
-            sd_Ag[35][sd_k] = x157;
+            sd_Ag[5][sd_k] = x72;
+            sd_Ag[6][sd_k] = x98;
+            sd_Ag[7][sd_k] = x110;
+            sd_Ag[8][sd_k] = x127;
+            sd_Ag[9][sd_k] = x144;
+            sd_Ag[10][sd_k] = -x49;
+            sd_Ag[11][sd_k] = x111;
+            sd_Ag[12][sd_k] = x128;
+            sd_Ag[13][sd_k] = x145;
+            sd_Ag[14][sd_k] = x84;
+            sd_Ag[15][sd_k] = x99;
+            sd_Ag[16][sd_k] = x112;
+            sd_Ag[17][sd_k] = x129;
+            sd_Ag[18][sd_k] = x146;
+            sd_Ag[19][sd_k] = x155;
+            sd_Ag[20][sd_k] = x85;
+            sd_Ag[21][sd_k] = x100;
+            sd_Ag[22][sd_k] = x113;
+            sd_Ag[23][sd_k] = x130;
+            sd_Ag[24][sd_k] = x147;
+            sd_Ag[25][sd_k] = x156;
+            sd_Ag[26][sd_k] = x86;
+            sd_Ag[27][sd_k] = x96;
+            sd_Ag[28][sd_k] = x114;
+            sd_Ag[29][sd_k] = x131;
+            sd_Ag[30][sd_k] = x148;
+            sd_Ag[31][sd_k] = x157;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Ag[0], 36, sd_n, Ag + sd_first * 36);
+        sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 36, sd_n, Ag + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
@@ -14646,6 +14491,15 @@ void stanford_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[35] = x655;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* operational_space_inertia_inverse: the block entry of each column of Linv (-1: the constant of sd_fill_operational_space_inertia_inverse_Linv). */
+static const int sd_src_operational_space_inertia_inverse_Linv[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_operational_space_inertia_inverse_Linv[36] = {0};
+#endif
+
 /* operational_space_inertia_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
@@ -14655,7 +14509,7 @@ void stanford_operational_space_inertia_inverse_batch(long count, const double *
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Linv[36][SD_LANES];
+        double sd_Linv[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -15066,39 +14920,24 @@ void stanford_operational_space_inertia_inverse_batch(long count, const double *
             sd_Linv[3][sd_k] = x638;
             sd_Linv[4][sd_k] = x639;
             sd_Linv[5][sd_k] = x640;
-            sd_Linv[6][sd_k] = x636;
-            sd_Linv[7][sd_k] = x641;
-            sd_Linv[8][sd_k] = x642;
-            sd_Linv[9][sd_k] = x643;
-            sd_Linv[10][sd_k] = x644;
-            sd_Linv[11][sd_k] = x645;
-            sd_Linv[12][sd_k] = x637;
-            sd_Linv[13][sd_k] = x642;
-            sd_Linv[14][sd_k] = x646;
-            sd_Linv[15][sd_k] = x647;
-            sd_Linv[16][sd_k] = x648;
-            sd_Linv[17][sd_k] = x649;
-            sd_Linv[18][sd_k] = x638;
-            sd_Linv[19][sd_k] = x643;
-            sd_Linv[20][sd_k] = x647;
-            sd_Linv[21][sd_k] = x650;
-            sd_Linv[22][sd_k] = x651;
-            sd_Linv[23][sd_k] = x652;
-            sd_Linv[24][sd_k] = x639;
-            sd_Linv[25][sd_k] = x644;
-            sd_Linv[26][sd_k] = x648;
-            sd_Linv[27][sd_k] = x651;
-            sd_Linv[28][sd_k] = x653;
-            sd_Linv[29][sd_k] = x654;
-            sd_Linv[30][sd_k] = x640;
-            sd_Linv[31][sd_k] = x645;
-            sd_Linv[32][sd_k] = x649;
-            sd_Linv[33][sd_k] = x652;
-            sd_Linv[34][sd_k] = x654;
-            sd_Linv[35][sd_k] = x655;
+            sd_Linv[6][sd_k] = x641;
+            sd_Linv[7][sd_k] = x642;
+            sd_Linv[8][sd_k] = x643;
+            sd_Linv[9][sd_k] = x644;
+            sd_Linv[10][sd_k] = x645;
+            sd_Linv[11][sd_k] = x646;
+            sd_Linv[12][sd_k] = x647;
+            sd_Linv[13][sd_k] = x648;
+            sd_Linv[14][sd_k] = x649;
+            sd_Linv[15][sd_k] = x650;
+            sd_Linv[16][sd_k] = x651;
+            sd_Linv[17][sd_k] = x652;
+            sd_Linv[18][sd_k] = x653;
+            sd_Linv[19][sd_k] = x654;
+            sd_Linv[20][sd_k] = x655;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
+        sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);
