@@ -8,11 +8,14 @@
 The module is compiled with load_c's flags (symdyn.codegen.cload.OPT_FLAGS, -fopenmp) together with a driver
 that, for each function, times `count` random states three ways on the same arrays: the loop of
 single calls (what load_c did before batch entries), the batch entry on one OpenMP thread, and on
---threads threads; best of --repeat runs. It also checks that the batch gives the loop's numbers.
+--threads threads; best of --repeat runs, then median and range over --rounds runs of the driver. It also
+times memset of the same output arrays (the bytes every way must store: the floor of both) and checks that
+the batch gives the loop's numbers.
 """
 import argparse
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,6 +30,7 @@ DRIVER = r"""
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "%(module)s.h"
 
@@ -68,8 +72,11 @@ int main(void)
 FUNCTION = r"""
     {
 %(alloc)s
-        double loop = 1e30, one = 1e30, many = 1e30;
+        double loop = 1e30, one = 1e30, many = 1e30, fill = 1e30;
         for (int r = 0; r < repeat; ++r) {
+            double t = now();
+%(memset)s
+            fill = fmin(fill, now() - t);
             double t0 = now();
             for (long i = 0; i < count; ++i)
                 %(prefix)s_%(name)s(%(single)s);
@@ -85,7 +92,7 @@ FUNCTION = r"""
         for (long i = 0; i < count; ++i)
             %(prefix)s_%(name)s(%(single)s);
         %(prefix)s_%(name)s_batch(count, %(batch_check)s);
-        printf("%(name)s %%g %%g %%g %%g\n", loop / count, one / count, many / count, %(diff)s);
+        printf("%(name)s %%g %%g %%g %%g %%g %%d\n", loop / count, one / count, many / count, %(diff)s, fill / count, %(entries)d);
 %(free)s
     }
 """
@@ -112,10 +119,11 @@ def driver(module, c_module, names, count, repeat, threads):
         batch = ", ".join([f"in{k}" for k in range(len(args))] + [f"out{k}" for k in range(len(sizes))])
         check = ", ".join([f"in{k}" for k in range(len(args))] + [f"chk{k}" for k in range(len(sizes))])
         diff = " + ".join(f"max_difference(chk{k}, out{k}, count * {s}L)" for k, s in enumerate(sizes))
+        memset = "\n".join(f"            memset(out{k}, 0, count * {s}L * sizeof(double));" for k, s in enumerate(sizes))
         free = "\n".join(f"        free(in{k});" for k in range(len(args)))
         free += "\n" + "\n".join(f"        free(out{k}); free(chk{k});" for k in range(len(sizes)))
         body.append(FUNCTION % dict(alloc="\n".join(alloc), prefix=module, name=name, single=single, batch=batch,
-                                    batch_check=check, diff=diff, free=free))
+                                    batch_check=check, diff=diff, free=free, memset=memset, entries=sum(sizes)))
     return DRIVER % dict(module=module, count=count, repeat=repeat, threads=threads, body="".join(body))
 
 
@@ -138,7 +146,7 @@ def main():
                     help="one module, or several (e.g. two commits' panda.c) timed in turn")
     ap.add_argument("--count", type=int, default=4096)
     ap.add_argument("--repeat", type=int, default=7)
-    ap.add_argument("--rounds", type=int, default=1, help="runs of every module's driver, in turn (best of all)")
+    ap.add_argument("--rounds", type=int, default=1, help="runs of every module's driver, in turn (median and range)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--functions", default=None, help="comma-separated (default: every function of the module)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
@@ -146,30 +154,40 @@ def main():
     args = ap.parse_args()
     names = args.functions.split(",") if args.functions else None
     paths = [Path(c).resolve() for c in args.c_files]
-    best = [{} for _ in paths]
+    runs = [{} for _ in paths]                   # per module, function: one (loop, one, many, diff, fill) per round
     with tempfile.TemporaryDirectory() as tmp:
         exes = []
         for k, c_path in enumerate(paths):
             (Path(tmp) / str(k)).mkdir()
             exes.append(build(c_path, names, args, Path(tmp) / str(k)))
         for _ in range(args.rounds):
-            for exe, times in zip(exes, best):
+            for exe, times in zip(exes, runs):
                 out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
                 for line in out.splitlines():
                     name, *values = line.split()
-                    old = times.get(name, [1e30] * 3 + [0.0])
-                    times[name] = [min(a, float(b)) for a, b in zip(old[:3], values[:3])] + [max(old[3], float(values[3]))]
-    for c_path, times in zip(paths, best):
-        print(f"{c_path}: {args.count} random states, best of {args.rounds} x {args.repeat}; ns per state, "
-              f"M states/s, speedup over the loop of single calls\n")
+                    times.setdefault(name, []).append([float(v) for v in values])
+    for c_path, times in zip(paths, runs):
+        print(f"{c_path}: {args.count} random states, {args.rounds} rounds of best of {args.repeat}; ns per state: "
+              f"median [range] over the rounds; x = median single calls / median batch; memset = the same bytes "
+              f"of output written by memset (the store floor of both)\n")
         print(f"| function | single calls ns | batch 1 thread ns | x | batch {args.threads} threads ns | x | "
-              f"M states/s (1 / {args.threads} threads) | max diff |")
-        print("|---|---|---|---|---|---|---|---|")
-        for name, (loop, one, many, diff) in times.items():
-            loop, one, many = (x * 1e9 for x in (loop, one, many))
-            print(f"| {name} | {loop:.0f} | {one:.0f} | {loop / one:.2f} | {many:.0f} | {loop / many:.2f} | "
-                  f"{1e3 / one:.1f} / {1e3 / many:.1f} | {diff:.1e} |")
+              f"M states/s (1 / {args.threads} threads) | output bytes per state | memset ns | max diff |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for name, rounds in times.items():
+            loop, one, many, fill = ([r[k] * 1e9 for r in rounds] for k in (0, 1, 2, 4))
+            diff = max(r[3] for r in rounds)
+            m = {key: statistics.median(v) for key, v in (("loop", loop), ("one", one), ("many", many))}
+            print(f"| {name} | {_spread(loop)} | {_spread(one)} | {m['loop'] / m['one']:.2f} | {_spread(many)} | "
+                  f"{m['loop'] / m['many']:.2f} | {1e3 / m['one']:.1f} / {1e3 / m['many']:.1f} | {8 * rounds[0][5]:.0f} | "
+                  f"{_spread(fill)} | {diff:.1e} |")
         print()
+
+
+def _spread(values):
+    """median [min-max] of one time per round, ns."""
+    if len(values) == 1:
+        return f"{values[0]:.0f}"
+    return f"{statistics.median(values):.0f} [{min(values):.0f}-{max(values):.0f}]"
 
 
 if __name__ == "__main__":

@@ -144,6 +144,53 @@ def test_lanes_only_where_they_pay():
     assert loops == [], loops                    # friction and base_parameters: symdyn/codegen/tiny.py
 
 
+def test_the_block_holds_only_computed_entries():
+    """Constants skip the lane loop: a group of four columns of constants comes from `fill`; in a group
+    with computed entries, +0.0 comes from a row of zeros and any other constant goes through the block;
+    an expression that appears twice (a symmetric matrix) has one block entry; the last size % 4 columns
+    take any constant from `fill`."""
+    from symdyn.codegen.c import _lane_block
+    values = ["0.0", "1.0", "0.0", "-0.0",             # four constants: one vector per row
+              "x1", "0.0", "2.5", "-0.0",              # mixed: 2.5 and -0.0 go through the block
+              "x2", "x1", "qd3", "x2",                 # repeated expressions share an entry
+              "0.0", "3.0f"]                           # the tail
+    got = _lane_block([(str(j), v) for j, v in enumerate(values)])
+    assert got["block"] == [(0, "x1"), (1, "2.5"), (2, "-0.0"), (3, "x2"), (4, "qd3")]
+    assert got["src"] == [-1, -1, -1, -1, 0, -1, 1, 2, 3, 0, 4, 3, -1, -1]
+    assert got["fill"] == [(1, "1.0"), (3, "-0.0"), (13, "3.0f")]
+    assert got["mapped"]
+    assert not _lane_block([("0", "x1"), ("1", "x2")])["mapped"]
+    source = PANDA.read_text()
+    assert "double sd_Y[275][SD_LANES];" in source                  # of the regressor's 686 entries
+    assert "static const double sd_fill_regressor_Y[686] = {[684] = 1.0};" in source
+
+
+@pytest.fixture(scope="module")
+def ur5_few(tmp_path_factory):
+    """The UR5's regressor, frame Jacobian and placement (constants 1.0), inverse dynamics (quick to compile)."""
+    from symdyn.codegen.generator import trace_all
+    from symdyn.codegen.c import C
+    model = symdyn.load_robot(ROOT / "robots" / "ur5.urdf")
+    folder = tmp_path_factory.mktemp("ur5")
+    names = ("regressor", "frame_jacobian", "frame_placement", "inverse_dynamics")
+    for name, text in C.render(model, trace_all(model, functions=names), "ur5", "numeric").items():
+        (folder / name).write_text(text)
+    return folder / "ur5.c"
+
+
+@pytest.mark.parametrize("lanes", [6, 8])
+def test_other_lane_counts(ur5_few, lanes, monkeypatch):
+    """UR5_BATCH_LANES=6: no 4 x 4 tiles, every column one at a time (the path of other compilers);
+    8: tiles, two per group. Both give the loop of single calls for full and partial blocks."""
+    monkeypatch.setattr(cload, "CFLAGS", (*cload.CFLAGS, f"-DUR5_BATCH_LANES={lanes}"))
+    module = symdyn.load_c(ur5_few)
+    assert "sd_scatter_map(" in ur5_few.read_text()
+    q, qd, x = random_states(module.NV, 2 * lanes + 3, seed=lanes)
+    for name in module._signatures:
+        args = function_args(BY_NAME[name], q, qd, x, len(module.FRAMES), None)
+        assert _same(getattr(module, name)(*args), _loop(getattr(module, name), args)), (lanes, name)
+
+
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
 def test_bad_thread_counts(threads):
     with pytest.raises(ValueError, match="threads"):

@@ -153,6 +153,9 @@ class CBackend(Backend):
             f["tiny"] = None if f["parts"] else self.tiny_batch(f)
             if f["tiny"]:                              # no blocks to copy: better than lanes
                 f["lanes"] = None
+            for o in f["outputs"] if f["lanes"] is not None else ():
+                o.update(_lane_block(o["results"]))
+        ctx["uses_scatter_map"] = any(o.get("mapped") for f in functions for o in f["outputs"])
         ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sincos_n"] = any(line.startswith("sd_sincos_n(") for f in functions for line in f["lines"])
@@ -184,6 +187,41 @@ def lanes_pay(f):
     entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
     return (not f["parts"] and len(f["lines"]) <= LANE_STATEMENTS and entries <= BATCH_ENTRIES
             and len(f["lines"]) > LANE_WORK * entries)
+
+
+def _lane_block(results):
+    """Where each entry of an output goes between the lane loop and the rows: the lane loop stores only
+    the computed entries, each distinct expression once (`block`: (block entry, expression)), so that the
+    block is small (the Panda's regressor: 283 of its 686 entries; a symmetric matrix: its upper
+    triangle); `src[j]` is the block entry of column j, or -1 for a constant, written into the rows
+    from `fill` (j, literal; zeros left out). sd_scatter_map copies columns 4 at a time: a group of four
+    constants is one stored vector per row; in a group that mixes entries a zero comes from a row of
+    zeros, any other constant goes through the block."""
+    values = [rhs for _, rhs in results]
+    constant = [_literal(v) is not None for v in values]
+    for g in range(0, len(values) - 3, 4):
+        if not all(constant[g:g + 4]):           # a mixed group: only +0.0 stays out of the block
+            for j in range(g, g + 4):
+                constant[j] = constant[j] and _is_plus_zero(values[j])
+    block, src = {}, []
+    for v, c in zip(values, constant):
+        src.append(-1 if c else block.setdefault(v, len(block)))
+    fill = [(j, v) for j, (v, c) in enumerate(zip(values, constant)) if c and not _is_plus_zero(v)]
+    return {"block": [(k, v) for v, k in block.items()], "src": src, "fill": fill,
+            "mapped": src != list(range(len(values)))}
+
+
+def _literal(text):
+    """The value of a printed constant (double or float: 1.5f), else None."""
+    try:
+        return float(text[:-1] if text.endswith("f") else text)
+    except ValueError:
+        return None
+
+
+def _is_plus_zero(text):
+    value = _literal(text)
+    return value == 0 and math.copysign(1.0, value) > 0
 
 
 def _lane_lines(lines, real):
