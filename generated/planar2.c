@@ -214,6 +214,19 @@ typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
 #define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
 #endif
 #define SD_TILES 1
+/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch. */
+static inline void sd_tile(const double *p0, const double *p1, const double *p2, const double *p3,
+                           long size, double *out)
+{
+    const sd_vec4 a = *(const sd_vec4 *)p0, b = *(const sd_vec4 *)p1;
+    const sd_vec4 c = *(const sd_vec4 *)p2, d = *(const sd_vec4 *)p3;
+    const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
+    const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
+    *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
+    *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+}
 #endif
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
@@ -222,22 +235,45 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
     if (n == SD_LANES)
         for (; j + 4 <= size; j += 4)
             for (int k = 0; k < SD_LANES; k += 4) {
-                /* entries j..j+3 of lanes k..k+3 in, rows k..k+3 of entries j..j+3 out */
                 const double *in = block + j * SD_LANES + k;
-                const sd_vec4 a = *(const sd_vec4 *)in, b = *(const sd_vec4 *)(in + SD_LANES);
-                const sd_vec4 c = *(const sd_vec4 *)(in + 2 * SD_LANES), d = *(const sd_vec4 *)(in + 3 * SD_LANES);
-                const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
-                const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
-                double *out = rows + k * size + j;
-                *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
-                *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+                sd_tile(in, in + SD_LANES, in + 2 * SD_LANES, in + 3 * SD_LANES, size, rows + k * size + j);
             }
 #endif
     for (; j < size; ++j)
         for (int k = 0; k < n; ++k)
             rows[k * size + j] = block[j * SD_LANES + k];
+}
+
+/* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
+ * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
+ * loop: the regressor's block holds 283 entries of its 686 (35 KB for 16 lanes, not 88: it stays in
+ * L1), a group of four constant columns is one vector stored in every row, and a zero in a group of
+ * computed entries is read from a row of zeros. */
+static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
+                           double *rows)
+{
+    long j = 0;
+#if defined(SD_TILES)
+    static const double zeros[SD_LANES];
+    if (n == SD_LANES)
+        for (; j + 4 <= size; j += 4) {
+            if ((src[j] & src[j + 1] & src[j + 2] & src[j + 3]) < 0) {
+                const sd_vec4 v = *(const sd_vec4 *)(fill + j);
+                for (int k = 0; k < SD_LANES; ++k)
+                    *(sd_vec4 *)(rows + k * size + j) = v;
+                continue;
+            }
+            const double *p0 = src[j] < 0 ? zeros : block + src[j] * SD_LANES;
+            const double *p1 = src[j + 1] < 0 ? zeros : block + src[j + 1] * SD_LANES;
+            const double *p2 = src[j + 2] < 0 ? zeros : block + src[j + 2] * SD_LANES;
+            const double *p3 = src[j + 3] < 0 ? zeros : block + src[j + 3] * SD_LANES;
+            for (int k = 0; k < SD_LANES; k += 4)
+                sd_tile(p0 + k, p1 + k, p2 + k, p3 + k, size, rows + k * size + j);
+        }
+#endif
+    for (; j < size; ++j)
+        for (int k = 0; k < n; ++k)
+            rows[k * size + j] = src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k];
 }
 #endif
 
@@ -358,6 +394,14 @@ void planar2_mass_matrix(const double *q, double *M)
     M[3] = 0.053333333333333344;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix: the block entry of each column of M (-1: the constant of sd_fill_mass_matrix_M). */
+static const int sd_src_mass_matrix_M[4] = {
+    0, 1, 1, 2,
+};
+static const double sd_fill_mass_matrix_M[4] = {0};
+#endif
+
 /* mass_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_mass_matrix_batch(long count, const double *q, double *M)
 {
@@ -367,7 +411,7 @@ void planar2_mass_matrix_batch(long count, const double *q, double *M)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_M[4][SD_LANES];
+        double sd_M[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -381,11 +425,10 @@ void planar2_mass_matrix_batch(long count, const double *q, double *M)
             const double x17 = 0.053333333333333344 + 0.5*x4;
             sd_M[0][sd_k] = x16;
             sd_M[1][sd_k] = x17;
-            sd_M[2][sd_k] = x17;
-            sd_M[3][sd_k] = 0.053333333333333344;
+            sd_M[2][sd_k] = 0.053333333333333344;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_M[0], 4, sd_n, M + sd_first * 4);
+        sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 4, sd_n, M + sd_first * 4);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_mass_matrix(q + (sd_first + sd_k) * 2, M + (sd_first + sd_k) * 4);
@@ -425,6 +468,14 @@ void planar2_mass_matrix_inverse(const double *q, double *Minv)
     Minv[3] = x40;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix_inverse: the block entry of each column of Minv (-1: the constant of sd_fill_mass_matrix_inverse_Minv). */
+static const int sd_src_mass_matrix_inverse_Minv[4] = {
+    0, 1, 1, 2,
+};
+static const double sd_fill_mass_matrix_inverse_Minv[4] = {0};
+#endif
+
 /* mass_matrix_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
@@ -434,7 +485,7 @@ void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Minv[4][SD_LANES];
+        double sd_Minv[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -455,11 +506,10 @@ void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv
             const double x40 = 18.749999999999996 - x38*x39;
             sd_Minv[0][sd_k] = x29;
             sd_Minv[1][sd_k] = x39;
-            sd_Minv[2][sd_k] = x39;
-            sd_Minv[3][sd_k] = x40;
+            sd_Minv[2][sd_k] = x40;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Minv[0], 4, sd_n, Minv + sd_first * 4);
+        sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 4, sd_n, Minv + sd_first * 4);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_mass_matrix_inverse(q + (sd_first + sd_k) * 2, Minv + (sd_first + sd_k) * 4);
@@ -861,6 +911,14 @@ void planar2_articulated_inertia(const double *q, double *D)
     D[1] = 0.053333333333333344;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* articulated_inertia: the block entry of each column of D (-1: the constant of sd_fill_articulated_inertia_D). */
+static const int sd_src_articulated_inertia_D[2] = {
+    0, -1,
+};
+static const double sd_fill_articulated_inertia_D[2] = {[1] = 0.053333333333333344};
+#endif
+
 /* articulated_inertia of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_articulated_inertia_batch(long count, const double *q, double *D)
 {
@@ -870,7 +928,7 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_D[2][SD_LANES];
+        double sd_D[1][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -885,10 +943,9 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D)
             const double x21 = 0.5*x18;
             const double x25 = 0.16666666666666666 + x21;
             sd_D[0][sd_k] = x25;
-            sd_D[1][sd_k] = 0.053333333333333344;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_D[0], 2, sd_n, D + sd_first * 2);
+        sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 2, sd_n, D + sd_first * 2);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_articulated_inertia(q + (sd_first + sd_k) * 2, D + (sd_first + sd_k) * 2);
@@ -926,6 +983,14 @@ void planar2_innovations_factor(const double *q, double *m)
     m[3] = 0.23094010767585033;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor: the block entry of each column of m (-1: the constant of sd_fill_innovations_factor_m). */
+static const int sd_src_innovations_factor_m[4] = {
+    0, 1, -1, 2,
+};
+static const double sd_fill_innovations_factor_m[4] = {0};
+#endif
+
 /* innovations_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_innovations_factor_batch(long count, const double *q, double *m)
 {
@@ -935,7 +1000,7 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_m[4][SD_LANES];
+        double sd_m[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -954,11 +1019,10 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m)
             const double x41 = 0.23094010767585033 + 0.5*x40;
             sd_m[0][sd_k] = x36;
             sd_m[1][sd_k] = x41;
-            sd_m[2][sd_k] = 0.0;
-            sd_m[3][sd_k] = 0.23094010767585033;
+            sd_m[2][sd_k] = 0.23094010767585033;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_m[0], 4, sd_n, m + sd_first * 4);
+        sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 4, sd_n, m + sd_first * 4);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_innovations_factor(q + (sd_first + sd_k) * 2, m + (sd_first + sd_k) * 4);
@@ -998,6 +1062,14 @@ void planar2_innovations_factor_inverse(const double *q, double *ell)
     ell[3] = 4.330127018922193;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor_inverse: the block entry of each column of ell (-1: the constant of sd_fill_innovations_factor_inverse_ell). */
+static const int sd_src_innovations_factor_inverse_ell[4] = {
+    0, 1, -1, 2,
+};
+static const double sd_fill_innovations_factor_inverse_ell[4] = {0};
+#endif
+
 /* innovations_factor_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
@@ -1007,7 +1079,7 @@ void planar2_innovations_factor_inverse_batch(long count, const double *q, doubl
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_ell[4][SD_LANES];
+        double sd_ell[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1028,11 +1100,10 @@ void planar2_innovations_factor_inverse_batch(long count, const double *q, doubl
             const double x41 = -x40/x36;
             sd_ell[0][sd_k] = x37;
             sd_ell[1][sd_k] = x41;
-            sd_ell[2][sd_k] = 0.0;
-            sd_ell[3][sd_k] = 4.330127018922193;
+            sd_ell[2][sd_k] = 4.330127018922193;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_ell[0], 4, sd_n, ell + sd_first * 4);
+        sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 4, sd_n, ell + sd_first * 4);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_innovations_factor_inverse(q + (sd_first + sd_k) * 2, ell + (sd_first + sd_k) * 4);
@@ -1756,6 +1827,14 @@ void planar2_udu_factor(const double *q, double *U)
     U[3] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
+static const int sd_src_udu_factor_U[4] = {
+    0, 1, -1, 0,
+};
+static const double sd_fill_udu_factor_U[4] = {0};
+#endif
+
 /* udu_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_udu_factor_batch(long count, const double *q, double *U)
 {
@@ -1765,7 +1844,7 @@ void planar2_udu_factor_batch(long count, const double *q, double *U)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_U[4][SD_LANES];
+        double sd_U[2][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1778,11 +1857,9 @@ void planar2_udu_factor_batch(long count, const double *q, double *U)
             const double x38 = 0.5*x37 + 1.0;
             sd_U[0][sd_k] = 1.0;
             sd_U[1][sd_k] = x38;
-            sd_U[2][sd_k] = 0.0;
-            sd_U[3][sd_k] = 1.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_U[0], 4, sd_n, U + sd_first * 4);
+        sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 4, sd_n, U + sd_first * 4);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_udu_factor(q + (sd_first + sd_k) * 2, U + (sd_first + sd_k) * 4);
@@ -1961,6 +2038,15 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[25] = qdd1;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* base_regressor: the block entry of each column of Yb (-1: the constant of sd_fill_base_regressor_Yb). */
+static const int sd_src_base_regressor_Yb[26] = {
+    0, 1, 2, 3, 4, 5, 6, 7, -1, -1, -1, -1, -1, -1, -1, -1, 8, 9, 5, -1, -1, -1, 10, 11,
+    -1, 12,
+};
+static const double sd_fill_base_regressor_Yb[26] = {[8] = 1.0, [24] = 1.0};
+#endif
+
 /* base_regressor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
@@ -1974,7 +2060,7 @@ void planar2_base_regressor_batch(long count, const double *q, const double *qd,
         sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
         double sd_qdd[2][SD_LANES];
         sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
-        double sd_Yb[26][SD_LANES];
+        double sd_Yb[13][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2013,27 +2099,14 @@ void planar2_base_regressor_batch(long count, const double *q, const double *qd,
             sd_Yb[5][sd_k] = x14;
             sd_Yb[6][sd_k] = qd0;
             sd_Yb[7][sd_k] = x21;
-            sd_Yb[8][sd_k] = 1.0;
-            sd_Yb[9][sd_k] = 0.0;
-            sd_Yb[10][sd_k] = 0.0;
-            sd_Yb[11][sd_k] = 0.0;
-            sd_Yb[12][sd_k] = 0.0;
-            sd_Yb[13][sd_k] = 0.0;
-            sd_Yb[14][sd_k] = 0.0;
-            sd_Yb[15][sd_k] = 0.0;
-            sd_Yb[16][sd_k] = x13;
-            sd_Yb[17][sd_k] = -x12;
-            sd_Yb[18][sd_k] = x14;
-            sd_Yb[19][sd_k] = 0.0;
-            sd_Yb[20][sd_k] = 0.0;
-            sd_Yb[21][sd_k] = 0.0;
-            sd_Yb[22][sd_k] = qd1;
-            sd_Yb[23][sd_k] = x22;
-            sd_Yb[24][sd_k] = 1.0;
-            sd_Yb[25][sd_k] = qdd1;
+            sd_Yb[8][sd_k] = x13;
+            sd_Yb[9][sd_k] = -x12;
+            sd_Yb[10][sd_k] = qd1;
+            sd_Yb[11][sd_k] = x22;
+            sd_Yb[12][sd_k] = qdd1;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Yb[0], 26, sd_n, Yb + sd_first * 26);
+        sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 26, sd_n, Yb + sd_first * 26);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_base_regressor(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, Yb + (sd_first + sd_k) * 26);
@@ -2148,6 +2221,14 @@ void planar2_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
+static const int sd_src_frame_placement_oMf[16] = {
+    0, 1, -1, 2, 3, 0, -1, 4, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_placement_oMf[16] = {[10] = 1.0, [15] = 1.0};
+#endif
+
 /* frame_placement of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 {
@@ -2157,7 +2238,7 @@ void planar2_frame_placement_batch(long count, const double *q, double *oMf)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_oMf[16][SD_LANES];
+        double sd_oMf[5][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2175,23 +2256,12 @@ void planar2_frame_placement_batch(long count, const double *q, double *oMf)
             const double x8 = x0*x3 + x1*x2;
             sd_oMf[0][sd_k] = x6;
             sd_oMf[1][sd_k] = x7;
-            sd_oMf[2][sd_k] = 0.0;
-            sd_oMf[3][sd_k] = x4;
-            sd_oMf[4][sd_k] = x8;
-            sd_oMf[5][sd_k] = x6;
-            sd_oMf[6][sd_k] = 0.0;
-            sd_oMf[7][sd_k] = x5;
-            sd_oMf[8][sd_k] = 0.0;
-            sd_oMf[9][sd_k] = 0.0;
-            sd_oMf[10][sd_k] = 1.0;
-            sd_oMf[11][sd_k] = 0.0;
-            sd_oMf[12][sd_k] = 0.0;
-            sd_oMf[13][sd_k] = 0.0;
-            sd_oMf[14][sd_k] = 0.0;
-            sd_oMf[15][sd_k] = 1.0;
+            sd_oMf[2][sd_k] = x4;
+            sd_oMf[3][sd_k] = x8;
+            sd_oMf[4][sd_k] = x5;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
+        sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_frame_placement(q + (sd_first + sd_k) * 2, oMf + (sd_first + sd_k) * 16);
@@ -2266,6 +2336,14 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     vf[5] = x9;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_velocity: the block entry of each column of vf (-1: the constant of sd_fill_frame_velocity_vf). */
+static const int sd_src_frame_velocity_vf[6] = {
+    0, 1, -1, -1, -1, 2,
+};
+static const double sd_fill_frame_velocity_vf[6] = {0};
+#endif
+
 /* frame_velocity of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
@@ -2277,7 +2355,7 @@ void planar2_frame_velocity_batch(long count, const double *q, const double *qd,
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
         double sd_qd[2][SD_LANES];
         sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_vf[6][SD_LANES];
+        double sd_vf[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2294,13 +2372,10 @@ void planar2_frame_velocity_batch(long count, const double *q, const double *qd,
             const double x11 = qd0*x4;
             sd_vf[0][sd_k] = x10;
             sd_vf[1][sd_k] = x11;
-            sd_vf[2][sd_k] = 0.0;
-            sd_vf[3][sd_k] = 0.0;
-            sd_vf[4][sd_k] = 0.0;
-            sd_vf[5][sd_k] = x9;
+            sd_vf[2][sd_k] = x9;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_vf[0], 6, sd_n, vf + sd_first * 6);
+        sd_scatter_map(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 6, sd_n, vf + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_frame_velocity(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, vf + (sd_first + sd_k) * 6);
@@ -2338,6 +2413,14 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
     af[5] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_acceleration_bias: the block entry of each column of af (-1: the constant of sd_fill_frame_acceleration_bias_af). */
+static const int sd_src_frame_acceleration_bias_af[6] = {
+    0, 1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_acceleration_bias_af[6] = {0};
+#endif
+
 /* frame_acceleration_bias of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
@@ -2349,7 +2432,7 @@ void planar2_frame_acceleration_bias_batch(long count, const double *q, const do
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
         double sd_qd[2][SD_LANES];
         sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_af[6][SD_LANES];
+        double sd_af[2][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2366,13 +2449,9 @@ void planar2_frame_acceleration_bias_batch(long count, const double *q, const do
             const double x13 = qd0*x10;
             sd_af[0][sd_k] = x12;
             sd_af[1][sd_k] = x13;
-            sd_af[2][sd_k] = 0.0;
-            sd_af[3][sd_k] = 0.0;
-            sd_af[4][sd_k] = 0.0;
-            sd_af[5][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_af[0], 6, sd_n, af + sd_first * 6);
+        sd_scatter_map(sd_af[0], sd_src_frame_acceleration_bias_af, sd_fill_frame_acceleration_bias_af, 6, sd_n, af + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_frame_acceleration_bias(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, af + (sd_first + sd_k) * 6);
@@ -2409,6 +2488,14 @@ void planar2_center_of_mass(const double *q, double *com)
     com[2] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* center_of_mass: the block entry of each column of com (-1: the constant of sd_fill_center_of_mass_com). */
+static const int sd_src_center_of_mass_com[3] = {
+    0, 1, -1,
+};
+static const double sd_fill_center_of_mass_com[3] = {0};
+#endif
+
 /* center_of_mass of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_center_of_mass_batch(long count, const double *q, double *com)
 {
@@ -2418,7 +2505,7 @@ void planar2_center_of_mass_batch(long count, const double *q, double *com)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_com[3][SD_LANES];
+        double sd_com[2][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2438,10 +2525,9 @@ void planar2_center_of_mass_batch(long count, const double *q, double *com)
             const double x10 = 0.3333333333333333*x8;
             sd_com[0][sd_k] = x9;
             sd_com[1][sd_k] = x10;
-            sd_com[2][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_com[0], 3, sd_n, com + sd_first * 3);
+        sd_scatter_map(sd_com[0], sd_src_center_of_mass_com, sd_fill_center_of_mass_com, 3, sd_n, com + sd_first * 3);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_center_of_mass(q + (sd_first + sd_k) * 2, com + (sd_first + sd_k) * 3);
@@ -2487,6 +2573,14 @@ void planar2_com_jacobian(const double *q, double *Jcom)
     Jcom[5] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* com_jacobian: the block entry of each column of Jcom (-1: the constant of sd_fill_com_jacobian_Jcom). */
+static const int sd_src_com_jacobian_Jcom[6] = {
+    0, 1, 2, 3, -1, -1,
+};
+static const double sd_fill_com_jacobian_Jcom[6] = {0};
+#endif
+
 /* com_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
@@ -2496,7 +2590,7 @@ void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Jcom[6][SD_LANES];
+        double sd_Jcom[4][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2524,11 +2618,9 @@ void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
             sd_Jcom[1][sd_k] = x20;
             sd_Jcom[2][sd_k] = x14;
             sd_Jcom[3][sd_k] = x21;
-            sd_Jcom[4][sd_k] = 0.0;
-            sd_Jcom[5][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Jcom[0], 6, sd_n, Jcom + sd_first * 6);
+        sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 6, sd_n, Jcom + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_com_jacobian(q + (sd_first + sd_k) * 2, Jcom + (sd_first + sd_k) * 6);
@@ -2582,6 +2674,14 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
     Ag[11] = x26;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum_matrix: the block entry of each column of Ag (-1: the constant of sd_fill_centroidal_momentum_matrix_Ag). */
+static const int sd_src_centroidal_momentum_matrix_Ag[12] = {
+    0, 1, 2, 3, -1, -1, -1, -1, -1, -1, 4, 5,
+};
+static const double sd_fill_centroidal_momentum_matrix_Ag[12] = {0};
+#endif
+
 /* centroidal_momentum_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
@@ -2591,7 +2691,7 @@ void planar2_centroidal_momentum_matrix_batch(long count, const double *q, doubl
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Ag[12][SD_LANES];
+        double sd_Ag[6][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2621,17 +2721,11 @@ void planar2_centroidal_momentum_matrix_batch(long count, const double *q, doubl
             sd_Ag[1][sd_k] = x27;
             sd_Ag[2][sd_k] = x14;
             sd_Ag[3][sd_k] = x28;
-            sd_Ag[4][sd_k] = 0.0;
-            sd_Ag[5][sd_k] = 0.0;
-            sd_Ag[6][sd_k] = 0.0;
-            sd_Ag[7][sd_k] = 0.0;
-            sd_Ag[8][sd_k] = 0.0;
-            sd_Ag[9][sd_k] = 0.0;
-            sd_Ag[10][sd_k] = x24;
-            sd_Ag[11][sd_k] = x26;
+            sd_Ag[4][sd_k] = x24;
+            sd_Ag[5][sd_k] = x26;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Ag[0], 12, sd_n, Ag + sd_first * 12);
+        sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 12, sd_n, Ag + sd_first * 12);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_centroidal_momentum_matrix(q + (sd_first + sd_k) * 2, Ag + (sd_first + sd_k) * 12);
@@ -2684,6 +2778,14 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     hg[5] = x31;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum: the block entry of each column of hg (-1: the constant of sd_fill_centroidal_momentum_hg). */
+static const int sd_src_centroidal_momentum_hg[6] = {
+    0, 1, -1, -1, -1, 2,
+};
+static const double sd_fill_centroidal_momentum_hg[6] = {0};
+#endif
+
 /* centroidal_momentum of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
@@ -2695,7 +2797,7 @@ void planar2_centroidal_momentum_batch(long count, const double *q, const double
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
         double sd_qd[2][SD_LANES];
         sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_hg[6][SD_LANES];
+        double sd_hg[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2728,13 +2830,10 @@ void planar2_centroidal_momentum_batch(long count, const double *q, const double
             const double x31 = qd0*x24 + qd1*x26;
             sd_hg[0][sd_k] = x29;
             sd_hg[1][sd_k] = x30;
-            sd_hg[2][sd_k] = 0.0;
-            sd_hg[3][sd_k] = 0.0;
-            sd_hg[4][sd_k] = 0.0;
-            sd_hg[5][sd_k] = x31;
+            sd_hg[2][sd_k] = x31;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_hg[0], 6, sd_n, hg + sd_first * 6);
+        sd_scatter_map(sd_hg[0], sd_src_centroidal_momentum_hg, sd_fill_centroidal_momentum_hg, 6, sd_n, hg + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_centroidal_momentum(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, hg + (sd_first + sd_k) * 6);
@@ -2815,6 +2914,15 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[7] = x72;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* operational_space_inertia_inverse: the block entry of each column of Linv (-1: the constant of sd_fill_operational_space_inertia_inverse_Linv). */
+static const int sd_src_operational_space_inertia_inverse_Linv[36] = {
+    0, 1, -1, -1, -1, 2, 1, 3, -1, -1, -1, 4, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, 2, 4, -1, -1, -1, 5,
+};
+static const double sd_fill_operational_space_inertia_inverse_Linv[36] = {0};
+#endif
+
 /* operational_space_inertia_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
@@ -2824,7 +2932,7 @@ void planar2_operational_space_inertia_inverse_batch(long count, const double *q
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[2][SD_LANES];
         sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Linv[36][SD_LANES];
+        double sd_Linv[6][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2870,43 +2978,13 @@ void planar2_operational_space_inertia_inverse_batch(long count, const double *q
             const double x72 = x38*x69 + x40*x68;
             sd_Linv[0][sd_k] = x70;
             sd_Linv[1][sd_k] = x71;
-            sd_Linv[2][sd_k] = 0.0;
-            sd_Linv[3][sd_k] = 0.0;
-            sd_Linv[4][sd_k] = 0.0;
-            sd_Linv[5][sd_k] = x64;
-            sd_Linv[6][sd_k] = x71;
-            sd_Linv[7][sd_k] = x72;
-            sd_Linv[8][sd_k] = 0.0;
-            sd_Linv[9][sd_k] = 0.0;
-            sd_Linv[10][sd_k] = 0.0;
-            sd_Linv[11][sd_k] = x67;
-            sd_Linv[12][sd_k] = 0.0;
-            sd_Linv[13][sd_k] = 0.0;
-            sd_Linv[14][sd_k] = 0.0;
-            sd_Linv[15][sd_k] = 0.0;
-            sd_Linv[16][sd_k] = 0.0;
-            sd_Linv[17][sd_k] = 0.0;
-            sd_Linv[18][sd_k] = 0.0;
-            sd_Linv[19][sd_k] = 0.0;
-            sd_Linv[20][sd_k] = 0.0;
-            sd_Linv[21][sd_k] = 0.0;
-            sd_Linv[22][sd_k] = 0.0;
-            sd_Linv[23][sd_k] = 0.0;
-            sd_Linv[24][sd_k] = 0.0;
-            sd_Linv[25][sd_k] = 0.0;
-            sd_Linv[26][sd_k] = 0.0;
-            sd_Linv[27][sd_k] = 0.0;
-            sd_Linv[28][sd_k] = 0.0;
-            sd_Linv[29][sd_k] = 0.0;
-            sd_Linv[30][sd_k] = x64;
-            sd_Linv[31][sd_k] = x67;
-            sd_Linv[32][sd_k] = 0.0;
-            sd_Linv[33][sd_k] = 0.0;
-            sd_Linv[34][sd_k] = 0.0;
-            sd_Linv[35][sd_k] = x52;
+            sd_Linv[2][sd_k] = x64;
+            sd_Linv[3][sd_k] = x72;
+            sd_Linv[4][sd_k] = x67;
+            sd_Linv[5][sd_k] = x52;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
+        sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar2_operational_space_inertia_inverse(q + (sd_first + sd_k) * 2, Linv + (sd_first + sd_k) * 36);

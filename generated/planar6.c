@@ -274,6 +274,19 @@ typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
 #define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
 #endif
 #define SD_TILES 1
+/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch. */
+static inline void sd_tile(const double *p0, const double *p1, const double *p2, const double *p3,
+                           long size, double *out)
+{
+    const sd_vec4 a = *(const sd_vec4 *)p0, b = *(const sd_vec4 *)p1;
+    const sd_vec4 c = *(const sd_vec4 *)p2, d = *(const sd_vec4 *)p3;
+    const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
+    const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
+    *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
+    *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+}
 #endif
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
@@ -282,22 +295,45 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
     if (n == SD_LANES)
         for (; j + 4 <= size; j += 4)
             for (int k = 0; k < SD_LANES; k += 4) {
-                /* entries j..j+3 of lanes k..k+3 in, rows k..k+3 of entries j..j+3 out */
                 const double *in = block + j * SD_LANES + k;
-                const sd_vec4 a = *(const sd_vec4 *)in, b = *(const sd_vec4 *)(in + SD_LANES);
-                const sd_vec4 c = *(const sd_vec4 *)(in + 2 * SD_LANES), d = *(const sd_vec4 *)(in + 3 * SD_LANES);
-                const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
-                const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
-                double *out = rows + k * size + j;
-                *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
-                *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+                sd_tile(in, in + SD_LANES, in + 2 * SD_LANES, in + 3 * SD_LANES, size, rows + k * size + j);
             }
 #endif
     for (; j < size; ++j)
         for (int k = 0; k < n; ++k)
             rows[k * size + j] = block[j * SD_LANES + k];
+}
+
+/* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
+ * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
+ * loop: the regressor's block holds 283 entries of its 686 (35 KB for 16 lanes, not 88: it stays in
+ * L1), a group of four constant columns is one vector stored in every row, and a zero in a group of
+ * computed entries is read from a row of zeros. */
+static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
+                           double *rows)
+{
+    long j = 0;
+#if defined(SD_TILES)
+    static const double zeros[SD_LANES];
+    if (n == SD_LANES)
+        for (; j + 4 <= size; j += 4) {
+            if ((src[j] & src[j + 1] & src[j + 2] & src[j + 3]) < 0) {
+                const sd_vec4 v = *(const sd_vec4 *)(fill + j);
+                for (int k = 0; k < SD_LANES; ++k)
+                    *(sd_vec4 *)(rows + k * size + j) = v;
+                continue;
+            }
+            const double *p0 = src[j] < 0 ? zeros : block + src[j] * SD_LANES;
+            const double *p1 = src[j + 1] < 0 ? zeros : block + src[j + 1] * SD_LANES;
+            const double *p2 = src[j + 2] < 0 ? zeros : block + src[j + 2] * SD_LANES;
+            const double *p3 = src[j + 3] < 0 ? zeros : block + src[j + 3] * SD_LANES;
+            for (int k = 0; k < SD_LANES; k += 4)
+                sd_tile(p0 + k, p1 + k, p2 + k, p3 + k, size, rows + k * size + j);
+        }
+#endif
+    for (; j < size; ++j)
+        for (int k = 0; k < n; ++k)
+            rows[k * size + j] = src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k];
 }
 #endif
 
@@ -558,6 +594,7 @@ void planar6_mass_matrix(const double *q, double *M)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
+    M[35] = 0.08333333333333333;
     double sd_angle[8], sd_sin[8], sd_cos[8];
     sd_angle[0] = q1;
     sd_angle[1] = q2;
@@ -577,88 +614,96 @@ void planar6_mass_matrix(const double *q, double *M)
     const double x13 = 0.25*x10;
     const double x20 = 0.75 + x12;
     const double x24 = 0.41666666666666663 + x12;
+    M[28] = x24;
     const double x25 = -x13*x8 + x20*x9;
     const double x26 = x13*x9 + x20*x8;
     const double x38 = 1.25 + x25;
     const double x42 = 0.5833333333333334 + x24 + x25;
+    M[21] = x42;
     const double x43 = -x26*x6 + x38*x7;
     const double x44 = x26*x7 + x38*x6;
     const double x56 = 1.75 + x43;
     const double x60 = 0.8333333333333334 + x42 + x43;
+    M[14] = x60;
     const double x61 = -x4*x44 + x5*x56;
     const double x62 = x4*x56 + x44*x5;
     const double x74 = 2.25 + x61;
     const double x78 = 1.0833333333333333 + x60 + x61;
+    M[7] = x78;
     const double x79 = -x2*x62 + x3*x74;
     const double x96 = 1.3333333333333333 + x78 + x79;
+    M[0] = x96;
     const double x97 = 0.08333333333333333 + 0.5*x12;
+    M[29] = x97;
+    M[34] = x97;
     const double x98 = -x12*x8 - x13*x9;
     const double x99 = x12*x9 - x13*x8;
     const double x100 = 0.5*x99 + x97;
+    M[23] = x100;
+    M[33] = x100;
     const double x101 = -x6*x99 + x7*x98;
     const double x102 = x6*x98 + x7*x99;
     const double x103 = 0.5*x102 + x100;
+    M[17] = x103;
+    M[32] = x103;
     const double x104 = x101*x5 - x102*x4;
     const double x105 = x101*x4 + x102*x5;
     const double x106 = 0.5*x105 + x103;
+    M[11] = x106;
+    M[31] = x106;
     const double x108 = x104*x2 + x105*x3;
     const double x109 = 0.5*x108 + x106;
+    M[5] = x109;
+    M[30] = x109;
     const double x110 = 0.5*x25 + x24;
+    M[22] = x110;
+    M[27] = x110;
     const double x111 = -x25*x6 - x26*x7;
     const double x112 = x25*x7 - x26*x6;
     const double x113 = 0.5*x112 + x110;
+    M[16] = x113;
+    M[26] = x113;
     const double x114 = x111*x5 - x112*x4;
     const double x115 = x111*x4 + x112*x5;
     const double x116 = 0.5*x115 + x113;
+    M[10] = x116;
+    M[25] = x116;
     const double x118 = x114*x2 + x115*x3;
     const double x119 = 0.5*x118 + x116;
+    M[4] = x119;
+    M[24] = x119;
     const double x120 = 0.5*x43 + x42;
+    M[15] = x120;
+    M[20] = x120;
     const double x121 = -x4*x43 - x44*x5;
     const double x122 = -x4*x44 + x43*x5;
     const double x123 = 0.5*x122 + x120;
+    M[9] = x123;
+    M[19] = x123;
     const double x125 = x121*x2 + x122*x3;
     const double x126 = 0.5*x125 + x123;
+    M[3] = x126;
+    M[18] = x126;
     const double x127 = 0.5*x61 + x60;
+    M[8] = x127;
+    M[13] = x127;
     const double x129 = -x2*x62 + x3*x61;
     const double x130 = 0.5*x129 + x127;
-    const double x131 = 0.5*x79 + x78;
-    M[0] = x96;
-    M[1] = x131;
     M[2] = x130;
-    M[3] = x126;
-    M[4] = x119;
-    M[5] = x109;
-    M[6] = x131;
-    M[7] = x78;
-    M[8] = x127;
-    M[9] = x123;
-    M[10] = x116;
-    M[11] = x106;
     M[12] = x130;
-    M[13] = x127;
-    M[14] = x60;
-    M[15] = x120;
-    M[16] = x113;
-    M[17] = x103;
-    M[18] = x126;
-    M[19] = x123;
-    M[20] = x120;
-    M[21] = x42;
-    M[22] = x110;
-    M[23] = x100;
-    M[24] = x119;
-    M[25] = x116;
-    M[26] = x113;
-    M[27] = x110;
-    M[28] = x24;
-    M[29] = x97;
-    M[30] = x109;
-    M[31] = x106;
-    M[32] = x103;
-    M[33] = x100;
-    M[34] = x97;
-    M[35] = 0.08333333333333333;
+    const double x131 = 0.5*x79 + x78;
+    M[1] = x131;
+    M[6] = x131;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix: the block entry of each column of M (-1: the constant of sd_fill_mass_matrix_M). */
+static const int sd_src_mass_matrix_M[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_mass_matrix_M[36] = {0};
+#endif
 
 /* mass_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_mass_matrix_batch(long count, const double *q, double *M)
@@ -669,7 +714,7 @@ void planar6_mass_matrix_batch(long count, const double *q, double *M)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_M[36][SD_LANES];
+        double sd_M[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -744,39 +789,24 @@ void planar6_mass_matrix_batch(long count, const double *q, double *M)
             sd_M[3][sd_k] = x126;
             sd_M[4][sd_k] = x119;
             sd_M[5][sd_k] = x109;
-            sd_M[6][sd_k] = x131;
-            sd_M[7][sd_k] = x78;
-            sd_M[8][sd_k] = x127;
-            sd_M[9][sd_k] = x123;
-            sd_M[10][sd_k] = x116;
-            sd_M[11][sd_k] = x106;
-            sd_M[12][sd_k] = x130;
-            sd_M[13][sd_k] = x127;
-            sd_M[14][sd_k] = x60;
-            sd_M[15][sd_k] = x120;
-            sd_M[16][sd_k] = x113;
-            sd_M[17][sd_k] = x103;
-            sd_M[18][sd_k] = x126;
-            sd_M[19][sd_k] = x123;
-            sd_M[20][sd_k] = x120;
-            sd_M[21][sd_k] = x42;
-            sd_M[22][sd_k] = x110;
-            sd_M[23][sd_k] = x100;
-            sd_M[24][sd_k] = x119;
-            sd_M[25][sd_k] = x116;
-            sd_M[26][sd_k] = x113;
-            sd_M[27][sd_k] = x110;
-            sd_M[28][sd_k] = x24;
-            sd_M[29][sd_k] = x97;
-            sd_M[30][sd_k] = x109;
-            sd_M[31][sd_k] = x106;
-            sd_M[32][sd_k] = x103;
-            sd_M[33][sd_k] = x100;
-            sd_M[34][sd_k] = x97;
-            sd_M[35][sd_k] = 0.08333333333333333;
+            sd_M[6][sd_k] = x78;
+            sd_M[7][sd_k] = x127;
+            sd_M[8][sd_k] = x123;
+            sd_M[9][sd_k] = x116;
+            sd_M[10][sd_k] = x106;
+            sd_M[11][sd_k] = x60;
+            sd_M[12][sd_k] = x120;
+            sd_M[13][sd_k] = x113;
+            sd_M[14][sd_k] = x103;
+            sd_M[15][sd_k] = x42;
+            sd_M[16][sd_k] = x110;
+            sd_M[17][sd_k] = x100;
+            sd_M[18][sd_k] = x24;
+            sd_M[19][sd_k] = x97;
+            sd_M[20][sd_k] = 0.08333333333333333;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_M[0], 36, sd_n, M + sd_first * 36);
+        sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 36, sd_n, M + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
@@ -913,9 +943,12 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     const double x197 = 0.5*x194;
     const double x201 = 0.08333333333333333 + x197;
     const double x205 = 1.0/x201;
+    Minv[0] = x205;
     const double x213 = x165*x2 + x166*x3;
     const double x214 = 0.5*x213 + 1.0;
     const double x215 = -x205*x214;
+    Minv[1] = x215;
+    Minv[6] = x215;
     const double x216 = x123*x5 - x124*x4;
     const double x217 = x123*x4 + x124*x5;
     const double x218 = 0.5*x217 + 1.0;
@@ -925,6 +958,8 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     const double x223 = x2*x220 + x221*x3;
     const double x224 = 0.5*x223;
     const double x225 = -x205*x224;
+    Minv[2] = x225;
+    Minv[12] = x225;
     const double x226 = -x6*x82 + x7*x81;
     const double x227 = x6*x81 + x7*x82;
     const double x228 = 0.5*x227 + 1.0;
@@ -940,6 +975,8 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     const double x239 = x2*x236 + x237*x3;
     const double x240 = 0.5*x239;
     const double x241 = -x205*x240;
+    Minv[3] = x241;
+    Minv[18] = x241;
     const double x242 = x39*x9 - x40*x8;
     const double x243 = x39*x8 + x40*x9;
     const double x244 = 0.5*x243 + 1.0;
@@ -961,6 +998,8 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     const double x261 = x2*x258 + x259*x3;
     const double x262 = 0.5*x261;
     const double x263 = -x205*x262;
+    Minv[4] = x263;
+    Minv[24] = x263;
     const double x264 = -3.0*x10;
     const double x265 = 3.0*x11;
     const double x266 = 0.5*x265 + 1.0;
@@ -988,58 +1027,58 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     const double x289 = x2*x286 + x287*x3;
     const double x290 = 0.5*x289;
     const double x291 = -x205*x290;
-    const double x292 = x163 - x214*x215;
-    const double x293 = -x214*x225 + x219;
-    const double x294 = -x214*x241 + x235;
-    const double x295 = -x214*x263 + x257;
-    const double x296 = -x214*x291 + x285;
-    const double x297 = x121 - x218*x219 - x224*x225;
-    const double x298 = -x218*x235 - x224*x241 + x229;
-    const double x299 = -x218*x257 - x224*x263 + x251;
-    const double x300 = -x218*x285 - x224*x291 + x279;
-    const double x301 = -x228*x229 - x234*x235 - x240*x241 + x79;
-    const double x302 = -x228*x251 - x234*x257 - x240*x263 + x245;
-    const double x303 = -x228*x279 - x234*x285 - x240*x291 + x273;
-    const double x304 = -x244*x245 - x250*x251 - x256*x257 - x262*x263 + x37;
-    const double x305 = -x244*x273 - x250*x279 - x256*x285 - x262*x291 + x267;
-    const double x306 = 12.0 - x266*x267 - x272*x273 - x278*x279 - x284*x285 - x290*x291;
-    Minv[0] = x205;
-    Minv[1] = x215;
-    Minv[2] = x225;
-    Minv[3] = x241;
-    Minv[4] = x263;
     Minv[5] = x291;
-    Minv[6] = x215;
-    Minv[7] = x292;
-    Minv[8] = x293;
-    Minv[9] = x294;
-    Minv[10] = x295;
-    Minv[11] = x296;
-    Minv[12] = x225;
-    Minv[13] = x293;
-    Minv[14] = x297;
-    Minv[15] = x298;
-    Minv[16] = x299;
-    Minv[17] = x300;
-    Minv[18] = x241;
-    Minv[19] = x294;
-    Minv[20] = x298;
-    Minv[21] = x301;
-    Minv[22] = x302;
-    Minv[23] = x303;
-    Minv[24] = x263;
-    Minv[25] = x295;
-    Minv[26] = x299;
-    Minv[27] = x302;
-    Minv[28] = x304;
-    Minv[29] = x305;
     Minv[30] = x291;
+    const double x292 = x163 - x214*x215;
+    Minv[7] = x292;
+    const double x293 = -x214*x225 + x219;
+    Minv[8] = x293;
+    Minv[13] = x293;
+    const double x294 = -x214*x241 + x235;
+    Minv[9] = x294;
+    Minv[19] = x294;
+    const double x295 = -x214*x263 + x257;
+    Minv[10] = x295;
+    Minv[25] = x295;
+    const double x296 = -x214*x291 + x285;
+    Minv[11] = x296;
     Minv[31] = x296;
+    const double x297 = x121 - x218*x219 - x224*x225;
+    Minv[14] = x297;
+    const double x298 = -x218*x235 - x224*x241 + x229;
+    Minv[15] = x298;
+    Minv[20] = x298;
+    const double x299 = -x218*x257 - x224*x263 + x251;
+    Minv[16] = x299;
+    Minv[26] = x299;
+    const double x300 = -x218*x285 - x224*x291 + x279;
+    Minv[17] = x300;
     Minv[32] = x300;
+    const double x301 = -x228*x229 - x234*x235 - x240*x241 + x79;
+    Minv[21] = x301;
+    const double x302 = -x228*x251 - x234*x257 - x240*x263 + x245;
+    Minv[22] = x302;
+    Minv[27] = x302;
+    const double x303 = -x228*x279 - x234*x285 - x240*x291 + x273;
+    Minv[23] = x303;
     Minv[33] = x303;
+    const double x304 = -x244*x245 - x250*x251 - x256*x257 - x262*x263 + x37;
+    Minv[28] = x304;
+    const double x305 = -x244*x273 - x250*x279 - x256*x285 - x262*x291 + x267;
+    Minv[29] = x305;
     Minv[34] = x305;
+    const double x306 = 12.0 - x266*x267 - x272*x273 - x278*x279 - x284*x285 - x290*x291;
     Minv[35] = x306;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix_inverse: the block entry of each column of Minv (-1: the constant of sd_fill_mass_matrix_inverse_Minv). */
+static const int sd_src_mass_matrix_inverse_Minv[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_mass_matrix_inverse_Minv[36] = {0};
+#endif
 
 /* mass_matrix_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
@@ -1050,7 +1089,7 @@ void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Minv[36][SD_LANES];
+        double sd_Minv[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1268,39 +1307,24 @@ void planar6_mass_matrix_inverse_batch(long count, const double *q, double *Minv
             sd_Minv[3][sd_k] = x241;
             sd_Minv[4][sd_k] = x263;
             sd_Minv[5][sd_k] = x291;
-            sd_Minv[6][sd_k] = x215;
-            sd_Minv[7][sd_k] = x292;
-            sd_Minv[8][sd_k] = x293;
-            sd_Minv[9][sd_k] = x294;
-            sd_Minv[10][sd_k] = x295;
-            sd_Minv[11][sd_k] = x296;
-            sd_Minv[12][sd_k] = x225;
-            sd_Minv[13][sd_k] = x293;
-            sd_Minv[14][sd_k] = x297;
-            sd_Minv[15][sd_k] = x298;
-            sd_Minv[16][sd_k] = x299;
-            sd_Minv[17][sd_k] = x300;
-            sd_Minv[18][sd_k] = x241;
-            sd_Minv[19][sd_k] = x294;
-            sd_Minv[20][sd_k] = x298;
-            sd_Minv[21][sd_k] = x301;
-            sd_Minv[22][sd_k] = x302;
-            sd_Minv[23][sd_k] = x303;
-            sd_Minv[24][sd_k] = x263;
-            sd_Minv[25][sd_k] = x295;
-            sd_Minv[26][sd_k] = x299;
-            sd_Minv[27][sd_k] = x302;
-            sd_Minv[28][sd_k] = x304;
-            sd_Minv[29][sd_k] = x305;
-            sd_Minv[30][sd_k] = x291;
-            sd_Minv[31][sd_k] = x296;
-            sd_Minv[32][sd_k] = x300;
-            sd_Minv[33][sd_k] = x303;
-            sd_Minv[34][sd_k] = x305;
-            sd_Minv[35][sd_k] = x306;
+            sd_Minv[6][sd_k] = x292;
+            sd_Minv[7][sd_k] = x293;
+            sd_Minv[8][sd_k] = x294;
+            sd_Minv[9][sd_k] = x295;
+            sd_Minv[10][sd_k] = x296;
+            sd_Minv[11][sd_k] = x297;
+            sd_Minv[12][sd_k] = x298;
+            sd_Minv[13][sd_k] = x299;
+            sd_Minv[14][sd_k] = x300;
+            sd_Minv[15][sd_k] = x301;
+            sd_Minv[16][sd_k] = x302;
+            sd_Minv[17][sd_k] = x303;
+            sd_Minv[18][sd_k] = x304;
+            sd_Minv[19][sd_k] = x305;
+            sd_Minv[20][sd_k] = x306;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Minv[0], 36, sd_n, Minv + sd_first * 36);
+        sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 36, sd_n, Minv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
@@ -2097,13 +2121,16 @@ void planar6_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x94 = 2.25 + x81;
     const double x118 = 0.25*x31 + x30;
     const double x121 = 0.25*x29;
+    C[30] = x121;
     const double x122 = -0.25*x29 + x121;
+    C[35] = x122;
     const double x126 = 0.25*x27 + x26;
     const double x129 = 0.25*x25;
     const double x145 = -x10*x29 - x11*x118;
     const double x146 = -x10*x118 + x11*x29;
     const double x151 = 0.5*x146 + x121;
     const double x156 = x129 + x151;
+    C[24] = x156;
     const double x157 = -x126 + x145;
     const double x158 = x146 + x25;
     const double x162 = 0.25*x23 + x22;
@@ -2112,6 +2139,7 @@ void planar6_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x182 = x157*x8 + x158*x9;
     const double x187 = 0.5*x182 + x156;
     const double x192 = x165 + x187;
+    C[18] = x192;
     const double x193 = -x162 + x181;
     const double x194 = x182 + x21;
     const double x198 = 0.25*x19 + x18;
@@ -2120,6 +2148,7 @@ void planar6_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x218 = x193*x6 + x194*x7;
     const double x223 = 0.5*x218 + x192;
     const double x228 = x201 + x223;
+    C[12] = x228;
     const double x229 = -x198 + x217;
     const double x230 = x17 + x218;
     const double x234 = 0.25*x15 + x14;
@@ -2128,121 +2157,116 @@ void planar6_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x254 = x229*x4 + x230*x5;
     const double x259 = 0.5*x254 + x228;
     const double x264 = x237 + x259;
+    C[6] = x264;
     const double x265 = -x234 + x253;
     const double x266 = x13 + x254;
     const double x288 = x2*x265 + x266*x3;
     const double x293 = 0.5*x288 + x264;
+    C[0] = x293;
     const double x298 = -x13*x94 - x14*x82 + x264;
+    C[7] = x298;
     const double x299 = 5.0*x14 + x265;
     const double x300 = -5.0*x13 + x266;
     const double x302 = x2*x299 + x3*x300;
     const double x303 = 0.5*x302 + x298;
+    C[1] = x303;
     const double x305 = -x17*x76 - x18*x64 + x228;
+    C[14] = x305;
     const double x306 = 4.0*x18 + x229;
     const double x307 = -4.0*x17 + x230;
     const double x308 = x306*x5 - x307*x4;
     const double x309 = x306*x4 + x307*x5;
     const double x310 = 0.5*x309 + x305;
+    C[8] = x310;
     const double x312 = -x13*x81 - x14*x82 + x228;
+    C[13] = x312;
     const double x314 = x2*x308 + x3*x309;
     const double x315 = 0.5*x314 + x310;
+    C[2] = x315;
     const double x319 = x192 - x21*x58 - x22*x46;
+    C[21] = x319;
     const double x320 = 3.0*x22 + x193;
     const double x321 = -3.0*x21 + x194;
     const double x322 = x320*x7 - x321*x6;
     const double x323 = x320*x6 + x321*x7;
     const double x324 = 0.5*x323 + x319;
+    C[15] = x324;
     const double x326 = -x17*x63 - x18*x64 + x192;
+    C[20] = x326;
     const double x327 = x322*x5 - x323*x4;
     const double x328 = x322*x4 + x323*x5;
     const double x329 = 0.5*x328 + x324;
+    C[9] = x329;
     const double x330 = -x4*x63 - x5*x64;
     const double x331 = -x4*x64 + x5*x63;
     const double x333 = -x13*x331 + x14*x330 + x192;
+    C[19] = x333;
     const double x335 = x2*x327 + x3*x328;
     const double x336 = 0.5*x335 + x329;
+    C[3] = x336;
     const double x340 = x156 - x25*x40 - x26*x33;
+    C[28] = x340;
     const double x341 = 2.0*x26 + x157;
     const double x342 = -2.0*x25 + x158;
     const double x343 = x341*x9 - x342*x8;
     const double x344 = x341*x8 + x342*x9;
     const double x345 = 0.5*x344 + x340;
+    C[22] = x345;
     const double x347 = x156 - x21*x45 - x22*x46;
+    C[27] = x347;
     const double x348 = x343*x7 - x344*x6;
     const double x349 = x343*x6 + x344*x7;
     const double x350 = 0.5*x349 + x345;
+    C[16] = x350;
     const double x351 = -x45*x6 - x46*x7;
     const double x352 = x45*x7 - x46*x6;
     const double x354 = x156 - x17*x352 + x18*x351;
+    C[26] = x354;
     const double x355 = x348*x5 - x349*x4;
     const double x356 = x348*x4 + x349*x5;
     const double x357 = 0.5*x356 + x350;
+    C[10] = x357;
     const double x358 = x351*x5 - x352*x4;
     const double x359 = x351*x4 + x352*x5;
     const double x361 = -x13*x359 + x14*x358 + x156;
+    C[25] = x361;
     const double x363 = x2*x355 + x3*x356;
     const double x364 = 0.5*x363 + x357;
+    C[4] = x364;
     const double x368 = -x118 + x30;
     const double x369 = x11*x368;
     const double x370 = x10*x368;
     const double x371 = 0.5*x370 + x122;
+    C[29] = x371;
     const double x373 = x121 - x25*x32 - x26*x33;
+    C[34] = x373;
     const double x374 = x369*x9 - x370*x8;
     const double x375 = x369*x8 + x370*x9;
     const double x376 = 0.5*x375 + x371;
+    C[23] = x376;
     const double x377 = -x32*x8 - x33*x9;
     const double x378 = x32*x9 - x33*x8;
     const double x380 = x121 - x21*x378 + x22*x377;
+    C[33] = x380;
     const double x381 = x374*x7 - x375*x6;
     const double x382 = x374*x6 + x375*x7;
     const double x383 = 0.5*x382 + x376;
+    C[17] = x383;
     const double x384 = x377*x7 - x378*x6;
     const double x385 = x377*x6 + x378*x7;
     const double x387 = x121 - x17*x385 + x18*x384;
+    C[32] = x387;
     const double x388 = x381*x5 - x382*x4;
     const double x389 = x381*x4 + x382*x5;
     const double x390 = 0.5*x389 + x383;
+    C[11] = x390;
     const double x391 = x384*x5 - x385*x4;
     const double x392 = x384*x4 + x385*x5;
     const double x394 = x121 - x13*x392 + x14*x391;
+    C[31] = x394;
     const double x396 = x2*x388 + x3*x389;
     const double x397 = 0.5*x396 + x390;
-    C[0] = x293;
-    C[1] = x303;
-    C[2] = x315;
-    C[3] = x336;
-    C[4] = x364;
     C[5] = x397;
-    C[6] = x264;
-    C[7] = x298;
-    C[8] = x310;
-    C[9] = x329;
-    C[10] = x357;
-    C[11] = x390;
-    C[12] = x228;
-    C[13] = x312;
-    C[14] = x305;
-    C[15] = x324;
-    C[16] = x350;
-    C[17] = x383;
-    C[18] = x192;
-    C[19] = x333;
-    C[20] = x326;
-    C[21] = x319;
-    C[22] = x345;
-    C[23] = x376;
-    C[24] = x156;
-    C[25] = x361;
-    C[26] = x354;
-    C[27] = x347;
-    C[28] = x340;
-    C[29] = x371;
-    C[30] = x121;
-    C[31] = x394;
-    C[32] = x387;
-    C[33] = x380;
-    C[34] = x373;
-    C[35] = x122;
 }
 
 /* coriolis_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
@@ -2821,6 +2845,14 @@ void planar6_articulated_inertia(const double *q, double *D)
     D[5] = 0.08333333333333333;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* articulated_inertia: the block entry of each column of D (-1: the constant of sd_fill_articulated_inertia_D). */
+static const int sd_src_articulated_inertia_D[6] = {
+    0, 1, 2, 3, 4, -1,
+};
+static const double sd_fill_articulated_inertia_D[6] = {[5] = 0.08333333333333333};
+#endif
+
 /* articulated_inertia of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_articulated_inertia_batch(long count, const double *q, double *D)
 {
@@ -2830,7 +2862,7 @@ void planar6_articulated_inertia_batch(long count, const double *q, double *D)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_D[6][SD_LANES];
+        double sd_D[5][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2956,10 +2988,9 @@ void planar6_articulated_inertia_batch(long count, const double *q, double *D)
             sd_D[2][sd_k] = x117;
             sd_D[3][sd_k] = x75;
             sd_D[4][sd_k] = x33;
-            sd_D[5][sd_k] = 0.08333333333333333;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_D[0], 6, sd_n, D + sd_first * 6);
+        sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 6, sd_n, D + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
@@ -2979,6 +3010,15 @@ void planar6_innovations_factor(const double *q, double *m)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
+    m[6] = 0.0;
+    m[12] = 0.0;
+    m[13] = 0.0;
+    m[18] = 0.0;
+    m[19] = 0.0;
+    m[20] = 0.0;
+    for (int sd_i = 24; sd_i < 28; ++sd_i) m[sd_i] = 0;
+    for (int sd_i = 30; sd_i < 35; ++sd_i) m[sd_i] = 0;
+    m[35] = 0.28867513459481287;
     double sd_angle[8], sd_sin[8], sd_cos[8];
     sd_angle[0] = q1;
     sd_angle[1] = q2;
@@ -3096,95 +3136,88 @@ void planar6_innovations_factor(const double *q, double *m)
     const double x197 = 0.5*x194;
     const double x201 = 0.08333333333333333 + x197;
     const double x212 = sqrt(x201);
+    m[0] = x212;
     const double x215 = sqrt(x159);
+    m[7] = x215;
     const double x216 = x165*x215;
     const double x217 = x166*x215;
     const double x219 = x2*x216 + x217*x3;
     const double x220 = 0.5*x219 + x215;
+    m[1] = x220;
     const double x221 = sqrt(x117);
+    m[14] = x221;
     const double x222 = x123*x221;
     const double x223 = x124*x221;
     const double x224 = x222*x5 - x223*x4;
     const double x225 = x222*x4 + x223*x5;
     const double x226 = 0.5*x225 + x221;
+    m[8] = x226;
     const double x228 = x2*x224 + x225*x3;
     const double x229 = 0.5*x228 + x226;
+    m[2] = x229;
     const double x230 = sqrt(x75);
+    m[21] = x230;
     const double x231 = x230*x81;
     const double x232 = x230*x82;
     const double x233 = x231*x7 - x232*x6;
     const double x234 = x231*x6 + x232*x7;
     const double x235 = 0.5*x234 + x230;
+    m[15] = x235;
     const double x236 = x233*x5 - x234*x4;
     const double x237 = x233*x4 + x234*x5;
     const double x238 = 0.5*x237 + x235;
+    m[9] = x238;
     const double x240 = x2*x236 + x237*x3;
     const double x241 = 0.5*x240 + x238;
+    m[3] = x241;
     const double x242 = sqrt(x33);
+    m[28] = x242;
     const double x243 = x242*x39;
     const double x244 = x242*x40;
     const double x245 = x243*x9 - x244*x8;
     const double x246 = x243*x8 + x244*x9;
     const double x247 = 0.5*x246 + x242;
+    m[22] = x247;
     const double x248 = x245*x7 - x246*x6;
     const double x249 = x245*x6 + x246*x7;
     const double x250 = 0.5*x249 + x247;
+    m[16] = x250;
     const double x251 = x248*x5 - x249*x4;
     const double x252 = x248*x4 + x249*x5;
     const double x253 = 0.5*x252 + x250;
+    m[10] = x253;
     const double x255 = x2*x251 + x252*x3;
     const double x256 = 0.5*x255 + x253;
+    m[4] = x256;
     const double x257 = -0.8660254037844386*x10;
     const double x258 = 0.8660254037844386*x11;
     const double x259 = 0.28867513459481287 + 0.5*x258;
+    m[29] = x259;
     const double x260 = x257*x9 - x258*x8;
     const double x261 = x257*x8 + x258*x9;
     const double x262 = 0.5*x261 + x259;
+    m[23] = x262;
     const double x263 = x260*x7 - x261*x6;
     const double x264 = x260*x6 + x261*x7;
     const double x265 = 0.5*x264 + x262;
+    m[17] = x265;
     const double x266 = x263*x5 - x264*x4;
     const double x267 = x263*x4 + x264*x5;
     const double x268 = 0.5*x267 + x265;
+    m[11] = x268;
     const double x270 = x2*x266 + x267*x3;
     const double x271 = 0.5*x270 + x268;
-    m[0] = x212;
-    m[1] = x220;
-    m[2] = x229;
-    m[3] = x241;
-    m[4] = x256;
     m[5] = x271;
-    m[6] = 0.0;
-    m[7] = x215;
-    m[8] = x226;
-    m[9] = x238;
-    m[10] = x253;
-    m[11] = x268;
-    m[12] = 0.0;
-    m[13] = 0.0;
-    m[14] = x221;
-    m[15] = x235;
-    m[16] = x250;
-    m[17] = x265;
-    m[18] = 0.0;
-    m[19] = 0.0;
-    m[20] = 0.0;
-    m[21] = x230;
-    m[22] = x247;
-    m[23] = x262;
-    m[24] = 0.0;
-    m[25] = 0.0;
-    m[26] = 0.0;
-    m[27] = 0.0;
-    m[28] = x242;
-    m[29] = x259;
-    m[30] = 0.0;
-    m[31] = 0.0;
-    m[32] = 0.0;
-    m[33] = 0.0;
-    m[34] = 0.0;
-    m[35] = 0.28867513459481287;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor: the block entry of each column of m (-1: the constant of sd_fill_innovations_factor_m). */
+static const int sd_src_innovations_factor_m[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, 14, -1, -1, -1, 15, 16, 17,
+    -1, -1, -1, -1, 18, 19, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_m[36] = {[35] = 0.28867513459481287};
+#endif
 
 /* innovations_factor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_innovations_factor_batch(long count, const double *q, double *m)
@@ -3195,7 +3228,7 @@ void planar6_innovations_factor_batch(long count, const double *q, double *m)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_m[36][SD_LANES];
+        double sd_m[20][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -3375,39 +3408,23 @@ void planar6_innovations_factor_batch(long count, const double *q, double *m)
             sd_m[3][sd_k] = x241;
             sd_m[4][sd_k] = x256;
             sd_m[5][sd_k] = x271;
-            sd_m[6][sd_k] = 0.0;
-            sd_m[7][sd_k] = x215;
-            sd_m[8][sd_k] = x226;
-            sd_m[9][sd_k] = x238;
-            sd_m[10][sd_k] = x253;
-            sd_m[11][sd_k] = x268;
-            sd_m[12][sd_k] = 0.0;
-            sd_m[13][sd_k] = 0.0;
-            sd_m[14][sd_k] = x221;
-            sd_m[15][sd_k] = x235;
-            sd_m[16][sd_k] = x250;
-            sd_m[17][sd_k] = x265;
-            sd_m[18][sd_k] = 0.0;
-            sd_m[19][sd_k] = 0.0;
-            sd_m[20][sd_k] = 0.0;
-            sd_m[21][sd_k] = x230;
-            sd_m[22][sd_k] = x247;
-            sd_m[23][sd_k] = x262;
-            sd_m[24][sd_k] = 0.0;
-            sd_m[25][sd_k] = 0.0;
-            sd_m[26][sd_k] = 0.0;
-            sd_m[27][sd_k] = 0.0;
-            sd_m[28][sd_k] = x242;
-            sd_m[29][sd_k] = x259;
-            sd_m[30][sd_k] = 0.0;
-            sd_m[31][sd_k] = 0.0;
-            sd_m[32][sd_k] = 0.0;
-            sd_m[33][sd_k] = 0.0;
-            sd_m[34][sd_k] = 0.0;
-            sd_m[35][sd_k] = 0.28867513459481287;
+            sd_m[6][sd_k] = x215;
+            sd_m[7][sd_k] = x226;
+            sd_m[8][sd_k] = x238;
+            sd_m[9][sd_k] = x253;
+            sd_m[10][sd_k] = x268;
+            sd_m[11][sd_k] = x221;
+            sd_m[12][sd_k] = x235;
+            sd_m[13][sd_k] = x250;
+            sd_m[14][sd_k] = x265;
+            sd_m[15][sd_k] = x230;
+            sd_m[16][sd_k] = x247;
+            sd_m[17][sd_k] = x262;
+            sd_m[18][sd_k] = x242;
+            sd_m[19][sd_k] = x259;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_m[0], 36, sd_n, m + sd_first * 36);
+        sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 36, sd_n, m + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
@@ -3427,6 +3444,15 @@ void planar6_innovations_factor_inverse(const double *q, double *ell)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
+    ell[6] = 0.0;
+    ell[12] = 0.0;
+    ell[13] = 0.0;
+    ell[18] = 0.0;
+    ell[19] = 0.0;
+    ell[20] = 0.0;
+    for (int sd_i = 24; sd_i < 28; ++sd_i) ell[sd_i] = 0;
+    for (int sd_i = 30; sd_i < 35; ++sd_i) ell[sd_i] = 0;
+    ell[35] = 3.464101615137755;
     double sd_angle[8], sd_sin[8], sd_cos[8];
     sd_angle[0] = q1;
     sd_angle[1] = q2;
@@ -3545,126 +3571,119 @@ void planar6_innovations_factor_inverse(const double *q, double *ell)
     const double x201 = 0.08333333333333333 + x197;
     const double x212 = sqrt(x201);
     const double x213 = 1.0/x212;
+    ell[0] = x213;
     const double x214 = sqrt(x159);
     const double x215 = 1.0/x214;
+    ell[7] = x215;
     const double x217 = x165*x2 + x166*x3;
     const double x218 = 0.5*x217 + 1.0;
     const double x219 = -x218/x212;
+    ell[1] = x219;
     const double x222 = sqrt(x117);
     const double x223 = 1.0/x222;
+    ell[14] = x223;
     const double x224 = x123*x5 - x124*x4;
     const double x225 = x123*x4 + x124*x5;
     const double x226 = 0.5*x225 + 1.0;
     const double x227 = -x226/x214;
+    ell[8] = x227;
     const double x228 = -x165*x226 + x224;
     const double x229 = -x166*x226 + x225;
     const double x231 = x2*x228 + x229*x3;
     const double x232 = 0.5*x231;
     const double x233 = -x232/x212;
+    ell[2] = x233;
     const double x236 = sqrt(x75);
     const double x237 = 1.0/x236;
+    ell[21] = x237;
     const double x238 = -x6*x82 + x7*x81;
     const double x239 = x6*x81 + x7*x82;
     const double x240 = 0.5*x239 + 1.0;
     const double x241 = -x240/x222;
+    ell[15] = x241;
     const double x242 = -x123*x240 + x238;
     const double x243 = -x124*x240 + x239;
     const double x244 = x242*x5 - x243*x4;
     const double x245 = x242*x4 + x243*x5;
     const double x246 = 0.5*x245;
     const double x247 = -x246/x214;
+    ell[9] = x247;
     const double x248 = -x165*x246 + x244;
     const double x249 = -x166*x246 + x245;
     const double x251 = x2*x248 + x249*x3;
     const double x252 = 0.5*x251;
     const double x253 = -x252/x212;
+    ell[3] = x253;
     const double x256 = sqrt(x33);
     const double x257 = 1.0/x256;
+    ell[28] = x257;
     const double x258 = x39*x9 - x40*x8;
     const double x259 = x39*x8 + x40*x9;
     const double x260 = 0.5*x259 + 1.0;
     const double x261 = -x260/x236;
+    ell[22] = x261;
     const double x262 = x258 - x260*x81;
     const double x263 = x259 - x260*x82;
     const double x264 = x262*x7 - x263*x6;
     const double x265 = x262*x6 + x263*x7;
     const double x266 = 0.5*x265;
     const double x267 = -x266/x222;
+    ell[16] = x267;
     const double x268 = -x123*x266 + x264;
     const double x269 = -x124*x266 + x265;
     const double x270 = x268*x5 - x269*x4;
     const double x271 = x268*x4 + x269*x5;
     const double x272 = 0.5*x271;
     const double x273 = -x272/x214;
+    ell[10] = x273;
     const double x274 = -x165*x272 + x270;
     const double x275 = -x166*x272 + x271;
     const double x277 = x2*x274 + x275*x3;
     const double x278 = 0.5*x277;
     const double x279 = -x278/x212;
+    ell[4] = x279;
     const double x282 = -3.0*x10;
     const double x283 = 3.0*x11;
     const double x284 = 0.5*x283 + 1.0;
     const double x285 = -x284/x256;
+    ell[29] = x285;
     const double x286 = x282 - x284*x39;
     const double x287 = x283 - x284*x40;
     const double x288 = x286*x9 - x287*x8;
     const double x289 = x286*x8 + x287*x9;
     const double x290 = 0.5*x289;
     const double x291 = -x290/x236;
+    ell[23] = x291;
     const double x292 = x288 - x290*x81;
     const double x293 = x289 - x290*x82;
     const double x294 = x292*x7 - x293*x6;
     const double x295 = x292*x6 + x293*x7;
     const double x296 = 0.5*x295;
     const double x297 = -x296/x222;
+    ell[17] = x297;
     const double x298 = -x123*x296 + x294;
     const double x299 = -x124*x296 + x295;
     const double x300 = x298*x5 - x299*x4;
     const double x301 = x298*x4 + x299*x5;
     const double x302 = 0.5*x301;
     const double x303 = -x302/x214;
+    ell[11] = x303;
     const double x304 = -x165*x302 + x300;
     const double x305 = -x166*x302 + x301;
     const double x307 = x2*x304 + x3*x305;
     const double x308 = 0.5*x307;
     const double x309 = -x308/x212;
-    ell[0] = x213;
-    ell[1] = x219;
-    ell[2] = x233;
-    ell[3] = x253;
-    ell[4] = x279;
     ell[5] = x309;
-    ell[6] = 0.0;
-    ell[7] = x215;
-    ell[8] = x227;
-    ell[9] = x247;
-    ell[10] = x273;
-    ell[11] = x303;
-    ell[12] = 0.0;
-    ell[13] = 0.0;
-    ell[14] = x223;
-    ell[15] = x241;
-    ell[16] = x267;
-    ell[17] = x297;
-    ell[18] = 0.0;
-    ell[19] = 0.0;
-    ell[20] = 0.0;
-    ell[21] = x237;
-    ell[22] = x261;
-    ell[23] = x291;
-    ell[24] = 0.0;
-    ell[25] = 0.0;
-    ell[26] = 0.0;
-    ell[27] = 0.0;
-    ell[28] = x257;
-    ell[29] = x285;
-    ell[30] = 0.0;
-    ell[31] = 0.0;
-    ell[32] = 0.0;
-    ell[33] = 0.0;
-    ell[34] = 0.0;
-    ell[35] = 3.464101615137755;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor_inverse: the block entry of each column of ell (-1: the constant of sd_fill_innovations_factor_inverse_ell). */
+static const int sd_src_innovations_factor_inverse_ell[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, 14, -1, -1, -1, 15, 16, 17,
+    -1, -1, -1, -1, 18, 19, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_inverse_ell[36] = {[35] = 3.464101615137755};
+#endif
 
 /* innovations_factor_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_innovations_factor_inverse_batch(long count, const double *q, double *ell)
@@ -3675,7 +3694,7 @@ void planar6_innovations_factor_inverse_batch(long count, const double *q, doubl
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_ell[36][SD_LANES];
+        double sd_ell[20][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -3887,39 +3906,23 @@ void planar6_innovations_factor_inverse_batch(long count, const double *q, doubl
             sd_ell[3][sd_k] = x253;
             sd_ell[4][sd_k] = x279;
             sd_ell[5][sd_k] = x309;
-            sd_ell[6][sd_k] = 0.0;
-            sd_ell[7][sd_k] = x215;
-            sd_ell[8][sd_k] = x227;
-            sd_ell[9][sd_k] = x247;
-            sd_ell[10][sd_k] = x273;
-            sd_ell[11][sd_k] = x303;
-            sd_ell[12][sd_k] = 0.0;
-            sd_ell[13][sd_k] = 0.0;
-            sd_ell[14][sd_k] = x223;
-            sd_ell[15][sd_k] = x241;
-            sd_ell[16][sd_k] = x267;
-            sd_ell[17][sd_k] = x297;
-            sd_ell[18][sd_k] = 0.0;
-            sd_ell[19][sd_k] = 0.0;
-            sd_ell[20][sd_k] = 0.0;
-            sd_ell[21][sd_k] = x237;
-            sd_ell[22][sd_k] = x261;
-            sd_ell[23][sd_k] = x291;
-            sd_ell[24][sd_k] = 0.0;
-            sd_ell[25][sd_k] = 0.0;
-            sd_ell[26][sd_k] = 0.0;
-            sd_ell[27][sd_k] = 0.0;
-            sd_ell[28][sd_k] = x257;
-            sd_ell[29][sd_k] = x285;
-            sd_ell[30][sd_k] = 0.0;
-            sd_ell[31][sd_k] = 0.0;
-            sd_ell[32][sd_k] = 0.0;
-            sd_ell[33][sd_k] = 0.0;
-            sd_ell[34][sd_k] = 0.0;
-            sd_ell[35][sd_k] = 3.464101615137755;
+            sd_ell[6][sd_k] = x215;
+            sd_ell[7][sd_k] = x227;
+            sd_ell[8][sd_k] = x247;
+            sd_ell[9][sd_k] = x273;
+            sd_ell[10][sd_k] = x303;
+            sd_ell[11][sd_k] = x223;
+            sd_ell[12][sd_k] = x241;
+            sd_ell[13][sd_k] = x267;
+            sd_ell[14][sd_k] = x297;
+            sd_ell[15][sd_k] = x237;
+            sd_ell[16][sd_k] = x261;
+            sd_ell[17][sd_k] = x291;
+            sd_ell[18][sd_k] = x257;
+            sd_ell[19][sd_k] = x285;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_ell[0], 36, sd_n, ell + sd_first * 36);
+        sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 36, sd_n, ell + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
@@ -7694,6 +7697,20 @@ void planar6_udu_factor(const double *q, double *U)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
+    U[0] = 1.0;
+    U[6] = 0.0;
+    U[7] = 1.0;
+    U[12] = 0.0;
+    U[13] = 0.0;
+    U[14] = 1.0;
+    U[18] = 0.0;
+    U[19] = 0.0;
+    U[20] = 0.0;
+    U[21] = 1.0;
+    for (int sd_i = 24; sd_i < 28; ++sd_i) U[sd_i] = 0;
+    U[28] = 1.0;
+    for (int sd_i = 30; sd_i < 35; ++sd_i) U[sd_i] = 0;
+    U[35] = 1.0;
     double sd_angle[8], sd_sin[8], sd_cos[8];
     sd_angle[0] = q1;
     sd_angle[1] = q2;
@@ -7796,81 +7813,69 @@ void planar6_udu_factor(const double *q, double *U)
     const double x166 = x160*x163;
     const double x213 = x165*x2 + x166*x3;
     const double x214 = 0.5*x213 + 1.0;
+    U[1] = x214;
     const double x215 = x123*x5 - x124*x4;
     const double x216 = x123*x4 + x124*x5;
     const double x217 = 0.5*x216 + 1.0;
+    U[8] = x217;
     const double x219 = x2*x215 + x216*x3;
     const double x220 = 0.5*x219 + x217;
+    U[2] = x220;
     const double x221 = -x6*x82 + x7*x81;
     const double x222 = x6*x81 + x7*x82;
     const double x223 = 0.5*x222 + 1.0;
+    U[15] = x223;
     const double x224 = x221*x5 - x222*x4;
     const double x225 = x221*x4 + x222*x5;
     const double x226 = 0.5*x225 + x223;
+    U[9] = x226;
     const double x228 = x2*x224 + x225*x3;
     const double x229 = 0.5*x228 + x226;
+    U[3] = x229;
     const double x230 = x39*x9 - x40*x8;
     const double x231 = x39*x8 + x40*x9;
     const double x232 = 0.5*x231 + 1.0;
+    U[22] = x232;
     const double x233 = x230*x7 - x231*x6;
     const double x234 = x230*x6 + x231*x7;
     const double x235 = 0.5*x234 + x232;
+    U[16] = x235;
     const double x236 = x233*x5 - x234*x4;
     const double x237 = x233*x4 + x234*x5;
     const double x238 = 0.5*x237 + x235;
+    U[10] = x238;
     const double x240 = x2*x236 + x237*x3;
     const double x241 = 0.5*x240 + x238;
+    U[4] = x241;
     const double x242 = -3.0*x10;
     const double x243 = 3.0*x11;
     const double x244 = 0.5*x243 + 1.0;
+    U[29] = x244;
     const double x245 = x242*x9 - x243*x8;
     const double x246 = x242*x8 + x243*x9;
     const double x247 = 0.5*x246 + x244;
+    U[23] = x247;
     const double x248 = x245*x7 - x246*x6;
     const double x249 = x245*x6 + x246*x7;
     const double x250 = 0.5*x249 + x247;
+    U[17] = x250;
     const double x251 = x248*x5 - x249*x4;
     const double x252 = x248*x4 + x249*x5;
     const double x253 = 0.5*x252 + x250;
+    U[11] = x253;
     const double x255 = x2*x251 + x252*x3;
     const double x256 = 0.5*x255 + x253;
-    U[0] = 1.0;
-    U[1] = x214;
-    U[2] = x220;
-    U[3] = x229;
-    U[4] = x241;
     U[5] = x256;
-    U[6] = 0.0;
-    U[7] = 1.0;
-    U[8] = x217;
-    U[9] = x226;
-    U[10] = x238;
-    U[11] = x253;
-    U[12] = 0.0;
-    U[13] = 0.0;
-    U[14] = 1.0;
-    U[15] = x223;
-    U[16] = x235;
-    U[17] = x250;
-    U[18] = 0.0;
-    U[19] = 0.0;
-    U[20] = 0.0;
-    U[21] = 1.0;
-    U[22] = x232;
-    U[23] = x247;
-    U[24] = 0.0;
-    U[25] = 0.0;
-    U[26] = 0.0;
-    U[27] = 0.0;
-    U[28] = 1.0;
-    U[29] = x244;
-    U[30] = 0.0;
-    U[31] = 0.0;
-    U[32] = 0.0;
-    U[33] = 0.0;
-    U[34] = 0.0;
-    U[35] = 1.0;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
+static const int sd_src_udu_factor_U[36] = {
+    0, 1, 2, 3, 4, 5, -1, 0, 6, 7, 8, 9, -1, -1, 0, 10, 11, 12, -1, -1, -1, 0, 13, 14,
+    -1, -1, -1, -1, 0, 15, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_udu_factor_U[36] = {[35] = 1.0};
+#endif
 
 /* udu_factor of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_udu_factor_batch(long count, const double *q, double *U)
@@ -7881,7 +7886,7 @@ void planar6_udu_factor_batch(long count, const double *q, double *U)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_U[36][SD_LANES];
+        double sd_U[16][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -8032,39 +8037,19 @@ void planar6_udu_factor_batch(long count, const double *q, double *U)
             sd_U[3][sd_k] = x229;
             sd_U[4][sd_k] = x241;
             sd_U[5][sd_k] = x256;
-            sd_U[6][sd_k] = 0.0;
-            sd_U[7][sd_k] = 1.0;
-            sd_U[8][sd_k] = x217;
-            sd_U[9][sd_k] = x226;
-            sd_U[10][sd_k] = x238;
-            sd_U[11][sd_k] = x253;
-            sd_U[12][sd_k] = 0.0;
-            sd_U[13][sd_k] = 0.0;
-            sd_U[14][sd_k] = 1.0;
-            sd_U[15][sd_k] = x223;
-            sd_U[16][sd_k] = x235;
-            sd_U[17][sd_k] = x250;
-            sd_U[18][sd_k] = 0.0;
-            sd_U[19][sd_k] = 0.0;
-            sd_U[20][sd_k] = 0.0;
-            sd_U[21][sd_k] = 1.0;
-            sd_U[22][sd_k] = x232;
-            sd_U[23][sd_k] = x247;
-            sd_U[24][sd_k] = 0.0;
-            sd_U[25][sd_k] = 0.0;
-            sd_U[26][sd_k] = 0.0;
-            sd_U[27][sd_k] = 0.0;
-            sd_U[28][sd_k] = 1.0;
-            sd_U[29][sd_k] = x244;
-            sd_U[30][sd_k] = 0.0;
-            sd_U[31][sd_k] = 0.0;
-            sd_U[32][sd_k] = 0.0;
-            sd_U[33][sd_k] = 0.0;
-            sd_U[34][sd_k] = 0.0;
-            sd_U[35][sd_k] = 1.0;
+            sd_U[6][sd_k] = x217;
+            sd_U[7][sd_k] = x226;
+            sd_U[8][sd_k] = x238;
+            sd_U[9][sd_k] = x253;
+            sd_U[10][sd_k] = x223;
+            sd_U[11][sd_k] = x235;
+            sd_U[12][sd_k] = x250;
+            sd_U[13][sd_k] = x232;
+            sd_U[14][sd_k] = x247;
+            sd_U[15][sd_k] = x244;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_U[0], 36, sd_n, U + sd_first * 36);
+        sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 36, sd_n, U + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
@@ -8780,31 +8765,11 @@ void planar6_base_parameters(const double *params, double *beta)
     const double p81 = params[81];
     const double p82 = params[82];
     const double p83 = params[83];
-    const double x0 = 0.5*p10 + 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p1;
-    const double x1 = 0.25*p10 + 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p63 + p9;
-    const double x2 = 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p11;
-    const double x3 = 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p19;
-    const double x4 = 0.5*p30 + 0.5*p40 + 0.5*p50 + p21;
-    const double x5 = 0.25*p30 + 0.25*p40 + 0.25*p50 + p29;
-    const double x6 = 0.5*p40 + 0.5*p50 + p31;
-    const double x7 = 0.25*p40 + 0.25*p50 + p39;
-    const double x8 = 0.5*p50 + p41;
-    const double x9 = 0.25*p50 + p49;
-    beta[0] = x0;
     beta[1] = p2;
-    beta[2] = x1;
-    beta[3] = x2;
     beta[4] = p12;
-    beta[5] = x3;
-    beta[6] = x4;
     beta[7] = p22;
-    beta[8] = x5;
-    beta[9] = x6;
     beta[10] = p32;
-    beta[11] = x7;
-    beta[12] = x8;
     beta[13] = p42;
-    beta[14] = x9;
     beta[15] = p51;
     beta[16] = p52;
     beta[17] = p59;
@@ -8831,6 +8796,26 @@ void planar6_base_parameters(const double *params, double *beta)
     beta[38] = p81;
     beta[39] = p82;
     beta[40] = p83;
+    const double x0 = 0.5*p10 + 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p1;
+    beta[0] = x0;
+    const double x1 = 0.25*p10 + 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p63 + p9;
+    beta[2] = x1;
+    const double x2 = 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p11;
+    beta[3] = x2;
+    const double x3 = 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p19;
+    beta[5] = x3;
+    const double x4 = 0.5*p30 + 0.5*p40 + 0.5*p50 + p21;
+    beta[6] = x4;
+    const double x5 = 0.25*p30 + 0.25*p40 + 0.25*p50 + p29;
+    beta[8] = x5;
+    const double x6 = 0.5*p40 + 0.5*p50 + p31;
+    beta[9] = x6;
+    const double x7 = 0.25*p40 + 0.25*p50 + p39;
+    beta[11] = x7;
+    const double x8 = 0.5*p50 + p41;
+    beta[12] = x8;
+    const double x9 = 0.25*p50 + p49;
+    beta[14] = x9;
 }
 
 /* One state of base_parameters for its batch entry: the single function, but the 3 runs of outputs that
@@ -8981,6 +8966,14 @@ void planar6_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
+static const int sd_src_frame_placement_oMf[16] = {
+    0, 1, -1, 2, 3, 4, -1, 5, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_placement_oMf[16] = {[10] = 1.0, [15] = 1.0};
+#endif
+
 /* frame_placement of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_placement_batch(long count, const double *q, double *oMf)
 {
@@ -8990,7 +8983,7 @@ void planar6_frame_placement_batch(long count, const double *q, double *oMf)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_oMf[16][SD_LANES];
+        double sd_oMf[6][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9052,23 +9045,13 @@ void planar6_frame_placement_batch(long count, const double *q, double *oMf)
             const double x48 = x40 + x42;
             sd_oMf[0][sd_k] = x43;
             sd_oMf[1][sd_k] = x44;
-            sd_oMf[2][sd_k] = 0.0;
-            sd_oMf[3][sd_k] = x47;
-            sd_oMf[4][sd_k] = x45;
-            sd_oMf[5][sd_k] = x46;
-            sd_oMf[6][sd_k] = 0.0;
-            sd_oMf[7][sd_k] = x48;
-            sd_oMf[8][sd_k] = 0.0;
-            sd_oMf[9][sd_k] = 0.0;
-            sd_oMf[10][sd_k] = 1.0;
-            sd_oMf[11][sd_k] = 0.0;
-            sd_oMf[12][sd_k] = 0.0;
-            sd_oMf[13][sd_k] = 0.0;
-            sd_oMf[14][sd_k] = 0.0;
-            sd_oMf[15][sd_k] = 1.0;
+            sd_oMf[2][sd_k] = x47;
+            sd_oMf[3][sd_k] = x45;
+            sd_oMf[4][sd_k] = x46;
+            sd_oMf[5][sd_k] = x48;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
+        sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
@@ -9088,6 +9071,16 @@ void planar6_frame_jacobian(const double *q, double *J)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
+    J[5] = 0.0;
+    for (int sd_i = 11; sd_i < 19; ++sd_i) J[sd_i] = 0;
+    for (int sd_i = 19; sd_i < 27; ++sd_i) J[sd_i] = 0;
+    for (int sd_i = 27; sd_i < 30; ++sd_i) J[sd_i] = 0;
+    J[30] = 1.0;
+    J[31] = 1.0;
+    J[32] = 1.0;
+    J[33] = 1.0;
+    J[34] = 1.0;
+    J[35] = 1.0;
     double sd_angle[8], sd_sin[8], sd_cos[8];
     sd_angle[0] = q0;
     sd_angle[1] = q1;
@@ -9125,52 +9118,35 @@ void planar6_frame_jacobian(const double *q, double *J)
     const double x35 = x27*x9 + x28*x8;
     const double x37 = x29*x9 + x30*x8;
     const double x41 = 0.5*x35;
+    J[10] = x41;
     const double x42 = 0.5*x37;
+    J[4] = -x42;
     const double x49 = x33 + x41;
+    J[9] = x49;
     const double x50 = x34 + x42;
+    J[3] = -x50;
     const double x51 = x25 + x49;
+    J[8] = x51;
     const double x52 = x26 + x50;
+    J[2] = -x52;
     const double x53 = x17 + x51;
+    J[7] = x53;
     const double x54 = x18 + x52;
+    J[1] = -x54;
     const double x55 = x12 + x53;
+    J[6] = x55;
     const double x56 = x13 + x54;
     J[0] = -x56;
-    J[1] = -x54;
-    J[2] = -x52;
-    J[3] = -x50;
-    J[4] = -x42;
-    J[5] = 0.0;
-    J[6] = x55;
-    J[7] = x53;
-    J[8] = x51;
-    J[9] = x49;
-    J[10] = x41;
-    J[11] = 0.0;
-    J[12] = 0.0;
-    J[13] = 0.0;
-    J[14] = 0.0;
-    J[15] = 0.0;
-    J[16] = 0.0;
-    J[17] = 0.0;
-    J[18] = 0.0;
-    J[19] = 0.0;
-    J[20] = 0.0;
-    J[21] = 0.0;
-    J[22] = 0.0;
-    J[23] = 0.0;
-    J[24] = 0.0;
-    J[25] = 0.0;
-    J[26] = 0.0;
-    J[27] = 0.0;
-    J[28] = 0.0;
-    J[29] = 0.0;
-    J[30] = 1.0;
-    J[31] = 1.0;
-    J[32] = 1.0;
-    J[33] = 1.0;
-    J[34] = 1.0;
-    J[35] = 1.0;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* frame_jacobian: the block entry of each column of J (-1: the constant of sd_fill_frame_jacobian_J). */
+static const int sd_src_frame_jacobian_J[36] = {
+    0, 1, 2, 3, 4, -1, 5, 6, 7, 8, 9, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_jacobian_J[36] = {[30] = 1.0, [31] = 1.0, [32] = 1.0, [33] = 1.0, [34] = 1.0, [35] = 1.0};
+#endif
 
 /* frame_jacobian of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_jacobian_batch(long count, const double *q, double *J)
@@ -9181,7 +9157,7 @@ void planar6_frame_jacobian_batch(long count, const double *q, double *J)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_J[36][SD_LANES];
+        double sd_J[10][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9237,40 +9213,14 @@ void planar6_frame_jacobian_batch(long count, const double *q, double *J)
             sd_J[2][sd_k] = -x52;
             sd_J[3][sd_k] = -x50;
             sd_J[4][sd_k] = -x42;
-            sd_J[5][sd_k] = 0.0;
-            sd_J[6][sd_k] = x55;
-            sd_J[7][sd_k] = x53;
-            sd_J[8][sd_k] = x51;
-            sd_J[9][sd_k] = x49;
-            sd_J[10][sd_k] = x41;
-            sd_J[11][sd_k] = 0.0;
-            sd_J[12][sd_k] = 0.0;
-            sd_J[13][sd_k] = 0.0;
-            sd_J[14][sd_k] = 0.0;
-            sd_J[15][sd_k] = 0.0;
-            sd_J[16][sd_k] = 0.0;
-            sd_J[17][sd_k] = 0.0;
-            sd_J[18][sd_k] = 0.0;
-            sd_J[19][sd_k] = 0.0;
-            sd_J[20][sd_k] = 0.0;
-            sd_J[21][sd_k] = 0.0;
-            sd_J[22][sd_k] = 0.0;
-            sd_J[23][sd_k] = 0.0;
-            sd_J[24][sd_k] = 0.0;
-            sd_J[25][sd_k] = 0.0;
-            sd_J[26][sd_k] = 0.0;
-            sd_J[27][sd_k] = 0.0;
-            sd_J[28][sd_k] = 0.0;
-            sd_J[29][sd_k] = 0.0;
-            sd_J[30][sd_k] = 1.0;
-            sd_J[31][sd_k] = 1.0;
-            sd_J[32][sd_k] = 1.0;
-            sd_J[33][sd_k] = 1.0;
-            sd_J[34][sd_k] = 1.0;
-            sd_J[35][sd_k] = 1.0;
+            sd_J[5][sd_k] = x55;
+            sd_J[6][sd_k] = x53;
+            sd_J[7][sd_k] = x51;
+            sd_J[8][sd_k] = x49;
+            sd_J[9][sd_k] = x41;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_J[0], 36, sd_n, J + sd_first * 36);
+        sd_scatter_map(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 36, sd_n, J + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
@@ -9357,6 +9307,14 @@ void planar6_frame_velocity(const double *q, const double *qd, double *vf)
     vf[5] = x61;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_velocity: the block entry of each column of vf (-1: the constant of sd_fill_frame_velocity_vf). */
+static const int sd_src_frame_velocity_vf[6] = {
+    0, 1, -1, -1, -1, 2,
+};
+static const double sd_fill_frame_velocity_vf[6] = {0};
+#endif
+
 /* frame_velocity of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
@@ -9368,7 +9326,7 @@ void planar6_frame_velocity_batch(long count, const double *q, const double *qd,
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
         double sd_qd[6][SD_LANES];
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_vf[6][SD_LANES];
+        double sd_vf[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9434,13 +9392,10 @@ void planar6_frame_velocity_batch(long count, const double *q, const double *qd,
             const double x63 = x41*x58 + x60;
             sd_vf[0][sd_k] = x62;
             sd_vf[1][sd_k] = x63;
-            sd_vf[2][sd_k] = 0.0;
-            sd_vf[3][sd_k] = 0.0;
-            sd_vf[4][sd_k] = 0.0;
-            sd_vf[5][sd_k] = x61;
+            sd_vf[2][sd_k] = x61;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_vf[0], 6, sd_n, vf + sd_first * 6);
+        sd_scatter_map(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 6, sd_n, vf + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_frame_velocity(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, vf + (sd_first + sd_k) * 6);
@@ -9535,6 +9490,14 @@ void planar6_frame_acceleration_bias(const double *q, const double *qd, double *
     af[5] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_acceleration_bias: the block entry of each column of af (-1: the constant of sd_fill_frame_acceleration_bias_af). */
+static const int sd_src_frame_acceleration_bias_af[6] = {
+    0, 1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_acceleration_bias_af[6] = {0};
+#endif
+
 /* frame_acceleration_bias of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
@@ -9546,7 +9509,7 @@ void planar6_frame_acceleration_bias_batch(long count, const double *q, const do
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
         double sd_qd[6][SD_LANES];
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_af[6][SD_LANES];
+        double sd_af[2][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9620,13 +9583,9 @@ void planar6_frame_acceleration_bias_batch(long count, const double *q, const do
             const double x73 = x64*x70 + x68;
             sd_af[0][sd_k] = x72;
             sd_af[1][sd_k] = x73;
-            sd_af[2][sd_k] = 0.0;
-            sd_af[3][sd_k] = 0.0;
-            sd_af[4][sd_k] = 0.0;
-            sd_af[5][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_af[0], 6, sd_n, af + sd_first * 6);
+        sd_scatter_map(sd_af[0], sd_src_frame_acceleration_bias_af, sd_fill_frame_acceleration_bias_af, 6, sd_n, af + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_frame_acceleration_bias(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, af + (sd_first + sd_k) * 6);
@@ -9687,6 +9646,14 @@ void planar6_center_of_mass(const double *q, double *com)
     com[2] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* center_of_mass: the block entry of each column of com (-1: the constant of sd_fill_center_of_mass_com). */
+static const int sd_src_center_of_mass_com[3] = {
+    0, 1, -1,
+};
+static const double sd_fill_center_of_mass_com[3] = {0};
+#endif
+
 /* center_of_mass of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_center_of_mass_batch(long count, const double *q, double *com)
 {
@@ -9696,7 +9663,7 @@ void planar6_center_of_mass_batch(long count, const double *q, double *com)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_com[3][SD_LANES];
+        double sd_com[2][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9740,10 +9707,9 @@ void planar6_center_of_mass_batch(long count, const double *q, double *com)
             const double x30 = 0.16666666666666666*x28;
             sd_com[0][sd_k] = x29;
             sd_com[1][sd_k] = x30;
-            sd_com[2][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_com[0], 3, sd_n, com + sd_first * 3);
+        sd_scatter_map(sd_com[0], sd_src_center_of_mass_com, sd_fill_center_of_mass_com, 3, sd_n, com + sd_first * 3);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_center_of_mass(q + (sd_first + sd_k) * 6, com + (sd_first + sd_k) * 3);
@@ -9856,6 +9822,14 @@ void planar6_com_jacobian(const double *q, double *Jcom)
     Jcom[17] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* com_jacobian: the block entry of each column of Jcom (-1: the constant of sd_fill_com_jacobian_Jcom). */
+static const int sd_src_com_jacobian_Jcom[18] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_com_jacobian_Jcom[18] = {0};
+#endif
+
 /* com_jacobian of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
@@ -9865,7 +9839,7 @@ void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Jcom[18][SD_LANES];
+        double sd_Jcom[12][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -9956,15 +9930,9 @@ void planar6_com_jacobian_batch(long count, const double *q, double *Jcom)
             sd_Jcom[9][sd_k] = x81;
             sd_Jcom[10][sd_k] = x85;
             sd_Jcom[11][sd_k] = x89;
-            sd_Jcom[12][sd_k] = 0.0;
-            sd_Jcom[13][sd_k] = 0.0;
-            sd_Jcom[14][sd_k] = 0.0;
-            sd_Jcom[15][sd_k] = 0.0;
-            sd_Jcom[16][sd_k] = 0.0;
-            sd_Jcom[17][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Jcom[0], 18, sd_n, Jcom + sd_first * 18);
+        sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 18, sd_n, Jcom + sd_first * 18);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
@@ -9985,6 +9953,9 @@ void planar6_centroidal_momentum_matrix(const double *q, double *Ag)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
+    for (int sd_i = 12; sd_i < 20; ++sd_i) Ag[sd_i] = 0;
+    for (int sd_i = 20; sd_i < 28; ++sd_i) Ag[sd_i] = 0;
+    for (int sd_i = 28; sd_i < 30; ++sd_i) Ag[sd_i] = 0;
     double sd_angle[8], sd_sin[8], sd_cos[8];
     sd_angle[0] = q0;
     sd_angle[1] = q1;
@@ -10003,111 +9974,102 @@ void planar6_centroidal_momentum_matrix(const double *q, double *Ag)
     const double x10 = sd_sin[5], x11 = sd_cos[5];
     const double x12 = 0.25*x11;
     const double x13 = 0.25*x10;
-    const double x20 = 0.75 + x12;
-    const double x21 = -x13*x8 + x20*x9;
-    const double x22 = x13*x9 + x20*x8;
-    const double x26 = 0.41666666666666663 + x12;
-    const double x38 = 1.25 + x21;
-    const double x39 = -x22*x6 + x38*x7;
-    const double x40 = x22*x7 + x38*x6;
-    const double x44 = 0.5833333333333334 + x21 + x26;
-    const double x56 = 1.75 + x39;
-    const double x57 = -x4*x40 + x5*x56;
-    const double x58 = x4*x56 + x40*x5;
-    const double x62 = 0.8333333333333334 + x39 + x44;
-    const double x74 = 2.25 + x57;
-    const double x75 = -x2*x58 + x3*x74;
-    const double x76 = x2*x74 + x3*x58;
-    const double x80 = 1.0833333333333333 + x57 + x62;
-    const double x92 = 2.75 + x75;
-    const double x93 = -x0*x76 + x1*x92;
-    const double x94 = x0*x92 + x1*x76;
-    const double x98 = 1.3333333333333333 + x75 + x80;
-    const double x99 = 0.16666666666666666*x93;
-    const double x100 = 0.16666666666666666*x94;
-    const double x101 = -x0*x100 - x1*x99;
-    const double x102 = x0*x99 - x1*x100;
-    const double x103 = -x100*x94 - x93*x99 + x98;
-    const double x106 = -x0*x2 + x1*x3;
-    const double x107 = -x0*x3 - x1*x2;
-    const double x108 = x0*x3 + x1*x2;
-    const double x109 = 0.5 + x101;
-    const double x110 = x102*x2 + x109*x3;
-    const double x111 = x102*x3 - x109*x2;
-    const double x112 = x102*x76 + x109*x75 + x80;
-    const double x113 = -x0*x75 - x1*x76;
-    const double x114 = -x0*x76 + x1*x75;
-    const double x117 = x106*x5 + x107*x4;
-    const double x118 = -x106*x4 + x107*x5;
-    const double x119 = x106*x4 + x108*x5;
-    const double x120 = x106*x5 - x108*x4;
-    const double x123 = 0.5 + x110;
-    const double x124 = x111*x4 + x123*x5;
-    const double x125 = x111*x5 - x123*x4;
-    const double x126 = x111*x58 + x123*x57 + x62;
-    const double x127 = -x106*x58 + x107*x57;
-    const double x128 = x106*x57 - x108*x58;
-    const double x131 = x117*x7 + x118*x6;
-    const double x132 = -x117*x6 + x118*x7;
-    const double x133 = x119*x7 + x120*x6;
-    const double x134 = -x119*x6 + x120*x7;
-    const double x137 = 0.5 + x124;
-    const double x138 = x125*x6 + x137*x7;
-    const double x139 = x125*x7 - x137*x6;
-    const double x140 = x125*x40 + x137*x39 + x44;
-    const double x141 = -x117*x40 + x118*x39;
-    const double x142 = -x119*x40 + x120*x39;
-    const double x145 = x131*x9 + x132*x8;
-    const double x146 = -x131*x8 + x132*x9;
-    const double x147 = x133*x9 + x134*x8;
-    const double x148 = -x133*x8 + x134*x9;
-    const double x151 = 0.5 + x138;
-    const double x152 = x139*x8 + x151*x9;
-    const double x153 = x139*x9 - x151*x8;
-    const double x154 = x139*x22 + x151*x21 + x26;
-    const double x155 = -x131*x22 + x132*x21;
-    const double x156 = -x133*x22 + x134*x21;
-    const double x165 = 0.5 + x152;
-    const double x166 = 0.08333333333333333 + x12*x165 + x13*x153;
-    const double x167 = x12*x146 - x13*x145;
-    const double x168 = x12*x148 - x13*x147;
-    Ag[0] = -x94;
-    Ag[1] = x113;
-    Ag[2] = x127;
-    Ag[3] = x141;
-    Ag[4] = x155;
-    Ag[5] = x167;
-    Ag[6] = x93;
-    Ag[7] = x114;
-    Ag[8] = x128;
-    Ag[9] = x142;
-    Ag[10] = x156;
-    Ag[11] = x168;
-    Ag[12] = 0.0;
-    Ag[13] = 0.0;
-    Ag[14] = 0.0;
-    Ag[15] = 0.0;
-    Ag[16] = 0.0;
-    Ag[17] = 0.0;
-    Ag[18] = 0.0;
-    Ag[19] = 0.0;
-    Ag[20] = 0.0;
-    Ag[21] = 0.0;
-    Ag[22] = 0.0;
-    Ag[23] = 0.0;
-    Ag[24] = 0.0;
-    Ag[25] = 0.0;
-    Ag[26] = 0.0;
-    Ag[27] = 0.0;
-    Ag[28] = 0.0;
-    Ag[29] = 0.0;
-    Ag[30] = x103;
-    Ag[31] = x112;
-    Ag[32] = x126;
-    Ag[33] = x140;
-    Ag[34] = x154;
-    Ag[35] = x166;
+    const double x21 = 0.75 + x12;
+    const double x22 = -x13*x8 + x21*x9;
+    const double x23 = x13*x9 + x21*x8;
+    const double x27 = 0.41666666666666663 + x12;
+    const double x37 = 1.25 + x22;
+    const double x38 = -x23*x6 + x37*x7;
+    const double x39 = x23*x7 + x37*x6;
+    const double x43 = 0.5833333333333334 + x22 + x27;
+    const double x53 = 1.75 + x38;
+    const double x54 = -x39*x4 + x5*x53;
+    const double x55 = x39*x5 + x4*x53;
+    const double x59 = 0.8333333333333334 + x38 + x43;
+    const double x69 = 2.25 + x54;
+    const double x70 = -x2*x55 + x3*x69;
+    const double x71 = x2*x69 + x3*x55;
+    const double x75 = 1.0833333333333333 + x54 + x59;
+    const double x85 = 2.75 + x70;
+    const double x86 = -x0*x71 + x1*x85;
+    Ag[6] = x86;
+    const double x87 = x0*x85 + x1*x71;
+    Ag[0] = -x87;
+    const double x91 = 1.3333333333333333 + x70 + x75;
+    const double x92 = 0.16666666666666666*x86;
+    const double x93 = 0.16666666666666666*x87;
+    const double x94 = -x0*x93 - x1*x92;
+    const double x95 = x0*x92 - x1*x93;
+    const double x96 = -x86*x92 - x87*x93 + x91;
+    Ag[30] = x96;
+    const double x97 = 0.5 + x94;
+    const double x98 = x2*x95 + x3*x97;
+    const double x99 = -x2*x97 + x3*x95;
+    const double x100 = x70*x97 + x71*x95 + x75;
+    Ag[31] = x100;
+    const double x101 = -x0*x70 - x1*x71;
+    Ag[1] = x101;
+    const double x102 = -x0*x71 + x1*x70;
+    Ag[7] = x102;
+    const double x105 = -x0*x2 + x1*x3;
+    const double x106 = -x0*x3 - x1*x2;
+    const double x107 = x0*x3 + x1*x2;
+    const double x108 = 0.5 + x98;
+    const double x109 = x108*x5 + x4*x99;
+    const double x110 = -x108*x4 + x5*x99;
+    const double x111 = x108*x54 + x55*x99 + x59;
+    Ag[32] = x111;
+    const double x112 = -x105*x55 + x106*x54;
+    Ag[2] = x112;
+    const double x113 = x105*x54 - x107*x55;
+    Ag[8] = x113;
+    const double x116 = x105*x5 + x106*x4;
+    const double x117 = -x105*x4 + x106*x5;
+    const double x118 = x105*x4 + x107*x5;
+    const double x119 = x105*x5 - x107*x4;
+    const double x122 = 0.5 + x109;
+    const double x123 = x110*x6 + x122*x7;
+    const double x124 = x110*x7 - x122*x6;
+    const double x125 = x110*x39 + x122*x38 + x43;
+    Ag[33] = x125;
+    const double x126 = -x116*x39 + x117*x38;
+    Ag[3] = x126;
+    const double x127 = -x118*x39 + x119*x38;
+    Ag[9] = x127;
+    const double x130 = x116*x7 + x117*x6;
+    const double x131 = -x116*x6 + x117*x7;
+    const double x132 = x118*x7 + x119*x6;
+    const double x133 = -x118*x6 + x119*x7;
+    const double x136 = 0.5 + x123;
+    const double x137 = x124*x8 + x136*x9;
+    const double x138 = x124*x9 - x136*x8;
+    const double x139 = x124*x23 + x136*x22 + x27;
+    Ag[34] = x139;
+    const double x140 = -x130*x23 + x131*x22;
+    Ag[4] = x140;
+    const double x141 = -x132*x23 + x133*x22;
+    Ag[10] = x141;
+    const double x144 = x130*x9 + x131*x8;
+    const double x145 = -x130*x8 + x131*x9;
+    const double x146 = x132*x9 + x133*x8;
+    const double x147 = -x132*x8 + x133*x9;
+    const double x150 = 0.5 + x137;
+    const double x151 = 0.08333333333333333 + x12*x150 + x13*x138;
+    Ag[35] = x151;
+    const double x152 = x12*x145 - x13*x144;
+    Ag[5] = x152;
+    const double x153 = x12*x147 - x13*x146;
+    Ag[11] = x153;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum_matrix: the block entry of each column of Ag (-1: the constant of sd_fill_centroidal_momentum_matrix_Ag). */
+static const int sd_src_centroidal_momentum_matrix_Ag[36] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, 12, 13, 14, 15, 16, 17,
+};
+static const double sd_fill_centroidal_momentum_matrix_Ag[36] = {0};
+#endif
 
 /* centroidal_momentum_matrix of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
@@ -10118,7 +10080,7 @@ void planar6_centroidal_momentum_matrix_batch(long count, const double *q, doubl
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Ag[36][SD_LANES];
+        double sd_Ag[18][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -10143,113 +10105,95 @@ void planar6_centroidal_momentum_matrix_batch(long count, const double *q, doubl
             sd_far |= sd_sincos_lane(q5, &x10, &x11);
             const double x12 = 0.25*x11;
             const double x13 = 0.25*x10;
-            const double x20 = 0.75 + x12;
-            const double x21 = -x13*x8 + x20*x9;
-            const double x22 = x13*x9 + x20*x8;
-            const double x26 = 0.41666666666666663 + x12;
-            const double x38 = 1.25 + x21;
-            const double x39 = -x22*x6 + x38*x7;
-            const double x40 = x22*x7 + x38*x6;
-            const double x44 = 0.5833333333333334 + x21 + x26;
-            const double x56 = 1.75 + x39;
-            const double x57 = -x4*x40 + x5*x56;
-            const double x58 = x4*x56 + x40*x5;
-            const double x62 = 0.8333333333333334 + x39 + x44;
-            const double x74 = 2.25 + x57;
-            const double x75 = -x2*x58 + x3*x74;
-            const double x76 = x2*x74 + x3*x58;
-            const double x80 = 1.0833333333333333 + x57 + x62;
-            const double x92 = 2.75 + x75;
-            const double x93 = -x0*x76 + x1*x92;
-            const double x94 = x0*x92 + x1*x76;
-            const double x98 = 1.3333333333333333 + x75 + x80;
-            const double x99 = 0.16666666666666666*x93;
-            const double x100 = 0.16666666666666666*x94;
-            const double x101 = -x0*x100 - x1*x99;
-            const double x102 = x0*x99 - x1*x100;
-            const double x103 = -x100*x94 - x93*x99 + x98;
-            const double x106 = -x0*x2 + x1*x3;
-            const double x107 = -x0*x3 - x1*x2;
-            const double x108 = x0*x3 + x1*x2;
-            const double x109 = 0.5 + x101;
-            const double x110 = x102*x2 + x109*x3;
-            const double x111 = x102*x3 - x109*x2;
-            const double x112 = x102*x76 + x109*x75 + x80;
-            const double x113 = -x0*x75 - x1*x76;
-            const double x114 = -x0*x76 + x1*x75;
-            const double x117 = x106*x5 + x107*x4;
-            const double x118 = -x106*x4 + x107*x5;
-            const double x119 = x106*x4 + x108*x5;
-            const double x120 = x106*x5 - x108*x4;
-            const double x123 = 0.5 + x110;
-            const double x124 = x111*x4 + x123*x5;
-            const double x125 = x111*x5 - x123*x4;
-            const double x126 = x111*x58 + x123*x57 + x62;
-            const double x127 = -x106*x58 + x107*x57;
-            const double x128 = x106*x57 - x108*x58;
-            const double x131 = x117*x7 + x118*x6;
-            const double x132 = -x117*x6 + x118*x7;
-            const double x133 = x119*x7 + x120*x6;
-            const double x134 = -x119*x6 + x120*x7;
-            const double x137 = 0.5 + x124;
-            const double x138 = x125*x6 + x137*x7;
-            const double x139 = x125*x7 - x137*x6;
-            const double x140 = x125*x40 + x137*x39 + x44;
-            const double x141 = -x117*x40 + x118*x39;
-            const double x142 = -x119*x40 + x120*x39;
-            const double x145 = x131*x9 + x132*x8;
-            const double x146 = -x131*x8 + x132*x9;
-            const double x147 = x133*x9 + x134*x8;
-            const double x148 = -x133*x8 + x134*x9;
-            const double x151 = 0.5 + x138;
-            const double x152 = x139*x8 + x151*x9;
-            const double x153 = x139*x9 - x151*x8;
-            const double x154 = x139*x22 + x151*x21 + x26;
-            const double x155 = -x131*x22 + x132*x21;
-            const double x156 = -x133*x22 + x134*x21;
-            const double x165 = 0.5 + x152;
-            const double x166 = 0.08333333333333333 + x12*x165 + x13*x153;
-            const double x167 = x12*x146 - x13*x145;
-            const double x168 = x12*x148 - x13*x147;
-            sd_Ag[0][sd_k] = -x94;
-            sd_Ag[1][sd_k] = x113;
-            sd_Ag[2][sd_k] = x127;
-            sd_Ag[3][sd_k] = x141;
-            sd_Ag[4][sd_k] = x155;
-            sd_Ag[5][sd_k] = x167;
-            sd_Ag[6][sd_k] = x93;
-            sd_Ag[7][sd_k] = x114;
-            sd_Ag[8][sd_k] = x128;
-            sd_Ag[9][sd_k] = x142;
-            sd_Ag[10][sd_k] = x156;
-            sd_Ag[11][sd_k] = x168;
-            sd_Ag[12][sd_k] = 0.0;
-            sd_Ag[13][sd_k] = 0.0;
-            sd_Ag[14][sd_k] = 0.0;
-            sd_Ag[15][sd_k] = 0.0;
-            sd_Ag[16][sd_k] = 0.0;
-            sd_Ag[17][sd_k] = 0.0;
-            sd_Ag[18][sd_k] = 0.0;
-            sd_Ag[19][sd_k] = 0.0;
-            sd_Ag[20][sd_k] = 0.0;
-            sd_Ag[21][sd_k] = 0.0;
-            sd_Ag[22][sd_k] = 0.0;
-            sd_Ag[23][sd_k] = 0.0;
-            sd_Ag[24][sd_k] = 0.0;
-            sd_Ag[25][sd_k] = 0.0;
-            sd_Ag[26][sd_k] = 0.0;
-            sd_Ag[27][sd_k] = 0.0;
-            sd_Ag[28][sd_k] = 0.0;
-            sd_Ag[29][sd_k] = 0.0;
-            sd_Ag[30][sd_k] = x103;
-            sd_Ag[31][sd_k] = x112;
-            sd_Ag[32][sd_k] = x126;
-            sd_Ag[33][sd_k] = x140;
-            sd_Ag[34][sd_k] = x154;
-            sd_Ag[35][sd_k] = x166;
+            const double x21 = 0.75 + x12;
+            const double x22 = -x13*x8 + x21*x9;
+            const double x23 = x13*x9 + x21*x8;
+            const double x27 = 0.41666666666666663 + x12;
+            const double x37 = 1.25 + x22;
+            const double x38 = -x23*x6 + x37*x7;
+            const double x39 = x23*x7 + x37*x6;
+            const double x43 = 0.5833333333333334 + x22 + x27;
+            const double x53 = 1.75 + x38;
+            const double x54 = -x39*x4 + x5*x53;
+            const double x55 = x39*x5 + x4*x53;
+            const double x59 = 0.8333333333333334 + x38 + x43;
+            const double x69 = 2.25 + x54;
+            const double x70 = -x2*x55 + x3*x69;
+            const double x71 = x2*x69 + x3*x55;
+            const double x75 = 1.0833333333333333 + x54 + x59;
+            const double x85 = 2.75 + x70;
+            const double x86 = -x0*x71 + x1*x85;
+            const double x87 = x0*x85 + x1*x71;
+            const double x91 = 1.3333333333333333 + x70 + x75;
+            const double x92 = 0.16666666666666666*x86;
+            const double x93 = 0.16666666666666666*x87;
+            const double x94 = -x0*x93 - x1*x92;
+            const double x95 = x0*x92 - x1*x93;
+            const double x96 = -x86*x92 - x87*x93 + x91;
+            const double x97 = 0.5 + x94;
+            const double x98 = x2*x95 + x3*x97;
+            const double x99 = -x2*x97 + x3*x95;
+            const double x100 = x70*x97 + x71*x95 + x75;
+            const double x101 = -x0*x70 - x1*x71;
+            const double x102 = -x0*x71 + x1*x70;
+            const double x105 = -x0*x2 + x1*x3;
+            const double x106 = -x0*x3 - x1*x2;
+            const double x107 = x0*x3 + x1*x2;
+            const double x108 = 0.5 + x98;
+            const double x109 = x108*x5 + x4*x99;
+            const double x110 = -x108*x4 + x5*x99;
+            const double x111 = x108*x54 + x55*x99 + x59;
+            const double x112 = -x105*x55 + x106*x54;
+            const double x113 = x105*x54 - x107*x55;
+            const double x116 = x105*x5 + x106*x4;
+            const double x117 = -x105*x4 + x106*x5;
+            const double x118 = x105*x4 + x107*x5;
+            const double x119 = x105*x5 - x107*x4;
+            const double x122 = 0.5 + x109;
+            const double x123 = x110*x6 + x122*x7;
+            const double x124 = x110*x7 - x122*x6;
+            const double x125 = x110*x39 + x122*x38 + x43;
+            const double x126 = -x116*x39 + x117*x38;
+            const double x127 = -x118*x39 + x119*x38;
+            const double x130 = x116*x7 + x117*x6;
+            const double x131 = -x116*x6 + x117*x7;
+            const double x132 = x118*x7 + x119*x6;
+            const double x133 = -x118*x6 + x119*x7;
+            const double x136 = 0.5 + x123;
+            const double x137 = x124*x8 + x136*x9;
+            const double x138 = x124*x9 - x136*x8;
+            const double x139 = x124*x23 + x136*x22 + x27;
+            const double x140 = -x130*x23 + x131*x22;
+            const double x141 = -x132*x23 + x133*x22;
+            const double x144 = x130*x9 + x131*x8;
+            const double x145 = -x130*x8 + x131*x9;
+            const double x146 = x132*x9 + x133*x8;
+            const double x147 = -x132*x8 + x133*x9;
+            const double x150 = 0.5 + x137;
+            const double x151 = 0.08333333333333333 + x12*x150 + x13*x138;
+            const double x152 = x12*x145 - x13*x144;
+            const double x153 = x12*x147 - x13*x146;
+            sd_Ag[0][sd_k] = -x87;
+            sd_Ag[1][sd_k] = x101;
+            sd_Ag[2][sd_k] = x112;
+            sd_Ag[3][sd_k] = x126;
+            sd_Ag[4][sd_k] = x140;
+            sd_Ag[5][sd_k] = x152;
+            sd_Ag[6][sd_k] = x86;
+            sd_Ag[7][sd_k] = x102;
+            sd_Ag[8][sd_k] = x113;
+            sd_Ag[9][sd_k] = x127;
+            sd_Ag[10][sd_k] = x141;
+            sd_Ag[11][sd_k] = x153;
+            sd_Ag[12][sd_k] = x96;
+            sd_Ag[13][sd_k] = x100;
+            sd_Ag[14][sd_k] = x111;
+            sd_Ag[15][sd_k] = x125;
+            sd_Ag[16][sd_k] = x139;
+            sd_Ag[17][sd_k] = x151;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Ag[0], 36, sd_n, Ag + sd_first * 36);
+        sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 36, sd_n, Ag + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
@@ -10294,84 +10238,92 @@ void planar6_centroidal_momentum(const double *q, const double *qd, double *hg)
     const double x10 = sd_sin[5], x11 = sd_cos[5];
     const double x12 = 0.25*x11;
     const double x13 = 0.25*x10;
-    const double x20 = 0.75 + x12;
-    const double x21 = -x13*x8 + x20*x9;
-    const double x22 = x13*x9 + x20*x8;
-    const double x26 = 0.41666666666666663 + x12;
-    const double x38 = 1.25 + x21;
-    const double x39 = -x22*x6 + x38*x7;
-    const double x40 = x22*x7 + x38*x6;
-    const double x44 = 0.5833333333333334 + x21 + x26;
-    const double x56 = 1.75 + x39;
-    const double x57 = -x4*x40 + x5*x56;
-    const double x58 = x4*x56 + x40*x5;
-    const double x62 = 0.8333333333333334 + x39 + x44;
-    const double x74 = 2.25 + x57;
-    const double x75 = -x2*x58 + x3*x74;
-    const double x76 = x2*x74 + x3*x58;
-    const double x80 = 1.0833333333333333 + x57 + x62;
-    const double x92 = 2.75 + x75;
-    const double x93 = -x0*x76 + x1*x92;
-    const double x94 = x0*x92 + x1*x76;
-    const double x98 = 1.3333333333333333 + x75 + x80;
-    const double x99 = 0.16666666666666666*x93;
-    const double x100 = 0.16666666666666666*x94;
-    const double x101 = -x0*x100 - x1*x99;
-    const double x102 = x0*x99 - x1*x100;
-    const double x103 = -x100*x94 - x93*x99 + x98;
-    const double x106 = -x0*x2 + x1*x3;
-    const double x107 = -x0*x3 - x1*x2;
-    const double x108 = x0*x3 + x1*x2;
-    const double x109 = 0.5 + x101;
-    const double x110 = x102*x2 + x109*x3;
-    const double x111 = x102*x3 - x109*x2;
-    const double x112 = x102*x76 + x109*x75 + x80;
-    const double x113 = -x0*x75 - x1*x76;
-    const double x114 = -x0*x76 + x1*x75;
-    const double x117 = x106*x5 + x107*x4;
-    const double x118 = -x106*x4 + x107*x5;
-    const double x119 = x106*x4 + x108*x5;
-    const double x120 = x106*x5 - x108*x4;
-    const double x123 = 0.5 + x110;
-    const double x124 = x111*x4 + x123*x5;
-    const double x125 = x111*x5 - x123*x4;
-    const double x126 = x111*x58 + x123*x57 + x62;
-    const double x127 = -x106*x58 + x107*x57;
-    const double x128 = x106*x57 - x108*x58;
-    const double x131 = x117*x7 + x118*x6;
-    const double x132 = -x117*x6 + x118*x7;
-    const double x133 = x119*x7 + x120*x6;
-    const double x134 = -x119*x6 + x120*x7;
-    const double x137 = 0.5 + x124;
-    const double x138 = x125*x6 + x137*x7;
-    const double x139 = x125*x7 - x137*x6;
-    const double x140 = x125*x40 + x137*x39 + x44;
-    const double x141 = -x117*x40 + x118*x39;
-    const double x142 = -x119*x40 + x120*x39;
-    const double x145 = x131*x9 + x132*x8;
-    const double x146 = -x131*x8 + x132*x9;
-    const double x147 = x133*x9 + x134*x8;
-    const double x148 = -x133*x8 + x134*x9;
-    const double x151 = 0.5 + x138;
-    const double x152 = x139*x8 + x151*x9;
-    const double x153 = x139*x9 - x151*x8;
-    const double x154 = x139*x22 + x151*x21 + x26;
-    const double x155 = -x131*x22 + x132*x21;
-    const double x156 = -x133*x22 + x134*x21;
-    const double x165 = 0.5 + x152;
-    const double x166 = 0.08333333333333333 + x12*x165 + x13*x153;
-    const double x167 = x12*x146 - x13*x145;
-    const double x168 = x12*x148 - x13*x147;
-    const double x169 = -qd0*x94 + qd1*x113 + qd2*x127 + qd3*x141 + qd4*x155 + qd5*x167;
-    const double x170 = qd0*x93 + qd1*x114 + qd2*x128 + qd3*x142 + qd4*x156 + qd5*x168;
-    const double x171 = qd0*x103 + qd1*x112 + qd2*x126 + qd3*x140 + qd4*x154 + qd5*x166;
-    hg[0] = x169;
-    hg[1] = x170;
+    const double x21 = 0.75 + x12;
+    const double x22 = -x13*x8 + x21*x9;
+    const double x23 = x13*x9 + x21*x8;
+    const double x27 = 0.41666666666666663 + x12;
+    const double x37 = 1.25 + x22;
+    const double x38 = -x23*x6 + x37*x7;
+    const double x39 = x23*x7 + x37*x6;
+    const double x43 = 0.5833333333333334 + x22 + x27;
+    const double x53 = 1.75 + x38;
+    const double x54 = -x39*x4 + x5*x53;
+    const double x55 = x39*x5 + x4*x53;
+    const double x59 = 0.8333333333333334 + x38 + x43;
+    const double x69 = 2.25 + x54;
+    const double x70 = -x2*x55 + x3*x69;
+    const double x71 = x2*x69 + x3*x55;
+    const double x75 = 1.0833333333333333 + x54 + x59;
+    const double x85 = 2.75 + x70;
+    const double x86 = -x0*x71 + x1*x85;
+    const double x87 = x0*x85 + x1*x71;
+    const double x91 = 1.3333333333333333 + x70 + x75;
+    const double x92 = 0.16666666666666666*x86;
+    const double x93 = 0.16666666666666666*x87;
+    const double x94 = -x0*x93 - x1*x92;
+    const double x95 = x0*x92 - x1*x93;
+    const double x96 = -x86*x92 - x87*x93 + x91;
+    const double x97 = 0.5 + x94;
+    const double x98 = x2*x95 + x3*x97;
+    const double x99 = -x2*x97 + x3*x95;
+    const double x100 = x70*x97 + x71*x95 + x75;
+    const double x101 = -x0*x70 - x1*x71;
+    const double x102 = -x0*x71 + x1*x70;
+    const double x105 = -x0*x2 + x1*x3;
+    const double x106 = -x0*x3 - x1*x2;
+    const double x107 = x0*x3 + x1*x2;
+    const double x108 = 0.5 + x98;
+    const double x109 = x108*x5 + x4*x99;
+    const double x110 = -x108*x4 + x5*x99;
+    const double x111 = x108*x54 + x55*x99 + x59;
+    const double x112 = -x105*x55 + x106*x54;
+    const double x113 = x105*x54 - x107*x55;
+    const double x116 = x105*x5 + x106*x4;
+    const double x117 = -x105*x4 + x106*x5;
+    const double x118 = x105*x4 + x107*x5;
+    const double x119 = x105*x5 - x107*x4;
+    const double x122 = 0.5 + x109;
+    const double x123 = x110*x6 + x122*x7;
+    const double x124 = x110*x7 - x122*x6;
+    const double x125 = x110*x39 + x122*x38 + x43;
+    const double x126 = -x116*x39 + x117*x38;
+    const double x127 = -x118*x39 + x119*x38;
+    const double x130 = x116*x7 + x117*x6;
+    const double x131 = -x116*x6 + x117*x7;
+    const double x132 = x118*x7 + x119*x6;
+    const double x133 = -x118*x6 + x119*x7;
+    const double x136 = 0.5 + x123;
+    const double x137 = x124*x8 + x136*x9;
+    const double x138 = x124*x9 - x136*x8;
+    const double x139 = x124*x23 + x136*x22 + x27;
+    const double x140 = -x130*x23 + x131*x22;
+    const double x141 = -x132*x23 + x133*x22;
+    const double x144 = x130*x9 + x131*x8;
+    const double x145 = -x130*x8 + x131*x9;
+    const double x146 = x132*x9 + x133*x8;
+    const double x147 = -x132*x8 + x133*x9;
+    const double x150 = 0.5 + x137;
+    const double x151 = 0.08333333333333333 + x12*x150 + x13*x138;
+    const double x152 = x12*x145 - x13*x144;
+    const double x153 = x12*x147 - x13*x146;
+    const double x154 = -qd0*x87 + qd1*x101 + qd2*x112 + qd3*x126 + qd4*x140 + qd5*x152;
+    const double x155 = qd0*x86 + qd1*x102 + qd2*x113 + qd3*x127 + qd4*x141 + qd5*x153;
+    const double x156 = qd0*x96 + qd1*x100 + qd2*x111 + qd3*x125 + qd4*x139 + qd5*x151;
+    hg[0] = x154;
+    hg[1] = x155;
     hg[2] = 0.0;
     hg[3] = 0.0;
     hg[4] = 0.0;
-    hg[5] = x171;
+    hg[5] = x156;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum: the block entry of each column of hg (-1: the constant of sd_fill_centroidal_momentum_hg). */
+static const int sd_src_centroidal_momentum_hg[6] = {
+    0, 1, -1, -1, -1, 2,
+};
+static const double sd_fill_centroidal_momentum_hg[6] = {0};
+#endif
 
 /* centroidal_momentum of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
@@ -10384,7 +10336,7 @@ void planar6_centroidal_momentum_batch(long count, const double *q, const double
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
         double sd_qd[6][SD_LANES];
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_hg[6][SD_LANES];
+        double sd_hg[3][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -10415,86 +10367,83 @@ void planar6_centroidal_momentum_batch(long count, const double *q, const double
             sd_far |= sd_sincos_lane(q5, &x10, &x11);
             const double x12 = 0.25*x11;
             const double x13 = 0.25*x10;
-            const double x20 = 0.75 + x12;
-            const double x21 = -x13*x8 + x20*x9;
-            const double x22 = x13*x9 + x20*x8;
-            const double x26 = 0.41666666666666663 + x12;
-            const double x38 = 1.25 + x21;
-            const double x39 = -x22*x6 + x38*x7;
-            const double x40 = x22*x7 + x38*x6;
-            const double x44 = 0.5833333333333334 + x21 + x26;
-            const double x56 = 1.75 + x39;
-            const double x57 = -x4*x40 + x5*x56;
-            const double x58 = x4*x56 + x40*x5;
-            const double x62 = 0.8333333333333334 + x39 + x44;
-            const double x74 = 2.25 + x57;
-            const double x75 = -x2*x58 + x3*x74;
-            const double x76 = x2*x74 + x3*x58;
-            const double x80 = 1.0833333333333333 + x57 + x62;
-            const double x92 = 2.75 + x75;
-            const double x93 = -x0*x76 + x1*x92;
-            const double x94 = x0*x92 + x1*x76;
-            const double x98 = 1.3333333333333333 + x75 + x80;
-            const double x99 = 0.16666666666666666*x93;
-            const double x100 = 0.16666666666666666*x94;
-            const double x101 = -x0*x100 - x1*x99;
-            const double x102 = x0*x99 - x1*x100;
-            const double x103 = -x100*x94 - x93*x99 + x98;
-            const double x106 = -x0*x2 + x1*x3;
-            const double x107 = -x0*x3 - x1*x2;
-            const double x108 = x0*x3 + x1*x2;
-            const double x109 = 0.5 + x101;
-            const double x110 = x102*x2 + x109*x3;
-            const double x111 = x102*x3 - x109*x2;
-            const double x112 = x102*x76 + x109*x75 + x80;
-            const double x113 = -x0*x75 - x1*x76;
-            const double x114 = -x0*x76 + x1*x75;
-            const double x117 = x106*x5 + x107*x4;
-            const double x118 = -x106*x4 + x107*x5;
-            const double x119 = x106*x4 + x108*x5;
-            const double x120 = x106*x5 - x108*x4;
-            const double x123 = 0.5 + x110;
-            const double x124 = x111*x4 + x123*x5;
-            const double x125 = x111*x5 - x123*x4;
-            const double x126 = x111*x58 + x123*x57 + x62;
-            const double x127 = -x106*x58 + x107*x57;
-            const double x128 = x106*x57 - x108*x58;
-            const double x131 = x117*x7 + x118*x6;
-            const double x132 = -x117*x6 + x118*x7;
-            const double x133 = x119*x7 + x120*x6;
-            const double x134 = -x119*x6 + x120*x7;
-            const double x137 = 0.5 + x124;
-            const double x138 = x125*x6 + x137*x7;
-            const double x139 = x125*x7 - x137*x6;
-            const double x140 = x125*x40 + x137*x39 + x44;
-            const double x141 = -x117*x40 + x118*x39;
-            const double x142 = -x119*x40 + x120*x39;
-            const double x145 = x131*x9 + x132*x8;
-            const double x146 = -x131*x8 + x132*x9;
-            const double x147 = x133*x9 + x134*x8;
-            const double x148 = -x133*x8 + x134*x9;
-            const double x151 = 0.5 + x138;
-            const double x152 = x139*x8 + x151*x9;
-            const double x153 = x139*x9 - x151*x8;
-            const double x154 = x139*x22 + x151*x21 + x26;
-            const double x155 = -x131*x22 + x132*x21;
-            const double x156 = -x133*x22 + x134*x21;
-            const double x165 = 0.5 + x152;
-            const double x166 = 0.08333333333333333 + x12*x165 + x13*x153;
-            const double x167 = x12*x146 - x13*x145;
-            const double x168 = x12*x148 - x13*x147;
-            const double x169 = -qd0*x94 + qd1*x113 + qd2*x127 + qd3*x141 + qd4*x155 + qd5*x167;
-            const double x170 = qd0*x93 + qd1*x114 + qd2*x128 + qd3*x142 + qd4*x156 + qd5*x168;
-            const double x171 = qd0*x103 + qd1*x112 + qd2*x126 + qd3*x140 + qd4*x154 + qd5*x166;
-            sd_hg[0][sd_k] = x169;
-            sd_hg[1][sd_k] = x170;
-            sd_hg[2][sd_k] = 0.0;
-            sd_hg[3][sd_k] = 0.0;
-            sd_hg[4][sd_k] = 0.0;
-            sd_hg[5][sd_k] = x171;
+            const double x21 = 0.75 + x12;
+            const double x22 = -x13*x8 + x21*x9;
+            const double x23 = x13*x9 + x21*x8;
+            const double x27 = 0.41666666666666663 + x12;
+            const double x37 = 1.25 + x22;
+            const double x38 = -x23*x6 + x37*x7;
+            const double x39 = x23*x7 + x37*x6;
+            const double x43 = 0.5833333333333334 + x22 + x27;
+            const double x53 = 1.75 + x38;
+            const double x54 = -x39*x4 + x5*x53;
+            const double x55 = x39*x5 + x4*x53;
+            const double x59 = 0.8333333333333334 + x38 + x43;
+            const double x69 = 2.25 + x54;
+            const double x70 = -x2*x55 + x3*x69;
+            const double x71 = x2*x69 + x3*x55;
+            const double x75 = 1.0833333333333333 + x54 + x59;
+            const double x85 = 2.75 + x70;
+            const double x86 = -x0*x71 + x1*x85;
+            const double x87 = x0*x85 + x1*x71;
+            const double x91 = 1.3333333333333333 + x70 + x75;
+            const double x92 = 0.16666666666666666*x86;
+            const double x93 = 0.16666666666666666*x87;
+            const double x94 = -x0*x93 - x1*x92;
+            const double x95 = x0*x92 - x1*x93;
+            const double x96 = -x86*x92 - x87*x93 + x91;
+            const double x97 = 0.5 + x94;
+            const double x98 = x2*x95 + x3*x97;
+            const double x99 = -x2*x97 + x3*x95;
+            const double x100 = x70*x97 + x71*x95 + x75;
+            const double x101 = -x0*x70 - x1*x71;
+            const double x102 = -x0*x71 + x1*x70;
+            const double x105 = -x0*x2 + x1*x3;
+            const double x106 = -x0*x3 - x1*x2;
+            const double x107 = x0*x3 + x1*x2;
+            const double x108 = 0.5 + x98;
+            const double x109 = x108*x5 + x4*x99;
+            const double x110 = -x108*x4 + x5*x99;
+            const double x111 = x108*x54 + x55*x99 + x59;
+            const double x112 = -x105*x55 + x106*x54;
+            const double x113 = x105*x54 - x107*x55;
+            const double x116 = x105*x5 + x106*x4;
+            const double x117 = -x105*x4 + x106*x5;
+            const double x118 = x105*x4 + x107*x5;
+            const double x119 = x105*x5 - x107*x4;
+            const double x122 = 0.5 + x109;
+            const double x123 = x110*x6 + x122*x7;
+            const double x124 = x110*x7 - x122*x6;
+            const double x125 = x110*x39 + x122*x38 + x43;
+            const double x126 = -x116*x39 + x117*x38;
+            const double x127 = -x118*x39 + x119*x38;
+            const double x130 = x116*x7 + x117*x6;
+            const double x131 = -x116*x6 + x117*x7;
+            const double x132 = x118*x7 + x119*x6;
+            const double x133 = -x118*x6 + x119*x7;
+            const double x136 = 0.5 + x123;
+            const double x137 = x124*x8 + x136*x9;
+            const double x138 = x124*x9 - x136*x8;
+            const double x139 = x124*x23 + x136*x22 + x27;
+            const double x140 = -x130*x23 + x131*x22;
+            const double x141 = -x132*x23 + x133*x22;
+            const double x144 = x130*x9 + x131*x8;
+            const double x145 = -x130*x8 + x131*x9;
+            const double x146 = x132*x9 + x133*x8;
+            const double x147 = -x132*x8 + x133*x9;
+            const double x150 = 0.5 + x137;
+            const double x151 = 0.08333333333333333 + x12*x150 + x13*x138;
+            const double x152 = x12*x145 - x13*x144;
+            const double x153 = x12*x147 - x13*x146;
+            const double x154 = -qd0*x87 + qd1*x101 + qd2*x112 + qd3*x126 + qd4*x140 + qd5*x152;
+            const double x155 = qd0*x86 + qd1*x102 + qd2*x113 + qd3*x127 + qd4*x141 + qd5*x153;
+            const double x156 = qd0*x96 + qd1*x100 + qd2*x111 + qd3*x125 + qd4*x139 + qd5*x151;
+            sd_hg[0][sd_k] = x154;
+            sd_hg[1][sd_k] = x155;
+            sd_hg[2][sd_k] = x156;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_hg[0], 6, sd_n, hg + sd_first * 6);
+        sd_scatter_map(sd_hg[0], sd_src_centroidal_momentum_hg, sd_fill_centroidal_momentum_hg, 6, sd_n, hg + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_centroidal_momentum(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, hg + (sd_first + sd_k) * 6);
@@ -10515,6 +10464,18 @@ void planar6_operational_space_inertia_inverse(const double *q, double *Linv)
     const double q3 = q[3];
     const double q4 = q[4];
     const double q5 = q[5];
+    Linv[2] = 0.0;
+    Linv[3] = 0.0;
+    Linv[4] = 0.0;
+    Linv[8] = 0.0;
+    Linv[9] = 0.0;
+    Linv[10] = 0.0;
+    for (int sd_i = 12; sd_i < 20; ++sd_i) Linv[sd_i] = 0;
+    for (int sd_i = 20; sd_i < 28; ++sd_i) Linv[sd_i] = 0;
+    for (int sd_i = 28; sd_i < 30; ++sd_i) Linv[sd_i] = 0;
+    Linv[32] = 0.0;
+    Linv[33] = 0.0;
+    Linv[34] = 0.0;
     double sd_angle[8], sd_sin[8], sd_cos[8];
     sd_angle[0] = q0;
     sd_angle[1] = q1;
@@ -10764,54 +10725,36 @@ void planar6_operational_space_inertia_inverse(const double *q, double *Linv)
     const double x358 = 3.0*x355 + x352;
     const double x359 = 12.0 + 3.0*x358 + x356;
     const double x360 = -2.0*x356 + x335 + x359;
+    Linv[35] = x360;
     const double x361 = x351 - x357;
     const double x362 = x352 - x358;
     const double x458 = x243*x361 + x244*x362;
+    Linv[5] = x458;
+    Linv[30] = x458;
     const double x459 = x243*x353 + x244*x354;
     const double x460 = x243*x354 + x244*x355;
     const double x461 = x245*x361 + x246*x362;
+    Linv[11] = x461;
+    Linv[31] = x461;
     const double x462 = x245*x353 + x246*x354;
     const double x463 = x245*x354 + x246*x355;
     const double x464 = x243*x459 + x244*x460;
-    const double x465 = x243*x462 + x244*x463;
-    const double x466 = x245*x462 + x246*x463;
     Linv[0] = x464;
+    const double x465 = x243*x462 + x244*x463;
     Linv[1] = x465;
-    Linv[2] = 0.0;
-    Linv[3] = 0.0;
-    Linv[4] = 0.0;
-    Linv[5] = x458;
     Linv[6] = x465;
+    const double x466 = x245*x462 + x246*x463;
     Linv[7] = x466;
-    Linv[8] = 0.0;
-    Linv[9] = 0.0;
-    Linv[10] = 0.0;
-    Linv[11] = x461;
-    Linv[12] = 0.0;
-    Linv[13] = 0.0;
-    Linv[14] = 0.0;
-    Linv[15] = 0.0;
-    Linv[16] = 0.0;
-    Linv[17] = 0.0;
-    Linv[18] = 0.0;
-    Linv[19] = 0.0;
-    Linv[20] = 0.0;
-    Linv[21] = 0.0;
-    Linv[22] = 0.0;
-    Linv[23] = 0.0;
-    Linv[24] = 0.0;
-    Linv[25] = 0.0;
-    Linv[26] = 0.0;
-    Linv[27] = 0.0;
-    Linv[28] = 0.0;
-    Linv[29] = 0.0;
-    Linv[30] = x458;
-    Linv[31] = x461;
-    Linv[32] = 0.0;
-    Linv[33] = 0.0;
-    Linv[34] = 0.0;
-    Linv[35] = x360;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* operational_space_inertia_inverse: the block entry of each column of Linv (-1: the constant of sd_fill_operational_space_inertia_inverse_Linv). */
+static const int sd_src_operational_space_inertia_inverse_Linv[36] = {
+    0, 1, -1, -1, -1, 2, 1, 3, -1, -1, -1, 4, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, 2, 4, -1, -1, -1, 5,
+};
+static const double sd_fill_operational_space_inertia_inverse_Linv[36] = {0};
+#endif
 
 /* operational_space_inertia_inverse of `count` states, PLANAR6_BATCH_LANES at a time (see "Batches" above). */
 void planar6_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
@@ -10822,7 +10765,7 @@ void planar6_operational_space_inertia_inverse_batch(long count, const double *q
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Linv[36][SD_LANES];
+        double sd_Linv[6][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -11091,43 +11034,13 @@ void planar6_operational_space_inertia_inverse_batch(long count, const double *q
             const double x466 = x245*x462 + x246*x463;
             sd_Linv[0][sd_k] = x464;
             sd_Linv[1][sd_k] = x465;
-            sd_Linv[2][sd_k] = 0.0;
-            sd_Linv[3][sd_k] = 0.0;
-            sd_Linv[4][sd_k] = 0.0;
-            sd_Linv[5][sd_k] = x458;
-            sd_Linv[6][sd_k] = x465;
-            sd_Linv[7][sd_k] = x466;
-            sd_Linv[8][sd_k] = 0.0;
-            sd_Linv[9][sd_k] = 0.0;
-            sd_Linv[10][sd_k] = 0.0;
-            sd_Linv[11][sd_k] = x461;
-            sd_Linv[12][sd_k] = 0.0;
-            sd_Linv[13][sd_k] = 0.0;
-            sd_Linv[14][sd_k] = 0.0;
-            sd_Linv[15][sd_k] = 0.0;
-            sd_Linv[16][sd_k] = 0.0;
-            sd_Linv[17][sd_k] = 0.0;
-            sd_Linv[18][sd_k] = 0.0;
-            sd_Linv[19][sd_k] = 0.0;
-            sd_Linv[20][sd_k] = 0.0;
-            sd_Linv[21][sd_k] = 0.0;
-            sd_Linv[22][sd_k] = 0.0;
-            sd_Linv[23][sd_k] = 0.0;
-            sd_Linv[24][sd_k] = 0.0;
-            sd_Linv[25][sd_k] = 0.0;
-            sd_Linv[26][sd_k] = 0.0;
-            sd_Linv[27][sd_k] = 0.0;
-            sd_Linv[28][sd_k] = 0.0;
-            sd_Linv[29][sd_k] = 0.0;
-            sd_Linv[30][sd_k] = x458;
-            sd_Linv[31][sd_k] = x461;
-            sd_Linv[32][sd_k] = 0.0;
-            sd_Linv[33][sd_k] = 0.0;
-            sd_Linv[34][sd_k] = 0.0;
-            sd_Linv[35][sd_k] = x360;
+            sd_Linv[2][sd_k] = x458;
+            sd_Linv[3][sd_k] = x466;
+            sd_Linv[4][sd_k] = x461;
+            sd_Linv[5][sd_k] = x360;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
+        sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 planar6_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);

@@ -274,6 +274,19 @@ typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
 #define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
 #endif
 #define SD_TILES 1
+/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch. */
+static inline void sd_tile(const double *p0, const double *p1, const double *p2, const double *p3,
+                           long size, double *out)
+{
+    const sd_vec4 a = *(const sd_vec4 *)p0, b = *(const sd_vec4 *)p1;
+    const sd_vec4 c = *(const sd_vec4 *)p2, d = *(const sd_vec4 *)p3;
+    const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
+    const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
+    *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
+    *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
+    *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+}
 #endif
 static void sd_scatter(const double *block, long size, int n, double *rows)
 {
@@ -282,22 +295,45 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
     if (n == SD_LANES)
         for (; j + 4 <= size; j += 4)
             for (int k = 0; k < SD_LANES; k += 4) {
-                /* entries j..j+3 of lanes k..k+3 in, rows k..k+3 of entries j..j+3 out */
                 const double *in = block + j * SD_LANES + k;
-                const sd_vec4 a = *(const sd_vec4 *)in, b = *(const sd_vec4 *)(in + SD_LANES);
-                const sd_vec4 c = *(const sd_vec4 *)(in + 2 * SD_LANES), d = *(const sd_vec4 *)(in + 3 * SD_LANES);
-                const sd_vec4 ab02 = SD_SHUFFLE(a, b, 0, 4, 2, 6), ab13 = SD_SHUFFLE(a, b, 1, 5, 3, 7);
-                const sd_vec4 cd02 = SD_SHUFFLE(c, d, 0, 4, 2, 6), cd13 = SD_SHUFFLE(c, d, 1, 5, 3, 7);
-                double *out = rows + k * size + j;
-                *(sd_vec4 *)out = SD_SHUFFLE(ab02, cd02, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + size) = SD_SHUFFLE(ab13, cd13, 0, 1, 4, 5);
-                *(sd_vec4 *)(out + 2 * size) = SD_SHUFFLE(ab02, cd02, 2, 3, 6, 7);
-                *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
+                sd_tile(in, in + SD_LANES, in + 2 * SD_LANES, in + 3 * SD_LANES, size, rows + k * size + j);
             }
 #endif
     for (; j < size; ++j)
         for (int k = 0; k < n; ++k)
             rows[k * size + j] = block[j * SD_LANES + k];
+}
+
+/* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
+ * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
+ * loop: the regressor's block holds 283 entries of its 686 (35 KB for 16 lanes, not 88: it stays in
+ * L1), a group of four constant columns is one vector stored in every row, and a zero in a group of
+ * computed entries is read from a row of zeros. */
+static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
+                           double *rows)
+{
+    long j = 0;
+#if defined(SD_TILES)
+    static const double zeros[SD_LANES];
+    if (n == SD_LANES)
+        for (; j + 4 <= size; j += 4) {
+            if ((src[j] & src[j + 1] & src[j + 2] & src[j + 3]) < 0) {
+                const sd_vec4 v = *(const sd_vec4 *)(fill + j);
+                for (int k = 0; k < SD_LANES; ++k)
+                    *(sd_vec4 *)(rows + k * size + j) = v;
+                continue;
+            }
+            const double *p0 = src[j] < 0 ? zeros : block + src[j] * SD_LANES;
+            const double *p1 = src[j + 1] < 0 ? zeros : block + src[j + 1] * SD_LANES;
+            const double *p2 = src[j + 2] < 0 ? zeros : block + src[j + 2] * SD_LANES;
+            const double *p3 = src[j + 3] < 0 ? zeros : block + src[j + 3] * SD_LANES;
+            for (int k = 0; k < SD_LANES; k += 4)
+                sd_tile(p0 + k, p1 + k, p2 + k, p3 + k, size, rows + k * size + j);
+        }
+#endif
+    for (; j < size; ++j)
+        for (int k = 0; k < n; ++k)
+            rows[k * size + j] = src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k];
 }
 #endif
 
@@ -723,6 +759,15 @@ void stanford_mass_matrix(const double *q, double *M)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
+    M[14] = 6.470000000000001;
+    M[15] = 0.0;
+    M[17] = 0.0;
+    M[20] = 0.0;
+    M[28] = 1.6971650600000001;
+    M[29] = 0.0;
+    M[32] = 0.0;
+    M[34] = 0.0;
+    M[35] = 0.0003;
     double sd_angle[4], sd_sin[4], sd_cos[4];
     sd_angle[0] = q1;
     sd_angle[1] = q3;
@@ -733,6 +778,8 @@ void stanford_mass_matrix(const double *q, double *M)
     const double x4 = sd_sin[1], x5 = sd_cos[1];
     const double x6 = sd_sin[2], x7 = sd_cos[2];
     const double x12 = 0.92856*x6;
+    M[16] = -x12;
+    M[26] = -x12;
     const double x13 = 0.92856*x7;
     const double x14 = -x6*x6 + x7*x7;
     const double x15 = 2.0*x6*x7;
@@ -746,8 +793,11 @@ void stanford_mass_matrix(const double *q, double *M)
     const double x23 = 0.0142904 + x18;
     const double x24 = -0.005365440000000001 - x21;
     const double x25 = 0.00414928 + x19;
+    M[21] = x25;
     const double x26 = -0.29825999999999997*x4 + x12*x5;
     const double x27 = 0.29825999999999997*x5 + x12*x4;
+    M[8] = -x27;
+    M[13] = -x27;
     const double x28 = -x4*x4 + x5*x5;
     const double x29 = 2.0*x4*x5;
     const double x30 = 0.5*(1.70730618 + x23);
@@ -773,6 +823,7 @@ void stanford_mass_matrix(const double *q, double *M)
     const double x52 = -2.0*q2*x41 + 4.1581 - 6.470000000000001*(q2*q2) + 6.470000000000001*x45 + x44 + x46;
     const double x53 = 0.154*x41 + 0.99638*q2 - q2*x26 + x38;
     const double x54 = -0.13544252 + 0.308*x26 + 6.470000000000001*x45 + x42 + x46;
+    M[7] = x54;
     const double x57 = -x2*x2 + x3*x3;
     const double x58 = 2.0*x2*x3;
     const double x59 = 0.5*(x49 + x52);
@@ -781,12 +832,21 @@ void stanford_mass_matrix(const double *q, double *M)
     const double x64 = x50*x58;
     const double x66 = x59 - x61 + x64;
     const double x76 = 0.36843322250000027 + x66;
+    M[0] = x76;
     const double x77 = 0.0003*x6;
     const double x78 = 0.0003*x7;
+    M[23] = x78;
+    M[33] = x78;
     const double x79 = x5*x77;
+    M[11] = -x79;
+    M[31] = -x79;
     const double x80 = x4*x77;
     const double x82 = -x2*x80 + x3*x78;
+    M[5] = x82;
+    M[30] = x82;
     const double x83 = -0.00106974*x7;
+    M[22] = x83;
+    M[27] = x83;
     const double x84 = x13*x5;
     const double x85 = x13*x4;
     const double x86 = -1.6971650600000001*x4 + x20*x5;
@@ -794,51 +854,36 @@ void stanford_mass_matrix(const double *q, double *M)
     const double x88 = -0.154*x12 + q2*x84 + x87;
     const double x89 = 0.154*x85 - x83;
     const double x90 = q2*x85 - x86;
+    M[10] = x90;
+    M[25] = x90;
     const double x94 = -x2*x88 - x3*x89;
+    M[4] = x94;
+    M[24] = x94;
     const double x97 = -q2*x27 + x39;
     const double x98 = 0.154*x26 - x25;
     const double x99 = q2*x26 - x38;
+    M[9] = x99;
+    M[19] = x99;
     const double x103 = -x2*x97 - x3*x98;
+    M[3] = x103;
+    M[18] = x103;
     const double x106 = 0.99638 - x26;
     const double x110 = -x106*x2;
-    const double x112 = -x2*x51 - x3*x53;
-    M[0] = x76;
-    M[1] = x112;
     M[2] = x110;
-    M[3] = x103;
-    M[4] = x94;
-    M[5] = x82;
-    M[6] = x112;
-    M[7] = x54;
-    M[8] = -x27;
-    M[9] = x99;
-    M[10] = x90;
-    M[11] = -x79;
     M[12] = x110;
-    M[13] = -x27;
-    M[14] = 6.470000000000001;
-    M[15] = 0.0;
-    M[16] = -x12;
-    M[17] = 0.0;
-    M[18] = x103;
-    M[19] = x99;
-    M[20] = 0.0;
-    M[21] = x25;
-    M[22] = x83;
-    M[23] = x78;
-    M[24] = x94;
-    M[25] = x90;
-    M[26] = -x12;
-    M[27] = x83;
-    M[28] = 1.6971650600000001;
-    M[29] = 0.0;
-    M[30] = x82;
-    M[31] = -x79;
-    M[32] = 0.0;
-    M[33] = x78;
-    M[34] = 0.0;
-    M[35] = 0.0003;
+    const double x112 = -x2*x51 - x3*x53;
+    M[1] = x112;
+    M[6] = x112;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix: the block entry of each column of M (-1: the constant of sd_fill_mass_matrix_M). */
+static const int sd_src_mass_matrix_M[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, -1, 12, -1, 3, 8, -1, 13, 14, 15,
+    4, 9, 12, 14, 16, -1, 5, 10, -1, 15, -1, 17,
+};
+static const double sd_fill_mass_matrix_M[36] = {0};
+#endif
 
 /* mass_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_mass_matrix_batch(long count, const double *q, double *M)
@@ -849,7 +894,7 @@ void stanford_mass_matrix_batch(long count, const double *q, double *M)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_M[36][SD_LANES];
+        double sd_M[18][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -940,39 +985,21 @@ void stanford_mass_matrix_batch(long count, const double *q, double *M)
             sd_M[3][sd_k] = x103;
             sd_M[4][sd_k] = x94;
             sd_M[5][sd_k] = x82;
-            sd_M[6][sd_k] = x112;
-            sd_M[7][sd_k] = x54;
-            sd_M[8][sd_k] = -x27;
-            sd_M[9][sd_k] = x99;
-            sd_M[10][sd_k] = x90;
-            sd_M[11][sd_k] = -x79;
-            sd_M[12][sd_k] = x110;
-            sd_M[13][sd_k] = -x27;
-            sd_M[14][sd_k] = 6.470000000000001;
-            sd_M[15][sd_k] = 0.0;
-            sd_M[16][sd_k] = -x12;
-            sd_M[17][sd_k] = 0.0;
-            sd_M[18][sd_k] = x103;
-            sd_M[19][sd_k] = x99;
-            sd_M[20][sd_k] = 0.0;
-            sd_M[21][sd_k] = x25;
-            sd_M[22][sd_k] = x83;
-            sd_M[23][sd_k] = x78;
-            sd_M[24][sd_k] = x94;
-            sd_M[25][sd_k] = x90;
-            sd_M[26][sd_k] = -x12;
-            sd_M[27][sd_k] = x83;
-            sd_M[28][sd_k] = 1.6971650600000001;
-            sd_M[29][sd_k] = 0.0;
-            sd_M[30][sd_k] = x82;
-            sd_M[31][sd_k] = -x79;
-            sd_M[32][sd_k] = 0.0;
-            sd_M[33][sd_k] = x78;
-            sd_M[34][sd_k] = 0.0;
-            sd_M[35][sd_k] = 0.0003;
+            sd_M[6][sd_k] = x54;
+            sd_M[7][sd_k] = -x27;
+            sd_M[8][sd_k] = x99;
+            sd_M[9][sd_k] = x90;
+            sd_M[10][sd_k] = -x79;
+            sd_M[11][sd_k] = 6.470000000000001;
+            sd_M[12][sd_k] = -x12;
+            sd_M[13][sd_k] = x25;
+            sd_M[14][sd_k] = x83;
+            sd_M[15][sd_k] = x78;
+            sd_M[16][sd_k] = 1.6971650600000001;
+            sd_M[17][sd_k] = 0.0003;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_M[0], 36, sd_n, M + sd_first * 36);
+        sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 36, sd_n, M + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_mass_matrix(q + (sd_first + sd_k) * 6, M + (sd_first + sd_k) * 36);
@@ -1130,8 +1157,11 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
     const double x159 = x152 - x154 + x157;
     const double x199 = 0.36843322250000005 + x159;
     const double x204 = 1.0/x199;
+    Minv[0] = x204;
     const double x229 = -x135*x2 - x136*x3;
     const double x232 = -x204*x229;
+    Minv[1] = x232;
+    Minv[6] = x232;
     const double x233 = 0.154 + q2*x103 + x102;
     const double x234 = 0.154*x104;
     const double x235 = q2*x104 - x101;
@@ -1140,6 +1170,8 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
     const double x238 = -x136*x235 + x234;
     const double x244 = -x2*x237 - x238*x3;
     const double x247 = -x204*x244;
+    Minv[2] = x247;
+    Minv[12] = x247;
     const double x248 = x39*x5 - x4*x40;
     const double x249 = x39*x4 + x40*x5;
     const double x250 = x36*x5 - x37*x4;
@@ -1157,6 +1189,8 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
     const double x262 = -x136*x259 + x258;
     const double x268 = -x2*x261 - x262*x3;
     const double x271 = -x204*x268;
+    Minv[3] = x271;
+    Minv[18] = x271;
     const double x272 = 0.5471241553841557*x7;
     const double x273 = -0.5471241553841557*x6;
     const double x274 = -0.0006303099357937524*x6;
@@ -1184,6 +1218,8 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
     const double x296 = -x136*x293 + x292;
     const double x302 = -x2*x295 - x296*x3;
     const double x305 = -x204*x302;
+    Minv[4] = x305;
+    Minv[24] = x305;
     const double x306 = -x35*x7;
     const double x307 = -x36*x7 + x6;
     const double x308 = -x37*x7;
@@ -1207,58 +1243,58 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
     const double x326 = -x136*x323 + x322;
     const double x332 = -x2*x325 - x3*x326;
     const double x335 = -x204*x332;
-    const double x336 = x134 - x229*x232;
-    const double x337 = -x229*x247 + x236;
-    const double x338 = -x229*x271 + x260;
-    const double x339 = -x229*x305 + x294;
-    const double x340 = -x229*x335 + x324;
-    const double x341 = x100 - x235*x236 - x244*x247;
-    const double x342 = -x235*x260 - x244*x271 + x252;
-    const double x343 = -x235*x294 - x244*x305 + x286;
-    const double x344 = -x235*x324 - x244*x335 + x316;
-    const double x345 = -x252*x41 - x259*x260 - x268*x271 + x35;
-    const double x346 = -x259*x294 - x268*x305 + x276 - x286*x41;
-    const double x347 = -x259*x324 - x268*x335 + x306 - x316*x41;
-    const double x348 = 0.5892178807876235 - x275*x276 - x281*x286 - x293*x294 - x302*x305;
-    const double x349 = -x275*x306 - x281*x316 - x293*x324 - x302*x335;
-    const double x350 = 3333.3333333333335 - x306*x7 - x311*x316 - x323*x324 - x332*x335;
-    Minv[0] = x204;
-    Minv[1] = x232;
-    Minv[2] = x247;
-    Minv[3] = x271;
-    Minv[4] = x305;
     Minv[5] = x335;
-    Minv[6] = x232;
-    Minv[7] = x336;
-    Minv[8] = x337;
-    Minv[9] = x338;
-    Minv[10] = x339;
-    Minv[11] = x340;
-    Minv[12] = x247;
-    Minv[13] = x337;
-    Minv[14] = x341;
-    Minv[15] = x342;
-    Minv[16] = x343;
-    Minv[17] = x344;
-    Minv[18] = x271;
-    Minv[19] = x338;
-    Minv[20] = x342;
-    Minv[21] = x345;
-    Minv[22] = x346;
-    Minv[23] = x347;
-    Minv[24] = x305;
-    Minv[25] = x339;
-    Minv[26] = x343;
-    Minv[27] = x346;
-    Minv[28] = x348;
-    Minv[29] = x349;
     Minv[30] = x335;
+    const double x336 = x134 - x229*x232;
+    Minv[7] = x336;
+    const double x337 = -x229*x247 + x236;
+    Minv[8] = x337;
+    Minv[13] = x337;
+    const double x338 = -x229*x271 + x260;
+    Minv[9] = x338;
+    Minv[19] = x338;
+    const double x339 = -x229*x305 + x294;
+    Minv[10] = x339;
+    Minv[25] = x339;
+    const double x340 = -x229*x335 + x324;
+    Minv[11] = x340;
     Minv[31] = x340;
+    const double x341 = x100 - x235*x236 - x244*x247;
+    Minv[14] = x341;
+    const double x342 = -x235*x260 - x244*x271 + x252;
+    Minv[15] = x342;
+    Minv[20] = x342;
+    const double x343 = -x235*x294 - x244*x305 + x286;
+    Minv[16] = x343;
+    Minv[26] = x343;
+    const double x344 = -x235*x324 - x244*x335 + x316;
+    Minv[17] = x344;
     Minv[32] = x344;
+    const double x345 = -x252*x41 - x259*x260 - x268*x271 + x35;
+    Minv[21] = x345;
+    const double x346 = -x259*x294 - x268*x305 + x276 - x286*x41;
+    Minv[22] = x346;
+    Minv[27] = x346;
+    const double x347 = -x259*x324 - x268*x335 + x306 - x316*x41;
+    Minv[23] = x347;
     Minv[33] = x347;
+    const double x348 = 0.5892178807876235 - x275*x276 - x281*x286 - x293*x294 - x302*x305;
+    Minv[28] = x348;
+    const double x349 = -x275*x306 - x281*x316 - x293*x324 - x302*x335;
+    Minv[29] = x349;
     Minv[34] = x349;
+    const double x350 = 3333.3333333333335 - x306*x7 - x311*x316 - x323*x324 - x332*x335;
     Minv[35] = x350;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix_inverse: the block entry of each column of Minv (-1: the constant of sd_fill_mass_matrix_inverse_Minv). */
+static const int sd_src_mass_matrix_inverse_Minv[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_mass_matrix_inverse_Minv[36] = {0};
+#endif
 
 /* mass_matrix_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
@@ -1269,7 +1305,7 @@ void stanford_mass_matrix_inverse_batch(long count, const double *q, double *Min
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Minv[36][SD_LANES];
+        double sd_Minv[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -1512,39 +1548,24 @@ void stanford_mass_matrix_inverse_batch(long count, const double *q, double *Min
             sd_Minv[3][sd_k] = x271;
             sd_Minv[4][sd_k] = x305;
             sd_Minv[5][sd_k] = x335;
-            sd_Minv[6][sd_k] = x232;
-            sd_Minv[7][sd_k] = x336;
-            sd_Minv[8][sd_k] = x337;
-            sd_Minv[9][sd_k] = x338;
-            sd_Minv[10][sd_k] = x339;
-            sd_Minv[11][sd_k] = x340;
-            sd_Minv[12][sd_k] = x247;
-            sd_Minv[13][sd_k] = x337;
-            sd_Minv[14][sd_k] = x341;
-            sd_Minv[15][sd_k] = x342;
-            sd_Minv[16][sd_k] = x343;
-            sd_Minv[17][sd_k] = x344;
-            sd_Minv[18][sd_k] = x271;
-            sd_Minv[19][sd_k] = x338;
-            sd_Minv[20][sd_k] = x342;
-            sd_Minv[21][sd_k] = x345;
-            sd_Minv[22][sd_k] = x346;
-            sd_Minv[23][sd_k] = x347;
-            sd_Minv[24][sd_k] = x305;
-            sd_Minv[25][sd_k] = x339;
-            sd_Minv[26][sd_k] = x343;
-            sd_Minv[27][sd_k] = x346;
-            sd_Minv[28][sd_k] = x348;
-            sd_Minv[29][sd_k] = x349;
-            sd_Minv[30][sd_k] = x335;
-            sd_Minv[31][sd_k] = x340;
-            sd_Minv[32][sd_k] = x344;
-            sd_Minv[33][sd_k] = x347;
-            sd_Minv[34][sd_k] = x349;
-            sd_Minv[35][sd_k] = x350;
+            sd_Minv[6][sd_k] = x336;
+            sd_Minv[7][sd_k] = x337;
+            sd_Minv[8][sd_k] = x338;
+            sd_Minv[9][sd_k] = x339;
+            sd_Minv[10][sd_k] = x340;
+            sd_Minv[11][sd_k] = x341;
+            sd_Minv[12][sd_k] = x342;
+            sd_Minv[13][sd_k] = x343;
+            sd_Minv[14][sd_k] = x344;
+            sd_Minv[15][sd_k] = x345;
+            sd_Minv[16][sd_k] = x346;
+            sd_Minv[17][sd_k] = x347;
+            sd_Minv[18][sd_k] = x348;
+            sd_Minv[19][sd_k] = x349;
+            sd_Minv[20][sd_k] = x350;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Minv[0], 36, sd_n, Minv + sd_first * 36);
+        sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 36, sd_n, Minv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_mass_matrix_inverse(q + (sd_first + sd_k) * 6, Minv + (sd_first + sd_k) * 36);
@@ -2375,6 +2396,14 @@ void stanford_gravity(const double *q, double *g)
     g[5] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* gravity: the block entry of each column of g (-1: the constant of sd_fill_gravity_g). */
+static const int sd_src_gravity_g[6] = {
+    0, 1, 2, 3, 4, -1,
+};
+static const double sd_fill_gravity_g[6] = {0};
+#endif
+
 /* gravity of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_gravity_batch(long count, const double *q, double *g)
 {
@@ -2384,7 +2413,7 @@ void stanford_gravity_batch(long count, const double *q, double *g)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_g[6][SD_LANES];
+        double sd_g[5][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -2453,10 +2482,9 @@ void stanford_gravity_batch(long count, const double *q, double *g)
             sd_g[2][sd_k] = x49;
             sd_g[3][sd_k] = x39;
             sd_g[4][sd_k] = x29;
-            sd_g[5][sd_k] = 0.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_g[0], 6, sd_n, g + sd_first * 6);
+        sd_scatter_map(sd_g[0], sd_src_gravity_g, sd_fill_gravity_g, 6, sd_n, g + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_gravity(q + (sd_first + sd_k) * 6, g + (sd_first + sd_k) * 6);
@@ -2482,6 +2510,8 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     const double qd3 = qd[3];
     const double qd4 = qd[4];
     const double qd5 = qd[5];
+    C[14] = 0.0;
+    C[32] = 0.0;
     double sd_angle[4], sd_sin[4], sd_cos[4];
     sd_angle[0] = q1;
     sd_angle[1] = q3;
@@ -2575,6 +2605,7 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x115 = 0.5*(-0.9266700000000001*x28 + x105 + x108) + 0.5*x99;
     const double x116 = 0.5*(-0.9266700000000001*x29 + x107 + x109) - 0.5*x98;
     const double x117 = 0.9266700000000001*x24 + x110;
+    C[35] = x117;
     const double x118 = -0.00189*x19 + 0.20482994999999993*x21 - 0.35657999999999995*x24;
     const double x119 = 0.00106974*x25 + 0.20442427999999993*x22 + 0.35657999999999995*x23;
     const double x120 = 0.0004056699999999882*x25 + 0.00106974*x22 + 0.00189*x23;
@@ -2797,29 +2828,40 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x353 = x351*x78;
     const double x356 = x352*x79;
     const double x358 = x350 - x353 + x356;
+    C[0] = x358;
     const double x394 = -x10*x71 + x11*x70 + x331;
     const double x395 = -x10*x73 + x11*x71 + x333;
     const double x396 = -x10*x74 + x11*x72 + x329;
+    C[7] = x396;
     const double x403 = -x2*x394 - x3*x395;
+    C[1] = x403;
     const double x406 = -x2*x334 - x3*x335;
+    C[6] = x406;
     const double x409 = -qd1*x62;
     const double x410 = x10*x62;
     const double x411 = qd1*x47 - x10*x48;
+    C[20] = x411;
     const double x412 = 6.470000000000001*x10;
     const double x413 = 6.470000000000001*qd1;
     const double x414 = q2*x412 + x410;
     const double x415 = 0.154*x413 - x411;
     const double x416 = q2*x413 - x409;
+    C[8] = x416;
     const double x417 = 0.99638 - x47;
     const double x418 = x11*x417 - x302;
+    C[13] = x418;
     const double x422 = -x2*x414 - x3*x415;
+    C[2] = x422;
     const double x426 = -x2*x303 + x215*x3;
+    C[12] = x426;
     const double x432 = -x16*x41 + x17*x44 + x18*x43 + x225;
     const double x433 = -1.70730618*x16 + x17*x41 + x19*x43 + x228;
     const double x434 = -0.29825999999999997*x19 - x16*x45 - x17*x38 - x18*x33 + x231;
+    C[21] = x434;
     const double x435 = 2.22*x19 - x16*x43 + x233;
     const double x436 = -2.22*x18 - x17*x43 + x235;
     const double x437 = 0.29825999999999997*x17 + x16*x33 + x215;
+    C[15] = x437;
     const double x438 = -x4*x436 + x435*x5;
     const double x439 = x4*x435 + x436*x5;
     const double x440 = -x4*x433 + x432*x5;
@@ -2827,24 +2869,32 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x442 = 0.154*x437 + q2*x438 + x441;
     const double x443 = 0.154*x439 - x434;
     const double x444 = q2*x439 - x440;
+    C[9] = x444;
     const double x445 = -q2*x48 + x60;
     const double x446 = 0.154*x47 - x46;
     const double x448 = -x10*x446 + x11*x445 - x272;
+    C[19] = x448;
     const double x452 = -x2*x442 - x3*x443;
+    C[3] = x452;
     const double x456 = -x2*x273 + x231*x3;
+    C[18] = x456;
     const double x463 = 0.35657999999999995*x23 + 1.9015893400000001*x22 + x161;
     const double x464 = -0.20472427999999993*x21 + 0.35657999999999995*x24 + x164;
     const double x465 = -0.00106974*x21 + 0.92856*x24 + x167;
+    C[28] = x465;
     const double x466 = -0.35657999999999995*x21 + 1.1400000000000001*x24 + x169;
     const double x467 = -0.35657999999999995*x22 - 1.1400000000000001*x23 + x171;
     const double x468 = -0.92856*x22;
     const double x469 = x466*x7 - x467*x6;
     const double x470 = -x466*x6 - x467*x7;
+    C[16] = x470;
     const double x471 = x463*x7 - x464*x6;
     const double x472 = -x463*x6 - x464*x7;
+    C[22] = x472;
     const double x473 = -x165*x6 - x166*x7;
     const double x474 = -0.00106974*x7;
     const double x475 = -1.6971650600000001*x16 + x17*x41 + x19*x34 + x473;
+    C[27] = x475;
     const double x476 = -x4*x468 + x469*x5;
     const double x477 = x4*x469 + x468*x5;
     const double x478 = -x4*x465 + x471*x5;
@@ -2855,14 +2905,19 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x483 = x34*x4;
     const double x485 = 1.6971650600000001*x5 + x4*x41;
     const double x486 = qd1*x483 + x10*x482;
+    C[26] = x486;
     const double x487 = 0.154*x470 + q2*x476 + x479;
     const double x488 = 0.154*x477 - x472;
     const double x489 = q2*x477 - x478;
+    C[10] = x489;
     const double x490 = -0.154*x33 + q2*x482 + x485;
     const double x491 = 0.154*x483 - x474;
     const double x493 = -x10*x491 + x11*x490 - x480;
+    C[25] = x493;
     const double x497 = -x2*x487 - x3*x488;
+    C[4] = x497;
     const double x501 = -x2*x481 + x3*x473;
+    C[24] = x501;
     const double x508 = 0.9266700000000001*x28 + 1.6967593900000002*x27 + x112;
     const double x509 = 0.9266700000000001*x29 - 1.6967593900000002*x26 + x114;
     const double x510 = 0.51*x29 - 0.9266700000000001*x26 - x102;
@@ -2871,16 +2926,21 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x513 = x510*x8 + x511*x9;
     const double x514 = x508*x9 - x509*x8;
     const double x515 = x508*x8 + x509*x9;
+    C[29] = x515;
     const double x516 = 0.0003*x21 + x153;
+    C[34] = x516;
     const double x517 = x512*x7;
     const double x518 = -x512*x6;
+    C[17] = x518;
     const double x519 = x117*x6 + x514*x7;
     const double x520 = x117*x7 - x514*x6;
+    C[23] = x520;
     const double x521 = x117*x6 + x152*x7;
     const double x522 = x117*x7 - x152*x6;
     const double x523 = 0.0003*x6;
     const double x524 = 0.0003*x7;
     const double x525 = x17*x523 + x522;
+    C[33] = x525;
     const double x526 = -x4*x513 + x5*x517;
     const double x527 = x4*x517 + x5*x513;
     const double x528 = -x4*x515 + x5*x519;
@@ -2891,46 +2951,23 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x534 = 0.154*x518 + q2*x526 + x529;
     const double x535 = 0.154*x527 - x520;
     const double x536 = q2*x527 - x528;
-    const double x537 = x10*x524 + x11*x533 - x530;
-    const double x541 = -x2*x534 - x3*x535;
-    const double x545 = -x2*x531 + x3*x522;
-    C[0] = x358;
-    C[1] = x403;
-    C[2] = x422;
-    C[3] = x452;
-    C[4] = x497;
-    C[5] = x541;
-    C[6] = x406;
-    C[7] = x396;
-    C[8] = x416;
-    C[9] = x444;
-    C[10] = x489;
     C[11] = x536;
-    C[12] = x426;
-    C[13] = x418;
-    C[14] = 0.0;
-    C[15] = x437;
-    C[16] = x470;
-    C[17] = x518;
-    C[18] = x456;
-    C[19] = x448;
-    C[20] = x411;
-    C[21] = x434;
-    C[22] = x472;
-    C[23] = x520;
-    C[24] = x501;
-    C[25] = x493;
-    C[26] = x486;
-    C[27] = x475;
-    C[28] = x465;
-    C[29] = x515;
-    C[30] = x545;
+    const double x537 = x10*x524 + x11*x533 - x530;
     C[31] = x537;
-    C[32] = 0.0;
-    C[33] = x525;
-    C[34] = x516;
-    C[35] = x117;
+    const double x541 = -x2*x534 - x3*x535;
+    C[5] = x541;
+    const double x545 = -x2*x531 + x3*x522;
+    C[30] = x545;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* coriolis_matrix: the block entry of each column of C (-1: the constant of sd_fill_coriolis_matrix_C). */
+static const int sd_src_coriolis_matrix_C[36] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+    23, 24, 25, 26, 27, 28, 29, 30, -1, 31, 32, 33,
+};
+static const double sd_fill_coriolis_matrix_C[36] = {0};
+#endif
 
 /* coriolis_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
@@ -2943,7 +2980,7 @@ void stanford_coriolis_matrix_batch(long count, const double *q, const double *q
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
         double sd_qd[6][SD_LANES];
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
-        double sd_C[36][SD_LANES];
+        double sd_C[34][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -3383,31 +3420,29 @@ void stanford_coriolis_matrix_batch(long count, const double *q, const double *q
             sd_C[11][sd_k] = x536;
             sd_C[12][sd_k] = x426;
             sd_C[13][sd_k] = x418;
-            sd_C[14][sd_k] = 0.0;
-            sd_C[15][sd_k] = x437;
-            sd_C[16][sd_k] = x470;
-            sd_C[17][sd_k] = x518;
-            sd_C[18][sd_k] = x456;
-            sd_C[19][sd_k] = x448;
-            sd_C[20][sd_k] = x411;
-            sd_C[21][sd_k] = x434;
-            sd_C[22][sd_k] = x472;
-            sd_C[23][sd_k] = x520;
-            sd_C[24][sd_k] = x501;
-            sd_C[25][sd_k] = x493;
-            sd_C[26][sd_k] = x486;
-            sd_C[27][sd_k] = x475;
-            sd_C[28][sd_k] = x465;
-            sd_C[29][sd_k] = x515;
-            sd_C[30][sd_k] = x545;
-            sd_C[31][sd_k] = x537;
-            sd_C[32][sd_k] = 0.0;
-            sd_C[33][sd_k] = x525;
-            sd_C[34][sd_k] = x516;
-            sd_C[35][sd_k] = x117;
+            sd_C[14][sd_k] = x437;
+            sd_C[15][sd_k] = x470;
+            sd_C[16][sd_k] = x518;
+            sd_C[17][sd_k] = x456;
+            sd_C[18][sd_k] = x448;
+            sd_C[19][sd_k] = x411;
+            sd_C[20][sd_k] = x434;
+            sd_C[21][sd_k] = x472;
+            sd_C[22][sd_k] = x520;
+            sd_C[23][sd_k] = x501;
+            sd_C[24][sd_k] = x493;
+            sd_C[25][sd_k] = x486;
+            sd_C[26][sd_k] = x475;
+            sd_C[27][sd_k] = x465;
+            sd_C[28][sd_k] = x515;
+            sd_C[29][sd_k] = x545;
+            sd_C[30][sd_k] = x537;
+            sd_C[31][sd_k] = x525;
+            sd_C[32][sd_k] = x516;
+            sd_C[33][sd_k] = x117;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_C[0], 36, sd_n, C + sd_first * 36);
+        sd_scatter_map(sd_C[0], sd_src_coriolis_matrix_C, sd_fill_coriolis_matrix_C, 36, sd_n, C + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_coriolis_matrix(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, C + (sd_first + sd_k) * 36);
@@ -3949,6 +3984,14 @@ void stanford_articulated_inertia(const double *q, double *D)
     D[5] = 0.0003;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* articulated_inertia: the block entry of each column of D (-1: the constant of sd_fill_articulated_inertia_D). */
+static const int sd_src_articulated_inertia_D[6] = {
+    0, 1, 2, 3, -1, -1,
+};
+static const double sd_fill_articulated_inertia_D[6] = {[4] = 1.6971650600000001, [5] = 0.0003};
+#endif
+
 /* articulated_inertia of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_articulated_inertia_batch(long count, const double *q, double *D)
 {
@@ -3958,7 +4001,7 @@ void stanford_articulated_inertia_batch(long count, const double *q, double *D)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_D[6][SD_LANES];
+        double sd_D[4][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -4106,11 +4149,9 @@ void stanford_articulated_inertia_batch(long count, const double *q, double *D)
             sd_D[1][sd_k] = x131;
             sd_D[2][sd_k] = x99;
             sd_D[3][sd_k] = x31;
-            sd_D[4][sd_k] = 1.6971650600000001;
-            sd_D[5][sd_k] = 0.0003;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_D[0], 6, sd_n, D + sd_first * 6);
+        sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 6, sd_n, D + sd_first * 6);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_articulated_inertia(q + (sd_first + sd_k) * 6, D + (sd_first + sd_k) * 6);
@@ -4129,6 +4170,14 @@ void stanford_innovations_factor(const double *q, double *m)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
+    m[6] = 0.0;
+    m[12] = 0.0;
+    m[13] = 0.0;
+    for (int sd_i = 17; sd_i < 21; ++sd_i) m[sd_i] = 0;
+    for (int sd_i = 24; sd_i < 28; ++sd_i) m[sd_i] = 0;
+    m[28] = 1.3027528775635078;
+    for (int sd_i = 29; sd_i < 35; ++sd_i) m[sd_i] = 0;
+    m[35] = 0.017320508075688773;
     double sd_angle[4], sd_sin[4], sd_cos[4];
     sd_angle[0] = q1;
     sd_angle[1] = q3;
@@ -4268,11 +4317,15 @@ void stanford_innovations_factor(const double *q, double *m)
     const double x159 = x152 - x154 + x157;
     const double x199 = 0.36843322250000005 + x159;
     const double x226 = sqrt(x199);
+    m[0] = x226;
     const double x232 = sqrt(x131);
+    m[7] = x232;
     const double x233 = x135*x232;
     const double x234 = x136*x232;
     const double x240 = -x2*x233 - x234*x3;
+    m[1] = x240;
     const double x243 = sqrt(x99);
+    m[14] = x243;
     const double x244 = x101*x243;
     const double x245 = x102*x243;
     const double x246 = x103*x243;
@@ -4280,13 +4333,17 @@ void stanford_innovations_factor(const double *q, double *m)
     const double x248 = 0.154*x243 + q2*x246 + x245;
     const double x249 = 0.154*x247;
     const double x250 = q2*x247 - x244;
+    m[8] = x250;
     const double x254 = -x2*x248 - x249*x3;
+    m[2] = x254;
     const double x257 = sqrt(x31);
+    m[21] = x257;
     const double x258 = x257*x36;
     const double x259 = x257*x37;
     const double x260 = x257*x39;
     const double x261 = x257*x40;
     const double x262 = x257*x41;
+    m[15] = x262;
     const double x263 = x260*x5 - x261*x4;
     const double x264 = x260*x4 + x261*x5;
     const double x265 = x258*x5 - x259*x4;
@@ -4294,11 +4351,15 @@ void stanford_innovations_factor(const double *q, double *m)
     const double x267 = 0.154*x262 + q2*x263 + x266;
     const double x268 = 0.154*x264 - x257;
     const double x269 = q2*x264 - x265;
+    m[9] = x269;
     const double x273 = -x2*x267 - x268*x3;
+    m[3] = x273;
     const double x276 = 0.7127675678112126*x7;
     const double x277 = -0.7127675678112126*x6;
+    m[16] = x277;
     const double x278 = -0.0008211380826121808*x6;
     const double x279 = -0.0008211380826121808*x7;
+    m[22] = x279;
     const double x280 = x276*x5;
     const double x281 = x276*x4;
     const double x282 = -1.3027528775635078*x4 + x278*x5;
@@ -4306,49 +4367,27 @@ void stanford_innovations_factor(const double *q, double *m)
     const double x284 = 0.154*x277 + q2*x280 + x283;
     const double x285 = 0.154*x281 - x279;
     const double x286 = q2*x281 - x282;
+    m[10] = x286;
     const double x290 = -x2*x284 - x285*x3;
+    m[4] = x290;
     const double x293 = 0.017320508075688773*x6;
     const double x294 = 0.017320508075688773*x7;
+    m[23] = x294;
     const double x295 = x293*x5;
+    m[11] = -x295;
     const double x296 = x293*x4;
     const double x298 = -x2*x296 + x294*x3;
-    m[0] = x226;
-    m[1] = x240;
-    m[2] = x254;
-    m[3] = x273;
-    m[4] = x290;
     m[5] = x298;
-    m[6] = 0.0;
-    m[7] = x232;
-    m[8] = x250;
-    m[9] = x269;
-    m[10] = x286;
-    m[11] = -x295;
-    m[12] = 0.0;
-    m[13] = 0.0;
-    m[14] = x243;
-    m[15] = x262;
-    m[16] = x277;
-    m[17] = 0.0;
-    m[18] = 0.0;
-    m[19] = 0.0;
-    m[20] = 0.0;
-    m[21] = x257;
-    m[22] = x279;
-    m[23] = x294;
-    m[24] = 0.0;
-    m[25] = 0.0;
-    m[26] = 0.0;
-    m[27] = 0.0;
-    m[28] = 1.3027528775635078;
-    m[29] = 0.0;
-    m[30] = 0.0;
-    m[31] = 0.0;
-    m[32] = 0.0;
-    m[33] = 0.0;
-    m[34] = 0.0;
-    m[35] = 0.017320508075688773;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor: the block entry of each column of m (-1: the constant of sd_fill_innovations_factor_m). */
+static const int sd_src_innovations_factor_m[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, -1, -1, -1, -1, 14, 15, 16,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_m[36] = {[28] = 1.3027528775635078, [35] = 0.017320508075688773};
+#endif
 
 /* innovations_factor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_innovations_factor_batch(long count, const double *q, double *m)
@@ -4359,7 +4398,7 @@ void stanford_innovations_factor_batch(long count, const double *q, double *m)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_m[36][SD_LANES];
+        double sd_m[17][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -4554,39 +4593,20 @@ void stanford_innovations_factor_batch(long count, const double *q, double *m)
             sd_m[3][sd_k] = x273;
             sd_m[4][sd_k] = x290;
             sd_m[5][sd_k] = x298;
-            sd_m[6][sd_k] = 0.0;
-            sd_m[7][sd_k] = x232;
-            sd_m[8][sd_k] = x250;
-            sd_m[9][sd_k] = x269;
-            sd_m[10][sd_k] = x286;
-            sd_m[11][sd_k] = -x295;
-            sd_m[12][sd_k] = 0.0;
-            sd_m[13][sd_k] = 0.0;
-            sd_m[14][sd_k] = x243;
-            sd_m[15][sd_k] = x262;
-            sd_m[16][sd_k] = x277;
-            sd_m[17][sd_k] = 0.0;
-            sd_m[18][sd_k] = 0.0;
-            sd_m[19][sd_k] = 0.0;
-            sd_m[20][sd_k] = 0.0;
-            sd_m[21][sd_k] = x257;
-            sd_m[22][sd_k] = x279;
-            sd_m[23][sd_k] = x294;
-            sd_m[24][sd_k] = 0.0;
-            sd_m[25][sd_k] = 0.0;
-            sd_m[26][sd_k] = 0.0;
-            sd_m[27][sd_k] = 0.0;
-            sd_m[28][sd_k] = 1.3027528775635078;
-            sd_m[29][sd_k] = 0.0;
-            sd_m[30][sd_k] = 0.0;
-            sd_m[31][sd_k] = 0.0;
-            sd_m[32][sd_k] = 0.0;
-            sd_m[33][sd_k] = 0.0;
-            sd_m[34][sd_k] = 0.0;
-            sd_m[35][sd_k] = 0.017320508075688773;
+            sd_m[6][sd_k] = x232;
+            sd_m[7][sd_k] = x250;
+            sd_m[8][sd_k] = x269;
+            sd_m[9][sd_k] = x286;
+            sd_m[10][sd_k] = -x295;
+            sd_m[11][sd_k] = x243;
+            sd_m[12][sd_k] = x262;
+            sd_m[13][sd_k] = x277;
+            sd_m[14][sd_k] = x257;
+            sd_m[15][sd_k] = x279;
+            sd_m[16][sd_k] = x294;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_m[0], 36, sd_n, m + sd_first * 36);
+        sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 36, sd_n, m + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_innovations_factor(q + (sd_first + sd_k) * 6, m + (sd_first + sd_k) * 36);
@@ -4605,6 +4625,16 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
+    ell[6] = 0.0;
+    ell[12] = 0.0;
+    ell[13] = 0.0;
+    ell[18] = 0.0;
+    ell[19] = 0.0;
+    ell[20] = 0.0;
+    for (int sd_i = 24; sd_i < 28; ++sd_i) ell[sd_i] = 0;
+    ell[28] = 0.7676052897079485;
+    for (int sd_i = 29; sd_i < 35; ++sd_i) ell[sd_i] = 0;
+    ell[35] = 57.735026918962575;
     double sd_angle[4], sd_sin[4], sd_cos[4];
     sd_angle[0] = q1;
     sd_angle[1] = q3;
@@ -4745,27 +4775,35 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     const double x199 = 0.36843322250000005 + x159;
     const double x226 = sqrt(x199);
     const double x227 = 1.0/x226;
+    ell[0] = x227;
     const double x228 = sqrt(x131);
     const double x229 = 1.0/x228;
+    ell[7] = x229;
     const double x233 = -x135*x2 - x136*x3;
     const double x236 = -x233/x226;
+    ell[1] = x236;
     const double x242 = sqrt(x99);
     const double x243 = 1.0/x242;
+    ell[14] = x243;
     const double x244 = 0.154 + q2*x103 + x102;
     const double x245 = 0.154*x104;
     const double x246 = q2*x104 - x101;
     const double x247 = -x246/x228;
+    ell[8] = x247;
     const double x248 = -x135*x246 + x244;
     const double x249 = -x136*x246 + x245;
     const double x255 = -x2*x248 - x249*x3;
     const double x258 = -x255/x226;
+    ell[2] = x258;
     const double x264 = sqrt(x31);
     const double x265 = 1.0/x264;
+    ell[21] = x265;
     const double x266 = x39*x5 - x4*x40;
     const double x267 = x39*x4 + x40*x5;
     const double x268 = x36*x5 - x37*x4;
     const double x269 = x36*x4 + x37*x5;
     const double x270 = -x41/x242;
+    ell[15] = x270;
     const double x271 = -x101*x41 + x268;
     const double x272 = -x102*x41 + x269;
     const double x273 = -x103*x41 + x266;
@@ -4774,15 +4812,18 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     const double x276 = 0.154*x274 - 1.0;
     const double x277 = q2*x274 - x271;
     const double x278 = -x277/x228;
+    ell[9] = x278;
     const double x279 = -x135*x277 + x275;
     const double x280 = -x136*x277 + x276;
     const double x286 = -x2*x279 - x280*x3;
     const double x289 = -x286/x226;
+    ell[3] = x289;
     const double x295 = 0.5471241553841557*x7;
     const double x296 = -0.5471241553841557*x6;
     const double x297 = -0.0006303099357937524*x6;
     const double x298 = -0.0006303099357937524*x7;
     const double x299 = -x298/x264;
+    ell[22] = x299;
     const double x300 = x297 - x298*x36;
     const double x301 = 1.0 - x298*x37;
     const double x302 = x295 - x298*x39;
@@ -4793,6 +4834,7 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     const double x307 = x300*x5 - x301*x4;
     const double x308 = x300*x4 + x301*x5;
     const double x309 = -x304/x242;
+    ell[16] = x309;
     const double x310 = -x101*x304 + x307;
     const double x311 = -x102*x304 + x308;
     const double x312 = -x103*x304 + x305;
@@ -4801,11 +4843,14 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     const double x315 = 0.154*x313;
     const double x316 = q2*x313 - x310;
     const double x317 = -x316/x228;
+    ell[10] = x317;
     const double x318 = -x135*x316 + x314;
     const double x319 = -x136*x316 + x315;
     const double x325 = -x2*x318 - x3*x319;
     const double x328 = -x325/x226;
+    ell[4] = x328;
     const double x334 = -x7/x264;
+    ell[23] = x334;
     const double x335 = -x36*x7 + x6;
     const double x336 = -x37*x7;
     const double x337 = -x39*x7;
@@ -4816,6 +4861,7 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     const double x342 = x335*x5 - x336*x4;
     const double x343 = x335*x4 + x336*x5;
     const double x344 = -x339/x242;
+    ell[17] = x344;
     const double x345 = -x101*x339 + x342;
     const double x346 = -x102*x339 + x343;
     const double x347 = -x103*x339 + x340;
@@ -4824,47 +4870,22 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     const double x350 = 0.154*x348;
     const double x351 = q2*x348 - x345;
     const double x352 = -x351/x228;
+    ell[11] = x352;
     const double x353 = -x135*x351 + x349;
     const double x354 = -x136*x351 + x350;
     const double x360 = -x2*x353 - x3*x354;
     const double x363 = -x360/x226;
-    ell[0] = x227;
-    ell[1] = x236;
-    ell[2] = x258;
-    ell[3] = x289;
-    ell[4] = x328;
     ell[5] = x363;
-    ell[6] = 0.0;
-    ell[7] = x229;
-    ell[8] = x247;
-    ell[9] = x278;
-    ell[10] = x317;
-    ell[11] = x352;
-    ell[12] = 0.0;
-    ell[13] = 0.0;
-    ell[14] = x243;
-    ell[15] = x270;
-    ell[16] = x309;
-    ell[17] = x344;
-    ell[18] = 0.0;
-    ell[19] = 0.0;
-    ell[20] = 0.0;
-    ell[21] = x265;
-    ell[22] = x299;
-    ell[23] = x334;
-    ell[24] = 0.0;
-    ell[25] = 0.0;
-    ell[26] = 0.0;
-    ell[27] = 0.0;
-    ell[28] = 0.7676052897079485;
-    ell[29] = 0.0;
-    ell[30] = 0.0;
-    ell[31] = 0.0;
-    ell[32] = 0.0;
-    ell[33] = 0.0;
-    ell[34] = 0.0;
-    ell[35] = 57.735026918962575;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor_inverse: the block entry of each column of ell (-1: the constant of sd_fill_innovations_factor_inverse_ell). */
+static const int sd_src_innovations_factor_inverse_ell[36] = {
+    0, 1, 2, 3, 4, 5, -1, 6, 7, 8, 9, 10, -1, -1, 11, 12, 13, 14, -1, -1, -1, 15, 16, 17,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_innovations_factor_inverse_ell[36] = {[28] = 0.7676052897079485, [35] = 57.735026918962575};
+#endif
 
 /* innovations_factor_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_innovations_factor_inverse_batch(long count, const double *q, double *ell)
@@ -4875,7 +4896,7 @@ void stanford_innovations_factor_inverse_batch(long count, const double *q, doub
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_ell[36][SD_LANES];
+        double sd_ell[18][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -5110,39 +5131,21 @@ void stanford_innovations_factor_inverse_batch(long count, const double *q, doub
             sd_ell[3][sd_k] = x289;
             sd_ell[4][sd_k] = x328;
             sd_ell[5][sd_k] = x363;
-            sd_ell[6][sd_k] = 0.0;
-            sd_ell[7][sd_k] = x229;
-            sd_ell[8][sd_k] = x247;
-            sd_ell[9][sd_k] = x278;
-            sd_ell[10][sd_k] = x317;
-            sd_ell[11][sd_k] = x352;
-            sd_ell[12][sd_k] = 0.0;
-            sd_ell[13][sd_k] = 0.0;
-            sd_ell[14][sd_k] = x243;
-            sd_ell[15][sd_k] = x270;
-            sd_ell[16][sd_k] = x309;
-            sd_ell[17][sd_k] = x344;
-            sd_ell[18][sd_k] = 0.0;
-            sd_ell[19][sd_k] = 0.0;
-            sd_ell[20][sd_k] = 0.0;
-            sd_ell[21][sd_k] = x265;
-            sd_ell[22][sd_k] = x299;
-            sd_ell[23][sd_k] = x334;
-            sd_ell[24][sd_k] = 0.0;
-            sd_ell[25][sd_k] = 0.0;
-            sd_ell[26][sd_k] = 0.0;
-            sd_ell[27][sd_k] = 0.0;
-            sd_ell[28][sd_k] = 0.7676052897079485;
-            sd_ell[29][sd_k] = 0.0;
-            sd_ell[30][sd_k] = 0.0;
-            sd_ell[31][sd_k] = 0.0;
-            sd_ell[32][sd_k] = 0.0;
-            sd_ell[33][sd_k] = 0.0;
-            sd_ell[34][sd_k] = 0.0;
-            sd_ell[35][sd_k] = 57.735026918962575;
+            sd_ell[6][sd_k] = x229;
+            sd_ell[7][sd_k] = x247;
+            sd_ell[8][sd_k] = x278;
+            sd_ell[9][sd_k] = x317;
+            sd_ell[10][sd_k] = x352;
+            sd_ell[11][sd_k] = x243;
+            sd_ell[12][sd_k] = x270;
+            sd_ell[13][sd_k] = x309;
+            sd_ell[14][sd_k] = x344;
+            sd_ell[15][sd_k] = x265;
+            sd_ell[16][sd_k] = x299;
+            sd_ell[17][sd_k] = x334;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_ell[0], 36, sd_n, ell + sd_first * 36);
+        sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 36, sd_n, ell + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_innovations_factor_inverse(q + (sd_first + sd_k) * 6, ell + (sd_first + sd_k) * 36);
@@ -10182,6 +10185,18 @@ void stanford_udu_factor(const double *q, double *U)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
+    U[0] = 1.0;
+    U[6] = 0.0;
+    U[7] = 1.0;
+    U[12] = 0.0;
+    U[13] = 0.0;
+    U[14] = 1.0;
+    for (int sd_i = 17; sd_i < 21; ++sd_i) U[sd_i] = 0;
+    U[21] = 1.0;
+    for (int sd_i = 24; sd_i < 28; ++sd_i) U[sd_i] = 0;
+    U[28] = 1.0;
+    for (int sd_i = 29; sd_i < 35; ++sd_i) U[sd_i] = 0;
+    U[35] = 1.0;
     double sd_angle[4], sd_sin[4], sd_cos[4];
     sd_angle[0] = q1;
     sd_angle[1] = q3;
@@ -10191,6 +10206,7 @@ void stanford_udu_factor(const double *q, double *U)
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
     const double x6 = sd_sin[2], x7 = sd_cos[2];
+    U[23] = x7;
     const double x12 = -x6*x6 + x7*x7;
     const double x13 = 2.0*x6*x7;
     const double x14 = 0.8485828671338754*x12;
@@ -10220,6 +10236,7 @@ void stanford_udu_factor(const double *q, double *U)
     const double x39 = x32*x35;
     const double x40 = -x25*x35;
     const double x41 = x23*x35;
+    U[15] = x41;
     const double x42 = x15*x36 + x28;
     const double x43 = x15*x37;
     const double x44 = x15*x39 - x23;
@@ -10295,10 +10312,13 @@ void stanford_udu_factor(const double *q, double *U)
     const double x135 = x124*x134;
     const double x136 = x126*x134;
     const double x229 = -x135*x2 - x136*x3;
+    U[1] = x229;
     const double x232 = 0.154 + q2*x103 + x102;
     const double x233 = 0.154*x104;
     const double x234 = q2*x104 - x101;
+    U[8] = x234;
     const double x238 = -x2*x232 - x233*x3;
+    U[2] = x238;
     const double x241 = x39*x5 - x4*x40;
     const double x242 = x39*x4 + x40*x5;
     const double x243 = x36*x5 - x37*x4;
@@ -10306,11 +10326,15 @@ void stanford_udu_factor(const double *q, double *U)
     const double x245 = 0.154*x41 + q2*x241 + x244;
     const double x246 = 0.154*x242 - 1.0;
     const double x247 = q2*x242 - x243;
+    U[9] = x247;
     const double x251 = -x2*x245 - x246*x3;
+    U[3] = x251;
     const double x254 = 0.5471241553841557*x7;
     const double x255 = -0.5471241553841557*x6;
+    U[16] = x255;
     const double x256 = -0.0006303099357937524*x6;
     const double x257 = -0.0006303099357937524*x7;
+    U[22] = x257;
     const double x258 = x254*x5;
     const double x259 = x254*x4;
     const double x260 = x256*x5 - x4;
@@ -10318,47 +10342,24 @@ void stanford_udu_factor(const double *q, double *U)
     const double x262 = 0.154*x255 + q2*x258 + x261;
     const double x263 = 0.154*x259 - x257;
     const double x264 = q2*x259 - x260;
+    U[10] = x264;
     const double x268 = -x2*x262 - x263*x3;
+    U[4] = x268;
     const double x271 = x5*x6;
+    U[11] = -x271;
     const double x272 = x4*x6;
     const double x274 = -x2*x272 + x3*x7;
-    U[0] = 1.0;
-    U[1] = x229;
-    U[2] = x238;
-    U[3] = x251;
-    U[4] = x268;
     U[5] = x274;
-    U[6] = 0.0;
-    U[7] = 1.0;
-    U[8] = x234;
-    U[9] = x247;
-    U[10] = x264;
-    U[11] = -x271;
-    U[12] = 0.0;
-    U[13] = 0.0;
-    U[14] = 1.0;
-    U[15] = x41;
-    U[16] = x255;
-    U[17] = 0.0;
-    U[18] = 0.0;
-    U[19] = 0.0;
-    U[20] = 0.0;
-    U[21] = 1.0;
-    U[22] = x257;
-    U[23] = x7;
-    U[24] = 0.0;
-    U[25] = 0.0;
-    U[26] = 0.0;
-    U[27] = 0.0;
-    U[28] = 1.0;
-    U[29] = 0.0;
-    U[30] = 0.0;
-    U[31] = 0.0;
-    U[32] = 0.0;
-    U[33] = 0.0;
-    U[34] = 0.0;
-    U[35] = 1.0;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
+static const int sd_src_udu_factor_U[36] = {
+    0, 1, 2, 3, 4, 5, -1, 0, 6, 7, 8, 9, -1, -1, 0, 10, 11, -1, -1, -1, -1, 0, 12, 13,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_udu_factor_U[36] = {[28] = 1.0, [35] = 1.0};
+#endif
 
 /* udu_factor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_udu_factor_batch(long count, const double *q, double *U)
@@ -10369,7 +10370,7 @@ void stanford_udu_factor_batch(long count, const double *q, double *U)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_U[36][SD_LANES];
+        double sd_U[14][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -10521,39 +10522,17 @@ void stanford_udu_factor_batch(long count, const double *q, double *U)
             sd_U[3][sd_k] = x251;
             sd_U[4][sd_k] = x268;
             sd_U[5][sd_k] = x274;
-            sd_U[6][sd_k] = 0.0;
-            sd_U[7][sd_k] = 1.0;
-            sd_U[8][sd_k] = x234;
-            sd_U[9][sd_k] = x247;
-            sd_U[10][sd_k] = x264;
-            sd_U[11][sd_k] = -x271;
-            sd_U[12][sd_k] = 0.0;
-            sd_U[13][sd_k] = 0.0;
-            sd_U[14][sd_k] = 1.0;
-            sd_U[15][sd_k] = x41;
-            sd_U[16][sd_k] = x255;
-            sd_U[17][sd_k] = 0.0;
-            sd_U[18][sd_k] = 0.0;
-            sd_U[19][sd_k] = 0.0;
-            sd_U[20][sd_k] = 0.0;
-            sd_U[21][sd_k] = 1.0;
-            sd_U[22][sd_k] = x257;
-            sd_U[23][sd_k] = x7;
-            sd_U[24][sd_k] = 0.0;
-            sd_U[25][sd_k] = 0.0;
-            sd_U[26][sd_k] = 0.0;
-            sd_U[27][sd_k] = 0.0;
-            sd_U[28][sd_k] = 1.0;
-            sd_U[29][sd_k] = 0.0;
-            sd_U[30][sd_k] = 0.0;
-            sd_U[31][sd_k] = 0.0;
-            sd_U[32][sd_k] = 0.0;
-            sd_U[33][sd_k] = 0.0;
-            sd_U[34][sd_k] = 0.0;
-            sd_U[35][sd_k] = 1.0;
+            sd_U[6][sd_k] = x234;
+            sd_U[7][sd_k] = x247;
+            sd_U[8][sd_k] = x264;
+            sd_U[9][sd_k] = -x271;
+            sd_U[10][sd_k] = x41;
+            sd_U[11][sd_k] = x255;
+            sd_U[12][sd_k] = x257;
+            sd_U[13][sd_k] = x7;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_U[0], 36, sd_n, U + sd_first * 36);
+        sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 36, sd_n, U + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_udu_factor(q + (sd_first + sd_k) * 6, U + (sd_first + sd_k) * 36);
@@ -11723,6 +11702,27 @@ void stanford_base_regressor(const double *q, const double *qd, const double *qd
     Yb[327] = x361;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* base_regressor: the block entry of each column of Yb (-1: the constant of sd_fill_base_regressor_Yb). */
+static const int sd_src_base_regressor_Yb[330] = {
+    0, -1, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+    22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49,
+    50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, -1, -1, -1, 66, 67, 33, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 68, 69,
+    70, 71, 72, 73, -1, -1, -1, -1, -1, 74, 75, -1, -1, -1, -1, -1, 76, 77, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, 78, 79, 33, 80, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
+    96, 97, 98, 99, 100, 101, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 102, 103, 33, 104, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 105,
+    106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, 119, 120, 33, 121, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 122, 123, 124, 125, 126, 127, 128, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 129, 130, -1, 131,
+};
+static const double sd_fill_base_regressor_Yb[330] = {[328] = 1.0};
+#endif
+
 /* base_regressor of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
@@ -11736,7 +11736,7 @@ void stanford_base_regressor_batch(long count, const double *q, const double *qd
         sd_gather(qd + sd_first * 6, 6, sd_n, sd_qd[0]);
         double sd_qdd[6][SD_LANES];
         sd_gather(qdd + sd_first * 6, 6, sd_n, sd_qdd[0]);
-        double sd_Yb[330][SD_LANES];
+        double sd_Yb[132][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -12057,338 +12057,140 @@ void stanford_base_regressor_batch(long count, const double *q, const double *qd
             const double x360 = sd_sign(qd4);
             const double x361 = sd_sign(qd5);
             sd_Yb[0][sd_k] = qdd0;
-            sd_Yb[1][sd_k] = 0.0;
-            sd_Yb[2][sd_k] = 0.0;
-            sd_Yb[3][sd_k] = x166;
-            sd_Yb[4][sd_k] = x167;
-            sd_Yb[5][sd_k] = x169;
-            sd_Yb[6][sd_k] = x170;
-            sd_Yb[7][sd_k] = x171;
-            sd_Yb[8][sd_k] = x176;
-            sd_Yb[9][sd_k] = x177;
-            sd_Yb[10][sd_k] = x178;
-            sd_Yb[11][sd_k] = x179;
-            sd_Yb[12][sd_k] = x196;
-            sd_Yb[13][sd_k] = x197;
-            sd_Yb[14][sd_k] = x199;
-            sd_Yb[15][sd_k] = x200;
-            sd_Yb[16][sd_k] = x202;
-            sd_Yb[17][sd_k] = x203;
-            sd_Yb[18][sd_k] = x204;
-            sd_Yb[19][sd_k] = x216;
-            sd_Yb[20][sd_k] = x217;
-            sd_Yb[21][sd_k] = x219;
-            sd_Yb[22][sd_k] = x220;
-            sd_Yb[23][sd_k] = x222;
-            sd_Yb[24][sd_k] = x223;
-            sd_Yb[25][sd_k] = x224;
-            sd_Yb[26][sd_k] = x236;
-            sd_Yb[27][sd_k] = x237;
-            sd_Yb[28][sd_k] = x239;
-            sd_Yb[29][sd_k] = x240;
-            sd_Yb[30][sd_k] = x242;
-            sd_Yb[31][sd_k] = x243;
-            sd_Yb[32][sd_k] = x244;
-            sd_Yb[33][sd_k] = qd0;
-            sd_Yb[34][sd_k] = x356;
-            sd_Yb[35][sd_k] = 1.0;
-            sd_Yb[36][sd_k] = 0.0;
-            sd_Yb[37][sd_k] = 0.0;
-            sd_Yb[38][sd_k] = 0.0;
-            sd_Yb[39][sd_k] = 0.0;
-            sd_Yb[40][sd_k] = 0.0;
-            sd_Yb[41][sd_k] = 0.0;
-            sd_Yb[42][sd_k] = 0.0;
-            sd_Yb[43][sd_k] = 0.0;
-            sd_Yb[44][sd_k] = 0.0;
-            sd_Yb[45][sd_k] = 0.0;
-            sd_Yb[46][sd_k] = 0.0;
-            sd_Yb[47][sd_k] = 0.0;
-            sd_Yb[48][sd_k] = 0.0;
-            sd_Yb[49][sd_k] = 0.0;
-            sd_Yb[50][sd_k] = 0.0;
-            sd_Yb[51][sd_k] = 0.0;
-            sd_Yb[52][sd_k] = 0.0;
-            sd_Yb[53][sd_k] = 0.0;
-            sd_Yb[54][sd_k] = 0.0;
-            sd_Yb[55][sd_k] = 0.0;
-            sd_Yb[56][sd_k] = x41;
-            sd_Yb[57][sd_k] = -x40;
-            sd_Yb[58][sd_k] = -x47;
-            sd_Yb[59][sd_k] = x136;
-            sd_Yb[60][sd_k] = x138;
-            sd_Yb[61][sd_k] = x51;
-            sd_Yb[62][sd_k] = qdd1;
-            sd_Yb[63][sd_k] = x245;
-            sd_Yb[64][sd_k] = x246;
-            sd_Yb[65][sd_k] = x247;
-            sd_Yb[66][sd_k] = x248;
-            sd_Yb[67][sd_k] = x256;
-            sd_Yb[68][sd_k] = x257;
-            sd_Yb[69][sd_k] = x259;
-            sd_Yb[70][sd_k] = x260;
-            sd_Yb[71][sd_k] = x262;
-            sd_Yb[72][sd_k] = x263;
-            sd_Yb[73][sd_k] = x264;
-            sd_Yb[74][sd_k] = x276;
-            sd_Yb[75][sd_k] = x277;
-            sd_Yb[76][sd_k] = x279;
-            sd_Yb[77][sd_k] = x280;
-            sd_Yb[78][sd_k] = x282;
-            sd_Yb[79][sd_k] = x283;
-            sd_Yb[80][sd_k] = x284;
-            sd_Yb[81][sd_k] = x296;
-            sd_Yb[82][sd_k] = x297;
-            sd_Yb[83][sd_k] = x299;
-            sd_Yb[84][sd_k] = x300;
-            sd_Yb[85][sd_k] = x302;
-            sd_Yb[86][sd_k] = x303;
-            sd_Yb[87][sd_k] = x304;
-            sd_Yb[88][sd_k] = 0.0;
-            sd_Yb[89][sd_k] = 0.0;
-            sd_Yb[90][sd_k] = 0.0;
-            sd_Yb[91][sd_k] = qd1;
-            sd_Yb[92][sd_k] = x357;
-            sd_Yb[93][sd_k] = 1.0;
-            sd_Yb[94][sd_k] = 0.0;
-            sd_Yb[95][sd_k] = 0.0;
-            sd_Yb[96][sd_k] = 0.0;
-            sd_Yb[97][sd_k] = 0.0;
-            sd_Yb[98][sd_k] = 0.0;
-            sd_Yb[99][sd_k] = 0.0;
-            sd_Yb[100][sd_k] = 0.0;
-            sd_Yb[101][sd_k] = 0.0;
-            sd_Yb[102][sd_k] = 0.0;
-            sd_Yb[103][sd_k] = 0.0;
-            sd_Yb[104][sd_k] = 0.0;
-            sd_Yb[105][sd_k] = 0.0;
-            sd_Yb[106][sd_k] = 0.0;
-            sd_Yb[107][sd_k] = 0.0;
-            sd_Yb[108][sd_k] = 0.0;
-            sd_Yb[109][sd_k] = 0.0;
-            sd_Yb[110][sd_k] = 0.0;
-            sd_Yb[111][sd_k] = 0.0;
-            sd_Yb[112][sd_k] = 0.0;
-            sd_Yb[113][sd_k] = 0.0;
-            sd_Yb[114][sd_k] = 0.0;
-            sd_Yb[115][sd_k] = 0.0;
-            sd_Yb[116][sd_k] = 0.0;
-            sd_Yb[117][sd_k] = 0.0;
-            sd_Yb[118][sd_k] = x63;
-            sd_Yb[119][sd_k] = x54;
-            sd_Yb[120][sd_k] = x68;
-            sd_Yb[121][sd_k] = x53;
-            sd_Yb[122][sd_k] = x88;
-            sd_Yb[123][sd_k] = x89;
-            sd_Yb[124][sd_k] = 0.0;
-            sd_Yb[125][sd_k] = 0.0;
-            sd_Yb[126][sd_k] = 0.0;
-            sd_Yb[127][sd_k] = 0.0;
-            sd_Yb[128][sd_k] = 0.0;
-            sd_Yb[129][sd_k] = x306;
-            sd_Yb[130][sd_k] = x307;
-            sd_Yb[131][sd_k] = 0.0;
-            sd_Yb[132][sd_k] = 0.0;
-            sd_Yb[133][sd_k] = 0.0;
-            sd_Yb[134][sd_k] = 0.0;
-            sd_Yb[135][sd_k] = 0.0;
-            sd_Yb[136][sd_k] = x312;
-            sd_Yb[137][sd_k] = x313;
-            sd_Yb[138][sd_k] = 0.0;
-            sd_Yb[139][sd_k] = 0.0;
-            sd_Yb[140][sd_k] = 0.0;
-            sd_Yb[141][sd_k] = 0.0;
-            sd_Yb[142][sd_k] = 0.0;
-            sd_Yb[143][sd_k] = 0.0;
-            sd_Yb[144][sd_k] = 0.0;
-            sd_Yb[145][sd_k] = 0.0;
-            sd_Yb[146][sd_k] = 0.0;
-            sd_Yb[147][sd_k] = 0.0;
-            sd_Yb[148][sd_k] = 0.0;
-            sd_Yb[149][sd_k] = qd2;
-            sd_Yb[150][sd_k] = x358;
-            sd_Yb[151][sd_k] = 1.0;
-            sd_Yb[152][sd_k] = qdd2;
-            sd_Yb[153][sd_k] = 0.0;
-            sd_Yb[154][sd_k] = 0.0;
-            sd_Yb[155][sd_k] = 0.0;
-            sd_Yb[156][sd_k] = 0.0;
-            sd_Yb[157][sd_k] = 0.0;
-            sd_Yb[158][sd_k] = 0.0;
-            sd_Yb[159][sd_k] = 0.0;
-            sd_Yb[160][sd_k] = 0.0;
-            sd_Yb[161][sd_k] = 0.0;
-            sd_Yb[162][sd_k] = 0.0;
-            sd_Yb[163][sd_k] = 0.0;
-            sd_Yb[164][sd_k] = 0.0;
-            sd_Yb[165][sd_k] = 0.0;
-            sd_Yb[166][sd_k] = 0.0;
-            sd_Yb[167][sd_k] = 0.0;
-            sd_Yb[168][sd_k] = 0.0;
-            sd_Yb[169][sd_k] = 0.0;
-            sd_Yb[170][sd_k] = 0.0;
-            sd_Yb[171][sd_k] = 0.0;
-            sd_Yb[172][sd_k] = 0.0;
-            sd_Yb[173][sd_k] = 0.0;
-            sd_Yb[174][sd_k] = 0.0;
-            sd_Yb[175][sd_k] = 0.0;
-            sd_Yb[176][sd_k] = 0.0;
-            sd_Yb[177][sd_k] = x72;
-            sd_Yb[178][sd_k] = -x71;
-            sd_Yb[179][sd_k] = -x79;
-            sd_Yb[180][sd_k] = x144;
-            sd_Yb[181][sd_k] = x146;
-            sd_Yb[182][sd_k] = x84;
-            sd_Yb[183][sd_k] = x75;
-            sd_Yb[184][sd_k] = x319;
-            sd_Yb[185][sd_k] = x320;
-            sd_Yb[186][sd_k] = x322;
-            sd_Yb[187][sd_k] = x323;
-            sd_Yb[188][sd_k] = x325;
-            sd_Yb[189][sd_k] = x326;
-            sd_Yb[190][sd_k] = x327;
-            sd_Yb[191][sd_k] = x334;
-            sd_Yb[192][sd_k] = x335;
-            sd_Yb[193][sd_k] = x337;
-            sd_Yb[194][sd_k] = x338;
-            sd_Yb[195][sd_k] = x340;
-            sd_Yb[196][sd_k] = x341;
-            sd_Yb[197][sd_k] = x342;
-            sd_Yb[198][sd_k] = 0.0;
-            sd_Yb[199][sd_k] = 0.0;
-            sd_Yb[200][sd_k] = 0.0;
-            sd_Yb[201][sd_k] = 0.0;
-            sd_Yb[202][sd_k] = 0.0;
-            sd_Yb[203][sd_k] = 0.0;
-            sd_Yb[204][sd_k] = 0.0;
-            sd_Yb[205][sd_k] = 0.0;
-            sd_Yb[206][sd_k] = 0.0;
-            sd_Yb[207][sd_k] = 0.0;
-            sd_Yb[208][sd_k] = qd3;
-            sd_Yb[209][sd_k] = x359;
-            sd_Yb[210][sd_k] = 1.0;
-            sd_Yb[211][sd_k] = qdd3;
-            sd_Yb[212][sd_k] = 0.0;
-            sd_Yb[213][sd_k] = 0.0;
-            sd_Yb[214][sd_k] = 0.0;
-            sd_Yb[215][sd_k] = 0.0;
-            sd_Yb[216][sd_k] = 0.0;
-            sd_Yb[217][sd_k] = 0.0;
-            sd_Yb[218][sd_k] = 0.0;
-            sd_Yb[219][sd_k] = 0.0;
-            sd_Yb[220][sd_k] = 0.0;
-            sd_Yb[221][sd_k] = 0.0;
-            sd_Yb[222][sd_k] = 0.0;
-            sd_Yb[223][sd_k] = 0.0;
-            sd_Yb[224][sd_k] = 0.0;
-            sd_Yb[225][sd_k] = 0.0;
-            sd_Yb[226][sd_k] = 0.0;
-            sd_Yb[227][sd_k] = 0.0;
-            sd_Yb[228][sd_k] = 0.0;
-            sd_Yb[229][sd_k] = 0.0;
-            sd_Yb[230][sd_k] = 0.0;
-            sd_Yb[231][sd_k] = 0.0;
-            sd_Yb[232][sd_k] = 0.0;
-            sd_Yb[233][sd_k] = 0.0;
-            sd_Yb[234][sd_k] = 0.0;
-            sd_Yb[235][sd_k] = 0.0;
-            sd_Yb[236][sd_k] = 0.0;
-            sd_Yb[237][sd_k] = 0.0;
-            sd_Yb[238][sd_k] = 0.0;
-            sd_Yb[239][sd_k] = x94;
-            sd_Yb[240][sd_k] = -x93;
-            sd_Yb[241][sd_k] = -x101;
-            sd_Yb[242][sd_k] = x150;
-            sd_Yb[243][sd_k] = x152;
-            sd_Yb[244][sd_k] = x106;
-            sd_Yb[245][sd_k] = x97;
-            sd_Yb[246][sd_k] = x347;
-            sd_Yb[247][sd_k] = x348;
-            sd_Yb[248][sd_k] = x350;
-            sd_Yb[249][sd_k] = x351;
-            sd_Yb[250][sd_k] = x353;
-            sd_Yb[251][sd_k] = x354;
-            sd_Yb[252][sd_k] = x355;
-            sd_Yb[253][sd_k] = 0.0;
-            sd_Yb[254][sd_k] = 0.0;
-            sd_Yb[255][sd_k] = 0.0;
-            sd_Yb[256][sd_k] = 0.0;
-            sd_Yb[257][sd_k] = 0.0;
-            sd_Yb[258][sd_k] = 0.0;
-            sd_Yb[259][sd_k] = 0.0;
-            sd_Yb[260][sd_k] = 0.0;
-            sd_Yb[261][sd_k] = 0.0;
-            sd_Yb[262][sd_k] = 0.0;
-            sd_Yb[263][sd_k] = 0.0;
-            sd_Yb[264][sd_k] = 0.0;
-            sd_Yb[265][sd_k] = 0.0;
-            sd_Yb[266][sd_k] = 0.0;
-            sd_Yb[267][sd_k] = qd4;
-            sd_Yb[268][sd_k] = x360;
-            sd_Yb[269][sd_k] = 1.0;
-            sd_Yb[270][sd_k] = qdd4;
-            sd_Yb[271][sd_k] = 0.0;
-            sd_Yb[272][sd_k] = 0.0;
-            sd_Yb[273][sd_k] = 0.0;
-            sd_Yb[274][sd_k] = 0.0;
-            sd_Yb[275][sd_k] = 0.0;
-            sd_Yb[276][sd_k] = 0.0;
-            sd_Yb[277][sd_k] = 0.0;
-            sd_Yb[278][sd_k] = 0.0;
-            sd_Yb[279][sd_k] = 0.0;
-            sd_Yb[280][sd_k] = 0.0;
-            sd_Yb[281][sd_k] = 0.0;
-            sd_Yb[282][sd_k] = 0.0;
-            sd_Yb[283][sd_k] = 0.0;
-            sd_Yb[284][sd_k] = 0.0;
-            sd_Yb[285][sd_k] = 0.0;
-            sd_Yb[286][sd_k] = 0.0;
-            sd_Yb[287][sd_k] = 0.0;
-            sd_Yb[288][sd_k] = 0.0;
-            sd_Yb[289][sd_k] = 0.0;
-            sd_Yb[290][sd_k] = 0.0;
-            sd_Yb[291][sd_k] = 0.0;
-            sd_Yb[292][sd_k] = 0.0;
-            sd_Yb[293][sd_k] = 0.0;
-            sd_Yb[294][sd_k] = 0.0;
-            sd_Yb[295][sd_k] = 0.0;
-            sd_Yb[296][sd_k] = 0.0;
-            sd_Yb[297][sd_k] = 0.0;
-            sd_Yb[298][sd_k] = 0.0;
-            sd_Yb[299][sd_k] = 0.0;
-            sd_Yb[300][sd_k] = 0.0;
-            sd_Yb[301][sd_k] = x116;
-            sd_Yb[302][sd_k] = -x115;
-            sd_Yb[303][sd_k] = -x123;
-            sd_Yb[304][sd_k] = x156;
-            sd_Yb[305][sd_k] = x158;
-            sd_Yb[306][sd_k] = x128;
-            sd_Yb[307][sd_k] = x119;
-            sd_Yb[308][sd_k] = 0.0;
-            sd_Yb[309][sd_k] = 0.0;
-            sd_Yb[310][sd_k] = 0.0;
-            sd_Yb[311][sd_k] = 0.0;
-            sd_Yb[312][sd_k] = 0.0;
-            sd_Yb[313][sd_k] = 0.0;
-            sd_Yb[314][sd_k] = 0.0;
-            sd_Yb[315][sd_k] = 0.0;
-            sd_Yb[316][sd_k] = 0.0;
-            sd_Yb[317][sd_k] = 0.0;
-            sd_Yb[318][sd_k] = 0.0;
-            sd_Yb[319][sd_k] = 0.0;
-            sd_Yb[320][sd_k] = 0.0;
-            sd_Yb[321][sd_k] = 0.0;
-            sd_Yb[322][sd_k] = 0.0;
-            sd_Yb[323][sd_k] = 0.0;
-            sd_Yb[324][sd_k] = 0.0;
-            sd_Yb[325][sd_k] = 0.0;
-            sd_Yb[326][sd_k] = qd5;
-            sd_Yb[327][sd_k] = x361;
-            sd_Yb[328][sd_k] = 1.0;
-            sd_Yb[329][sd_k] = qdd5;
+            sd_Yb[1][sd_k] = x166;
+            sd_Yb[2][sd_k] = x167;
+            sd_Yb[3][sd_k] = x169;
+            sd_Yb[4][sd_k] = x170;
+            sd_Yb[5][sd_k] = x171;
+            sd_Yb[6][sd_k] = x176;
+            sd_Yb[7][sd_k] = x177;
+            sd_Yb[8][sd_k] = x178;
+            sd_Yb[9][sd_k] = x179;
+            sd_Yb[10][sd_k] = x196;
+            sd_Yb[11][sd_k] = x197;
+            sd_Yb[12][sd_k] = x199;
+            sd_Yb[13][sd_k] = x200;
+            sd_Yb[14][sd_k] = x202;
+            sd_Yb[15][sd_k] = x203;
+            sd_Yb[16][sd_k] = x204;
+            sd_Yb[17][sd_k] = x216;
+            sd_Yb[18][sd_k] = x217;
+            sd_Yb[19][sd_k] = x219;
+            sd_Yb[20][sd_k] = x220;
+            sd_Yb[21][sd_k] = x222;
+            sd_Yb[22][sd_k] = x223;
+            sd_Yb[23][sd_k] = x224;
+            sd_Yb[24][sd_k] = x236;
+            sd_Yb[25][sd_k] = x237;
+            sd_Yb[26][sd_k] = x239;
+            sd_Yb[27][sd_k] = x240;
+            sd_Yb[28][sd_k] = x242;
+            sd_Yb[29][sd_k] = x243;
+            sd_Yb[30][sd_k] = x244;
+            sd_Yb[31][sd_k] = qd0;
+            sd_Yb[32][sd_k] = x356;
+            sd_Yb[33][sd_k] = 1.0;
+            sd_Yb[34][sd_k] = x41;
+            sd_Yb[35][sd_k] = -x40;
+            sd_Yb[36][sd_k] = -x47;
+            sd_Yb[37][sd_k] = x136;
+            sd_Yb[38][sd_k] = x138;
+            sd_Yb[39][sd_k] = x51;
+            sd_Yb[40][sd_k] = qdd1;
+            sd_Yb[41][sd_k] = x245;
+            sd_Yb[42][sd_k] = x246;
+            sd_Yb[43][sd_k] = x247;
+            sd_Yb[44][sd_k] = x248;
+            sd_Yb[45][sd_k] = x256;
+            sd_Yb[46][sd_k] = x257;
+            sd_Yb[47][sd_k] = x259;
+            sd_Yb[48][sd_k] = x260;
+            sd_Yb[49][sd_k] = x262;
+            sd_Yb[50][sd_k] = x263;
+            sd_Yb[51][sd_k] = x264;
+            sd_Yb[52][sd_k] = x276;
+            sd_Yb[53][sd_k] = x277;
+            sd_Yb[54][sd_k] = x279;
+            sd_Yb[55][sd_k] = x280;
+            sd_Yb[56][sd_k] = x282;
+            sd_Yb[57][sd_k] = x283;
+            sd_Yb[58][sd_k] = x284;
+            sd_Yb[59][sd_k] = x296;
+            sd_Yb[60][sd_k] = x297;
+            sd_Yb[61][sd_k] = x299;
+            sd_Yb[62][sd_k] = x300;
+            sd_Yb[63][sd_k] = x302;
+            sd_Yb[64][sd_k] = x303;
+            sd_Yb[65][sd_k] = x304;
+            sd_Yb[66][sd_k] = qd1;
+            sd_Yb[67][sd_k] = x357;
+            sd_Yb[68][sd_k] = x63;
+            sd_Yb[69][sd_k] = x54;
+            sd_Yb[70][sd_k] = x68;
+            sd_Yb[71][sd_k] = x53;
+            sd_Yb[72][sd_k] = x88;
+            sd_Yb[73][sd_k] = x89;
+            sd_Yb[74][sd_k] = x306;
+            sd_Yb[75][sd_k] = x307;
+            sd_Yb[76][sd_k] = x312;
+            sd_Yb[77][sd_k] = x313;
+            sd_Yb[78][sd_k] = qd2;
+            sd_Yb[79][sd_k] = x358;
+            sd_Yb[80][sd_k] = qdd2;
+            sd_Yb[81][sd_k] = x72;
+            sd_Yb[82][sd_k] = -x71;
+            sd_Yb[83][sd_k] = -x79;
+            sd_Yb[84][sd_k] = x144;
+            sd_Yb[85][sd_k] = x146;
+            sd_Yb[86][sd_k] = x84;
+            sd_Yb[87][sd_k] = x75;
+            sd_Yb[88][sd_k] = x319;
+            sd_Yb[89][sd_k] = x320;
+            sd_Yb[90][sd_k] = x322;
+            sd_Yb[91][sd_k] = x323;
+            sd_Yb[92][sd_k] = x325;
+            sd_Yb[93][sd_k] = x326;
+            sd_Yb[94][sd_k] = x327;
+            sd_Yb[95][sd_k] = x334;
+            sd_Yb[96][sd_k] = x335;
+            sd_Yb[97][sd_k] = x337;
+            sd_Yb[98][sd_k] = x338;
+            sd_Yb[99][sd_k] = x340;
+            sd_Yb[100][sd_k] = x341;
+            sd_Yb[101][sd_k] = x342;
+            sd_Yb[102][sd_k] = qd3;
+            sd_Yb[103][sd_k] = x359;
+            sd_Yb[104][sd_k] = qdd3;
+            sd_Yb[105][sd_k] = x94;
+            sd_Yb[106][sd_k] = -x93;
+            sd_Yb[107][sd_k] = -x101;
+            sd_Yb[108][sd_k] = x150;
+            sd_Yb[109][sd_k] = x152;
+            sd_Yb[110][sd_k] = x106;
+            sd_Yb[111][sd_k] = x97;
+            sd_Yb[112][sd_k] = x347;
+            sd_Yb[113][sd_k] = x348;
+            sd_Yb[114][sd_k] = x350;
+            sd_Yb[115][sd_k] = x351;
+            sd_Yb[116][sd_k] = x353;
+            sd_Yb[117][sd_k] = x354;
+            sd_Yb[118][sd_k] = x355;
+            sd_Yb[119][sd_k] = qd4;
+            sd_Yb[120][sd_k] = x360;
+            sd_Yb[121][sd_k] = qdd4;
+            sd_Yb[122][sd_k] = x116;
+            sd_Yb[123][sd_k] = -x115;
+            sd_Yb[124][sd_k] = -x123;
+            sd_Yb[125][sd_k] = x156;
+            sd_Yb[126][sd_k] = x158;
+            sd_Yb[127][sd_k] = x128;
+            sd_Yb[128][sd_k] = x119;
+            sd_Yb[129][sd_k] = qd5;
+            sd_Yb[130][sd_k] = x361;
+            sd_Yb[131][sd_k] = qdd5;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Yb[0], 330, sd_n, Yb + sd_first * 330);
+        sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 330, sd_n, Yb + sd_first * 330);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_base_regressor(q + (sd_first + sd_k) * 6, qd + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 6, Yb + (sd_first + sd_k) * 330);
@@ -12476,50 +12278,20 @@ void stanford_base_parameters(const double *params, double *beta)
     const double p81 = params[81];
     const double p82 = params[82];
     const double p83 = params[83];
-    const double x0 = p16 + p29 + p63 + p9;
-    const double x1 = p14 - p16 + p26 - p29 + p36;
-    const double x2 = p15 - p28;
-    const double x3 = p17 - p25;
-    const double x4 = p18 + p27;
-    const double x5 = p19 + p24 + p36 + p67;
-    const double x6 = p20 + p30 + p40 + p50;
-    const double x7 = p23 + p33;
-    const double x8 = p32 + p43;
-    const double x9 = p34 - p36 + p46;
-    const double x10 = p39 + p46;
-    const double x11 = p42 - p53;
-    const double x12 = p44 - p46 + p56;
-    const double x13 = p49 + p56;
-    const double x14 = p54 - p56;
-    beta[0] = x0;
     beta[1] = p11;
     beta[2] = p12;
-    beta[3] = x1;
-    beta[4] = x2;
-    beta[5] = x3;
-    beta[6] = x4;
-    beta[7] = x5;
-    beta[8] = x6;
     beta[9] = p21;
     beta[10] = p22;
-    beta[11] = x7;
     beta[12] = p31;
-    beta[13] = x8;
-    beta[14] = x9;
     beta[15] = p35;
     beta[16] = p37;
     beta[17] = p38;
-    beta[18] = x10;
     beta[19] = p41;
-    beta[20] = x11;
-    beta[21] = x12;
     beta[22] = p45;
     beta[23] = p47;
     beta[24] = p48;
-    beta[25] = x13;
     beta[26] = p51;
     beta[27] = p52;
-    beta[28] = x14;
     beta[29] = p55;
     beta[30] = p57;
     beta[31] = p58;
@@ -12546,6 +12318,36 @@ void stanford_base_parameters(const double *params, double *beta)
     beta[52] = p81;
     beta[53] = p82;
     beta[54] = p83;
+    const double x0 = p16 + p29 + p63 + p9;
+    beta[0] = x0;
+    const double x1 = p14 - p16 + p26 - p29 + p36;
+    beta[3] = x1;
+    const double x2 = p15 - p28;
+    beta[4] = x2;
+    const double x3 = p17 - p25;
+    beta[5] = x3;
+    const double x4 = p18 + p27;
+    beta[6] = x4;
+    const double x5 = p19 + p24 + p36 + p67;
+    beta[7] = x5;
+    const double x6 = p20 + p30 + p40 + p50;
+    beta[8] = x6;
+    const double x7 = p23 + p33;
+    beta[11] = x7;
+    const double x8 = p32 + p43;
+    beta[13] = x8;
+    const double x9 = p34 - p36 + p46;
+    beta[14] = x9;
+    const double x10 = p39 + p46;
+    beta[18] = x10;
+    const double x11 = p42 - p53;
+    beta[20] = x11;
+    const double x12 = p44 - p46 + p56;
+    beta[21] = x12;
+    const double x13 = p49 + p56;
+    beta[25] = x13;
+    const double x14 = p54 - p56;
+    beta[28] = x14;
 }
 
 /* One state of base_parameters for its batch entry: the single function, but the 8 runs of outputs that
@@ -12716,6 +12518,14 @@ void stanford_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
+static const int sd_src_frame_placement_oMf[16] = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_placement_oMf[16] = {[15] = 1.0};
+#endif
+
 /* frame_placement of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_frame_placement_batch(long count, const double *q, double *oMf)
 {
@@ -12725,7 +12535,7 @@ void stanford_frame_placement_batch(long count, const double *q, double *oMf)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_oMf[16][SD_LANES];
+        double sd_oMf[12][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -12784,13 +12594,9 @@ void stanford_frame_placement_batch(long count, const double *q, double *oMf)
             sd_oMf[9][sd_k] = x35;
             sd_oMf[10][sd_k] = -x29;
             sd_oMf[11][sd_k] = x17;
-            sd_oMf[12][sd_k] = 0.0;
-            sd_oMf[13][sd_k] = 0.0;
-            sd_oMf[14][sd_k] = 0.0;
-            sd_oMf[15][sd_k] = 1.0;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_oMf[0], 16, sd_n, oMf + sd_first * 16);
+        sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_frame_placement(q + (sd_first + sd_k) * 6, oMf + (sd_first + sd_k) * 16);
@@ -12810,6 +12616,17 @@ void stanford_frame_jacobian(const double *q, double *J)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
+    J[3] = 0.0;
+    J[4] = 0.0;
+    J[5] = 0.0;
+    for (int sd_i = 9; sd_i < 13; ++sd_i) J[sd_i] = 0;
+    for (int sd_i = 15; sd_i < 19; ++sd_i) J[sd_i] = 0;
+    J[20] = 0.0;
+    J[24] = 0.0;
+    J[26] = 0.0;
+    J[30] = 1.0;
+    J[31] = 0.0;
+    J[32] = 0.0;
     double sd_angle[4], sd_sin[4], sd_cos[4];
     sd_angle[0] = q0;
     sd_angle[1] = q1;
@@ -12820,61 +12637,44 @@ void stanford_frame_jacobian(const double *q, double *J)
     const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = sd_sin[2], x5 = sd_cos[2];
     const double x6 = sd_sin[3], x7 = sd_cos[3];
+    J[14] = x3;
+    J[19] = -x0;
+    J[25] = x1;
+    J[33] = x3;
     const double x10 = x1*x3;
     const double x11 = -x1*x2;
+    J[2] = -x11;
+    J[21] = -x11;
     const double x12 = x0*x3;
     const double x13 = -x0*x2;
+    J[8] = -x13;
+    J[27] = -x13;
     const double x14 = -0.154*x0 - q2*x11;
+    J[6] = x14;
     const double x15 = 0.154*x1 - q2*x13;
+    J[0] = -x15;
     const double x16 = q2*x3;
     const double x18 = x0*x5 + x10*x4;
     const double x19 = -x0*x4 + x10*x5;
+    J[22] = x19;
     const double x20 = -x1*x5 + x12*x4;
     const double x21 = x1*x4 + x12*x5;
+    J[28] = x21;
     const double x22 = -x2*x4;
     const double x23 = -x2*x5;
-    const double x25 = x11*x7 - x18*x6;
-    const double x27 = x13*x7 - x20*x6;
-    const double x29 = -x22*x6 - x3*x7;
-    const double x36 = x1*x16;
-    const double x37 = x0*x16;
-    const double x38 = -x0*x15 - x1*x14;
-    J[0] = -x15;
-    J[1] = x36;
-    J[2] = -x11;
-    J[3] = 0.0;
-    J[4] = 0.0;
-    J[5] = 0.0;
-    J[6] = x14;
-    J[7] = x37;
-    J[8] = -x13;
-    J[9] = 0.0;
-    J[10] = 0.0;
-    J[11] = 0.0;
-    J[12] = 0.0;
-    J[13] = x38;
-    J[14] = x3;
-    J[15] = 0.0;
-    J[16] = 0.0;
-    J[17] = 0.0;
-    J[18] = 0.0;
-    J[19] = -x0;
-    J[20] = 0.0;
-    J[21] = -x11;
-    J[22] = x19;
-    J[23] = -x25;
-    J[24] = 0.0;
-    J[25] = x1;
-    J[26] = 0.0;
-    J[27] = -x13;
-    J[28] = x21;
-    J[29] = -x27;
-    J[30] = 1.0;
-    J[31] = 0.0;
-    J[32] = 0.0;
-    J[33] = x3;
     J[34] = x23;
+    const double x25 = x11*x7 - x18*x6;
+    J[23] = -x25;
+    const double x27 = x13*x7 - x20*x6;
+    J[29] = -x27;
+    const double x29 = -x22*x6 - x3*x7;
     J[35] = -x29;
+    const double x36 = x1*x16;
+    J[1] = x36;
+    const double x37 = x0*x16;
+    J[7] = x37;
+    const double x38 = -x0*x15 - x1*x14;
+    J[13] = x38;
 }
 
 /* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, one too
@@ -13423,6 +13223,14 @@ void stanford_com_jacobian(const double *q, double *Jcom)
     Jcom[17] = 0.0;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* com_jacobian: the block entry of each column of Jcom (-1: the constant of sd_fill_com_jacobian_Jcom). */
+static const int sd_src_com_jacobian_Jcom[18] = {
+    0, 1, 2, 3, 4, -1, 5, 6, 7, 8, 9, -1, -1, 10, 11, 12, 13, -1,
+};
+static const double sd_fill_com_jacobian_Jcom[18] = {0};
+#endif
+
 /* com_jacobian of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
@@ -13432,7 +13240,7 @@ void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Jcom[18][SD_LANES];
+        double sd_Jcom[14][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -13506,22 +13314,18 @@ void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
             sd_Jcom[2][sd_k] = x64;
             sd_Jcom[3][sd_k] = x70;
             sd_Jcom[4][sd_k] = x76;
-            sd_Jcom[5][sd_k] = 0.0;
-            sd_Jcom[6][sd_k] = x50;
-            sd_Jcom[7][sd_k] = x59;
-            sd_Jcom[8][sd_k] = x65;
-            sd_Jcom[9][sd_k] = x71;
-            sd_Jcom[10][sd_k] = x77;
-            sd_Jcom[11][sd_k] = 0.0;
-            sd_Jcom[12][sd_k] = 0.0;
-            sd_Jcom[13][sd_k] = x60;
-            sd_Jcom[14][sd_k] = x66;
-            sd_Jcom[15][sd_k] = x72;
-            sd_Jcom[16][sd_k] = x78;
-            sd_Jcom[17][sd_k] = 0.0;
+            sd_Jcom[5][sd_k] = x50;
+            sd_Jcom[6][sd_k] = x59;
+            sd_Jcom[7][sd_k] = x65;
+            sd_Jcom[8][sd_k] = x71;
+            sd_Jcom[9][sd_k] = x77;
+            sd_Jcom[10][sd_k] = x60;
+            sd_Jcom[11][sd_k] = x66;
+            sd_Jcom[12][sd_k] = x72;
+            sd_Jcom[13][sd_k] = x78;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Jcom[0], 18, sd_n, Jcom + sd_first * 18);
+        sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 18, sd_n, Jcom + sd_first * 18);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_com_jacobian(q + (sd_first + sd_k) * 6, Jcom + (sd_first + sd_k) * 18);
@@ -13533,7 +13337,7 @@ void stanford_com_jacobian_batch(long count, const double *q, double *Jcom)
 #endif
 }
 
-/* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 172 mul, 118 add, 0 div, 0 sqrt, 8 trig. */
+/* Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, world axes. Operations: 166 mul, 116 add, 0 div, 0 sqrt, 8 trig. */
 void stanford_centroidal_momentum_matrix(const double *q, double *Ag)
 {
     const double q0 = q[0];
@@ -13541,6 +13345,10 @@ void stanford_centroidal_momentum_matrix(const double *q, double *Ag)
     const double q2 = q[2];
     const double q3 = q[3];
     const double q4 = q[4];
+    Ag[5] = 0.0;
+    Ag[11] = 0.0;
+    Ag[12] = 0.0;
+    Ag[17] = 0.0;
     double sd_angle[4], sd_sin[4], sd_cos[4];
     sd_angle[0] = q0;
     sd_angle[1] = q1;
@@ -13551,171 +13359,172 @@ void stanford_centroidal_momentum_matrix(const double *q, double *Ag)
     const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = sd_sin[2], x5 = sd_cos[2];
     const double x6 = sd_sin[3], x7 = sd_cos[3];
-    const double x12 = 0.92856*x6;
-    const double x13 = 0.92856*x7;
-    const double x14 = -x6*x6 + x7*x7;
-    const double x15 = 2.0*x6*x7;
-    const double x16 = 0.8484325300000001*x14;
-    const double x17 = 0.8484325300000001*x15;
-    const double x18 = 1.05315681 + x16;
-    const double x19 = 1.05315681 - x16;
-    const double x20 = -0.00106974*x6;
-    const double x21 = 0.00106974*x7;
-    const double x22 = -0.09936 + x13;
-    const double x23 = -0.29825999999999997*x4 + x12*x5;
-    const double x24 = 0.29825999999999997*x5 + x12*x4;
-    const double x25 = 0.0142904 + x18;
-    const double x26 = -0.005365440000000001 - x21;
-    const double x27 = 0.00414928 + x19;
-    const double x28 = -x4*x4 + x5*x5;
-    const double x29 = 2.0*x4*x5;
-    const double x30 = 0.5*(1.70730618 + x25);
-    const double x31 = 0.5*(-1.70730618 + x25);
-    const double x32 = x28*x31;
-    const double x33 = x29*x31;
-    const double x34 = x20*x28;
-    const double x35 = x20*x29;
-    const double x36 = x30 + x32 - x35;
-    const double x37 = x30 - x32 + x35;
-    const double x38 = -x17*x5 - x26*x4;
-    const double x39 = -x17*x4 + x26*x5;
-    const double x40 = x33 + x34;
-    const double x41 = -27.39975 + x22;
-    const double x42 = 179.15618824999999 + x36;
-    const double x43 = 179.15618824999999 + x37;
-    const double x44 = 0.006 + x27;
+    const double x13 = 0.92856*x6;
+    const double x14 = 0.92856*x7;
+    const double x15 = x6*x6;
+    const double x16 = x6*x7;
+    const double x17 = 1.6968650600000001*x15;
+    const double x18 = 1.9015893400000001 - x17;
+    const double x19 = 0.20472427999999993 + x17;
+    const double x21 = 1.6968650600000001*x16;
+    const double x22 = -0.00106974*x6;
+    const double x23 = 0.00106974*x7;
+    const double x24 = -0.09936 + x14;
+    const double x25 = -0.29825999999999997*x4 + x13*x5;
+    const double x26 = 0.29825999999999997*x5 + x13*x4;
+    const double x27 = 0.0142904 + x18;
+    const double x28 = -0.005365440000000001 - x23;
+    const double x29 = 0.00414928 + x19;
+    const double x30 = x4*x4;
+    const double x31 = x4*x5;
+    const double x32 = -1.70730618 + x27;
+    const double x33 = x22*x31;
+    const double x34 = 2.0*x33 + x30*x32;
+    const double x35 = x27 - x34;
+    const double x36 = 1.70730618 + x34;
+    const double x37 = (-x4 + x5)*(x4 + x5);
+    const double x38 = x22*x37 + x31*x32;
+    const double x39 = -x21*x5 - x28*x4;
+    const double x40 = -x21*x4 + x28*x5;
+    const double x41 = -27.39975 + x24;
+    const double x42 = 179.15618824999999 + x35;
+    const double x43 = 179.15618824999999 + x36;
+    const double x44 = 0.006 + x29;
     const double x45 = 0.023716 + q2*q2;
-    const double x46 = -0.308*x23 + 2.0*q2*x41;
+    const double x46 = -0.308*x25 + 2.0*q2*x41;
     const double x47 = -6.470000000000001*q2 - x41;
-    const double x48 = -3.51262 - x23;
-    const double x49 = -x2*x47 + x24*x3;
-    const double x50 = -x2*x24 - x3*x47;
-    const double x51 = 4.1661 + 6.470000000000001*x45 + x43 + x46;
-    const double x52 = q2*x24 - x39;
-    const double x53 = -0.154*x24 - x40;
-    const double x54 = -2.0*q2*x41 + 4.1581 - 6.470000000000001*(q2*q2) + 6.470000000000001*x45 + x44 + x46;
-    const double x55 = 0.154*x41 + 0.99638*q2 - q2*x23 + x38;
-    const double x56 = -0.13544252 + 0.308*x23 + 6.470000000000001*x45 + x42 + x46;
-    const double x57 = -x2*x2 + x3*x3;
-    const double x58 = 2.0*x2*x3;
-    const double x59 = 0.5*(x51 + x54);
-    const double x60 = 0.5*(x51 - x54);
-    const double x61 = x57*x60;
-    const double x62 = x58*x60;
-    const double x63 = x52*x57;
-    const double x64 = x52*x58;
-    const double x66 = x59 - x61 + x64;
-    const double x67 = -x2*x55 + x3*x53;
-    const double x68 = x2*x53 + x3*x55;
-    const double x69 = x62 + x63;
-    const double x70 = -1.0265449999999998 + x48;
-    const double x71 = 8.394665 + x50;
-    const double x72 = -x0*x70 + x1*x49;
-    const double x73 = x0*x49 + x1*x70;
-    const double x75 = -0.412*x49 - x69;
-    const double x77 = 0.40497200249999993 - 0.412*x48 - x68;
-    const double x78 = 0.36843322250000027 + x66;
-    const double x79 = 0.04814636494944632*x72;
-    const double x80 = 0.04814636494944632*x73;
-    const double x81 = 0.04814636494944632*x71;
-    const double x82 = -x0*x80 - x1*x79;
-    const double x83 = x0*x79 - x1*x80;
-    const double x84 = -x0*x77 + x1*x75 + x72*x81;
-    const double x85 = x0*x75 + x1*x77 + x73*x81;
-    const double x86 = -x72*x79 - x73*x80 + x78;
-    const double x87 = x1*x3;
-    const double x88 = -x1*x2;
-    const double x89 = x0*x3;
-    const double x90 = -x0*x2;
-    const double x91 = 0.412 - x81;
-    const double x92 = -x2*x91 + x3*x82;
-    const double x93 = -x2*x82 - x3*x91;
-    const double x94 = -x49*x83 + x67;
-    const double x95 = x49*x82 + x50*x91 + x56;
-    const double x96 = -x50*x83 - x68;
-    const double x97 = x1*x50;
-    const double x98 = x0*x50;
-    const double x99 = -x0*x95 + x1*x94;
-    const double x100 = x0*x94 + x1*x95;
-    const double x105 = -q2 + x93;
-    const double x106 = 0.154 + x83;
-    const double x107 = 6.470000000000001*x106 - x23;
-    const double x108 = -6.470000000000001*x92 - x24;
-    const double x109 = -6.470000000000001*x88;
-    const double x110 = -6.470000000000001*x90;
-    const double x111 = 6.470000000000001*x3;
-    const double x112 = -x0*x108 + x107*x87;
-    const double x113 = x1*x108 + x107*x89;
-    const double x114 = -x107*x2;
-    const double x115 = x0*x5 + x4*x87;
-    const double x116 = -x0*x4 + x5*x87;
-    const double x117 = -x1*x5 + x4*x89;
-    const double x118 = x1*x4 + x5*x89;
-    const double x119 = -x2*x4;
-    const double x120 = -x2*x5;
-    const double x121 = -x106*x5 + x4*x92;
-    const double x122 = x106*x4 + x5*x92;
-    const double x123 = x105*x23 + x38;
-    const double x124 = x105*x24 + x39;
-    const double x125 = -x106*x23 + x24*x92 + x27;
-    const double x126 = -x0*x24 + x23*x87;
-    const double x127 = x1*x24 + x23*x89;
-    const double x128 = -x2*x23;
-    const double x129 = x0*x123 + x124*x87 - x125*x88;
-    const double x130 = -x1*x123 + x124*x89 - x125*x90;
-    const double x131 = -x124*x2 + x125*x3;
-    const double x133 = -x115*x6 + x7*x88;
-    const double x135 = -x117*x6 + x7*x90;
-    const double x137 = -x119*x6 - x3*x7;
-    const double x140 = -x12*x122 + x20;
-    const double x141 = 1.6971650600000001 - x105*x13 + x12*x121;
-    const double x142 = -x122*x13 - x21;
-    const double x143 = x115*x13 + x12*x88;
-    const double x144 = x117*x13 + x12*x90;
-    const double x145 = x119*x13 - x12*x3;
-    const double x146 = x115*x140 + x116*x141 - x142*x88;
-    const double x147 = x117*x140 + x118*x141 - x142*x90;
-    const double x148 = x119*x140 + x120*x141 + x142*x3;
-    const double x155 = -0.0003*x133;
-    const double x156 = -0.0003*x135;
-    const double x157 = -0.0003*x137;
-    Ag[0] = -x73;
-    Ag[1] = x97;
-    Ag[2] = x109;
-    Ag[3] = x126;
-    Ag[4] = x143;
-    Ag[5] = 0.0;
-    Ag[6] = x72;
-    Ag[7] = x98;
-    Ag[8] = x110;
-    Ag[9] = x127;
-    Ag[10] = x144;
-    Ag[11] = 0.0;
-    Ag[12] = 0.0;
+    const double x48 = -3.51262 - x25;
+    const double x49 = -x2*x47 + x26*x3;
     Ag[13] = -x49;
-    Ag[14] = x111;
-    Ag[15] = x128;
-    Ag[16] = x145;
-    Ag[17] = 0.0;
-    Ag[18] = x84;
-    Ag[19] = x99;
-    Ag[20] = x112;
-    Ag[21] = x129;
-    Ag[22] = x146;
-    Ag[23] = x155;
-    Ag[24] = x85;
-    Ag[25] = x100;
-    Ag[26] = x113;
-    Ag[27] = x130;
-    Ag[28] = x147;
-    Ag[29] = x156;
-    Ag[30] = x86;
-    Ag[31] = x96;
-    Ag[32] = x114;
-    Ag[33] = x131;
-    Ag[34] = x148;
-    Ag[35] = x157;
+    const double x50 = -x2*x26 - x3*x47;
+    const double x51 = 4.1661 + 6.470000000000001*x45 + x43 + x46;
+    const double x52 = q2*x26 - x40;
+    const double x53 = -0.154*x26 - x38;
+    const double x54 = -2.0*q2*x41 + 4.1581 - 6.470000000000001*(q2*q2) + 6.470000000000001*x45 + x44 + x46;
+    const double x55 = 0.154*x41 + 0.99638*q2 - q2*x25 + x39;
+    const double x56 = -0.13544252 + 0.308*x25 + 6.470000000000001*x45 + x42 + x46;
+    const double x57 = x2*x2;
+    const double x58 = x2*x3;
+    const double x59 = x51 - x54;
+    const double x60 = x52*x58;
+    const double x61 = 2.0*x60 + x57*x59;
+    const double x63 = x54 + x61;
+    const double x64 = (-x2 + x3)*(x2 + x3);
+    const double x65 = x52*x64 + x58*x59;
+    const double x66 = -x2*x55 + x3*x53;
+    const double x67 = x2*x53 + x3*x55;
+    const double x68 = -1.0265449999999998 + x48;
+    const double x69 = 8.394665 + x50;
+    const double x70 = -x0*x68 + x1*x49;
+    Ag[6] = x70;
+    const double x71 = x0*x49 + x1*x68;
+    Ag[0] = -x71;
+    const double x73 = -0.412*x49 - x65;
+    const double x75 = 0.40497200249999993 - 0.412*x48 - x67;
+    const double x76 = 0.36843322250000027 + x63;
+    const double x77 = 0.04814636494944632*x70;
+    const double x78 = 0.04814636494944632*x71;
+    const double x79 = 0.04814636494944632*x69;
+    const double x80 = -x0*x78 - x1*x77;
+    const double x81 = x0*x77 - x1*x78;
+    const double x82 = -x0*x75 + x1*x73 + x70*x79;
+    Ag[18] = x82;
+    const double x83 = x0*x73 + x1*x75 + x71*x79;
+    Ag[24] = x83;
+    const double x84 = -x70*x77 - x71*x78 + x76;
+    Ag[30] = x84;
+    const double x85 = 0.412 - x79;
+    const double x86 = -x2*x85 + x3*x80;
+    const double x87 = -x2*x80 - x3*x85;
+    const double x88 = -x49*x81 + x66;
+    const double x89 = x49*x80 + x50*x85 + x56;
+    const double x90 = -x50*x81 - x67;
+    Ag[31] = x90;
+    const double x91 = x1*x50;
+    Ag[1] = x91;
+    const double x92 = x0*x50;
+    Ag[7] = x92;
+    const double x93 = -x0*x89 + x1*x88;
+    Ag[19] = x93;
+    const double x94 = x0*x88 + x1*x89;
+    Ag[25] = x94;
+    const double x95 = x1*x3;
+    const double x96 = -x1*x2;
+    const double x97 = x0*x3;
+    const double x98 = -x0*x2;
+    const double x99 = -q2 + x87;
+    const double x100 = 0.154 + x81;
+    const double x101 = 6.470000000000001*x100 - x25;
+    const double x102 = -6.470000000000001*x86 - x26;
+    const double x103 = -6.470000000000001*x96;
+    Ag[2] = x103;
+    const double x104 = -6.470000000000001*x98;
+    Ag[8] = x104;
+    const double x105 = 6.470000000000001*x3;
+    Ag[14] = x105;
+    const double x106 = -x0*x102 + x101*x95;
+    Ag[20] = x106;
+    const double x107 = x1*x102 + x101*x97;
+    Ag[26] = x107;
+    const double x108 = -x101*x2;
+    Ag[32] = x108;
+    const double x113 = -x100*x5 + x4*x86;
+    const double x114 = x100*x4 + x5*x86;
+    const double x115 = x25*x99 + x39;
+    const double x116 = x26*x99 + x40;
+    const double x117 = -x100*x25 + x26*x86 + x29;
+    const double x118 = -x0*x26 + x25*x95;
+    Ag[3] = x118;
+    const double x119 = x1*x26 + x25*x97;
+    Ag[9] = x119;
+    const double x120 = -x2*x25;
+    Ag[15] = x120;
+    const double x121 = x0*x115 + x116*x95 - x117*x96;
+    Ag[21] = x121;
+    const double x122 = -x1*x115 + x116*x97 - x117*x98;
+    Ag[27] = x122;
+    const double x123 = -x116*x2 + x117*x3;
+    Ag[33] = x123;
+    const double x124 = x0*x5 + x4*x95;
+    const double x125 = -x0*x4 + x5*x95;
+    const double x126 = -x1*x5 + x4*x97;
+    const double x127 = x1*x4 + x5*x97;
+    const double x128 = -x2*x4;
+    const double x129 = -x2*x5;
+    const double x132 = -x114*x13 + x22;
+    const double x133 = 1.6971650600000001 + x113*x13 - x14*x99;
+    const double x134 = -x114*x14 - x23;
+    const double x135 = x124*x14 + x13*x96;
+    Ag[4] = x135;
+    const double x136 = x126*x14 + x13*x98;
+    Ag[10] = x136;
+    const double x137 = x128*x14 - x13*x3;
+    Ag[16] = x137;
+    const double x138 = x124*x132 + x125*x133 - x134*x96;
+    Ag[22] = x138;
+    const double x139 = x126*x132 + x127*x133 - x134*x98;
+    Ag[28] = x139;
+    const double x140 = x128*x132 + x129*x133 + x134*x3;
+    Ag[34] = x140;
+    const double x142 = -x124*x6 + x7*x96;
+    const double x144 = -x126*x6 + x7*x98;
+    const double x146 = -x128*x6 - x3*x7;
+    const double x147 = -0.0003*x142;
+    Ag[23] = x147;
+    const double x148 = -0.0003*x144;
+    Ag[29] = x148;
+    const double x149 = -0.0003*x146;
+    Ag[35] = x149;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum_matrix: the block entry of each column of Ag (-1: the constant of sd_fill_centroidal_momentum_matrix_Ag). */
+static const int sd_src_centroidal_momentum_matrix_Ag[36] = {
+    0, 1, 2, 3, 4, -1, 5, 6, 7, 8, 9, -1, -1, 10, 11, 12, 13, -1, 14, 15, 16, 17, 18, 19,
+    20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+};
+static const double sd_fill_centroidal_momentum_matrix_Ag[36] = {0};
+#endif
 
 /* centroidal_momentum_matrix of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
@@ -13726,7 +13535,7 @@ void stanford_centroidal_momentum_matrix_batch(long count, const double *q, doub
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Ag[36][SD_LANES];
+        double sd_Ag[32][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -13744,173 +13553,165 @@ void stanford_centroidal_momentum_matrix_batch(long count, const double *q, doub
             sd_far |= sd_sincos_lane(q3, &x4, &x5);
             double x6, x7;
             sd_far |= sd_sincos_lane(q4, &x6, &x7);
-            const double x12 = 0.92856*x6;
-            const double x13 = 0.92856*x7;
-            const double x14 = -x6*x6 + x7*x7;
-            const double x15 = 2.0*x6*x7;
-            const double x16 = 0.8484325300000001*x14;
-            const double x17 = 0.8484325300000001*x15;
-            const double x18 = 1.05315681 + x16;
-            const double x19 = 1.05315681 - x16;
-            const double x20 = -0.00106974*x6;
-            const double x21 = 0.00106974*x7;
-            const double x22 = -0.09936 + x13;
-            const double x23 = -0.29825999999999997*x4 + x12*x5;
-            const double x24 = 0.29825999999999997*x5 + x12*x4;
-            const double x25 = 0.0142904 + x18;
-            const double x26 = -0.005365440000000001 - x21;
-            const double x27 = 0.00414928 + x19;
-            const double x28 = -x4*x4 + x5*x5;
-            const double x29 = 2.0*x4*x5;
-            const double x30 = 0.5*(1.70730618 + x25);
-            const double x31 = 0.5*(-1.70730618 + x25);
-            const double x32 = x28*x31;
-            const double x33 = x29*x31;
-            const double x34 = x20*x28;
-            const double x35 = x20*x29;
-            const double x36 = x30 + x32 - x35;
-            const double x37 = x30 - x32 + x35;
-            const double x38 = -x17*x5 - x26*x4;
-            const double x39 = -x17*x4 + x26*x5;
-            const double x40 = x33 + x34;
-            const double x41 = -27.39975 + x22;
-            const double x42 = 179.15618824999999 + x36;
-            const double x43 = 179.15618824999999 + x37;
-            const double x44 = 0.006 + x27;
+            const double x13 = 0.92856*x6;
+            const double x14 = 0.92856*x7;
+            const double x15 = x6*x6;
+            const double x16 = x6*x7;
+            const double x17 = 1.6968650600000001*x15;
+            const double x18 = 1.9015893400000001 - x17;
+            const double x19 = 0.20472427999999993 + x17;
+            const double x21 = 1.6968650600000001*x16;
+            const double x22 = -0.00106974*x6;
+            const double x23 = 0.00106974*x7;
+            const double x24 = -0.09936 + x14;
+            const double x25 = -0.29825999999999997*x4 + x13*x5;
+            const double x26 = 0.29825999999999997*x5 + x13*x4;
+            const double x27 = 0.0142904 + x18;
+            const double x28 = -0.005365440000000001 - x23;
+            const double x29 = 0.00414928 + x19;
+            const double x30 = x4*x4;
+            const double x31 = x4*x5;
+            const double x32 = -1.70730618 + x27;
+            const double x33 = x22*x31;
+            const double x34 = 2.0*x33 + x30*x32;
+            const double x35 = x27 - x34;
+            const double x36 = 1.70730618 + x34;
+            const double x37 = (-x4 + x5)*(x4 + x5);
+            const double x38 = x22*x37 + x31*x32;
+            const double x39 = -x21*x5 - x28*x4;
+            const double x40 = -x21*x4 + x28*x5;
+            const double x41 = -27.39975 + x24;
+            const double x42 = 179.15618824999999 + x35;
+            const double x43 = 179.15618824999999 + x36;
+            const double x44 = 0.006 + x29;
             const double x45 = 0.023716 + q2*q2;
-            const double x46 = -0.308*x23 + 2.0*q2*x41;
+            const double x46 = -0.308*x25 + 2.0*q2*x41;
             const double x47 = -6.470000000000001*q2 - x41;
-            const double x48 = -3.51262 - x23;
-            const double x49 = -x2*x47 + x24*x3;
-            const double x50 = -x2*x24 - x3*x47;
+            const double x48 = -3.51262 - x25;
+            const double x49 = -x2*x47 + x26*x3;
+            const double x50 = -x2*x26 - x3*x47;
             const double x51 = 4.1661 + 6.470000000000001*x45 + x43 + x46;
-            const double x52 = q2*x24 - x39;
-            const double x53 = -0.154*x24 - x40;
+            const double x52 = q2*x26 - x40;
+            const double x53 = -0.154*x26 - x38;
             const double x54 = -2.0*q2*x41 + 4.1581 - 6.470000000000001*(q2*q2) + 6.470000000000001*x45 + x44 + x46;
-            const double x55 = 0.154*x41 + 0.99638*q2 - q2*x23 + x38;
-            const double x56 = -0.13544252 + 0.308*x23 + 6.470000000000001*x45 + x42 + x46;
-            const double x57 = -x2*x2 + x3*x3;
-            const double x58 = 2.0*x2*x3;
-            const double x59 = 0.5*(x51 + x54);
-            const double x60 = 0.5*(x51 - x54);
-            const double x61 = x57*x60;
-            const double x62 = x58*x60;
-            const double x63 = x52*x57;
-            const double x64 = x52*x58;
-            const double x66 = x59 - x61 + x64;
-            const double x67 = -x2*x55 + x3*x53;
-            const double x68 = x2*x53 + x3*x55;
-            const double x69 = x62 + x63;
-            const double x70 = -1.0265449999999998 + x48;
-            const double x71 = 8.394665 + x50;
-            const double x72 = -x0*x70 + x1*x49;
-            const double x73 = x0*x49 + x1*x70;
-            const double x75 = -0.412*x49 - x69;
-            const double x77 = 0.40497200249999993 - 0.412*x48 - x68;
-            const double x78 = 0.36843322250000027 + x66;
-            const double x79 = 0.04814636494944632*x72;
-            const double x80 = 0.04814636494944632*x73;
-            const double x81 = 0.04814636494944632*x71;
-            const double x82 = -x0*x80 - x1*x79;
-            const double x83 = x0*x79 - x1*x80;
-            const double x84 = -x0*x77 + x1*x75 + x72*x81;
-            const double x85 = x0*x75 + x1*x77 + x73*x81;
-            const double x86 = -x72*x79 - x73*x80 + x78;
-            const double x87 = x1*x3;
-            const double x88 = -x1*x2;
-            const double x89 = x0*x3;
-            const double x90 = -x0*x2;
-            const double x91 = 0.412 - x81;
-            const double x92 = -x2*x91 + x3*x82;
-            const double x93 = -x2*x82 - x3*x91;
-            const double x94 = -x49*x83 + x67;
-            const double x95 = x49*x82 + x50*x91 + x56;
-            const double x96 = -x50*x83 - x68;
-            const double x97 = x1*x50;
-            const double x98 = x0*x50;
-            const double x99 = -x0*x95 + x1*x94;
-            const double x100 = x0*x94 + x1*x95;
-            const double x105 = -q2 + x93;
-            const double x106 = 0.154 + x83;
-            const double x107 = 6.470000000000001*x106 - x23;
-            const double x108 = -6.470000000000001*x92 - x24;
-            const double x109 = -6.470000000000001*x88;
-            const double x110 = -6.470000000000001*x90;
-            const double x111 = 6.470000000000001*x3;
-            const double x112 = -x0*x108 + x107*x87;
-            const double x113 = x1*x108 + x107*x89;
-            const double x114 = -x107*x2;
-            const double x115 = x0*x5 + x4*x87;
-            const double x116 = -x0*x4 + x5*x87;
-            const double x117 = -x1*x5 + x4*x89;
-            const double x118 = x1*x4 + x5*x89;
-            const double x119 = -x2*x4;
-            const double x120 = -x2*x5;
-            const double x121 = -x106*x5 + x4*x92;
-            const double x122 = x106*x4 + x5*x92;
-            const double x123 = x105*x23 + x38;
-            const double x124 = x105*x24 + x39;
-            const double x125 = -x106*x23 + x24*x92 + x27;
-            const double x126 = -x0*x24 + x23*x87;
-            const double x127 = x1*x24 + x23*x89;
-            const double x128 = -x2*x23;
-            const double x129 = x0*x123 + x124*x87 - x125*x88;
-            const double x130 = -x1*x123 + x124*x89 - x125*x90;
-            const double x131 = -x124*x2 + x125*x3;
-            const double x133 = -x115*x6 + x7*x88;
-            const double x135 = -x117*x6 + x7*x90;
-            const double x137 = -x119*x6 - x3*x7;
-            const double x140 = -x12*x122 + x20;
-            const double x141 = 1.6971650600000001 - x105*x13 + x12*x121;
-            const double x142 = -x122*x13 - x21;
-            const double x143 = x115*x13 + x12*x88;
-            const double x144 = x117*x13 + x12*x90;
-            const double x145 = x119*x13 - x12*x3;
-            const double x146 = x115*x140 + x116*x141 - x142*x88;
-            const double x147 = x117*x140 + x118*x141 - x142*x90;
-            const double x148 = x119*x140 + x120*x141 + x142*x3;
-            const double x155 = -0.0003*x133;
-            const double x156 = -0.0003*x135;
-            const double x157 = -0.0003*x137;
-            sd_Ag[0][sd_k] = -x73;
-            sd_Ag[1][sd_k] = x97;
-            sd_Ag[2][sd_k] = x109;
-            sd_Ag[3][sd_k] = x126;
-            sd_Ag[4][sd_k] = x143;
-            sd_Ag[5][sd_k] = 0.0;
-            sd_Ag[6][sd_k] = x72;
-            sd_Ag[7][sd_k] = x98;
-            sd_Ag[8][sd_k] = x110;
-            sd_Ag[9][sd_k] = x127;
-            sd_Ag[10][sd_k] = x144;
-            sd_Ag[11][sd_k] = 0.0;
-            sd_Ag[12][sd_k] = 0.0;
-            sd_Ag[13][sd_k] = -x49;
-            sd_Ag[14][sd_k] = x111;
-            sd_Ag[15][sd_k] = x128;
-            sd_Ag[16][sd_k] = x145;
-            sd_Ag[17][sd_k] = 0.0;
-            sd_Ag[18][sd_k] = x84;
-            sd_Ag[19][sd_k] = x99;
-            sd_Ag[20][sd_k] = x112;
-            sd_Ag[21][sd_k] = x129;
-            sd_Ag[22][sd_k] = x146;
-            sd_Ag[23][sd_k] = x155;
-            sd_Ag[24][sd_k] = x85;
-            sd_Ag[25][sd_k] = x100;
-            sd_Ag[26][sd_k] = x113;
-            sd_Ag[27][sd_k] = x130;
-            sd_Ag[28][sd_k] = x147;
-            sd_Ag[29][sd_k] = x156;
-            sd_Ag[30][sd_k] = x86;
-            sd_Ag[31][sd_k] = x96;
-            sd_Ag[32][sd_k] = x114;
-            sd_Ag[33][sd_k] = x131;
-            sd_Ag[34][sd_k] = x148;
-            sd_Ag[35][sd_k] = x157;
+            const double x55 = 0.154*x41 + 0.99638*q2 - q2*x25 + x39;
+            const double x56 = -0.13544252 + 0.308*x25 + 6.470000000000001*x45 + x42 + x46;
+            const double x57 = x2*x2;
+            const double x58 = x2*x3;
+            const double x59 = x51 - x54;
+            const double x60 = x52*x58;
+            const double x61 = 2.0*x60 + x57*x59;
+            const double x63 = x54 + x61;
+            const double x64 = (-x2 + x3)*(x2 + x3);
+            const double x65 = x52*x64 + x58*x59;
+            const double x66 = -x2*x55 + x3*x53;
+            const double x67 = x2*x53 + x3*x55;
+            const double x68 = -1.0265449999999998 + x48;
+            const double x69 = 8.394665 + x50;
+            const double x70 = -x0*x68 + x1*x49;
+            const double x71 = x0*x49 + x1*x68;
+            const double x73 = -0.412*x49 - x65;
+            const double x75 = 0.40497200249999993 - 0.412*x48 - x67;
+            const double x76 = 0.36843322250000027 + x63;
+            const double x77 = 0.04814636494944632*x70;
+            const double x78 = 0.04814636494944632*x71;
+            const double x79 = 0.04814636494944632*x69;
+            const double x80 = -x0*x78 - x1*x77;
+            const double x81 = x0*x77 - x1*x78;
+            const double x82 = -x0*x75 + x1*x73 + x70*x79;
+            const double x83 = x0*x73 + x1*x75 + x71*x79;
+            const double x84 = -x70*x77 - x71*x78 + x76;
+            const double x85 = 0.412 - x79;
+            const double x86 = -x2*x85 + x3*x80;
+            const double x87 = -x2*x80 - x3*x85;
+            const double x88 = -x49*x81 + x66;
+            const double x89 = x49*x80 + x50*x85 + x56;
+            const double x90 = -x50*x81 - x67;
+            const double x91 = x1*x50;
+            const double x92 = x0*x50;
+            const double x93 = -x0*x89 + x1*x88;
+            const double x94 = x0*x88 + x1*x89;
+            const double x95 = x1*x3;
+            const double x96 = -x1*x2;
+            const double x97 = x0*x3;
+            const double x98 = -x0*x2;
+            const double x99 = -q2 + x87;
+            const double x100 = 0.154 + x81;
+            const double x101 = 6.470000000000001*x100 - x25;
+            const double x102 = -6.470000000000001*x86 - x26;
+            const double x103 = -6.470000000000001*x96;
+            const double x104 = -6.470000000000001*x98;
+            const double x105 = 6.470000000000001*x3;
+            const double x106 = -x0*x102 + x101*x95;
+            const double x107 = x1*x102 + x101*x97;
+            const double x108 = -x101*x2;
+            const double x113 = -x100*x5 + x4*x86;
+            const double x114 = x100*x4 + x5*x86;
+            const double x115 = x25*x99 + x39;
+            const double x116 = x26*x99 + x40;
+            const double x117 = -x100*x25 + x26*x86 + x29;
+            const double x118 = -x0*x26 + x25*x95;
+            const double x119 = x1*x26 + x25*x97;
+            const double x120 = -x2*x25;
+            const double x121 = x0*x115 + x116*x95 - x117*x96;
+            const double x122 = -x1*x115 + x116*x97 - x117*x98;
+            const double x123 = -x116*x2 + x117*x3;
+            const double x124 = x0*x5 + x4*x95;
+            const double x125 = -x0*x4 + x5*x95;
+            const double x126 = -x1*x5 + x4*x97;
+            const double x127 = x1*x4 + x5*x97;
+            const double x128 = -x2*x4;
+            const double x129 = -x2*x5;
+            const double x132 = -x114*x13 + x22;
+            const double x133 = 1.6971650600000001 + x113*x13 - x14*x99;
+            const double x134 = -x114*x14 - x23;
+            const double x135 = x124*x14 + x13*x96;
+            const double x136 = x126*x14 + x13*x98;
+            const double x137 = x128*x14 - x13*x3;
+            const double x138 = x124*x132 + x125*x133 - x134*x96;
+            const double x139 = x126*x132 + x127*x133 - x134*x98;
+            const double x140 = x128*x132 + x129*x133 + x134*x3;
+            const double x142 = -x124*x6 + x7*x96;
+            const double x144 = -x126*x6 + x7*x98;
+            const double x146 = -x128*x6 - x3*x7;
+            const double x147 = -0.0003*x142;
+            const double x148 = -0.0003*x144;
+            const double x149 = -0.0003*x146;
+            sd_Ag[0][sd_k] = -x71;
+            sd_Ag[1][sd_k] = x91;
+            sd_Ag[2][sd_k] = x103;
+            sd_Ag[3][sd_k] = x118;
+            sd_Ag[4][sd_k] = x135;
+            sd_Ag[5][sd_k] = x70;
+            sd_Ag[6][sd_k] = x92;
+            sd_Ag[7][sd_k] = x104;
+            sd_Ag[8][sd_k] = x119;
+            sd_Ag[9][sd_k] = x136;
+            sd_Ag[10][sd_k] = -x49;
+            sd_Ag[11][sd_k] = x105;
+            sd_Ag[12][sd_k] = x120;
+            sd_Ag[13][sd_k] = x137;
+            sd_Ag[14][sd_k] = x82;
+            sd_Ag[15][sd_k] = x93;
+            sd_Ag[16][sd_k] = x106;
+            sd_Ag[17][sd_k] = x121;
+            sd_Ag[18][sd_k] = x138;
+            sd_Ag[19][sd_k] = x147;
+            sd_Ag[20][sd_k] = x83;
+            sd_Ag[21][sd_k] = x94;
+            sd_Ag[22][sd_k] = x107;
+            sd_Ag[23][sd_k] = x122;
+            sd_Ag[24][sd_k] = x139;
+            sd_Ag[25][sd_k] = x148;
+            sd_Ag[26][sd_k] = x84;
+            sd_Ag[27][sd_k] = x90;
+            sd_Ag[28][sd_k] = x108;
+            sd_Ag[29][sd_k] = x123;
+            sd_Ag[30][sd_k] = x140;
+            sd_Ag[31][sd_k] = x149;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Ag[0], 36, sd_n, Ag + sd_first * 36);
+        sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 36, sd_n, Ag + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_centroidal_momentum_matrix(q + (sd_first + sd_k) * 6, Ag + (sd_first + sd_k) * 36);
@@ -13922,7 +13723,7 @@ void stanford_centroidal_momentum_matrix_batch(long count, const double *q, doub
 #endif
 }
 
-/* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 204 mul, 144 add, 0 div, 0 sqrt, 8 trig. */
+/* Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd). Operations: 198 mul, 142 add, 0 div, 0 sqrt, 8 trig. */
 void stanford_centroidal_momentum(const double *q, const double *qd, double *hg)
 {
     const double q0 = q[0];
@@ -13946,146 +13747,142 @@ void stanford_centroidal_momentum(const double *q, const double *qd, double *hg)
     const double x2 = sd_sin[1], x3 = sd_cos[1];
     const double x4 = sd_sin[2], x5 = sd_cos[2];
     const double x6 = sd_sin[3], x7 = sd_cos[3];
-    const double x12 = 0.92856*x6;
-    const double x13 = 0.92856*x7;
-    const double x14 = -x6*x6 + x7*x7;
-    const double x15 = 2.0*x6*x7;
-    const double x16 = 0.8484325300000001*x14;
-    const double x17 = 0.8484325300000001*x15;
-    const double x18 = 1.05315681 + x16;
-    const double x19 = 1.05315681 - x16;
-    const double x20 = -0.00106974*x6;
-    const double x21 = 0.00106974*x7;
-    const double x22 = -0.09936 + x13;
-    const double x23 = -0.29825999999999997*x4 + x12*x5;
-    const double x24 = 0.29825999999999997*x5 + x12*x4;
-    const double x25 = 0.0142904 + x18;
-    const double x26 = -0.005365440000000001 - x21;
-    const double x27 = 0.00414928 + x19;
-    const double x28 = -x4*x4 + x5*x5;
-    const double x29 = 2.0*x4*x5;
-    const double x30 = 0.5*(1.70730618 + x25);
-    const double x31 = 0.5*(-1.70730618 + x25);
-    const double x32 = x28*x31;
-    const double x33 = x29*x31;
-    const double x34 = x20*x28;
-    const double x35 = x20*x29;
-    const double x36 = x30 + x32 - x35;
-    const double x37 = x30 - x32 + x35;
-    const double x38 = -x17*x5 - x26*x4;
-    const double x39 = -x17*x4 + x26*x5;
-    const double x40 = x33 + x34;
-    const double x41 = -27.39975 + x22;
-    const double x42 = 179.15618824999999 + x36;
-    const double x43 = 179.15618824999999 + x37;
-    const double x44 = 0.006 + x27;
+    const double x13 = 0.92856*x6;
+    const double x14 = 0.92856*x7;
+    const double x15 = x6*x6;
+    const double x16 = x6*x7;
+    const double x17 = 1.6968650600000001*x15;
+    const double x18 = 1.9015893400000001 - x17;
+    const double x19 = 0.20472427999999993 + x17;
+    const double x21 = 1.6968650600000001*x16;
+    const double x22 = -0.00106974*x6;
+    const double x23 = 0.00106974*x7;
+    const double x24 = -0.09936 + x14;
+    const double x25 = -0.29825999999999997*x4 + x13*x5;
+    const double x26 = 0.29825999999999997*x5 + x13*x4;
+    const double x27 = 0.0142904 + x18;
+    const double x28 = -0.005365440000000001 - x23;
+    const double x29 = 0.00414928 + x19;
+    const double x30 = x4*x4;
+    const double x31 = x4*x5;
+    const double x32 = -1.70730618 + x27;
+    const double x33 = x22*x31;
+    const double x34 = 2.0*x33 + x30*x32;
+    const double x35 = x27 - x34;
+    const double x36 = 1.70730618 + x34;
+    const double x37 = (-x4 + x5)*(x4 + x5);
+    const double x38 = x22*x37 + x31*x32;
+    const double x39 = -x21*x5 - x28*x4;
+    const double x40 = -x21*x4 + x28*x5;
+    const double x41 = -27.39975 + x24;
+    const double x42 = 179.15618824999999 + x35;
+    const double x43 = 179.15618824999999 + x36;
+    const double x44 = 0.006 + x29;
     const double x45 = 0.023716 + q2*q2;
-    const double x46 = -0.308*x23 + 2.0*q2*x41;
+    const double x46 = -0.308*x25 + 2.0*q2*x41;
     const double x47 = -6.470000000000001*q2 - x41;
-    const double x48 = -3.51262 - x23;
-    const double x49 = -x2*x47 + x24*x3;
-    const double x50 = -x2*x24 - x3*x47;
+    const double x48 = -3.51262 - x25;
+    const double x49 = -x2*x47 + x26*x3;
+    const double x50 = -x2*x26 - x3*x47;
     const double x51 = 4.1661 + 6.470000000000001*x45 + x43 + x46;
-    const double x52 = q2*x24 - x39;
-    const double x53 = -0.154*x24 - x40;
+    const double x52 = q2*x26 - x40;
+    const double x53 = -0.154*x26 - x38;
     const double x54 = -2.0*q2*x41 + 4.1581 - 6.470000000000001*(q2*q2) + 6.470000000000001*x45 + x44 + x46;
-    const double x55 = 0.154*x41 + 0.99638*q2 - q2*x23 + x38;
-    const double x56 = -0.13544252 + 0.308*x23 + 6.470000000000001*x45 + x42 + x46;
-    const double x57 = -x2*x2 + x3*x3;
-    const double x58 = 2.0*x2*x3;
-    const double x59 = 0.5*(x51 + x54);
-    const double x60 = 0.5*(x51 - x54);
-    const double x61 = x57*x60;
-    const double x62 = x58*x60;
-    const double x63 = x52*x57;
-    const double x64 = x52*x58;
-    const double x66 = x59 - x61 + x64;
-    const double x67 = -x2*x55 + x3*x53;
-    const double x68 = x2*x53 + x3*x55;
-    const double x69 = x62 + x63;
-    const double x70 = -1.0265449999999998 + x48;
-    const double x71 = 8.394665 + x50;
-    const double x72 = -x0*x70 + x1*x49;
-    const double x73 = x0*x49 + x1*x70;
-    const double x75 = -0.412*x49 - x69;
-    const double x77 = 0.40497200249999993 - 0.412*x48 - x68;
-    const double x78 = 0.36843322250000027 + x66;
-    const double x79 = 0.04814636494944632*x72;
-    const double x80 = 0.04814636494944632*x73;
-    const double x81 = 0.04814636494944632*x71;
-    const double x82 = -x0*x80 - x1*x79;
-    const double x83 = x0*x79 - x1*x80;
-    const double x84 = -x0*x77 + x1*x75 + x72*x81;
-    const double x85 = x0*x75 + x1*x77 + x73*x81;
-    const double x86 = -x72*x79 - x73*x80 + x78;
-    const double x87 = x1*x3;
-    const double x88 = -x1*x2;
-    const double x89 = x0*x3;
-    const double x90 = -x0*x2;
-    const double x91 = 0.412 - x81;
-    const double x92 = -x2*x91 + x3*x82;
-    const double x93 = -x2*x82 - x3*x91;
-    const double x94 = -x49*x83 + x67;
-    const double x95 = x49*x82 + x50*x91 + x56;
-    const double x96 = -x50*x83 - x68;
-    const double x97 = x1*x50;
-    const double x98 = x0*x50;
-    const double x99 = -x0*x95 + x1*x94;
-    const double x100 = x0*x94 + x1*x95;
-    const double x105 = -q2 + x93;
-    const double x106 = 0.154 + x83;
-    const double x107 = 6.470000000000001*x106 - x23;
-    const double x108 = -6.470000000000001*x92 - x24;
-    const double x109 = -6.470000000000001*x88;
-    const double x110 = -6.470000000000001*x90;
-    const double x111 = 6.470000000000001*x3;
-    const double x112 = -x0*x108 + x107*x87;
-    const double x113 = x1*x108 + x107*x89;
-    const double x114 = -x107*x2;
-    const double x115 = x0*x5 + x4*x87;
-    const double x116 = -x0*x4 + x5*x87;
-    const double x117 = -x1*x5 + x4*x89;
-    const double x118 = x1*x4 + x5*x89;
-    const double x119 = -x2*x4;
-    const double x120 = -x2*x5;
-    const double x121 = -x106*x5 + x4*x92;
-    const double x122 = x106*x4 + x5*x92;
-    const double x123 = x105*x23 + x38;
-    const double x124 = x105*x24 + x39;
-    const double x125 = -x106*x23 + x24*x92 + x27;
-    const double x126 = -x0*x24 + x23*x87;
-    const double x127 = x1*x24 + x23*x89;
-    const double x128 = -x2*x23;
-    const double x129 = x0*x123 + x124*x87 - x125*x88;
-    const double x130 = -x1*x123 + x124*x89 - x125*x90;
-    const double x131 = -x124*x2 + x125*x3;
-    const double x133 = -x115*x6 + x7*x88;
-    const double x135 = -x117*x6 + x7*x90;
-    const double x137 = -x119*x6 - x3*x7;
-    const double x140 = -x12*x122 + x20;
-    const double x141 = 1.6971650600000001 - x105*x13 + x12*x121;
-    const double x142 = -x122*x13 - x21;
-    const double x143 = x115*x13 + x12*x88;
-    const double x144 = x117*x13 + x12*x90;
-    const double x145 = x119*x13 - x12*x3;
-    const double x146 = x115*x140 + x116*x141 - x142*x88;
-    const double x147 = x117*x140 + x118*x141 - x142*x90;
-    const double x148 = x119*x140 + x120*x141 + x142*x3;
-    const double x155 = -0.0003*x133;
-    const double x156 = -0.0003*x135;
-    const double x157 = -0.0003*x137;
-    const double x158 = -qd0*x73 + qd1*x97 + qd2*x109 + qd3*x126 + qd4*x143;
-    const double x159 = qd0*x72 + qd1*x98 + qd2*x110 + qd3*x127 + qd4*x144;
-    const double x160 = -qd1*x49 + qd2*x111 + qd3*x128 + qd4*x145;
-    const double x161 = qd0*x84 + qd1*x99 + qd2*x112 + qd3*x129 + qd4*x146 + qd5*x155;
-    const double x162 = qd0*x85 + qd1*x100 + qd2*x113 + qd3*x130 + qd4*x147 + qd5*x156;
-    const double x163 = qd0*x86 + qd1*x96 + qd2*x114 + qd3*x131 + qd4*x148 + qd5*x157;
-    hg[0] = x158;
-    hg[1] = x159;
-    hg[2] = x160;
-    hg[3] = x161;
-    hg[4] = x162;
-    hg[5] = x163;
+    const double x55 = 0.154*x41 + 0.99638*q2 - q2*x25 + x39;
+    const double x56 = -0.13544252 + 0.308*x25 + 6.470000000000001*x45 + x42 + x46;
+    const double x57 = x2*x2;
+    const double x58 = x2*x3;
+    const double x59 = x51 - x54;
+    const double x60 = x52*x58;
+    const double x61 = 2.0*x60 + x57*x59;
+    const double x63 = x54 + x61;
+    const double x64 = (-x2 + x3)*(x2 + x3);
+    const double x65 = x52*x64 + x58*x59;
+    const double x66 = -x2*x55 + x3*x53;
+    const double x67 = x2*x53 + x3*x55;
+    const double x68 = -1.0265449999999998 + x48;
+    const double x69 = 8.394665 + x50;
+    const double x70 = -x0*x68 + x1*x49;
+    const double x71 = x0*x49 + x1*x68;
+    const double x73 = -0.412*x49 - x65;
+    const double x75 = 0.40497200249999993 - 0.412*x48 - x67;
+    const double x76 = 0.36843322250000027 + x63;
+    const double x77 = 0.04814636494944632*x70;
+    const double x78 = 0.04814636494944632*x71;
+    const double x79 = 0.04814636494944632*x69;
+    const double x80 = -x0*x78 - x1*x77;
+    const double x81 = x0*x77 - x1*x78;
+    const double x82 = -x0*x75 + x1*x73 + x70*x79;
+    const double x83 = x0*x73 + x1*x75 + x71*x79;
+    const double x84 = -x70*x77 - x71*x78 + x76;
+    const double x85 = 0.412 - x79;
+    const double x86 = -x2*x85 + x3*x80;
+    const double x87 = -x2*x80 - x3*x85;
+    const double x88 = -x49*x81 + x66;
+    const double x89 = x49*x80 + x50*x85 + x56;
+    const double x90 = -x50*x81 - x67;
+    const double x91 = x1*x50;
+    const double x92 = x0*x50;
+    const double x93 = -x0*x89 + x1*x88;
+    const double x94 = x0*x88 + x1*x89;
+    const double x95 = x1*x3;
+    const double x96 = -x1*x2;
+    const double x97 = x0*x3;
+    const double x98 = -x0*x2;
+    const double x99 = -q2 + x87;
+    const double x100 = 0.154 + x81;
+    const double x101 = 6.470000000000001*x100 - x25;
+    const double x102 = -6.470000000000001*x86 - x26;
+    const double x103 = -6.470000000000001*x96;
+    const double x104 = -6.470000000000001*x98;
+    const double x105 = 6.470000000000001*x3;
+    const double x106 = -x0*x102 + x101*x95;
+    const double x107 = x1*x102 + x101*x97;
+    const double x108 = -x101*x2;
+    const double x113 = -x100*x5 + x4*x86;
+    const double x114 = x100*x4 + x5*x86;
+    const double x115 = x25*x99 + x39;
+    const double x116 = x26*x99 + x40;
+    const double x117 = -x100*x25 + x26*x86 + x29;
+    const double x118 = -x0*x26 + x25*x95;
+    const double x119 = x1*x26 + x25*x97;
+    const double x120 = -x2*x25;
+    const double x121 = x0*x115 + x116*x95 - x117*x96;
+    const double x122 = -x1*x115 + x116*x97 - x117*x98;
+    const double x123 = -x116*x2 + x117*x3;
+    const double x124 = x0*x5 + x4*x95;
+    const double x125 = -x0*x4 + x5*x95;
+    const double x126 = -x1*x5 + x4*x97;
+    const double x127 = x1*x4 + x5*x97;
+    const double x128 = -x2*x4;
+    const double x129 = -x2*x5;
+    const double x132 = -x114*x13 + x22;
+    const double x133 = 1.6971650600000001 + x113*x13 - x14*x99;
+    const double x134 = -x114*x14 - x23;
+    const double x135 = x124*x14 + x13*x96;
+    const double x136 = x126*x14 + x13*x98;
+    const double x137 = x128*x14 - x13*x3;
+    const double x138 = x124*x132 + x125*x133 - x134*x96;
+    const double x139 = x126*x132 + x127*x133 - x134*x98;
+    const double x140 = x128*x132 + x129*x133 + x134*x3;
+    const double x142 = -x124*x6 + x7*x96;
+    const double x144 = -x126*x6 + x7*x98;
+    const double x146 = -x128*x6 - x3*x7;
+    const double x147 = -0.0003*x142;
+    const double x148 = -0.0003*x144;
+    const double x149 = -0.0003*x146;
+    const double x150 = -qd0*x71 + qd1*x91 + qd2*x103 + qd3*x118 + qd4*x135;
+    const double x151 = qd0*x70 + qd1*x92 + qd2*x104 + qd3*x119 + qd4*x136;
+    const double x152 = -qd1*x49 + qd2*x105 + qd3*x120 + qd4*x137;
+    const double x153 = qd0*x82 + qd1*x93 + qd2*x106 + qd3*x121 + qd4*x138 + qd5*x147;
+    const double x154 = qd0*x83 + qd1*x94 + qd2*x107 + qd3*x122 + qd4*x139 + qd5*x148;
+    const double x155 = qd0*x84 + qd1*x90 + qd2*x108 + qd3*x123 + qd4*x140 + qd5*x149;
+    hg[0] = x150;
+    hg[1] = x151;
+    hg[2] = x152;
+    hg[3] = x153;
+    hg[4] = x154;
+    hg[5] = x155;
 }
 
 /* centroidal_momentum of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
@@ -14123,146 +13920,142 @@ void stanford_centroidal_momentum_batch(long count, const double *q, const doubl
             sd_far |= sd_sincos_lane(q3, &x4, &x5);
             double x6, x7;
             sd_far |= sd_sincos_lane(q4, &x6, &x7);
-            const double x12 = 0.92856*x6;
-            const double x13 = 0.92856*x7;
-            const double x14 = -x6*x6 + x7*x7;
-            const double x15 = 2.0*x6*x7;
-            const double x16 = 0.8484325300000001*x14;
-            const double x17 = 0.8484325300000001*x15;
-            const double x18 = 1.05315681 + x16;
-            const double x19 = 1.05315681 - x16;
-            const double x20 = -0.00106974*x6;
-            const double x21 = 0.00106974*x7;
-            const double x22 = -0.09936 + x13;
-            const double x23 = -0.29825999999999997*x4 + x12*x5;
-            const double x24 = 0.29825999999999997*x5 + x12*x4;
-            const double x25 = 0.0142904 + x18;
-            const double x26 = -0.005365440000000001 - x21;
-            const double x27 = 0.00414928 + x19;
-            const double x28 = -x4*x4 + x5*x5;
-            const double x29 = 2.0*x4*x5;
-            const double x30 = 0.5*(1.70730618 + x25);
-            const double x31 = 0.5*(-1.70730618 + x25);
-            const double x32 = x28*x31;
-            const double x33 = x29*x31;
-            const double x34 = x20*x28;
-            const double x35 = x20*x29;
-            const double x36 = x30 + x32 - x35;
-            const double x37 = x30 - x32 + x35;
-            const double x38 = -x17*x5 - x26*x4;
-            const double x39 = -x17*x4 + x26*x5;
-            const double x40 = x33 + x34;
-            const double x41 = -27.39975 + x22;
-            const double x42 = 179.15618824999999 + x36;
-            const double x43 = 179.15618824999999 + x37;
-            const double x44 = 0.006 + x27;
+            const double x13 = 0.92856*x6;
+            const double x14 = 0.92856*x7;
+            const double x15 = x6*x6;
+            const double x16 = x6*x7;
+            const double x17 = 1.6968650600000001*x15;
+            const double x18 = 1.9015893400000001 - x17;
+            const double x19 = 0.20472427999999993 + x17;
+            const double x21 = 1.6968650600000001*x16;
+            const double x22 = -0.00106974*x6;
+            const double x23 = 0.00106974*x7;
+            const double x24 = -0.09936 + x14;
+            const double x25 = -0.29825999999999997*x4 + x13*x5;
+            const double x26 = 0.29825999999999997*x5 + x13*x4;
+            const double x27 = 0.0142904 + x18;
+            const double x28 = -0.005365440000000001 - x23;
+            const double x29 = 0.00414928 + x19;
+            const double x30 = x4*x4;
+            const double x31 = x4*x5;
+            const double x32 = -1.70730618 + x27;
+            const double x33 = x22*x31;
+            const double x34 = 2.0*x33 + x30*x32;
+            const double x35 = x27 - x34;
+            const double x36 = 1.70730618 + x34;
+            const double x37 = (-x4 + x5)*(x4 + x5);
+            const double x38 = x22*x37 + x31*x32;
+            const double x39 = -x21*x5 - x28*x4;
+            const double x40 = -x21*x4 + x28*x5;
+            const double x41 = -27.39975 + x24;
+            const double x42 = 179.15618824999999 + x35;
+            const double x43 = 179.15618824999999 + x36;
+            const double x44 = 0.006 + x29;
             const double x45 = 0.023716 + q2*q2;
-            const double x46 = -0.308*x23 + 2.0*q2*x41;
+            const double x46 = -0.308*x25 + 2.0*q2*x41;
             const double x47 = -6.470000000000001*q2 - x41;
-            const double x48 = -3.51262 - x23;
-            const double x49 = -x2*x47 + x24*x3;
-            const double x50 = -x2*x24 - x3*x47;
+            const double x48 = -3.51262 - x25;
+            const double x49 = -x2*x47 + x26*x3;
+            const double x50 = -x2*x26 - x3*x47;
             const double x51 = 4.1661 + 6.470000000000001*x45 + x43 + x46;
-            const double x52 = q2*x24 - x39;
-            const double x53 = -0.154*x24 - x40;
+            const double x52 = q2*x26 - x40;
+            const double x53 = -0.154*x26 - x38;
             const double x54 = -2.0*q2*x41 + 4.1581 - 6.470000000000001*(q2*q2) + 6.470000000000001*x45 + x44 + x46;
-            const double x55 = 0.154*x41 + 0.99638*q2 - q2*x23 + x38;
-            const double x56 = -0.13544252 + 0.308*x23 + 6.470000000000001*x45 + x42 + x46;
-            const double x57 = -x2*x2 + x3*x3;
-            const double x58 = 2.0*x2*x3;
-            const double x59 = 0.5*(x51 + x54);
-            const double x60 = 0.5*(x51 - x54);
-            const double x61 = x57*x60;
-            const double x62 = x58*x60;
-            const double x63 = x52*x57;
-            const double x64 = x52*x58;
-            const double x66 = x59 - x61 + x64;
-            const double x67 = -x2*x55 + x3*x53;
-            const double x68 = x2*x53 + x3*x55;
-            const double x69 = x62 + x63;
-            const double x70 = -1.0265449999999998 + x48;
-            const double x71 = 8.394665 + x50;
-            const double x72 = -x0*x70 + x1*x49;
-            const double x73 = x0*x49 + x1*x70;
-            const double x75 = -0.412*x49 - x69;
-            const double x77 = 0.40497200249999993 - 0.412*x48 - x68;
-            const double x78 = 0.36843322250000027 + x66;
-            const double x79 = 0.04814636494944632*x72;
-            const double x80 = 0.04814636494944632*x73;
-            const double x81 = 0.04814636494944632*x71;
-            const double x82 = -x0*x80 - x1*x79;
-            const double x83 = x0*x79 - x1*x80;
-            const double x84 = -x0*x77 + x1*x75 + x72*x81;
-            const double x85 = x0*x75 + x1*x77 + x73*x81;
-            const double x86 = -x72*x79 - x73*x80 + x78;
-            const double x87 = x1*x3;
-            const double x88 = -x1*x2;
-            const double x89 = x0*x3;
-            const double x90 = -x0*x2;
-            const double x91 = 0.412 - x81;
-            const double x92 = -x2*x91 + x3*x82;
-            const double x93 = -x2*x82 - x3*x91;
-            const double x94 = -x49*x83 + x67;
-            const double x95 = x49*x82 + x50*x91 + x56;
-            const double x96 = -x50*x83 - x68;
-            const double x97 = x1*x50;
-            const double x98 = x0*x50;
-            const double x99 = -x0*x95 + x1*x94;
-            const double x100 = x0*x94 + x1*x95;
-            const double x105 = -q2 + x93;
-            const double x106 = 0.154 + x83;
-            const double x107 = 6.470000000000001*x106 - x23;
-            const double x108 = -6.470000000000001*x92 - x24;
-            const double x109 = -6.470000000000001*x88;
-            const double x110 = -6.470000000000001*x90;
-            const double x111 = 6.470000000000001*x3;
-            const double x112 = -x0*x108 + x107*x87;
-            const double x113 = x1*x108 + x107*x89;
-            const double x114 = -x107*x2;
-            const double x115 = x0*x5 + x4*x87;
-            const double x116 = -x0*x4 + x5*x87;
-            const double x117 = -x1*x5 + x4*x89;
-            const double x118 = x1*x4 + x5*x89;
-            const double x119 = -x2*x4;
-            const double x120 = -x2*x5;
-            const double x121 = -x106*x5 + x4*x92;
-            const double x122 = x106*x4 + x5*x92;
-            const double x123 = x105*x23 + x38;
-            const double x124 = x105*x24 + x39;
-            const double x125 = -x106*x23 + x24*x92 + x27;
-            const double x126 = -x0*x24 + x23*x87;
-            const double x127 = x1*x24 + x23*x89;
-            const double x128 = -x2*x23;
-            const double x129 = x0*x123 + x124*x87 - x125*x88;
-            const double x130 = -x1*x123 + x124*x89 - x125*x90;
-            const double x131 = -x124*x2 + x125*x3;
-            const double x133 = -x115*x6 + x7*x88;
-            const double x135 = -x117*x6 + x7*x90;
-            const double x137 = -x119*x6 - x3*x7;
-            const double x140 = -x12*x122 + x20;
-            const double x141 = 1.6971650600000001 - x105*x13 + x12*x121;
-            const double x142 = -x122*x13 - x21;
-            const double x143 = x115*x13 + x12*x88;
-            const double x144 = x117*x13 + x12*x90;
-            const double x145 = x119*x13 - x12*x3;
-            const double x146 = x115*x140 + x116*x141 - x142*x88;
-            const double x147 = x117*x140 + x118*x141 - x142*x90;
-            const double x148 = x119*x140 + x120*x141 + x142*x3;
-            const double x155 = -0.0003*x133;
-            const double x156 = -0.0003*x135;
-            const double x157 = -0.0003*x137;
-            const double x158 = -qd0*x73 + qd1*x97 + qd2*x109 + qd3*x126 + qd4*x143;
-            const double x159 = qd0*x72 + qd1*x98 + qd2*x110 + qd3*x127 + qd4*x144;
-            const double x160 = -qd1*x49 + qd2*x111 + qd3*x128 + qd4*x145;
-            const double x161 = qd0*x84 + qd1*x99 + qd2*x112 + qd3*x129 + qd4*x146 + qd5*x155;
-            const double x162 = qd0*x85 + qd1*x100 + qd2*x113 + qd3*x130 + qd4*x147 + qd5*x156;
-            const double x163 = qd0*x86 + qd1*x96 + qd2*x114 + qd3*x131 + qd4*x148 + qd5*x157;
-            sd_hg[0][sd_k] = x158;
-            sd_hg[1][sd_k] = x159;
-            sd_hg[2][sd_k] = x160;
-            sd_hg[3][sd_k] = x161;
-            sd_hg[4][sd_k] = x162;
-            sd_hg[5][sd_k] = x163;
+            const double x55 = 0.154*x41 + 0.99638*q2 - q2*x25 + x39;
+            const double x56 = -0.13544252 + 0.308*x25 + 6.470000000000001*x45 + x42 + x46;
+            const double x57 = x2*x2;
+            const double x58 = x2*x3;
+            const double x59 = x51 - x54;
+            const double x60 = x52*x58;
+            const double x61 = 2.0*x60 + x57*x59;
+            const double x63 = x54 + x61;
+            const double x64 = (-x2 + x3)*(x2 + x3);
+            const double x65 = x52*x64 + x58*x59;
+            const double x66 = -x2*x55 + x3*x53;
+            const double x67 = x2*x53 + x3*x55;
+            const double x68 = -1.0265449999999998 + x48;
+            const double x69 = 8.394665 + x50;
+            const double x70 = -x0*x68 + x1*x49;
+            const double x71 = x0*x49 + x1*x68;
+            const double x73 = -0.412*x49 - x65;
+            const double x75 = 0.40497200249999993 - 0.412*x48 - x67;
+            const double x76 = 0.36843322250000027 + x63;
+            const double x77 = 0.04814636494944632*x70;
+            const double x78 = 0.04814636494944632*x71;
+            const double x79 = 0.04814636494944632*x69;
+            const double x80 = -x0*x78 - x1*x77;
+            const double x81 = x0*x77 - x1*x78;
+            const double x82 = -x0*x75 + x1*x73 + x70*x79;
+            const double x83 = x0*x73 + x1*x75 + x71*x79;
+            const double x84 = -x70*x77 - x71*x78 + x76;
+            const double x85 = 0.412 - x79;
+            const double x86 = -x2*x85 + x3*x80;
+            const double x87 = -x2*x80 - x3*x85;
+            const double x88 = -x49*x81 + x66;
+            const double x89 = x49*x80 + x50*x85 + x56;
+            const double x90 = -x50*x81 - x67;
+            const double x91 = x1*x50;
+            const double x92 = x0*x50;
+            const double x93 = -x0*x89 + x1*x88;
+            const double x94 = x0*x88 + x1*x89;
+            const double x95 = x1*x3;
+            const double x96 = -x1*x2;
+            const double x97 = x0*x3;
+            const double x98 = -x0*x2;
+            const double x99 = -q2 + x87;
+            const double x100 = 0.154 + x81;
+            const double x101 = 6.470000000000001*x100 - x25;
+            const double x102 = -6.470000000000001*x86 - x26;
+            const double x103 = -6.470000000000001*x96;
+            const double x104 = -6.470000000000001*x98;
+            const double x105 = 6.470000000000001*x3;
+            const double x106 = -x0*x102 + x101*x95;
+            const double x107 = x1*x102 + x101*x97;
+            const double x108 = -x101*x2;
+            const double x113 = -x100*x5 + x4*x86;
+            const double x114 = x100*x4 + x5*x86;
+            const double x115 = x25*x99 + x39;
+            const double x116 = x26*x99 + x40;
+            const double x117 = -x100*x25 + x26*x86 + x29;
+            const double x118 = -x0*x26 + x25*x95;
+            const double x119 = x1*x26 + x25*x97;
+            const double x120 = -x2*x25;
+            const double x121 = x0*x115 + x116*x95 - x117*x96;
+            const double x122 = -x1*x115 + x116*x97 - x117*x98;
+            const double x123 = -x116*x2 + x117*x3;
+            const double x124 = x0*x5 + x4*x95;
+            const double x125 = -x0*x4 + x5*x95;
+            const double x126 = -x1*x5 + x4*x97;
+            const double x127 = x1*x4 + x5*x97;
+            const double x128 = -x2*x4;
+            const double x129 = -x2*x5;
+            const double x132 = -x114*x13 + x22;
+            const double x133 = 1.6971650600000001 + x113*x13 - x14*x99;
+            const double x134 = -x114*x14 - x23;
+            const double x135 = x124*x14 + x13*x96;
+            const double x136 = x126*x14 + x13*x98;
+            const double x137 = x128*x14 - x13*x3;
+            const double x138 = x124*x132 + x125*x133 - x134*x96;
+            const double x139 = x126*x132 + x127*x133 - x134*x98;
+            const double x140 = x128*x132 + x129*x133 + x134*x3;
+            const double x142 = -x124*x6 + x7*x96;
+            const double x144 = -x126*x6 + x7*x98;
+            const double x146 = -x128*x6 - x3*x7;
+            const double x147 = -0.0003*x142;
+            const double x148 = -0.0003*x144;
+            const double x149 = -0.0003*x146;
+            const double x150 = -qd0*x71 + qd1*x91 + qd2*x103 + qd3*x118 + qd4*x135;
+            const double x151 = qd0*x70 + qd1*x92 + qd2*x104 + qd3*x119 + qd4*x136;
+            const double x152 = -qd1*x49 + qd2*x105 + qd3*x120 + qd4*x137;
+            const double x153 = qd0*x82 + qd1*x93 + qd2*x106 + qd3*x121 + qd4*x138 + qd5*x147;
+            const double x154 = qd0*x83 + qd1*x94 + qd2*x107 + qd3*x122 + qd4*x139 + qd5*x148;
+            const double x155 = qd0*x84 + qd1*x90 + qd2*x108 + qd3*x123 + qd4*x140 + qd5*x149;
+            sd_hg[0][sd_k] = x150;
+            sd_hg[1][sd_k] = x151;
+            sd_hg[2][sd_k] = x152;
+            sd_hg[3][sd_k] = x153;
+            sd_hg[4][sd_k] = x154;
+            sd_hg[5][sd_k] = x155;
             sd_big[sd_k] = sd_far;
         }
         sd_scatter(sd_hg[0], 6, sd_n, hg + sd_first * 6);
@@ -14665,63 +14458,72 @@ void stanford_operational_space_inertia_inverse(const double *q, double *Linv)
     const double x633 = x250*x432 + x251*x427;
     const double x634 = x250*x433 + x251*x434;
     const double x635 = -x241*x606 + x246*x604 + x247*x605;
-    const double x636 = -x241*x611 + x246*x609 + x247*x610;
-    const double x637 = -x241*x616 + x246*x614 + x247*x615;
-    const double x638 = -x241*x622 + x246*x620 + x247*x621;
-    const double x639 = -x241*x628 + x246*x626 + x247*x627;
-    const double x640 = -x241*x634 + x246*x632 + x247*x633;
-    const double x641 = -x243*x611 + x248*x609 + x249*x610;
-    const double x642 = -x243*x616 + x248*x614 + x249*x615;
-    const double x643 = -x243*x622 + x248*x620 + x249*x621;
-    const double x644 = -x243*x628 + x248*x626 + x249*x627;
-    const double x645 = -x243*x634 + x248*x632 + x249*x633;
-    const double x646 = -x245*x616 + x250*x614 + x251*x615;
-    const double x647 = -x245*x622 + x250*x620 + x251*x621;
-    const double x648 = -x245*x628 + x250*x626 + x251*x627;
-    const double x649 = -x245*x634 + x250*x632 + x251*x633;
-    const double x650 = -x241*x619 + x246*x617 + x247*x618;
-    const double x651 = -x241*x625 + x246*x623 + x247*x624;
-    const double x652 = -x241*x631 + x246*x629 + x247*x630;
-    const double x653 = -x243*x625 + x248*x623 + x249*x624;
-    const double x654 = -x243*x631 + x248*x629 + x249*x630;
-    const double x655 = -x245*x631 + x250*x629 + x251*x630;
     Linv[0] = x635;
+    const double x636 = -x241*x611 + x246*x609 + x247*x610;
     Linv[1] = x636;
-    Linv[2] = x637;
-    Linv[3] = x638;
-    Linv[4] = x639;
-    Linv[5] = x640;
     Linv[6] = x636;
-    Linv[7] = x641;
-    Linv[8] = x642;
-    Linv[9] = x643;
-    Linv[10] = x644;
-    Linv[11] = x645;
+    const double x637 = -x241*x616 + x246*x614 + x247*x615;
+    Linv[2] = x637;
     Linv[12] = x637;
-    Linv[13] = x642;
-    Linv[14] = x646;
-    Linv[15] = x647;
-    Linv[16] = x648;
-    Linv[17] = x649;
+    const double x638 = -x241*x622 + x246*x620 + x247*x621;
+    Linv[3] = x638;
     Linv[18] = x638;
-    Linv[19] = x643;
-    Linv[20] = x647;
-    Linv[21] = x650;
-    Linv[22] = x651;
-    Linv[23] = x652;
+    const double x639 = -x241*x628 + x246*x626 + x247*x627;
+    Linv[4] = x639;
     Linv[24] = x639;
-    Linv[25] = x644;
-    Linv[26] = x648;
-    Linv[27] = x651;
-    Linv[28] = x653;
-    Linv[29] = x654;
+    const double x640 = -x241*x634 + x246*x632 + x247*x633;
+    Linv[5] = x640;
     Linv[30] = x640;
+    const double x641 = -x243*x611 + x248*x609 + x249*x610;
+    Linv[7] = x641;
+    const double x642 = -x243*x616 + x248*x614 + x249*x615;
+    Linv[8] = x642;
+    Linv[13] = x642;
+    const double x643 = -x243*x622 + x248*x620 + x249*x621;
+    Linv[9] = x643;
+    Linv[19] = x643;
+    const double x644 = -x243*x628 + x248*x626 + x249*x627;
+    Linv[10] = x644;
+    Linv[25] = x644;
+    const double x645 = -x243*x634 + x248*x632 + x249*x633;
+    Linv[11] = x645;
     Linv[31] = x645;
+    const double x646 = -x245*x616 + x250*x614 + x251*x615;
+    Linv[14] = x646;
+    const double x647 = -x245*x622 + x250*x620 + x251*x621;
+    Linv[15] = x647;
+    Linv[20] = x647;
+    const double x648 = -x245*x628 + x250*x626 + x251*x627;
+    Linv[16] = x648;
+    Linv[26] = x648;
+    const double x649 = -x245*x634 + x250*x632 + x251*x633;
+    Linv[17] = x649;
     Linv[32] = x649;
+    const double x650 = -x241*x619 + x246*x617 + x247*x618;
+    Linv[21] = x650;
+    const double x651 = -x241*x625 + x246*x623 + x247*x624;
+    Linv[22] = x651;
+    Linv[27] = x651;
+    const double x652 = -x241*x631 + x246*x629 + x247*x630;
+    Linv[23] = x652;
     Linv[33] = x652;
+    const double x653 = -x243*x625 + x248*x623 + x249*x624;
+    Linv[28] = x653;
+    const double x654 = -x243*x631 + x248*x629 + x249*x630;
+    Linv[29] = x654;
     Linv[34] = x654;
+    const double x655 = -x245*x631 + x250*x629 + x251*x630;
     Linv[35] = x655;
 }
+
+#if !defined(SYMDYN_NO_LANES)
+/* operational_space_inertia_inverse: the block entry of each column of Linv (-1: the constant of sd_fill_operational_space_inertia_inverse_Linv). */
+static const int sd_src_operational_space_inertia_inverse_Linv[36] = {
+    0, 1, 2, 3, 4, 5, 1, 6, 7, 8, 9, 10, 2, 7, 11, 12, 13, 14, 3, 8, 12, 15, 16, 17,
+    4, 9, 13, 16, 18, 19, 5, 10, 14, 17, 19, 20,
+};
+static const double sd_fill_operational_space_inertia_inverse_Linv[36] = {0};
+#endif
 
 /* operational_space_inertia_inverse of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
@@ -14732,7 +14534,7 @@ void stanford_operational_space_inertia_inverse_batch(long count, const double *
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_Linv[36][SD_LANES];
+        double sd_Linv[21][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -15143,39 +14945,24 @@ void stanford_operational_space_inertia_inverse_batch(long count, const double *
             sd_Linv[3][sd_k] = x638;
             sd_Linv[4][sd_k] = x639;
             sd_Linv[5][sd_k] = x640;
-            sd_Linv[6][sd_k] = x636;
-            sd_Linv[7][sd_k] = x641;
-            sd_Linv[8][sd_k] = x642;
-            sd_Linv[9][sd_k] = x643;
-            sd_Linv[10][sd_k] = x644;
-            sd_Linv[11][sd_k] = x645;
-            sd_Linv[12][sd_k] = x637;
-            sd_Linv[13][sd_k] = x642;
-            sd_Linv[14][sd_k] = x646;
-            sd_Linv[15][sd_k] = x647;
-            sd_Linv[16][sd_k] = x648;
-            sd_Linv[17][sd_k] = x649;
-            sd_Linv[18][sd_k] = x638;
-            sd_Linv[19][sd_k] = x643;
-            sd_Linv[20][sd_k] = x647;
-            sd_Linv[21][sd_k] = x650;
-            sd_Linv[22][sd_k] = x651;
-            sd_Linv[23][sd_k] = x652;
-            sd_Linv[24][sd_k] = x639;
-            sd_Linv[25][sd_k] = x644;
-            sd_Linv[26][sd_k] = x648;
-            sd_Linv[27][sd_k] = x651;
-            sd_Linv[28][sd_k] = x653;
-            sd_Linv[29][sd_k] = x654;
-            sd_Linv[30][sd_k] = x640;
-            sd_Linv[31][sd_k] = x645;
-            sd_Linv[32][sd_k] = x649;
-            sd_Linv[33][sd_k] = x652;
-            sd_Linv[34][sd_k] = x654;
-            sd_Linv[35][sd_k] = x655;
+            sd_Linv[6][sd_k] = x641;
+            sd_Linv[7][sd_k] = x642;
+            sd_Linv[8][sd_k] = x643;
+            sd_Linv[9][sd_k] = x644;
+            sd_Linv[10][sd_k] = x645;
+            sd_Linv[11][sd_k] = x646;
+            sd_Linv[12][sd_k] = x647;
+            sd_Linv[13][sd_k] = x648;
+            sd_Linv[14][sd_k] = x649;
+            sd_Linv[15][sd_k] = x650;
+            sd_Linv[16][sd_k] = x651;
+            sd_Linv[17][sd_k] = x652;
+            sd_Linv[18][sd_k] = x653;
+            sd_Linv[19][sd_k] = x654;
+            sd_Linv[20][sd_k] = x655;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_Linv[0], 36, sd_n, Linv + sd_first * 36);
+        sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_operational_space_inertia_inverse(q + (sd_first + sd_k) * 6, Linv + (sd_first + sd_k) * 36);
