@@ -103,8 +103,8 @@ def column_inward(ctx, chain, X, turned, k, xs):
     """phi(parent, k) xs for the columns xs = R(k) H*(k) of joint k's composite inertia (the first
     step of a column of M, and of coriolis_matrix's R(k) H*(k)), with the linear part read off the
     composite's turned first moment where _turned_axis allows it. The angular part R n is bound on its
-    own, as force_inward does (bound only with l x f added, solo12's floating mass matrix cost 436 mul
-    instead of 392, talos_reduced's 2045 instead of 2009)."""
+    own, as force_inward does: its entries are then the ones the parent's composite already computed
+    (bound only with l x f added, solo12's floating mass matrix cost 436 mul instead of 392)."""
     axis = _turned_axis(chain, k)
     if axis is None:
         return [S.force_inward(ctx, X[k], x) for x in xs]

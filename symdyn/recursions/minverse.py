@@ -105,7 +105,8 @@ def _key(chain, ctx):
 
 
 def _traced_cost(model, form, params):
-    """(mul, add) of the live program of M^-1 by `form` (Riccati recursion included) on a fresh tape."""
+    """(mul, add) of the live program of M^-1 by `form` (Riccati recursion included) on a fresh tape,
+    counted as the generator counts it (codegen imports the recursions: imported here, not at the top)."""
     import symengine as se
     from ..codegen.printer import count_ops
     from ..codegen.tape import Tape, live_program
