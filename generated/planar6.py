@@ -177,9 +177,11 @@ def jax_jit(fn, *, one_state=False, **options):
     Other backends get plain jax.jit: GPUs fuse with other passes ("priority-fusion") and need the
     fusion (a kernel launch per operation otherwise); not measured here, there is no GPU.
     """
-    import jax
     if isinstance(fn, str):
+        if fn.startswith("_") or not callable(globals().get(fn)):
+            raise ValueError(f"jax_jit: this module has no function {fn!r}")
         fn = globals()[fn]
+    import jax
     compiler = {}
     if jax.default_backend() == "cpu":
         compiler = _jax_emitter_option(jax) if one_state else {"xla_disable_hlo_passes": "fusion"}

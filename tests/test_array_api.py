@@ -4,7 +4,8 @@ JAX (eager, jit, vmap, grad) and array-api-strict run every function of the Pand
 floating-base UR5; gradients through JAX are checked against central finite differences of the
 numpy module and against the identities d(forward_dynamics)/d(tau) = M^-1, d(inverse_dynamics)/d(qdd)
 = M and d(frame position)/dq = the frame Jacobian's linear rows. XLA compiles the Panda's large
-straight-line functions slowly (seconds each), so jit runs on a few of them only.
+straight-line functions slowly (seconds each), so jit runs on a few of them only. The module's
+jax_jit (jax.jit with XLA's CPU options) runs on planar2 and the Panda's inverse_dynamics.
 """
 import inspect
 import subprocess
@@ -261,6 +262,8 @@ def test_jax_jit_passes_the_cpu_options(planar2, monkeypatch):
     planar2.jax_jit("gravity")
     assert seen == [{"xla_disable_hlo_passes": "fusion"}, {"xla_cpu_use_fusion_emitters": False},
                     {"xla_disable_hlo_passes": "", "xla_cpu_enable_fast_math": False}, None]
+    with pytest.raises(ValueError, match="no function 'NV'"):
+        planar2.jax_jit("NV")
 
 
 def test_jax_jit_equals_numpy_and_compiles_without_fusions(panda, planar2):
