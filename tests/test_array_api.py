@@ -5,7 +5,7 @@ floating-base UR5; gradients through JAX are checked against central finite diff
 numpy module and against the identities d(forward_dynamics)/d(tau) = M^-1, d(inverse_dynamics)/d(qdd)
 = M and d(frame position)/dq = the frame Jacobian's linear rows. XLA compiles the Panda's large
 straight-line functions slowly (seconds each), so jit runs on a few of them only. The module's
-jax_jit (jax.jit with XLA's CPU options) runs on planar2 and the Panda's inverse_dynamics.
+jax_jit (jax.jit with XLA's CPU options) runs on planar2.
 """
 import inspect
 import subprocess
@@ -266,23 +266,21 @@ def test_jax_jit_passes_the_cpu_options(planar2, monkeypatch):
         planar2.jax_jit("NV")
 
 
-def test_jax_jit_equals_numpy_and_compiles_without_fusions(panda, planar2):
+def test_jax_jit_equals_numpy_and_compiles_without_fusions(planar2):
     """Both option sets, batched and single states, to 1e-12; with the default set no fusion of
     operations is left in the compiled program (plain jax.jit has them: the pass name is right)."""
-    for module, names in ((panda, ("inverse_dynamics",)),
-                          (planar2, ("inverse_dynamics", "mass_matrix", "forward_dynamics", "frame_jacobian"))):
-        for name in names:
-            fn = next(fn for fn in FUNCTIONS if fn.name == name)
-            args = _args(module, fn, count=4)
-            want = getattr(module, name)(*args)
-            jargs = list(map(jnp.asarray, args))
-            jitted = module.jax_jit(name)
-            _close(jitted(*jargs), want)
-            _close(module.jax_jit(getattr(module, name), one_state=True)(*(a[2] for a in jargs)), want[2])
-            if module is panda:
-                # a fusion of several operations is a "fused_computation"; one operation alone is "wrapped"
-                assert "fused_computation" in jax.jit(module.inverse_dynamics).lower(*jargs).compile().as_text()
-                assert "fused_computation" not in jitted.lower(*jargs).compile().as_text()
+    for name in ("inverse_dynamics", "mass_matrix", "forward_dynamics", "frame_jacobian"):
+        fn = next(fn for fn in FUNCTIONS if fn.name == name)
+        args = _args(planar2, fn, count=4)
+        want = getattr(planar2, name)(*args)
+        jargs = list(map(jnp.asarray, args))
+        jitted = planar2.jax_jit(name)
+        _close(jitted(*jargs), want)
+        _close(planar2.jax_jit(getattr(planar2, name), one_state=True)(*(a[2] for a in jargs)), want[2])
+        if name == "inverse_dynamics":
+            # a fusion of several operations is a "fused_computation"; one operation alone is "wrapped"
+            assert "fused_computation" in jax.jit(planar2.inverse_dynamics).lower(*jargs).compile().as_text()
+            assert "fused_computation" not in jitted.lower(*jargs).compile().as_text()
 
 
 def test_jax_jit_of_grad_vmap_and_scan(planar2):
