@@ -28,7 +28,8 @@ base_regressor(q, qd, qdd) @ base_parameters(PARAMETERS) = inverse_dynamics(q, q
 Array libraries: every function computes with the library of its arguments, found through the
 array API standard (x.__array_namespace__(); PyTorch tensors through array_api_compat), numpy for
 lists and numbers. So the same code runs on numpy, JAX (jax.jit, jax.vmap, jax.grad; enable
-float64 with jax.config.update("jax_enable_x64", True)), PyTorch (autograd, GPU tensors),
+float64 with jax.config.update("jax_enable_x64", True); on the CPU compile with jax_jit(fn), not
+jax.jit: hundreds of times faster), PyTorch (autograd, GPU tensors),
 array-api-strict, ... The results are float32 where an argument is float32 and none float64,
 else float64 (lists, integers too); outputs are built without item assignment (JAX arrays are
 immutable).

@@ -251,7 +251,7 @@ def test_importing_a_module_does_not_import_jax():
 
 def test_jax_jit_passes_the_cpu_options(planar2, monkeypatch):
     """Fusion off by default, the older loop emitter for one state, the caller's options last;
-    plain jax.jit on another backend."""
+    plain jax.jit on another backend and, for one state, with a jaxlib that lacks the emitter flag."""
     assert planar2._jax_emitter_option(jax) == {"xla_cpu_use_fusion_emitters": False}   # this jaxlib knows it
     seen, jit = [], jax.jit
     monkeypatch.setattr(jax, "jit", lambda f, **kw: seen.append(kw.get("compiler_options")) or jit(f, **kw))
@@ -264,6 +264,18 @@ def test_jax_jit_passes_the_cpu_options(planar2, monkeypatch):
                     {"xla_disable_hlo_passes": "", "xla_cpu_enable_fast_math": False}, None]
     with pytest.raises(ValueError, match="no function 'NV'"):
         planar2.jax_jit("NV")
+    monkeypatch.setattr(planar2, "_JAX_EMITTER_OPTION", [])                 # a jaxlib without the emitter flag
+
+    def without_the_flag(f, compiler_options=None, **kw):
+        if "xla_cpu_use_fusion_emitters" in (compiler_options or {}):
+            raise RuntimeError("INVALID_ARGUMENT: No such compile option: 'xla_cpu_use_fusion_emitters'")
+        seen.append(compiler_options)
+        return jit(f, compiler_options=compiler_options, **kw)
+
+    monkeypatch.setattr(jax, "jit", without_the_flag)
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    _close(planar2.jax_jit("gravity", one_state=True)(jnp.asarray([0.3, -1.2])), planar2.gravity([0.3, -1.2]))
+    assert seen[4:] == [None]
 
 
 def test_jax_jit_equals_numpy_and_compiles_without_fusions(planar2):
