@@ -231,7 +231,7 @@ def test_no_numpy_in_the_generated_functions(module):
         assert "np." not in source, name
 
 
-# jax_jit: the module's jax.jit with XLA's CPU options (docs/api.md, "Array libraries")
+# jax_jit: the module's jax.jit with XLA's CPU options (docs/api.md, "JAX jit on the CPU")
 
 @pytest.fixture(scope="module")
 def planar2(tmp_path_factory):
