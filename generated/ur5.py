@@ -186,10 +186,10 @@ def jax_jit(fn, *, one_state=False, **options):
     Here, on the CPU backend (jax.default_backend() == "cpu"):
       - by default XLA's fusion pass is off ({"xla_disable_hlo_passes": "fusion"}): each operation is
         one vectorized loop over the batch and every value is computed once, about numpy's time on
-        batches of 100 states and more, 50-250 us for a single state;
+        batches of 100 states and more, 35-250 us for a single state;
       - one_state=True (for calls on one state: each step of an MPC rollout under lax.scan) keeps
         the fusion and compiles it with XLA's older loop emitter ({"xla_cpu_use_fusion_emitters":
-        False}), which computes a value once per output entry: 17-45 us for a single state and
+        False}), which computes a value once per output entry: 11-45 us for a single state and
         3-11 us per step of a scan, but on batches a function of many outputs repeats its shared
         work per entry (the mass matrix: 4-6 us per state, against 0.8-1.3). A jaxlib without that
         flag gets plain jax.jit.
