@@ -202,7 +202,7 @@ def jax_jit(fn, *, one_state=False, **options):
         the fusion and compiles it with XLA's older loop emitter ({"xla_cpu_use_fusion_emitters":
         False}), which computes a value once per output entry: 11-45 us for a single state and
         3-11 us per step of a scan, but on batches a function of many outputs repeats its shared
-        work per entry (the mass matrix: 4-6 us per state, against 0.8-1.3). A jaxlib without that
+        work per entry (the mass matrix: 4-6 us per state, against 0.65-1.3). A jaxlib without that
         flag gets plain jax.jit.
     Other backends get plain jax.jit: GPUs fuse with other passes ("priority-fusion") and need the
     fusion (a kernel launch per operation otherwise); not measured here, there is no GPU.
