@@ -28,7 +28,8 @@ base_regressor(q, qd, qdd) @ base_parameters(PARAMETERS) = inverse_dynamics(q, q
 Array libraries: every function computes with the library of its arguments, found through the
 array API standard (x.__array_namespace__(); PyTorch tensors through array_api_compat), numpy for
 lists and numbers. So the same code runs on numpy, JAX (jax.jit, jax.vmap, jax.grad; enable
-float64 with jax.config.update("jax_enable_x64", True)), PyTorch (autograd, GPU tensors),
+float64 with jax.config.update("jax_enable_x64", True); on the CPU compile with jax_jit(fn), not
+jax.jit: hundreds of times faster), PyTorch (autograd, GPU tensors),
 array-api-strict, ... The results are float32 where an argument is float32 and none float64,
 else float64 (lists, integers too); outputs are built without item assignment (JAX arrays are
 immutable).
@@ -180,23 +181,26 @@ def jax_jit(fn, *, one_state=False, **options):
 
     Why: plain jax.jit on XLA's CPU backend fuses the straight-line function into loop kernels that
     compute each output entry on its own and recompute the shared subexpressions at each use: for
-    the Panda, inverse_dynamics takes 200-400 us per state and forward_dynamics 4-6 ms, where numpy
-    takes 1-3.5 us on a batch (benchmarks/RESULTS.md, "JAX jit of generated modules"). Here, on the
-    CPU backend (jax.default_backend() == "cpu"):
+    the Panda, inverse_dynamics takes 200-870 us per state and forward_dynamics 4-7 ms, where numpy
+    takes 0.7-3.5 us on a batch of 1000 (benchmarks/RESULTS.md, "JAX jit of generated modules").
+    Here, on the CPU backend (jax.default_backend() == "cpu"):
       - by default XLA's fusion pass is off ({"xla_disable_hlo_passes": "fusion"}): each operation is
-        one vectorized loop over the batch and every value is computed once, numpy's speed or better
-        on batches of 100 states and more, 50-100 us for a single state;
+        one vectorized loop over the batch and every value is computed once, about numpy's time on
+        batches of 100 states and more, 35-250 us for a single state;
       - one_state=True (for calls on one state: each step of an MPC rollout under lax.scan) keeps
         the fusion and compiles it with XLA's older loop emitter ({"xla_cpu_use_fusion_emitters":
-        False}), which computes a value once per output entry: 15-45 us for a single state, but on
-        batches a function of many outputs repeats its shared work per entry (the mass matrix:
-        4 us per state, against 0.8). A jaxlib without that flag gets plain jax.jit.
+        False}), which computes a value once per output entry: 11-45 us for a single state and
+        3-11 us per step of a scan, but on batches a function of many outputs repeats its shared
+        work per entry (the mass matrix: 4-6 us per state, against 0.65-1.3). A jaxlib without that
+        flag gets plain jax.jit.
     Other backends get plain jax.jit: GPUs fuse with other passes ("priority-fusion") and need the
     fusion (a kernel launch per operation otherwise); not measured here, there is no GPU.
     """
-    import jax
     if isinstance(fn, str):
+        if fn.startswith("_") or not callable(globals().get(fn)):
+            raise ValueError(f"jax_jit: this module has no function {fn!r}")
         fn = globals()[fn]
+    import jax
     compiler = {}
     if jax.default_backend() == "cpu":
         compiler = _jax_emitter_option(jax) if one_state else {"xla_disable_hlo_passes": "fusion"}

@@ -4,7 +4,8 @@ JAX (eager, jit, vmap, grad) and array-api-strict run every function of the Pand
 floating-base UR5; gradients through JAX are checked against central finite differences of the
 numpy module and against the identities d(forward_dynamics)/d(tau) = M^-1, d(inverse_dynamics)/d(qdd)
 = M and d(frame position)/dq = the frame Jacobian's linear rows. XLA compiles the Panda's large
-straight-line functions slowly (seconds each), so jit runs on a few of them only.
+straight-line functions slowly (seconds each), so jit runs on a few of them only. The module's
+jax_jit (jax.jit with XLA's CPU options) runs on planar2.
 """
 import inspect
 import subprocess
@@ -230,7 +231,7 @@ def test_no_numpy_in_the_generated_functions(module):
         assert "np." not in source, name
 
 
-# jax_jit: the module's jax.jit with XLA's CPU options (docs/api.md, "Array libraries")
+# jax_jit: the module's jax.jit with XLA's CPU options (docs/api.md, "JAX jit on the CPU")
 
 @pytest.fixture(scope="module")
 def planar2(tmp_path_factory):
@@ -250,7 +251,7 @@ def test_importing_a_module_does_not_import_jax():
 
 def test_jax_jit_passes_the_cpu_options(planar2, monkeypatch):
     """Fusion off by default, the older loop emitter for one state, the caller's options last;
-    plain jax.jit on another backend."""
+    plain jax.jit on another backend and, for one state, with a jaxlib that lacks the emitter flag."""
     assert planar2._jax_emitter_option(jax) == {"xla_cpu_use_fusion_emitters": False}   # this jaxlib knows it
     seen, jit = [], jax.jit
     monkeypatch.setattr(jax, "jit", lambda f, **kw: seen.append(kw.get("compiler_options")) or jit(f, **kw))
@@ -261,25 +262,37 @@ def test_jax_jit_passes_the_cpu_options(planar2, monkeypatch):
     planar2.jax_jit("gravity")
     assert seen == [{"xla_disable_hlo_passes": "fusion"}, {"xla_cpu_use_fusion_emitters": False},
                     {"xla_disable_hlo_passes": "", "xla_cpu_enable_fast_math": False}, None]
+    with pytest.raises(ValueError, match="no function 'NV'"):
+        planar2.jax_jit("NV")
+    monkeypatch.setattr(planar2, "_JAX_EMITTER_OPTION", [])                 # a jaxlib without the emitter flag
+
+    def without_the_flag(f, compiler_options=None, **kw):
+        if "xla_cpu_use_fusion_emitters" in (compiler_options or {}):
+            raise RuntimeError("INVALID_ARGUMENT: No such compile option: 'xla_cpu_use_fusion_emitters'")
+        seen.append(compiler_options)
+        return jit(f, compiler_options=compiler_options, **kw)
+
+    monkeypatch.setattr(jax, "jit", without_the_flag)
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    _close(planar2.jax_jit("gravity", one_state=True)(jnp.asarray([0.3, -1.2])), planar2.gravity([0.3, -1.2]))
+    assert seen[4:] == [None]
 
 
-def test_jax_jit_equals_numpy_and_compiles_without_fusions(panda, planar2):
+def test_jax_jit_equals_numpy_and_compiles_without_fusions(planar2):
     """Both option sets, batched and single states, to 1e-12; with the default set no fusion of
     operations is left in the compiled program (plain jax.jit has them: the pass name is right)."""
-    for module, names in ((panda, ("inverse_dynamics",)),
-                          (planar2, ("inverse_dynamics", "mass_matrix", "forward_dynamics", "frame_jacobian"))):
-        for name in names:
-            fn = next(fn for fn in FUNCTIONS if fn.name == name)
-            args = _args(module, fn, count=4)
-            want = getattr(module, name)(*args)
-            jargs = list(map(jnp.asarray, args))
-            jitted = module.jax_jit(name)
-            _close(jitted(*jargs), want)
-            _close(module.jax_jit(getattr(module, name), one_state=True)(*(a[2] for a in jargs)), want[2])
-            if module is panda:
-                # a fusion of several operations is a "fused_computation"; one operation alone is "wrapped"
-                assert "fused_computation" in jax.jit(module.inverse_dynamics).lower(*jargs).compile().as_text()
-                assert "fused_computation" not in jitted.lower(*jargs).compile().as_text()
+    for name in ("inverse_dynamics", "mass_matrix", "forward_dynamics", "frame_jacobian"):
+        fn = next(fn for fn in FUNCTIONS if fn.name == name)
+        args = _args(planar2, fn, count=4)
+        want = getattr(planar2, name)(*args)
+        jargs = list(map(jnp.asarray, args))
+        jitted = planar2.jax_jit(name)
+        _close(jitted(*jargs), want)
+        _close(planar2.jax_jit(getattr(planar2, name), one_state=True)(*(a[2] for a in jargs)), want[2])
+        if name == "inverse_dynamics":
+            # a fusion of several operations is a "fused_computation"; one operation alone is "wrapped"
+            assert "fused_computation" in jax.jit(planar2.inverse_dynamics).lower(*jargs).compile().as_text()
+            assert "fused_computation" not in jitted.lower(*jargs).compile().as_text()
 
 
 def test_jax_jit_of_grad_vmap_and_scan(planar2):
