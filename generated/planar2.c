@@ -255,6 +255,7 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -485,6 +486,7 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -614,6 +616,7 @@ void planar2_gravity(const double *q, double *g)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -767,6 +770,7 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -1596,6 +1600,7 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -1840,6 +1845,7 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -1897,6 +1903,7 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2083,6 +2090,7 @@ void planar2_frame_placement(const double *q, double *oMf)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2355,6 +2363,7 @@ void planar2_center_of_mass(const double *q, double *com)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2424,6 +2433,7 @@ void planar2_com_jacobian(const double *q, double *Jcom)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2511,6 +2521,7 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2616,6 +2627,7 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2729,6 +2741,7 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2896,6 +2909,7 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3011,6 +3025,7 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
