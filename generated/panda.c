@@ -384,6 +384,7 @@ void panda_inverse_dynamics(const double *q, const double *qd, const double *qdd
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -988,6 +989,7 @@ void panda_mass_matrix(const double *q, double *M)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -1540,6 +1542,7 @@ void panda_mass_matrix_inverse(const double *q, double *Minv)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -2802,6 +2805,7 @@ void panda_forward_dynamics(const double *q, const double *qd, const double *tau
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4265,6 +4269,7 @@ void panda_gravity(const double *q, double *g)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4507,6 +4512,7 @@ void panda_coriolis_matrix(const double *q, const double *qd, double *C)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -6212,6 +6218,7 @@ void panda_nonlinear_effects(const double *q, const double *qd, double *b)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -6784,6 +6791,7 @@ void panda_articulated_inertia(const double *q, double *D)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -7590,6 +7598,7 @@ void panda_innovations_factor(const double *q, double *m)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -8681,6 +8690,7 @@ void panda_innovations_factor_inverse(const double *q, double *ell)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -9893,6 +9903,7 @@ void panda_total_rates(const double *q, const double *qd, double *nu)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -10792,6 +10803,7 @@ void panda_joint_rates(const double *q, const double *nu, double *qd)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -11691,6 +11703,7 @@ void panda_working_moments(const double *q, const double *tau, double *eps)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -12650,6 +12663,7 @@ void panda_applied_moments(const double *q, const double *eps, double *tau)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -13601,6 +13615,7 @@ void panda_coriolis_nu(const double *q, const double *nu, double *Cnu)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -15944,6 +15959,7 @@ void panda_coriolis_eta(const double *q, const double *eta, double *Cbar)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -18068,6 +18084,7 @@ void panda_diagonalized_forward_dynamics(const double *q, const double *nu, cons
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -20331,6 +20348,7 @@ void panda_udu_factor(const double *q, double *U)
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -21469,6 +21487,7 @@ void panda_regressor(const double *q, const double *qd, const double *qdd, doubl
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -23434,6 +23453,7 @@ void panda_base_regressor(const double *q, const double *qd, const double *qdd, 
     sd_angle[5] = q6;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -25320,6 +25340,7 @@ void panda_frame_placement(const double *q, double *oMf)
     sd_angle[5] = q5;
     sd_angle[6] = q6;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 7 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -25620,6 +25641,7 @@ void panda_frame_jacobian(const double *q, double *J)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -26094,6 +26116,7 @@ void panda_frame_velocity(const double *q, const double *qd, double *vf)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -26380,6 +26403,7 @@ void panda_frame_acceleration_bias(const double *q, const double *qd, double *af
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -26760,6 +26784,7 @@ void panda_center_of_mass(const double *q, double *com)
     sd_angle[5] = q5;
     sd_angle[6] = q6;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 7 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -26914,6 +26939,7 @@ void panda_com_jacobian(const double *q, double *Jcom)
     sd_angle[5] = q5;
     sd_angle[6] = q6;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 7 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -27244,6 +27270,7 @@ void panda_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_angle[5] = q5;
     sd_angle[6] = q6;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 7 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -27888,6 +27915,7 @@ void panda_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_angle[5] = q5;
     sd_angle[6] = q6;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 7 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -28467,6 +28495,7 @@ void panda_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_angle[5] = q5;
     sd_angle[6] = q6;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 7 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -30647,6 +30676,7 @@ void panda_inverse_dynamics_fext(const double *q, const double *qd, const double
     sd_angle[5] = q5;
     sd_angle[6] = q6;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 7 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -31447,6 +31477,7 @@ void panda_forward_dynamics_fext(const double *q, const double *qd, const double
     sd_angle[5] = q5;
     sd_angle[6] = q6;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 7 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];

@@ -291,6 +291,7 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -535,6 +536,7 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -664,6 +666,7 @@ void planar2_gravity(const double *q, double *g)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -817,6 +820,7 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -1667,6 +1671,7 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -1934,6 +1939,7 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -1991,6 +1997,7 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2195,6 +2202,7 @@ void planar2_frame_placement(const double *q, double *oMf)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2473,6 +2481,7 @@ void planar2_center_of_mass(const double *q, double *com)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2549,6 +2558,7 @@ void planar2_com_jacobian(const double *q, double *Jcom)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2642,6 +2652,7 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2749,6 +2760,7 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2867,6 +2879,7 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3013,6 +3026,7 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3128,6 +3142,7 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];

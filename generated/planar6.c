@@ -367,6 +367,7 @@ void planar6_inverse_dynamics(const double *q, const double *qd, const double *q
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -604,6 +605,7 @@ void planar6_mass_matrix(const double *q, double *M)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -835,6 +837,7 @@ void planar6_mass_matrix_inverse(const double *q, double *Minv)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -1366,6 +1369,7 @@ void planar6_forward_dynamics(const double *q, const double *qd, const double *t
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -1911,6 +1915,7 @@ void planar6_gravity(const double *q, double *g)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2081,6 +2086,7 @@ void planar6_coriolis_matrix(const double *q, const double *qd, double *C)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -2524,6 +2530,7 @@ void planar6_nonlinear_effects(const double *q, const double *qd, double *b)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2730,6 +2737,7 @@ void planar6_articulated_inertia(const double *q, double *D)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -3028,6 +3036,7 @@ void planar6_innovations_factor(const double *q, double *m)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -3462,6 +3471,7 @@ void planar6_innovations_factor_inverse(const double *q, double *ell)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -3957,6 +3967,7 @@ void planar6_total_rates(const double *q, const double *qd, double *nu)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4311,6 +4322,7 @@ void planar6_joint_rates(const double *q, const double *nu, double *qd)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4665,6 +4677,7 @@ void planar6_working_moments(const double *q, const double *tau, double *eps)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -5047,6 +5060,7 @@ void planar6_applied_moments(const double *q, const double *eps, double *tau)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -5421,6 +5435,7 @@ void planar6_coriolis_nu(const double *q, const double *nu, double *Cnu)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -6221,6 +6236,7 @@ void planar6_coriolis_eta(const double *q, const double *eta, double *Cbar)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -6910,6 +6926,7 @@ void planar6_diagonalized_forward_dynamics(const double *q, const double *nu, co
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -7720,6 +7737,7 @@ void planar6_udu_factor(const double *q, double *U)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -8209,6 +8227,7 @@ void planar6_regressor(const double *q, const double *qd, const double *qdd, dou
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -8514,6 +8533,7 @@ void planar6_base_regressor(const double *q, const double *qd, const double *qdd
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -8904,6 +8924,7 @@ void planar6_frame_placement(const double *q, double *oMf)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -9090,6 +9111,7 @@ void planar6_frame_jacobian(const double *q, double *J)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -9255,6 +9277,7 @@ void planar6_frame_velocity(const double *q, const double *qd, double *vf)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -9429,6 +9452,7 @@ void planar6_frame_acceleration_bias(const double *q, const double *qd, double *
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -9615,6 +9639,7 @@ void planar6_center_of_mass(const double *q, double *com)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -9739,6 +9764,7 @@ void planar6_com_jacobian(const double *q, double *Jcom)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -9965,6 +9991,7 @@ void planar6_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -10229,6 +10256,7 @@ void planar6_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -10485,6 +10513,7 @@ void planar6_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -11085,6 +11114,7 @@ void planar6_inverse_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -11384,6 +11414,7 @@ void planar6_forward_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];

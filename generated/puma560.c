@@ -366,6 +366,7 @@ void puma560_inverse_dynamics(const double *q, const double *qd, const double *q
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -801,6 +802,7 @@ void puma560_mass_matrix(const double *q, double *M)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -1109,6 +1111,7 @@ void puma560_mass_matrix_inverse(const double *q, double *Minv)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -1767,6 +1770,7 @@ void puma560_forward_dynamics(const double *q, const double *qd, const double *t
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -2657,6 +2661,7 @@ void puma560_gravity(const double *q, double *g)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -2858,6 +2863,7 @@ void puma560_coriolis_matrix(const double *q, const double *qd, double *C)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4016,6 +4022,7 @@ void puma560_nonlinear_effects(const double *q, const double *qd, double *b)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4413,6 +4420,7 @@ void puma560_articulated_inertia(const double *q, double *D)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4819,6 +4827,7 @@ void puma560_innovations_factor(const double *q, double *m)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -5357,6 +5366,7 @@ void puma560_innovations_factor_inverse(const double *q, double *ell)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -5965,6 +5975,7 @@ void puma560_total_rates(const double *q, const double *qd, double *nu)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -6428,6 +6439,7 @@ void puma560_joint_rates(const double *q, const double *nu, double *qd)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -6891,6 +6903,7 @@ void puma560_working_moments(const double *q, const double *tau, double *eps)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -7382,6 +7395,7 @@ void puma560_applied_moments(const double *q, const double *eps, double *tau)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -7874,6 +7888,7 @@ void puma560_coriolis_nu(const double *q, const double *nu, double *Cnu)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -9290,6 +9305,7 @@ void puma560_coriolis_eta(const double *q, const double *eta, double *Cbar)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -10530,6 +10546,7 @@ void puma560_diagonalized_forward_dynamics(const double *q, const double *nu, co
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -11872,6 +11889,7 @@ void puma560_udu_factor(const double *q, double *U)
     sd_angle[1] = q2;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 1, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -12397,6 +12415,7 @@ void puma560_regressor(const double *q, const double *qd, const double *qdd, dou
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -13722,6 +13741,7 @@ void puma560_base_regressor(const double *q, const double *qd, const double *qdd
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -15061,6 +15081,7 @@ void puma560_frame_placement(const double *q, double *oMf)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -15267,6 +15288,7 @@ void puma560_frame_jacobian(const double *q, double *J)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -15483,6 +15505,7 @@ void puma560_frame_velocity(const double *q, const double *qd, double *vf)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -15677,6 +15700,7 @@ void puma560_frame_acceleration_bias(const double *q, const double *qd, double *
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -15927,6 +15951,7 @@ void puma560_center_of_mass(const double *q, double *com)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -16041,6 +16066,7 @@ void puma560_com_jacobian(const double *q, double *Jcom)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -16273,6 +16299,7 @@ void puma560_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -16710,6 +16737,7 @@ void puma560_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -17101,6 +17129,7 @@ void puma560_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -18174,6 +18203,7 @@ void puma560_inverse_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -18707,6 +18737,7 @@ void puma560_forward_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];

@@ -362,6 +362,7 @@ void stanford_inverse_dynamics(const double *q, const double *qd, const double *
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -773,6 +774,7 @@ void stanford_mass_matrix(const double *q, double *M)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -1023,6 +1025,7 @@ void stanford_mass_matrix_inverse(const double *q, double *Minv)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -1602,6 +1605,7 @@ void stanford_forward_dynamics(const double *q, const double *qd, const double *
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -2337,6 +2341,7 @@ void stanford_gravity(const double *q, double *g)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -2517,6 +2522,7 @@ void stanford_coriolis_matrix(const double *q, const double *qd, double *C)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -3473,6 +3479,7 @@ void stanford_nonlinear_effects(const double *q, const double *qd, double *b)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -3843,6 +3850,7 @@ void stanford_articulated_inertia(const double *q, double *D)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4183,6 +4191,7 @@ void stanford_innovations_factor(const double *q, double *m)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -4640,6 +4649,7 @@ void stanford_innovations_factor_inverse(const double *q, double *ell)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -5175,6 +5185,7 @@ void stanford_total_rates(const double *q, const double *qd, double *nu)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -5561,6 +5572,7 @@ void stanford_joint_rates(const double *q, const double *nu, double *qd)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -5947,6 +5959,7 @@ void stanford_working_moments(const double *q, const double *tau, double *eps)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -6369,6 +6382,7 @@ void stanford_applied_moments(const double *q, const double *eps, double *tau)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -6788,6 +6802,7 @@ void stanford_coriolis_nu(const double *q, const double *nu, double *Cnu)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -8007,6 +8022,7 @@ void stanford_coriolis_eta(const double *q, const double *eta, double *Cbar)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -9054,6 +9070,7 @@ void stanford_diagonalized_forward_dynamics(const double *q, const double *nu, c
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -10202,6 +10219,7 @@ void stanford_udu_factor(const double *q, double *U)
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = 0;
+    memcpy(sd_angle + 1, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -10683,6 +10701,7 @@ void stanford_regressor(const double *q, const double *qd, const double *qdd, do
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -11286,6 +11305,7 @@ void stanford_base_regressor(const double *q, const double *qd, const double *qd
     sd_angle[1] = q3;
     sd_angle[2] = q4;
     sd_angle[3] = q5;
+    memcpy(sd_angle + 1, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x4 = sd_sin[1], x5 = sd_cos[1];
@@ -12468,6 +12488,8 @@ void stanford_frame_placement(const double *q, double *oMf)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -12632,6 +12654,8 @@ void stanford_frame_jacobian(const double *q, double *J)
     sd_angle[1] = q1;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -12677,14 +12701,100 @@ void stanford_frame_jacobian(const double *q, double *J)
     J[13] = x38;
 }
 
-/* frame_jacobian of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* frame_jacobian of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_frame_jacobian_batch(long count, const double *q, double *J)
 {
+#if !defined(SYMDYN_NO_LANES)
+    SD_PARALLEL_FOR
+    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
+        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+        double sd_q[6][SD_LANES];
+        sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
+        double sd_J[36][SD_LANES];
+        int sd_big[SD_LANES];
+        SD_SIMD
+        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+            int sd_far = 0;
+            const double q0 = sd_q[0][sd_k];
+            const double q1 = sd_q[1][sd_k];
+            const double q2 = sd_q[2][sd_k];
+            const double q3 = sd_q[3][sd_k];
+            const double q4 = sd_q[4][sd_k];
+            double x0, x1;
+            sd_far |= sd_sincos_lane(q0, &x0, &x1);
+            double x2, x3;
+            sd_far |= sd_sincos_lane(q1, &x2, &x3);
+            double x4, x5;
+            sd_far |= sd_sincos_lane(q3, &x4, &x5);
+            double x6, x7;
+            sd_far |= sd_sincos_lane(q4, &x6, &x7);
+            const double x10 = x1*x3;
+            const double x11 = -x1*x2;
+            const double x12 = x0*x3;
+            const double x13 = -x0*x2;
+            const double x14 = -0.154*x0 - q2*x11;
+            const double x15 = 0.154*x1 - q2*x13;
+            const double x16 = q2*x3;
+            const double x18 = x0*x5 + x10*x4;
+            const double x19 = -x0*x4 + x10*x5;
+            const double x20 = -x1*x5 + x12*x4;
+            const double x21 = x1*x4 + x12*x5;
+            const double x22 = -x2*x4;
+            const double x23 = -x2*x5;
+            const double x25 = x11*x7 - x18*x6;
+            const double x27 = x13*x7 - x20*x6;
+            const double x29 = -x22*x6 - x3*x7;
+            const double x36 = x1*x16;
+            const double x37 = x0*x16;
+            const double x38 = -x0*x15 - x1*x14;
+            sd_J[0][sd_k] = -x15;
+            sd_J[1][sd_k] = x36;
+            sd_J[2][sd_k] = -x11;
+            sd_J[3][sd_k] = 0.0;
+            sd_J[4][sd_k] = 0.0;
+            sd_J[5][sd_k] = 0.0;
+            sd_J[6][sd_k] = x14;
+            sd_J[7][sd_k] = x37;
+            sd_J[8][sd_k] = -x13;
+            sd_J[9][sd_k] = 0.0;
+            sd_J[10][sd_k] = 0.0;
+            sd_J[11][sd_k] = 0.0;
+            sd_J[12][sd_k] = 0.0;
+            sd_J[13][sd_k] = x38;
+            sd_J[14][sd_k] = x3;
+            sd_J[15][sd_k] = 0.0;
+            sd_J[16][sd_k] = 0.0;
+            sd_J[17][sd_k] = 0.0;
+            sd_J[18][sd_k] = 0.0;
+            sd_J[19][sd_k] = -x0;
+            sd_J[20][sd_k] = 0.0;
+            sd_J[21][sd_k] = -x11;
+            sd_J[22][sd_k] = x19;
+            sd_J[23][sd_k] = -x25;
+            sd_J[24][sd_k] = 0.0;
+            sd_J[25][sd_k] = x1;
+            sd_J[26][sd_k] = 0.0;
+            sd_J[27][sd_k] = -x13;
+            sd_J[28][sd_k] = x21;
+            sd_J[29][sd_k] = -x27;
+            sd_J[30][sd_k] = 1.0;
+            sd_J[31][sd_k] = 0.0;
+            sd_J[32][sd_k] = 0.0;
+            sd_J[33][sd_k] = x3;
+            sd_J[34][sd_k] = x23;
+            sd_J[35][sd_k] = -x29;
+            sd_big[sd_k] = sd_far;
+        }
+        sd_scatter(sd_J[0], 36, sd_n, J + sd_first * 36);
+        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+            if (sd_big[sd_k])
+                stanford_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         stanford_frame_jacobian(q + sd_i * 6, J + sd_i * 36);
+#endif
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 45 mul, 24 add, 0 div, 0 sqrt, 8 trig. */
@@ -12706,6 +12816,8 @@ void stanford_frame_velocity(const double *q, const double *qd, double *vf)
     sd_angle[1] = q1;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -12853,6 +12965,8 @@ void stanford_frame_acceleration_bias(const double *q, const double *qd, double 
     sd_angle[1] = q1;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -13046,6 +13160,8 @@ void stanford_center_of_mass(const double *q, double *com)
     sd_angle[1] = q1;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -13147,6 +13263,8 @@ void stanford_com_jacobian(const double *q, double *Jcom)
     sd_angle[1] = q1;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -13354,6 +13472,8 @@ void stanford_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_angle[1] = q1;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -13742,6 +13862,8 @@ void stanford_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_angle[1] = q1;
     sd_angle[2] = q3;
     sd_angle[3] = q4;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -14088,6 +14210,8 @@ void stanford_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -15010,6 +15134,8 @@ void stanford_inverse_dynamics_fext(const double *q, const double *qd, const dou
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -15504,6 +15630,8 @@ void stanford_forward_dynamics_fext(const double *q, const double *qd, const dou
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
+    memcpy(sd_angle + 2, q + 3, 3 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];

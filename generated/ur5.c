@@ -366,6 +366,7 @@ void ur5_inverse_dynamics(const double *q, const double *qd, const double *qdd, 
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -833,6 +834,7 @@ void ur5_mass_matrix(const double *q, double *M)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -1165,6 +1167,7 @@ void ur5_mass_matrix_inverse(const double *q, double *Minv)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -1905,6 +1908,7 @@ void ur5_forward_dynamics(const double *q, const double *qd, const double *tau, 
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -2789,6 +2793,7 @@ void ur5_gravity(const double *q, double *g)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -2994,6 +2999,7 @@ void ur5_coriolis_matrix(const double *q, const double *qd, double *C)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -4183,6 +4189,7 @@ void ur5_nonlinear_effects(const double *q, const double *qd, double *b)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -4613,6 +4620,7 @@ void ur5_articulated_inertia(const double *q, double *D)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -5055,6 +5063,7 @@ void ur5_innovations_factor(const double *q, double *m)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -5639,6 +5648,7 @@ void ur5_innovations_factor_inverse(const double *q, double *ell)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -6342,6 +6352,7 @@ void ur5_total_rates(const double *q, const double *qd, double *nu)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -6842,6 +6853,7 @@ void ur5_joint_rates(const double *q, const double *nu, double *qd)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -7342,6 +7354,7 @@ void ur5_working_moments(const double *q, const double *tau, double *eps)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -7874,6 +7887,7 @@ void ur5_applied_moments(const double *q, const double *eps, double *tau)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -8402,6 +8416,7 @@ void ur5_coriolis_nu(const double *q, const double *nu, double *Cnu)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -9938,6 +9953,7 @@ void ur5_coriolis_eta(const double *q, const double *eta, double *Cbar)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -11286,6 +11302,7 @@ void ur5_diagonalized_forward_dynamics(const double *q, const double *nu, const 
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -12768,6 +12785,7 @@ void ur5_udu_factor(const double *q, double *U)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -13272,6 +13290,7 @@ void ur5_regressor(const double *q, const double *qd, const double *qdd, double 
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -14569,6 +14588,7 @@ void ur5_base_regressor(const double *q, const double *qd, const double *qdd, do
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 1, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x2 = sd_sin[0], x3 = sd_cos[0];
     const double x7 = sd_sin[1], x8 = sd_cos[1];
@@ -15902,6 +15922,7 @@ void ur5_frame_placement(const double *q, double *oMf)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -16194,6 +16215,7 @@ void ur5_frame_jacobian(const double *q, double *J)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -16500,6 +16522,7 @@ void ur5_frame_velocity(const double *q, const double *qd, double *vf)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -16748,6 +16771,7 @@ void ur5_frame_acceleration_bias(const double *q, const double *qd, double *af)
     sd_angle[5] = 0;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 5 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -17067,6 +17091,7 @@ void ur5_center_of_mass(const double *q, double *com)
     sd_angle[1] = q1;
     sd_angle[2] = q2;
     sd_angle[3] = q3;
+    memcpy(sd_angle + 0, q + 0, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -17170,6 +17195,7 @@ void ur5_com_jacobian(const double *q, double *Jcom)
     sd_angle[1] = q1;
     sd_angle[2] = q2;
     sd_angle[3] = q3;
+    memcpy(sd_angle + 0, q + 0, 4 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -17375,6 +17401,7 @@ void ur5_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -17815,6 +17842,7 @@ void ur5_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -18214,6 +18242,7 @@ void ur5_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -19614,6 +19643,7 @@ void ur5_inverse_dynamics_fext(const double *q, const double *qd, const double *
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -20219,6 +20249,7 @@ void ur5_forward_dynamics_fext(const double *q, const double *qd, const double *
     sd_angle[5] = q5;
     sd_angle[6] = 0;
     sd_angle[7] = 0;
+    memcpy(sd_angle + 0, q + 0, 6 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 8);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];

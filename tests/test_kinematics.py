@@ -22,7 +22,7 @@ TOL = 1e-9
 #: (kind, moving joints, seed, joint kinds[, aligned: axes along +-x, y, z behind right-angle origins, the
 #: structured rotations of the composite inertias in centroidal.py])
 RANDOM = [("chain", 7, 31, "RP"), ("chain", 5, 32, "R"), ("tree", 9, 33, "RP"), ("tree", 12, 34, "R"), ("tree", 8, 35, "P"),
-          ("tree", 10, 36, "RP", True)]
+          ("chain", 8, 37, "R", True), ("tree", 10, 36, "RP", True)]
 
 
 def _random(kind, n, seed, kinds, aligned=False):

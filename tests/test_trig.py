@@ -183,3 +183,24 @@ def test_input_angles_in_one_block_others_in_pairs():
                      "double x5_sin, x5;", "sd_far |= sd_sincos_lane(1.0 + q2, &x5_sin, &x5);", "sd_far |= x5_sin != x5_sin;",
                      "const double x0 = q0*q1;", "double x3, x4;", "sd_far |= sd_sincos_lane(x0, &x3, &x4);",
                      "const double x6 = x1*x5 + x3*x4;"]
+
+
+def test_runs_of_input_angles_copied_from_q():
+    """Angles that are consecutive entries of q are copied from q by memcpy after their single stores
+    (the vectorized loop's loads then read q, not a pair of 8-byte stores); a batch lane drops the copy."""
+    import sympy as sp
+
+    from symdyn.codegen.c import C, _input_runs, _lane_lines
+    q = sp.symbols("q0:9")
+    assert _input_runs([q[3], q[4], q[5], q[7], q[1] + 1, q[0], q[1]]) == [(0, 3, 3), (5, 0, 2)]
+    assert _input_runs([q[2], q[1], q[8]]) == []
+    xs = sp.symbols("x0:8")
+    angles = [q[3], q[4], q[5], q[7]]
+    assignments = [(xs[k], sp.sin(a)) for k, a in enumerate(angles)] + [(xs[4], sum(xs[:4]))]
+    lines = C.statements(assignments)[0].lines
+    assert lines[1:7] == ["sd_angle[0] = q3;", "sd_angle[1] = q4;", "sd_angle[2] = q5;", "sd_angle[3] = q7;",
+                          "memcpy(sd_angle + 0, q + 3, 3 * sizeof sd_angle[0]);", "sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);"]
+    lanes = _lane_lines(lines, "double")
+    assert not any("sd_angle" in line or "memcpy" in line for line in lanes)
+    assert [line for line in lanes if "sd_sincos_lane" in line] == [
+        f"sd_far |= sd_sincos_lane({a}, &x{k}, &x{k}_cos);" for k, a in enumerate(angles)]
