@@ -12701,6 +12701,15 @@ void stanford_frame_jacobian(const double *q, double *J)
     J[13] = x38;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_jacobian: the block entry of each column of J (-1: the constant of sd_fill_frame_jacobian_J). */
+static const int sd_src_frame_jacobian_J[36] = {
+    0, 1, 2, -1, -1, -1, 3, 4, 5, -1, -1, -1, -1, 6, 7, -1, -1, -1, -1, 8, -1, 2, 9, 10,
+    -1, 11, -1, 5, 12, 13, 14, -1, -1, 7, 15, 16,
+};
+static const double sd_fill_frame_jacobian_J[36] = {0};
+#endif
+
 /* frame_jacobian of `count` states, STANFORD_BATCH_LANES at a time (see "Batches" above). */
 void stanford_frame_jacobian_batch(long count, const double *q, double *J)
 {
@@ -12710,7 +12719,7 @@ void stanford_frame_jacobian_batch(long count, const double *q, double *J)
         const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
         double sd_q[6][SD_LANES];
         sd_gather(q + sd_first * 6, 6, sd_n, sd_q[0]);
-        double sd_J[36][SD_LANES];
+        double sd_J[17][SD_LANES];
         int sd_big[SD_LANES];
         SD_SIMD
         for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
@@ -12750,42 +12759,23 @@ void stanford_frame_jacobian_batch(long count, const double *q, double *J)
             sd_J[0][sd_k] = -x15;
             sd_J[1][sd_k] = x36;
             sd_J[2][sd_k] = -x11;
-            sd_J[3][sd_k] = 0.0;
-            sd_J[4][sd_k] = 0.0;
-            sd_J[5][sd_k] = 0.0;
-            sd_J[6][sd_k] = x14;
-            sd_J[7][sd_k] = x37;
-            sd_J[8][sd_k] = -x13;
-            sd_J[9][sd_k] = 0.0;
-            sd_J[10][sd_k] = 0.0;
-            sd_J[11][sd_k] = 0.0;
-            sd_J[12][sd_k] = 0.0;
-            sd_J[13][sd_k] = x38;
-            sd_J[14][sd_k] = x3;
-            sd_J[15][sd_k] = 0.0;
-            sd_J[16][sd_k] = 0.0;
-            sd_J[17][sd_k] = 0.0;
-            sd_J[18][sd_k] = 0.0;
-            sd_J[19][sd_k] = -x0;
-            sd_J[20][sd_k] = 0.0;
-            sd_J[21][sd_k] = -x11;
-            sd_J[22][sd_k] = x19;
-            sd_J[23][sd_k] = -x25;
-            sd_J[24][sd_k] = 0.0;
-            sd_J[25][sd_k] = x1;
-            sd_J[26][sd_k] = 0.0;
-            sd_J[27][sd_k] = -x13;
-            sd_J[28][sd_k] = x21;
-            sd_J[29][sd_k] = -x27;
-            sd_J[30][sd_k] = 1.0;
-            sd_J[31][sd_k] = 0.0;
-            sd_J[32][sd_k] = 0.0;
-            sd_J[33][sd_k] = x3;
-            sd_J[34][sd_k] = x23;
-            sd_J[35][sd_k] = -x29;
+            sd_J[3][sd_k] = x14;
+            sd_J[4][sd_k] = x37;
+            sd_J[5][sd_k] = -x13;
+            sd_J[6][sd_k] = x38;
+            sd_J[7][sd_k] = x3;
+            sd_J[8][sd_k] = -x0;
+            sd_J[9][sd_k] = x19;
+            sd_J[10][sd_k] = -x25;
+            sd_J[11][sd_k] = x1;
+            sd_J[12][sd_k] = x21;
+            sd_J[13][sd_k] = -x27;
+            sd_J[14][sd_k] = 1.0;
+            sd_J[15][sd_k] = x23;
+            sd_J[16][sd_k] = -x29;
             sd_big[sd_k] = sd_far;
         }
-        sd_scatter(sd_J[0], 36, sd_n, J + sd_first * 36);
+        sd_scatter_map(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 36, sd_n, J + sd_first * 36);
         for (int sd_k = 0; sd_k < sd_n; ++sd_k)
             if (sd_big[sd_k])
                 stanford_frame_jacobian(q + (sd_first + sd_k) * 6, J + (sd_first + sd_k) * 36);
