@@ -190,7 +190,7 @@ def lanes_pay(f):
 def _lane_block(results):
     """Where each entry of an output goes between the lane loop and the rows: the lane loop stores only
     the computed entries, each distinct expression once (`block`: (block entry, expression)), so that the
-    block is small (the Panda's regressor: 283 of its 686 entries; a symmetric matrix: its upper
+    block is small (the Panda's regressor: 275 of its 686 entries; a symmetric matrix: its upper
     triangle); `src[j]` is the block entry of column j, or -1 for a constant, written into the rows
     from `fill` (j, literal; zeros left out). sd_scatter_map copies columns 4 at a time: a group of four
     constants is one stored vector per row; in a group that mixes entries a zero comes from a row of
