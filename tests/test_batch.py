@@ -191,6 +191,27 @@ def test_other_lane_counts(ur5_few, lanes, monkeypatch):
         assert _same(getattr(module, name)(*args), _loop(getattr(module, name), args)), (lanes, name)
 
 
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+@pytest.mark.parametrize("functions", [("mass_matrix",), ("friction",), ("inverse_dynamics",)])
+def test_static_helpers_only_where_used(functions, tmp_path):
+    """A module whose lane functions all have compact blocks (planar2's symmetric mass matrix: no
+    sd_scatter), one without lane functions (friction: no sd_gather either) or one without compact
+    blocks compiles without warnings: an unused static function would be one."""
+    from symdyn.codegen.c import C
+    from symdyn.codegen.generator import trace_all
+    model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
+    files = C.render(model, trace_all(model, functions=functions), "planar2", "numeric")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    used = {helper: f"{helper}(" in files["planar2.c"] for helper in ("sd_gather", "sd_scatter", "sd_scatter_map")}
+    assert used == {"sd_gather": functions != ("friction",), "sd_scatter": functions == ("inverse_dynamics",),
+                    "sd_scatter_map": functions == ("mass_matrix",)}
+    for flags in (["-std=c99"], ["-std=gnu99", "-fopenmp"]):
+        result = subprocess.run(["gcc", *flags, "-O1", "-Wall", "-Wextra", "-pedantic", "-Werror", "-c",
+                                 str(tmp_path / "planar2.c"), "-o", str(tmp_path / "p.o")], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[:2000]
+
+
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
 def test_bad_thread_counts(threads):
     with pytest.raises(ValueError, match="threads"):

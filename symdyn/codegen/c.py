@@ -168,7 +168,10 @@ class CBackend(Backend):
             f["lanes"] = _lane_lines(f["lines"]) if lanes_pay(f) else None
             for o in f["outputs"] if f["lanes"] is not None else ():
                 o.update(_lane_block(o["results"]))
-        ctx["uses_scatter_map"] = any(o.get("mapped") for f in functions for o in f["outputs"])
+        lane_functions = [f for f in functions if f["lanes"] is not None]
+        ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
+        ctx["uses_scatter"] = any(not o["mapped"] for f in lane_functions for o in f["outputs"])
+        ctx["uses_scatter_map"] = any(o["mapped"] for f in lane_functions for o in f["outputs"])
         ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sincos_n"] = any(line.startswith("sd_sincos_n(") for f in functions for line in f["lines"])
