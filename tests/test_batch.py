@@ -168,8 +168,8 @@ def test_the_block_holds_only_computed_entries():
 @pytest.fixture(scope="module")
 def ur5_few(tmp_path_factory):
     """The UR5's regressor, frame Jacobian and placement (constants 1.0), inverse dynamics (quick to compile)."""
-    from symdyn.codegen.generator import trace_all
     from symdyn.codegen.c import C
+    from symdyn.codegen.generator import trace_all
     model = symdyn.load_robot(ROOT / "robots" / "ur5.urdf")
     folder = tmp_path_factory.mktemp("ur5")
     names = ("regressor", "frame_jacobian", "frame_placement", "inverse_dynamics")
