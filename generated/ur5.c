@@ -306,9 +306,9 @@ static void sd_scatter(const double *block, long size, int n, double *rows)
 
 /* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
  * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
- * loop: the regressor's block holds 283 entries of its 686 (35 KB for 16 lanes, not 88: it stays in
- * L1), a group of four constant columns is one vector stored in every row, and a zero in a group of
- * computed entries is read from a row of zeros. */
+ * loop: the Panda regressor's block holds 275 entries of its 686 (35 KB for 16 lanes, not 88: about the
+ * size of L1), a group of four constant columns is one vector stored in every row, and a zero in a group
+ * of computed entries is read from a row of zeros. */
 static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
                            double *rows)
 {

@@ -168,8 +168,8 @@ def test_the_block_holds_only_computed_entries():
 @pytest.fixture(scope="module")
 def ur5_few(tmp_path_factory):
     """The UR5's regressor, frame Jacobian and placement (constants 1.0), inverse dynamics (quick to compile)."""
-    from symdyn.codegen.generator import trace_all
     from symdyn.codegen.c import C
+    from symdyn.codegen.generator import trace_all
     model = symdyn.load_robot(ROOT / "robots" / "ur5.urdf")
     folder = tmp_path_factory.mktemp("ur5")
     names = ("regressor", "frame_jacobian", "frame_placement", "inverse_dynamics")
@@ -189,6 +189,27 @@ def test_other_lane_counts(ur5_few, lanes, monkeypatch):
     for name in module._signatures:
         args = function_args(BY_NAME[name], q, qd, x, len(module.FRAMES), None)
         assert _same(getattr(module, name)(*args), _loop(getattr(module, name), args)), (lanes, name)
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+@pytest.mark.parametrize("functions", [("mass_matrix",), ("friction",), ("inverse_dynamics",)])
+def test_static_helpers_only_where_used(functions, tmp_path):
+    """A module whose lane functions all have compact blocks (planar2's symmetric mass matrix: no
+    sd_scatter), one without lane functions (friction: no sd_gather either) or one without compact
+    blocks compiles without warnings: an unused static function would be one."""
+    from symdyn.codegen.c import C
+    from symdyn.codegen.generator import trace_all
+    model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
+    files = C.render(model, trace_all(model, functions=functions), "planar2", "numeric")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    used = {helper: f"{helper}(" in files["planar2.c"] for helper in ("sd_gather", "sd_scatter", "sd_scatter_map")}
+    assert used == {"sd_gather": functions != ("friction",), "sd_scatter": functions == ("inverse_dynamics",),
+                    "sd_scatter_map": functions == ("mass_matrix",)}
+    for flags in (["-std=c99"], ["-std=gnu99", "-fopenmp"]):
+        result = subprocess.run(["gcc", *flags, "-O1", "-Wall", "-Wextra", "-pedantic", "-Werror", "-c",
+                                 str(tmp_path / "planar2.c"), "-o", str(tmp_path / "p.o")], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[:2000]
 
 
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])

@@ -178,7 +178,7 @@ def test_input_angles_in_one_block_others_in_pairs():
                                 "const double x1 = sd_sin[0], x2 = sd_cos[0];", "const double x5 = sd_cos[1];"]
     assert [u.lines for u in units[1:]] == [["const double x0 = q0*q1;"], ["double x3, x4;", "sd_sincos(x0, &x3, &x4);"],
                                             ["const double x6 = x1*x5 + x3*x4;"]]
-    lanes = _lane_lines([line for u in units for line in u.lines], "double")
+    lanes = _lane_lines([line for u in units for line in u.lines])
     assert lanes == ["double x1, x2;", "sd_far |= sd_sincos_lane(q1, &x1, &x2);",
                      "double x5_sin, x5;", "sd_far |= sd_sincos_lane(1.0 + q2, &x5_sin, &x5);", "sd_far |= x5_sin != x5_sin;",
                      "const double x0 = q0*q1;", "double x3, x4;", "sd_far |= sd_sincos_lane(x0, &x3, &x4);",

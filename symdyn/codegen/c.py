@@ -31,10 +31,6 @@ LANE_STATEMENTS = 1200
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
 #: remainder (4 doubles: one AVX2 vector, two SSE2)
 TRIG_PAD = 4
-_ONE_TRIG = re.compile(r"const (?:double|float) (\w+) = (sin|cos)f?\((\w+)\);")
-#: the lines of a function's block of sin and cos (CBackend._trig_block)
-_ANGLE = re.compile(r"sd_angle\[(\d+)\] = (.+);")
-_TRIG_READ = re.compile(r"const (?:double|float) (\w+) = sd_(sin|cos)\[(\d+)\](?:, (\w+) = sd_cos\[\d+\])?;")
 #: the largest finite float
 FLT_MAX = 3.4028234663852886e38
 
@@ -59,6 +55,17 @@ class CFloatPrinter(CPrinter):
 
     def power(self, base, exponent):
         return f"powf({self._print(base)}, {self.literal(exponent)})", 2
+
+
+class TrigLine(str):
+    """A line of C that computes sin or cos (libm, sd_sincos, or the vectorized block of sd_sincos_n),
+    printed as it is in the single-state function; `lane` holds the statements that replace it in the
+    lane loop of a batch entry (none: a line of the block that the lanes do without)."""
+
+    def __new__(cls, text, lane=()):
+        line = super().__new__(cls, text)
+        line.lane = list(lane)
+        return line
 
 
 def _trig(e):
@@ -102,11 +109,15 @@ class CBackend(Backend):
             uses = used_symbols(e)
             if t and len(pairs[t[1]]) == 2:
                 if t[0] == "sin":
-                    c = pairs[t[1]]["cos"]
-                    out.append(Unit((str(s), str(c)), uses,
-                                    [f"{self.real} {s}, {c};", f"sd_sincos({self.printer(t[1])}, &{s}, &{c});"]))
+                    c, angle = pairs[t[1]]["cos"], self.printer(t[1])
+                    call = TrigLine(f"sd_sincos({angle}, &{s}, &{c});",
+                                    [f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});"])
+                    out.append(Unit((str(s), str(c)), uses, [f"{self.real} {s}, {c};", call]))
                 continue
-            out.append(Unit((str(s),), uses, [f"const {self.real} {s} = {self.printer(e)};"]))
+            line = f"const {self.real} {s} = {self.printer(e)};"
+            if t and t[1].is_Symbol:                  # sin or cos of an input or intermediate value alone
+                line = TrigLine(line, _lane_one(str(s), t[0], str(t[1]), self.real))
+            out.append(Unit((str(s),), uses, [line]))
         return out
 
     def _trig_block(self, angles, pairs):
@@ -114,17 +125,25 @@ class CBackend(Backend):
         arrays padded with zeros to a multiple of TRIG_PAD entries; each sin and cos is then a
         constant read from them."""
         n = -(-len(angles) // TRIG_PAD) * TRIG_PAD
-        lines = [f"{self.real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];"]
-        lines += [f"sd_angle[{k}] = {self.printer(a)};" for k, a in enumerate(angles)]
-        lines += [f"sd_angle[{k}] = 0;" for k in range(len(angles), n)]
-        lines += [f"memcpy(sd_angle + {k}, q + {j}, {m} * sizeof sd_angle[0]);" for k, j, m in _input_runs(angles)]
-        lines.append(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});")
+        printed = [self.printer(a) for a in angles]
+        lines = [TrigLine(f"{self.real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];")]
+        lines += [TrigLine(f"sd_angle[{k}] = {a};") for k, a in enumerate(printed)]
+        lines += [TrigLine(f"sd_angle[{k}] = 0;") for k in range(len(angles), n)]
+        lines += [TrigLine(f"memcpy(sd_angle + {k}, q + {j}, {m} * sizeof sd_angle[0]);")
+                  for k, j, m in _input_runs(angles)]
+        lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});"))
         defs = []
-        for k, a in enumerate(angles):
-            got = pairs[a]
+        for k, (a, angle) in enumerate(zip(angles, printed)):
+            got = {trig: str(name) for trig, name in pairs[a].items()}
             reads = [f"{got[trig]} = sd_{trig}[{k}]" for trig in ("sin", "cos") if trig in got]
-            defs += [str(got[trig]) for trig in ("sin", "cos") if trig in got]
-            lines.append(f"const {self.real} " + ", ".join(reads) + ";")
+            defs += [got[trig] for trig in ("sin", "cos") if trig in got]
+            if len(got) == 2:                         # one sd_sincos_lane per angle in the lanes
+                lane = [f"{self.real} {got['sin']}, {got['cos']};",
+                        f"sd_far |= sd_sincos_lane({angle}, &{got['sin']}, &{got['cos']});"]
+            else:
+                (trig, name), = got.items()
+                lane = _lane_one(name, trig, angle, self.real)
+            lines.append(TrigLine(f"const {self.real} " + ", ".join(reads) + ";", lane))
         return Unit(tuple(defs), frozenset().union(*(used_symbols(a) for a in angles)), lines)
 
     def prototype(self, module, name, args, outputs):
@@ -150,13 +169,16 @@ class CBackend(Backend):
             f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
-            f["lanes"] = _lane_lines(f["lines"], self.real) if lanes_pay(f) else None
+            f["lanes"] = _lane_lines(f["lines"]) if lanes_pay(f) else None
             f["tiny"] = None if f["parts"] else self.tiny_batch(f)
             if f["tiny"]:                              # no blocks to copy: better than lanes
                 f["lanes"] = None
             for o in f["outputs"] if f["lanes"] is not None else ():
                 o.update(_lane_block(o["results"]))
-        ctx["uses_scatter_map"] = any(o.get("mapped") for f in functions for o in f["outputs"])
+        lane_functions = [f for f in functions if f["lanes"] is not None]
+        ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
+        ctx["uses_scatter"] = any(not o["mapped"] for f in lane_functions for o in f["outputs"])
+        ctx["uses_scatter_map"] = any(o["mapped"] for f in lane_functions for o in f["outputs"])
         ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sincos_n"] = any(line.startswith("sd_sincos_n(") for f in functions for line in f["lines"])
@@ -212,7 +234,7 @@ def lanes_pay(f):
 def _lane_block(results):
     """Where each entry of an output goes between the lane loop and the rows: the lane loop stores only
     the computed entries, each distinct expression once (`block`: (block entry, expression)), so that the
-    block is small (the Panda's regressor: 283 of its 686 entries; a symmetric matrix: its upper
+    block is small (the Panda's regressor: 275 of its 686 entries; a symmetric matrix: its upper
     triangle); `src[j]` is the block entry of column j, or -1 for a constant, written into the rows
     from `fill` (j, literal; zeros left out). sd_scatter_map copies columns 4 at a time: a group of four
     constants is one stored vector per row; in a group that mixes entries a zero comes from a row of
@@ -244,35 +266,13 @@ def _is_plus_zero(text):
     return value == 0 and math.copysign(1.0, value) > 0
 
 
-def _lane_lines(lines, real):
+def _lane_lines(lines):
     """The statements of one lane of a batch block: those of the single-state function, except that sin
-    and cos go through sd_sincos_lane, which has no branch (so that the compiler vectorizes the block)
-    and flags in `sd_far` an angle beyond its reduction's range: that state is then computed again by
-    the single-state function. The block of sd_sincos_n becomes one sd_sincos_lane per angle (a loop
-    over the angles inside the loop over the lanes would keep the latter from being vectorized)."""
-    out = []
-    angles = {}
-    for line in lines:
-        one = _ONE_TRIG.fullmatch(line)
-        angle = _ANGLE.fullmatch(line)
-        read = _TRIG_READ.fullmatch(line)
-        if angle:
-            angles[angle.group(1)] = angle.group(2)
-        elif line.startswith((f"{real} sd_angle[", "sd_sincos_n(", "memcpy(sd_angle")):
-            pass
-        elif read:
-            name, trig, k, cos = read.groups()
-            if cos:                                   # both: sin is first
-                out += [f"{real} {name}, {cos};", f"sd_far |= sd_sincos_lane({angles[k]}, &{name}, &{cos});"]
-            else:
-                out += _lane_one(name, trig, angles[k], real)
-        elif line.startswith("sd_sincos("):
-            out.append("sd_far |= sd_sincos_lane(" + line[len("sd_sincos("):])
-        elif one:
-            out += _lane_one(*one.groups(), real)
-        else:
-            out.append(line)
-    return out
+    and cos (TrigLine) go through sd_sincos_lane, which has no branch (so that the compiler vectorizes
+    the block) and flags in `sd_far` an angle beyond its reduction's range: that state is then computed
+    again by the single-state function. The block of sd_sincos_n becomes one sd_sincos_lane per angle
+    (a loop over the angles inside the loop over the lanes would keep the latter from being vectorized)."""
+    return [lane for line in lines for lane in (line.lane if isinstance(line, TrigLine) else [line])]
 
 
 def _lane_one(name, trig, angle, real):
