@@ -200,7 +200,7 @@ def test_runs_of_input_angles_copied_from_q():
     lines = C.statements(assignments)[0].lines
     assert lines[1:7] == ["sd_angle[0] = q3;", "sd_angle[1] = q4;", "sd_angle[2] = q5;", "sd_angle[3] = q7;",
                           "memcpy(sd_angle + 0, q + 3, 3 * sizeof sd_angle[0]);", "sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);"]
-    lanes = _lane_lines(lines, "double")
+    lanes = _lane_lines(lines)
     assert not any("sd_angle" in line or "memcpy" in line for line in lanes)
     assert [line for line in lanes if "sd_sincos_lane" in line] == [
         f"sd_far |= sd_sincos_lane({a}, &x{k}, &x{k}_cos);" for k, a in enumerate(angles)]
