@@ -161,19 +161,23 @@ class CBackend(Backend):
                                for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
         ctx["splits"] = any(f["parts"] for f in functions)
         ctx["uses_memcpy"] = any(f["tiny"] and f["tiny"]["kind"] == "rows" for f in functions)
+        ctx["uses_tiny"] = any(f["tiny"] for f in functions)
 
     def tiny_batch(self, f):
         """The batch entry of a function that lanes do not pay for (tiny.py): elementwise, a loop over the
         flat arrays ({"kind": "elementwise", ...}); with outputs copied from its inputs, one state at a
         time with the copies by memcpy ({"kind": "rows", ...}); else None (a loop of single calls)."""
+        entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
+        parallel = -(-tiny.PARALLEL_ENTRIES // entries)
         plan = tiny.elementwise(f["program"], self.real)
         if plan:
             tables, body = tiny.elementwise_lines(plan, self.printer, self.real)
             return {"kind": "elementwise", "block": plan["block"], "period": plan["size"] * plan["block"],
-                    "args": plan["args"], "tables": tables, "body": body}
+                    "args": plan["args"], "tables": tables, "body": body, "parallel": parallel}
         runs = [] if f["lanes"] is not None else tiny.copy_runs(f)
         if runs:
-            return {"kind": "rows", "lines": tiny.rows_lines(f, runs, self.real), "runs": len(runs)}
+            return {"kind": "rows", "lines": tiny.rows_lines(f, runs, self.real), "runs": len(runs), "block": 1,
+                    "parallel": parallel}
         return None
 
 

@@ -32,6 +32,10 @@ MAX_SHAPES = 3
 MAX_STATEMENTS = 8
 #: the period of the constants' tables is a multiple of this many reals: one AVX-512 vector
 VECTOR_BYTES = 64
+#: their batch entries start OpenMP threads from this many entries moved (inputs and outputs) on: the
+#: Panda's friction, 14 entries per state, moves 256 states in about 0.5 us, what entering a parallel
+#: region costs with one thread (benchmarks/RESULTS.md, "Batch of tiny functions")
+PARALLEL_ENTRIES = 32768
 _FUNCTIONS = ("sin", "cos", "tanh", "sign")
 #: names of the placeholders while an expression is taken apart (renamed sd_k<shape>_<j> after)
 _TEMPORARY = itertools.count()
@@ -142,7 +146,7 @@ def elementwise_lines(plan, printer, real):
     """(tables, loop body) of an elementwise batch: the C lines of the constants' tables (a period of
     `block` states) and of one entry sd_e of the loop."""
     period = plan["size"] * plan["block"]
-    tables, body = [], [f"const {real} sd_{a} = sd_in_{a}[sd_e];" for a in plan["args"]]
+    tables, body = [], [f"const {real} sd_{a} = {a}[sd_e];" for a in plan["args"]]
     for o in plan["outputs"]:
         choices = []
         for s, (template, placeholders) in enumerate(o["shapes"]):
@@ -163,7 +167,7 @@ def elementwise_lines(plan, printer, real):
             tables += _table(f"static const unsigned char {table}[{period}]",
                              ["1" if w == s else "0" for w in o["which"]], plan["block"])
             value = f"{table}[sd_e] ? {choices[s]} : {value}" if s == 1 else f"{table}[sd_e] ? {choices[s]} : ({value})"
-        body.append(f"sd_out_{o['name']}[sd_e] = {value};")
+        body.append(f"{o['name']}[sd_e] = {value};")
     return tables, body
 
 
