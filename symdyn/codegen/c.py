@@ -150,9 +150,10 @@ class CBackend(Backend):
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
             f["lanes"] = _lane_lines(f["lines"], self.real) if lanes_pay(f) else None
-            f["tiny"] = None if f["parts"] else self.tiny_batch(f)
-            if f["tiny"]:                              # no blocks to copy: better than lanes
+            plan = None if f["parts"] else tiny.elementwise(f["program"], self.real)
+            if plan:                                   # lanes would only add the copies
                 f["lanes"] = None
+            f["tiny"] = None if f["parts"] else self.tiny_batch(f, plan)
         ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
         ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
         ctx["uses_sincos_n"] = any(line.startswith("sd_sincos_n(") for f in functions for line in f["lines"])
@@ -163,13 +164,14 @@ class CBackend(Backend):
         ctx["uses_memcpy"] = any(f["tiny"] and f["tiny"]["kind"] == "rows" for f in functions)
         ctx["uses_tiny"] = any(f["tiny"] for f in functions)
 
-    def tiny_batch(self, f):
-        """The batch entry of a function that lanes do not pay for (tiny.py): elementwise, a loop over the
-        flat arrays ({"kind": "elementwise", ...}); with outputs copied from its inputs, one state at a
-        time with the copies by memcpy ({"kind": "rows", ...}); else None (a loop of single calls)."""
+    def tiny_batch(self, f, plan):
+        """The batch entry of a function without lanes (tiny.py): elementwise (`plan`), a loop over the flat
+        arrays ({"kind": "elementwise", ...}); with outputs copied from its inputs, one state at a time
+        with the copies by memcpy ({"kind": "rows", ...}); else None (a loop of single calls)."""
         entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
         parallel = -(-tiny.PARALLEL_ENTRIES // entries)
-        plan = tiny.elementwise(f["program"], self.real)
+        if plan and not plan["vector"]:      # tanh (smoothed Coulomb friction): the single calls are as fast
+            return None
         if plan:
             tables, body = tiny.elementwise_lines(plan, self.printer, self.real)
             return {"kind": "elementwise", "block": plan["block"], "period": plan["size"] * plan["block"],

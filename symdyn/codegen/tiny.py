@@ -11,7 +11,9 @@ batch that needs no copy at all:
   entry i are read from tables of a period of `block` states (n * block entries, a multiple of the
   vector width), so that the loop's count is a constant and every vector sees its own constants.
   Entries of up to MAX_SHAPES different shapes (a free-flyer's entries 0, a joint without Coulomb
-  friction) are each computed and selected without a branch.
+  friction) are each computed and selected without a branch. An elementwise function that calls libm
+  (tanh: smoothed Coulomb friction) vectorizes neither this way nor in lanes: it loops its single
+  function.
 - copies: outputs that are runs of consecutive input entries (the base parameters: most are
   parameters that stay as they are) are copied by memcpy of a constant length, vector loads and
   stores, where the single function stores them one at a time; the rest of the function as it is.
@@ -37,6 +39,8 @@ VECTOR_BYTES = 64
 #: region costs with one thread (benchmarks/RESULTS.md, "Batch of tiny functions")
 PARALLEL_ENTRIES = 32768
 _FUNCTIONS = ("sin", "cos", "tanh", "sign")
+#: the functions of _FUNCTIONS that are calls to libm
+LIBM = ("sin", "cos", "tanh")
 #: names of the placeholders while an expression is taken apart (renamed sd_k<shape>_<j> after)
 _TEMPORARY = itertools.count()
 
@@ -108,7 +112,8 @@ def _combine(op, parts, build):
 def elementwise(program, real="double"):
     """The plan of an elementwise batch for `program`, or None: {"size": n, "block": states per
     period, "outputs": [{"name", "shapes": [(template, [placeholder])], "which": [shape of entry i],
-    "values": [[value of placeholder j at entry i]]}], "args": the arguments read}."""
+    "values": [[value of placeholder j at entry i]]}], "args": the arguments read, "vector": whether the
+    loop vectorizes (no libm call)}."""
     outputs = program.outputs()
     n = len(outputs[0][2])
     if not n or any(len(values) != n for _, _, values in outputs) or len(program.assignments) > MAX_STATEMENTS * n:
@@ -139,7 +144,14 @@ def elementwise(program, real="double"):
     used = set().union(*(t.free_symbols for o in plan for t, _ in o["shapes"]))
     width = VECTOR_BYTES // (8 if real == "double" else 4)
     return {"size": n, "block": width // math.gcd(n, width), "outputs": plan,
-            "args": [a for a in args if se.Symbol(f"sd_{a}") in used]}
+            "args": [a for a in args if se.Symbol(f"sd_{a}") in used],
+            "vector": not any(_calls(t) for o in plan for t, _ in o["shapes"])}
+
+
+def _calls(e):
+    """Whether e calls libm (sin, cos, tanh): a loop of such calls is not vectorized (gcc has no vector
+    versions without -ffast-math), and no faster than the single function's calls."""
+    return type(e).__name__ in LIBM or any(_calls(a) for a in e.args)
 
 
 def elementwise_lines(plan, printer, real):
