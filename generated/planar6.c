@@ -251,7 +251,7 @@ void planar6_difference(const double *q0, const double *q1, double *v)
 /* Whether the batch entry of a function too small for lanes (batch_tiny.c.jinja) starts threads: only
  * for enough states, and without entering a parallel region for one thread. */
 #if defined(_OPENMP)
-#include <omp.h>
+int omp_get_max_threads(void);     /* OpenMP's; declared here: -fopenmp without omp.h installed still compiles */
 #define SD_THREADS(enough) ((enough) && omp_get_max_threads() > 1)
 #else
 #define SD_THREADS(enough) 0

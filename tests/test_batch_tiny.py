@@ -3,6 +3,8 @@ loop over the flat arrays (viscous, Coulomb, offsets, smoothed, joints of differ
 base; float32), the base parameters with their copied runs by memcpy. Each equals the loop of single
 calls and the friction law computed here from the joint parameters."""
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import yaml
 
 import symdyn
 from conftest import ROOT, erd_path
-from symdyn.codegen import tiny
+from symdyn.codegen import cload, tiny
 from symdyn.codegen.c import C, C32
 from symdyn.codegen.generator import trace_all
 
@@ -210,3 +212,22 @@ def test_threads_from_enough_states(tmp_path_factory):
     assert np.array_equal(two.friction(qd), one.friction(qd))
     params = np.random.default_rng(2).normal(size=(400, len(model.parameters)))
     assert np.array_equal(two.base_parameters(params), _loop(one.base_parameters, params, 0))
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_gcc_vectorizes_the_elementwise_loops(friction, tmp_path):
+    """A law gcc cannot vectorize (a libm call, a ?: of floating-point values: control flow under the
+    default -ftrapping-math) would silently bring back one entry per instruction."""
+    name, model, source, _ = friction
+    if "sd_friction_block" not in source.replace("sd_panda_friction_block", "sd_friction_block"):
+        pytest.skip(f"{name}: no elementwise loop")
+    (tmp_path / "panda.c").write_text(source)
+    (tmp_path / "panda.h").write_text(C.render(model, trace_all(model, functions=("friction", "base_parameters")),
+                                               "panda", "numeric")["panda.h"])
+    result = subprocess.run(["gcc", "-std=c99", *cload.OPT_FLAGS[:-1], "-march=haswell", "-fopenmp",
+                             "-fopt-info-vec-optimized", "-c", "panda.c", "-o", "p.o"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[:2000]
+    # gcc reports the loop at its first statement
+    loop = source.splitlines().index("    for (int sd_e = 0; sd_e < 56; ++sd_e) {") + 2
+    assert re.search(rf"panda\.c:{loop}:\d+: optimized: loop vectorized", result.stderr), (name, result.stderr[:2000])

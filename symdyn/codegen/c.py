@@ -2,8 +2,8 @@
 import math
 import re
 
-from .backends import PART_SIZE, Backend, used_symbols
 from . import tiny
+from .backends import PART_SIZE, Backend, used_symbols
 from .parts import Unit
 from .printer import NonFiniteError, Printer, number
 
@@ -163,6 +163,7 @@ class CBackend(Backend):
         ctx["splits"] = any(f["parts"] for f in functions)
         ctx["uses_memcpy"] = any(f["tiny"] and f["tiny"]["kind"] == "rows" for f in functions)
         ctx["uses_tiny"] = any(f["tiny"] for f in functions)
+        ctx["uses_pick"] = any("sd_pick(" in line for f in functions if f["tiny"] for line in f["tiny"].get("body", ()))
 
     def tiny_batch(self, f, plan):
         """The batch entry of a function without lanes (tiny.py): elementwise (`plan`), a loop over the flat

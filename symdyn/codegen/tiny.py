@@ -11,7 +11,7 @@ batch that needs no copy at all:
   entry i are read from tables of a period of `block` states (n * block entries, a multiple of the
   vector width), so that the loop's count is a constant and every vector sees its own constants.
   Entries of up to MAX_SHAPES different shapes (a free-flyer's entries 0, a joint without Coulomb
-  friction) are each computed and selected without a branch. An elementwise function that calls libm
+  friction) are each computed, and one chosen per entry by a bit mask. An elementwise function that calls libm
   (tanh: smoothed Coulomb friction) vectorizes neither this way nor in lanes: it loops its single
   function.
 - copies: outputs that are runs of consecutive input entries (the base parameters: most are
@@ -34,9 +34,13 @@ MAX_SHAPES = 3
 MAX_STATEMENTS = 8
 #: the period of the constants' tables is a multiple of this many reals: one AVX-512 vector
 VECTOR_BYTES = 64
-#: their batch entries start OpenMP threads from this many entries moved (inputs and outputs) on: the
-#: Panda's friction, 14 entries per state, moves 256 states in about 0.5 us, what entering a parallel
-#: region costs with one thread (benchmarks/RESULTS.md, "Batch of tiny functions")
+#: (C type, all ones) of the masks that choose among laws, per C type of the values
+MASK = {"double": ("uint64_t", "UINT64_MAX"), "float": ("uint32_t", "UINT32_MAX")}
+#: their batch entries start OpenMP threads from this many entries moved (inputs and outputs) on:
+#: entering a parallel region costs about 0.33 us even with one thread, where the Panda's friction
+#: does 256 states in 0.19 us; 32768 entries are 2341 states of it (about 2.5 us), 197 of its
+#: base_parameters (about 3 us). Not tuned for two threads (benchmarks/RESULTS.md, "Batch of tiny
+#: functions")
 PARALLEL_ENTRIES = 32768
 _FUNCTIONS = ("sin", "cos", "tanh", "sign")
 #: the functions of _FUNCTIONS that are calls to libm
@@ -173,12 +177,18 @@ def elementwise_lines(plan, printer, real):
                                      plan["block"])
                     body.append(f"const {real} {k} = {table}[sd_e];")
             choices.append(printer(template))
-        value = choices[0]
-        for s in range(1, len(choices)):                  # one shape chosen per entry, no branch
+        # every law computed, then one chosen per entry by its bits (sd_pick): a conditional
+        # evaluation, or a ?: of floating-point values, is control flow to gcc 12 (with the default
+        # -ftrapping-math), which keeps the loop from being vectorized
+        for s, choice in enumerate(choices[1:] and choices):
+            body.append(f"const {real} sd_{o['name']}_{s} = {choice};")
+        value = f"sd_{o['name']}_0" if len(choices) > 1 else choices[0]
+        mask = MASK[real]
+        for s in range(1, len(choices)):
             table = f"sd_{o['name']}_shape{s}"
-            tables += _table(f"static const unsigned char {table}[{period}]",
-                             ["1" if w == s else "0" for w in o["which"]], plan["block"])
-            value = f"{table}[sd_e] ? {choices[s]} : {value}" if s == 1 else f"{table}[sd_e] ? {choices[s]} : ({value})"
+            tables += _table(f"static const {mask[0]} {table}[{period}]",
+                             [mask[1] if w == s else "0" for w in o["which"]], plan["block"])
+            value = f"sd_pick({table}[sd_e], sd_{o['name']}_{s}, {value})"
         body.append(f"{o['name']}[sd_e] = {value};")
     return tables, body
 
