@@ -263,6 +263,14 @@ void panda_difference(const double *q0, const double *q1, double *v)
 #else
 #define SD_SIMD
 #endif
+/* Whether the batch entry of a function too small for lanes (batch_tiny.c.jinja) starts threads: only
+ * for enough states, and without entering a parallel region for one thread. */
+#if defined(_OPENMP)
+int omp_get_max_threads(void);     /* OpenMP's; declared here: -fopenmp without omp.h installed still compiles */
+#define SD_THREADS(enough) ((enough) && omp_get_max_threads() > 1)
+#else
+#define SD_THREADS(enough) 0
+#endif
 
 #if !defined(SYMDYN_NO_LANES)
 /* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
@@ -21339,24 +21347,36 @@ void panda_friction(const double *qd, double *tau_f)
     tau_f[6] = x6;
 }
 
-/* friction of `count` states: entry i of tau_f is a function of entry i of qd
- * alone, the same for every i up to constants. So one loop over the flat arrays, which the compiler
- * vectorizes, in blocks of 8 states (56 entries: whole vectors), each entry's constants from
- * tables of one block; the last count % 8 states by single calls. */
+/* friction of 8 states (56 entries: whole vectors) for its batch entry: entry i of tau_f is a
+ * function of entry i of qd alone, the same for every i up to constants. So one loop over the
+ * flat arrays, which the compiler vectorizes, each entry's constants from tables of one block. */
+static inline void sd_panda_friction_block(const double *restrict qd, double *restrict tau_f)
+{
+    SD_SIMD
+    for (int sd_e = 0; sd_e < 56; ++sd_e) {
+        const double sd_qd = qd[sd_e];
+        const double sd_k0_0 = 0.003;
+        tau_f[sd_e] = sd_k0_0*sd_qd;
+    }
+}
+
+/* friction of `count` states by the function above, 8 at a time, the last count % 8 by single calls.
+ * Threads only from 2341 states on: entering an OpenMP parallel region costs about 0.3 us even on
+ * one thread, the time of this function on hundreds of states (benchmarks/RESULTS.md, "Batch of tiny
+ * functions"). */
 void panda_friction_batch(long count, const double *qd, double *tau_f)
 {
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 8;
-    SD_PARALLEL_FOR
-    for (long sd_b = 0; sd_b < sd_blocks; ++sd_b) {
-        const double *sd_in_qd = qd + sd_b * 56;
-        double *sd_out_tau_f = tau_f + sd_b * 56;
-        SD_SIMD
-        for (int sd_e = 0; sd_e < 56; ++sd_e) {
-            const double sd_qd = sd_in_qd[sd_e];
-            const double sd_k0_0 = 0.003;
-            sd_out_tau_f[sd_e] = sd_k0_0*sd_qd;
-        }
+    if (SD_THREADS(count >= 2341)) {
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
+            sd_panda_friction_block(qd + sd_b * 56, tau_f + sd_b * 56);
+    } else {
+        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
+            sd_panda_friction_block(qd + sd_b * 56, tau_f + sd_b * 56);
     }
     for (long sd_i = sd_blocks * 8; sd_i < count; ++sd_i)
         panda_friction(qd + sd_i * 7, tau_f + sd_i * 7);
@@ -25296,15 +25316,27 @@ static inline void sd_panda_base_parameters_row(const double *restrict params, d
     beta[39] = p65;
 }
 
-/* base_parameters of `count` states, each by the function above (lanes would not pay: it
- * computes little per entry it moves; see lanes_pay in symdyn/codegen/c.py). */
+/* base_parameters of `count` states by the function above.
+ * Threads only from 197 states on: entering an OpenMP parallel region costs about 0.3 us even on
+ * one thread, the time of this function on hundreds of states (benchmarks/RESULTS.md, "Batch of tiny
+ * functions"). */
 void panda_base_parameters_batch(long count, const double *params, double *beta)
 {
+#if !defined(SYMDYN_NO_LANES)
+    const long sd_blocks = count / 1;
+    if (SD_THREADS(count >= 197)) {
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
+            sd_panda_base_parameters_row(params + sd_b * 98, beta + sd_b * 69);
+    } else {
+        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
+            sd_panda_base_parameters_row(params + sd_b * 98, beta + sd_b * 69);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
-#if !defined(SYMDYN_NO_LANES)
-        sd_panda_base_parameters_row(params + sd_i * 98, beta + sd_i * 69);
-#else
         panda_base_parameters(params + sd_i * 98, beta + sd_i * 69);
 #endif
 }

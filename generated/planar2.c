@@ -188,6 +188,14 @@ void planar2_difference(const double *q0, const double *q1, double *v)
 #else
 #define SD_SIMD
 #endif
+/* Whether the batch entry of a function too small for lanes (batch_tiny.c.jinja) starts threads: only
+ * for enough states, and without entering a parallel region for one thread. */
+#if defined(_OPENMP)
+int omp_get_max_threads(void);     /* OpenMP's; declared here: -fopenmp without omp.h installed still compiles */
+#define SD_THREADS(enough) ((enough) && omp_get_max_threads() > 1)
+#else
+#define SD_THREADS(enough) 0
+#endif
 
 #if !defined(SYMDYN_NO_LANES)
 /* Rows [0, n) of a (., size) batch into block[size][SD_LANES], lanes n.. repeating row n - 1. */
@@ -1884,23 +1892,35 @@ void planar2_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of `count` states: tau_f is constant, the same for every state. So one loop over
- * the flat arrays, which the compiler
- * vectorizes, in blocks of 4 states (8 entries: whole vectors), each entry's constants from
- * tables of one block; the last count % 4 states by single calls. */
+/* friction of 4 states (8 entries: whole vectors) for its batch entry: tau_f is constant,
+ * the same for every state. So one loop over the flat arrays, which the compiler vectorizes. */
+static inline void sd_planar2_friction_block(const double *restrict qd, double *restrict tau_f)
+{
+    (void)qd;
+    SD_SIMD
+    for (int sd_e = 0; sd_e < 8; ++sd_e) {
+        const double sd_k0_0 = 0.0;
+        tau_f[sd_e] = sd_k0_0;
+    }
+}
+
+/* friction of `count` states by the function above, 4 at a time, the last count % 4 by single calls.
+ * Threads only from 8192 states on: entering an OpenMP parallel region costs about 0.3 us even on
+ * one thread, the time of this function on hundreds of states (benchmarks/RESULTS.md, "Batch of tiny
+ * functions"). */
 void planar2_friction_batch(long count, const double *qd, double *tau_f)
 {
 #if !defined(SYMDYN_NO_LANES)
-    (void)qd;
     const long sd_blocks = count / 4;
-    SD_PARALLEL_FOR
-    for (long sd_b = 0; sd_b < sd_blocks; ++sd_b) {
-        double *sd_out_tau_f = tau_f + sd_b * 8;
-        SD_SIMD
-        for (int sd_e = 0; sd_e < 8; ++sd_e) {
-            const double sd_k0_0 = 0.0;
-            sd_out_tau_f[sd_e] = sd_k0_0;
-        }
+    if (SD_THREADS(count >= 8192)) {
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
+            sd_planar2_friction_block(qd + sd_b * 8, tau_f + sd_b * 8);
+    } else {
+        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
+            sd_planar2_friction_block(qd + sd_b * 8, tau_f + sd_b * 8);
     }
     for (long sd_i = sd_blocks * 4; sd_i < count; ++sd_i)
         planar2_friction(qd + sd_i * 2, tau_f + sd_i * 2);
@@ -2179,15 +2199,27 @@ static inline void sd_planar2_base_parameters_row(const double *restrict params,
     beta[2] = x1;
 }
 
-/* base_parameters of `count` states, each by the function above (lanes would not pay: it
- * computes little per entry it moves; see lanes_pay in symdyn/codegen/c.py). */
+/* base_parameters of `count` states by the function above.
+ * Threads only from 800 states on: entering an OpenMP parallel region costs about 0.3 us even on
+ * one thread, the time of this function on hundreds of states (benchmarks/RESULTS.md, "Batch of tiny
+ * functions"). */
 void planar2_base_parameters_batch(long count, const double *params, double *beta)
 {
+#if !defined(SYMDYN_NO_LANES)
+    const long sd_blocks = count / 1;
+    if (SD_THREADS(count >= 800)) {
+#if defined(_OPENMP)
+#pragma omp parallel for schedule(static)
+#endif
+        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
+            sd_planar2_base_parameters_row(params + sd_b * 28, beta + sd_b * 13);
+    } else {
+        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
+            sd_planar2_base_parameters_row(params + sd_b * 28, beta + sd_b * 13);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
-#if !defined(SYMDYN_NO_LANES)
-        sd_planar2_base_parameters_row(params + sd_i * 28, beta + sd_i * 13);
-#else
         planar2_base_parameters(params + sd_i * 28, beta + sd_i * 13);
 #endif
 }

@@ -3,6 +3,8 @@ loop over the flat arrays (viscous, Coulomb, offsets, smoothed, joints of differ
 base; float32), the base parameters with their copied runs by memcpy. Each equals the loop of single
 calls and the friction law computed here from the joint parameters."""
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ import yaml
 
 import symdyn
 from conftest import ROOT, erd_path
-from symdyn.codegen import tiny
+from symdyn.codegen import cload, tiny
 from symdyn.codegen.c import C, C32
 from symdyn.codegen.generator import trace_all
 
@@ -88,8 +90,11 @@ def _velocities(count, nv, seed):
 
 def test_friction_batch_is_elementwise_where_it_can_be(friction):
     name, _, source, _ = friction
-    flat = "friction of `count` states: entry i of tau_f is a function of entry i of qd" in source
-    assert flat == (name != "four"), name
+    flat = "friction of 8 states (56 entries: whole vectors) for its batch entry: entry i of tau_f" in source
+    assert flat == ("static inline void sd_panda_friction_block(const double *restrict qd, double *restrict tau_f)" in source)
+    # smoothed: tanh is a libm call per entry, vectorized neither in the loop nor in lanes: single calls
+    assert flat == (name not in ("four", "smoothed")), name
+    assert "friction of `count` states, PANDA_BATCH_LANES at a time" not in source      # never lanes
     assert "One state of base_parameters for its batch entry" in source and "memcpy(beta + " in source
 
 
@@ -143,7 +148,7 @@ def test_float32_friction(tmp_path_factory):
     model = _model(tmp_path_factory, "coulomb")
     source = _write(tmp_path_factory.mktemp("f32"), model, C32, ("friction",))
     text = source.read_text()
-    assert "in blocks of 16 states (112 entries" in text and "static const float sd_tau_f_k0_1[112]" in text
+    assert "friction of 16 states (112 entries" in text and "static const float sd_tau_f_k0_1[112]" in text
     assert re.search(r"sd_tau_f_k0_1\[112\] = \{\n( +-?\d\.\d+f,){7}\n", text)
     module = symdyn.load_c(source)
     for count in (15, 16, 17, 40):
@@ -167,7 +172,7 @@ def test_floating_base_friction(tmp_path_factory):
     assert model.nv == 18
     source = _write(folder, model, C, ("friction", "base_parameters", "gravity"))
     text = source.read_text()
-    assert "in blocks of 4 states (72 entries" in text and "sd_tau_f_shape1[72]" in text
+    assert "friction of 4 states (72 entries" in text and "sd_tau_f_shape1[72]" in text
     module = symdyn.load_c(source)
     qd = _velocities(23, 18, seed=8)
     batch = module.friction(qd)
@@ -193,3 +198,36 @@ def test_functions_that_are_not_elementwise():
     plan = tiny.elementwise(programs["friction"])
     assert plan["size"] == 7 and plan["block"] == 8 and plan["args"] == ["qd"]
     assert tiny.elementwise(programs["friction"], "float")["block"] == 16
+
+
+def test_threads_from_enough_states(tmp_path_factory):
+    """Threads start from PARALLEL_ENTRIES entries moved (the Panda's friction: 2341 states, its base
+    parameters: 197); the same numbers as one thread."""
+    model = _model(tmp_path_factory, "mixed")
+    path = _write(tmp_path_factory.mktemp("threads"), model, C, ("friction", "base_parameters"))
+    source = path.read_text()
+    assert "if (SD_THREADS(count >= 2341))" in source and "if (SD_THREADS(count >= 197))" in source
+    one, two = symdyn.load_c(path), symdyn.load_c(path, threads=2)
+    qd = _velocities(3001, 7, seed=4)
+    assert np.array_equal(two.friction(qd), one.friction(qd))
+    params = np.random.default_rng(2).normal(size=(400, len(model.parameters)))
+    assert np.array_equal(two.base_parameters(params), _loop(one.base_parameters, params, 0))
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_gcc_vectorizes_the_elementwise_loops(friction, tmp_path):
+    """A law gcc cannot vectorize (a libm call, a ?: of floating-point values: control flow under the
+    default -ftrapping-math) would silently bring back one entry per instruction."""
+    name, model, source, _ = friction
+    if "sd_friction_block" not in source.replace("sd_panda_friction_block", "sd_friction_block"):
+        pytest.skip(f"{name}: no elementwise loop")
+    (tmp_path / "panda.c").write_text(source)
+    (tmp_path / "panda.h").write_text(C.render(model, trace_all(model, functions=("friction", "base_parameters")),
+                                               "panda", "numeric")["panda.h"])
+    result = subprocess.run(["gcc", "-std=c99", *cload.OPT_FLAGS[:-1], "-march=haswell", "-fopenmp",
+                             "-fopt-info-vec-optimized", "-c", "panda.c", "-o", "p.o"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[:2000]
+    # gcc reports the loop at its first statement
+    loop = source.splitlines().index("    for (int sd_e = 0; sd_e < 56; ++sd_e) {") + 2
+    assert re.search(rf"panda\.c:{loop}:\d+: optimized: loop vectorized", result.stderr), (name, result.stderr[:2000])

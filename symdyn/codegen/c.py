@@ -2,8 +2,8 @@
 import math
 import re
 
-from .backends import PART_SIZE, Backend, used_symbols
 from . import tiny
+from .backends import PART_SIZE, Backend, used_symbols
 from .parts import Unit
 from .printer import NonFiniteError, Printer, number
 
@@ -170,9 +170,10 @@ class CBackend(Backend):
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
             f["lanes"] = _lane_lines(f["lines"]) if lanes_pay(f) else None
-            f["tiny"] = None if f["parts"] else self.tiny_batch(f)
-            if f["tiny"]:                              # no blocks to copy: better than lanes
+            plan = None if f["parts"] else tiny.elementwise(f["program"], self.real)
+            if plan:                                   # lanes would only add the copies
                 f["lanes"] = None
+            f["tiny"] = None if f["parts"] else self.tiny_batch(f, plan)
             for o in f["outputs"] if f["lanes"] is not None else ():
                 o.update(_lane_block(o["results"]))
         lane_functions = [f for f in functions if f["lanes"] is not None]
@@ -187,19 +188,25 @@ class CBackend(Backend):
                                for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
         ctx["splits"] = any(f["parts"] for f in functions)
         ctx["uses_memcpy"] = any(f["tiny"] and f["tiny"]["kind"] == "rows" for f in functions)
+        ctx["uses_tiny"] = any(f["tiny"] for f in functions)
+        ctx["uses_pick"] = any("sd_pick(" in line for f in functions if f["tiny"] for line in f["tiny"].get("body", ()))
 
-    def tiny_batch(self, f):
-        """The batch entry of a function that lanes do not pay for (tiny.py): elementwise, a loop over the
-        flat arrays ({"kind": "elementwise", ...}); with outputs copied from its inputs, one state at a
-        time with the copies by memcpy ({"kind": "rows", ...}); else None (a loop of single calls)."""
-        plan = tiny.elementwise(f["program"], self.real)
+    def tiny_batch(self, f, plan):
+        """The batch entry of a function without lanes (tiny.py): elementwise (`plan`), a loop over the flat
+        arrays ({"kind": "elementwise", ...}); with outputs copied from its inputs, one state at a time
+        with the copies by memcpy ({"kind": "rows", ...}); else None (a loop of single calls)."""
+        entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
+        parallel = -(-tiny.PARALLEL_ENTRIES // entries)
+        if plan and not plan["vector"]:      # tanh (smoothed Coulomb friction): the single calls are as fast
+            return None
         if plan:
             tables, body = tiny.elementwise_lines(plan, self.printer, self.real)
             return {"kind": "elementwise", "block": plan["block"], "period": plan["size"] * plan["block"],
-                    "args": plan["args"], "tables": tables, "body": body}
+                    "args": plan["args"], "tables": tables, "body": body, "parallel": parallel}
         runs = [] if f["lanes"] is not None else tiny.copy_runs(f)
         if runs:
-            return {"kind": "rows", "lines": tiny.rows_lines(f, runs, self.real), "runs": len(runs)}
+            return {"kind": "rows", "lines": tiny.rows_lines(f, runs, self.real), "runs": len(runs), "block": 1,
+                    "parallel": parallel}
         return None
 
 

@@ -11,7 +11,9 @@ batch that needs no copy at all:
   entry i are read from tables of a period of `block` states (n * block entries, a multiple of the
   vector width), so that the loop's count is a constant and every vector sees its own constants.
   Entries of up to MAX_SHAPES different shapes (a free-flyer's entries 0, a joint without Coulomb
-  friction) are each computed and selected without a branch.
+  friction) are each computed, and one chosen per entry by a bit mask. An elementwise function that calls libm
+  (tanh: smoothed Coulomb friction) vectorizes neither this way nor in lanes: it loops its single
+  function.
 - copies: outputs that are runs of consecutive input entries (the base parameters: most are
   parameters that stay as they are) are copied by memcpy of a constant length, vector loads and
   stores, where the single function stores them one at a time; the rest of the function as it is.
@@ -32,7 +34,17 @@ MAX_SHAPES = 3
 MAX_STATEMENTS = 8
 #: the period of the constants' tables is a multiple of this many reals: one AVX-512 vector
 VECTOR_BYTES = 64
+#: (C type, all ones) of the masks that choose among laws, per C type of the values
+MASK = {"double": ("uint64_t", "UINT64_MAX"), "float": ("uint32_t", "UINT32_MAX")}
+#: their batch entries start OpenMP threads from this many entries moved (inputs and outputs) on:
+#: entering a parallel region costs about 0.33 us even with one thread, where the Panda's friction
+#: does 256 states in 0.19 us; 32768 entries are 2341 states of it (about 2.5 us), 197 of its
+#: base_parameters (about 3 us). Not tuned for two threads (benchmarks/RESULTS.md, "Batch of tiny
+#: functions")
+PARALLEL_ENTRIES = 32768
 _FUNCTIONS = ("sin", "cos", "tanh", "sign")
+#: the functions of _FUNCTIONS that are calls to libm
+LIBM = ("sin", "cos", "tanh")
 #: names of the placeholders while an expression is taken apart (renamed sd_k<shape>_<j> after)
 _TEMPORARY = itertools.count()
 
@@ -104,7 +116,8 @@ def _combine(op, parts, build):
 def elementwise(program, real="double"):
     """The plan of an elementwise batch for `program`, or None: {"size": n, "block": states per
     period, "outputs": [{"name", "shapes": [(template, [placeholder])], "which": [shape of entry i],
-    "values": [[value of placeholder j at entry i]]}], "args": the arguments read}."""
+    "values": [[value of placeholder j at entry i]]}], "args": the arguments read, "vector": whether the
+    loop vectorizes (no libm call)}."""
     outputs = program.outputs()
     n = len(outputs[0][2])
     if not n or any(len(values) != n for _, _, values in outputs) or len(program.assignments) > MAX_STATEMENTS * n:
@@ -135,14 +148,21 @@ def elementwise(program, real="double"):
     used = set().union(*(t.free_symbols for o in plan for t, _ in o["shapes"]))
     width = VECTOR_BYTES // (8 if real == "double" else 4)
     return {"size": n, "block": width // math.gcd(n, width), "outputs": plan,
-            "args": [a for a in args if se.Symbol(f"sd_{a}") in used]}
+            "args": [a for a in args if se.Symbol(f"sd_{a}") in used],
+            "vector": not any(_calls(t) for o in plan for t, _ in o["shapes"])}
+
+
+def _calls(e):
+    """Whether e calls libm (sin, cos, tanh): a loop of such calls is not vectorized (gcc has no vector
+    versions without -ffast-math), and no faster than the single function's calls."""
+    return type(e).__name__ in LIBM or any(_calls(a) for a in e.args)
 
 
 def elementwise_lines(plan, printer, real):
     """(tables, loop body) of an elementwise batch: the C lines of the constants' tables (a period of
     `block` states) and of one entry sd_e of the loop."""
     period = plan["size"] * plan["block"]
-    tables, body = [], [f"const {real} sd_{a} = sd_in_{a}[sd_e];" for a in plan["args"]]
+    tables, body = [], [f"const {real} sd_{a} = {a}[sd_e];" for a in plan["args"]]
     for o in plan["outputs"]:
         choices = []
         for s, (template, placeholders) in enumerate(o["shapes"]):
@@ -157,13 +177,19 @@ def elementwise_lines(plan, printer, real):
                                      plan["block"])
                     body.append(f"const {real} {k} = {table}[sd_e];")
             choices.append(printer(template))
-        value = choices[0]
-        for s in range(1, len(choices)):                  # one shape chosen per entry, no branch
+        # every law computed, then one chosen per entry by its bits (sd_pick): a conditional
+        # evaluation, or a ?: of floating-point values, is control flow to gcc 12 (with the default
+        # -ftrapping-math), which keeps the loop from being vectorized
+        for s, choice in enumerate(choices[1:] and choices):
+            body.append(f"const {real} sd_{o['name']}_{s} = {choice};")
+        value = f"sd_{o['name']}_0" if len(choices) > 1 else choices[0]
+        mask = MASK[real]
+        for s in range(1, len(choices)):
             table = f"sd_{o['name']}_shape{s}"
-            tables += _table(f"static const unsigned char {table}[{period}]",
-                             ["1" if w == s else "0" for w in o["which"]], plan["block"])
-            value = f"{table}[sd_e] ? {choices[s]} : {value}" if s == 1 else f"{table}[sd_e] ? {choices[s]} : ({value})"
-        body.append(f"sd_out_{o['name']}[sd_e] = {value};")
+            tables += _table(f"static const {mask[0]} {table}[{period}]",
+                             [mask[1] if w == s else "0" for w in o["which"]], plan["block"])
+            value = f"sd_pick({table}[sd_e], sd_{o['name']}_{s}, {value})"
+        body.append(f"{o['name']}[sd_e] = {value};")
     return tables, body
 
 
