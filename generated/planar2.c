@@ -188,13 +188,18 @@ void planar2_difference(const double *q0, const double *q1, double *v)
 #else
 #define SD_SIMD
 #endif
-/* Whether the batch entry of a function too small for lanes (batch_tiny.c.jinja) starts threads: only
- * for enough states, and without entering a parallel region for one thread. */
+/* Whether a batch entry starts threads: only for enough states, and without entering a parallel region
+ * for one thread (entering one costs about 0.3 us even then: the time of a lane block of 16 states of
+ * the Panda's inverse dynamics; benchmarks/RESULTS.md, "Batch of tiny functions"). Lane entries start
+ * them from SD_THREAD_LANES blocks on. */
 #if defined(_OPENMP)
 int omp_get_max_threads(void);     /* OpenMP's; declared here: -fopenmp without omp.h installed still compiles */
 #define SD_THREADS(enough) ((enough) && omp_get_max_threads() > 1)
 #else
 #define SD_THREADS(enough) 0
+#endif
+#ifndef SD_THREAD_LANES
+#define SD_THREAD_LANES 4
 #endif
 
 #if !defined(SYMDYN_NO_LANES)
@@ -323,58 +328,70 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     tau[1] = x17;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* inverse_dynamics of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_inverse_dynamics_lanes(long sd_first, long count, const double *q, const double *qd, const double *qdd, double *tau)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_qdd[2][SD_LANES];
+    sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
+    double sd_tau[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double qdd0 = sd_qdd[0][sd_k];
+        const double qdd1 = sd_qdd[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = qd0 + qd1;
+        const double x7 = 9.81*x0;
+        const double x8 = 9.81*x1;
+        const double x9 = qd0*qd0;
+        const double x10 = -0.5*x9 + x7;
+        const double x11 = 0.5*qdd0 + x8;
+        const double x12 = x10*x3 + x11*x2;
+        const double x13 = -x10*x2 + x11*x3;
+        const double x14 = qdd0 + qdd1;
+        const double x15 = x6*x6;
+        const double x17 = 0.053333333333333344*x14 + 0.2*x13;
+        const double x18 = -0.2*x15 + x12;
+        const double x19 = 0.2*x14 + x13;
+        const double x22 = x18*x2 + x19*x3;
+        const double x23 = 0.5*x22 + x17;
+        const double x24 = 0.16666666666666666*qdd0 + 0.5*x8 + x23;
+        sd_tau[0][sd_k] = x24;
+        sd_tau[1][sd_k] = x17;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_inverse_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* inverse_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_inverse_dynamics_batch(long count, const double *q, const double *qd, const double *qdd, double *tau)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_qdd[2][SD_LANES];
-        sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
-        double sd_tau[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x6 = qd0 + qd1;
-            const double x7 = 9.81*x0;
-            const double x8 = 9.81*x1;
-            const double x9 = qd0*qd0;
-            const double x10 = -0.5*x9 + x7;
-            const double x11 = 0.5*qdd0 + x8;
-            const double x12 = x10*x3 + x11*x2;
-            const double x13 = -x10*x2 + x11*x3;
-            const double x14 = qdd0 + qdd1;
-            const double x15 = x6*x6;
-            const double x17 = 0.053333333333333344*x14 + 0.2*x13;
-            const double x18 = -0.2*x15 + x12;
-            const double x19 = 0.2*x14 + x13;
-            const double x22 = x18*x2 + x19*x3;
-            const double x23 = 0.5*x22 + x17;
-            const double x24 = 0.16666666666666666*qdd0 + 0.5*x8 + x23;
-            sd_tau[0][sd_k] = x24;
-            sd_tau[1][sd_k] = x17;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_inverse_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_inverse_dynamics_lanes(sd_first, count, q, qd, qdd, tau);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_inverse_dynamics_lanes(sd_first, count, q, qd, qdd, tau);
     }
 #else
     SD_PARALLEL_FOR
@@ -411,36 +428,48 @@ static const int sd_src_mass_matrix_M[4] = {
 static const double sd_fill_mass_matrix_M[4] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_mass_matrix_lanes(long sd_first, long count, const double *q, double *M)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_M[3][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x3_sin, x3;
+        sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
+        sd_far |= x3_sin != x3_sin;
+        const double x4 = 0.2*x3;
+        const double x16 = 0.47 + x4;
+        const double x17 = 0.053333333333333344 + 0.5*x4;
+        sd_M[0][sd_k] = x16;
+        sd_M[1][sd_k] = x17;
+        sd_M[2][sd_k] = 0.053333333333333344;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 4, sd_n, M + sd_first * 4);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_mass_matrix(q + (sd_first + sd_k) * 2, M + (sd_first + sd_k) * 4);
+}
+#endif
+
 /* mass_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_mass_matrix_batch(long count, const double *q, double *M)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_M[3][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x3_sin, x3;
-            sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
-            sd_far |= x3_sin != x3_sin;
-            const double x4 = 0.2*x3;
-            const double x16 = 0.47 + x4;
-            const double x17 = 0.053333333333333344 + 0.5*x4;
-            sd_M[0][sd_k] = x16;
-            sd_M[1][sd_k] = x17;
-            sd_M[2][sd_k] = 0.053333333333333344;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 4, sd_n, M + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_mass_matrix(q + (sd_first + sd_k) * 2, M + (sd_first + sd_k) * 4);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_mass_matrix_lanes(sd_first, count, q, M);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_mass_matrix_lanes(sd_first, count, q, M);
     }
 #else
     SD_PARALLEL_FOR
@@ -485,43 +514,55 @@ static const int sd_src_mass_matrix_inverse_Minv[4] = {
 static const double sd_fill_mass_matrix_inverse_Minv[4] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* mass_matrix_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_mass_matrix_inverse_lanes(long sd_first, long count, const double *q, double *Minv)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_Minv[3][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x29 = 1.0/x25;
+        const double x37 = 3.7499999999999996*x3;
+        const double x38 = 0.5*x37 + 1.0;
+        const double x39 = -x29*x38;
+        const double x40 = 18.749999999999996 - x38*x39;
+        sd_Minv[0][sd_k] = x29;
+        sd_Minv[1][sd_k] = x39;
+        sd_Minv[2][sd_k] = x40;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 4, sd_n, Minv + sd_first * 4);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_mass_matrix_inverse(q + (sd_first + sd_k) * 2, Minv + (sd_first + sd_k) * 4);
+}
+#endif
+
 /* mass_matrix_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Minv[3][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x29 = 1.0/x25;
-            const double x37 = 3.7499999999999996*x3;
-            const double x38 = 0.5*x37 + 1.0;
-            const double x39 = -x29*x38;
-            const double x40 = 18.749999999999996 - x38*x39;
-            sd_Minv[0][sd_k] = x29;
-            sd_Minv[1][sd_k] = x39;
-            sd_Minv[2][sd_k] = x40;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 4, sd_n, Minv + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_mass_matrix_inverse(q + (sd_first + sd_k) * 2, Minv + (sd_first + sd_k) * 4);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_mass_matrix_inverse_lanes(sd_first, count, q, Minv);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_mass_matrix_inverse_lanes(sd_first, count, q, Minv);
     }
 #else
     SD_PARALLEL_FOR
@@ -586,76 +627,88 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     qdd[1] = x65;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* forward_dynamics of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_forward_dynamics_lanes(long sd_first, long count, const double *q, const double *qd, const double *tau, double *qdd)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_tau[2][SD_LANES];
+    sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
+    double sd_qdd[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double tau0 = sd_tau[0][sd_k];
+        const double tau1 = sd_tau[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x5 = 2.0*x2*x3;
+        const double x10 = 0.375*x4;
+        const double x11 = 0.375*x5;
+        const double x13 = 0.625 - x10;
+        const double x17 = 0.5*x11;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x26 = 0.5 + x18;
+        const double x29 = 1.0/x25;
+        const double x31 = x17*x29;
+        const double x32 = x26*x29;
+        const double x36 = 0.5*qd0;
+        const double x37 = -qd0*x36;
+        const double x38 = qd0 + qd1;
+        const double x41 = 0.2*x38;
+        const double x42 = -x38*x41;
+        const double x43 = x3*x37;
+        const double x44 = -x2*x37;
+        const double x45 = 18.749999999999996*tau1;
+        const double x46 = x42 + x43;
+        const double x47 = 0.25*x44 + 3.7499999999999996*tau1;
+        const double x49 = x2*x46 + x3*x47;
+        const double x50 = 0.5*x49 + tau1;
+        const double x52 = tau0 - x50;
+        const double x53 = x52/x25;
+        const double x57 = 9.81*x0;
+        const double x58 = 9.81*x1;
+        const double x59 = -(x31*x57 + x32*x58) + x53;
+        const double x60 = 0.5*x59 + x58;
+        const double x62 = -x2*x57 + x3*x60;
+        const double x64 = x44 + x62;
+        const double x65 = -(3.7499999999999996*x64 + x59) + x45;
+        sd_qdd[0][sd_k] = x59;
+        sd_qdd[1][sd_k] = x65;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_qdd[0], 2, sd_n, qdd + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_forward_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* forward_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_tau[2][SD_LANES];
-        sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
-        double sd_qdd[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double tau0 = sd_tau[0][sd_k];
-            const double tau1 = sd_tau[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x5 = 2.0*x2*x3;
-            const double x10 = 0.375*x4;
-            const double x11 = 0.375*x5;
-            const double x13 = 0.625 - x10;
-            const double x17 = 0.5*x11;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x26 = 0.5 + x18;
-            const double x29 = 1.0/x25;
-            const double x31 = x17*x29;
-            const double x32 = x26*x29;
-            const double x36 = 0.5*qd0;
-            const double x37 = -qd0*x36;
-            const double x38 = qd0 + qd1;
-            const double x41 = 0.2*x38;
-            const double x42 = -x38*x41;
-            const double x43 = x3*x37;
-            const double x44 = -x2*x37;
-            const double x45 = 18.749999999999996*tau1;
-            const double x46 = x42 + x43;
-            const double x47 = 0.25*x44 + 3.7499999999999996*tau1;
-            const double x49 = x2*x46 + x3*x47;
-            const double x50 = 0.5*x49 + tau1;
-            const double x52 = tau0 - x50;
-            const double x53 = x52/x25;
-            const double x57 = 9.81*x0;
-            const double x58 = 9.81*x1;
-            const double x59 = -(x31*x57 + x32*x58) + x53;
-            const double x60 = 0.5*x59 + x58;
-            const double x62 = -x2*x57 + x3*x60;
-            const double x64 = x44 + x62;
-            const double x65 = -(3.7499999999999996*x64 + x59) + x45;
-            sd_qdd[0][sd_k] = x59;
-            sd_qdd[1][sd_k] = x65;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_qdd[0], 2, sd_n, qdd + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_forward_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_forward_dynamics_lanes(sd_first, count, q, qd, tau, qdd);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_forward_dynamics_lanes(sd_first, count, q, qd, tau, qdd);
     }
 #else
     SD_PARALLEL_FOR
@@ -690,42 +743,54 @@ void planar2_gravity(const double *q, double *g)
     g[1] = x8;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* gravity of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_gravity_lanes(long sd_first, long count, const double *q, double *g)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_g[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = 9.81*x0;
+        const double x5 = 9.81*x1;
+        const double x6 = x2*x5 + x3*x4;
+        const double x7 = -x2*x4 + x3*x5;
+        const double x8 = 0.2*x7;
+        const double x10 = x2*x6 + x3*x7;
+        const double x11 = 0.5*x10 + x8;
+        const double x12 = 0.5*x5 + x11;
+        sd_g[0][sd_k] = x12;
+        sd_g[1][sd_k] = x8;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_g[0], 2, sd_n, g + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_gravity(q + (sd_first + sd_k) * 2, g + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* gravity of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_gravity_batch(long count, const double *q, double *g)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_g[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 9.81*x0;
-            const double x5 = 9.81*x1;
-            const double x6 = x2*x5 + x3*x4;
-            const double x7 = -x2*x4 + x3*x5;
-            const double x8 = 0.2*x7;
-            const double x10 = x2*x6 + x3*x7;
-            const double x11 = 0.5*x10 + x8;
-            const double x12 = 0.5*x5 + x11;
-            sd_g[0][sd_k] = x12;
-            sd_g[1][sd_k] = x8;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_g[0], 2, sd_n, g + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_gravity(q + (sd_first + sd_k) * 2, g + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_gravity_lanes(sd_first, count, q, g);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_gravity_lanes(sd_first, count, q, g);
     }
 #else
     SD_PARALLEL_FOR
@@ -765,49 +830,61 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     C[3] = x26;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* coriolis_matrix of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_coriolis_matrix_lanes(long sd_first, long count, const double *q, const double *qd, double *C)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_C[4][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = 0.5*qd0;
+        const double x5 = x2*x4;
+        const double x6 = x3*x4;
+        const double x7 = qd0 + qd1;
+        const double x22 = 0.2*x7 + x6;
+        const double x25 = 0.2*x5;
+        const double x26 = -0.2*x5 + x25;
+        const double x47 = -x2*x22 + x3*x5;
+        const double x52 = 0.5*x47 + x25;
+        const double x57 = -x22 + x6;
+        const double x59 = x2*x57;
+        const double x60 = 0.5*x59 + x26;
+        sd_C[0][sd_k] = x52;
+        sd_C[1][sd_k] = x60;
+        sd_C[2][sd_k] = x25;
+        sd_C[3][sd_k] = x26;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_C[0], 4, sd_n, C + sd_first * 4);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_coriolis_matrix(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, C + (sd_first + sd_k) * 4);
+}
+#endif
+
 /* coriolis_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_C[4][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.5*qd0;
-            const double x5 = x2*x4;
-            const double x6 = x3*x4;
-            const double x7 = qd0 + qd1;
-            const double x22 = 0.2*x7 + x6;
-            const double x25 = 0.2*x5;
-            const double x26 = -0.2*x5 + x25;
-            const double x47 = -x2*x22 + x3*x5;
-            const double x52 = 0.5*x47 + x25;
-            const double x57 = -x22 + x6;
-            const double x59 = x2*x57;
-            const double x60 = 0.5*x59 + x26;
-            sd_C[0][sd_k] = x52;
-            sd_C[1][sd_k] = x60;
-            sd_C[2][sd_k] = x25;
-            sd_C[3][sd_k] = x26;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_C[0], 4, sd_n, C + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_coriolis_matrix(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, C + (sd_first + sd_k) * 4);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_coriolis_matrix_lanes(sd_first, count, q, qd, C);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_coriolis_matrix_lanes(sd_first, count, q, qd, C);
     }
 #else
     SD_PARALLEL_FOR
@@ -849,51 +926,63 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     b[1] = x15;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* nonlinear_effects of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_nonlinear_effects_lanes(long sd_first, long count, const double *q, const double *qd, double *b)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_b[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = qd0 + qd1;
+        const double x7 = 9.81*x0;
+        const double x8 = 9.81*x1;
+        const double x9 = qd0*qd0;
+        const double x10 = -0.5*x9 + x7;
+        const double x11 = x10*x3 + x2*x8;
+        const double x12 = -x10*x2 + x3*x8;
+        const double x13 = x6*x6;
+        const double x15 = 0.2*x12;
+        const double x16 = -0.2*x13 + x11;
+        const double x19 = x12*x3 + x16*x2;
+        const double x20 = 0.5*x19 + x15;
+        const double x21 = 0.5*x8 + x20;
+        sd_b[0][sd_k] = x21;
+        sd_b[1][sd_k] = x15;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_b[0], 2, sd_n, b + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_nonlinear_effects(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, b + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* nonlinear_effects of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_nonlinear_effects_batch(long count, const double *q, const double *qd, double *b)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_b[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x6 = qd0 + qd1;
-            const double x7 = 9.81*x0;
-            const double x8 = 9.81*x1;
-            const double x9 = qd0*qd0;
-            const double x10 = -0.5*x9 + x7;
-            const double x11 = x10*x3 + x2*x8;
-            const double x12 = -x10*x2 + x3*x8;
-            const double x13 = x6*x6;
-            const double x15 = 0.2*x12;
-            const double x16 = -0.2*x13 + x11;
-            const double x19 = x12*x3 + x16*x2;
-            const double x20 = 0.5*x19 + x15;
-            const double x21 = 0.5*x8 + x20;
-            sd_b[0][sd_k] = x21;
-            sd_b[1][sd_k] = x15;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_b[0], 2, sd_n, b + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_nonlinear_effects(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, b + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_nonlinear_effects_lanes(sd_first, count, q, qd, b);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_nonlinear_effects_lanes(sd_first, count, q, qd, b);
     }
 #else
     SD_PARALLEL_FOR
@@ -931,36 +1020,48 @@ static const int sd_src_articulated_inertia_D[2] = {
 static const double sd_fill_articulated_inertia_D[2] = {[1] = 0.053333333333333344};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* articulated_inertia of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_articulated_inertia_lanes(long sd_first, long count, const double *q, double *D)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_D[1][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        sd_D[0][sd_k] = x25;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 2, sd_n, D + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_articulated_inertia(q + (sd_first + sd_k) * 2, D + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* articulated_inertia of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_articulated_inertia_batch(long count, const double *q, double *D)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_D[1][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            sd_D[0][sd_k] = x25;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 2, sd_n, D + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_articulated_inertia(q + (sd_first + sd_k) * 2, D + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_articulated_inertia_lanes(sd_first, count, q, D);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_articulated_inertia_lanes(sd_first, count, q, D);
     }
 #else
     SD_PARALLEL_FOR
@@ -1003,41 +1104,53 @@ static const int sd_src_innovations_factor_m[4] = {
 static const double sd_fill_innovations_factor_m[4] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_innovations_factor_lanes(long sd_first, long count, const double *q, double *m)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_m[3][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = sqrt(x25);
+        const double x40 = 0.8660254037844386*x3;
+        const double x41 = 0.23094010767585033 + 0.5*x40;
+        sd_m[0][sd_k] = x36;
+        sd_m[1][sd_k] = x41;
+        sd_m[2][sd_k] = 0.23094010767585033;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 4, sd_n, m + sd_first * 4);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_innovations_factor(q + (sd_first + sd_k) * 2, m + (sd_first + sd_k) * 4);
+}
+#endif
+
 /* innovations_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_innovations_factor_batch(long count, const double *q, double *m)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_m[3][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x36 = sqrt(x25);
-            const double x40 = 0.8660254037844386*x3;
-            const double x41 = 0.23094010767585033 + 0.5*x40;
-            sd_m[0][sd_k] = x36;
-            sd_m[1][sd_k] = x41;
-            sd_m[2][sd_k] = 0.23094010767585033;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 4, sd_n, m + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_innovations_factor(q + (sd_first + sd_k) * 2, m + (sd_first + sd_k) * 4);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_innovations_factor_lanes(sd_first, count, q, m);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_innovations_factor_lanes(sd_first, count, q, m);
     }
 #else
     SD_PARALLEL_FOR
@@ -1082,43 +1195,55 @@ static const int sd_src_innovations_factor_inverse_ell[4] = {
 static const double sd_fill_innovations_factor_inverse_ell[4] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* innovations_factor_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_innovations_factor_inverse_lanes(long sd_first, long count, const double *q, double *ell)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_ell[3][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = sqrt(x25);
+        const double x37 = 1.0/x36;
+        const double x39 = 3.7499999999999996*x3;
+        const double x40 = 0.5*x39 + 1.0;
+        const double x41 = -x40/x36;
+        sd_ell[0][sd_k] = x37;
+        sd_ell[1][sd_k] = x41;
+        sd_ell[2][sd_k] = 4.330127018922193;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 4, sd_n, ell + sd_first * 4);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_innovations_factor_inverse(q + (sd_first + sd_k) * 2, ell + (sd_first + sd_k) * 4);
+}
+#endif
+
 /* innovations_factor_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_innovations_factor_inverse_batch(long count, const double *q, double *ell)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_ell[3][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x36 = sqrt(x25);
-            const double x37 = 1.0/x36;
-            const double x39 = 3.7499999999999996*x3;
-            const double x40 = 0.5*x39 + 1.0;
-            const double x41 = -x40/x36;
-            sd_ell[0][sd_k] = x37;
-            sd_ell[1][sd_k] = x41;
-            sd_ell[2][sd_k] = 4.330127018922193;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 4, sd_n, ell + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_innovations_factor_inverse(q + (sd_first + sd_k) * 2, ell + (sd_first + sd_k) * 4);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_innovations_factor_inverse_lanes(sd_first, count, q, ell);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_innovations_factor_inverse_lanes(sd_first, count, q, ell);
     }
 #else
     SD_PARALLEL_FOR
@@ -1155,46 +1280,58 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
     nu[1] = x41;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* total_rates of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_total_rates_lanes(long sd_first, long count, const double *q, const double *qd, double *nu)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_nu[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = sqrt(x25);
+        const double x37 = qd0*x36;
+        const double x38 = 0.5*qd0;
+        const double x40 = x3*x38;
+        const double x41 = 0.23094010767585033*(3.7499999999999996*x40 + qd0 + qd1);
+        sd_nu[0][sd_k] = x37;
+        sd_nu[1][sd_k] = x41;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_nu[0], 2, sd_n, nu + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_total_rates(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* total_rates of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_total_rates_batch(long count, const double *q, const double *qd, double *nu)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_nu[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x36 = sqrt(x25);
-            const double x37 = qd0*x36;
-            const double x38 = 0.5*qd0;
-            const double x40 = x3*x38;
-            const double x41 = 0.23094010767585033*(3.7499999999999996*x40 + qd0 + qd1);
-            sd_nu[0][sd_k] = x37;
-            sd_nu[1][sd_k] = x41;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_nu[0], 2, sd_n, nu + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_total_rates(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_total_rates_lanes(sd_first, count, q, qd, nu);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_total_rates_lanes(sd_first, count, q, qd, nu);
     }
 #else
     SD_PARALLEL_FOR
@@ -1231,46 +1368,58 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
     qd[1] = x41;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* joint_rates of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_joint_rates_lanes(long sd_first, long count, const double *q, const double *nu, double *qd)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_nu[2][SD_LANES];
+    sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
+    double sd_qd[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        const double nu0 = sd_nu[0][sd_k];
+        const double nu1 = sd_nu[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = sqrt(x25);
+        const double x37 = nu0/x36;
+        const double x38 = 0.5*x37;
+        const double x40 = x3*x38;
+        const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+        sd_qd[0][sd_k] = x37;
+        sd_qd[1][sd_k] = x41;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_joint_rates(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* joint_rates of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_joint_rates_batch(long count, const double *q, const double *nu, double *qd)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_nu[2][SD_LANES];
-        sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
-        double sd_qd[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double nu0 = sd_nu[0][sd_k];
-            const double nu1 = sd_nu[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x36 = sqrt(x25);
-            const double x37 = nu0/x36;
-            const double x38 = 0.5*x37;
-            const double x40 = x3*x38;
-            const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
-            sd_qd[0][sd_k] = x37;
-            sd_qd[1][sd_k] = x41;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_joint_rates(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_joint_rates_lanes(sd_first, count, q, nu, qd);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_joint_rates_lanes(sd_first, count, q, nu, qd);
     }
 #else
     SD_PARALLEL_FOR
@@ -1309,48 +1458,60 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
     eps[1] = x36;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* working_moments of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_working_moments_lanes(long sd_first, long count, const double *q, const double *tau, double *eps)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_tau[2][SD_LANES];
+    sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
+    double sd_eps[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        const double tau0 = sd_tau[0][sd_k];
+        const double tau1 = sd_tau[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = 4.330127018922193*tau1;
+        const double x37 = 3.7499999999999996*tau1;
+        const double x39 = x3*x37;
+        const double x40 = 0.5*x39 + tau1;
+        const double x41 = tau0 - x40;
+        const double x42 = sqrt(x25);
+        const double x43 = x41/x42;
+        sd_eps[0][sd_k] = x43;
+        sd_eps[1][sd_k] = x36;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_eps[0], 2, sd_n, eps + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_working_moments(q + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* working_moments of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_working_moments_batch(long count, const double *q, const double *tau, double *eps)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_tau[2][SD_LANES];
-        sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
-        double sd_eps[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double tau0 = sd_tau[0][sd_k];
-            const double tau1 = sd_tau[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x36 = 4.330127018922193*tau1;
-            const double x37 = 3.7499999999999996*tau1;
-            const double x39 = x3*x37;
-            const double x40 = 0.5*x39 + tau1;
-            const double x41 = tau0 - x40;
-            const double x42 = sqrt(x25);
-            const double x43 = x41/x42;
-            sd_eps[0][sd_k] = x43;
-            sd_eps[1][sd_k] = x36;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_eps[0], 2, sd_n, eps + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_working_moments(q + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_working_moments_lanes(sd_first, count, q, tau, eps);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_working_moments_lanes(sd_first, count, q, tau, eps);
     }
 #else
     SD_PARALLEL_FOR
@@ -1389,48 +1550,60 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
     tau[1] = x36;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* applied_moments of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_applied_moments_lanes(long sd_first, long count, const double *q, const double *eps, double *tau)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_eps[2][SD_LANES];
+    sd_gather(eps + sd_first * 2, 2, sd_n, sd_eps[0]);
+    double sd_tau[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        const double eps0 = sd_eps[0][sd_k];
+        const double eps1 = sd_eps[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = 0.23094010767585033*eps1;
+        const double x37 = 3.7499999999999996*x36;
+        const double x39 = x3*x37;
+        const double x40 = 0.5*x39 + x36;
+        const double x41 = sqrt(x25);
+        const double x42 = eps0*x41;
+        const double x43 = x40 + x42;
+        sd_tau[0][sd_k] = x43;
+        sd_tau[1][sd_k] = x36;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_applied_moments(q + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* applied_moments of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_applied_moments_batch(long count, const double *q, const double *eps, double *tau)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_eps[2][SD_LANES];
-        sd_gather(eps + sd_first * 2, 2, sd_n, sd_eps[0]);
-        double sd_tau[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double eps0 = sd_eps[0][sd_k];
-            const double eps1 = sd_eps[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x36 = 0.23094010767585033*eps1;
-            const double x37 = 3.7499999999999996*x36;
-            const double x39 = x3*x37;
-            const double x40 = 0.5*x39 + x36;
-            const double x41 = sqrt(x25);
-            const double x42 = eps0*x41;
-            const double x43 = x40 + x42;
-            sd_tau[0][sd_k] = x43;
-            sd_tau[1][sd_k] = x36;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_applied_moments(q + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_applied_moments_lanes(sd_first, count, q, eps, tau);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_applied_moments_lanes(sd_first, count, q, eps, tau);
     }
 #else
     SD_PARALLEL_FOR
@@ -1491,70 +1664,82 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     Cnu[1] = x64;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* coriolis_nu of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_coriolis_nu_lanes(long sd_first, long count, const double *q, const double *nu, double *Cnu)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_nu[2][SD_LANES];
+    sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
+    double sd_Cnu[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        const double nu0 = sd_nu[0][sd_k];
+        const double nu1 = sd_nu[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = sqrt(x25);
+        const double x37 = nu0/x36;
+        const double x38 = 0.5*x37;
+        const double x39 = x2*x38;
+        const double x40 = x3*x38;
+        const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+        const double x42 = x37 + x41;
+        const double x45 = -0.2*x41;
+        const double x49 = 0.2*x42 + x40;
+        const double x50 = -x39*x40 + x39*x49;
+        const double x51 = -x42*x49;
+        const double x52 = x39*x42;
+        const double x53 = -x40*x41 + x42*x45;
+        const double x54 = x39*x41;
+        const double x56 = x40*x41;
+        const double x57 = -x39*x41;
+        const double x58 = 3.7499999999999996*x40 + x37;
+        const double x59 = x37 - x58;
+        const double x60 = x45*x59;
+        const double x61 = 2.0*x50;
+        const double x62 = 2.0*x51 - x53 + x56 - x60;
+        const double x63 = 2.0*x52 - x54 + x57;
+        const double x64 = 2.1650635094610964*x61;
+        const double x89 = x39*x45 + x61;
+        const double x90 = x42*x45 + x62;
+        const double x91 = -3.7499999999999996*x89 + x63;
+        const double x93 = x2*x90 + x3*x91;
+        const double x94 = 0.5*x93;
+        const double x111 = 0.5*x94/x36;
+        sd_Cnu[0][sd_k] = x111;
+        sd_Cnu[1][sd_k] = x64;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_Cnu[0], 2, sd_n, Cnu + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_coriolis_nu(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, Cnu + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* coriolis_nu of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_nu[2][SD_LANES];
-        sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
-        double sd_Cnu[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double nu0 = sd_nu[0][sd_k];
-            const double nu1 = sd_nu[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x36 = sqrt(x25);
-            const double x37 = nu0/x36;
-            const double x38 = 0.5*x37;
-            const double x39 = x2*x38;
-            const double x40 = x3*x38;
-            const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
-            const double x42 = x37 + x41;
-            const double x45 = -0.2*x41;
-            const double x49 = 0.2*x42 + x40;
-            const double x50 = -x39*x40 + x39*x49;
-            const double x51 = -x42*x49;
-            const double x52 = x39*x42;
-            const double x53 = -x40*x41 + x42*x45;
-            const double x54 = x39*x41;
-            const double x56 = x40*x41;
-            const double x57 = -x39*x41;
-            const double x58 = 3.7499999999999996*x40 + x37;
-            const double x59 = x37 - x58;
-            const double x60 = x45*x59;
-            const double x61 = 2.0*x50;
-            const double x62 = 2.0*x51 - x53 + x56 - x60;
-            const double x63 = 2.0*x52 - x54 + x57;
-            const double x64 = 2.1650635094610964*x61;
-            const double x89 = x39*x45 + x61;
-            const double x90 = x42*x45 + x62;
-            const double x91 = -3.7499999999999996*x89 + x63;
-            const double x93 = x2*x90 + x3*x91;
-            const double x94 = 0.5*x93;
-            const double x111 = 0.5*x94/x36;
-            sd_Cnu[0][sd_k] = x111;
-            sd_Cnu[1][sd_k] = x64;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Cnu[0], 2, sd_n, Cnu + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_coriolis_nu(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, Cnu + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_coriolis_nu_lanes(sd_first, count, q, nu, Cnu);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_coriolis_nu_lanes(sd_first, count, q, nu, Cnu);
     }
 #else
     SD_PARALLEL_FOR
@@ -1604,59 +1789,71 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     Cbar[1] = x48;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* coriolis_eta of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_coriolis_eta_lanes(long sd_first, long count, const double *q, const double *eta, double *Cbar)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_eta[2][SD_LANES];
+    sd_gather(eta + sd_first * 2, 2, sd_n, sd_eta[0]);
+    double sd_Cbar[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        const double eta0 = sd_eta[0][sd_k];
+        const double eta1 = sd_eta[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x5 = 2.0*x2*x3;
+        const double x36 = 0.5*eta0;
+        const double x37 = x2*x36;
+        const double x38 = x3*x36;
+        const double x39 = -(3.7499999999999996*x38 + eta0) + eta1;
+        const double x40 = eta0 + x39;
+        const double x43 = -0.2*x39;
+        const double x47 = 0.2*x40 + x38;
+        const double x48 = -x37*x38 + x37*x47;
+        const double x49 = -x40*x47;
+        const double x50 = x37*x40;
+        const double x51 = -x38*x39 + x40*x43;
+        const double x52 = x37*x39;
+        const double x53 = 3.7499999999999996*x38 + eta0 + x39;
+        const double x54 = x43*x53 + x49 - x51;
+        const double x55 = x50 - x52;
+        const double x68 = -3.7499999999999996*x43;
+        const double x72 = x5*x68;
+        const double x76 = 0.5*x72;
+        const double x79 = 0.5*x76;
+        const double x80 = -3.7499999999999996*x48 + x55;
+        const double x82 = x2*x54 + x3*x80;
+        const double x83 = 0.5*x82;
+        const double x98 = eta0*x79 + x83;
+        sd_Cbar[0][sd_k] = x98;
+        sd_Cbar[1][sd_k] = x48;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_Cbar[0], 2, sd_n, Cbar + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_coriolis_eta(q + (sd_first + sd_k) * 2, eta + (sd_first + sd_k) * 2, Cbar + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* coriolis_eta of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_coriolis_eta_batch(long count, const double *q, const double *eta, double *Cbar)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_eta[2][SD_LANES];
-        sd_gather(eta + sd_first * 2, 2, sd_n, sd_eta[0]);
-        double sd_Cbar[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            const double eta0 = sd_eta[0][sd_k];
-            const double eta1 = sd_eta[1][sd_k];
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x5 = 2.0*x2*x3;
-            const double x36 = 0.5*eta0;
-            const double x37 = x2*x36;
-            const double x38 = x3*x36;
-            const double x39 = -(3.7499999999999996*x38 + eta0) + eta1;
-            const double x40 = eta0 + x39;
-            const double x43 = -0.2*x39;
-            const double x47 = 0.2*x40 + x38;
-            const double x48 = -x37*x38 + x37*x47;
-            const double x49 = -x40*x47;
-            const double x50 = x37*x40;
-            const double x51 = -x38*x39 + x40*x43;
-            const double x52 = x37*x39;
-            const double x53 = 3.7499999999999996*x38 + eta0 + x39;
-            const double x54 = x43*x53 + x49 - x51;
-            const double x55 = x50 - x52;
-            const double x68 = -3.7499999999999996*x43;
-            const double x72 = x5*x68;
-            const double x76 = 0.5*x72;
-            const double x79 = 0.5*x76;
-            const double x80 = -3.7499999999999996*x48 + x55;
-            const double x82 = x2*x54 + x3*x80;
-            const double x83 = 0.5*x82;
-            const double x98 = eta0*x79 + x83;
-            sd_Cbar[0][sd_k] = x98;
-            sd_Cbar[1][sd_k] = x48;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_Cbar[0], 2, sd_n, Cbar + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_coriolis_eta(q + (sd_first + sd_k) * 2, eta + (sd_first + sd_k) * 2, Cbar + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_coriolis_eta_lanes(sd_first, count, q, eta, Cbar);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_coriolis_eta_lanes(sd_first, count, q, eta, Cbar);
     }
 #else
     SD_PARALLEL_FOR
@@ -1731,88 +1928,100 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     nu_dot[1] = x64;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* diagonalized_forward_dynamics of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_diagonalized_forward_dynamics_lanes(long sd_first, long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_nu[2][SD_LANES];
+    sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
+    double sd_tau[2][SD_LANES];
+    sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
+    double sd_qd[2][SD_LANES];
+    double sd_nu_dot[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        const double nu0 = sd_nu[0][sd_k];
+        const double nu1 = sd_nu[1][sd_k];
+        const double tau0 = sd_tau[0][sd_k];
+        const double tau1 = sd_tau[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x5 = 2.0*x2*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = sqrt(x25);
+        const double x37 = nu0/x36;
+        const double x38 = 0.5*x37;
+        const double x39 = x2*x38;
+        const double x40 = x3*x38;
+        const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+        const double x42 = x37 + x41;
+        const double x43 = 9.81*x0;
+        const double x44 = 9.81*x1;
+        const double x45 = x2*x44 + x3*x43;
+        const double x46 = -x2*x43 + x3*x44;
+        const double x49 = -0.2*x41;
+        const double x52 = 4.330127018922193*nu1;
+        const double x54 = 0.2*x42 + x40;
+        const double x55 = -x39*x40 + x39*x54;
+        const double x56 = -x42*x54;
+        const double x57 = x39*x42;
+        const double x58 = -x40*x41 + x42*x49;
+        const double x59 = x39*x41;
+        const double x60 = 0.2*x46 + x55;
+        const double x61 = x45 + x49*x52 + x56 - x58;
+        const double x62 = x46 + x57 - x59;
+        const double x63 = tau1 - x60;
+        const double x64 = 4.330127018922193*x63;
+        const double x65 = x60 + x63;
+        const double x66 = 3.7499999999999996*x63 + x62;
+        const double x79 = -3.7499999999999996*x49;
+        const double x83 = x5*x79;
+        const double x87 = 0.5*x83;
+        const double x90 = 0.5*x87;
+        const double x92 = x2*x61 + x3*x66;
+        const double x93 = 0.5*x92 + x65;
+        const double x108 = 0.5*x44 + x37*x90 + x93;
+        const double x111 = tau0 - x108;
+        const double x112 = (0.5*x37*x90 + x111)/x36;
+        sd_qd[0][sd_k] = x37;
+        sd_qd[1][sd_k] = x41;
+        sd_nu_dot[0][sd_k] = x112;
+        sd_nu_dot[1][sd_k] = x64;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
+    sd_scatter(sd_nu_dot[0], 2, sd_n, nu_dot + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu_dot + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* diagonalized_forward_dynamics of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_nu[2][SD_LANES];
-        sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
-        double sd_tau[2][SD_LANES];
-        sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
-        double sd_qd[2][SD_LANES];
-        double sd_nu_dot[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double nu0 = sd_nu[0][sd_k];
-            const double nu1 = sd_nu[1][sd_k];
-            const double tau0 = sd_tau[0][sd_k];
-            const double tau1 = sd_tau[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x5 = 2.0*x2*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x36 = sqrt(x25);
-            const double x37 = nu0/x36;
-            const double x38 = 0.5*x37;
-            const double x39 = x2*x38;
-            const double x40 = x3*x38;
-            const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
-            const double x42 = x37 + x41;
-            const double x43 = 9.81*x0;
-            const double x44 = 9.81*x1;
-            const double x45 = x2*x44 + x3*x43;
-            const double x46 = -x2*x43 + x3*x44;
-            const double x49 = -0.2*x41;
-            const double x52 = 4.330127018922193*nu1;
-            const double x54 = 0.2*x42 + x40;
-            const double x55 = -x39*x40 + x39*x54;
-            const double x56 = -x42*x54;
-            const double x57 = x39*x42;
-            const double x58 = -x40*x41 + x42*x49;
-            const double x59 = x39*x41;
-            const double x60 = 0.2*x46 + x55;
-            const double x61 = x45 + x49*x52 + x56 - x58;
-            const double x62 = x46 + x57 - x59;
-            const double x63 = tau1 - x60;
-            const double x64 = 4.330127018922193*x63;
-            const double x65 = x60 + x63;
-            const double x66 = 3.7499999999999996*x63 + x62;
-            const double x79 = -3.7499999999999996*x49;
-            const double x83 = x5*x79;
-            const double x87 = 0.5*x83;
-            const double x90 = 0.5*x87;
-            const double x92 = x2*x61 + x3*x66;
-            const double x93 = 0.5*x92 + x65;
-            const double x108 = 0.5*x44 + x37*x90 + x93;
-            const double x111 = tau0 - x108;
-            const double x112 = (0.5*x37*x90 + x111)/x36;
-            sd_qd[0][sd_k] = x37;
-            sd_qd[1][sd_k] = x41;
-            sd_nu_dot[0][sd_k] = x112;
-            sd_nu_dot[1][sd_k] = x64;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
-        sd_scatter(sd_nu_dot[0], 2, sd_n, nu_dot + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu_dot + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_diagonalized_forward_dynamics_lanes(sd_first, count, q, nu, tau, qd, nu_dot);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_diagonalized_forward_dynamics_lanes(sd_first, count, q, nu, tau, qd, nu_dot);
     }
 #else
     SD_PARALLEL_FOR
@@ -1848,34 +2057,46 @@ static const int sd_src_udu_factor_U[4] = {
 static const double sd_fill_udu_factor_U[4] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_udu_factor_lanes(long sd_first, long count, const double *q, double *U)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_U[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x3_sin, x3;
+        sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
+        sd_far |= x3_sin != x3_sin;
+        const double x37 = 3.7499999999999996*x3;
+        const double x38 = 0.5*x37 + 1.0;
+        sd_U[0][sd_k] = 1.0;
+        sd_U[1][sd_k] = x38;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 4, sd_n, U + sd_first * 4);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_udu_factor(q + (sd_first + sd_k) * 2, U + (sd_first + sd_k) * 4);
+}
+#endif
+
 /* udu_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_udu_factor_batch(long count, const double *q, double *U)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_U[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q1 = sd_q[1][sd_k];
-            double x3_sin, x3;
-            sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
-            sd_far |= x3_sin != x3_sin;
-            const double x37 = 3.7499999999999996*x3;
-            const double x38 = 0.5*x37 + 1.0;
-            sd_U[0][sd_k] = 1.0;
-            sd_U[1][sd_k] = x38;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 4, sd_n, U + sd_first * 4);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_udu_factor(q + (sd_first + sd_k) * 2, U + (sd_first + sd_k) * 4);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_udu_factor_lanes(sd_first, count, q, U);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_udu_factor_lanes(sd_first, count, q, U);
     }
 #else
     SD_PARALLEL_FOR
@@ -2074,69 +2295,81 @@ static const int sd_src_base_regressor_Yb[26] = {
 static const double sd_fill_base_regressor_Yb[26] = {[8] = 1.0, [24] = 1.0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* base_regressor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_base_regressor_lanes(long sd_first, long count, const double *q, const double *qd, const double *qdd, double *Yb)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_qdd[2][SD_LANES];
+    sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
+    double sd_Yb[13][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double qdd0 = sd_qdd[0][sd_k];
+        const double qdd1 = sd_qdd[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = qd0 + qd1;
+        const double x7 = 9.81*x0;
+        const double x8 = 9.81*x1;
+        const double x9 = qd0*qd0;
+        const double x10 = -0.5*x9 + x7;
+        const double x11 = 0.5*qdd0 + x8;
+        const double x12 = x10*x3 + x11*x2;
+        const double x13 = -x10*x2 + x11*x3;
+        const double x14 = qdd0 + qdd1;
+        const double x15 = x6*x6;
+        const double x16 = 0.5*x2;
+        const double x17 = 0.5*x3;
+        const double x19 = x13 + x14*x17 - x15*x16;
+        const double x20 = -x12 - x14*x16 - x15*x17;
+        const double x21 = sd_sign(qd0);
+        const double x22 = sd_sign(qd1);
+        sd_Yb[0][sd_k] = x8;
+        sd_Yb[1][sd_k] = -x7;
+        sd_Yb[2][sd_k] = qdd0;
+        sd_Yb[3][sd_k] = x19;
+        sd_Yb[4][sd_k] = x20;
+        sd_Yb[5][sd_k] = x14;
+        sd_Yb[6][sd_k] = qd0;
+        sd_Yb[7][sd_k] = x21;
+        sd_Yb[8][sd_k] = x13;
+        sd_Yb[9][sd_k] = -x12;
+        sd_Yb[10][sd_k] = qd1;
+        sd_Yb[11][sd_k] = x22;
+        sd_Yb[12][sd_k] = qdd1;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 26, sd_n, Yb + sd_first * 26);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_base_regressor(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, Yb + (sd_first + sd_k) * 26);
+}
+#endif
+
 /* base_regressor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_qdd[2][SD_LANES];
-        sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
-        double sd_Yb[13][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x6 = qd0 + qd1;
-            const double x7 = 9.81*x0;
-            const double x8 = 9.81*x1;
-            const double x9 = qd0*qd0;
-            const double x10 = -0.5*x9 + x7;
-            const double x11 = 0.5*qdd0 + x8;
-            const double x12 = x10*x3 + x11*x2;
-            const double x13 = -x10*x2 + x11*x3;
-            const double x14 = qdd0 + qdd1;
-            const double x15 = x6*x6;
-            const double x16 = 0.5*x2;
-            const double x17 = 0.5*x3;
-            const double x19 = x13 + x14*x17 - x15*x16;
-            const double x20 = -x12 - x14*x16 - x15*x17;
-            const double x21 = sd_sign(qd0);
-            const double x22 = sd_sign(qd1);
-            sd_Yb[0][sd_k] = x8;
-            sd_Yb[1][sd_k] = -x7;
-            sd_Yb[2][sd_k] = qdd0;
-            sd_Yb[3][sd_k] = x19;
-            sd_Yb[4][sd_k] = x20;
-            sd_Yb[5][sd_k] = x14;
-            sd_Yb[6][sd_k] = qd0;
-            sd_Yb[7][sd_k] = x21;
-            sd_Yb[8][sd_k] = x13;
-            sd_Yb[9][sd_k] = -x12;
-            sd_Yb[10][sd_k] = qd1;
-            sd_Yb[11][sd_k] = x22;
-            sd_Yb[12][sd_k] = qdd1;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 26, sd_n, Yb + sd_first * 26);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_base_regressor(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, Yb + (sd_first + sd_k) * 26);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_base_regressor_lanes(sd_first, count, q, qd, qdd, Yb);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_base_regressor_lanes(sd_first, count, q, qd, qdd, Yb);
     }
 #else
     SD_PARALLEL_FOR
@@ -2269,42 +2502,54 @@ static const int sd_src_frame_placement_oMf[16] = {
 static const double sd_fill_frame_placement_oMf[16] = {[10] = 1.0, [15] = 1.0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_frame_placement_lanes(long sd_first, long count, const double *q, double *oMf)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_oMf[5][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = 0.5*x1;
+        const double x5 = 0.5*x0;
+        const double x6 = -x0*x2 + x1*x3;
+        const double x7 = -x0*x3 - x1*x2;
+        const double x8 = x0*x3 + x1*x2;
+        sd_oMf[0][sd_k] = x6;
+        sd_oMf[1][sd_k] = x7;
+        sd_oMf[2][sd_k] = x4;
+        sd_oMf[3][sd_k] = x8;
+        sd_oMf[4][sd_k] = x5;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_frame_placement(q + (sd_first + sd_k) * 2, oMf + (sd_first + sd_k) * 16);
+}
+#endif
+
 /* frame_placement of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_oMf[5][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            const double x6 = -x0*x2 + x1*x3;
-            const double x7 = -x0*x3 - x1*x2;
-            const double x8 = x0*x3 + x1*x2;
-            sd_oMf[0][sd_k] = x6;
-            sd_oMf[1][sd_k] = x7;
-            sd_oMf[2][sd_k] = x4;
-            sd_oMf[3][sd_k] = x8;
-            sd_oMf[4][sd_k] = x5;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_frame_placement(q + (sd_first + sd_k) * 2, oMf + (sd_first + sd_k) * 16);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_placement_lanes(sd_first, count, q, oMf);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_placement_lanes(sd_first, count, q, oMf);
     }
 #else
     SD_PARALLEL_FOR
@@ -2384,41 +2629,53 @@ static const int sd_src_frame_velocity_vf[6] = {
 static const double sd_fill_frame_velocity_vf[6] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_velocity of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_frame_velocity_lanes(long sd_first, long count, const double *q, const double *qd, double *vf)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_vf[3][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double x4 = 0.5*x1;
+        const double x5 = 0.5*x0;
+        const double x9 = qd0 + qd1;
+        const double x10 = -qd0*x5;
+        const double x11 = qd0*x4;
+        sd_vf[0][sd_k] = x10;
+        sd_vf[1][sd_k] = x11;
+        sd_vf[2][sd_k] = x9;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 6, sd_n, vf + sd_first * 6);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_frame_velocity(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, vf + (sd_first + sd_k) * 6);
+}
+#endif
+
 /* frame_velocity of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_velocity_batch(long count, const double *q, const double *qd, double *vf)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_vf[3][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            const double x9 = qd0 + qd1;
-            const double x10 = -qd0*x5;
-            const double x11 = qd0*x4;
-            sd_vf[0][sd_k] = x10;
-            sd_vf[1][sd_k] = x11;
-            sd_vf[2][sd_k] = x9;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 6, sd_n, vf + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_frame_velocity(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, vf + (sd_first + sd_k) * 6);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_velocity_lanes(sd_first, count, q, qd, vf);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_velocity_lanes(sd_first, count, q, qd, vf);
     }
 #else
     SD_PARALLEL_FOR
@@ -2461,40 +2718,52 @@ static const int sd_src_frame_acceleration_bias_af[6] = {
 static const double sd_fill_frame_acceleration_bias_af[6] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* frame_acceleration_bias of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_frame_acceleration_bias_lanes(long sd_first, long count, const double *q, const double *qd, double *af)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_af[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double x4 = 0.5*x1;
+        const double x5 = 0.5*x0;
+        const double x10 = -qd0*x5;
+        const double x11 = qd0*x4;
+        const double x12 = -qd0*x11;
+        const double x13 = qd0*x10;
+        sd_af[0][sd_k] = x12;
+        sd_af[1][sd_k] = x13;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_af[0], sd_src_frame_acceleration_bias_af, sd_fill_frame_acceleration_bias_af, 6, sd_n, af + sd_first * 6);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_frame_acceleration_bias(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, af + (sd_first + sd_k) * 6);
+}
+#endif
+
 /* frame_acceleration_bias of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_acceleration_bias_batch(long count, const double *q, const double *qd, double *af)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_af[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            const double x4 = 0.5*x1;
-            const double x5 = 0.5*x0;
-            const double x10 = -qd0*x5;
-            const double x11 = qd0*x4;
-            const double x12 = -qd0*x11;
-            const double x13 = qd0*x10;
-            sd_af[0][sd_k] = x12;
-            sd_af[1][sd_k] = x13;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_af[0], sd_src_frame_acceleration_bias_af, sd_fill_frame_acceleration_bias_af, 6, sd_n, af + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_frame_acceleration_bias(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, af + (sd_first + sd_k) * 6);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_acceleration_bias_lanes(sd_first, count, q, qd, af);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_acceleration_bias_lanes(sd_first, count, q, qd, af);
     }
 #else
     SD_PARALLEL_FOR
@@ -2537,41 +2806,53 @@ static const int sd_src_center_of_mass_com[3] = {
 static const double sd_fill_center_of_mass_com[3] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* center_of_mass of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_center_of_mass_lanes(long sd_first, long count, const double *q, double *com)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_com[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = 0.2*x3;
+        const double x5 = 0.2*x2;
+        const double x6 = 1.0 + x4;
+        const double x7 = -x0*x5 + x1*x6;
+        const double x8 = x0*x6 + x1*x5;
+        const double x9 = 0.3333333333333333*x7;
+        const double x10 = 0.3333333333333333*x8;
+        sd_com[0][sd_k] = x9;
+        sd_com[1][sd_k] = x10;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_com[0], sd_src_center_of_mass_com, sd_fill_center_of_mass_com, 3, sd_n, com + sd_first * 3);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_center_of_mass(q + (sd_first + sd_k) * 2, com + (sd_first + sd_k) * 3);
+}
+#endif
+
 /* center_of_mass of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_center_of_mass_batch(long count, const double *q, double *com)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_com[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.2*x3;
-            const double x5 = 0.2*x2;
-            const double x6 = 1.0 + x4;
-            const double x7 = -x0*x5 + x1*x6;
-            const double x8 = x0*x6 + x1*x5;
-            const double x9 = 0.3333333333333333*x7;
-            const double x10 = 0.3333333333333333*x8;
-            sd_com[0][sd_k] = x9;
-            sd_com[1][sd_k] = x10;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_com[0], sd_src_center_of_mass_com, sd_fill_center_of_mass_com, 3, sd_n, com + sd_first * 3);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_center_of_mass(q + (sd_first + sd_k) * 2, com + (sd_first + sd_k) * 3);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_center_of_mass_lanes(sd_first, count, q, com);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_center_of_mass_lanes(sd_first, count, q, com);
     }
 #else
     SD_PARALLEL_FOR
@@ -2623,49 +2904,61 @@ static const int sd_src_com_jacobian_Jcom[6] = {
 static const double sd_fill_com_jacobian_Jcom[6] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* com_jacobian of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_com_jacobian_lanes(long sd_first, long count, const double *q, double *Jcom)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_Jcom[4][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = -x0*x2 + x1*x3;
+        const double x7 = -x0*x3 - x1*x2;
+        const double x9 = 0.2*x3;
+        const double x10 = 0.2*x2;
+        const double x11 = 1.0 + x9;
+        const double x12 = -x0*x10 + x1*x11;
+        const double x14 = 0.3333333333333333*x12;
+        const double x16 = -x0*x11 - x1*x10;
+        const double x17 = 0.3333333333333333*x16;
+        const double x18 = 0.2*x7;
+        const double x19 = 0.2*x6;
+        const double x20 = 0.3333333333333333*x18;
+        const double x21 = 0.3333333333333333*x19;
+        sd_Jcom[0][sd_k] = x17;
+        sd_Jcom[1][sd_k] = x20;
+        sd_Jcom[2][sd_k] = x14;
+        sd_Jcom[3][sd_k] = x21;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 6, sd_n, Jcom + sd_first * 6);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_com_jacobian(q + (sd_first + sd_k) * 2, Jcom + (sd_first + sd_k) * 6);
+}
+#endif
+
 /* com_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_com_jacobian_batch(long count, const double *q, double *Jcom)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Jcom[4][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x6 = -x0*x2 + x1*x3;
-            const double x7 = -x0*x3 - x1*x2;
-            const double x9 = 0.2*x3;
-            const double x10 = 0.2*x2;
-            const double x11 = 1.0 + x9;
-            const double x12 = -x0*x10 + x1*x11;
-            const double x14 = 0.3333333333333333*x12;
-            const double x16 = -x0*x11 - x1*x10;
-            const double x17 = 0.3333333333333333*x16;
-            const double x18 = 0.2*x7;
-            const double x19 = 0.2*x6;
-            const double x20 = 0.3333333333333333*x18;
-            const double x21 = 0.3333333333333333*x19;
-            sd_Jcom[0][sd_k] = x17;
-            sd_Jcom[1][sd_k] = x20;
-            sd_Jcom[2][sd_k] = x14;
-            sd_Jcom[3][sd_k] = x21;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 6, sd_n, Jcom + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_com_jacobian(q + (sd_first + sd_k) * 2, Jcom + (sd_first + sd_k) * 6);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_com_jacobian_lanes(sd_first, count, q, Jcom);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_com_jacobian_lanes(sd_first, count, q, Jcom);
     }
 #else
     SD_PARALLEL_FOR
@@ -2725,53 +3018,65 @@ static const int sd_src_centroidal_momentum_matrix_Ag[12] = {
 static const double sd_fill_centroidal_momentum_matrix_Ag[12] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum_matrix of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_centroidal_momentum_matrix_lanes(long sd_first, long count, const double *q, double *Ag)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_Ag[6][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = 0.2*x3;
+        const double x5 = 0.2*x2;
+        const double x13 = 1.0 + x4;
+        const double x14 = -x0*x5 + x1*x13;
+        const double x15 = x0*x13 + x1*x5;
+        const double x19 = 0.47 + x4;
+        const double x20 = 0.3333333333333333*x14;
+        const double x21 = 0.3333333333333333*x15;
+        const double x22 = -x0*x21 - x1*x20;
+        const double x23 = x0*x20 - x1*x21;
+        const double x24 = -x14*x20 - x15*x21 + x19;
+        const double x25 = 0.5 + x22;
+        const double x26 = 0.053333333333333344 + x23*x5 + x25*x4;
+        const double x27 = -x0*x4 - x1*x5;
+        const double x28 = -x0*x5 + x1*x4;
+        sd_Ag[0][sd_k] = -x15;
+        sd_Ag[1][sd_k] = x27;
+        sd_Ag[2][sd_k] = x14;
+        sd_Ag[3][sd_k] = x28;
+        sd_Ag[4][sd_k] = x24;
+        sd_Ag[5][sd_k] = x26;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 12, sd_n, Ag + sd_first * 12);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_centroidal_momentum_matrix(q + (sd_first + sd_k) * 2, Ag + (sd_first + sd_k) * 12);
+}
+#endif
+
 /* centroidal_momentum_matrix of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_centroidal_momentum_matrix_batch(long count, const double *q, double *Ag)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Ag[6][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.2*x3;
-            const double x5 = 0.2*x2;
-            const double x13 = 1.0 + x4;
-            const double x14 = -x0*x5 + x1*x13;
-            const double x15 = x0*x13 + x1*x5;
-            const double x19 = 0.47 + x4;
-            const double x20 = 0.3333333333333333*x14;
-            const double x21 = 0.3333333333333333*x15;
-            const double x22 = -x0*x21 - x1*x20;
-            const double x23 = x0*x20 - x1*x21;
-            const double x24 = -x14*x20 - x15*x21 + x19;
-            const double x25 = 0.5 + x22;
-            const double x26 = 0.053333333333333344 + x23*x5 + x25*x4;
-            const double x27 = -x0*x4 - x1*x5;
-            const double x28 = -x0*x5 + x1*x4;
-            sd_Ag[0][sd_k] = -x15;
-            sd_Ag[1][sd_k] = x27;
-            sd_Ag[2][sd_k] = x14;
-            sd_Ag[3][sd_k] = x28;
-            sd_Ag[4][sd_k] = x24;
-            sd_Ag[5][sd_k] = x26;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 12, sd_n, Ag + sd_first * 12);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_centroidal_momentum_matrix(q + (sd_first + sd_k) * 2, Ag + (sd_first + sd_k) * 12);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_centroidal_momentum_matrix_lanes(sd_first, count, q, Ag);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_centroidal_momentum_matrix_lanes(sd_first, count, q, Ag);
     }
 #else
     SD_PARALLEL_FOR
@@ -2830,57 +3135,69 @@ static const int sd_src_centroidal_momentum_hg[6] = {
 static const double sd_fill_centroidal_momentum_hg[6] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* centroidal_momentum of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_centroidal_momentum_lanes(long sd_first, long count, const double *q, const double *qd, double *hg)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_hg[3][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = 0.2*x3;
+        const double x5 = 0.2*x2;
+        const double x13 = 1.0 + x4;
+        const double x14 = -x0*x5 + x1*x13;
+        const double x15 = x0*x13 + x1*x5;
+        const double x19 = 0.47 + x4;
+        const double x20 = 0.3333333333333333*x14;
+        const double x21 = 0.3333333333333333*x15;
+        const double x22 = -x0*x21 - x1*x20;
+        const double x23 = x0*x20 - x1*x21;
+        const double x24 = -x14*x20 - x15*x21 + x19;
+        const double x25 = 0.5 + x22;
+        const double x26 = 0.053333333333333344 + x23*x5 + x25*x4;
+        const double x27 = -x0*x4 - x1*x5;
+        const double x28 = -x0*x5 + x1*x4;
+        const double x29 = -qd0*x15 + qd1*x27;
+        const double x30 = qd0*x14 + qd1*x28;
+        const double x31 = qd0*x24 + qd1*x26;
+        sd_hg[0][sd_k] = x29;
+        sd_hg[1][sd_k] = x30;
+        sd_hg[2][sd_k] = x31;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_hg[0], sd_src_centroidal_momentum_hg, sd_fill_centroidal_momentum_hg, 6, sd_n, hg + sd_first * 6);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_centroidal_momentum(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, hg + (sd_first + sd_k) * 6);
+}
+#endif
+
 /* centroidal_momentum of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_centroidal_momentum_batch(long count, const double *q, const double *qd, double *hg)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_hg[3][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = 0.2*x3;
-            const double x5 = 0.2*x2;
-            const double x13 = 1.0 + x4;
-            const double x14 = -x0*x5 + x1*x13;
-            const double x15 = x0*x13 + x1*x5;
-            const double x19 = 0.47 + x4;
-            const double x20 = 0.3333333333333333*x14;
-            const double x21 = 0.3333333333333333*x15;
-            const double x22 = -x0*x21 - x1*x20;
-            const double x23 = x0*x20 - x1*x21;
-            const double x24 = -x14*x20 - x15*x21 + x19;
-            const double x25 = 0.5 + x22;
-            const double x26 = 0.053333333333333344 + x23*x5 + x25*x4;
-            const double x27 = -x0*x4 - x1*x5;
-            const double x28 = -x0*x5 + x1*x4;
-            const double x29 = -qd0*x15 + qd1*x27;
-            const double x30 = qd0*x14 + qd1*x28;
-            const double x31 = qd0*x24 + qd1*x26;
-            sd_hg[0][sd_k] = x29;
-            sd_hg[1][sd_k] = x30;
-            sd_hg[2][sd_k] = x31;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_hg[0], sd_src_centroidal_momentum_hg, sd_fill_centroidal_momentum_hg, 6, sd_n, hg + sd_first * 6);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_centroidal_momentum(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, hg + (sd_first + sd_k) * 6);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_centroidal_momentum_lanes(sd_first, count, q, qd, hg);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_centroidal_momentum_lanes(sd_first, count, q, qd, hg);
     }
 #else
     SD_PARALLEL_FOR
@@ -2968,71 +3285,83 @@ static const int sd_src_operational_space_inertia_inverse_Linv[36] = {
 static const double sd_fill_operational_space_inertia_inverse_Linv[36] = {0};
 #endif
 
+#if !defined(SYMDYN_NO_LANES)
+/* operational_space_inertia_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_operational_space_inertia_inverse_lanes(long sd_first, long count, const double *q, double *Linv)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_Linv[6][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x29 = 1.0/x25;
+        const double x38 = -x0*x2 + x1*x3;
+        const double x39 = -x0*x3 - x1*x2;
+        const double x40 = x0*x3 + x1*x2;
+        const double x41 = -0.5*x3;
+        const double x42 = 0.5*x2;
+        const double x43 = x29*x42;
+        const double x44 = -x29*x41;
+        const double x45 = x42*x43;
+        const double x46 = -x41*x43;
+        const double x47 = -x41*x44;
+        const double x48 = 3.7499999999999996*x44 + x29;
+        const double x49 = 3.7499999999999996*x46 + x43;
+        const double x50 = 3.7499999999999996*x47 + x44;
+        const double x51 = 18.749999999999996 + 3.7499999999999996*x50 + x48;
+        const double x52 = -2.0*x48 + x29 + x51;
+        const double x53 = x43 - x49;
+        const double x54 = x44 - x50;
+        const double x64 = x38*x53 + x39*x54;
+        const double x65 = x38*x45 + x39*x46;
+        const double x66 = x38*x46 + x39*x47;
+        const double x67 = x38*x54 + x40*x53;
+        const double x68 = x38*x46 + x40*x45;
+        const double x69 = x38*x47 + x40*x46;
+        const double x70 = x38*x65 + x39*x66;
+        const double x71 = x38*x68 + x39*x69;
+        const double x72 = x38*x69 + x40*x68;
+        sd_Linv[0][sd_k] = x70;
+        sd_Linv[1][sd_k] = x71;
+        sd_Linv[2][sd_k] = x64;
+        sd_Linv[3][sd_k] = x72;
+        sd_Linv[4][sd_k] = x67;
+        sd_Linv[5][sd_k] = x52;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_operational_space_inertia_inverse(q + (sd_first + sd_k) * 2, Linv + (sd_first + sd_k) * 36);
+}
+#endif
+
 /* operational_space_inertia_inverse of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_Linv[6][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x4 = -x2*x2 + x3*x3;
-            const double x10 = 0.375*x4;
-            const double x13 = 0.625 - x10;
-            const double x18 = 0.5*x13;
-            const double x21 = 0.5*x18;
-            const double x25 = 0.16666666666666666 + x21;
-            const double x29 = 1.0/x25;
-            const double x38 = -x0*x2 + x1*x3;
-            const double x39 = -x0*x3 - x1*x2;
-            const double x40 = x0*x3 + x1*x2;
-            const double x41 = -0.5*x3;
-            const double x42 = 0.5*x2;
-            const double x43 = x29*x42;
-            const double x44 = -x29*x41;
-            const double x45 = x42*x43;
-            const double x46 = -x41*x43;
-            const double x47 = -x41*x44;
-            const double x48 = 3.7499999999999996*x44 + x29;
-            const double x49 = 3.7499999999999996*x46 + x43;
-            const double x50 = 3.7499999999999996*x47 + x44;
-            const double x51 = 18.749999999999996 + 3.7499999999999996*x50 + x48;
-            const double x52 = -2.0*x48 + x29 + x51;
-            const double x53 = x43 - x49;
-            const double x54 = x44 - x50;
-            const double x64 = x38*x53 + x39*x54;
-            const double x65 = x38*x45 + x39*x46;
-            const double x66 = x38*x46 + x39*x47;
-            const double x67 = x38*x54 + x40*x53;
-            const double x68 = x38*x46 + x40*x45;
-            const double x69 = x38*x47 + x40*x46;
-            const double x70 = x38*x65 + x39*x66;
-            const double x71 = x38*x68 + x39*x69;
-            const double x72 = x38*x69 + x40*x68;
-            sd_Linv[0][sd_k] = x70;
-            sd_Linv[1][sd_k] = x71;
-            sd_Linv[2][sd_k] = x64;
-            sd_Linv[3][sd_k] = x72;
-            sd_Linv[4][sd_k] = x67;
-            sd_Linv[5][sd_k] = x52;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_operational_space_inertia_inverse(q + (sd_first + sd_k) * 2, Linv + (sd_first + sd_k) * 36);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_operational_space_inertia_inverse_lanes(sd_first, count, q, Linv);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_operational_space_inertia_inverse_lanes(sd_first, count, q, Linv);
     }
 #else
     SD_PARALLEL_FOR
@@ -3087,68 +3416,80 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     tau[1] = x26;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* inverse_dynamics_fext of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_inverse_dynamics_fext_lanes(long sd_first, long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_qdd[2][SD_LANES];
+    sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
+    double sd_f_ext[6][SD_LANES];
+    sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
+    double sd_tau[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double qdd0 = sd_qdd[0][sd_k];
+        const double qdd1 = sd_qdd[1][sd_k];
+        const double f_ext0 = sd_f_ext[0][sd_k];
+        const double f_ext1 = sd_f_ext[1][sd_k];
+        const double f_ext5 = sd_f_ext[5][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = -x0*x2 + x1*x3;
+        const double x7 = -x0*x3 - x1*x2;
+        const double x8 = x0*x3 + x1*x2;
+        const double x11 = f_ext0*x6 + f_ext1*x8;
+        const double x12 = f_ext0*x7 + f_ext1*x6;
+        const double x15 = qd0 + qd1;
+        const double x16 = 9.81*x0;
+        const double x17 = 9.81*x1;
+        const double x18 = qd0*qd0;
+        const double x19 = -0.5*x18 + x16;
+        const double x20 = 0.5*qdd0 + x17;
+        const double x21 = x19*x3 + x2*x20;
+        const double x22 = -x19*x2 + x20*x3;
+        const double x23 = qdd0 + qdd1;
+        const double x24 = x15*x15;
+        const double x26 = 0.053333333333333344*x23 + 0.2*x22 - f_ext5;
+        const double x27 = -0.2*x24 - x11 + x21;
+        const double x28 = 0.2*x23 - x12 + x22;
+        const double x31 = x2*x27 + x28*x3;
+        const double x35 = 0.5*x31 + x26;
+        const double x36 = 0.16666666666666666*qdd0 + 0.5*x17 + x35;
+        sd_tau[0][sd_k] = x36;
+        sd_tau[1][sd_k] = x26;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_inverse_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* inverse_dynamics_fext of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_inverse_dynamics_fext_batch(long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_qdd[2][SD_LANES];
-        sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
-        double sd_f_ext[6][SD_LANES];
-        sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
-        double sd_tau[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double qdd0 = sd_qdd[0][sd_k];
-            const double qdd1 = sd_qdd[1][sd_k];
-            const double f_ext0 = sd_f_ext[0][sd_k];
-            const double f_ext1 = sd_f_ext[1][sd_k];
-            const double f_ext5 = sd_f_ext[5][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x6 = -x0*x2 + x1*x3;
-            const double x7 = -x0*x3 - x1*x2;
-            const double x8 = x0*x3 + x1*x2;
-            const double x11 = f_ext0*x6 + f_ext1*x8;
-            const double x12 = f_ext0*x7 + f_ext1*x6;
-            const double x15 = qd0 + qd1;
-            const double x16 = 9.81*x0;
-            const double x17 = 9.81*x1;
-            const double x18 = qd0*qd0;
-            const double x19 = -0.5*x18 + x16;
-            const double x20 = 0.5*qdd0 + x17;
-            const double x21 = x19*x3 + x2*x20;
-            const double x22 = -x19*x2 + x20*x3;
-            const double x23 = qdd0 + qdd1;
-            const double x24 = x15*x15;
-            const double x26 = 0.053333333333333344*x23 + 0.2*x22 - f_ext5;
-            const double x27 = -0.2*x24 - x11 + x21;
-            const double x28 = 0.2*x23 - x12 + x22;
-            const double x31 = x2*x27 + x28*x3;
-            const double x35 = 0.5*x31 + x26;
-            const double x36 = 0.16666666666666666*qdd0 + 0.5*x17 + x35;
-            sd_tau[0][sd_k] = x36;
-            sd_tau[1][sd_k] = x26;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_inverse_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_inverse_dynamics_fext_lanes(sd_first, count, q, qd, qdd, f_ext, tau);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_inverse_dynamics_fext_lanes(sd_first, count, q, qd, qdd, f_ext, tau);
     }
 #else
     SD_PARALLEL_FOR
@@ -3224,89 +3565,101 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     qdd[1] = x80;
 }
 
+#if !defined(SYMDYN_NO_LANES)
+/* forward_dynamics_fext of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_forward_dynamics_fext_lanes(long sd_first, long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_tau[2][SD_LANES];
+    sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
+    double sd_f_ext[6][SD_LANES];
+    sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
+    double sd_qdd[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double tau0 = sd_tau[0][sd_k];
+        const double tau1 = sd_tau[1][sd_k];
+        const double f_ext0 = sd_f_ext[0][sd_k];
+        const double f_ext1 = sd_f_ext[1][sd_k];
+        const double f_ext5 = sd_f_ext[5][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = -x0*x2 + x1*x3;
+        const double x7 = -x0*x3 - x1*x2;
+        const double x8 = x0*x3 + x1*x2;
+        const double x11 = f_ext0*x6 + f_ext1*x8;
+        const double x12 = f_ext0*x7 + f_ext1*x6;
+        const double x13 = -x2*x2 + x3*x3;
+        const double x14 = 2.0*x2*x3;
+        const double x19 = 0.375*x13;
+        const double x20 = 0.375*x14;
+        const double x22 = 0.625 - x19;
+        const double x26 = 0.5*x20;
+        const double x27 = 0.5*x22;
+        const double x30 = 0.5*x27;
+        const double x34 = 0.16666666666666666 + x30;
+        const double x35 = 0.5 + x27;
+        const double x38 = 1.0/x34;
+        const double x40 = x26*x38;
+        const double x41 = x35*x38;
+        const double x45 = 0.5*qd0;
+        const double x46 = -qd0*x45;
+        const double x47 = qd0 + qd1;
+        const double x50 = 0.2*x47;
+        const double x51 = -x47*x50;
+        const double x52 = -x11 + x51;
+        const double x53 = x3*x46;
+        const double x54 = -x2*x46;
+        const double x55 = f_ext5 + tau1;
+        const double x56 = 18.749999999999996*x55;
+        const double x57 = -f_ext5 + x55;
+        const double x58 = x52 + x53;
+        const double x59 = 0.25*x54 + 3.7499999999999996*x55 - x12;
+        const double x61 = x2*x58 + x3*x59;
+        const double x65 = 0.5*x61 + x57;
+        const double x67 = tau0 - x65;
+        const double x68 = x67/x34;
+        const double x72 = 9.81*x0;
+        const double x73 = 9.81*x1;
+        const double x74 = -(x40*x72 + x41*x73) + x68;
+        const double x75 = 0.5*x74 + x73;
+        const double x77 = -x2*x72 + x3*x75;
+        const double x79 = x54 + x77;
+        const double x80 = -(3.7499999999999996*x79 + x74) + x56;
+        sd_qdd[0][sd_k] = x74;
+        sd_qdd[1][sd_k] = x80;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter(sd_qdd[0], 2, sd_n, qdd + sd_first * 2);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_forward_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 2);
+}
+#endif
+
 /* forward_dynamics_fext of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
 #if !defined(SYMDYN_NO_LANES)
-    SD_PARALLEL_FOR
-    for (long sd_first = 0; sd_first < count; sd_first += SD_LANES) {
-        const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-        double sd_q[2][SD_LANES];
-        sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-        double sd_qd[2][SD_LANES];
-        sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-        double sd_tau[2][SD_LANES];
-        sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
-        double sd_f_ext[6][SD_LANES];
-        sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
-        double sd_qdd[2][SD_LANES];
-        int sd_big[SD_LANES];
-        SD_SIMD
-        for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-            int sd_far = 0;
-            const double q0 = sd_q[0][sd_k];
-            const double q1 = sd_q[1][sd_k];
-            const double qd0 = sd_qd[0][sd_k];
-            const double qd1 = sd_qd[1][sd_k];
-            const double tau0 = sd_tau[0][sd_k];
-            const double tau1 = sd_tau[1][sd_k];
-            const double f_ext0 = sd_f_ext[0][sd_k];
-            const double f_ext1 = sd_f_ext[1][sd_k];
-            const double f_ext5 = sd_f_ext[5][sd_k];
-            double x0, x1;
-            sd_far |= sd_sincos_lane(q0, &x0, &x1);
-            double x2, x3;
-            sd_far |= sd_sincos_lane(q1, &x2, &x3);
-            const double x6 = -x0*x2 + x1*x3;
-            const double x7 = -x0*x3 - x1*x2;
-            const double x8 = x0*x3 + x1*x2;
-            const double x11 = f_ext0*x6 + f_ext1*x8;
-            const double x12 = f_ext0*x7 + f_ext1*x6;
-            const double x13 = -x2*x2 + x3*x3;
-            const double x14 = 2.0*x2*x3;
-            const double x19 = 0.375*x13;
-            const double x20 = 0.375*x14;
-            const double x22 = 0.625 - x19;
-            const double x26 = 0.5*x20;
-            const double x27 = 0.5*x22;
-            const double x30 = 0.5*x27;
-            const double x34 = 0.16666666666666666 + x30;
-            const double x35 = 0.5 + x27;
-            const double x38 = 1.0/x34;
-            const double x40 = x26*x38;
-            const double x41 = x35*x38;
-            const double x45 = 0.5*qd0;
-            const double x46 = -qd0*x45;
-            const double x47 = qd0 + qd1;
-            const double x50 = 0.2*x47;
-            const double x51 = -x47*x50;
-            const double x52 = -x11 + x51;
-            const double x53 = x3*x46;
-            const double x54 = -x2*x46;
-            const double x55 = f_ext5 + tau1;
-            const double x56 = 18.749999999999996*x55;
-            const double x57 = -f_ext5 + x55;
-            const double x58 = x52 + x53;
-            const double x59 = 0.25*x54 + 3.7499999999999996*x55 - x12;
-            const double x61 = x2*x58 + x3*x59;
-            const double x65 = 0.5*x61 + x57;
-            const double x67 = tau0 - x65;
-            const double x68 = x67/x34;
-            const double x72 = 9.81*x0;
-            const double x73 = 9.81*x1;
-            const double x74 = -(x40*x72 + x41*x73) + x68;
-            const double x75 = 0.5*x74 + x73;
-            const double x77 = -x2*x72 + x3*x75;
-            const double x79 = x54 + x77;
-            const double x80 = -(3.7499999999999996*x79 + x74) + x56;
-            sd_qdd[0][sd_k] = x74;
-            sd_qdd[1][sd_k] = x80;
-            sd_big[sd_k] = sd_far;
-        }
-        sd_scatter(sd_qdd[0], 2, sd_n, qdd + sd_first * 2);
-        for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-            if (sd_big[sd_k])
-                planar2_forward_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 2);
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_forward_dynamics_fext_lanes(sd_first, count, q, qd, tau, f_ext, qdd);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_forward_dynamics_fext_lanes(sd_first, count, q, qd, tau, f_ext, qdd);
     }
 #else
     SD_PARALLEL_FOR
