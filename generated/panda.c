@@ -21576,8 +21576,8 @@ static inline void sd_panda_friction_block(const double *restrict qd, double *re
     SD_SIMD
     for (int sd_e = 0; sd_e < 56; ++sd_e) {
         const double sd_qd = qd[sd_e];
-        const double sd_k0_0 = 0.003;
-        tau_f[sd_e] = sd_k0_0*sd_qd;
+        const double sd_k0_0_0 = 0.003;
+        tau_f[sd_e] = sd_k0_0_0*sd_qd;
     }
 }
 

@@ -10810,8 +10810,8 @@ static inline void sd_stanford_friction_block(const double *restrict qd, double 
     (void)qd;
     SD_SIMD
     for (int sd_e = 0; sd_e < 24; ++sd_e) {
-        const double sd_k0_0 = 0.0;
-        tau_f[sd_e] = sd_k0_0;
+        const double sd_k0_0_0 = 0.0;
+        tau_f[sd_e] = sd_k0_0_0;
     }
 }
 

@@ -231,3 +231,27 @@ def test_gcc_vectorizes_the_elementwise_loops(friction, tmp_path):
     # gcc reports the loop at its first statement
     loop = source.splitlines().index("    for (int sd_e = 0; sd_e < 56; ++sd_e) {") + 2
     assert re.search(rf"panda\.c:{loop}:\d+: optimized: loop vectorized", result.stderr), (name, result.stderr[:2000])
+
+
+def test_one_joint_elementwise_function_of_two_outputs(tmp_path_factory):
+    """A one-joint chain: diagonalized_forward_dynamics (qd = D^-1/2 nu, nu_dot = D^-1/2 tau up to the
+    angle-free terms) is elementwise with two outputs in one loop body, each with its own constants."""
+    folder = tmp_path_factory.mktemp("one")
+    link = {"name": "l", "mass": 1.5, "com": [0.1, 0.01, 0.0],
+            "inertia": {"ixx": 0.002, "iyy": 0.01, "izz": 0.02, "ixy": 0.0, "ixz": 0.0, "iyz": 0.0}}
+    joint = {"name": "j", "type": "revolute", "parent": "base", "child": "l", "axis": [0, 0, 1],
+             "origin": {"xyz": [0.0, 0.0, 0.0], "rpy": [0.0, 0.0, 0.0]}}
+    (folder / "one.yaml").write_text(yaml.safe_dump({"name": "one", "gravity": [0.0, 0.0, -9.81],
+                                                    "links": [link], "joints": [joint]}))
+    model = symdyn.load_robot(folder / "one.yaml")
+    path = _write(folder, model, C, ("diagonalized_forward_dynamics",))
+    text = path.read_text()
+    assert "diagonalized_forward_dynamics of 8 states" in text, "no longer elementwise: the test checks nothing"
+    module = symdyn.load_c(path)
+    rng = np.random.default_rng(5)
+    args = [rng.normal(size=(19, 1)) for _ in range(3)]
+    batch = module.diagonalized_forward_dynamics(*args)
+    loop = [np.array([module.diagonalized_forward_dynamics(*(a[i] for a in args))[k] for i in range(19)])
+            for k in range(2)]
+    for b, l in zip(batch, loop):
+        assert np.array_equal(b, l)

@@ -45,7 +45,8 @@ PARALLEL_ENTRIES = 32768
 _FUNCTIONS = ("sin", "cos", "tanh", "sign")
 #: the functions of _FUNCTIONS that are calls to libm
 LIBM = ("sin", "cos", "tanh")
-#: names of the placeholders while an expression is taken apart (renamed sd_k<shape>_<j> after)
+#: names of the placeholders while an expression is taken apart (renamed sd_k<output>_<shape>_<j> after:
+#: one loop body holds every output's constants)
 _TEMPORARY = itertools.count()
 
 
@@ -127,7 +128,7 @@ def elementwise(program, real="double"):
     for s, e in program.assignments:
         defs[s] = e.xreplace(defs) if defs else e
     plan = []
-    for name, _, values in outputs:
+    for o, (name, _, values) in enumerate(outputs):
         shapes, which, consts = [], [], []
         for i, value in enumerate(values):
             local = {program.inputs[a][i]: se.Symbol(f"sd_{a}") for a in args}
@@ -137,7 +138,7 @@ def elementwise(program, real="double"):
                 return None
             keys = [s[0] for s in shapes]
             if key not in keys:
-                names = {k: se.Symbol(f"sd_k{len(shapes)}_{j}") for j, (k, _) in enumerate(pairs)}
+                names = {k: se.Symbol(f"sd_k{o}_{len(shapes)}_{j}") for j, (k, _) in enumerate(pairs)}
                 shapes.append((key, template.xreplace(names), [names[k] for k, _ in pairs]))
                 keys.append(key)
             which.append(keys.index(key))
