@@ -148,8 +148,8 @@ def test_float32_friction(tmp_path_factory):
     model = _model(tmp_path_factory, "coulomb")
     source = _write(tmp_path_factory.mktemp("f32"), model, C32, ("friction",))
     text = source.read_text()
-    assert "friction of 16 states (112 entries" in text and "static const float sd_tau_f_k0_1[112]" in text
-    assert re.search(r"sd_tau_f_k0_1\[112\] = \{\n( +-?\d\.\d+f,){7}\n", text)
+    assert "friction of 16 states (112 entries" in text and "static const float sd_tau_f_k0_0_1[112]" in text
+    assert re.search(r"sd_tau_f_k0_0_1\[112\] = \{\n( +-?\d\.\d+f,){7}\n", text)
     module = symdyn.load_c(source)
     for count in (15, 16, 17, 40):
         qd = _velocities(count, 7, seed=count).astype(np.float32)
