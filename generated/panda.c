@@ -21590,9 +21590,7 @@ void panda_friction_batch(long count, const double *qd, double *tau_f)
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 8;
     if (SD_THREADS(count >= 2341)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_panda_friction_block(qd + sd_b * 56, tau_f + sd_b * 56);
     } else {
@@ -25570,9 +25568,7 @@ void panda_base_parameters_batch(long count, const double *params, double *beta)
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 1;
     if (SD_THREADS(count >= 197)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_panda_base_parameters_row(params + sd_b * 98, beta + sd_b * 69);
     } else {

@@ -2134,9 +2134,7 @@ void planar2_friction_batch(long count, const double *qd, double *tau_f)
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 4;
     if (SD_THREADS(count >= 8192)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_planar2_friction_block(qd + sd_b * 8, tau_f + sd_b * 8);
     } else {
@@ -2441,9 +2439,7 @@ void planar2_base_parameters_batch(long count, const double *params, double *bet
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 1;
     if (SD_THREADS(count >= 800)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_planar2_base_parameters_row(params + sd_b * 28, beta + sd_b * 13);
     } else {

@@ -8341,9 +8341,7 @@ void planar6_friction_batch(long count, const double *qd, double *tau_f)
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 4;
     if (SD_THREADS(count >= 2731)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_planar6_friction_block(qd + sd_b * 24, tau_f + sd_b * 24);
     } else {
@@ -9143,9 +9141,7 @@ void planar6_base_parameters_batch(long count, const double *params, double *bet
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 1;
     if (SD_THREADS(count >= 263)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_planar6_base_parameters_row(params + sd_b * 84, beta + sd_b * 41);
     } else {

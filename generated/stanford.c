@@ -10824,9 +10824,7 @@ void stanford_friction_batch(long count, const double *qd, double *tau_f)
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 4;
     if (SD_THREADS(count >= 2731)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_stanford_friction_block(qd + sd_b * 24, tau_f + sd_b * 24);
     } else {
@@ -12719,9 +12717,7 @@ void stanford_base_parameters_batch(long count, const double *params, double *be
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 1;
     if (SD_THREADS(count >= 236)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_stanford_base_parameters_row(params + sd_b * 84, beta + sd_b * 55);
     } else {

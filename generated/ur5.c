@@ -13417,9 +13417,7 @@ void ur5_friction_batch(long count, const double *qd, double *tau_f)
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 4;
     if (SD_THREADS(count >= 2731)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_ur5_friction_block(qd + sd_b * 24, tau_f + sd_b * 24);
     } else {
@@ -16157,9 +16155,7 @@ void ur5_base_parameters_batch(long count, const double *params, double *beta)
 #if !defined(SYMDYN_NO_LANES)
     const long sd_blocks = count / 1;
     if (SD_THREADS(count >= 231)) {
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static)
-#endif
+        SD_PARALLEL_FOR
         for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
             sd_ur5_base_parameters_row(params + sd_b * 84, beta + sd_b * 58);
     } else {
