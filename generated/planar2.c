@@ -365,13 +365,13 @@ static void sd_planar2_inverse_dynamics_lanes(long sd_first, long count, const d
         const double x14 = qdd0 + qdd1;
         const double x15 = x6*x6;
         const double x17 = 0.053333333333333344*x14 + 0.2*x13;
+        sd_tau[1][sd_k] = x17;
         const double x18 = -0.2*x15 + x12;
         const double x19 = 0.2*x14 + x13;
         const double x22 = x18*x2 + x19*x3;
         const double x23 = 0.5*x22 + x17;
         const double x24 = 0.16666666666666666*qdd0 + 0.5*x8 + x23;
         sd_tau[0][sd_k] = x24;
-        sd_tau[1][sd_k] = x17;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
@@ -441,15 +441,15 @@ static void sd_planar2_mass_matrix_lanes(long sd_first, long count, const double
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q1 = sd_q[1][sd_k];
+        sd_M[2][sd_k] = 0.053333333333333344;
         double x3_sin, x3;
         sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
         sd_far |= x3_sin != x3_sin;
         const double x4 = 0.2*x3;
         const double x16 = 0.47 + x4;
-        const double x17 = 0.053333333333333344 + 0.5*x4;
         sd_M[0][sd_k] = x16;
+        const double x17 = 0.053333333333333344 + 0.5*x4;
         sd_M[1][sd_k] = x17;
-        sd_M[2][sd_k] = 0.053333333333333344;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 4, sd_n, M + sd_first * 4);
@@ -536,12 +536,12 @@ static void sd_planar2_mass_matrix_inverse_lanes(long sd_first, long count, cons
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
         const double x29 = 1.0/x25;
+        sd_Minv[0][sd_k] = x29;
         const double x37 = 3.7499999999999996*x3;
         const double x38 = 0.5*x37 + 1.0;
         const double x39 = -x29*x38;
-        const double x40 = 18.749999999999996 - x38*x39;
-        sd_Minv[0][sd_k] = x29;
         sd_Minv[1][sd_k] = x39;
+        const double x40 = 18.749999999999996 - x38*x39;
         sd_Minv[2][sd_k] = x40;
         sd_big[sd_k] = sd_far;
     }
@@ -683,11 +683,11 @@ static void sd_planar2_forward_dynamics_lanes(long sd_first, long count, const d
         const double x57 = 9.81*x0;
         const double x58 = 9.81*x1;
         const double x59 = -(x31*x57 + x32*x58) + x53;
+        sd_qdd[0][sd_k] = x59;
         const double x60 = 0.5*x59 + x58;
         const double x62 = -x2*x57 + x3*x60;
         const double x64 = x44 + x62;
         const double x65 = -(3.7499999999999996*x64 + x59) + x45;
-        sd_qdd[0][sd_k] = x59;
         sd_qdd[1][sd_k] = x65;
         sd_big[sd_k] = sd_far;
     }
@@ -766,11 +766,11 @@ static void sd_planar2_gravity_lanes(long sd_first, long count, const double *q,
         const double x6 = x2*x5 + x3*x4;
         const double x7 = -x2*x4 + x3*x5;
         const double x8 = 0.2*x7;
+        sd_g[1][sd_k] = x8;
         const double x10 = x2*x6 + x3*x7;
         const double x11 = 0.5*x10 + x8;
         const double x12 = 0.5*x5 + x11;
         sd_g[0][sd_k] = x12;
-        sd_g[1][sd_k] = x8;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_g[0], 2, sd_n, g + sd_first * 2);
@@ -855,16 +855,16 @@ static void sd_planar2_coriolis_matrix_lanes(long sd_first, long count, const do
         const double x7 = qd0 + qd1;
         const double x22 = 0.2*x7 + x6;
         const double x25 = 0.2*x5;
+        sd_C[2][sd_k] = x25;
         const double x26 = -0.2*x5 + x25;
+        sd_C[3][sd_k] = x26;
         const double x47 = -x2*x22 + x3*x5;
         const double x52 = 0.5*x47 + x25;
+        sd_C[0][sd_k] = x52;
         const double x57 = -x22 + x6;
         const double x59 = x2*x57;
         const double x60 = 0.5*x59 + x26;
-        sd_C[0][sd_k] = x52;
         sd_C[1][sd_k] = x60;
-        sd_C[2][sd_k] = x25;
-        sd_C[3][sd_k] = x26;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_C[0], 4, sd_n, C + sd_first * 4);
@@ -957,12 +957,12 @@ static void sd_planar2_nonlinear_effects_lanes(long sd_first, long count, const 
         const double x12 = -x10*x2 + x3*x8;
         const double x13 = x6*x6;
         const double x15 = 0.2*x12;
+        sd_b[1][sd_k] = x15;
         const double x16 = -0.2*x13 + x11;
         const double x19 = x12*x3 + x16*x2;
         const double x20 = 0.5*x19 + x15;
         const double x21 = 0.5*x8 + x20;
         sd_b[0][sd_k] = x21;
-        sd_b[1][sd_k] = x15;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_b[0], 2, sd_n, b + sd_first * 2);
@@ -1117,6 +1117,7 @@ static void sd_planar2_innovations_factor_lanes(long sd_first, long count, const
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q1 = sd_q[1][sd_k];
+        sd_m[2][sd_k] = 0.23094010767585033;
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -1126,11 +1127,10 @@ static void sd_planar2_innovations_factor_lanes(long sd_first, long count, const
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = sqrt(x25);
+        sd_m[0][sd_k] = x36;
         const double x40 = 0.8660254037844386*x3;
         const double x41 = 0.23094010767585033 + 0.5*x40;
-        sd_m[0][sd_k] = x36;
         sd_m[1][sd_k] = x41;
-        sd_m[2][sd_k] = 0.23094010767585033;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 4, sd_n, m + sd_first * 4);
@@ -1208,6 +1208,7 @@ static void sd_planar2_innovations_factor_inverse_lanes(long sd_first, long coun
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q1 = sd_q[1][sd_k];
+        sd_ell[2][sd_k] = 4.330127018922193;
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -1218,12 +1219,11 @@ static void sd_planar2_innovations_factor_inverse_lanes(long sd_first, long coun
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = sqrt(x25);
         const double x37 = 1.0/x36;
+        sd_ell[0][sd_k] = x37;
         const double x39 = 3.7499999999999996*x3;
         const double x40 = 0.5*x39 + 1.0;
         const double x41 = -x40/x36;
-        sd_ell[0][sd_k] = x37;
         sd_ell[1][sd_k] = x41;
-        sd_ell[2][sd_k] = 4.330127018922193;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 4, sd_n, ell + sd_first * 4);
@@ -1307,10 +1307,10 @@ static void sd_planar2_total_rates_lanes(long sd_first, long count, const double
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = sqrt(x25);
         const double x37 = qd0*x36;
+        sd_nu[0][sd_k] = x37;
         const double x38 = 0.5*qd0;
         const double x40 = x3*x38;
         const double x41 = 0.23094010767585033*(3.7499999999999996*x40 + qd0 + qd1);
-        sd_nu[0][sd_k] = x37;
         sd_nu[1][sd_k] = x41;
         sd_big[sd_k] = sd_far;
     }
@@ -1395,10 +1395,10 @@ static void sd_planar2_joint_rates_lanes(long sd_first, long count, const double
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = sqrt(x25);
         const double x37 = nu0/x36;
+        sd_qd[0][sd_k] = x37;
         const double x38 = 0.5*x37;
         const double x40 = x3*x38;
         const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
-        sd_qd[0][sd_k] = x37;
         sd_qd[1][sd_k] = x41;
         sd_big[sd_k] = sd_far;
     }
@@ -1484,6 +1484,7 @@ static void sd_planar2_working_moments_lanes(long sd_first, long count, const do
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = 4.330127018922193*tau1;
+        sd_eps[1][sd_k] = x36;
         const double x37 = 3.7499999999999996*tau1;
         const double x39 = x3*x37;
         const double x40 = 0.5*x39 + tau1;
@@ -1491,7 +1492,6 @@ static void sd_planar2_working_moments_lanes(long sd_first, long count, const do
         const double x42 = sqrt(x25);
         const double x43 = x41/x42;
         sd_eps[0][sd_k] = x43;
-        sd_eps[1][sd_k] = x36;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_eps[0], 2, sd_n, eps + sd_first * 2);
@@ -1576,6 +1576,7 @@ static void sd_planar2_applied_moments_lanes(long sd_first, long count, const do
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = 0.23094010767585033*eps1;
+        sd_tau[1][sd_k] = x36;
         const double x37 = 3.7499999999999996*x36;
         const double x39 = x3*x37;
         const double x40 = 0.5*x39 + x36;
@@ -1583,7 +1584,6 @@ static void sd_planar2_applied_moments_lanes(long sd_first, long count, const do
         const double x42 = eps0*x41;
         const double x43 = x40 + x42;
         sd_tau[0][sd_k] = x43;
-        sd_tau[1][sd_k] = x36;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
@@ -1712,6 +1712,7 @@ static void sd_planar2_coriolis_nu_lanes(long sd_first, long count, const double
         const double x62 = 2.0*x51 - x53 + x56 - x60;
         const double x63 = 2.0*x52 - x54 + x57;
         const double x64 = 2.1650635094610964*x61;
+        sd_Cnu[1][sd_k] = x64;
         const double x89 = x39*x45 + x61;
         const double x90 = x42*x45 + x62;
         const double x91 = -3.7499999999999996*x89 + x63;
@@ -1719,7 +1720,6 @@ static void sd_planar2_coriolis_nu_lanes(long sd_first, long count, const double
         const double x94 = 0.5*x93;
         const double x111 = 0.5*x94/x36;
         sd_Cnu[0][sd_k] = x111;
-        sd_Cnu[1][sd_k] = x64;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_Cnu[0], 2, sd_n, Cnu + sd_first * 2);
@@ -1817,6 +1817,7 @@ static void sd_planar2_coriolis_eta_lanes(long sd_first, long count, const doubl
         const double x43 = -0.2*x39;
         const double x47 = 0.2*x40 + x38;
         const double x48 = -x37*x38 + x37*x47;
+        sd_Cbar[1][sd_k] = x48;
         const double x49 = -x40*x47;
         const double x50 = x37*x40;
         const double x51 = -x38*x39 + x40*x43;
@@ -1833,7 +1834,6 @@ static void sd_planar2_coriolis_eta_lanes(long sd_first, long count, const doubl
         const double x83 = 0.5*x82;
         const double x98 = eta0*x79 + x83;
         sd_Cbar[0][sd_k] = x98;
-        sd_Cbar[1][sd_k] = x48;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_Cbar[0], 2, sd_n, Cbar + sd_first * 2);
@@ -1964,10 +1964,12 @@ static void sd_planar2_diagonalized_forward_dynamics_lanes(long sd_first, long c
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = sqrt(x25);
         const double x37 = nu0/x36;
+        sd_qd[0][sd_k] = x37;
         const double x38 = 0.5*x37;
         const double x39 = x2*x38;
         const double x40 = x3*x38;
         const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+        sd_qd[1][sd_k] = x41;
         const double x42 = x37 + x41;
         const double x43 = 9.81*x0;
         const double x44 = 9.81*x1;
@@ -1986,6 +1988,7 @@ static void sd_planar2_diagonalized_forward_dynamics_lanes(long sd_first, long c
         const double x62 = x46 + x57 - x59;
         const double x63 = tau1 - x60;
         const double x64 = 4.330127018922193*x63;
+        sd_nu_dot[1][sd_k] = x64;
         const double x65 = x60 + x63;
         const double x66 = 3.7499999999999996*x63 + x62;
         const double x79 = -3.7499999999999996*x49;
@@ -1997,10 +2000,7 @@ static void sd_planar2_diagonalized_forward_dynamics_lanes(long sd_first, long c
         const double x108 = 0.5*x44 + x37*x90 + x93;
         const double x111 = tau0 - x108;
         const double x112 = (0.5*x37*x90 + x111)/x36;
-        sd_qd[0][sd_k] = x37;
-        sd_qd[1][sd_k] = x41;
         sd_nu_dot[0][sd_k] = x112;
-        sd_nu_dot[1][sd_k] = x64;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
@@ -2070,12 +2070,12 @@ static void sd_planar2_udu_factor_lanes(long sd_first, long count, const double 
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q1 = sd_q[1][sd_k];
+        sd_U[0][sd_k] = 1.0;
         double x3_sin, x3;
         sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
         sd_far |= x3_sin != x3_sin;
         const double x37 = 3.7499999999999996*x3;
         const double x38 = 0.5*x37 + 1.0;
-        sd_U[0][sd_k] = 1.0;
         sd_U[1][sd_k] = x38;
         sd_big[sd_k] = sd_far;
     }
@@ -2315,39 +2315,39 @@ static void sd_planar2_base_regressor_lanes(long sd_first, long count, const dou
         const double qd1 = sd_qd[1][sd_k];
         const double qdd0 = sd_qdd[0][sd_k];
         const double qdd1 = sd_qdd[1][sd_k];
+        sd_Yb[2][sd_k] = qdd0;
+        sd_Yb[6][sd_k] = qd0;
+        sd_Yb[10][sd_k] = qd1;
+        sd_Yb[12][sd_k] = qdd1;
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = qd0 + qd1;
         const double x7 = 9.81*x0;
+        sd_Yb[1][sd_k] = -x7;
         const double x8 = 9.81*x1;
+        sd_Yb[0][sd_k] = x8;
         const double x9 = qd0*qd0;
         const double x10 = -0.5*x9 + x7;
         const double x11 = 0.5*qdd0 + x8;
         const double x12 = x10*x3 + x11*x2;
+        sd_Yb[9][sd_k] = -x12;
         const double x13 = -x10*x2 + x11*x3;
+        sd_Yb[8][sd_k] = x13;
         const double x14 = qdd0 + qdd1;
+        sd_Yb[5][sd_k] = x14;
         const double x15 = x6*x6;
         const double x16 = 0.5*x2;
         const double x17 = 0.5*x3;
         const double x19 = x13 + x14*x17 - x15*x16;
-        const double x20 = -x12 - x14*x16 - x15*x17;
-        const double x21 = sd_sign(qd0);
-        const double x22 = sd_sign(qd1);
-        sd_Yb[0][sd_k] = x8;
-        sd_Yb[1][sd_k] = -x7;
-        sd_Yb[2][sd_k] = qdd0;
         sd_Yb[3][sd_k] = x19;
+        const double x20 = -x12 - x14*x16 - x15*x17;
         sd_Yb[4][sd_k] = x20;
-        sd_Yb[5][sd_k] = x14;
-        sd_Yb[6][sd_k] = qd0;
+        const double x21 = sd_sign(qd0);
         sd_Yb[7][sd_k] = x21;
-        sd_Yb[8][sd_k] = x13;
-        sd_Yb[9][sd_k] = -x12;
-        sd_Yb[10][sd_k] = qd1;
+        const double x22 = sd_sign(qd1);
         sd_Yb[11][sd_k] = x22;
-        sd_Yb[12][sd_k] = qdd1;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 26, sd_n, Yb + sd_first * 26);
@@ -2517,15 +2517,15 @@ static void sd_planar2_frame_placement_lanes(long sd_first, long count, const do
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 0.5*x1;
-        const double x5 = 0.5*x0;
-        const double x6 = -x0*x2 + x1*x3;
-        const double x7 = -x0*x3 - x1*x2;
-        const double x8 = x0*x3 + x1*x2;
-        sd_oMf[0][sd_k] = x6;
-        sd_oMf[1][sd_k] = x7;
         sd_oMf[2][sd_k] = x4;
-        sd_oMf[3][sd_k] = x8;
+        const double x5 = 0.5*x0;
         sd_oMf[4][sd_k] = x5;
+        const double x6 = -x0*x2 + x1*x3;
+        sd_oMf[0][sd_k] = x6;
+        const double x7 = -x0*x3 - x1*x2;
+        sd_oMf[1][sd_k] = x7;
+        const double x8 = x0*x3 + x1*x2;
+        sd_oMf[3][sd_k] = x8;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
@@ -2647,11 +2647,11 @@ static void sd_planar2_frame_velocity_lanes(long sd_first, long count, const dou
         const double x4 = 0.5*x1;
         const double x5 = 0.5*x0;
         const double x9 = qd0 + qd1;
-        const double x10 = -qd0*x5;
-        const double x11 = qd0*x4;
-        sd_vf[0][sd_k] = x10;
-        sd_vf[1][sd_k] = x11;
         sd_vf[2][sd_k] = x9;
+        const double x10 = -qd0*x5;
+        sd_vf[0][sd_k] = x10;
+        const double x11 = qd0*x4;
+        sd_vf[1][sd_k] = x11;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter_map(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 6, sd_n, vf + sd_first * 6);
@@ -2737,8 +2737,8 @@ static void sd_planar2_frame_acceleration_bias_lanes(long sd_first, long count, 
         const double x10 = -qd0*x5;
         const double x11 = qd0*x4;
         const double x12 = -qd0*x11;
-        const double x13 = qd0*x10;
         sd_af[0][sd_k] = x12;
+        const double x13 = qd0*x10;
         sd_af[1][sd_k] = x13;
         sd_big[sd_k] = sd_far;
     }
@@ -2826,8 +2826,8 @@ static void sd_planar2_center_of_mass_lanes(long sd_first, long count, const dou
         const double x7 = -x0*x5 + x1*x6;
         const double x8 = x0*x6 + x1*x5;
         const double x9 = 0.3333333333333333*x7;
-        const double x10 = 0.3333333333333333*x8;
         sd_com[0][sd_k] = x9;
+        const double x10 = 0.3333333333333333*x8;
         sd_com[1][sd_k] = x10;
         sd_big[sd_k] = sd_far;
     }
@@ -2925,15 +2925,15 @@ static void sd_planar2_com_jacobian_lanes(long sd_first, long count, const doubl
         const double x11 = 1.0 + x9;
         const double x12 = -x0*x10 + x1*x11;
         const double x14 = 0.3333333333333333*x12;
+        sd_Jcom[2][sd_k] = x14;
         const double x16 = -x0*x11 - x1*x10;
         const double x17 = 0.3333333333333333*x16;
+        sd_Jcom[0][sd_k] = x17;
         const double x18 = 0.2*x7;
         const double x19 = 0.2*x6;
         const double x20 = 0.3333333333333333*x18;
-        const double x21 = 0.3333333333333333*x19;
-        sd_Jcom[0][sd_k] = x17;
         sd_Jcom[1][sd_k] = x20;
-        sd_Jcom[2][sd_k] = x14;
+        const double x21 = 0.3333333333333333*x19;
         sd_Jcom[3][sd_k] = x21;
         sd_big[sd_k] = sd_far;
     }
@@ -3036,23 +3036,23 @@ static void sd_planar2_centroidal_momentum_matrix_lanes(long sd_first, long coun
         const double x5 = 0.2*x2;
         const double x13 = 1.0 + x4;
         const double x14 = -x0*x5 + x1*x13;
+        sd_Ag[2][sd_k] = x14;
         const double x15 = x0*x13 + x1*x5;
+        sd_Ag[0][sd_k] = -x15;
         const double x19 = 0.47 + x4;
         const double x20 = 0.3333333333333333*x14;
         const double x21 = 0.3333333333333333*x15;
         const double x22 = -x0*x21 - x1*x20;
         const double x23 = x0*x20 - x1*x21;
         const double x24 = -x14*x20 - x15*x21 + x19;
+        sd_Ag[4][sd_k] = x24;
         const double x25 = 0.5 + x22;
         const double x26 = 0.053333333333333344 + x23*x5 + x25*x4;
-        const double x27 = -x0*x4 - x1*x5;
-        const double x28 = -x0*x5 + x1*x4;
-        sd_Ag[0][sd_k] = -x15;
-        sd_Ag[1][sd_k] = x27;
-        sd_Ag[2][sd_k] = x14;
-        sd_Ag[3][sd_k] = x28;
-        sd_Ag[4][sd_k] = x24;
         sd_Ag[5][sd_k] = x26;
+        const double x27 = -x0*x4 - x1*x5;
+        sd_Ag[1][sd_k] = x27;
+        const double x28 = -x0*x5 + x1*x4;
+        sd_Ag[3][sd_k] = x28;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 12, sd_n, Ag + sd_first * 12);
@@ -3169,10 +3169,10 @@ static void sd_planar2_centroidal_momentum_lanes(long sd_first, long count, cons
         const double x27 = -x0*x4 - x1*x5;
         const double x28 = -x0*x5 + x1*x4;
         const double x29 = -qd0*x15 + qd1*x27;
-        const double x30 = qd0*x14 + qd1*x28;
-        const double x31 = qd0*x24 + qd1*x26;
         sd_hg[0][sd_k] = x29;
+        const double x30 = qd0*x14 + qd1*x28;
         sd_hg[1][sd_k] = x30;
+        const double x31 = qd0*x24 + qd1*x26;
         sd_hg[2][sd_k] = x31;
         sd_big[sd_k] = sd_far;
     }
@@ -3321,23 +3321,23 @@ static void sd_planar2_operational_space_inertia_inverse_lanes(long sd_first, lo
         const double x50 = 3.7499999999999996*x47 + x44;
         const double x51 = 18.749999999999996 + 3.7499999999999996*x50 + x48;
         const double x52 = -2.0*x48 + x29 + x51;
+        sd_Linv[5][sd_k] = x52;
         const double x53 = x43 - x49;
         const double x54 = x44 - x50;
         const double x64 = x38*x53 + x39*x54;
+        sd_Linv[2][sd_k] = x64;
         const double x65 = x38*x45 + x39*x46;
         const double x66 = x38*x46 + x39*x47;
         const double x67 = x38*x54 + x40*x53;
+        sd_Linv[4][sd_k] = x67;
         const double x68 = x38*x46 + x40*x45;
         const double x69 = x38*x47 + x40*x46;
         const double x70 = x38*x65 + x39*x66;
-        const double x71 = x38*x68 + x39*x69;
-        const double x72 = x38*x69 + x40*x68;
         sd_Linv[0][sd_k] = x70;
+        const double x71 = x38*x68 + x39*x69;
         sd_Linv[1][sd_k] = x71;
-        sd_Linv[2][sd_k] = x64;
+        const double x72 = x38*x69 + x40*x68;
         sd_Linv[3][sd_k] = x72;
-        sd_Linv[4][sd_k] = x67;
-        sd_Linv[5][sd_k] = x52;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
@@ -3459,13 +3459,13 @@ static void sd_planar2_inverse_dynamics_fext_lanes(long sd_first, long count, co
         const double x23 = qdd0 + qdd1;
         const double x24 = x15*x15;
         const double x26 = 0.053333333333333344*x23 + 0.2*x22 - f_ext5;
+        sd_tau[1][sd_k] = x26;
         const double x27 = -0.2*x24 - x11 + x21;
         const double x28 = 0.2*x23 - x12 + x22;
         const double x31 = x2*x27 + x28*x3;
         const double x35 = 0.5*x31 + x26;
         const double x36 = 0.16666666666666666*qdd0 + 0.5*x17 + x35;
         sd_tau[0][sd_k] = x36;
-        sd_tau[1][sd_k] = x26;
         sd_big[sd_k] = sd_far;
     }
     sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
@@ -3630,11 +3630,11 @@ static void sd_planar2_forward_dynamics_fext_lanes(long sd_first, long count, co
         const double x72 = 9.81*x0;
         const double x73 = 9.81*x1;
         const double x74 = -(x40*x72 + x41*x73) + x68;
+        sd_qdd[0][sd_k] = x74;
         const double x75 = 0.5*x74 + x73;
         const double x77 = -x2*x72 + x3*x75;
         const double x79 = x54 + x77;
         const double x80 = -(3.7499999999999996*x79 + x74) + x56;
-        sd_qdd[0][sd_k] = x74;
         sd_qdd[1][sd_k] = x80;
         sd_big[sd_k] = sd_far;
     }

@@ -165,6 +165,34 @@ def test_the_block_holds_only_computed_entries():
     assert "static const double sd_fill_regressor_Y[686] = {[684] = 1.0};" in source
 
 
+def test_block_entries_are_stored_as_soon_as_computed():
+    """In every lane loop of the Panda, a block entry is stored right after the statement that defines the
+    last of its operands (or with the inputs, when it has none): stored at the end, the entries stayed
+    live over the whole loop and were spilled (benchmarks/RESULTS.md section 32)."""
+    source = PANDA.read_text()
+    loops = re.findall(r"for \(int sd_k = 0; sd_k < SD_LANES; \+\+sd_k\) \{\n(.*?)\n\s*sd_big\[sd_k\] = sd_far;",
+                       source, re.S)
+    assert len(loops) == 31
+    store = re.compile(r"sd_\w+\[\d+\]\[sd_k\] = (.*);")
+    for body in loops:
+        lines = [line.strip() for line in body.split("\n")]
+        defined_at = {}
+        for k, line in enumerate(lines):
+            if not store.fullmatch(line):
+                for name in re.findall(r"(?:double |&|, )(\w+)(?= =|[,;)])", line):
+                    defined_at[name] = k
+        for k, line in enumerate(lines):
+            m = store.fullmatch(line)
+            if not m:
+                continue
+            operands = [defined_at[n] for n in re.findall(r"\b\w+\b", m.group(1)) if n in defined_at]
+            last = max(operands, default=-1)
+            between = lines[last + 1:k] if operands else lines[:k]
+            # the input loads, and the sin and cos of the inputs (one statement of the single function)
+            loads = re.compile(r"int sd_far = 0;|const double \w+ = sd_\w+\[\d+\]\[sd_k\];|double \w+, \w+;|sd_far \|= .*")
+            assert all(store.fullmatch(b) or loads.fullmatch(b) for b in between), (line, between[:3])
+
+
 @pytest.fixture(scope="module")
 def ur5_few(tmp_path_factory):
     """The UR5's regressor, frame Jacobian and placement (constants 1.0), inverse dynamics (quick to compile)."""

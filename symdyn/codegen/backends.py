@@ -113,7 +113,8 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
                "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _fext_call(program),
                "baumgarte": program.baumgarte, "baumgarte_call": _baumgarte_call(program),
                "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
-               "gravity": program.gravity, "parts": [], "workspace": 0, "program": program}
+               "gravity": program.gravity, "parts": [], "workspace": 0, "program": program,
+               "units": units, "result_uses": result_uses}
     placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
     placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
     context["body"] = one_piece(units, placed)       # the C function in one piece: lines and output stores

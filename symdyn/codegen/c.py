@@ -169,13 +169,15 @@ class CBackend(Backend):
             f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
-            f["lanes"] = _lane_lines(f["lines"]) if lanes_pay(f) else None
+            f["lanes"] = [] if lanes_pay(f) else None
             plan = None if f["parts"] else tiny.elementwise(f["program"], self.real)
             if plan:                                   # lanes would only add the copies
                 f["lanes"] = None
             f["tiny"] = None if f["parts"] else self.tiny_batch(f, plan)
-            for o in f["outputs"] if f["lanes"] is not None else ():
-                o.update(_lane_block(o["results"]))
+            if f["lanes"] is not None:
+                for o in f["outputs"]:
+                    o.update(_lane_block(o["results"]))
+                f["lanes"] = _lane_body(f)
         lane_functions = [f for f in functions if f["lanes"] is not None]
         ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
         ctx["uses_scatter"] = any(not o["mapped"] for f in lane_functions for o in f["outputs"])
@@ -273,12 +275,35 @@ def _is_plus_zero(text):
     return value == 0 and math.copysign(1.0, value) > 0
 
 
+def _lane_body(f):
+    """The statements of one lane of a batch block, each block entry stored just after the statement
+    that computes the last of its operands. Stored at the end, every entry would stay live over the
+    whole loop: with 16 lanes a value is 2-4 vector registers, so they were spilled and reloaded
+    (the Panda's regressor: ~780 spills; 207 -> 159 ns per state, benchmarks/RESULTS.md section 32)."""
+    uses = iter(f["result_uses"])
+    operands = {}                                     # block entry's expression -> the symbols it uses
+    for o in f["outputs"]:
+        for (_, rhs), used in zip(o["results"], uses):
+            operands.setdefault((o["name"], rhs), {str(s) for s in used})
+    at = {sym: k for k, unit in enumerate(f["units"]) for sym in unit.defs}
+    first, after = [], {}
+    for o in f["outputs"]:
+        for k, rhs in o["block"]:
+            last = max((at[s] for s in operands[o["name"], rhs] if s in at), default=None)
+            store = f"sd_{o['name']}[{k}][sd_k] = {rhs};"
+            (first if last is None else after.setdefault(last, [])).append(store)
+    lines = list(first)
+    for k, unit in enumerate(f["units"]):
+        lines += _lane_lines(unit.lines) + after.get(k, [])
+    return lines
+
+
 def _lane_lines(lines):
-    """The statements of one lane of a batch block: those of the single-state function, except that sin
-    and cos (TrigLine) go through sd_sincos_lane, which has no branch (so that the compiler vectorizes
-    the block) and flags in `sd_far` an angle beyond its reduction's range: that state is then computed
-    again by the single-state function. The block of sd_sincos_n becomes one sd_sincos_lane per angle
-    (a loop over the angles inside the loop over the lanes would keep the latter from being vectorized)."""
+    """The lane statements of single-state lines: the same, except that sin and cos (TrigLine) go
+    through sd_sincos_lane, which has no branch (so that the compiler vectorizes the block) and flags
+    in `sd_far` an angle beyond its reduction's range: that state is then computed again by the
+    single-state function. The block of sd_sincos_n becomes one sd_sincos_lane per angle (a loop over
+    the angles inside the loop over the lanes would keep the latter from being vectorized)."""
     return [lane for line in lines for lane in (line.lane if isinstance(line, TrigLine) else [line])]
 
 
