@@ -661,7 +661,7 @@ def test_non_finite_constant_is_a_one_line_error(tmp_path, monkeypatch):
     """Should a constant fold to inf anyway, generate says so in one line and writes nothing."""
     path = _write_yaml(tmp_path / "arm.yaml", _planar(2))
     for backend in (b for b in BACKENDS.values() if b.printer is not None):
-        monkeypatch.setattr(type(backend), "statements", lambda self, assignments: [self.printer(se.oo)])
+        monkeypatch.setattr(type(backend), "statements", lambda self, assignments, inputs: [self.printer(se.oo)])
     out = tmp_path / "out"
     with pytest.raises(RobotFileError) as caught:
         generate([path], out, ("python", "c"))

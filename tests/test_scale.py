@@ -101,11 +101,11 @@ def test_parts_pass_few_values_and_reuse_slots():
     program once; the workspace holds far fewer values than the function has statements (a slot is
     reused once its value has been read for the last time). Statements as the C backend makes them
     (C.statements: a sin/cos pair, or the block of the input angles' sin and cos, is one)."""
-    from symdyn.codegen.backends import _context
+    from symdyn.codegen.backends import _context, input_entries
     from symdyn.codegen.c import C
     model = symdyn.load_robot(PANDA)
     (program,) = trace_all(model, functions=["coriolis_matrix"])
-    statements = len(C.statements(program.assignments))
+    statements = len(C.statements(program.assignments, input_entries(program)))
     f = _context(model, [program], "panda", "numeric", C, 60, 25)["functions"][0]
     assert len(f["parts"]) == -(-statements // 25) > 10
     assert sum(part.statements for part in f["parts"]) == statements

@@ -169,7 +169,7 @@ def test_input_angles_in_one_block_others_in_pairs():
     q0, q1, q2, x0, x1, x2, x3, x4, x5, x6 = sp.symbols("q0 q1 q2 x0 x1 x2 x3 x4 x5 x6")
     assignments = [(x0, q0 * q1), (x1, sp.sin(q1)), (x2, sp.cos(q1)), (x3, sp.sin(x0)), (x4, sp.cos(x0)),
                    (x5, sp.cos(q2 + 1)), (x6, x1 * x5 + x3 * x4)]
-    units = C.statements(assignments)
+    units = C.statements(assignments, {f"q{k}": ("q", k) for k in range(3)})
     block = units[0]
     assert block.defs == ("x1", "x2", "x5") and {str(s) for s in block.uses} == {"q1", "q2"}
     assert block.lines[0] == f"double sd_angle[{TRIG_PAD}], sd_sin[{TRIG_PAD}], sd_cos[{TRIG_PAD}];"
@@ -192,15 +192,74 @@ def test_runs_of_input_angles_copied_from_q():
 
     from symdyn.codegen.c import C, _input_runs, _lane_lines
     q = sp.symbols("q0:9")
-    assert _input_runs([q[3], q[4], q[5], q[7], q[1] + 1, q[0], q[1]]) == [(0, 3, 3), (5, 0, 2)]
-    assert _input_runs([q[2], q[1], q[8]]) == []
+    entries = {f"q{k}": ("q", k) for k in range(9)}
+    assert _input_runs([q[3], q[4], q[5], q[7], q[1] + 1, q[0], q[1]], entries) == [(0, "q", 3, 3), (5, "q", 0, 2)]
+    assert _input_runs([q[2], q[1], q[8]], entries) == []
     xs = sp.symbols("x0:8")
     angles = [q[3], q[4], q[5], q[7]]
     assignments = [(xs[k], sp.sin(a)) for k, a in enumerate(angles)] + [(xs[4], sum(xs[:4]))]
-    lines = C.statements(assignments)[0].lines
+    lines = C.statements(assignments, entries)[0].lines
     assert lines[1:7] == ["sd_angle[0] = q3;", "sd_angle[1] = q4;", "sd_angle[2] = q5;", "sd_angle[3] = q7;",
                           "memcpy(sd_angle + 0, q + 3, 3 * sizeof sd_angle[0]);", "sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);"]
     lanes = _lane_lines(lines)
     assert not any("sd_angle" in line or "memcpy" in line for line in lanes)
     assert [line for line in lanes if "sd_sincos_lane" in line] == [
         f"sd_far |= sd_sincos_lane({a}, &x{k}, &x{k}_cos);" for k, a in enumerate(angles)]
+
+
+def test_runs_of_input_angles_follow_the_input_map_not_the_names():
+    """Where an angle comes from is the generator's input map, not its symbol's name: a symbol named
+    q5 that is no input entry is copied from nowhere, and the entries of an argument other than q are
+    copied from that argument."""
+    import sympy as sp
+
+    from symdyn.codegen.c import C, _input_runs
+    q = sp.symbols("q0:9")
+    theta = {f"q{k}": ("theta", k + 2) for k in range(4)}          # named like entries of q, read from theta
+    assert _input_runs(q[:4], theta) == [(0, "theta", 2, 4)]
+    assert _input_runs(q[4:8], theta) == []                          # q4 ... q7: no input entries at all
+    # consecutive indices of two different arrays are not one run
+    assert _input_runs(q[:3], {"q0": ("q", 0), "q1": ("q", 1), "q2": ("v", 2)}) == [(0, "q", 0, 2)]
+    lines = C.statements([(sp.Symbol("x0"), sp.sin(q[0])), (sp.Symbol("x1"), sp.cos(q[1]))], theta)[0].lines
+    assert "memcpy(sd_angle + 0, theta + 2, 2 * sizeof sd_angle[0]);" in lines
+
+
+def test_angles_of_an_input_not_named_q(tmp_path):
+    """A function whose angles are entries of q and of another argument `theta`, whose symbols are named
+    q4 ... q7 (like entries of q beyond its end): compiled with load_c's flags, it equals the same
+    expressions evaluated in numpy; the block copies the runs from the right arrays."""
+    import symengine as se
+
+    import symdyn
+    from symdyn.codegen.c import C
+    from symdyn.codegen.generator import Program
+    from conftest import ROOT, relerr
+    q = [se.Symbol(f"q{k}") for k in range(4)]
+    theta = [se.Symbol(f"q{k}") for k in range(4, 8)]
+    x = [se.Symbol(f"x{k}") for k in range(7)]
+    assignments = [(x[0], se.sin(q[1])), (x[1], se.cos(q[1])), (x[2], se.sin(q[2])), (x[3], se.sin(theta[0])),
+                   (x[4], se.cos(theta[1])), (x[5], se.sin(theta[2])), (x[6], se.cos(theta[3]))]
+    results = [x[0] * x[4] + x[3], x[1] + x[2] * x[5], x[6] - x[0] * q[0], x[3] * x[2] + theta[3]]
+    program = Program("angles", "A test function.", ("q", "theta"), "vector", "out", {"q": q, "theta": theta},
+                      assignments, results, arg_shapes={"q": (4,), "theta": (4,)}, dims=[(4,)])
+    files = C.render(symdyn.load_robot(ROOT / "robots" / "planar2.yaml"), [program], "demo", "numeric")
+    source = files["demo.c"]
+    assert "memcpy(sd_angle + 0, q + 1, 2 * sizeof sd_angle[0]);" in source
+    assert "memcpy(sd_angle + 2, theta + 0, 4 * sizeof sd_angle[0]);" in source
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    argv, identity = cload._compiler(tmp_path / "demo.c")
+    lib_path = tmp_path / "demo.so"
+    build = subprocess.run([*argv, *cload._opt_flags(identity), *cload.CFLAGS, str(tmp_path / "demo.c"), "-o",
+                            str(lib_path), "-lm"], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    lib = ctypes.CDLL(str(lib_path))
+    ptr = ctypes.POINTER(ctypes.c_double)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        qv, tv, out = rng.uniform(-4, 4, 4), rng.uniform(-4, 4, 4), np.full(4, np.nan)
+        lib.demo_angles(*(a.ctypes.data_as(ptr) for a in (qv, tv, out)))
+        s, c = np.sin, np.cos
+        want = [s(qv[1]) * c(tv[1]) + s(tv[0]), c(qv[1]) + s(qv[2]) * s(tv[2]),
+                c(tv[3]) - s(qv[1]) * qv[0], s(tv[0]) * s(qv[2]) + tv[3]]
+        assert relerr(out, want) < 1e-14

@@ -29,8 +29,9 @@ class Backend:
     requires = ()              # the languages whose files this one's files include
     split_above = None         # functions longer than this (statements) are cut into parts; None: never
 
-    def statements(self, assignments):
-        """[Unit] of the straight-line code of one function's assignments [(Symbol, Expr)]."""
+    def statements(self, assignments, inputs):
+        """[Unit] of the straight-line code of one function's assignments [(Symbol, Expr)]; `inputs`:
+        {name of an input entry's symbol: (its argument array, flat index)} (see input_entries)."""
         raise NotImplementedError
 
     def extend(self, ctx):
@@ -97,9 +98,14 @@ def _baumgarte_call(program):
     return ", ".join(plain + ["gains", "error"] + [a for a in program.args if a == PARAMS])
 
 
+def input_entries(program):
+    """{name of the symbol of an input entry: (argument, flat index)}: where the function reads each."""
+    return {str(sym): (arg, flat) for arg, symbols in program.inputs.items() for flat, sym in enumerate(symbols)}
+
+
 def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
     printer = backend.printer
-    units = backend.statements(program.assignments)
+    units = backend.statements(program.assignments, input_entries(program))
     outputs = [{"name": name, "shape": shape, "dims": shape, "size": len(values),
                 "results": [(idx, printer(values[flat])) for idx, flat in _indices(shape)],
                 # an output that is mostly exact zeros (the regressor) starts from zeros in Python

@@ -1,6 +1,5 @@
 """The C backend: one C99 header and source per robot (templates/module.h.jinja, module.c.jinja)."""
 import math
-import re
 
 from . import tiny
 from .backends import PART_SIZE, Backend, used_symbols
@@ -89,10 +88,10 @@ class CBackend(Backend):
         files = super().render(model, programs, module + self.suffix, params_mode, split_above, part_size)
         return dict(zip(self.files(module), files.values()))
 
-    def statements(self, assignments):
+    def statements(self, assignments, inputs):
         """One const double per assignment; sin and cos of the angles of the inputs alone (no
         intermediate value) all in one block first (see _trig_block), those of other angles in pairs
-        by sd_sincos."""
+        by sd_sincos. inputs: {input entry's symbol name: (argument, flat index)}."""
         defined = {str(s) for s, _ in assignments}
         pairs = {}
         for s, e in assignments:
@@ -100,7 +99,7 @@ class CBackend(Backend):
             if t:
                 pairs.setdefault(t[1], {})[t[0]] = s
         early = [angle for angle in pairs if not {str(u) for u in used_symbols(angle)} & defined]
-        out = [self._trig_block(early, pairs)] if early else []
+        out = [self._trig_block(early, pairs, inputs)] if early else []
         early = set(early)
         for s, e in assignments:
             t = _trig(e)
@@ -120,17 +119,17 @@ class CBackend(Backend):
             out.append(Unit((str(s),), uses, [line]))
         return out
 
-    def _trig_block(self, angles, pairs):
+    def _trig_block(self, angles, pairs, inputs):
         """sin and cos of `angles` (in order of first use) in one vectorized loop, sd_sincos_n, over
         arrays padded with zeros to a multiple of TRIG_PAD entries; each sin and cos is then a
-        constant read from them."""
+        constant read from them. inputs: as for statements (runs of input entries are copied)."""
         n = -(-len(angles) // TRIG_PAD) * TRIG_PAD
         printed = [self.printer(a) for a in angles]
         lines = [TrigLine(f"{self.real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];")]
         lines += [TrigLine(f"sd_angle[{k}] = {a};") for k, a in enumerate(printed)]
         lines += [TrigLine(f"sd_angle[{k}] = 0;") for k in range(len(angles), n)]
-        lines += [TrigLine(f"memcpy(sd_angle + {k}, q + {j}, {m} * sizeof sd_angle[0]);")
-                  for k, j, m in _input_runs(angles)]
+        lines += [TrigLine(f"memcpy(sd_angle + {k}, {arg} + {j}, {m} * sizeof sd_angle[0]);")
+                  for k, arg, j, m in _input_runs(angles, inputs)]
         lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});"))
         defs = []
         for k, (a, angle) in enumerate(zip(angles, printed)):
@@ -212,21 +211,21 @@ class CBackend(Backend):
         return None
 
 
-def _input_runs(angles):
-    """[(k, j, m)]: runs of m >= 2 angles that are the entries q[j], q[j + 1], ... of the input, at
-    sd_angle[k], ...; the block copies them again by memcpy (gcc drops the single stores before it).
-    The vectorized loop reads its angles in pairs (or fours): a pair written by two 8-byte stores
-    cannot be forwarded to the 16-byte load, which then waits for the stores to reach the cache (the
-    Panda's 7 angles: 47 -> 32 ns for the block alone); copied from q, the loads read q itself.
-    The symbols of an input's entries are named after it (codegen.generator: q7 is q[7])."""
+def _input_runs(angles, inputs):
+    """[(k, arg, j, m)]: runs of m >= 2 angles that are the entries arg[j], arg[j + 1], ... of an input
+    (inputs: {symbol name: (argument, flat index)}), at sd_angle[k], ...; the block copies them again
+    by memcpy (gcc drops the single stores before it). The vectorized loop reads its angles in pairs
+    (or fours): a pair written by two 8-byte stores cannot be forwarded to the 16-byte load, which then
+    waits for the stores to reach the cache (the Panda's 7 angles: 47 -> 32 ns for the block alone);
+    copied from the input, the loads read the input itself."""
     runs, k = [], 0
-    index = [int(str(a)[1:]) if re.fullmatch(r"q\d+", str(a)) else None for a in angles]
+    entry = [inputs.get(str(a)) if a.is_Symbol else None for a in angles]
     while k < len(angles):
         m = 1
-        while index[k] is not None and k + m < len(angles) and index[k + m] == index[k] + m:
+        while entry[k] is not None and k + m < len(angles) and entry[k + m] == (entry[k][0], entry[k][1] + m):
             m += 1
         if m >= 2:
-            runs.append((k, index[k], m))
+            runs.append((k, *entry[k], m))
         k += m
     return runs
 

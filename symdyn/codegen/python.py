@@ -19,7 +19,7 @@ class PythonBackend(Backend):
     templates = ("module.py.jinja",)
     printer = PythonPrinter()
 
-    def statements(self, assignments):
+    def statements(self, assignments, inputs):
         """One assignment per line: the array library evaluates each on the whole batch."""
         return [Unit((str(s),), used_symbols(e), [f"{s} = {self.printer(e)}"]) for s, e in assignments]
 
