@@ -1,4 +1,5 @@
 """Generated C: warning-free strict compiles, sanitizers, and the same numbers as Python and Pinocchio."""
+import re
 import shutil
 import subprocess
 
@@ -138,3 +139,38 @@ def test_load_c_batches_and_cache(tmp_path, monkeypatch):
     assert qd.shape == nu_dot.shape == (2, 3, 6)
     one = first.diagonalized_forward_dynamics(q[1, 2], q[1, 2], q[1, 2])
     assert np.array_equal(qd[1, 2], one[0]) and np.array_equal(nu_dot[1, 2], one[1])
+
+
+def _helpers_defined_where_called(source):
+    """{helper: (defined, called)} of the static helpers of a generated .c that are written only where used."""
+    out = {}
+    for helper in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_pick", "sd_sincos_kernel"):
+        defined = bool(re.search(rf"^static [^\n(]*\b{helper}\(", source, re.M))
+        out[helper] = (defined, source.count(f"{helper}(") - defined > 0)
+    return out
+
+
+def test_static_helpers_exactly_where_called(tmp_path):
+    """Each static helper (sign, the sin and cos helpers, sd_pick) is written into a module exactly when a
+    function of it calls the helper (the flags come from the programs and the plans, not from the C text):
+    cases that call each helper and cases that do not, in double and float32."""
+    from symdyn.codegen.c import C, C32
+    from symdyn.codegen.generator import trace_all
+    params = tmp_path / "friction.yaml"
+    params.write_text("joints:\n  panda_joint1: {damping: 0.2, friction: 0.3}\n  panda_joint2: {damping: 0.4, friction: 0.0}\n")
+    cases = [(ROOT / "robots" / "planar2.yaml", {}, ("frame_jacobian",)),          # the angles' block, no lanes
+             (ROOT / "robots" / "planar2.yaml", {}, ("regressor",)),               # sign
+             (ROOT / "tests" / "data" / "mimic_gripper.urdf", {}, ("center_of_mass",)),  # sd_sincos, lanes
+             (ROOT / "robots" / "panda.urdf", {"joint_params": params, "floating_base": True}, ("friction",))]  # sd_pick
+    seen = set()
+    for path, options, functions in cases:
+        model = symdyn.load_robot(path, **options)
+        programs = trace_all(model, functions=functions)
+        for backend in (C, C32):
+            source = next(text for name, text in backend.render(model, programs, "m", "numeric").items()
+                          if name.endswith(".c"))
+            for helper, (defined, called) in _helpers_defined_where_called(source).items():
+                assert defined == called, (path.name, functions, backend.name, helper)
+                seen.add((helper, called))
+    assert seen == {(h, c) for h in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_pick", "sd_sincos_kernel")
+                    for c in (True, False)}

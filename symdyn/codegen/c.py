@@ -1,6 +1,8 @@
 """The C backend: one C99 header and source per robot (templates/module.h.jinja, module.c.jinja)."""
 import math
 
+import symengine as se
+
 from . import tiny
 from .backends import PART_SIZE, Backend, used_symbols
 from .parts import Unit
@@ -58,13 +60,32 @@ class CFloatPrinter(CPrinter):
 
 class TrigLine(str):
     """A line of C that computes sin or cos (libm, sd_sincos, or the vectorized block of sd_sincos_n),
-    printed as it is in the single-state function; `lane` holds the statements that replace it in the
-    lane loop of a batch entry (none: a line of the block that the lanes do without)."""
+    printed as it is in the single-state function; `calls`: the helper of trig.c.jinja it calls there
+    (sd_sincos, sd_sincos_n; None: libm or none); `lane` holds the statements that replace it in the
+    lane loop of a batch entry, each a call of sd_sincos_lane (none: a line of the block that the lanes
+    do without)."""
 
-    def __new__(cls, text, lane=()):
+    def __new__(cls, text, lane=(), calls=None):
         line = super().__new__(cls, text)
         line.lane = list(lane)
+        line.calls = calls
         return line
+
+
+def _trig_helpers(f):
+    """The helpers of trig.c.jinja that the statements of a function (the template's dict) call:
+    sd_sincos and sd_sincos_n in the single-state function (TrigLine.calls), sd_sincos_lane in its lanes."""
+    trig = [line for line in f["lines"] if isinstance(line, TrigLine)]
+    helpers = {line.calls for line in trig if line.calls}
+    if f["lanes"] is not None and any(line.lane for line in trig):
+        helpers.add("sd_sincos_lane")
+    return helpers
+
+
+def _program_calls(program, function):
+    """Whether an expression of the program (an assignment or a result) calls `function`, a symengine
+    class (se.sign: the module then needs its helper sd_sign)."""
+    return any(e.atoms(function) for e in [e for _, e in program.assignments] + list(program.results))
 
 
 def _trig(e):
@@ -110,7 +131,7 @@ class CBackend(Backend):
                 if t[0] == "sin":
                     c, angle = pairs[t[1]]["cos"], self.printer(t[1])
                     call = TrigLine(f"sd_sincos({angle}, &{s}, &{c});",
-                                    [f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});"])
+                                    [f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});"], calls="sd_sincos")
                     out.append(Unit((str(s), str(c)), uses, [f"{self.real} {s}, {c};", call]))
                 continue
             line = f"const {self.real} {s} = {self.printer(e)};"
@@ -130,7 +151,7 @@ class CBackend(Backend):
         lines += [TrigLine(f"sd_angle[{k}] = 0;") for k in range(len(angles), n)]
         lines += [TrigLine(f"memcpy(sd_angle + {k}, {arg} + {j}, {m} * sizeof sd_angle[0]);")
                   for k, arg, j, m in _input_runs(angles, inputs)]
-        lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});"))
+        lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});", calls="sd_sincos_n"))
         defs = []
         for k, (a, angle) in enumerate(zip(angles, printed)):
             got = {trig: str(name) for trig, name in pairs[a].items()}
@@ -181,16 +202,16 @@ class CBackend(Backend):
         ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
         ctx["uses_scatter"] = any(not o["mapped"] for f in lane_functions for o in f["outputs"])
         ctx["uses_scatter_map"] = any(o["mapped"] for f in lane_functions for o in f["outputs"])
-        ctx["uses_lane_sincos"] = any("sd_sincos_lane(" in line for f in functions for line in f["lanes"] or ())
-        ctx["uses_sincos"] = any(line.startswith("sd_sincos(") for f in functions for line in f["lines"])
-        ctx["uses_sincos_n"] = any(line.startswith("sd_sincos_n(") for f in functions for line in f["lines"])
-        ctx["uses_trig"] = ctx["uses_sincos"] or ctx["uses_sincos_n"] or ctx["uses_lane_sincos"]
-        ctx["uses_sign"] = any("sd_sign(" in text for f in functions
-                               for text in f["lines"] + [rhs for o in f["outputs"] for _, rhs in o["results"]])
+        trig = set().union(*map(_trig_helpers, functions))
+        ctx["uses_lane_sincos"] = "sd_sincos_lane" in trig
+        ctx["uses_sincos"] = "sd_sincos" in trig
+        ctx["uses_sincos_n"] = "sd_sincos_n" in trig
+        ctx["uses_trig"] = bool(trig)
+        ctx["uses_sign"] = any(_program_calls(f["program"], se.sign) for f in functions)
         ctx["splits"] = any(f["parts"] for f in functions)
         ctx["uses_memcpy"] = any(f["tiny"] and f["tiny"]["kind"] == "rows" for f in functions)
         ctx["uses_tiny"] = any(f["tiny"] for f in functions)
-        ctx["uses_pick"] = any("sd_pick(" in line for f in functions if f["tiny"] for line in f["tiny"].get("body", ()))
+        ctx["uses_pick"] = any(f["tiny"] and f["tiny"].get("pick") for f in functions)
 
     def tiny_batch(self, f, plan):
         """The batch entry of a function without lanes (tiny.py): elementwise (`plan`), a loop over the flat
@@ -203,7 +224,8 @@ class CBackend(Backend):
         if plan:
             tables, body = tiny.elementwise_lines(plan, self.printer, self.real)
             return {"kind": "elementwise", "block": plan["block"], "period": plan["size"] * plan["block"],
-                    "args": plan["args"], "tables": tables, "body": body, "parallel": parallel}
+                    "args": plan["args"], "tables": tables, "body": body, "parallel": parallel,
+                    "pick": tiny.picks(plan)}
         runs = [] if f["lanes"] is not None else tiny.copy_runs(f)
         if runs:
             return {"kind": "rows", "lines": tiny.rows_lines(f, runs, self.real), "runs": len(runs), "block": 1,

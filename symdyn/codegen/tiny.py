@@ -23,9 +23,10 @@ calls and against the bytes that any batch must move (the memory roofline of thi
 """
 import itertools
 import math
-import re
 
 import symengine as se
+
+from .backends import input_entries
 
 #: at most this many different expressions among the entries of an elementwise output (each is
 #: computed for every entry, then one is selected)
@@ -159,6 +160,12 @@ def _calls(e):
     return type(e).__name__ in LIBM or any(_calls(a) for a in e.args)
 
 
+def picks(plan):
+    """Whether the loop body of `plan` (elementwise_lines) chooses among laws by sd_pick: an output of
+    several shapes."""
+    return any(len(o["shapes"]) > 1 for o in plan["outputs"])
+
+
 def elementwise_lines(plan, printer, real):
     """(tables, loop body) of an elementwise batch: the C lines of the constants' tables (a period of
     `block` states) and of one entry sd_e of the loop."""
@@ -202,31 +209,33 @@ def _table(declaration, row, block):
 def copy_runs(f, min_run=2):
     """The outputs of the template's dict `f` that copy runs of at least min_run consecutive input
     entries: [(output, its first entry, argument, its first entry, length)], else []."""
-    where = {sym: (arg, flat) for sym, arg, _, flat in f["inputs"]}
+    where = input_entries(f["program"])
     runs = []
-    for o in f["outputs"]:
-        for k, (_, rhs) in enumerate(o["results"]):
-            src = where.get(rhs)
+    for name, _, values in f["program"].outputs():
+        for k, value in enumerate(values):
+            src = where.get(str(value)) if value.is_Symbol else None
             last = runs[-1] if runs else None
-            if src and last and last[0] == o["name"] and last[1] + last[4] == k and last[2] == src[0] \
+            if src and last and last[0] == name and last[1] + last[4] == k and last[2] == src[0] \
                     and last[3] + last[4] == src[1]:
                 last[4] += 1
             elif src:
-                runs.append([o["name"], k, src[0], src[1], 1])
+                runs.append([name, k, src[0], src[1], 1])
     return [tuple(r) for r in runs if r[4] >= min_run]
 
 
 def rows_lines(f, runs, real):
     """The body of one state of a batch whose copied runs go by memcpy: the input loads the rest reads,
-    the function's statements, the runs, the other output stores."""
+    the function's statements, the runs, the other output stores; (void) for an argument none reads."""
     copied = {(o, k + j) for o, k, _, _, n in runs for j in range(n)}
-    stores = [(o["name"], k, rhs) for o in f["outputs"] for k, (_, rhs) in enumerate(o["results"])
-              if (o["name"], k) not in copied]
-    text = " ".join(f["lines"] + [rhs for _, _, rhs in stores])
-    read = set(re.findall(r"\b\w+\b", text))
-    lines = [f"const {real} {sym} = {arg}[{flat}];" for sym, arg, _, flat in f["inputs"] if sym in read]
+    results = [(o["name"], k, rhs) for o in f["outputs"] for k, (_, rhs) in enumerate(o["results"])]
+    stores = [(o, k, rhs, uses) for (o, k, rhs), uses in zip(results, f["result_uses"]) if (o, k) not in copied]
+    read = frozenset().union(*(unit.uses for unit in f["units"]), *(uses for *_, uses in stores))
+    loads = [(sym, arg, flat) for sym, arg, _, flat in f["inputs"] if sym in read]
+    lines = [f"const {real} {sym} = {arg}[{flat}];" for sym, arg, flat in loads]
     lines += f["lines"]
     lines += [f"memcpy({o} + {k}, {a} + {i}, {n} * sizeof({real}));" for o, k, a, i, n in runs]
-    lines += [f"{o}[{k}] = {rhs};" for o, k, rhs in stores]
-    named = set(re.findall(r"\b\w+\b", " ".join(lines)))
+    lines += [f"{o}[{k}] = {rhs};" for o, k, rhs, _ in stores]
+    # the statements read arrays only through these loads (a memcpy of angles in the trig block
+    # copies entries that the block's unit uses, so loaded here too)
+    named = {arg for _, arg, _ in loads} | {a for _, _, a, _, _ in runs}
     return lines + [f"(void){a};" for a in f["args"] if a not in named]
