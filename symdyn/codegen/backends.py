@@ -28,6 +28,7 @@ class Backend:
     printer = None             # a Printer: one expression as text in this language
     requires = ()              # the languages whose files this one's files include
     split_above = None         # functions longer than this (statements) are cut into parts; None: never
+    real = None                # the type of the values in the declarations of a typed language (C: double)
 
     def statements(self, assignments, inputs):
         """[Unit] of the straight-line code of one function's assignments [(Symbol, Expr)]; `inputs`:
@@ -127,7 +128,7 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
     if split_above is not None and len(units) > split_above:
         flat_inputs = [(sym, arg, flat) for sym, arg, _, flat in inputs]
         context["parts"], context["workspace"] = split(units, flat_inputs, program.args, placed,
-                                                       [o["name"] for o in outputs], part_size)
+                                                       [o["name"] for o in outputs], part_size, backend.real)
     return context
 
 

@@ -181,10 +181,6 @@ class CBackend(Backend):
         functions = ctx["functions"]
         ctx["real"] = self.real
         for f in functions:
-            if self.real != "double":                  # the parts' loads of inputs and of w
-                for part in f["parts"]:
-                    part.lines[:] = [f"const {self.real} " + line[len("const double "):]
-                                     if line.startswith("const double ") else line for line in part.lines]
             outs = [o["name"] for o in f["outputs"]]
             f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)

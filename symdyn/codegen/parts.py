@@ -33,12 +33,12 @@ class Part:
     defs: Tuple[str, ...] = ()          # the symbols they define
 
 
-def split(units, inputs, args, results, outputs, part_size):
+def split(units, inputs, args, results, outputs, part_size, real="double"):
     """The parts of one function and the size of its workspace `w`.
 
     units: [Unit] in program order; inputs: [(symbol, arg, index)] of the inputs the function uses;
     args: the function's input arrays; results: [(output array, flat index, C expression, symbols it
-    uses)]; outputs: the names of the output arrays.
+    uses)]; outputs: the names of the output arrays; real: the C type of the values.
     """
     count = -(-len(units) // part_size)
     size = -(-len(units) // count)                   # balanced: parts differ by one statement at most
@@ -72,14 +72,14 @@ def split(units, inputs, args, results, outputs, part_size):
                 slots[sym] = heapq.heappop(free)
             else:
                 slots[sym], width = width, width + 1
-        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, outputs))
+        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, outputs, real))
         for sym in needs[p]:         # read for the last time in p (its loads may sit anywhere in p)
             if last[sym] == p:
                 heapq.heappush(free, slots[sym])
     return parts, width
 
 
-def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
+def _part(p, chunk, inputs, args, placed, slots, home, order, outputs, real):
     """The lines of one part. A value from an earlier part is loaded just before its first use and an
     output written just after its last operand: short live ranges keep register allocation cheap."""
     part = Part(args if p == 0 else (), statements=len(chunk), defs=tuple(s for unit in chunk for s in unit.defs))
@@ -92,20 +92,21 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, outputs):
         k = max((local[s] for s in uses if s in local), default=None)
         (ready if k is None else after.setdefault(k, [])).append(f"{name}[{flat}] = {rhs};")
     if p == 0:
-        lines += [f"const double {sym} = {arg}[{i}];" for sym, arg, i in inputs]
+        lines += [f"const {real} {sym} = {arg}[{i}];" for sym, arg, i in inputs]
         lines += [f"(void){a};" for a in args if a not in {arg for _, arg, _ in inputs}]
         lines += store(sym for sym, _, _ in inputs)
         lines += ready
     loaded = set()
     for k, unit in enumerate(chunk):
         outside = sorted((s for s in unit.uses if home[s] < p and s not in loaded), key=order.get)
-        lines += [f"const double {s} = w[{slots[s]}];" for s in outside]
+        lines += [f"const {real} {s} = w[{slots[s]}];" for s in outside]
         loaded.update(outside)
         lines += unit.lines
         lines += store(unit.defs)
         lines += after.get(k, [])
     lines += [f"(void){name};" for name in outputs if name not in {r[0] for r in placed}]
-    if not any(line.startswith("w[") or "= w[" in line for line in lines):
+    defined = ([sym for sym, _, _ in inputs] if p == 0 else []) + list(part.defs)
+    if not loaded and not any(sym in slots for sym in defined):       # w neither read nor written
         lines.append("(void)w;")
     return part
 
