@@ -177,9 +177,18 @@ class CBackend(Backend):
         return (f"void {module}_{name}_batch(long count, " + "".join(f"const {self.real} *{a}, " for a in args)
                 + ", ".join(f"{self.real} *{o}" for o in outputs) + ")")
 
+    def lie_prototypes(self, module):
+        """{name: declaration (without the semicolon)} of the configuration functions: the header
+        declares them, lie.c.jinja defines them, load_c declares them to cffi."""
+        r = self.real
+        return {"neutral": f"void {module}_neutral({r} *q)",
+                "integrate": f"void {module}_integrate(const {r} *q, const {r} *v, {r} dt, {r} *q_out)",
+                "difference": f"void {module}_difference(const {r} *q0, const {r} *q1, {r} *v)"}
+
     def extend(self, ctx):
         functions = ctx["functions"]
         ctx["real"] = self.real
+        ctx["lie_prototypes"] = self.lie_prototypes(ctx["module"])
         for f in functions:
             outs = [o["name"] for o in f["outputs"]]
             f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)

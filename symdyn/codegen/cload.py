@@ -56,7 +56,7 @@ GCC_FLAGS = ("-fno-tree-slp-vectorize",)
 _NAME = 48
 #: the batch loop of a module generated before batch entries were (symdyn < 0.x wrote no _batch)
 _BATCH = """
-void {prefix}_{name}_batch(long count, {args}{outs})
+{prototype}
 {{
     for (long i = 0; i < count; ++i)
         {prefix}_{name}({calls}{out_calls});
@@ -384,20 +384,18 @@ class CModule:
         wrapper, cdef = [f'#include "{h_path.name}"', _THREADS[openmp]], ["int symdyn_set_threads(int n);"]
         for name, (fn, args) in self._signatures.items():
             sizes = [math.prod(resolve(d, self._sizes)) for d in out_dims(fn)]
-            decl_args = "".join(f"const {real} *{a}, " for a in args)
+            outs = [f"out{i}" for i in range(len(sizes))]
+            batch = backend.batch_prototype(prefix, name, args, outs)
             calls = "".join(f"{a} + i * {self._size(a)}, " for a in args)
-            outs = ", ".join(f"{real} *out{i}" for i in range(len(sizes)))
             out_calls = ", ".join(f"out{i} + i * {size}" for i, size in enumerate(sizes))
             if backend.batch_prototype(prefix, name, args, fn.outputs) + ";" not in header:     # an older module
-                wrapper.append(_BATCH.format(prefix=prefix, name=name, args=decl_args, calls=calls, outs=outs,
+                wrapper.append(_BATCH.format(prototype=batch, prefix=prefix, name=name, calls=calls,
                                              out_calls=out_calls))
-            cdef.append(f"void {prefix}_{name}_batch(long count, {decl_args}{outs});")
-            cdef.append(f"void {prefix}_{name}({decl_args}{outs});")
-        lie = f"void {prefix}_integrate(" in header
+            cdef += [batch + ";", backend.prototype(prefix, name, args, outs) + ";"]
+        lie_prototypes = backend.lie_prototypes(prefix)
+        lie = lie_prototypes["integrate"] + ";" in header
         if lie:
-            cdef += [f"void {prefix}_neutral({real} *q);",
-                     f"void {prefix}_integrate(const {real} *q, const {real} *v, {real} dt, {real} *q_out);",
-                     f"void {prefix}_difference(const {real} *q0, const {real} *q1, {real} *v);"]
+            cdef += [declaration + ";" for declaration in lie_prototypes.values()]
         # the names of the copies compiled: the .c includes the .h by its name; a '-' is in no module name
         c_name = c_path.name if len(c_path.name.encode()) < 200 else "long-name.c"
         texts = {h_path.name: header, c_name: source, "batch-wrapper.c": "\n".join(wrapper)}
@@ -457,19 +455,6 @@ class CModule:
         self.integrate = lambda q, v, dt=1.0: looped(getattr(lib, f"{p}_integrate"), (q, v), ("q", "v"), self.NQ,
                                                    (float(dt),))
         self.difference = lambda q0, q1: looped(getattr(lib, f"{p}_difference"), (q0, q1), ("q0", "q1"), self.NV)
-
-    @staticmethod
-    def _compile(c_path, wrapper_text, lib_path):
-        lib_path.parent.mkdir(parents=True, exist_ok=True)
-        wrapper_c = lib_path.with_suffix(".wrapper.c")
-        wrapper_c.write_text(wrapper_text)
-        tmp = lib_path.with_suffix(f".{os.getpid()}.tmp")
-        cc = os.environ.get("CC", "cc")
-        cmd = [cc, *CFLAGS, f"-I{c_path.parent.resolve()}", str(c_path.resolve()), str(wrapper_c), "-o", str(tmp), "-lm"]
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"compiling {c_path} failed:\n{result.stderr}")
-        os.replace(tmp, lib_path)
 
     def _make(self, name):
         fn, args = self._signatures[name]
