@@ -217,6 +217,7 @@ class CBackend(Backend):
         ctx["uses_memcpy"] = any(f["tiny"] and f["tiny"]["kind"] == "rows" for f in functions)
         ctx["uses_tiny"] = any(f["tiny"] for f in functions)
         ctx["uses_pick"] = any(f["tiny"] and f["tiny"].get("pick") for f in functions)
+        ctx["pick_mask"] = tiny.MASK[self.real][0]          # the integer type of sd_pick's masks
 
     def tiny_batch(self, f, plan):
         """The batch entry of a function without lanes (tiny.py): elementwise (`plan`), a loop over the flat

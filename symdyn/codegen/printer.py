@@ -91,13 +91,13 @@ class Printer:
         if t.is_Number and _value(t) < 0:
             return True, self.literal(-_value(t))
         if t.is_Mul:
-            coeff, rest = _split_coeff(t)
+            coeff, rest = split_coeff(t)
             if coeff < 0:
                 return True, self._print(_rebuild(-coeff, rest), 1)
         return False, self._print(t, 1)
 
     def _mul(self, e):
-        coeff, factors = _split_coeff(e)
+        coeff, factors = split_coeff(e)
         num, den = [], []
         for f in factors:
             if f.is_Pow and f.args[1].is_Number and float(f.args[1]) < 0:
@@ -129,7 +129,8 @@ class Printer:
         return self.power(base, x)
 
 
-def _split_coeff(m):
+def split_coeff(m):
+    """(numeric coefficient, [other factors]) of a product."""
     coeff, factors = 1.0, []
     for f in m.args:
         if f.is_Number:
@@ -166,7 +167,7 @@ def _count(e, c):
         for a in e.args:
             _count(a, c)
     elif e.is_Mul:
-        coeff, factors = _split_coeff(e)
+        coeff, factors = split_coeff(e)
         num = [f for f in factors if not _is_reciprocal(f)]
         den = [f for f in factors if _is_reciprocal(f)]
         c["mul"] += max(len(num) + (abs(coeff) != 1) - 1, 0) + max(len(den) - 1, 0)

@@ -27,6 +27,7 @@ import math
 import symengine as se
 
 from .backends import input_entries
+from .printer import split_coeff
 
 #: at most this many different expressions among the entries of an elementwise output (each is
 #: computed for every entry, then one is selected)
@@ -53,17 +54,6 @@ _TEMPORARY = itertools.count()
 
 class NotElementwise(Exception):
     """An output entry reads other entries, or an expression this analysis does not take apart."""
-
-
-def _split(m):
-    """(numeric coefficient, [other factors]) of a product."""
-    coeff, rest = 1.0, []
-    for f in m.args:
-        if f.is_Number:
-            coeff *= float(f)
-        else:
-            rest.append(f)
-    return coeff, rest
 
 
 def _shape(e, local):
@@ -101,7 +91,7 @@ def _term(e, local):
     too, so that 0.6*sign(qd) and sign(qd) (a Coulomb coefficient of 1) have one shape."""
     if e.is_Number:
         return _shape(e, local)
-    coeff, factors = _split(e) if e.is_Mul else (1.0, [e])
+    coeff, factors = split_coeff(e) if e.is_Mul else (1.0, [e])
     k = se.Symbol(f"sd_tmp{next(_TEMPORARY)}")
     key, consts, template = _combine("*", [_shape(f, local) for f in factors], se.Mul)
     return ("c*", key), [(k, coeff)] + consts, k * template
