@@ -87,16 +87,11 @@ def _indices(shape):
     return [(", ".join(map(str, idx)), flat) for flat, idx in enumerate(itertools.product(*map(range, shape)))]
 
 
-def _fext_call(program):
-    """The arguments of the f_ext variant, as the base function passes them on."""
+def _variant_call(program, extra):
+    """The arguments of a variant (f_ext; gains, error) as the base function passes them on: its own,
+    then `extra`, then the parameters."""
     plain = [a for a in program.args if a != PARAMS]
-    return ", ".join(plain + ["f_ext"] + [a for a in program.args if a == PARAMS])
-
-
-def _baumgarte_call(program):
-    """The arguments of the stabilized variant, as the base function passes them on."""
-    plain = [a for a in program.args if a != PARAMS]
-    return ", ".join(plain + ["gains", "error"] + [a for a in program.args if a == PARAMS])
+    return ", ".join(plain + list(extra) + [a for a in program.args if a == PARAMS])
 
 
 def input_entries(program):
@@ -117,14 +112,16 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
     inputs = [(str(program.inputs[arg][flat]), arg, idx, flat) for arg in program.inputs
               for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
     context = {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
-               "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _fext_call(program),
-               "baumgarte": program.baumgarte, "baumgarte_call": _baumgarte_call(program),
+               "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _variant_call(program, ["f_ext"]),
+               "baumgarte": program.baumgarte, "baumgarte_call": _variant_call(program, ["gains", "error"]),
                "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
                "gravity": program.gravity, "parts": [], "workspace": 0, "program": program,
                "units": units, "result_uses": result_uses}
     placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
     placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
-    context["body"] = one_piece(units, placed)       # the C function in one piece: lines and output stores
+    zeros = {(name, k) for name, _, values in program.outputs() for k, e in enumerate(values)
+             if e.is_Number and e.is_zero}                # 0 and 0.0 (symengine: RealDouble(0.0) != 0)
+    context["body"] = one_piece(units, placed, zeros)   # the C function in one piece: lines and output stores
     if split_above is not None and len(units) > split_above:
         flat_inputs = [(sym, arg, flat) for sym, arg, _, flat in inputs]
         context["parts"], context["workspace"] = split(units, flat_inputs, program.args, placed,

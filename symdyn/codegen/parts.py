@@ -123,11 +123,12 @@ ZERO_RUN, ZERO_CHUNK = 4, 8
 EARLY_STORES = 32
 
 
-def one_piece(units, results):
+def one_piece(units, results, zeros=frozenset()):
     """The statements of a function in one piece (after its input loads), each output entry written just
     after the statement that computes the last of its operands: written at the end instead, every entry
     would be held (spilled) until then. Entries of inputs and constants come first, a run of ZERO_RUN or
-    more exact zeros as loops of ZERO_CHUNK entries. results: [(output array, flat index, expression text, symbols it uses)]."""
+    more exact zeros as loops of ZERO_CHUNK entries. results: [(output array, flat index, expression text,
+    symbols it uses)]; zeros: the (output array, flat index) of the entries that are exact zeros."""
     at = {sym: k for k, unit in enumerate(units) for sym in unit.defs}
     if len(results) < EARLY_STORES:                  # a few entries: held in registers to the end
         return [line for unit in units for line in unit.lines] + [f"{n}[{f}] = {r};" for n, f, r, _ in results]
@@ -135,21 +136,21 @@ def one_piece(units, results):
     for name, flat, rhs, uses in results:
         k = max((at[s] for s in uses if s in at), default=None)
         (first if k is None else after.setdefault(k, [])).append((name, flat, rhs))
-    lines = _constant_stores(first)
+    lines = _constant_stores(first, zeros)
     for k, unit in enumerate(units):
         lines += unit.lines
         lines += [f"{name}[{flat}] = {rhs};" for name, flat, rhs in after.get(k, [])]
     return lines
 
 
-def _constant_stores(entries):
-    """Stores of entries that need no statement, runs of exact zeros as loops."""
+def _constant_stores(entries, zeros):
+    """Stores of entries that need no statement, runs of exact zeros (`zeros`) as loops."""
     lines, k = [], 0
     while k < len(entries):
         name, flat, rhs = entries[k]
         end = k
-        while (_is_zero(rhs) and end + 1 < len(entries) and entries[end + 1][0] == name
-               and entries[end + 1][1] == flat + end + 1 - k and _is_zero(entries[end + 1][2])):
+        while ((name, flat) in zeros and end + 1 < len(entries) and entries[end + 1][0] == name
+               and entries[end + 1][1] == flat + end + 1 - k and (name, entries[end + 1][1]) in zeros):
             end += 1
         if end + 1 - k >= ZERO_RUN:
             stop = flat + end + 1 - k
@@ -161,9 +162,3 @@ def _constant_stores(entries):
             k += 1
     return lines
 
-
-def _is_zero(text):
-    try:
-        return float(text.rstrip("f")) == 0
-    except ValueError:
-        return False
