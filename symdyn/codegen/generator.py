@@ -7,6 +7,7 @@ geometry), dead-code elimination; the backends (templates) only format.
 import hashlib
 import json
 import keyword
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,7 @@ class Program:
         names = self.output if isinstance(self.output, tuple) else (self.output,)
         out, start = [], 0
         for name, shape in zip(names, self.dims):
-            size = _count(shape)
+            size = math.prod(shape)
             out.append((name, shape, self.results[start:start + size]))
             start += size
         return out
@@ -82,12 +83,12 @@ def trace(model, fn, params_mode="numeric"):
     tape = Tape()
     shapes = {a: resolve(arg_dims(a), size) for a in fn.args}
     prefix = {PARAMS: "p"}
-    inputs = {a: [se.Symbol(f"{prefix.get(a, a)}{i}") for i in range(_count(shapes[a]))] for a in fn.args}
+    inputs = {a: [se.Symbol(f"{prefix.get(a, a)}{i}") for i in range(math.prod(shapes[a]))] for a in fn.args}
     params = None
     args = fn.signature(params_mode)
     if PARAMS in args:
         shapes[PARAMS] = resolve(arg_dims(PARAMS), size)
-        inputs[PARAMS] = params = [se.Symbol(f"p{i}") for i in range(_count(shapes[PARAMS]))]
+        inputs[PARAMS] = params = [se.Symbol(f"p{i}") for i in range(math.prod(shapes[PARAMS]))]
     chain = Chain(tape, model, params)
     X = chain.transforms(inputs["q"]) if fn.args[0] == "q" else None
     result = fn.trace(tape, chain, X, *(nest(inputs[a], shapes[a]) for a in fn.args[fn.args[0] == "q":]))
@@ -98,13 +99,6 @@ def trace(model, fn, params_mode="numeric"):
                       baumgarte=baumgarte_variant(fn.name))
     program.ops = count_ops([e for _, e in live] + [e for e in flat if not e.is_Atom])
     return program
-
-
-def _count(shape):
-    count = 1
-    for d in shape:
-        count *= d
-    return count
 
 
 def select_functions(names=None, model=None):

@@ -9,6 +9,8 @@ from collections import Counter
 import symengine as se
 
 _INFINITE = {"Infinity": math.inf, "NegativeInfinity": -math.inf}
+#: the functions of one argument that the printers write (each printer's `funcs` names them)
+FUNCTIONS = ("sin", "cos", "tanh", "sign")
 
 
 def _value(x):
@@ -72,7 +74,7 @@ class Printer:
         if e.is_Pow:
             return self._pow(e)
         name = type(e).__name__
-        if name in ("sin", "cos", "tanh", "sign"):
+        if name in FUNCTIONS:
             return f"{self.funcs[name]}({self._print(e.args[0])})", 2
         raise TypeError(f"cannot print {name}: {e}")
 

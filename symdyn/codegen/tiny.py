@@ -27,7 +27,7 @@ import math
 import symengine as se
 
 from .backends import input_entries
-from .printer import split_coeff
+from .printer import FUNCTIONS, split_coeff
 
 #: at most this many different expressions among the entries of an elementwise output (each is
 #: computed for every entry, then one is selected)
@@ -44,8 +44,7 @@ MASK = {"double": ("uint64_t", "UINT64_MAX"), "float": ("uint32_t", "UINT32_MAX"
 #: base_parameters (about 3 us). Not tuned for two threads (benchmarks/RESULTS.md, "Batch of tiny
 #: functions")
 PARALLEL_ENTRIES = 32768
-_FUNCTIONS = ("sin", "cos", "tanh", "sign")
-#: the functions of _FUNCTIONS that are calls to libm
+#: the functions of printer.FUNCTIONS that are calls to libm
 LIBM = ("sin", "cos", "tanh")
 #: names of the placeholders while an expression is taken apart (renamed sd_k<output>_<shape>_<j> after:
 #: one loop body holds every output's constants)
@@ -80,7 +79,7 @@ def _shape(e, local):
         key, consts, template = _shape(base, local)
         return ("^", key, float(exp)), consts, se.Pow(template, exp)
     name = type(e).__name__
-    if name in _FUNCTIONS:
+    if name in FUNCTIONS:
         key, consts, template = _shape(e.args[0], local)
         return (name, key), consts, getattr(se, name)(template)
     raise NotElementwise(name)
