@@ -21,6 +21,7 @@ P / M, kept in the first version's form P = R0(k) (m v + w x h) (see com_jacobia
 """
 from ..multibody import spatial as S
 from ..multibody.joints import unit_axis
+from .crba import add3, shifted_inertia
 from .frames import Placements, columns, nv, rate_indices
 
 
@@ -40,7 +41,7 @@ class Composite:
                 m = m + self.m[c]
                 h = S.add(h, S.add(self.hp[c], S.scale(self.m[c], l)))
                 if inertia:
-                    J = _add3(J, _shifted(ctx, l, self.m[c], self.hp[c], self.Jp[c]))
+                    J = add3(J, shifted_inertia(ctx, l, self.m[c], self.hp[c], self.Jp[c]))
             self.m[k] = ctx.bind(m)
             self.h[k] = S.bind(ctx, h)
             self.hp[k] = S.bind(ctx, S.rot(X[k][0], self.h[k]))
@@ -75,32 +76,12 @@ def _turned(ctx, chain, X, k, J):
     return _bind_sym(ctx, S.matmul3(A, S.matmul3(M, S.transpose3(A))))
 
 
-def _add3(A, B):
-    return [[A[i][j] + B[i][j] for j in range(3)] for i in range(3)]
-
-
 def _bind_sym(ctx, A):
     out = [[None] * 3 for _ in range(3)]
     for i in range(3):
         for j in range(i, 3):
             out[i][j] = out[j][i] = ctx.bind(A[i][j])
     return out
-
-
-def _shifted(ctx, l, m, hc, RJ):
-    """A child's rotational inertia R J R^T about its parent's origin, in the parent's axes:
-        RJ + m (|l|^2 1 - l l^T) + 2 (l . hc) 1 - l hc^T - hc l^T.
-    2 (l . hc) is bound when l has several nonzero entries (it serves three entries); when l lies
-    on an axis it stays unbound, so that it cancels in that axis's entry against 2 l_i hc_i."""
-    ll, lh2 = S.dot(l, l), S.dot(S.scale(2, l), hc)
-    if ctx.symbolic:
-        moving = any(getattr(x, "free_symbols", True) for x in l)       # a prismatic joint's l
-        if moving:
-            ll = ctx.bind(ll)
-        if moving or sum(1 for x in l if x != 0) > 1:
-            lh2 = ctx.bind(lh2)
-    return [[RJ[i][j] - m * l[i] * l[j] - l[i] * hc[j] - hc[i] * l[j] + (m * ll + lh2 if i == j else 0)
-             for j in range(3)] for i in range(3)]
 
 
 def _center(ctx, chain, pl, comp):

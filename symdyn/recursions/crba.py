@@ -27,7 +27,7 @@ def composite_parameters(ctx, chain, X, turned=None):
                 turned[c] = hc
             mk = mk + m[c]
             hk = S.add(hk, S.add(hc, S.scale(m[c], l)))
-            Jk = _add3(Jk, shifted_inertia(ctx, l, m[c], hc, S._rotate(ctx, R, J[c], True, X[c])))
+            Jk = add3(Jk, shifted_inertia(ctx, l, m[c], hc, S._rotate(ctx, R, J[c], True, X[c])))
         m[k] = ctx.bind(mk)
         h[k] = S.bind(ctx, hk)
         J[k] = [[ctx.bind(Jk[i][j]) if j >= i else None for j in range(3)] for i in range(3)]
@@ -45,7 +45,7 @@ def _times(c, x):
     return c * x
 
 
-def _add3(A, B):
+def add3(A, B):
     return [[A[i][j] + B[i][j] for j in range(3)] for i in range(3)]
 
 
