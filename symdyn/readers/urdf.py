@@ -180,15 +180,24 @@ def _description(root, filename, warn):
     }
 
 
+def _named(root, tag):
+    """(name, element) of each <tag> of the robot, in document order; _Invalid for one without a name
+    or with the name of an earlier one."""
+    seen = set()
+    for index, element in enumerate(_children(root, tag), start=1):
+        name = element.get("name")
+        if name is None:
+            raise _Invalid(f"{tag} #{index}: <{tag}> is missing attribute 'name'")
+        if name in seen:
+            raise _Invalid(f"{tag} '{name}': defined twice")
+        seen.add(name)
+        yield name, element
+
+
 def _read_links(root):
     """Link name -> link entry (insertion order = document order)."""
     links = {}
-    for index, element in enumerate(_children(root, "link"), start=1):
-        name = element.get("name")
-        if name is None:
-            raise _Invalid(f"link #{index}: <link> is missing attribute 'name'")
-        if name in links:
-            raise _Invalid(f"link '{name}': defined twice")
+    for name, element in _named(root, "link"):
         links[name] = _read_link(element, name)
     if not links:
         raise _Invalid("robot has no links")
@@ -222,12 +231,7 @@ def _rotate_inertia(inertia, rpy):
 def _read_joints(root, links, warn):
     """Joint name -> joint entry (document order), with parent/child links checked to exist."""
     joints = {}
-    for index, element in enumerate(_children(root, "joint"), start=1):
-        name = element.get("name")
-        if name is None:
-            raise _Invalid(f"joint #{index}: <joint> is missing attribute 'name'")
-        if name in joints:
-            raise _Invalid(f"joint '{name}': defined twice")
+    for name, element in _named(root, "joint"):
         joints[name] = _read_joint(element, name, links)
         mimic = _only_child(element, "mimic", f"joint '{name}'", required=False)
         if mimic is not None and joints[name]["type"] != "fixed":
