@@ -20,6 +20,18 @@ def bind_matrix(ctx, m):
     return [[ctx.bind(x) for x in row] for row in m]
 
 
+def bind_entries(ctx, n, entry, symmetric=False):
+    """The n x n matrix of the bound entries entry(i, j), row by row; symmetric: only the upper
+    triangle is computed, and mirrored."""
+    out = [[None] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i if symmetric else 0, n):
+            out[i][j] = ctx.bind(entry(i, j))
+            if symmetric:
+                out[j][i] = out[i][j]
+    return out
+
+
 # ---------------------------------------------------------------------------- 3-D
 def add(a, b):
     return [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
@@ -167,14 +179,7 @@ def _rotate(ctx, R, M, symmetric, X=None, inverse=False):
     if rotate is not None:
         return rotate(ctx, M, symmetric, inverse)
     RM = bind_matrix(ctx, matmul3(R, M))
-    out = [[None] * 3 for _ in range(3)]
-    for i in range(3):
-        for j in range(3):
-            if symmetric and j < i:
-                out[i][j] = out[j][i]
-            else:
-                out[i][j] = ctx.bind(RM[i][0] * R[j][0] + RM[i][1] * R[j][1] + RM[i][2] * R[j][2])
-    return out
+    return bind_entries(ctx, 3, lambda i, j: RM[i][0] * R[j][0] + RM[i][1] * R[j][1] + RM[i][2] * R[j][2], symmetric)
 
 
 def plane_rotation(ctx, M, i, j, c, s, c2, s2, symmetric):
@@ -222,13 +227,7 @@ def congruence_inward(ctx, X, P, symmetric=True):
     LC = _cross_cols(l, C)
     # (B + l~D) l~^T = (l~ (B + l~D)^T)^T
     BLt = transpose3(_cross_cols(l, transpose3(B2)))
-    A2 = [[None] * 3 for _ in range(3)]
-    for i in range(3):
-        for j in range(3):
-            if symmetric and j < i:
-                A2[i][j] = A2[j][i]
-            else:
-                A2[i][j] = ctx.bind(A[i][j] + LC[i][j] + BLt[i][j])
+    A2 = bind_entries(ctx, 3, lambda i, j: A[i][j] + LC[i][j] + BLt[i][j], symmetric)
     if symmetric:
         C2 = transpose3(B2)
     else:
@@ -251,11 +250,7 @@ def congruence_outward(ctx, X, Y, symmetric=True):
 
 def symmetric(ctx, entry):
     """The symmetric 6x6 matrix with upper-triangle entries entry(i, j), each bound once."""
-    out = [[None] * 6 for _ in range(6)]
-    for i in range(6):
-        for j in range(i, 6):
-            out[i][j] = out[j][i] = ctx.bind(entry(i, j))
-    return out
+    return bind_entries(ctx, 6, entry, symmetric=True)
 
 
 def rank_one_downdate(ctx, P, g, G):
@@ -264,14 +259,7 @@ def rank_one_downdate(ctx, P, g, G):
 
 
 def matrix_add(ctx, P, Q, symmetric=True):
-    out = [[None] * 6 for _ in range(6)]
-    for i in range(6):
-        for j in range(6):
-            if symmetric and j < i:
-                out[i][j] = out[j][i]
-            else:
-                out[i][j] = ctx.bind(P[i][j] + Q[i][j])
-    return out
+    return bind_entries(ctx, 6, lambda i, j: P[i][j] + Q[i][j], symmetric)
 
 
 def rigid_inertia(params):
