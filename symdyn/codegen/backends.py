@@ -12,7 +12,7 @@ import jinja2
 from ..functions import sizes
 from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
 from .parts import one_piece, split
-from .printer import number
+from .printer import float_value, number
 from ..multibody import lie
 
 #: a function of more statements than a splitting backend's split_above is cut into parts of at most PART_SIZE
@@ -65,17 +65,7 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["python_string"] = python_string
-    env.tests["literal"] = _is_literal
     return env
-
-
-def _is_literal(text):
-    """Is the printed expression a number (a constant entry of an output)?"""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _ops_text(ops):
@@ -104,6 +94,8 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
     units = backend.statements(program.assignments, input_entries(program))
     outputs = [{"name": name, "shape": shape, "dims": shape, "size": len(values),
                 "results": [(idx, printer(values[flat])) for idx, flat in _indices(shape)],
+                # the value of each entry that is a constant, else None
+                "numbers": [float_value(e) if e.is_Number else None for e in values],
                 # an output that is mostly exact zeros (the regressor) starts from zeros in Python
                 "sparse": sum(e == 0 for e in values) > len(values) // 2}
                for name, shape, values in program.outputs()]
@@ -119,8 +111,7 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
                "units": units, "result_uses": result_uses}
     placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
     placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
-    zeros = {(name, k) for name, _, values in program.outputs() for k, e in enumerate(values)
-             if e.is_Number and e.is_zero}                # 0 and 0.0 (symengine: RealDouble(0.0) != 0)
+    zeros = {(o["name"], k) for o in outputs for k, value in enumerate(o["numbers"]) if value == 0}
     context["body"] = one_piece(units, placed, zeros)   # the C function in one piece: lines and output stores
     if split_above is not None and len(units) > split_above:
         flat_inputs = [(sym, arg, flat) for sym, arg, _, flat in inputs]

@@ -13,7 +13,7 @@ _INFINITE = {"Infinity": math.inf, "NegativeInfinity": -math.inf}
 FUNCTIONS = ("sin", "cos", "tanh", "sign")
 
 
-def _value(x):
+def float_value(x):
     """float(x), also for symengine's oo, -oo, zoo and nan (which float() does not convert)."""
     try:
         return float(x)
@@ -30,7 +30,7 @@ def number(value):
 
     inf and nan have no literal (C has no `inf`, the generated Python has no name for it):
     NonFiniteError rather than code that neither compiles nor imports."""
-    value = _value(value)
+    value = float_value(value)
     if not math.isfinite(value):
         raise NonFiniteError(f"the generated code would contain the constant {value!r}")
     text = repr(value)
@@ -66,7 +66,7 @@ class Printer:
             return str(e), 2
         if e.is_Number:
             text = self.literal(e)
-            return text, (2 if _value(e) >= 0 else 0)
+            return text, (2 if float_value(e) >= 0 else 0)
         if e.is_Add:
             return self._add(e), 0
         if e.is_Mul:
@@ -90,8 +90,8 @@ class Printer:
 
     def _signed(self, t):
         """(is it subtracted, its printed magnitude) of a term of a sum."""
-        if t.is_Number and _value(t) < 0:
-            return True, self.literal(-_value(t))
+        if t.is_Number and float_value(t) < 0:
+            return True, self.literal(-float_value(t))
         if t.is_Mul:
             coeff, rest = split_coeff(t)
             if coeff < 0:
@@ -136,7 +136,7 @@ def split_coeff(m):
     coeff, factors = 1.0, []
     for f in m.args:
         if f.is_Number:
-            coeff *= _value(f)
+            coeff *= float_value(f)
         else:
             factors.append(f)
     return coeff, factors
