@@ -174,3 +174,14 @@ def test_static_helpers_exactly_where_called(tmp_path):
                 seen.add((helper, called))
     assert seen == {(h, c) for h in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_pick", "sd_sincos_kernel")
                     for c in (True, False)}
+
+
+def test_c_printers_call_libm_in_their_precision():
+    """double: sin, sqrt, tanh, pow; float32: their float versions (sinf, ...) and float literals; sd_sign in both."""
+    import symengine as se
+
+    from symdyn.codegen.c import C, C32
+    x = se.Symbol("x")
+    e = se.sin(x) + se.sqrt(x) * se.tanh(x) + x ** se.Rational(1, 3) + se.sign(x)
+    assert C.printer(e) == "pow(x, 0.3333333333333333) + sd_sign(x) + sin(x) + sqrt(x)*tanh(x)"
+    assert C32.printer(e) == "powf(x, 0.3333333333333333f) + sd_sign(x) + sinf(x) + sqrtf(x)*tanhf(x)"

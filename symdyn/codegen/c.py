@@ -37,25 +37,23 @@ FLT_MAX = 3.4028234663852886e38
 
 
 class CPrinter(Printer):
-    funcs = {"sin": "sin", "cos": "cos", "sqrt": "sqrt", "tanh": "tanh", "sign": "sd_sign"}
+    #: libm's functions (and pow), and the module's own sd_sign
+    funcs = {"sin": "sin", "cos": "cos", "sqrt": "sqrt", "tanh": "tanh", "sign": "sd_sign", "pow": "pow"}
 
     def power(self, base, exponent):
-        return f"pow({self._print(base)}, {self.literal(exponent)})", 2
+        return f"{self.funcs['pow']}({self._print(base)}, {self.literal(exponent)})", 2
 
 
 class CFloatPrinter(CPrinter):
     """float32: float literals (the suffix f: a bare 0.5 would turn the expression into double
     arithmetic) and libm's float functions."""
-    funcs = {"sin": "sinf", "cos": "cosf", "sqrt": "sqrtf", "tanh": "tanhf", "sign": "sd_sign"}
+    funcs = {name: c if c.startswith("sd_") else c + "f" for name, c in CPrinter.funcs.items()}
 
     def literal(self, value):
         text = number(value)
         if abs(float(text)) > FLT_MAX:
             raise NonFiniteError(f"the generated code would contain the constant {text}, beyond float32's range")
         return text + "f"
-
-    def power(self, base, exponent):
-        return f"powf({self._print(base)}, {self.literal(exponent)})", 2
 
 
 class TrigLine(str):
@@ -131,7 +129,7 @@ class CBackend(Backend):
                 if t[0] == "sin":
                     c, angle = pairs[t[1]]["cos"], self.printer(t[1])
                     call = TrigLine(f"sd_sincos({angle}, &{s}, &{c});",
-                                    [f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});"], calls="sd_sincos")
+                                    _lane_sincos(angle, s, c), calls="sd_sincos")
                     out.append(Unit((str(s), str(c)), uses, [f"{self.real} {s}, {c};", call]))
                 continue
             line = f"const {self.real} {s} = {self.printer(e)};"
@@ -158,8 +156,7 @@ class CBackend(Backend):
             reads = [f"{got[trig]} = sd_{trig}[{k}]" for trig in ("sin", "cos") if trig in got]
             defs += [got[trig] for trig in ("sin", "cos") if trig in got]
             if len(got) == 2:                         # one sd_sincos_lane per angle in the lanes
-                lane = [f"{self.real} {got['sin']}, {got['cos']};",
-                        f"sd_far |= sd_sincos_lane({angle}, &{got['sin']}, &{got['cos']});"]
+                lane = _lane_sincos(angle, got["sin"], got["cos"], self.real)
             else:
                 (trig, name), = got.items()
                 lane = _lane_one(name, trig, angle, self.real)
@@ -340,7 +337,13 @@ def _lane_one(name, trig, angle, real):
     unused = c if trig == "sin" else s
     # the unused value tested (NaN only where the angle is not finite: flagged already): left
     # dead, gcc 12 no longer if-converts the block and does not vectorize it
-    return [f"{real} {s}, {c};", f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});", f"sd_far |= {unused} != {unused};"]
+    return _lane_sincos(angle, s, c, real) + [f"sd_far |= {unused} != {unused};"]
+
+
+def _lane_sincos(angle, s, c, real=None):
+    """The lane statements of the sin and cos of one angle into s and c (declared first, as `real`, when
+    given): sd_sincos_lane flags in sd_far an angle beyond the kernel's range."""
+    return ([f"{real} {s}, {c};"] if real else []) + [f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});"]
 
 
 class CFloat32Backend(CBackend):
