@@ -1,6 +1,8 @@
 """Batch entries of the generated C (`<robot>_<function>_batch`): the numbers of a loop of single-state
 calls for any count (blocks of lanes, a padded last block, none at all), any thread count, and angles
 beyond the vectorized sincos's range; the lane loop is vectorized by gcc."""
+import argparse
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -192,6 +194,37 @@ def test_block_entries_are_stored_as_soon_as_computed():
             loads = re.compile(r"int sd_far = 0;|const double \w+ = sd_\w+\[\d+\]\[sd_k\];|double \w+, \w+;|sd_far \|= .*")
             assert all(store.fullmatch(b) or loads.fullmatch(b) for b in between), (line, between[:3])
 
+
+
+def _bench_batch():
+    spec = importlib.util.spec_from_file_location("bench_batch", ROOT / "benchmarks" / "bench_batch.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_split_finds_every_block_copy():
+    """bench_batch --split times each lane loop without the copies of its blocks into the rows (benchmarks/RESULTS.md
+    section 33): its pattern must find every copy in the template's lane functions, or it would time some copies too."""
+    source = PANDA.read_text()
+    alone, copies = _bench_batch().lanes_alone(source)
+    calls = re.findall(r"^ +sd_scatter(?:_map)?\(sd_", source, re.MULTILINE)
+    assert len(copies) == 31 and sum(map(len, copies.values())) == len(calls) > 31
+    assert not re.search(r"^ +sd_scatter(?:_map)?\(sd_", alone, re.MULTILINE)
+    assert copies["regressor"] == [("sd_scatter_map", "sd_src_regressor_Y, sd_fill_regressor_Y, 686", 686)]
+    assert copies["inverse_dynamics"] == [("sd_scatter", "7", 7)]
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_bench_split_driver_runs(tmp_path):
+    """The --split driver (the module's source included, its copies left out) compiles and times both parts."""
+    bench = _bench_batch()
+    args = argparse.Namespace(count=40, repeat=1, threads=1, cc="gcc", cflags="")
+    exe = bench.build(PLANAR2, ["mass_matrix", "inverse_dynamics"], args, tmp_path, split=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    rows = [line.split() for line in out.splitlines()]
+    assert [r[0] for r in rows] == ["mass_matrix", "inverse_dynamics"]
+    assert all(float(r[2]) > 0 and float(r[7]) > 0 for r in rows)     # the lane loop alone, the copy alone
 
 @pytest.fixture(scope="module")
 def ur5_few(tmp_path_factory):
