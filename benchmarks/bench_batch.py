@@ -197,7 +197,7 @@ def build(c_path, names, args, folder, split=False):
     src.write_text(driver(c_path.stem, c_module, names, args.count, args.repeat, args.threads, copies))
     exe = Path(folder) / "driver"
     flags = [*cload.OPT_FLAGS, *cload.GCC_FLAGS, "-fopenmp", "-std=gnu99", *args.cflags.split()]
-    if split:       # gcc inlines the copy into the driver, sees the block's bounds and warns of overflows it cannot rule out
+    if split:       # the copy inlined with the block's bounds: gcc warns of overflows it cannot rule out
         flags.append("-Wno-aggressive-loop-optimizations")
     print(" ".join([args.cc, *flags]), c_path, "(lane loops alone)" if split else "", file=sys.stderr, flush=True)
     subprocess.run([args.cc, *flags, f"-I{folder}", f"-I{c_path.parent}", str(src), *sources, "-o", str(exe), "-lm"],
