@@ -13,8 +13,11 @@ import pytest
 import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
+from symdyn.codegen import c as c_backend
 from symdyn.codegen import cload
+from symdyn.codegen.parts import Unit
 from symdyn.functions import FUNCTIONS
+from symdyn.generate import render
 
 PANDA = ROOT / "generated" / "panda.c"
 PLANAR2 = ROOT / "generated" / "planar2.c"
@@ -194,6 +197,48 @@ def test_block_entries_are_stored_as_soon_as_computed():
             loads = re.compile(r"int sd_far = 0;|const double \w+ = sd_\w+\[\d+\]\[sd_k\];|double \w+, \w+;|sd_far \|= .*")
             assert all(store.fullmatch(b) or loads.fullmatch(b) for b in between), (line, between[:3])
 
+
+
+def test_schedule_ends_values_before_starting_new_ones():
+    """_schedule takes, among the ready statements, the one that ends the most live values: four values read once
+    each, defined first in program order (all four live at once), are each used as soon as defined (two at most)."""
+    units = [Unit((f"a{i}",), frozenset({f"q{i}"}), [f"const double a{i} = 2*q{i};"]) for i in range(4)]
+    units += [Unit((f"x{i}",), frozenset({f"a{i}"}), [f"const double x{i} = a{i}*a{i};"]) for i in range(4)]
+    order, after = c_backend._schedule(units, [{f"x{i}"} for i in range(4)] + [set()])
+    assert order == [0, 4, 1, 5, 2, 6, 3, 7]
+    assert after == {None: [4], 4: [0], 5: [1], 6: [2], 7: [3]}      # each block entry right after its value
+
+
+def _average_live(lines):
+    """How many values (x...) are live on average over the lines: defined, and read by a later line."""
+    defined, last = {}, {}
+    for k, line in enumerate(lines):
+        for name in re.findall(r"\bx\w+\b", line):
+            if name in defined:
+                last[name] = k
+        for name in re.findall(r"(?:double |&|, )(x\w+)(?= =|[,;)])", line):
+            defined.setdefault(name, k)
+    return sum(last[n] - d for n, d in defined.items() if n in last) / len(lines)
+
+
+def test_lane_loops_keep_fewer_values_live_than_the_program_order(monkeypatch):
+    """The Panda's two longest lane loops (regressor, coriolis_nu) in the order of _schedule keep at least 5% fewer
+    values live than the same statements in program order (the order before the schedule), the measure of their
+    spills (benchmarks/RESULTS.md section 33)."""
+    real, seen = c_backend._lane_body, {}
+
+    def spy(f):
+        seen[f["name"]] = f, real(f)
+        return seen[f["name"]][1]
+
+    monkeypatch.setattr(c_backend, "_lane_body", spy)
+    render(symdyn.load_robot(ROOT / "robots" / "panda.urdf"), ("c",), "numeric", functions=["regressor", "coriolis_nu"])
+    for name in ("regressor", "coriolis_nu"):
+        f, lines = seen[name]
+        scheduled = [line for line in lines if not re.match(r"sd_\w+\[\d+\]\[sd_k\] = ", line)]   # no block stores
+        plain = [line for unit in f["units"] for line in c_backend._lane_lines(unit.lines)]
+        assert sorted(scheduled) == sorted(plain)
+        assert _average_live(scheduled) < 0.95 * _average_live(plain), name
 
 
 def _bench_batch():
