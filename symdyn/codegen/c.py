@@ -333,23 +333,36 @@ def _schedule(units, store_uses):
         ends = sum(1 for s in reads[k] if unit_readers[s] == 1 and store_readers.get(s, 0) == done.get(s, 0))
         return ends - starts[k], -k
 
+    readers = {}                                       # symbol -> the units that read it
+    for k, used in enumerate(reads):
+        for s in used:
+            readers.setdefault(s, []).append(k)
+    store_units = [{at[s] for s in used} for used in store_reads]
     ready, order = {k for k, w in enumerate(waiting) if not w}, []
+    gains = {k: gain(k) for k in ready}
     while ready:
-        k = max(ready, key=gain)
+        k = max(ready, key=gains.__getitem__)
         ready.remove(k)
         order.append(k)
+        changed = set()                                # the units whose gain k's step may change
         for s in reads[k]:
             unit_readers[s] -= 1
+            changed.update(readers[s])
         for j in completes[k]:
             store_waiting[j] -= 1
+            changed.update(store_units[j])
             if not store_waiting[j]:
                 after.setdefault(k, []).append(j)
                 for s in store_reads[j]:
                     store_readers[s] -= 1
+                    changed.update(readers.get(s, ()))
         for u in users[k]:
             waiting[u] -= 1
             if not waiting[u]:
                 ready.add(u)
+                changed.add(u)
+        for u in changed & ready:
+            gains[u] = gain(u)
     assert len(order) == len(units), "the units' uses form a cycle"
     return order, {k: sorted(js) for k, js in after.items()}
 
