@@ -298,7 +298,7 @@ def _schedule(units, store_uses):
     """The order of the units in a lane loop: a list schedule that keeps fewer values live than the program order.
     Among the units whose operands are all computed, it takes the one that ends the most live values (operands it
     reads last, counting the block stores it completes) minus the values it starts, the earliest in program order
-    on a tie. A value of a 16-lane loop is 2 zmm registers, and the Panda's lane loops keep 20-110 values live on
+    on a tie. A value of a 16-lane loop is 2 zmm registers, and the Panda's lane loops keep 10-110 values live on
     average: fewer live values, fewer spills (regressor: 90 -> 83 on average, its lane loop 64 -> 59 ns per state;
     coriolis_nu 84 -> 81; benchmarks/RESULTS.md section 33). store_uses: the symbols of each block entry. Returns
     (unit indices in order, {unit index: the stores it completes, in block order}; None: the stores of no unit)."""
