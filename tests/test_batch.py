@@ -1,6 +1,8 @@
 """Batch entries of the generated C (`<robot>_<function>_batch`): the numbers of a loop of single-state
 calls for any count (blocks of lanes, a padded last block, none at all), any thread count, and angles
 beyond the vectorized sincos's range; the lane loop is vectorized by gcc."""
+import argparse
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -11,8 +13,11 @@ import pytest
 import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
+from symdyn.codegen import c as c_backend
 from symdyn.codegen import cload
+from symdyn.codegen.parts import Unit
 from symdyn.functions import FUNCTIONS
+from symdyn.generate import render
 
 PANDA = ROOT / "generated" / "panda.c"
 PLANAR2 = ROOT / "generated" / "planar2.c"
@@ -192,6 +197,79 @@ def test_block_entries_are_stored_as_soon_as_computed():
             loads = re.compile(r"int sd_far = 0;|const double \w+ = sd_\w+\[\d+\]\[sd_k\];|double \w+, \w+;|sd_far \|= .*")
             assert all(store.fullmatch(b) or loads.fullmatch(b) for b in between), (line, between[:3])
 
+
+
+def test_schedule_ends_values_before_starting_new_ones():
+    """_schedule takes, among the ready statements, the one that ends the most live values: four values read once
+    each, defined first in program order (all four live at once), are each used as soon as defined (two at most)."""
+    units = [Unit((f"a{i}",), frozenset({f"q{i}"}), [f"const double a{i} = 2*q{i};"]) for i in range(4)]
+    units += [Unit((f"x{i}",), frozenset({f"a{i}"}), [f"const double x{i} = a{i}*a{i};"]) for i in range(4)]
+    order, after = c_backend._schedule(units, [{f"x{i}"} for i in range(4)] + [set()])
+    assert order == [0, 4, 1, 5, 2, 6, 3, 7]
+    assert after == {None: [4], 4: [0], 5: [1], 6: [2], 7: [3]}      # each block entry right after its value
+
+
+def _average_live(lines):
+    """How many values (x...) are live on average over the lines: defined, and read by a later line."""
+    defined, last = {}, {}
+    for k, line in enumerate(lines):
+        for name in re.findall(r"\bx\w+\b", line):
+            if name in defined:
+                last[name] = k
+        for name in re.findall(r"(?:double |&|, )(x\w+)(?= =|[,;)])", line):
+            defined.setdefault(name, k)
+    return sum(last[n] - d for n, d in defined.items() if n in last) / len(lines)
+
+
+def test_lane_loops_keep_fewer_values_live_than_the_program_order(monkeypatch):
+    """The Panda's two longest lane loops (regressor, coriolis_nu) in the order of _schedule keep at least 5% fewer
+    values live than the same statements in program order (the order before the schedule), the measure of their
+    spills (benchmarks/RESULTS.md section 33)."""
+    real, seen = c_backend._lane_body, {}
+
+    def spy(f):
+        seen[f["name"]] = f, real(f)
+        return seen[f["name"]][1]
+
+    monkeypatch.setattr(c_backend, "_lane_body", spy)
+    render(symdyn.load_robot(ROOT / "robots" / "panda.urdf"), ("c",), "numeric", functions=["regressor", "coriolis_nu"])
+    for name in ("regressor", "coriolis_nu"):
+        f, lines = seen[name]
+        scheduled = [line for line in lines if not re.match(r"sd_\w+\[\d+\]\[sd_k\] = ", line)]   # no block stores
+        plain = [line for unit in f["units"] for line in c_backend._lane_lines(unit.lines)]
+        assert sorted(scheduled) == sorted(plain)
+        assert _average_live(scheduled) < 0.95 * _average_live(plain), name
+
+
+def _bench_batch():
+    spec = importlib.util.spec_from_file_location("bench_batch", ROOT / "benchmarks" / "bench_batch.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_split_finds_every_block_copy():
+    """bench_batch --split times each lane loop without the copies of its blocks into the rows (benchmarks/RESULTS.md
+    section 33): its pattern must find every copy in the template's lane functions, or it would time some copies too."""
+    source = PANDA.read_text()
+    alone, copies = _bench_batch().lanes_alone(source)
+    calls = re.findall(r"^ +sd_scatter(?:_map)?\(sd_", source, re.MULTILINE)
+    assert len(copies) == 31 and sum(map(len, copies.values())) == len(calls) > 31
+    assert not re.search(r"^ +sd_scatter(?:_map)?\(sd_", alone, re.MULTILINE)
+    assert copies["regressor"] == [("sd_scatter_map", "sd_src_regressor_Y, sd_fill_regressor_Y, 686", 686)]
+    assert copies["inverse_dynamics"] == [("sd_scatter", "7", 7)]
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_bench_split_driver_runs(tmp_path):
+    """The --split driver (the module's source included, its copies left out) compiles and times both parts."""
+    bench = _bench_batch()
+    args = argparse.Namespace(count=40, repeat=1, threads=1, cc="gcc", cflags="")
+    exe = bench.build(PLANAR2, ["mass_matrix", "inverse_dynamics"], args, tmp_path, split=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    rows = [line.split() for line in out.splitlines()]
+    assert [r[0] for r in rows] == ["mass_matrix", "inverse_dynamics"]
+    assert all(float(r[2]) > 0 and float(r[7]) > 0 for r in rows)     # the lane loop alone, the copy alone
 
 @pytest.fixture(scope="module")
 def ur5_few(tmp_path_factory):

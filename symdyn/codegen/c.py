@@ -300,26 +300,95 @@ def _is_plus_zero(text):
 
 
 def _lane_body(f):
-    """The statements of one lane of a batch block, each block entry stored just after the statement
-    that computes the last of its operands. Stored at the end, every entry would stay live over the
-    whole loop: with 16 lanes a value is 2-4 vector registers, so they were spilled and reloaded
-    (the Panda's regressor: ~780 spills; 207 -> 159 ns per state, benchmarks/RESULTS.md section 32)."""
+    """The statements of one lane of a batch block, in the order of _schedule, each block entry stored just after
+    the statement that computes the last of its operands. Stored at the end, every entry would stay live over the
+    whole loop: with 16 lanes a value is 2-4 vector registers, so they were spilled and reloaded (the Panda's
+    regressor: ~780 spills; 207 -> 159 ns per state, benchmarks/RESULTS.md section 32)."""
     uses = iter(f["result_uses"])
     operands = {}                                     # block entry's expression -> the symbols it uses
     for o in f["outputs"]:
         for (_, rhs), used in zip(o["results"], uses):
             operands.setdefault((o["name"], rhs), {str(s) for s in used})
-    at = {sym: k for k, unit in enumerate(f["units"]) for sym in unit.defs}
-    first, after = [], {}
-    for o in f["outputs"]:
-        for k, rhs in o["block"]:
-            last = max((at[s] for s in operands[o["name"], rhs] if s in at), default=None)
-            store = f"sd_{o['name']}[{k}][sd_k] = {rhs};"
-            (first if last is None else after.setdefault(last, [])).append(store)
-    lines = list(first)
-    for k, unit in enumerate(f["units"]):
-        lines += _lane_lines(unit.lines) + after.get(k, [])
+    stores = [(f"sd_{o['name']}[{k}][sd_k] = {rhs};", operands[o["name"], rhs])
+              for o in f["outputs"] for k, rhs in o["block"]]
+    order, after = _schedule(f["units"], [used for _, used in stores])
+    lines = [stores[j][0] for j in after.get(None, [])]          # entries of inputs and constants alone
+    for k in order:
+        lines += _lane_lines(f["units"][k].lines) + [stores[j][0] for j in after.get(k, [])]
     return lines
+
+
+def _schedule(units, store_uses):
+    """The order of the units in a lane loop: a list schedule that keeps fewer values live than the program order.
+    Among the units whose operands are all computed, it takes the one that ends the most live values (operands it
+    reads last, counting the block stores it completes) minus the values it starts, the earliest in program order
+    on a tie. A value of a 16-lane loop is 2 zmm registers, and the Panda's lane loops keep 10-110 values live on
+    average: fewer live values, fewer spills (regressor: 90 -> 83 on average, its lane loop 64 -> 59 ns per state;
+    coriolis_nu 84 -> 81; benchmarks/RESULTS.md section 33). store_uses: the symbols of each block entry. Returns
+    (unit indices in order, {unit index: the stores it completes, in block order}; None: the stores of no unit)."""
+    at = {s: k for k, u in enumerate(units) for s in u.defs}
+    reads = [sorted({str(s) for s in u.uses} & at.keys()) for u in units]
+    store_reads = [sorted(set(used) & at.keys()) for used in store_uses]
+    unit_readers, store_readers = {}, {}              # symbol -> how many units / stores still to read it
+    for symbols, readers in ((reads, unit_readers), (store_reads, store_readers)):
+        for used in symbols:
+            for s in used:
+                readers[s] = readers.get(s, 0) + 1
+    waiting = [len({at[s] for s in used}) for used in reads]
+    store_waiting = [len({at[s] for s in used}) for used in store_reads]
+    users, completes = [[] for _ in units], [[] for _ in units]
+    for k, used in enumerate(reads):
+        for d in {at[s] for s in used}:
+            users[d].append(k)
+    after = {}
+    for j, used in enumerate(store_reads):
+        for d in {at[s] for s in used}:
+            completes[d].append(j)
+        if not used:
+            after.setdefault(None, []).append(j)
+    starts = [sum(1 for s in u.defs if unit_readers.get(s) or store_readers.get(s)) for u in units]
+
+    def gain(k):
+        done = {}                                      # symbol -> the stores that k completes and that read it
+        for j in completes[k]:
+            if store_waiting[j] == 1:
+                for s in store_reads[j]:
+                    done[s] = done.get(s, 0) + 1
+        ends = sum(1 for s in reads[k] if unit_readers[s] == 1 and store_readers.get(s, 0) == done.get(s, 0))
+        return ends - starts[k], -k
+
+    readers = {}                                       # symbol -> the units that read it
+    for k, used in enumerate(reads):
+        for s in used:
+            readers.setdefault(s, []).append(k)
+    store_units = [{at[s] for s in used} for used in store_reads]
+    ready, order = {k for k, w in enumerate(waiting) if not w}, []
+    gains = {k: gain(k) for k in ready}
+    while ready:
+        k = max(ready, key=gains.__getitem__)
+        ready.remove(k)
+        order.append(k)
+        changed = set()                                # the units whose gain k's step may change
+        for s in reads[k]:
+            unit_readers[s] -= 1
+            changed.update(readers[s])
+        for j in completes[k]:
+            store_waiting[j] -= 1
+            changed.update(store_units[j])
+            if not store_waiting[j]:
+                after.setdefault(k, []).append(j)
+                for s in store_reads[j]:
+                    store_readers[s] -= 1
+                    changed.update(readers.get(s, ()))
+        for u in users[k]:
+            waiting[u] -= 1
+            if not waiting[u]:
+                ready.add(u)
+                changed.add(u)
+        for u in changed & ready:
+            gains[u] = gain(u)
+    assert len(order) == len(units), "the units' uses form a cycle"
+    return order, {k: sorted(js) for k, js in after.items()}
 
 
 def _lane_lines(lines):
