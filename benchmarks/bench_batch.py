@@ -16,6 +16,15 @@ the batch gives the loop's numbers.
 blocks into the rows (sd_scatter / sd_scatter_map replaced by a compiler barrier, so that the block is still
 stored) times the lane loop alone (with the input gather); and the module's own sd_scatter_map / sd_scatter,
 called on a block for every block of `count` states into the same output arrays, the copy alone.
+
+    python benchmarks/bench_batch.py generated/panda.c --floor --functions frame_jacobian --rounds 5
+
+--floor: the roofline of the lane entries. Two more builds of each module, measurement only (their outputs are
+wrong): "alone", whose lane blocks are not copied out to the rows (sd_scatter / sd_scatter_map return at once:
+the input gather and the lane loop), and "memset", whose copy is a memset of the same rows (the lane loop,
+then the output bytes stored at memset's speed, the fastest way to store them). Timed in turn with the
+module; "memset" is what a perfect copy of the blocks could reach. Functions without lane entries (tiny ones,
+loops of single calls) are the same code in the three builds.
 """
 import argparse
 import math
@@ -205,6 +214,27 @@ def build(c_path, names, args, folder, split=False):
     return exe
 
 
+#: the first line of the copies out of a lane block (templates/module.c.jinja), and what --floor puts there
+_COPY = re.compile(r"^static void (sd_scatter|sd_scatter_map)\((?:[^)]*)\)\n\{\n", re.M)
+_FLOORS = {"alone": '    __asm__ volatile("" : : "r"(block) : "memory");   /* the block is computed */\n    return;\n',
+           "memset": '    __asm__ volatile("" : : "r"(block) : "memory");\n'
+                     '    __builtin_memset(rows, 0, (unsigned long)n * size * sizeof *rows);\n    return;\n'}
+
+
+def floor_module(c_path, kind, folder):
+    """A copy of the module (and its header) in folder whose lane blocks are not copied out (kind "alone") or
+    whose copy is a memset of the same rows ("memset"); measurement only."""
+    text = c_path.read_text()
+    patched, found = _COPY.subn(lambda m: m.group(0) + _FLOORS[kind], text)
+    if not found:
+        sys.exit(f"{c_path}: no lane block copy (sd_scatter) to replace: a module without lane entries?")
+    folder.mkdir()
+    (folder / c_path.name).write_text(patched)
+    header = c_path.with_suffix(".h")
+    (folder / header.name).write_text(header.read_text())
+    return folder / c_path.name
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("c_files", nargs="*", default=[str(Path(__file__).resolve().parents[1] / "generated" / "panda.c")],
@@ -216,14 +246,21 @@ def main():
     ap.add_argument("--functions", default=None, help="comma-separated (default: every function of the module)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--cflags", default="", help="more compiler flags, e.g. '-DPANDA_BATCH_LANES=4 -mprefer-vector-width=512'")
-    ap.add_argument("--split", action="store_true",
-                    help="also time each lane entry's lane loop alone and its copy into the rows alone")
+    one_of = ap.add_mutually_exclusive_group()
+    one_of.add_argument("--split", action="store_true",
+                        help="also time each lane entry's lane loop alone and its copy into the rows alone")
+    one_of.add_argument("--floor", action="store_true", help="also time each module without its output copy and with a "
+                    "memset instead (the roofline of the lane entries; a table per module)")
     args = ap.parse_args()
     names = args.functions.split(",") if args.functions else None
     paths = [Path(c).resolve() for c in args.c_files]
-    runs = [{} for _ in paths]                   # per module, function: one (loop, one, many, diff, fill, ...) per round
     alone = [{} for _ in paths]                  # --split: the same from the driver of the lane loops alone
     with tempfile.TemporaryDirectory() as tmp:
+        if args.floor:
+            paths = [p for c_path in paths
+                     for p in (c_path, *(floor_module(c_path, kind, Path(tmp) / f"{kind}{k}")
+                                         for kind in _FLOORS for k in [paths.index(c_path)]))]
+        runs = [{} for _ in paths]               # per module, function: one (loop, one, many, diff, fill) per round
         exes = []
         for k, c_path in enumerate(paths):
             (Path(tmp) / str(k)).mkdir()
@@ -237,6 +274,9 @@ def main():
                 for line in out.splitlines():
                     name, *values = line.split()
                     times.setdefault(name, []).append([float(v) for v in values])
+    if args.floor:
+        _print_floor(paths, runs, args)
+        return
     for c_path, times, split in zip(paths, runs, alone):
         print(f"{c_path}: {args.count} random states, {args.rounds} rounds of best of {args.repeat}; ns per state: "
               f"median [range] over the rounds; x = median single calls / median batch; memset = the same bytes "
@@ -260,6 +300,26 @@ def main():
                   f"{m['loop'] / m['many']:.2f} | {1e3 / m['one']:.1f} / {1e3 / m['many']:.1f} | {8 * rounds[0][5]:.0f} | "
                   f"{_spread(fill)} |{extra} {diff:.1e} |")
         print()
+
+
+def _print_floor(paths, runs, args):
+    """Per module: the batch (one thread) against its lane loop alone and with a memset for the copy."""
+    for k in range(0, len(paths), 1 + len(_FLOORS)):
+        times, alone, memset = runs[k:k + 3]
+        print(f"{paths[k]}: the roofline of the lane entries, {args.count} random states, {args.rounds} rounds of best of "
+              f"{args.repeat}; ns per state, median [range] over the rounds, one thread; alone: the gather and the lane "
+              f"loop, no copy out of the block; + memset: then a memset of the rows for the copy; x = median single "
+              f"calls / median of the column before\n")
+        print("| function | single calls | batch | x | alone | + memset | x | copy - memset | 2.5x target |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for name, rounds in times.items():
+            loop, one, bare, fill = ([r[k] * 1e9 for r in rs] for rs, k in
+                                     ((rounds, 0), (rounds, 1), (alone[name], 1), (memset[name], 1)))
+            m = {key: statistics.median(v) for key, v in (("loop", loop), ("one", one), ("fill", fill))}
+            print(f"| {name} | {_spread(loop)} | {_spread(one)} | {m['loop'] / m['one']:.2f} | {_spread(bare)} | "
+                  f"{_spread(fill)} | {m['loop'] / m['fill']:.2f} | {m['one'] - m['fill']:.1f} | {m['loop'] / 2.5:.1f} |")
+        print()
+
 
 def _spread(values):
     """median [min-max] of one time per round, ns."""

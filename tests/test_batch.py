@@ -404,3 +404,19 @@ def test_no_lanes_build(monkeypatch):
     for m in (loops, from_env):
         assert _same(m.forward_dynamics(q, qd, x), lanes.forward_dynamics(q, qd, x))
         assert np.array_equal(m.forward_dynamics(q, qd, x), _loop(lanes.forward_dynamics, [q, qd, x]))
+
+
+def test_bench_floor_replaces_the_block_copies(tmp_path):
+    """benchmarks/bench_batch.py --floor times each module also with a memset instead of its copies out of the
+    lane blocks (the roofline, RESULTS.md section 34): its patch must find both copies of the template, or
+    it would time the real batch under the floor's name."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_batch", ROOT / "benchmarks" / "bench_batch.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    path = bench.floor_module(PLANAR2, "memset", tmp_path / "memset")
+    assert path.read_text().count("__builtin_memset(rows") == 2          # sd_scatter and sd_scatter_map
+    module = symdyn.load_c(path)
+    q = random_states(module.NV, 21, seed=3)[0]
+    assert not module.mass_matrix(q).any() and not module.gravity(q).any()       # sd_scatter_map, sd_scatter
+    assert module.mass_matrix(q[0]).any() and module.gravity(q[0]).any()         # single calls: untouched
