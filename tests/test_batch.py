@@ -159,12 +159,17 @@ def test_the_block_holds_only_computed_entries():
               "x1", "0.0", "2.5", "-0.0",              # mixed: 2.5 and -0.0 go through the block
               "x2", "x1", "qd3", "x2",                 # repeated expressions share an entry
               "0.0", "3.0f"]                           # the tail
-    got = _lane_block([(str(j), v) for j, v in enumerate(values)])
+    numbers = [float(v.rstrip("f")) if v[0] in "-0123456789" else None for v in values]   # the output's "numbers"
+    got = _lane_block([(str(j), v) for j, v in enumerate(values)], numbers)
     assert got["block"] == [(0, "x1"), (1, "2.5"), (2, "-0.0"), (3, "x2"), (4, "qd3")]
     assert got["src"] == [-1, -1, -1, -1, 0, -1, 1, 2, 3, 0, 4, 3, -1, -1]
     assert got["fill"] == [(1, "1.0"), (3, "-0.0"), (13, "3.0f")]
     assert got["mapped"]
-    assert not _lane_block([("0", "x1"), ("1", "x2")])["mapped"]
+    assert not _lane_block([("0", "x1"), ("1", "x2")], [None, None])["mapped"]
+    # the values decide, not the printed text: a constant printed as an expression is still a constant
+    got = _lane_block([(str(j), v) for j, v in enumerate(["1.0/3", "0.0", "0.0", "-(0.0)", "x1"])],
+                      [1 / 3, 0.0, 0.0, -0.0, None])
+    assert got["src"] == [-1, -1, -1, -1, 0] and got["fill"] == [(0, "1.0/3"), (3, "-(0.0)")]
     source = PANDA.read_text()
     assert "double sd_Y[275][SD_LANES];" in source                  # of the regressor's 686 entries
     assert "static const double sd_fill_regressor_Y[686] = {[684] = 1.0};" in source

@@ -198,7 +198,7 @@ class CBackend(Backend):
             f["tiny"] = None if f["parts"] else self.tiny_batch(f, plan)
             if f["lanes"] is not None:
                 for o in f["outputs"]:
-                    o.update(_lane_block(o["results"]))
+                    o.update(_lane_block(o["results"], o["numbers"]))
                 f["lanes"] = _lane_body(f)
         lane_functions = [f for f in functions if f["lanes"] is not None]
         ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
@@ -264,39 +264,28 @@ def lanes_pay(f):
             and len(f["lines"]) > LANE_WORK * entries)
 
 
-def _lane_block(results):
+def _lane_block(results, numbers):
     """Where each entry of an output goes between the lane loop and the rows: the lane loop stores only
     the computed entries, each distinct expression once (`block`: (block entry, expression)), so that the
     block is small (the Panda's regressor: 275 of its 686 entries; a symmetric matrix: its upper
     triangle); `src[j]` is the block entry of column j, or -1 for a constant, written into the rows
     from `fill` (j, literal; zeros left out). sd_scatter_map copies columns 4 at a time: a group of four
     constants is one stored vector per row; in a group that mixes entries a zero comes from a row of
-    zeros, any other constant goes through the block."""
+    zeros, any other constant goes through the block. results: (index, printed value) of each entry;
+    numbers: the value of each entry that is a constant, else None (the output's "numbers")."""
     values = [rhs for _, rhs in results]
-    constant = [_literal(v) is not None for v in values]
+    plus_zero = [n == 0 and math.copysign(1.0, n) > 0 if n is not None else False for n in numbers]
+    constant = [n is not None for n in numbers]
     for g in range(0, len(values) - 3, 4):
         if not all(constant[g:g + 4]):           # a mixed group: only +0.0 stays out of the block
             for j in range(g, g + 4):
-                constant[j] = constant[j] and _is_plus_zero(values[j])
+                constant[j] = constant[j] and plus_zero[j]
     block, src = {}, []
     for v, c in zip(values, constant):
         src.append(-1 if c else block.setdefault(v, len(block)))
-    fill = [(j, v) for j, (v, c) in enumerate(zip(values, constant)) if c and not _is_plus_zero(v)]
+    fill = [(j, v) for j, (v, c, z) in enumerate(zip(values, constant, plus_zero)) if c and not z]
     return {"block": [(k, v) for v, k in block.items()], "src": src, "fill": fill,
             "mapped": src != list(range(len(values)))}
-
-
-def _literal(text):
-    """The value of a printed constant (double or float: 1.5f), else None."""
-    try:
-        return float(text[:-1] if text.endswith("f") else text)
-    except ValueError:
-        return None
-
-
-def _is_plus_zero(text):
-    value = _literal(text)
-    return value == 0 and math.copysign(1.0, value) > 0
 
 
 def _lane_body(f):
