@@ -169,10 +169,13 @@ class CBackend(Backend):
         return (f"void {module}_{name}(" + "".join(f"const {self.real} *{a}, " for a in args)
                 + ", ".join(f"{self.real} *{o}" for o in outputs) + ")")
 
+    def batch_params(self, args, outputs):
+        """The parameters of the batch entry: `count`, the input arrays, then the output arrays."""
+        return ["long count", *(f"const {self.real} *{a}" for a in args), *(f"{self.real} *{o}" for o in outputs)]
+
     def batch_prototype(self, module, name, args, outputs):
         """The declaration of the batch entry: `count` states, every array of shape (count, n)."""
-        return (f"void {module}_{name}_batch(long count, " + "".join(f"const {self.real} *{a}, " for a in args)
-                + ", ".join(f"{self.real} *{o}" for o in outputs) + ")")
+        return f"void {module}_{name}_batch(" + ", ".join(self.batch_params(args, outputs)) + ")"
 
     def lie_prototypes(self, module):
         """{name: declaration (without the semicolon)} of the configuration functions: the header
@@ -190,6 +193,7 @@ class CBackend(Backend):
             outs = [o["name"] for o in f["outputs"]]
             f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
+            f["batch_params"] = ", ".join(self.batch_params(f["args"], outs))
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
             f["lanes"] = [] if lanes_pay(f) else None
             plan = None if f["parts"] else tiny.elementwise(f["program"], self.real)
