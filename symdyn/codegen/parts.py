@@ -9,8 +9,11 @@ one goes through the public function's local array `w` (its slot is reused once 
 has loaded it); everything else stays a local constant of its part. Small functions (every
 function of a 7-DoF arm) stay one piece, so their code and speed do not change.
 
-Only the first part reads the input arrays, at its top, before any output is written: an output
-array that overlaps an input gives the same result as with the one-piece function.
+Only the first part reads the input arrays. It loads the entries the function uses at its top, but then
+writes the outputs of constants and inputs alone before its statements, and the first of these (the block
+of sines and cosines, c.py `_trig_block`) copies its angles from the input array itself, as the one-piece
+function does: an output array must not overlap an input, in parts or in one piece (docs/api.md, "Pass
+output arrays that do not overlap the inputs").
 """
 import heapq
 from dataclasses import dataclass, field
