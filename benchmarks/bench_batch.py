@@ -12,19 +12,22 @@ single calls (what load_c did before batch entries), the batch entry on one Open
 times memset of the same output arrays (the bytes every way must store: the floor of both) and checks that
 the batch gives the loop's numbers.
 
---split also splits each lane entry's time: a copy of the module whose lane functions skip the copy of their
-blocks into the rows (sd_scatter / sd_scatter_map replaced by a compiler barrier, so that the block is still
-stored) times the lane loop alone (with the input gather); and the module's own sd_scatter_map / sd_scatter,
-called on a block for every block of `count` states into the same output arrays, the copy alone.
+--split: where the time of each lane entry goes, and its roofline. One table per module, one thread, the lane
+entries only (the others have no copy to take out): single calls | batch | x | lane loop alone | copy alone |
+lane loop + memset | x | 2.5x target (issue 15's). The first two come from the plain driver; the others from one
+more build of each module, for measurement only: a copy whose copies out of the lane blocks (sd_scatter,
+sd_scatter_map) start with a switch, sd_bench_copy, that its driver sets. 1: they return at once (an empty asm
+reads the block, so the lane loop still stores it): the **lane loop alone**, with the input gather. 2: a memset
+of the same rows instead: **lane loop + memset**, the output bytes stored the fastest way this machine stores
+them, what a perfect copy could reach. 0: the module's copy, which the driver also calls on one block for every
+block of `count` states into the same output arrays: the **copy alone**. A switch at run time rather than one
+build per variant: the copy alone needs the real copy, and one branch per block of states costs nothing
+measurable. The driver checks the switch (in 1 the rows stay as they were, in 2 they are zeros, in 0 they are
+the loop of single calls').
 
-    python benchmarks/bench_batch.py generated/panda.c --floor --functions frame_jacobian --rounds 5
+    python benchmarks/bench_batch.py generated/panda.c --split --functions frame_jacobian,regressor --rounds 5
 
---floor: the roofline of the lane entries. Two more builds of each module, measurement only (their outputs are
-wrong): "alone", whose lane blocks are not copied out to the rows (sd_scatter / sd_scatter_map return at once:
-the input gather and the lane loop), and "memset", whose copy is a memset of the same rows (the lane loop,
-then the output bytes stored at memset's speed, the fastest way to store them). Timed in turn with the
-module; "memset" is what a perfect copy of the blocks could reach. Functions without lane entries (tiny ones,
-loops of single calls) are the same code in the three builds.
+(--floor is another name of --split, the one of benchmarks/RESULTS.md section 34.)
 """
 import argparse
 import math
@@ -104,12 +107,10 @@ FUNCTION = r"""
             double t3 = now();
             loop = fmin(loop, t1 - t0); one = fmin(one, t2 - t1); many = fmin(many, t3 - t2);
         }
-        double copy = 0.0;
-%(copy)s
         for (long i = 0; i < count; ++i)
             %(prefix)s_%(name)s(%(single)s);
         %(prefix)s_%(name)s_batch(count, %(batch_check)s);
-        printf("%(name)s %%g %%g %%g %%g %%g %%d %%g\n", loop / count, one / count, many / count, %(diff)s, fill / count, %(entries)d, copy / count);
+        printf("%(name)s %%g %%g %%g %%g %%g %%d\n", loop / count, one / count, many / count, %(diff)s, fill / count, %(entries)d);
 %(free)s
     }
 """
@@ -119,120 +120,156 @@ def _scale(arg):
     return {"q": math.pi, "params": 0.0, "f_ext": 5.0}.get(arg, 2.0)
 
 
-#: the copy of a lane block into the rows in a lane function: sd_scatter_map(sd_Y[0], sd_src_..., ...);
-SCATTER_CALL = re.compile(r"^    (sd_scatter(?:_map)?)\((sd_\w+)\[0\], (.*), sd_n, \w+ \+ sd_first \* \d+\);$",
+#: --split: the first line of the copies out of a lane block (templates/module.c.jinja), and the switch put there
+_COPY = re.compile(r"^static void (sd_scatter|sd_scatter_map)\([^)]*\)\n\{\n", re.MULTILINE)
+_SWITCH = r"""    if (sd_bench_copy) {      /* bench_batch.py --split: 1, the lane loop alone; 2, a memset instead */
+        __asm__ volatile("" : : "r"(block) : "memory");
+        if (sd_bench_copy == 2)
+            __builtin_memset(rows, 0, (unsigned long)n * size * sizeof *rows);
+        return;
+    }
+"""
+#: a lane function's copy of a block into the rows: sd_scatter_map(sd_Y[0], sd_src_..., sd_fill_..., 686, sd_n, ...);
+SCATTER_CALL = re.compile(r"^    (sd_scatter(?:_map)?)\(sd_\w+\[0\], (.*), sd_n, \w+ \+ sd_first \* \d+\);$",
                           re.MULTILINE)
-LANES = re.compile(r"^static void sd_\w+?_(\w+)_lanes\(.*?^}$", re.MULTILINE | re.DOTALL)
 
-#: the copy alone: the module's own function, on one block of values, for every block of `count` states
-COPY = r"""
-        {
-            static double block[%(entries)d][SD_LANES];
-            for (int j = 0; j < %(entries)d; ++j)
+SPLIT_FUNCTION = r"""
+    {
+%(alloc)s
+        double bare = 1e30, floor = 1e30, copy = 1e30;
+        for (int r = 0; r < repeat; ++r) {
+            sd_bench_copy = 1;
+            double t0 = now();
+            %(prefix)s_%(name)s_batch(count, %(batch)s);
+            double t1 = now();
+            sd_bench_copy = 2;
+            %(prefix)s_%(name)s_batch(count, %(batch)s);
+            double t2 = now();
+            bare = fmin(bare, t1 - t0); floor = fmin(floor, t2 - t1);
+        }
+        sd_bench_copy = 0;
+        {   /* the copy alone: the module's own, on one block of values, for every block of `count` states */
+            static double block[%(block)d][SD_LANES];
+            for (int j = 0; j < %(block)d; ++j)
                 for (int k = 0; k < SD_LANES; ++k)
                     block[j][k] = 1.0 + j + 0.01 * k;
-            copy = 1e30;
             for (int r = 0; r < repeat; ++r) {
-%(rewrite)s
+%(memset)s
                 double t = now();
                 for (long b = 0; b + SD_LANES <= count; b += SD_LANES) {
-%(calls)s
+%(copies)s
                 }
                 copy = fmin(copy, now() - t);
             }
-        }"""
+        }
+        /* the switch at work: 1 leaves the rows as they were, 2 zeros them, 0 is the module's batch */
+        long wrong = 0;
+        sd_bench_copy = 1;
+%(ones)s
+        %(prefix)s_%(name)s_batch(count, %(batch_check)s);
+%(count_ones)s
+        sd_bench_copy = 2;
+        %(prefix)s_%(name)s_batch(count, %(batch_check)s);
+%(count_zeros)s
+        sd_bench_copy = 0;
+        %(prefix)s_%(name)s_batch(count, %(batch_check)s);
+        for (long i = 0; i < count; ++i)
+            %(prefix)s_%(name)s(%(single)s);
+        printf("%(name)s %%g %%g %%g %%ld %%g\n", bare / count, floor / count, copy / count, wrong, %(diff)s);
+%(free)s
+    }
+"""
 
 
-def lanes_alone(source):
-    """The module's C with the copy of each lane block into the rows left out (a compiler barrier keeps the
-    block's stores), and {function: [(copy function, its arguments but the block, output size)]}."""
-    copies = {}
-    for lanes in LANES.finditer(source):
-        copies[lanes.group(1)] = [(m.group(1), m.group(3), int(m.group(3).rsplit(", ", 1)[-1]))
-                                  for m in SCATTER_CALL.finditer(lanes.group(0))]
-    alone = SCATTER_CALL.sub(r'    __asm__ volatile("" : : "r"(\2[0]) : "memory");', source)
-    alone = re.sub(r"^static void (sd_scatter(?:_map)?)\(", r"__attribute__((unused)) static void \1(", alone,
-                   flags=re.MULTILINE)
-    return alone, copies
+def split_module(source, module):
+    """The module's C with the switch sd_bench_copy (see --split) at the top of its copies out of the lane
+    blocks, and {lane function: [(copy function, its arguments between the block and sd_n, output size)]}:
+    its calls of them, which the driver makes again for the copy alone."""
+    copies = {m.group(1): [(c.group(1), c.group(2), int(c.group(2).rsplit(", ", 1)[-1]))
+                           for c in SCATTER_CALL.finditer(m.group(0))]
+              for m in re.finditer(rf"^static void sd_{module}_(\w+)_lanes\(.*?^}}$", source, re.MULTILINE | re.DOTALL)}
+    calls = len(re.findall(r"^ +sd_scatter(?:_map)?\(", source, re.MULTILINE))
+    patched, found = _COPY.subn(lambda m: m.group(0) + _SWITCH, source)
+    if not copies or sum(map(len, copies.values())) != calls or found != len({c[0] for cs in copies.values() for c in cs}):
+        sys.exit(f"{module}.c: its copies out of the lane blocks are not those of templates/module.c.jinja "
+                 f"({calls} calls, {sum(map(len, copies.values()))} found in {len(copies)} lane functions)")
+    return "static int sd_bench_copy;    /* bench_batch.py --split */\n" + patched, copies
+
+
+def _arrays(module, c_module, name):
+    """The C fragments of one function's arrays: random inputs and outputs, the arguments of its calls."""
+    fn, args = c_module._signatures[name]
+    sizes = [math.prod(resolve(d, c_module._sizes)) for d in out_dims(fn)]
+    alloc = [f"        double *in{k} = random_array(count * {c_module._size(a)}L, {_scale(a)}, &seed);"
+             for k, a in enumerate(args)]
+    alloc += [f"        for (long i = 0; i < count; ++i) for (int j = 0; j < {c_module._size(a)}; ++j) "
+              f"in{k}[i * {c_module._size(a)} + j] = {module}_parameters[j];"
+              for k, a in enumerate(args) if a == "params"]
+    alloc += [f"        double *out{k} = random_array(count * {s}L, 0.0, &seed), "
+              f"*chk{k} = random_array(count * {s}L, 0.0, &seed);" for k, s in enumerate(sizes)]
+    free = "\n".join(f"        free(in{k});" for k in range(len(args)))
+    free += "\n" + "\n".join(f"        free(out{k}); free(chk{k});" for k in range(len(sizes)))
+    return sizes, dict(
+        alloc="\n".join(alloc), prefix=module, name=name, free=free, entries=sum(sizes),
+        single=", ".join([f"in{k} + i * {c_module._size(a)}" for k, a in enumerate(args)]
+                         + [f"out{k} + i * {s}" for k, s in enumerate(sizes)]),
+        batch=", ".join([f"in{k}" for k in range(len(args))] + [f"out{k}" for k in range(len(sizes))]),
+        batch_check=", ".join([f"in{k}" for k in range(len(args))] + [f"chk{k}" for k in range(len(sizes))]),
+        diff=" + ".join(f"max_difference(chk{k}, out{k}, count * {s}L)" for k, s in enumerate(sizes)),
+        memset="\n".join(f"            memset(out{k}, 0, count * {s}L * sizeof(double));" for k, s in enumerate(sizes)))
 
 
 def driver(module, c_module, names, count, repeat, threads, copies=None):
-    """The C driver; with `copies` (see lanes_alone) it includes the module's source and also times the copies."""
+    """The C driver: the plain one (the module's header), or with `copies` (see split_module) the one of
+    --split, which includes the patched module's source and times the lane functions among `names`."""
     body = []
     for name in names:
-        fn, args = c_module._signatures[name]
-        sizes = [math.prod(resolve(d, c_module._sizes)) for d in out_dims(fn)]
-        alloc = [f"        double *in{k} = random_array(count * {c_module._size(a)}L, {_scale(a)}, &seed);"
-                 for k, a in enumerate(args)]
-        alloc += [f"        for (long i = 0; i < count; ++i) for (int j = 0; j < {c_module._size(a)}; ++j) "
-                  f"in{k}[i * {c_module._size(a)} + j] = {module}_parameters[j];"
-                  for k, a in enumerate(args) if a == "params"]
-        alloc += [f"        double *out{k} = random_array(count * {s}L, 0.0, &seed), "
-                  f"*chk{k} = random_array(count * {s}L, 0.0, &seed);" for k, s in enumerate(sizes)]
-        single = ", ".join([f"in{k} + i * {c_module._size(a)}" for k, a in enumerate(args)]
-                           + [f"out{k} + i * {s}" for k, s in enumerate(sizes)])
-        batch = ", ".join([f"in{k}" for k in range(len(args))] + [f"out{k}" for k in range(len(sizes))])
-        check = ", ".join([f"in{k}" for k in range(len(args))] + [f"chk{k}" for k in range(len(sizes))])
-        diff = " + ".join(f"max_difference(chk{k}, out{k}, count * {s}L)" for k, s in enumerate(sizes))
-        memset = "\n".join(f"            memset(out{k}, 0, count * {s}L * sizeof(double));" for k, s in enumerate(sizes))
-        copy = ""
-        if copies and copies.get(name):
-            outs = iter(range(len(sizes)))
-            calls = "\n".join(f"                    {fn}(block[0], {rest}, SD_LANES, out{next(outs)} + b * {size});"
-                              for fn, rest, size in copies[name])
-            rewrite = "\n".join("    " + line for line in memset.splitlines())   # as the batch finds the rows
-            copy = COPY % {"entries": max(size for _, _, size in copies[name]), "calls": calls, "rewrite": rewrite}
-        free = "\n".join(f"        free(in{k});" for k in range(len(args)))
-        free += "\n" + "\n".join(f"        free(out{k}); free(chk{k});" for k in range(len(sizes)))
-        body.append(FUNCTION % dict(alloc="\n".join(alloc), prefix=module, name=name, single=single, batch=batch,
-                                    batch_check=check, diff=diff, free=free, memset=memset, entries=sum(sizes),
-                                    copy=copy))
+        sizes, a = _arrays(module, c_module, name)
+        if copies is None:
+            body.append(FUNCTION % a)
+            continue
+        outs = iter(range(len(sizes)))
+        a.update(block=max(size for _, _, size in copies[name]),
+                 copies="\n".join(f"                    {fn}(block[0], {rest}, SD_LANES, out{next(outs)} + b * {size});"
+                                  for fn, rest, size in copies[name]),
+                 memset="\n".join("    " + line for line in a["memset"].splitlines()),   # as the batch finds the rows
+                 ones="\n".join(f"        for (long i = 0; i < count * {s}L; ++i) chk{k}[i] = 1.0;"
+                                for k, s in enumerate(sizes)),
+                 count_ones="\n".join(f"        for (long i = 0; i < count * {s}L; ++i) wrong += chk{k}[i] != 1.0;"
+                                      for k, s in enumerate(sizes)),
+                 count_zeros="\n".join(f"        for (long i = 0; i < count * {s}L; ++i) wrong += chk{k}[i] != 0.0;"
+                                       for k, s in enumerate(sizes)))
+        body.append(SPLIT_FUNCTION % a)
+    if copies is not None:       # the lanes of one thread, as the batch column
+        body.insert(0, "    omp_set_num_threads(1);")
     include = f'#include "{module}.c"' if copies is not None else f'#include "{module}.h"'
-    return DRIVER % dict(include=include, count=count, repeat=repeat, threads=threads, body="".join(body))
+    return DRIVER % dict(include=include, count=count, repeat=repeat, threads=threads, body="\n".join(body))
 
 
 def build(c_path, names, args, folder, split=False):
-    """The driver of one module, compiled into folder; returns its path. split: the driver of the module's
-    lane loops alone, which also times the copies alone (see lanes_alone)."""
+    """The driver of one module, compiled into folder; returns its path. split: the driver of --split (a
+    patched copy of the module included), of the lane functions among names; exits if there are none."""
     c_module = symdyn.load_c(c_path, lanes=False)          # its signatures (a quick compile)
     names = names or list(c_module._signatures)
     src = Path(folder) / "driver.c"
     sources = [str(c_path)]
     copies = None
     if split:
-        alone, copies = lanes_alone(c_path.read_text())
-        (Path(folder) / c_path.name).write_text(alone)
+        patched, copies = split_module(c_path.read_text(), c_path.stem)
+        names = [n for n in names if copies.get(n)]
+        if not names:
+            sys.exit(f"{c_path}: none of these functions has lane entries: nothing to split")
+        (Path(folder) / c_path.name).write_text(patched)
         sources = []                                       # the driver includes it
     src.write_text(driver(c_path.stem, c_module, names, args.count, args.repeat, args.threads, copies))
     exe = Path(folder) / "driver"
     flags = [*cload.OPT_FLAGS, *cload.GCC_FLAGS, "-fopenmp", "-std=gnu99", *args.cflags.split()]
     if split:       # the copy inlined with the block's bounds: gcc warns of overflows it cannot rule out
         flags.append("-Wno-aggressive-loop-optimizations")
-    print(" ".join([args.cc, *flags]), c_path, "(lane loops alone)" if split else "", file=sys.stderr, flush=True)
+    print(" ".join([args.cc, *flags]), c_path, "(--split)" if split else "", file=sys.stderr, flush=True)
     subprocess.run([args.cc, *flags, f"-I{folder}", f"-I{c_path.parent}", str(src), *sources, "-o", str(exe), "-lm"],
                    check=True)
     return exe
-
-
-#: the first line of the copies out of a lane block (templates/module.c.jinja), and what --floor puts there
-_COPY = re.compile(r"^static void (sd_scatter|sd_scatter_map)\((?:[^)]*)\)\n\{\n", re.M)
-_FLOORS = {"alone": '    __asm__ volatile("" : : "r"(block) : "memory");   /* the block is computed */\n    return;\n',
-           "memset": '    __asm__ volatile("" : : "r"(block) : "memory");\n'
-                     '    __builtin_memset(rows, 0, (unsigned long)n * size * sizeof *rows);\n    return;\n'}
-
-
-def floor_module(c_path, kind, folder):
-    """A copy of the module (and its header) in folder whose lane blocks are not copied out (kind "alone") or
-    whose copy is a memset of the same rows ("memset"); measurement only."""
-    text = c_path.read_text()
-    patched, found = _COPY.subn(lambda m: m.group(0) + _FLOORS[kind], text)
-    if not found:
-        sys.exit(f"{c_path}: no lane block copy (sd_scatter) to replace: a module without lane entries?")
-    folder.mkdir()
-    (folder / c_path.name).write_text(patched)
-    header = c_path.with_suffix(".h")
-    (folder / header.name).write_text(header.read_text())
-    return folder / c_path.name
 
 
 def main():
@@ -246,79 +283,68 @@ def main():
     ap.add_argument("--functions", default=None, help="comma-separated (default: every function of the module)")
     ap.add_argument("--cc", default=os.environ.get("CC", "cc"))
     ap.add_argument("--cflags", default="", help="more compiler flags, e.g. '-DPANDA_BATCH_LANES=4 -mprefer-vector-width=512'")
-    one_of = ap.add_mutually_exclusive_group()
-    one_of.add_argument("--split", action="store_true",
-                        help="also time each lane entry's lane loop alone and its copy into the rows alone")
-    one_of.add_argument("--floor", action="store_true", help="also time each module without its output copy and with a "
-                    "memset instead (the roofline of the lane entries; a table per module)")
+    ap.add_argument("--split", "--floor", action="store_true",
+                    help="instead, per lane entry: the lane loop alone, the copy alone, the lane loop + memset (the "
+                         "roofline) beside the single calls and the batch, one thread")
     args = ap.parse_args()
     names = args.functions.split(",") if args.functions else None
     paths = [Path(c).resolve() for c in args.c_files]
-    alone = [{} for _ in paths]                  # --split: the same from the driver of the lane loops alone
+    runs = [{} for _ in paths]                   # per module, function: one (loop, one, many, diff, fill, entries) per round
+    splits = [{} for _ in paths]                 # --split: one (alone, + memset, copy, wrong, diff) per round
     with tempfile.TemporaryDirectory() as tmp:
-        if args.floor:
-            paths = [p for c_path in paths
-                     for p in (c_path, *(floor_module(c_path, kind, Path(tmp) / f"{kind}{k}")
-                                         for kind in _FLOORS for k in [paths.index(c_path)]))]
-        runs = [{} for _ in paths]               # per module, function: one (loop, one, many, diff, fill) per round
         exes = []
         for k, c_path in enumerate(paths):
             (Path(tmp) / str(k)).mkdir()
             exes.append((build(c_path, names, args, Path(tmp) / str(k)), runs[k]))
             if args.split:
                 (Path(tmp) / f"{k}-split").mkdir()
-                exes.append((build(c_path, names, args, Path(tmp) / f"{k}-split", split=True), alone[k]))
+                exes.append((build(c_path, names, args, Path(tmp) / f"{k}-split", split=True), splits[k]))
         for _ in range(args.rounds):
             for exe, times in exes:
                 out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
                 for line in out.splitlines():
                     name, *values = line.split()
                     times.setdefault(name, []).append([float(v) for v in values])
-    if args.floor:
-        _print_floor(paths, runs, args)
+    if args.split:
+        for c_path, times, split in zip(paths, runs, splits):
+            _print_split(c_path, times, split, args)
         return
-    for c_path, times, split in zip(paths, runs, alone):
+    for c_path, times in zip(paths, runs):
         print(f"{c_path}: {args.count} random states, {args.rounds} rounds of best of {args.repeat}; ns per state: "
               f"median [range] over the rounds; x = median single calls / median batch; memset = the same bytes "
-              f"of output written by memset (the store floor of both)"
-              + ("; lane loop = the batch entry on one thread without the copy of its blocks into the rows, copy = "
-                 "that copy alone (sd_scatter_map / sd_scatter on every block)" if args.split else "") + "\n")
-        extra = " lane loop ns | copy ns |" if args.split else ""
+              f"of output written by memset (the store floor of both)\n")
         print(f"| function | single calls ns | batch 1 thread ns | x | batch {args.threads} threads ns | x | "
-              f"M states/s (1 / {args.threads} threads) | output bytes per state | memset ns |{extra} max diff |")
-        print("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.split else "") + "---|")
+              f"M states/s (1 / {args.threads} threads) | output bytes per state | memset ns | max diff |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for name, rounds in times.items():
             loop, one, many, fill = ([r[k] * 1e9 for r in rounds] for k in (0, 1, 2, 4))
             diff = max(r[3] for r in rounds)
             m = {key: statistics.median(v) for key, v in (("loop", loop), ("one", one), ("many", many))}
-            extra = ""
-            if args.split:
-                lanes = [r[1] * 1e9 for r in split[name]] if split.get(name) and split[name][0][6] else None
-                copy = [r[6] * 1e9 for r in split[name]] if lanes else None
-                extra = f" {_spread(lanes) if lanes else '-'} | {_spread(copy) if copy else '-'} |"
             print(f"| {name} | {_spread(loop)} | {_spread(one)} | {m['loop'] / m['one']:.2f} | {_spread(many)} | "
                   f"{m['loop'] / m['many']:.2f} | {1e3 / m['one']:.1f} / {1e3 / m['many']:.1f} | {8 * rounds[0][5]:.0f} | "
-                  f"{_spread(fill)} |{extra} {diff:.1e} |")
+                  f"{_spread(fill)} | {diff:.1e} |")
         print()
 
 
-def _print_floor(paths, runs, args):
-    """Per module: the batch (one thread) against its lane loop alone and with a memset for the copy."""
-    for k in range(0, len(paths), 1 + len(_FLOORS)):
-        times, alone, memset = runs[k:k + 3]
-        print(f"{paths[k]}: the roofline of the lane entries, {args.count} random states, {args.rounds} rounds of best of "
-              f"{args.repeat}; ns per state, median [range] over the rounds, one thread; alone: the gather and the lane "
-              f"loop, no copy out of the block; + memset: then a memset of the rows for the copy; x = median single "
-              f"calls / median of the column before\n")
-        print("| function | single calls | batch | x | alone | + memset | x | copy - memset | 2.5x target |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for name, rounds in times.items():
-            loop, one, bare, fill = ([r[k] * 1e9 for r in rs] for rs, k in
-                                     ((rounds, 0), (rounds, 1), (alone[name], 1), (memset[name], 1)))
-            m = {key: statistics.median(v) for key, v in (("loop", loop), ("one", one), ("fill", fill))}
-            print(f"| {name} | {_spread(loop)} | {_spread(one)} | {m['loop'] / m['one']:.2f} | {_spread(bare)} | "
-                  f"{_spread(fill)} | {m['loop'] / m['fill']:.2f} | {m['one'] - m['fill']:.1f} | {m['loop'] / 2.5:.1f} |")
-        print()
+def _print_split(c_path, times, split, args):
+    """One module's table of --split: its lane entries' time, split, and their roofline."""
+    bad = [name for name, rounds in split.items() if any(r[3] or not r[4] < 1e-12 for r in rounds)]
+    if bad:
+        sys.exit(f"{c_path}: the switch of --split did not work in {', '.join(bad)} (see split_module)")
+    print(f"{c_path}: {args.count} random states, {args.rounds} rounds of best of {args.repeat}; ns per state, one "
+          f"thread, median [range] over the rounds; lane loop alone = the batch whose copies of the lane blocks into "
+          f"the rows return at once (the input gather and the lane loop); copy alone = those copies alone; + memset = "
+          f"the lane loop, then a memset of the rows for the copy (what a perfect copy could reach); x = median "
+          f"single calls / median of the column before; target = single calls / 2.5\n")
+    print("| function | single calls | batch | x | lane loop alone | copy alone | lane loop + memset | x | 2.5x target |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, rounds in split.items():
+        loop, one = ([r[k] * 1e9 for r in times[name]] for k in (0, 1))
+        bare, fill, copy = ([r[k] * 1e9 for r in rounds] for k in (0, 1, 2))
+        m = {key: statistics.median(v) for key, v in (("loop", loop), ("one", one), ("fill", fill))}
+        print(f"| {name} | {_spread(loop)} | {_spread(one)} | {m['loop'] / m['one']:.2f} | {_spread(bare)} | "
+              f"{_spread(copy)} | {_spread(fill)} | {m['loop'] / m['fill']:.2f} | {m['loop'] / 2.5:.1f} |")
+    print()
 
 
 def _spread(values):

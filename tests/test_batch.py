@@ -253,28 +253,45 @@ def _bench_batch():
     return module
 
 
-def test_bench_split_finds_every_block_copy():
-    """bench_batch --split times each lane loop without the copies of its blocks into the rows (benchmarks/RESULTS.md
-    section 33): its pattern must find every copy in the template's lane functions, or it would time some copies too."""
+def test_bench_split_patches_every_block_copy():
+    """bench_batch --split times each lane entry with its copies out of the lane blocks switched off or replaced by a
+    memset (benchmarks/RESULTS.md sections 33-34), and those copies alone: it must patch both copy functions of the
+    template and find every call of them, or it would time some copies under the lane loop's name; it refuses a
+    module whose calls it does not recognize."""
+    bench = _bench_batch()
     source = PANDA.read_text()
-    alone, copies = _bench_batch().lanes_alone(source)
+    patched, copies = bench.split_module(source, "panda")
     calls = re.findall(r"^ +sd_scatter(?:_map)?\(sd_", source, re.MULTILINE)
     assert len(copies) == 31 and sum(map(len, copies.values())) == len(calls) > 31
-    assert not re.search(r"^ +sd_scatter(?:_map)?\(sd_", alone, re.MULTILINE)
     assert copies["regressor"] == [("sd_scatter_map", "sd_src_regressor_Y, sd_fill_regressor_Y, 686", 686)]
     assert copies["inverse_dynamics"] == [("sd_scatter", "7", 7)]
+    assert patched.count("if (sd_bench_copy) {") == 2 and "__builtin_memset(rows" in patched
+    with pytest.raises(SystemExit, match="panda.c: its copies"):
+        bench.split_module(source.replace("686, sd_n, Y + sd_first", "686, sd_n, Y + 0 + sd_first", 1), "panda")
 
 
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
-def test_bench_split_driver_runs(tmp_path):
-    """The --split driver (the module's source included, its copies left out) compiles and times both parts."""
+def test_bench_split_driver_runs(tmp_path, monkeypatch):
+    """The --split driver of planar2 (the module's source included, patched) times the lane entries only, and its
+    check of the switch holds: switched off, the copies leave the rows as they were; as a memset, the batch returns
+    its zeros; switched on, the loop of single calls' numbers. Without the switch the check fails."""
     bench = _bench_batch()
     args = argparse.Namespace(count=40, repeat=1, threads=1, cc="gcc", cflags="")
-    exe = bench.build(PLANAR2, ["mass_matrix", "inverse_dynamics"], args, tmp_path, split=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-    rows = [line.split() for line in out.splitlines()]
+    names = ["mass_matrix", "friction", "inverse_dynamics"]      # sd_scatter_map; no lanes; sd_scatter
+
+    def run(folder):
+        folder.mkdir()
+        exe = bench.build(PLANAR2, names, args, folder, split=True)
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+        return [line.split() for line in out.splitlines()]
+
+    rows = run(tmp_path / "split")
     assert [r[0] for r in rows] == ["mass_matrix", "inverse_dynamics"]
-    assert all(float(r[2]) > 0 and float(r[7]) > 0 for r in rows)     # the lane loop alone, the copy alone
+    assert all(float(t) > 0 for r in rows for t in r[1:4])           # alone, + memset, the copy alone
+    assert all(r[4] == "0" and float(r[5]) < 1e-12 for r in rows), rows
+    monkeypatch.setattr(bench, "_SWITCH", "")
+    assert all(int(r[4]) > 0 for r in run(tmp_path / "no-switch"))
+
 
 @pytest.fixture(scope="module")
 def ur5_few(tmp_path_factory):
@@ -409,19 +426,3 @@ def test_no_lanes_build(monkeypatch):
     for m in (loops, from_env):
         assert _same(m.forward_dynamics(q, qd, x), lanes.forward_dynamics(q, qd, x))
         assert np.array_equal(m.forward_dynamics(q, qd, x), _loop(lanes.forward_dynamics, [q, qd, x]))
-
-
-def test_bench_floor_replaces_the_block_copies(tmp_path):
-    """benchmarks/bench_batch.py --floor times each module also with a memset instead of its copies out of the
-    lane blocks (the roofline, RESULTS.md section 34): its patch must find both copies of the template, or
-    it would time the real batch under the floor's name."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("bench_batch", ROOT / "benchmarks" / "bench_batch.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    path = bench.floor_module(PLANAR2, "memset", tmp_path / "memset")
-    assert path.read_text().count("__builtin_memset(rows") == 2          # sd_scatter and sd_scatter_map
-    module = symdyn.load_c(path)
-    q = random_states(module.NV, 21, seed=3)[0]
-    assert not module.mass_matrix(q).any() and not module.gravity(q).any()       # sd_scatter_map, sd_scatter
-    assert module.mass_matrix(q[0]).any() and module.gravity(q[0]).any()         # single calls: untouched
