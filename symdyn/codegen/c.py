@@ -28,7 +28,8 @@ LANE_WORK = 0.7
 #: take ~90 s (issue 10's target: 120 s); its inverse dynamics (1538 statements) alone 6.7 s against
 #: 1.0 s. At 1200 (fitted on the Panda, at most 1132) the xarm7's coriolis_nu / coriolis_eta /
 #: diagonalized_forward_dynamics (1331 / 1214 / 1281) looped single calls, 1.0-1.1x instead of 4.5-5.3x
-#: in lanes, for 2.6 s more gcc CPU each (benchmarks/RESULTS.md section 35).
+#: in lanes, for 2.4-2.7 s more gcc CPU each (the module: 21-22 -> 28-30 s; benchmarks/RESULTS.md
+#: section 35; talos_reduced floating gains 2 lane loops: 66-74 -> 75-80 s).
 LANE_STATEMENTS = 1400
 #: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
