@@ -142,11 +142,25 @@ def test_lanes_only_where_they_pay():
     assert lanes_pay(f(261, 21, 7))                          # the Panda's inverse dynamics
     assert lanes_pay(f(542, 21, 686))                        # its regressor: 0.77 statements per entry
     assert not lanes_pay(f(7, 7, 7))                         # friction: 0.5
-    assert not lanes_pay(f(LANE_STATEMENTS + 1, 21, 7))      # talos_reduced's inverse dynamics: compile time
+    assert lanes_pay(f(1331, 21, 7))                         # the xarm7's coriolis_nu: 5.3x in lanes
+    assert not lanes_pay(f(LANE_STATEMENTS + 1, 21, 7))
+    assert not lanes_pay(f(1538, 39 + 38 + 38, 38))          # talos_reduced's inverse dynamics: compile time
     assert not lanes_pay(f(261, 21, 7, parts=["part"]))
     source = PANDA.read_text()
     loops = re.findall(r"\n/\* (\w+) of `count` states, one after the other", source)
     assert loops == [], loops                    # friction and base_parameters: symdyn/codegen/tiny.py
+
+
+def test_a_7dof_arm_runs_every_function_in_lanes():
+    """The xarm7's longest functions (1214-1331 statements, above the Panda's 1132) run in lanes:
+    4.5-5.3x the loop of single calls, where looping them gave 1.0-1.1x (RESULTS.md section 35)."""
+    from conftest import ERD_ARMS, erd_path
+    from symdyn.readers.load import load_robot
+    model = load_robot(erd_path(ERD_ARMS["xarm7"]))
+    names = ["coriolis_nu", "diagonalized_forward_dynamics"]
+    source = render(model, ("c",), functions=names)["xarm7.c"]
+    assert re.findall(r"\n/\* (\w+) of `count` states, one after the other", source) == []
+    assert all(f"static void sd_xarm7_{name}_lanes(" in source for name in names)
 
 
 def test_the_block_holds_only_computed_entries():

@@ -25,9 +25,12 @@ LANE_WORK = 0.7
 #: nor does a function of more statements than this: gcc's time on a lane loop grows faster than its
 #: length (register allocation over vectors): talos_reduced with a free-flyer, load_c's flags, its 11
 #: lane loops of up to 1925 statements took more than 300 s of CPU where the loops of single calls
-#: take ~90 s (issue 10's target: 120 s); inverse_dynamics (1535 statements), gravity and com_jacobian
-#: alone 15 s against 1.5 s. Every function of a 6-7 DoF arm stays under it (Panda: at most 1132).
-LANE_STATEMENTS = 1200
+#: take ~90 s (issue 10's target: 120 s); its inverse dynamics (1538 statements) alone 6.7 s against
+#: 1.0 s. At 1200 (fitted on the Panda, at most 1132) the xarm7's coriolis_nu / coriolis_eta /
+#: diagonalized_forward_dynamics (1331 / 1214 / 1281) looped single calls, 1.0-1.1x instead of 4.5-5.3x
+#: in lanes, for 2.4-2.7 s more gcc CPU each (the module: 21-22 -> 28-30 s; benchmarks/RESULTS.md
+#: section 35; talos_reduced floating gains 2 lane loops: 66-74 -> 75-80 s).
+LANE_STATEMENTS = 1400
 #: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
 #: remainder (4 doubles: one AVX2 vector, two SSE2)
