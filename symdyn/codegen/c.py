@@ -198,12 +198,11 @@ class CBackend(Backend):
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["batch_params"] = ", ".join(self.batch_params(f["args"], outs))
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
-            f["lanes"] = [] if lanes_pay(f) else None
             plan = None if f["parts"] else tiny.elementwise(f["program"], self.real)
-            if plan:                                   # lanes would only add the copies
-                f["lanes"] = None
-            f["tiny"] = None if f["parts"] else self.tiny_batch(f, plan)
-            if f["lanes"] is not None:
+            lanes = lanes_pay(f) and not plan          # elementwise: lanes would only add the copies
+            f["tiny"] = None if f["parts"] or lanes else self.tiny_batch(f, plan)
+            f["lanes"] = None
+            if lanes:
                 for o in f["outputs"]:
                     o.update(_lane_block(o["results"], o["numbers"]))
                 f["lanes"] = _lane_body(f)
@@ -224,7 +223,7 @@ class CBackend(Backend):
         ctx["pick_mask"] = tiny.MASK[self.real][0]          # the integer type of sd_pick's masks
 
     def tiny_batch(self, f, plan):
-        """The batch entry of a function without lanes (tiny.py): elementwise (`plan`), a loop over the flat
+        """The batch entry of a function without lanes (tiny.py; not called for one with lanes): elementwise (`plan`), a loop over the flat
         arrays ({"kind": "elementwise", ...}); with outputs copied from its inputs, one state at a time
         with the copies by memcpy ({"kind": "rows", ...}); else None (a loop of single calls)."""
         entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
@@ -236,7 +235,7 @@ class CBackend(Backend):
             return {"kind": "elementwise", "block": plan["block"], "period": plan["size"] * plan["block"],
                     "args": plan["args"], "tables": tables, "body": body, "parallel": parallel,
                     "pick": tiny.picks(plan)}
-        runs = [] if f["lanes"] is not None else tiny.copy_runs(f)
+        runs = tiny.copy_runs(f)
         if runs:
             return {"kind": "rows", "lines": tiny.rows_lines(f, runs, self.real), "runs": len(runs), "block": 1,
                     "parallel": parallel}
