@@ -133,8 +133,9 @@ def test_without_openmp_batches_run_on_one_thread(monkeypatch, capfd):
 
 
 def test_lanes_only_where_they_pay():
-    """Lanes for a function with enough statements per entry it moves, not too long for gcc, not in parts."""
-    from symdyn.codegen.c import LANE_STATEMENTS, lanes_pay
+    """Lanes for a function with enough statements per entry it moves and blocks within BATCH_ENTRIES;
+    a long one (or one in parts) runs its lanes in parts (test_lane_parts_*)."""
+    from symdyn.codegen.c import BATCH_ENTRIES, lanes_pay
 
     def f(lines, ins, outs, parts=()):
         return {"lines": ["s"] * lines, "arg_sizes": {"q": ins}, "outputs": [{"size": outs}], "parts": list(parts)}
@@ -143,9 +144,9 @@ def test_lanes_only_where_they_pay():
     assert lanes_pay(f(542, 21, 686))                        # its regressor: 0.77 statements per entry
     assert not lanes_pay(f(7, 7, 7))                         # friction: 0.5
     assert lanes_pay(f(1331, 21, 7))                         # the xarm7's coriolis_nu: 5.3x in lanes
-    assert not lanes_pay(f(LANE_STATEMENTS + 1, 21, 7))
-    assert not lanes_pay(f(1538, 39 + 38 + 38, 38))          # talos_reduced's inverse dynamics: compile time
-    assert not lanes_pay(f(261, 21, 7, parts=["part"]))
+    assert lanes_pay(f(1538, 39 + 38 + 38, 38))              # talos_reduced's inverse dynamics: in lane parts
+    assert lanes_pay(f(5823, 77, 1444, parts=["part"] * 24))     # its Coriolis matrix
+    assert not lanes_pay(f(90000, 100, BATCH_ENTRIES))       # blocks beyond BATCH_ENTRIES
     source = PANDA.read_text()
     loops = re.findall(r"\n/\* (\w+) of `count` states, one after the other", source)
     assert loops == [], loops                    # friction and base_parameters: symdyn/codegen/tiny.py
@@ -440,3 +441,88 @@ def test_no_lanes_build(monkeypatch):
     for m in (loops, from_env):
         assert _same(m.forward_dynamics(q, qd, x), lanes.forward_dynamics(q, qd, x))
         assert np.array_equal(m.forward_dynamics(q, qd, x), _loop(lanes.forward_dynamics, [q, qd, x]))
+
+
+# --- lanes in parts (functions longer than LANE_STATEMENTS) ----------------------------------------
+
+#: the Panda's functions with lanes in parts of 40 statements (LANE_STATEMENTS 60) and the single
+#: functions of more than 300 statements in parts: what talos_reduced's long functions do, at a size that
+#: compiles in seconds. Outputs of every kind: vectors, matrices (symmetric: a compact block), the
+#: regressor's constants, sin/cos of the inputs and of intermediate angles (the frame Jacobian).
+LANE_PART_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "coriolis_matrix", "regressor",
+                       "frame_jacobian", "gravity")
+
+
+@pytest.fixture(scope="module")
+def panda_lane_parts(tmp_path_factory):
+    from symdyn.codegen.generator import trace_all
+    model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
+    saved = c_backend.LANE_STATEMENTS, c_backend.LANE_PART
+    c_backend.LANE_STATEMENTS, c_backend.LANE_PART = 60, 40
+    try:
+        files = c_backend.C.render(model, trace_all(model, functions=LANE_PART_FUNCTIONS), "panda", "numeric",
+                                   split_above=300)
+    finally:
+        c_backend.LANE_STATEMENTS, c_backend.LANE_PART = saved
+    folder = tmp_path_factory.mktemp("lane_parts")
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    return folder / "panda.c"
+
+
+def test_lane_parts_equal_the_loop_of_single_calls(panda_lane_parts):
+    source = panda_lane_parts.read_text()
+    for name in LANE_PART_FUNCTIONS:                 # every function in lane parts, none loops single calls
+        assert f"static SD_NOINLINE void sd_panda_{name}_lanes2(" in source, name
+    assert "panda_coriolis_matrix_part2(" in source and "panda_gravity_part1(" not in source
+    module = symdyn.load_c(panda_lane_parts)
+    q, qd, x = _states(module, 37, seed=11)          # two full blocks and a padded one
+    q[5, 3], q[20, 0] = 2.0e5, np.nan                # beyond the lanes' sin/cos: the single function again
+    for name in LANE_PART_FUNCTIONS:
+        args = _args(module, name, q, qd, x)
+        batch, loop = getattr(module, name)(*args), _loop(getattr(module, name), args)
+        for b, s in _pairs(batch, loop):
+            assert np.array_equal(np.isnan(b), np.isnan(s)), name
+            assert _same(np.nan_to_num(b), np.nan_to_num(s)), name
+    oracle = Pinocchio(to_pinocchio(symdyn.load_robot(ROOT / "robots" / "panda.urdf")))
+    for name in ("inverse_dynamics", "mass_matrix", "forward_dynamics", "coriolis_matrix"):
+        args = _args(module, name, q[:4], qd[:4], x[:4])
+        batch = getattr(module, name)(*args)
+        for i in range(4):
+            assert relerr(batch[i], getattr(oracle, name)(*(a[i] for a in args))) < 1e-10, name
+
+
+def test_lane_parts_pass_values_through_the_workspace_block(panda_lane_parts):
+    """Each part loads what earlier parts computed from sd_w and the inputs from their own blocks (no copy
+    of an input through sd_w); every computed output entry is stored once."""
+    source = panda_lane_parts.read_text()
+    body = source[source.index("sd_panda_inverse_dynamics_lanes2("):]
+    body = body[:body.index("\n}\n")]
+    assert re.search(r"const double x\d+ = sd_w\[\d+\]\[sd_k\];", body)
+    assert re.search(r"const double qd\d = sd_qd\[\d\]\[sd_k\];", body)
+    assert not re.search(r"sd_w\[\d+\]\[sd_k\] = q", source)
+    for name in ("tau", "M", "Y"):                    # M: a symmetric matrix; Y: mostly constants
+        size = int(re.search(rf"double sd_{name}\[(\d+)\]\[SD_LANES\];", source).group(1))
+        stores = re.findall(rf"sd_{name}\[(\d+)\]\[sd_k\] = ", source)
+        assert sorted(map(int, stores)) == list(range(size)), name
+    assert "double sd_M[27][SD_LANES];" in source and "double sd_Y[275][SD_LANES];" in source
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_lane_parts_compile_cleanly_and_vectorize(panda_lane_parts, tmp_path):
+    """Without warnings (restrict pointers to blocks, unused arrays), and every part's loop vectorized."""
+    for flags in (["-std=c99"], ["-std=gnu99", "-fopenmp"]):
+        result = subprocess.run(["gcc", *flags, "-O1", "-Wall", "-Wextra", "-pedantic", "-Werror", "-c",
+                                 str(panda_lane_parts), "-o", str(tmp_path / "p.o")], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[:2000]
+    result = subprocess.run(["gcc", "-std=c99", *cload.OPT_FLAGS[:-1], "-march=haswell", "-fopenmp",
+                             "-fopt-info-vec-optimized", "-c", str(panda_lane_parts), "-o", str(tmp_path / "p.o")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[:2000]
+    vectorized = {int(n) for n in re.findall(r"panda\.c:(\d+):\d+: optimized: loop vectorized", result.stderr)}
+    lines = panda_lane_parts.read_text().splitlines()
+    loops = [i + 1 for i, line in enumerate(lines) if "for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {" in line
+             and "int sd_far = 0;" in lines[i + 1]]
+    assert len(loops) > 40
+    missed = [n for n in loops if not vectorized & {n + 1, n + 2}]
+    assert not missed, [lines[n + 1] for n in missed][:3]

@@ -113,9 +113,10 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
     placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
     zeros = {(o["name"], k) for o in outputs for k, value in enumerate(o["numbers"]) if value == 0}
     context["body"] = one_piece(units, placed, zeros)   # the C function in one piece: lines and output stores
+    context["placed"] = placed                          # (output, flat index, expression, symbols it uses)
+    context["flat_inputs"] = [(sym, arg, flat) for sym, arg, _, flat in inputs]
     if split_above is not None and len(units) > split_above:
-        flat_inputs = [(sym, arg, flat) for sym, arg, _, flat in inputs]
-        context["parts"], context["workspace"] = split(units, flat_inputs, program.args, placed,
+        context["parts"], context["workspace"] = split(units, context["flat_inputs"], program.args, placed,
                                                        [o["name"] for o in outputs], part_size, backend.real)
     return context
 

@@ -5,7 +5,7 @@ import symengine as se
 
 from . import tiny
 from .backends import PART_SIZE, Backend, used_symbols
-from .parts import Unit
+from .parts import Dialect, Unit, split
 from .printer import NonFiniteError, Printer, number
 
 #: a C function of more statements than SPLIT_ABOVE is cut into parts of at most PART_SIZE (see
@@ -22,7 +22,8 @@ BATCH_ENTRIES = 4096
 #: friction, 0.5 statements per entry, 0.46x the loop of single calls; base_parameters, 0.14, 0.63x;
 #: the regressor, 0.77, 1.2x; frame_jacobian, 0.89, 1.55x; frame_placement, 1.6, 1.9x)
 LANE_WORK = 0.7
-#: nor does a function of more statements than this: gcc's time on a lane loop grows faster than its
+#: a function of more statements than this runs its lanes in parts of at most LANE_PART statements
+#: (see LaneDialect): gcc's time on one lane loop grows faster than its
 #: length (register allocation over vectors): talos_reduced with a free-flyer, load_c's flags, its 11
 #: lane loops of up to 1925 statements took more than 300 s of CPU where the loops of single calls
 #: take ~90 s (issue 10's target: 120 s); its inverse dynamics (1538 statements) alone 6.7 s against
@@ -31,6 +32,8 @@ LANE_WORK = 0.7
 #: in lanes, for 2.4-2.7 s more gcc CPU each (the module: 21-22 -> 28-30 s; benchmarks/RESULTS.md
 #: section 35; talos_reduced floating gains 2 lane loops: 66-74 -> 75-80 s).
 LANE_STATEMENTS = 1400
+#: the statements of one lane part
+LANE_PART = 250
 #: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
 #: remainder (4 doubles: one AVX2 vector, two SSE2)
@@ -200,12 +203,17 @@ class CBackend(Backend):
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
             plan = None if f["parts"] else tiny.elementwise(f["program"], self.real)
             lanes = lanes_pay(f) and not plan          # elementwise: lanes would only add the copies
-            f["tiny"] = None if f["parts"] or lanes else self.tiny_batch(f, plan)
-            f["lanes"] = None
+            f["lanes"], f["lane_parts"], f["lane_workspace"] = None, [], 0
             if lanes:
                 for o in f["outputs"]:
                     o.update(_lane_block(o["results"], o["numbers"]))
-                f["lanes"] = _lane_body(f)
+                if len(f["lines"]) <= LANE_STATEMENTS:
+                    f["lanes"] = _lane_body(f)
+                else:
+                    f["lane_parts"], f["lane_workspace"] = self.lane_parts(f)
+                    lanes = f["lane_workspace"] + _entries(f) <= BATCH_ENTRIES
+                    f["lanes"] = [] if lanes else None
+            f["tiny"] = None if f["parts"] or lanes else self.tiny_batch(f, plan)
         lane_functions = [f for f in functions if f["lanes"] is not None]
         ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
         ctx["uses_scatter"] = any(not o["mapped"] for f in lane_functions for o in f["outputs"])
@@ -216,18 +224,24 @@ class CBackend(Backend):
         ctx["uses_sincos_n"] = "sd_sincos_n" in trig
         ctx["uses_trig"] = bool(trig)
         ctx["uses_sign"] = any(_program_calls(f["program"], se.sign) for f in functions)
-        ctx["splits"] = any(f["parts"] for f in functions)
+        ctx["splits"] = any(f["parts"] or f["lane_parts"] for f in functions)
         ctx["uses_memcpy"] = any(f["tiny"] and f["tiny"]["kind"] == "rows" for f in functions)
         ctx["uses_tiny"] = any(f["tiny"] for f in functions)
         ctx["uses_pick"] = any(f["tiny"] and f["tiny"].get("pick") for f in functions)
         ctx["pick_mask"] = tiny.MASK[self.real][0]          # the integer type of sd_pick's masks
 
+    def lane_parts(self, f):
+        """(parts, workspace size) of the lanes of a function longer than LANE_STATEMENTS: its statements
+        cut into parts of at most LANE_PART, each a loop over the lanes of a block (LaneDialect)."""
+        blocks = {(o["name"], j): k for o in f["outputs"] for j, k in enumerate(o["src"])}
+        return split(f["units"], f["flat_inputs"], f["args"], f["placed"], [o["name"] for o in f["outputs"]],
+                     LANE_PART, dialect=LaneDialect(self.real, blocks))
+
     def tiny_batch(self, f, plan):
         """The batch entry of a function without lanes (tiny.py; not called for one with lanes): elementwise (`plan`), a loop over the flat
         arrays ({"kind": "elementwise", ...}); with outputs copied from its inputs, one state at a time
         with the copies by memcpy ({"kind": "rows", ...}); else None (a loop of single calls)."""
-        entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
-        parallel = -(-tiny.PARALLEL_ENTRIES // entries)
+        parallel = -(-tiny.PARALLEL_ENTRIES // _entries(f))
         if plan and not plan["vector"]:      # tanh (smoothed Coulomb friction): the single calls are as fast
             return None
         if plan:
@@ -263,11 +277,51 @@ def _input_runs(angles, inputs):
 
 def lanes_pay(f):
     """Whether the batch entry of a function (the template's dict) runs in lanes, else loops its single
-    function: not in parts, at most LANE_STATEMENTS, its blocks within BATCH_ENTRIES, and enough
-    statements per entry."""
-    entries = sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
-    return (not f["parts"] and len(f["lines"]) <= LANE_STATEMENTS and entries <= BATCH_ENTRIES
-            and len(f["lines"]) > LANE_WORK * entries)
+    function: its blocks within BATCH_ENTRIES, and enough statements per entry."""
+    entries = _entries(f)
+    return entries <= BATCH_ENTRIES and len(f["lines"]) > LANE_WORK * entries
+
+
+def _entries(f):
+    """The entries of a function's inputs and outputs: doubles per state."""
+    return sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
+
+
+class LaneDialect(Dialect):
+    """The parts of a batch entry's lanes (parts.py): each part is a loop over the lanes of a block
+    whose arrays are structure-of-arrays blocks [entry][lane], sd_<name> (the workspace: sd_w). Every
+    part loads the inputs it reads from their blocks, and stores only the computed entries of the
+    outputs, each distinct one once (blocks: {(output, flat index): block entry, -1: a constant})."""
+    inputs_everywhere = True
+
+    def __init__(self, real, blocks):
+        super().__init__(real)
+        self.blocks, self.stored = blocks, set()
+
+    def array(self, name):
+        return f"sd_{name}"
+
+    def load_input(self, sym, arg, flat):
+        return f"const {self.real} {sym} = sd_{arg}[{flat}][sd_k];"
+
+    def load(self, sym, slot):
+        return f"const {self.real} {sym} = sd_w[{slot}][sd_k];"
+
+    def store(self, slot, sym):
+        return f"sd_w[{slot}][sd_k] = {sym};"
+
+    def output(self, name, flat, rhs):
+        k = self.blocks[name, flat]
+        if k < 0 or (name, k) in self.stored:
+            return None
+        self.stored.add((name, k))
+        return f"sd_{name}[{k}][sd_k] = {rhs};"
+
+    def unused(self, name):
+        return f"(void)sd_{name};"
+
+    def lines(self, unit):
+        return _lane_lines(unit.lines)
 
 
 def _lane_block(results, numbers):

@@ -30,19 +30,52 @@ class Unit:
 
 @dataclass
 class Part:
-    args: Tuple[str, ...]               # input arrays it reads (the first part only)
+    args: Tuple[str, ...]               # input arrays it reads
     lines: List[str] = field(default_factory=list)
     statements: int = 0                 # the function's statements (Units) it computes
     defs: Tuple[str, ...] = ()          # the symbols they define
 
 
-def split(units, inputs, args, results, outputs, part_size, real="double"):
+class Dialect:
+    """How a part reads and writes its arrays: the single-state function's, one value per entry of
+    `w` and of each argument. The lanes of a batch entry print them as blocks (c.py LaneDialect)."""
+    #: False: the first part loads the inputs and later parts read them from `w`; True: every part
+    #: loads the inputs it reads from their arrays (a batch block of inputs is there for all parts)
+    inputs_everywhere = False
+    workspace = "w"
+
+    def __init__(self, real="double"):
+        self.real = real
+
+    def load_input(self, sym, arg, flat):
+        return f"const {self.real} {sym} = {arg}[{flat}];"
+
+    def load(self, sym, slot):
+        return f"const {self.real} {sym} = {self.workspace}[{slot}];"
+
+    def store(self, slot, sym):
+        return f"{self.workspace}[{slot}] = {sym};"
+
+    def output(self, name, flat, rhs):
+        """The store of one output entry (None: this dialect leaves it out)."""
+        return f"{name}[{flat}] = {rhs};"
+
+    def unused(self, name):
+        return f"(void){name};"
+
+    def lines(self, unit):
+        return unit.lines
+
+
+def split(units, inputs, args, results, outputs, part_size, real="double", dialect=None):
     """The parts of one function and the size of its workspace `w`.
 
     units: [Unit] in program order; inputs: [(symbol, arg, index)] of the inputs the function uses;
     args: the function's input arrays; results: [(output array, flat index, C expression, symbols it
-    uses)]; outputs: the names of the output arrays; real: the C type of the values.
+    uses)]; outputs: the names of the output arrays; real: the C type of the values; dialect: how the
+    parts print their loads and stores (default: Dialect(real)).
     """
+    dialect = dialect or Dialect(real)
     count = -(-len(units) // part_size)
     size = -(-len(units) // count)                   # balanced: parts differ by one statement at most
     chunks = [units[i:i + size] for i in range(0, len(units), size)]
@@ -57,12 +90,13 @@ def split(units, inputs, args, results, outputs, part_size, real="double"):
     placed = [[] for _ in chunks]
     for name, flat, rhs, uses in results:
         placed[max((home[s] for s in uses), default=0)].append((name, flat, rhs, uses))
-    needs = [set() for _ in chunks]                  # symbols each part reads from earlier parts
+    free_inputs = {sym for sym, _, _ in inputs} if dialect.inputs_everywhere else set()
+    needs = [set() for _ in chunks]                  # symbols each part reads from earlier parts' w
     last = {}
     for p, chunk in enumerate(chunks):
         for uses in [u.uses for u in chunk] + [uses for *_, uses in placed[p]]:
             for sym in uses:
-                if home[sym] < p:
+                if home[sym] < p and sym not in free_inputs:
                     needs[p].add(sym)
                     last[sym] = max(last.get(sym, p), p)
     slots, free, width = {}, [], 0
@@ -75,42 +109,60 @@ def split(units, inputs, args, results, outputs, part_size, real="double"):
                 slots[sym] = heapq.heappop(free)
             else:
                 slots[sym], width = width, width + 1
-        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, outputs, real))
+        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, outputs, dialect))
         for sym in needs[p]:         # read for the last time in p (its loads may sit anywhere in p)
             if last[sym] == p:
                 heapq.heappush(free, slots[sym])
     return parts, width
 
 
-def _part(p, chunk, inputs, args, placed, slots, home, order, outputs, real):
-    """The lines of one part. A value from an earlier part is loaded just before its first use and an
-    output written just after its last operand: short live ranges keep register allocation cheap."""
-    part = Part(args if p == 0 else (), statements=len(chunk), defs=tuple(s for unit in chunk for s in unit.defs))
-    lines = part.lines
-    store = lambda syms: [f"w[{slots[s]}] = {s};" for s in syms if s in slots]
+def _part(p, chunk, inputs, args, placed, slots, home, order, outputs, dialect):
+    """The lines of one part. A value from an earlier part (or, inputs_everywhere, an input) is loaded
+    just before its first use and an output written just after its last operand: short live ranges
+    keep register allocation cheap."""
+    everywhere = dialect.inputs_everywhere
+    source = {sym: (arg, i) for sym, arg, i in inputs}
+    part = Part((), statements=len(chunk), defs=tuple(s for unit in chunk for s in unit.defs))
+    lines, loaded, read = part.lines, set(), set()
+
+    def fetch(uses):
+        """The loads of the values of `uses` that come from outside the part, not loaded yet."""
+        outside = sorted((s for s in uses if s not in loaded and (home[s] < p or everywhere and s in source)),
+                         key=order.get)
+        loaded.update(outside)
+        read.update(source[s][0] for s in outside if everywhere and s in source)
+        return [dialect.load_input(s, *source[s]) if everywhere and s in source else dialect.load(s, slots[s])
+                for s in outside]
+
+    def write(name, flat, rhs, uses):
+        line = dialect.output(name, flat, rhs)
+        return [] if line is None else fetch(uses) + [line]
+
+    store = lambda syms: [dialect.store(slots[s], s) for s in syms if s in slots]
     after = {}                                       # unit index -> outputs written after it
     local = {s: k for k, unit in enumerate(chunk) for s in unit.defs}
     ready = []                                       # outputs of inputs and constants only
-    for name, flat, rhs, uses in placed:
-        k = max((local[s] for s in uses if s in local), default=None)
-        (ready if k is None else after.setdefault(k, [])).append(f"{name}[{flat}] = {rhs};")
-    if p == 0:
-        lines += [f"const {real} {sym} = {arg}[{i}];" for sym, arg, i in inputs]
-        lines += [f"(void){a};" for a in args if a not in {arg for _, arg, _ in inputs}]
+    for result in placed:
+        k = max((local[s] for s in result[3] if s in local), default=None)
+        (ready if k is None else after.setdefault(k, [])).append(result)
+    if p == 0 and not everywhere:
+        lines += [dialect.load_input(sym, arg, i) for sym, arg, i in inputs]
+        lines += [dialect.unused(a) for a in args if a not in {arg for _, arg, _ in inputs}]
         lines += store(sym for sym, _, _ in inputs)
-        lines += ready
-    loaded = set()
+        loaded.update(source)
+        read.update(args)
+    if p == 0:
+        lines += [line for result in ready for line in write(*result)]
     for k, unit in enumerate(chunk):
-        outside = sorted((s for s in unit.uses if home[s] < p and s not in loaded), key=order.get)
-        lines += [f"const {real} {s} = w[{slots[s]}];" for s in outside]
-        loaded.update(outside)
-        lines += unit.lines
+        lines += fetch(unit.uses)
+        lines += dialect.lines(unit)
         lines += store(unit.defs)
-        lines += after.get(k, [])
-    lines += [f"(void){name};" for name in outputs if name not in {r[0] for r in placed}]
-    defined = ([sym for sym, _, _ in inputs] if p == 0 else []) + list(part.defs)
-    if not loaded and not any(sym in slots for sym in defined):       # w neither read nor written
-        lines.append("(void)w;")
+        lines += [line for result in after.get(k, []) for line in write(*result)]
+    part.args = tuple(a for a in args if a in read)
+    lines += [dialect.unused(name) for name in outputs if name not in {r[0] for r in placed}]
+    defined = ([sym for sym, _, _ in inputs] if p == 0 and not everywhere else []) + list(part.defs)
+    if not any(s in slots for s in loaded | set(defined)):             # w neither read nor written
+        lines.append(dialect.unused(dialect.workspace))
     return part
 
 
