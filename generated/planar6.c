@@ -117,8 +117,14 @@ static double sd_sign(double x)
  * instructions in the small functions for the same error, at most 2^-52 from glibc on |x| < 1e5,
  * tests/test_trig.py) evaluated by Estrin's scheme for short dependency chains. The quadrant swaps
  * and negates by bit operations on 64-bit integers, no branch and no conversion to int: gcc
- * vectorizes a loop of it with SSE2 alone. */
-static inline void sd_sincos_kernel(double x, double *s, double *c)
+ * vectorizes a loop of it with SSE2 alone. Always inlined: in a long function (a lane part of 32 angles)
+ * gcc stops inlining it, and a call keeps the lane loop from being vectorized. */
+#if defined(__GNUC__)
+#define SD_INLINE inline __attribute__((always_inline))
+#else
+#define SD_INLINE inline
+#endif
+static SD_INLINE void sd_sincos_kernel(double x, double *s, double *c)
 {
     const double t = x * 0.63661977236758134308 + 6755399441055744.0, k = t - 6755399441055744.0;
     const double r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624871116645580e-21;
@@ -159,10 +165,7 @@ static void sd_sincos_far(const double *x, double *s, double *c, int n)
  * vectorizes (n is a multiple of 4, inlined as a constant), where one call per angle cost more than
  * the rest of the small functions (the Panda's frame Jacobian: 7 calls, 48 of 67 ns). The flag of an
  * angle beyond range is a double (SSE2 has no 64-bit integer compare) whose bits are or-ed. */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline void sd_sincos_n(const double *restrict x, double *restrict s, double *restrict c, int n)
+static SD_INLINE void sd_sincos_n(const double *restrict x, double *restrict s, double *restrict c, int n)
 {
     uint64_t far = 0;
     for (int i = 0; i < n; ++i) {
@@ -182,7 +185,7 @@ static inline void sd_sincos_n(const double *restrict x, double *restrict s, dou
 /* sd_sincos for one lane of a batch block: the kernel without the branch to libm (a call in the block
  * would keep the compiler from vectorizing it). Returns 1 if |x| is beyond the kernel's range: the
  * caller then computes that state with the single-state function. */
-static inline int sd_sincos_lane(double x, double *s, double *c)
+static SD_INLINE int sd_sincos_lane(double x, double *s, double *c)
 {
     double sd, cd;
     sd_sincos_kernel(x, &sd, &cd);

@@ -159,6 +159,48 @@ def test_gcc_vectorizes_the_loop(march, tmp_path):
                for text in result.stderr.splitlines()), result.stderr
 
 
+def _long_lane_loop(angles=36, statements=400):
+    """A lane loop as a batch entry's first part prints it for a humanoid (talos_reduced: 32 angles):
+    sd_sincos_lane of each angle, then a long chain of arithmetic on them."""
+    lines = [f"double s{k}, c{k};\n        far |= sd_sincos_lane(x[{k}][k], &s{k}, &c{k});" for k in range(angles)]
+    lines.append("double v0 = s0;")
+    lines += [f"const double v{j + 1} = v{j} * c{j % angles} + s{(7 * j) % angles} * 0.5;" for j in range(statements)]
+    body = "\n        ".join(lines)
+    return f"""
+void lanes(double (*restrict x)[16], double *restrict out, int *restrict big)
+{{
+#pragma omp simd
+    for (int k = 0; k < 16; ++k) {{
+        int far = 0;
+        {body}
+        out[k] = v{statements};
+        big[k] = far;
+    }}
+}}
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 flags")
+def test_a_long_lane_loop_of_many_angles_is_vectorized(tmp_path):
+    """gcc stops inlining a plain `static inline` kernel into a function this long, and the call keeps
+    the loop from being vectorized (talos_reduced's first lane part of inverse dynamics ran one state at a
+    time): sd_sincos_kernel and sd_sincos_lane are always inlined."""
+    source = _source("double") + _long_lane_loop()
+    c_path = tmp_path / "lanes.c"
+    c_path.write_text(source)
+    argv, identity = cload._compiler(c_path)
+    if not cload._is_gcc(identity):
+        pytest.skip("gcc's -fopt-info-vec")
+    flags = [f for f in cload._opt_flags(identity) if not f.startswith("-march")] + ["-march=haswell", "-fopenmp"]
+    result = subprocess.run([*argv, *flags, "-std=c99", "-fopt-info-vec", "-c", str(c_path), "-o",
+                             str(tmp_path / "lanes.o")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    far = next(k for k, text in enumerate(source.splitlines(), 1) if "int far = 0;" in text)
+    # gcc reports the loop at the first statement of its body that it vectorizes (after `far`'s)
+    assert any(text.startswith(f"{c_path}:{line}:") and "loop vectorized" in text
+               for text in result.stderr.splitlines() for line in (far + 1, far + 2)), result.stderr
+
+
 def test_input_angles_in_one_block_others_in_pairs():
     """The sin and cos of angles of the inputs alone come first, in one sd_sincos_n block (padded to a
     multiple of TRIG_PAD); an angle computed on the way keeps its sd_sincos where it was; a batch lane
