@@ -8691,9 +8691,8 @@ void planar6_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[501] = x150;
 }
 
-/* regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* regressor of `count` states, one after the other, without lanes: it computes fewer than 0.7
+ * statements per entry it moves. */
 void planar6_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
     SD_PARALLEL_FOR
@@ -8967,9 +8966,8 @@ void planar6_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[243] = x150;
 }
 
-/* base_regressor of `count` states, one after the other: lanes would not pay (a function in parts, one too
- * long for the compiler, or one that computes little per entry it moves; see lanes_pay in
- * symdyn/codegen/c.py). */
+/* base_regressor of `count` states, one after the other, without lanes: it computes fewer than 0.7
+ * statements per entry it moves. */
 void planar6_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
     SD_PARALLEL_FOR

@@ -526,3 +526,19 @@ def test_lane_parts_compile_cleanly_and_vectorize(panda_lane_parts, tmp_path):
     assert len(loops) > 40
     missed = [n for n in loops if not vectorized & {n + 1, n + 2}]
     assert not missed, [lines[n + 1] for n in missed][:3]
+
+
+def test_lane_parts_within_the_module_budget(monkeypatch):
+    """Lane parts cost compile time: a module puts at most LANE_BUDGET statements into them, in the order of
+    its functions, skipping one that does not fit; the others loop single calls and say why."""
+    model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
+    names = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity"]       # 266, 214, 696, 91 statements
+    monkeypatch.setattr(c_backend, "LANE_STATEMENTS", 60)
+    monkeypatch.setattr(c_backend, "LANE_BUDGET", 266 + 214 + 100)
+    source = render(model, ("c",), functions=names)["panda.c"]
+    in_parts = [name for name in names if f"sd_panda_{name}_lanes1(" in source]
+    assert in_parts == ["inverse_dynamics", "mass_matrix", "gravity"]
+    comments = {m.group(1): " ".join(m.group(2).replace("\n *", " ").split()) for m in
+                re.finditer(r"\n/\* (\w+) of `count` states, one after the other, without lanes: (.*?)\*/", source, re.S)}
+    assert list(comments) == ["forward_dynamics"]
+    assert comments["forward_dynamics"].startswith("the module's lane parts are at their budget of 580 statements")

@@ -34,6 +34,12 @@ LANE_WORK = 0.7
 LANE_STATEMENTS = 1400
 #: the statements of one lane part
 LANE_PART = 250
+#: lanes cost gcc about 3.5x the single function's compile time (talos_reduced floating's Coriolis matrix,
+#: 5823 statements, load_c's flags: 1.8 s of CPU without lanes, 6.5 s in lane parts of 250 statements, 6.3 s
+#: of 125, 8.0 s of 500). A module puts at most this many statements into lane parts, in the order of its
+#: functions (the function table's: inverse dynamics, mass matrix, ... first); the long functions beyond
+#: it loop single calls.
+LANE_BUDGET = 30000
 #: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
 #: remainder (4 doubles: one AVX2 vector, two SSE2)
@@ -195,25 +201,14 @@ class CBackend(Backend):
         functions = ctx["functions"]
         ctx["real"] = self.real
         ctx["lie_prototypes"] = self.lie_prototypes(ctx["module"])
+        budget = LANE_BUDGET                            # statements left for lane parts, in function order
         for f in functions:
             outs = [o["name"] for o in f["outputs"]]
             f["prototype"] = self.prototype(ctx["module"], f["name"], f["args"], outs)
             f["batch_prototype"] = self.batch_prototype(ctx["module"], f["name"], f["args"], outs)
             f["batch_params"] = ", ".join(self.batch_params(f["args"], outs))
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
-            plan = None if f["parts"] else tiny.elementwise(f["program"], self.real)
-            lanes = lanes_pay(f) and not plan          # elementwise: lanes would only add the copies
-            f["lanes"], f["lane_parts"], f["lane_workspace"] = None, [], 0
-            if lanes:
-                for o in f["outputs"]:
-                    o.update(_lane_block(o["results"], o["numbers"]))
-                if len(f["lines"]) <= LANE_STATEMENTS:
-                    f["lanes"] = _lane_body(f)
-                else:
-                    f["lane_parts"], f["lane_workspace"] = self.lane_parts(f)
-                    lanes = f["lane_workspace"] + _entries(f) <= BATCH_ENTRIES
-                    f["lanes"] = [] if lanes else None
-            f["tiny"] = None if f["parts"] or lanes else self.tiny_batch(f, plan)
+            budget -= self.plan_batch(f, budget)
         lane_functions = [f for f in functions if f["lanes"] is not None]
         ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
         ctx["uses_scatter"] = any(not o["mapped"] for f in lane_functions for o in f["outputs"])
@@ -229,6 +224,36 @@ class CBackend(Backend):
         ctx["uses_tiny"] = any(f["tiny"] for f in functions)
         ctx["uses_pick"] = any(f["tiny"] and f["tiny"].get("pick") for f in functions)
         ctx["pick_mask"] = tiny.MASK[self.real][0]          # the integer type of sd_pick's masks
+
+    def plan_batch(self, f, budget):
+        """How the batch entry of a function (the template's dict) runs: in one lane loop (f["lanes"]:
+        its lines), in lane parts (f["lane_parts"], f["lanes"] = []), by tiny.py (f["tiny"]) or as a loop of
+        single calls (f["no_lanes"]: why). `budget`: the statements the module may still put into lane parts.
+        Returns the statements it put there."""
+        plan = None if f["parts"] else tiny.elementwise(f["program"], self.real)
+        f["lanes"], f["lane_parts"], f["lane_workspace"], f["no_lanes"] = None, [], 0, None
+        statements = len(f["lines"])
+        if plan:                                      # elementwise: lanes would only add the copies
+            f["no_lanes"] = "it is elementwise, and its law calls a function that its loop over the arrays does not vectorize"
+        elif not lanes_pay(f):
+            f["no_lanes"] = (f"its blocks would exceed {BATCH_ENTRIES} entries per lane" if _entries(f) > BATCH_ENTRIES
+                             else f"it computes fewer than {LANE_WORK} statements per entry it moves")
+        elif statements > LANE_STATEMENTS and statements > budget:
+            f["no_lanes"] = (f"the module's lane parts are at their budget of {LANE_BUDGET} statements (compile "
+                             f"time; see LANE_BUDGET in symdyn/codegen/c.py): generate fewer functions to give it lanes")
+        else:
+            for o in f["outputs"]:
+                o.update(_lane_block(o["results"], o["numbers"]))
+            if statements <= LANE_STATEMENTS:
+                f["lanes"] = _lane_body(f)
+            else:
+                parts, workspace = self.lane_parts(f)
+                if workspace + _entries(f) <= BATCH_ENTRIES:
+                    f["lanes"], f["lane_parts"], f["lane_workspace"] = [], parts, workspace
+                else:
+                    f["no_lanes"] = f"its blocks and workspace would exceed {BATCH_ENTRIES} entries per lane"
+        f["tiny"] = None if f["parts"] or f["lanes"] is not None else self.tiny_batch(f, plan)
+        return statements if f["lane_parts"] else 0
 
     def lane_parts(self, f):
         """(parts, workspace size) of the lanes of a function longer than LANE_STATEMENTS: its statements
