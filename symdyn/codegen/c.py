@@ -37,9 +37,13 @@ LANE_PART = 250
 #: lanes cost gcc about 3.5x the single function's compile time (talos_reduced floating's Coriolis matrix,
 #: 5823 statements, load_c's flags: 1.8 s of CPU without lanes, 6.5 s in lane parts of 250 statements, 6.3 s
 #: of 125, 8.0 s of 500). A module puts at most this many statements into lane parts, in the order of its
-#: functions (the function table's: inverse dynamics, mass matrix, ... first); the long functions beyond
-#: it loop single calls.
-LANE_BUDGET = 30000
+#: functions (the function table's: inverse dynamics, mass matrix, ... first), skipping those that do not
+#: fit; the others loop single calls. talos_reduced floating's full set (issue 10's target: gcc -O2 in
+#: 120 s) with load_c's flags: 82 s of CPU without lane parts, 171 s with all of its 75k statements in
+#: lane parts, 128 s with 24.5k (budget 25000; gcc -O2: 107 s); at 20000 its inverse dynamics, mass matrix,
+#: M^-1, forward dynamics, Coriolis matrix and nonlinear effects (19.4k statements) get lanes:
+#: 2.0-6.0x the loop of single calls (benchmarks/RESULTS.md section 39).
+LANE_BUDGET = 20000
 #: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
 #: remainder (4 doubles: one AVX2 vector, two SSE2)
