@@ -158,7 +158,7 @@ def test_static_helpers_exactly_where_called(tmp_path):
     from symdyn.codegen.generator import trace_all
     params = tmp_path / "friction.yaml"
     params.write_text("joints:\n  panda_joint1: {damping: 0.2, friction: 0.3}\n  panda_joint2: {damping: 0.4, friction: 0.0}\n")
-    cases = [(ROOT / "robots" / "planar2.yaml", {}, ("frame_jacobian",)),          # the angles' block, no lanes
+    cases = [(ROOT / "robots" / "planar2.yaml", {}, ("frame_jacobian",)),          # the angles' block (and lanes)
              (ROOT / "robots" / "planar2.yaml", {}, ("regressor",)),               # sign
              (ROOT / "tests" / "data" / "mimic_gripper.urdf", {}, ("center_of_mass",)),  # sd_sincos, lanes
              (ROOT / "robots" / "panda.urdf", {"joint_params": params, "floating_base": True}, ("friction",))]  # sd_pick

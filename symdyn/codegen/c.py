@@ -18,10 +18,14 @@ SPLIT_ABOVE = 2000
 #: regressor has 707)
 BATCH_ENTRIES = 4096
 #: nor does a function with fewer statements than LANE_WORK per entry it reads or writes: copying its
-#: arrays into and out of the blocks costs more than the lanes save (Panda, one thread, 16 lanes:
-#: friction, 0.5 statements per entry, 0.46x the loop of single calls; base_parameters, 0.14, 0.63x;
-#: the regressor, 0.77, 1.2x; frame_jacobian, 0.89, 1.55x; frame_placement, 1.6, 1.9x)
-LANE_WORK = 0.7
+#: arrays into and out of the blocks costs more than the lanes save. Single calls / batch in lanes, one
+#: thread, 16 lanes, 4096 states (benchmarks/RESULTS.md section 37): base_parameters, 0.11-0.18 statements
+#: per entry, 0.43-0.65x (tiny.py's path: 1.4-1.8x); planar6's regressor, 0.28, 0.82x; solo12 floating's
+#: frame_jacobian, 0.58, 0.89-0.98x (1.4-1.6x at 256 states); planar2's frame_jacobian, 0.64, 7.7x;
+#: stanford's regressor, 0.68, 1.4x; z1's regressor, 0.72, 2.1x. solo12 floating's regressor and
+#: base_regressor (0.41, 0.43), planar2's regressor (0.42) and planar6's base_regressor (0.50) gain
+#: 1.45-2.5x in lanes, but no threshold takes them without that frame Jacobian (0.7 before: the Panda only)
+LANE_WORK = 0.6
 #: a function of more statements than this runs its lanes in parts of at most LANE_PART statements
 #: (see LaneDialect): gcc's time on one lane loop grows faster than its
 #: length (register allocation over vectors): talos_reduced with a free-flyer, load_c's flags, its 11
