@@ -440,3 +440,57 @@ def test_no_lanes_build(monkeypatch):
     for m in (loops, from_env):
         assert _same(m.forward_dynamics(q, qd, x), lanes.forward_dynamics(q, qd, x))
         assert np.array_equal(m.forward_dynamics(q, qd, x), _loop(lanes.forward_dynamics, [q, qd, x]))
+
+
+# --- the rows batch of functions that copy runs of their inputs (symdyn/codegen/tiny.py) ------------
+
+def _row_function(source, module, name):
+    """The lines of the body of sd_<module>_<name>_row, and its signature."""
+    m = re.search(rf"^static inline void sd_{module}_{name}_row\((.*?)\)\n\{{\n(.*?)\n\}}$", source, re.M | re.S)
+    assert m, name
+    return m.group(1), [line.strip() for line in m.group(2).splitlines()]
+
+
+def test_rows_batch_keeps_the_single_functions_memory_order():
+    """Beyond the L2 cache a state's memory accesses must come in the single function's order, or the batch
+    is slower than the single calls (talos_reduced's base parameters: 0.52-0.56x at 4096 states; RESULTS.md
+    section 38): no `restrict` (with it gcc sinks each load to its first use), the loads first in address
+    order, then the copies in output order, then each statement with the entries it completes."""
+    from symdyn.codegen import tiny
+    signature, lines = _row_function(PANDA.read_text(), "panda", "base_parameters")
+    assert "restrict" not in signature
+    loads = [int(m.group(1)) for line in lines if (m := re.fullmatch(r"const double p\d+ = params\[(\d+)\];", line))]
+    assert loads and loads == sorted(loads) and lines[:len(loads)] == [f"const double p{i} = params[{i}];" for i in loads]
+    rest = lines[len(loads):]
+    start = next(k for k, line in enumerate(rest) if line.startswith("const double x"))
+    copies = [int(re.match(r"(?:memcpy\(beta \+ |beta\[)(\d+)", line).group(1)) for line in rest[:start]]
+    assert len(copies) > 9 and copies == sorted(copies)             # the Panda's 9 runs and single copies
+    sizes = [int(n) for n in re.findall(r"memcpy\(beta \+ \d+, params \+ \d+, (\d+) \* sizeof", "\n".join(rest))]
+    assert len(sizes) == 9 and max(sizes) <= tiny.COPY_CHUNK
+    defined = {}
+    for k, line in enumerate(rest[start:]):
+        if m := re.match(r"const double (x\d+) = ", line):
+            defined[m.group(1)] = k
+            continue
+        last = max(defined[s] for s in re.findall(r"\bx\d+\b", line))
+        assert all(not other.startswith("const") for other in rest[start + last + 1:start + k]), line
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_rows_batch_copies_long_runs_in_chunks(monkeypatch, tmp_path):
+    """A run longer than COPY_CHUNK entries goes by several memcpy (libc's memcpy, which gcc calls beyond
+    512 bytes, reads the end of a run first); the batch stays the single function bit for bit."""
+    from symdyn.codegen import tiny
+    from symdyn.codegen.c import C
+    from symdyn.codegen.generator import trace_all
+    monkeypatch.setattr(tiny, "COPY_CHUNK", 8)
+    model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
+    for name, text in C.render(model, trace_all(model, functions=("base_parameters",)), "panda", "numeric").items():
+        (tmp_path / name).write_text(text)
+    _, lines = _row_function((tmp_path / "panda.c").read_text(), "panda", "base_parameters")
+    assert [line for line in lines if "params + 78" in line or "params + 86" in line or "params + 94" in line] == [
+        "memcpy(beta + 49, params + 78, 8 * sizeof(double));", "memcpy(beta + 57, params + 86, 8 * sizeof(double));",
+        "memcpy(beta + 65, params + 94, 4 * sizeof(double));"]              # the run of 20 of the Panda
+    module = symdyn.load_c(tmp_path / "panda.c")
+    params = np.random.default_rng(3).normal(size=(37, len(model.parameters)))
+    assert np.array_equal(module.base_parameters(params), _loop(module.base_parameters, [params]))
