@@ -478,8 +478,9 @@ def test_rows_batch_keeps_the_single_functions_memory_order():
 
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
 def test_rows_batch_copies_long_runs_in_chunks(monkeypatch, tmp_path):
-    """A run longer than COPY_CHUNK entries goes by several memcpy (libc's memcpy, which gcc calls beyond
-    512 bytes, reads the end of a run first); the batch stays the single function bit for bit."""
+    """A run longer than COPY_CHUNK entries goes by several memcpy (gcc calls libc's beyond 512 bytes: talos's
+    128-entry run made its batch 0.9x instead of 1.4x, RESULTS.md section 38); the batch stays the single function
+    bit for bit."""
     from symdyn.codegen import tiny
     from symdyn.codegen.c import C
     from symdyn.codegen.generator import trace_all
