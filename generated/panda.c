@@ -25451,8 +25451,11 @@ void panda_base_parameters(const double *params, double *beta)
 }
 
 /* One state of base_parameters for its batch entry: the single function, but the 9 runs of outputs that
- * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
-static inline void sd_panda_base_parameters_row(const double *restrict params, double *restrict beta)
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. No
+ * `restrict`, as the single function: the compiler then keeps the loads before the first store, in address
+ * order, where with it gcc sinks each load to its first use; beyond the L2 cache that order of memory
+ * accesses, not the instructions, sets the speed (benchmarks/RESULTS.md, section 38). */
+static inline void sd_panda_base_parameters_row(const double *params, double *beta)
 {
     const double p9 = params[9];
     const double p11 = params[11];
@@ -25500,66 +25503,66 @@ static inline void sd_panda_base_parameters_row(const double *restrict params, d
     const double p66 = params[66];
     const double p73 = params[73];
     const double p77 = params[77];
-    const double x0 = p16 + p73 + p9;
-    const double x1 = -0.316*p20 - 0.316*p30 - 0.316*p40 - 0.316*p50 - 0.316*p60 + p12 - p23;
-    const double x2 = 0.099856*p20 + 0.10666225*p30 + 0.10666225*p40 + 0.10666225*p50 + 0.10666225*p60 + 0.632*p23 + p14 - p16 + p26;
-    const double x3 = 0.099856*p20 + 0.10666225*p30 + 0.10666225*p40 + 0.10666225*p50 + 0.10666225*p60 + 0.632*p23 + p19 + p26 + p77;
-    const double x4 = 0.0825*p30 + 0.0825*p40 + 0.0825*p50 + 0.0825*p60 + p21;
-    const double x5 = p22 - p33;
-    const double x6 = -0.00680625*p30 + p24 - p26 + p36;
-    const double x7 = 0.0825*p33 + p25;
-    const double x8 = 0.00680625*p30 + 0.0136125*p40 + 0.0136125*p50 + 0.0136125*p60 + p29 + p36;
-    const double x9 = -0.0825*p40 - 0.0825*p50 - 0.0825*p60 + p31;
-    const double x10 = 0.384*p40 + 0.384*p50 + 0.384*p60 + p32 + p43;
-    const double x11 = 0.14064975*p40 + 0.14064975*p50 + 0.14064975*p60 + 0.768*p43 + p34 - p36 + p46;
-    const double x12 = 0.03168*p40 + 0.03168*p50 + 0.03168*p60 + 0.0825*p43 + p35;
-    const double x13 = 0.15426225*p40 + 0.15426225*p50 + 0.15426225*p60 + 0.768*p43 + p39 + p46;
-    const double x14 = p42 - p53;
-    const double x15 = 0.007744*p60 + p44 - p46 + p56;
-    const double x16 = 0.007744*p60 + p49 + p56;
-    const double x17 = 0.088*p60 + p51;
-    const double x18 = p52 - p63;
-    const double x19 = -0.007744*p60 + p54 - p56 + p66;
-    const double x20 = 0.088*p63 + p55;
-    const double x21 = 0.007744*p60 + p59 + p66;
-    const double x22 = p64 - p66;
+    beta[1] = p11;
+    beta[4] = p15;
     memcpy(beta + 5, params + 17, 2 * sizeof(double));
     memcpy(beta + 12, params + 27, 2 * sizeof(double));
     memcpy(beta + 19, params + 37, 2 * sizeof(double));
+    beta[22] = p41;
+    beta[25] = p45;
     memcpy(beta + 26, params + 47, 2 * sizeof(double));
     memcpy(beta + 33, params + 57, 2 * sizeof(double));
     memcpy(beta + 36, params + 61, 2 * sizeof(double));
+    beta[39] = p65;
     memcpy(beta + 40, params + 67, 6 * sizeof(double));
     memcpy(beta + 46, params + 74, 3 * sizeof(double));
     memcpy(beta + 49, params + 78, 20 * sizeof(double));
+    const double x0 = p16 + p73 + p9;
     beta[0] = x0;
-    beta[1] = p11;
+    const double x1 = -0.316*p20 - 0.316*p30 - 0.316*p40 - 0.316*p50 - 0.316*p60 + p12 - p23;
     beta[2] = x1;
+    const double x2 = 0.099856*p20 + 0.10666225*p30 + 0.10666225*p40 + 0.10666225*p50 + 0.10666225*p60 + 0.632*p23 + p14 - p16 + p26;
     beta[3] = x2;
-    beta[4] = p15;
+    const double x3 = 0.099856*p20 + 0.10666225*p30 + 0.10666225*p40 + 0.10666225*p50 + 0.10666225*p60 + 0.632*p23 + p19 + p26 + p77;
     beta[7] = x3;
+    const double x4 = 0.0825*p30 + 0.0825*p40 + 0.0825*p50 + 0.0825*p60 + p21;
     beta[8] = x4;
+    const double x5 = p22 - p33;
     beta[9] = x5;
+    const double x6 = -0.00680625*p30 + p24 - p26 + p36;
     beta[10] = x6;
+    const double x7 = 0.0825*p33 + p25;
     beta[11] = x7;
+    const double x8 = 0.00680625*p30 + 0.0136125*p40 + 0.0136125*p50 + 0.0136125*p60 + p29 + p36;
     beta[14] = x8;
+    const double x9 = -0.0825*p40 - 0.0825*p50 - 0.0825*p60 + p31;
     beta[15] = x9;
+    const double x10 = 0.384*p40 + 0.384*p50 + 0.384*p60 + p32 + p43;
     beta[16] = x10;
+    const double x11 = 0.14064975*p40 + 0.14064975*p50 + 0.14064975*p60 + 0.768*p43 + p34 - p36 + p46;
     beta[17] = x11;
+    const double x12 = 0.03168*p40 + 0.03168*p50 + 0.03168*p60 + 0.0825*p43 + p35;
     beta[18] = x12;
+    const double x13 = 0.15426225*p40 + 0.15426225*p50 + 0.15426225*p60 + 0.768*p43 + p39 + p46;
     beta[21] = x13;
-    beta[22] = p41;
+    const double x14 = p42 - p53;
     beta[23] = x14;
+    const double x15 = 0.007744*p60 + p44 - p46 + p56;
     beta[24] = x15;
-    beta[25] = p45;
+    const double x16 = 0.007744*p60 + p49 + p56;
     beta[28] = x16;
+    const double x17 = 0.088*p60 + p51;
     beta[29] = x17;
+    const double x18 = p52 - p63;
     beta[30] = x18;
+    const double x19 = -0.007744*p60 + p54 - p56 + p66;
     beta[31] = x19;
+    const double x20 = 0.088*p63 + p55;
     beta[32] = x20;
+    const double x21 = 0.007744*p60 + p59 + p66;
     beta[35] = x21;
+    const double x22 = p64 - p66;
     beta[38] = x22;
-    beta[39] = p65;
 }
 
 /* base_parameters of `count` states by the function above.

@@ -2414,21 +2414,24 @@ void planar2_base_parameters(const double *params, double *beta)
 }
 
 /* One state of base_parameters for its batch entry: the single function, but the 3 runs of outputs that
- * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
-static inline void sd_planar2_base_parameters_row(const double *restrict params, double *restrict beta)
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. No
+ * `restrict`, as the single function: the compiler then keeps the loads before the first store, in address
+ * order, where with it gcc sinks each load to its first use; beyond the L2 cache that order of memory
+ * accesses, not the instructions, sets the speed (benchmarks/RESULTS.md, section 38). */
+static inline void sd_planar2_base_parameters_row(const double *params, double *beta)
 {
     const double p1 = params[1];
     const double p2 = params[2];
     const double p9 = params[9];
     const double p10 = params[10];
     const double p23 = params[23];
-    const double x0 = 0.5*p10 + p1;
-    const double x1 = 0.25*p10 + p23 + p9;
+    beta[1] = p2;
     memcpy(beta + 3, params + 11, 2 * sizeof(double));
     memcpy(beta + 5, params + 19, 4 * sizeof(double));
     memcpy(beta + 9, params + 24, 4 * sizeof(double));
+    const double x0 = 0.5*p10 + p1;
+    const double x1 = 0.25*p10 + p23 + p9;
     beta[0] = x0;
-    beta[1] = p2;
     beta[2] = x1;
 }
 

@@ -9079,8 +9079,11 @@ void planar6_base_parameters(const double *params, double *beta)
 }
 
 /* One state of base_parameters for its batch entry: the single function, but the 3 runs of outputs that
- * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
-static inline void sd_planar6_base_parameters_row(const double *restrict params, double *restrict beta)
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. No
+ * `restrict`, as the single function: the compiler then keeps the loads before the first store, in address
+ * order, where with it gcc sinks each load to its first use; beyond the L2 cache that order of memory
+ * accesses, not the instructions, sets the speed (benchmarks/RESULTS.md, section 38). */
+static inline void sd_planar6_base_parameters_row(const double *params, double *beta)
 {
     const double p1 = params[1];
     const double p2 = params[2];
@@ -9103,33 +9106,33 @@ static inline void sd_planar6_base_parameters_row(const double *restrict params,
     const double p49 = params[49];
     const double p50 = params[50];
     const double p63 = params[63];
-    const double x0 = 0.5*p10 + 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p1;
-    const double x1 = 0.25*p10 + 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p63 + p9;
-    const double x2 = 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p11;
-    const double x3 = 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p19;
-    const double x4 = 0.5*p30 + 0.5*p40 + 0.5*p50 + p21;
-    const double x5 = 0.25*p30 + 0.25*p40 + 0.25*p50 + p29;
-    const double x6 = 0.5*p40 + 0.5*p50 + p31;
-    const double x7 = 0.25*p40 + 0.25*p50 + p39;
-    const double x8 = 0.5*p50 + p41;
-    const double x9 = 0.25*p50 + p49;
+    beta[1] = p2;
+    beta[4] = p12;
+    beta[7] = p22;
+    beta[10] = p32;
+    beta[13] = p42;
     memcpy(beta + 15, params + 51, 2 * sizeof(double));
     memcpy(beta + 17, params + 59, 4 * sizeof(double));
     memcpy(beta + 21, params + 64, 20 * sizeof(double));
+    const double x0 = 0.5*p10 + 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p1;
     beta[0] = x0;
-    beta[1] = p2;
+    const double x1 = 0.25*p10 + 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p63 + p9;
     beta[2] = x1;
+    const double x2 = 0.5*p20 + 0.5*p30 + 0.5*p40 + 0.5*p50 + p11;
     beta[3] = x2;
-    beta[4] = p12;
+    const double x3 = 0.25*p20 + 0.25*p30 + 0.25*p40 + 0.25*p50 + p19;
     beta[5] = x3;
+    const double x4 = 0.5*p30 + 0.5*p40 + 0.5*p50 + p21;
     beta[6] = x4;
-    beta[7] = p22;
+    const double x5 = 0.25*p30 + 0.25*p40 + 0.25*p50 + p29;
     beta[8] = x5;
+    const double x6 = 0.5*p40 + 0.5*p50 + p31;
     beta[9] = x6;
-    beta[10] = p32;
+    const double x7 = 0.25*p40 + 0.25*p50 + p39;
     beta[11] = x7;
+    const double x8 = 0.5*p50 + p41;
     beta[12] = x8;
-    beta[13] = p42;
+    const double x9 = 0.25*p50 + p49;
     beta[14] = x9;
 }
 

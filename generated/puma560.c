@@ -15213,8 +15213,11 @@ void puma560_base_parameters(const double *params, double *beta)
 }
 
 /* One state of base_parameters for its batch entry: the single function, but the 5 runs of outputs that
- * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
-static inline void sd_puma560_base_parameters_row(const double *restrict params, double *restrict beta)
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. No
+ * `restrict`, as the single function: the compiler then keeps the loads before the first store, in address
+ * order, where with it gcc sinks each load to its first use; beyond the L2 cache that order of memory
+ * accesses, not the instructions, sets the speed (benchmarks/RESULTS.md, section 38). */
+static inline void sd_puma560_base_parameters_row(const double *params, double *beta)
 {
     const double p9 = params[9];
     const double p11 = params[11];
@@ -15260,60 +15263,60 @@ static inline void sd_puma560_base_parameters_row(const double *restrict params,
     const double p56 = params[56];
     const double p63 = params[63];
     const double p67 = params[67];
-    const double x0 = 0.18645124*p20 + 0.2093783325*p30 + 0.2093783325*p40 + 0.2093783325*p50 + p16 + p26 + p63 + p9;
-    const double x1 = 0.4318*p20 + 0.4318*p30 + 0.4318*p40 + 0.4318*p50 + p11;
-    const double x2 = -0.18645124*p20 - 0.18645124*p30 - 0.18645124*p40 - 0.18645124*p50 + p14 - p16;
-    const double x3 = -0.06479159*p30 - 0.06479159*p40 - 0.06479159*p50 - 0.4318*p23 + p17;
-    const double x4 = 0.18645124*p20 + 0.18645124*p30 + 0.18645124*p40 + 0.18645124*p50 + p19 + p67;
-    const double x5 = 0.0203*p30 + 0.0203*p40 + 0.0203*p50 + p21;
-    const double x6 = 0.4318*p40 + 0.4318*p50 + p22 + p33;
-    const double x7 = -0.00041209*p30 + 0.18603915*p40 + 0.18603915*p50 + p24 - p26 + p36;
-    const double x8 = -0.00876554*p40 - 0.00876554*p50 - 0.0203*p33 + p25;
-    const double x9 = -0.003046015*p30 - 0.003046015*p40 - 0.003046015*p50 + p27;
-    const double x10 = -0.06479159*p40 - 0.06479159*p50 - 0.15005*p33 + p28;
-    const double x11 = 0.00041209*p30 + 0.18686333*p40 + 0.18686333*p50 + p29 + p36;
-    const double x12 = p32 - p43;
-    const double x13 = p34 - p36 + p46;
-    const double x14 = 0.4318*p43 + p38;
-    const double x15 = p39 + p46;
-    const double x16 = p42 + p53;
-    const double x17 = p44 - p46 + p56;
-    const double x18 = p49 + p56;
-    const double x19 = p54 - p56;
+    beta[2] = p12;
+    beta[4] = p15;
+    beta[6] = p18;
+    beta[15] = p31;
+    beta[18] = p35;
+    beta[19] = p37;
+    beta[22] = p41;
+    beta[25] = p45;
     memcpy(beta + 26, params + 47, 2 * sizeof(double));
     memcpy(beta + 29, params + 51, 2 * sizeof(double));
+    beta[32] = p55;
     memcpy(beta + 33, params + 57, 6 * sizeof(double));
     memcpy(beta + 39, params + 64, 3 * sizeof(double));
     memcpy(beta + 42, params + 68, 16 * sizeof(double));
+    const double x0 = 0.18645124*p20 + 0.2093783325*p30 + 0.2093783325*p40 + 0.2093783325*p50 + p16 + p26 + p63 + p9;
     beta[0] = x0;
+    const double x1 = 0.4318*p20 + 0.4318*p30 + 0.4318*p40 + 0.4318*p50 + p11;
     beta[1] = x1;
-    beta[2] = p12;
+    const double x2 = -0.18645124*p20 - 0.18645124*p30 - 0.18645124*p40 - 0.18645124*p50 + p14 - p16;
     beta[3] = x2;
-    beta[4] = p15;
+    const double x3 = -0.06479159*p30 - 0.06479159*p40 - 0.06479159*p50 - 0.4318*p23 + p17;
     beta[5] = x3;
-    beta[6] = p18;
+    const double x4 = 0.18645124*p20 + 0.18645124*p30 + 0.18645124*p40 + 0.18645124*p50 + p19 + p67;
     beta[7] = x4;
+    const double x5 = 0.0203*p30 + 0.0203*p40 + 0.0203*p50 + p21;
     beta[8] = x5;
+    const double x6 = 0.4318*p40 + 0.4318*p50 + p22 + p33;
     beta[9] = x6;
+    const double x7 = -0.00041209*p30 + 0.18603915*p40 + 0.18603915*p50 + p24 - p26 + p36;
     beta[10] = x7;
+    const double x8 = -0.00876554*p40 - 0.00876554*p50 - 0.0203*p33 + p25;
     beta[11] = x8;
+    const double x9 = -0.003046015*p30 - 0.003046015*p40 - 0.003046015*p50 + p27;
     beta[12] = x9;
+    const double x10 = -0.06479159*p40 - 0.06479159*p50 - 0.15005*p33 + p28;
     beta[13] = x10;
+    const double x11 = 0.00041209*p30 + 0.18686333*p40 + 0.18686333*p50 + p29 + p36;
     beta[14] = x11;
-    beta[15] = p31;
+    const double x12 = p32 - p43;
     beta[16] = x12;
+    const double x13 = p34 - p36 + p46;
     beta[17] = x13;
-    beta[18] = p35;
-    beta[19] = p37;
+    const double x14 = 0.4318*p43 + p38;
     beta[20] = x14;
+    const double x15 = p39 + p46;
     beta[21] = x15;
-    beta[22] = p41;
+    const double x16 = p42 + p53;
     beta[23] = x16;
+    const double x17 = p44 - p46 + p56;
     beta[24] = x17;
-    beta[25] = p45;
+    const double x18 = p49 + p56;
     beta[28] = x18;
+    const double x19 = p54 - p56;
     beta[31] = x19;
-    beta[32] = p55;
 }
 
 /* base_parameters of `count` states by the function above.

@@ -12624,8 +12624,11 @@ void stanford_base_parameters(const double *params, double *beta)
 }
 
 /* One state of base_parameters for its batch entry: the single function, but the 8 runs of outputs that
- * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
-static inline void sd_stanford_base_parameters_row(const double *restrict params, double *restrict beta)
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. No
+ * `restrict`, as the single function: the compiler then keeps the loads before the first store, in address
+ * order, where with it gcc sinks each load to its first use; beyond the L2 cache that order of memory
+ * accesses, not the instructions, sets the speed (benchmarks/RESULTS.md, section 38). */
+static inline void sd_stanford_base_parameters_row(const double *params, double *beta)
 {
     const double p9 = params[9];
     const double p14 = params[14];
@@ -12665,49 +12668,49 @@ static inline void sd_stanford_base_parameters_row(const double *restrict params
     const double p56 = params[56];
     const double p63 = params[63];
     const double p67 = params[67];
-    const double x0 = p16 + p29 + p63 + p9;
-    const double x1 = p14 - p16 + p26 - p29 + p36;
-    const double x2 = p15 - p28;
-    const double x3 = p17 - p25;
-    const double x4 = p18 + p27;
-    const double x5 = p19 + p24 + p36 + p67;
-    const double x6 = p20 + p30 + p40 + p50;
-    const double x7 = p23 + p33;
-    const double x8 = p32 + p43;
-    const double x9 = p34 - p36 + p46;
-    const double x10 = p39 + p46;
-    const double x11 = p42 - p53;
-    const double x12 = p44 - p46 + p56;
-    const double x13 = p49 + p56;
-    const double x14 = p54 - p56;
     memcpy(beta + 1, params + 11, 2 * sizeof(double));
     memcpy(beta + 9, params + 21, 2 * sizeof(double));
+    beta[12] = p31;
+    beta[15] = p35;
     memcpy(beta + 16, params + 37, 2 * sizeof(double));
+    beta[19] = p41;
+    beta[22] = p45;
     memcpy(beta + 23, params + 47, 2 * sizeof(double));
     memcpy(beta + 26, params + 51, 2 * sizeof(double));
+    beta[29] = p55;
     memcpy(beta + 30, params + 57, 6 * sizeof(double));
     memcpy(beta + 36, params + 64, 3 * sizeof(double));
     memcpy(beta + 39, params + 68, 16 * sizeof(double));
+    const double x0 = p16 + p29 + p63 + p9;
     beta[0] = x0;
+    const double x1 = p14 - p16 + p26 - p29 + p36;
     beta[3] = x1;
+    const double x2 = p15 - p28;
     beta[4] = x2;
+    const double x3 = p17 - p25;
     beta[5] = x3;
+    const double x4 = p18 + p27;
     beta[6] = x4;
+    const double x5 = p19 + p24 + p36 + p67;
     beta[7] = x5;
+    const double x6 = p20 + p30 + p40 + p50;
     beta[8] = x6;
+    const double x7 = p23 + p33;
     beta[11] = x7;
-    beta[12] = p31;
+    const double x8 = p32 + p43;
     beta[13] = x8;
+    const double x9 = p34 - p36 + p46;
     beta[14] = x9;
-    beta[15] = p35;
+    const double x10 = p39 + p46;
     beta[18] = x10;
-    beta[19] = p41;
+    const double x11 = p42 - p53;
     beta[20] = x11;
+    const double x12 = p44 - p46 + p56;
     beta[21] = x12;
-    beta[22] = p45;
+    const double x13 = p49 + p56;
     beta[25] = x13;
+    const double x14 = p54 - p56;
     beta[28] = x14;
-    beta[29] = p55;
 }
 
 /* base_parameters of `count` states by the function above.

@@ -16041,8 +16041,11 @@ void ur5_base_parameters(const double *params, double *beta)
 }
 
 /* One state of base_parameters for its batch entry: the single function, but the 4 runs of outputs that
- * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. */
-static inline void sd_ur5_base_parameters_row(const double *restrict params, double *restrict beta)
+ * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. No
+ * `restrict`, as the single function: the compiler then keeps the loads before the first store, in address
+ * order, where with it gcc sinks each load to its first use; beyond the L2 cache that order of memory
+ * accesses, not the instructions, sets the speed (benchmarks/RESULTS.md, section 38). */
+static inline void sd_ur5_base_parameters_row(const double *params, double *beta)
 {
     const double p9 = params[9];
     const double p10 = params[10];
@@ -16093,59 +16096,59 @@ static inline void sd_ur5_base_parameters_row(const double *restrict params, dou
     const double p59 = params[59];
     const double p63 = params[63];
     const double p67 = params[67];
-    const double x0 = 0.0002608225*p20 + 0.0002608225*p30 + 0.0119137225*p40 + 0.0119137225*p50 + 0.0184552225*p10 + 0.0323*p22 + 0.0323*p32 + 0.2717*p12 + p19 + p29 + p39 + p63 + p9;
-    const double x1 = 0.425*p20 + 0.425*p30 + 0.425*p40 + 0.425*p50 + p13;
-    const double x2 = 0.180625*p20 + 0.180625*p30 + 0.180625*p40 + 0.180625*p50 + p14 - p19;
-    const double x3 = 0.180625*p20 + 0.180625*p30 + 0.180625*p40 + 0.180625*p50 + p16 + p67;
-    const double x4 = 0.0113475*p40 + 0.0113475*p50 + 0.0508725*p20 + 0.0508725*p30 - 0.425*p22 - 0.425*p32 + p18;
-    const double x5 = 0.39225*p30 + 0.39225*p40 + 0.39225*p50 + p23;
-    const double x6 = 0.1538600625*p30 + 0.1538600625*p40 + 0.1538600625*p50 + p24 - p29;
-    const double x7 = 0.1538600625*p30 + 0.1538600625*p40 + 0.1538600625*p50 + p26;
-    const double x8 = -0.03647925*p40 - 0.03647925*p50 - 0.39225*p32 + p28;
-    const double x9 = 0.09465*p50 + p33 + p43;
-    const double x10 = 0.0089586225*p50 + p34 - p39 + p46;
-    const double x11 = 0.0089586225*p50 + p36 + p46;
-    const double x12 = -0.00880245*p50 - 0.093*p43 + p38;
-    const double x13 = p42 + p52;
-    const double x14 = p44 - p46 + p59;
-    const double x15 = -0.09465*p52 + p48;
-    const double x16 = p49 + p59;
-    const double x17 = p54 - p59;
+    beta[1] = p11;
+    beta[4] = p15;
+    beta[6] = p17;
+    beta[8] = p21;
+    beta[11] = p25;
+    beta[13] = p27;
+    beta[15] = p31;
+    beta[18] = p35;
+    beta[20] = p37;
+    beta[22] = p41;
+    beta[25] = p45;
+    beta[26] = p47;
+    beta[29] = p51;
+    beta[30] = p53;
     memcpy(beta + 32, params + 55, 4 * sizeof(double));
     memcpy(beta + 36, params + 60, 3 * sizeof(double));
     memcpy(beta + 39, params + 64, 3 * sizeof(double));
     memcpy(beta + 42, params + 68, 16 * sizeof(double));
+    const double x0 = 0.0002608225*p20 + 0.0002608225*p30 + 0.0119137225*p40 + 0.0119137225*p50 + 0.0184552225*p10 + 0.0323*p22 + 0.0323*p32 + 0.2717*p12 + p19 + p29 + p39 + p63 + p9;
     beta[0] = x0;
-    beta[1] = p11;
+    const double x1 = 0.425*p20 + 0.425*p30 + 0.425*p40 + 0.425*p50 + p13;
     beta[2] = x1;
+    const double x2 = 0.180625*p20 + 0.180625*p30 + 0.180625*p40 + 0.180625*p50 + p14 - p19;
     beta[3] = x2;
-    beta[4] = p15;
+    const double x3 = 0.180625*p20 + 0.180625*p30 + 0.180625*p40 + 0.180625*p50 + p16 + p67;
     beta[5] = x3;
-    beta[6] = p17;
+    const double x4 = 0.0113475*p40 + 0.0113475*p50 + 0.0508725*p20 + 0.0508725*p30 - 0.425*p22 - 0.425*p32 + p18;
     beta[7] = x4;
-    beta[8] = p21;
+    const double x5 = 0.39225*p30 + 0.39225*p40 + 0.39225*p50 + p23;
     beta[9] = x5;
+    const double x6 = 0.1538600625*p30 + 0.1538600625*p40 + 0.1538600625*p50 + p24 - p29;
     beta[10] = x6;
-    beta[11] = p25;
+    const double x7 = 0.1538600625*p30 + 0.1538600625*p40 + 0.1538600625*p50 + p26;
     beta[12] = x7;
-    beta[13] = p27;
+    const double x8 = -0.03647925*p40 - 0.03647925*p50 - 0.39225*p32 + p28;
     beta[14] = x8;
-    beta[15] = p31;
+    const double x9 = 0.09465*p50 + p33 + p43;
     beta[16] = x9;
+    const double x10 = 0.0089586225*p50 + p34 - p39 + p46;
     beta[17] = x10;
-    beta[18] = p35;
+    const double x11 = 0.0089586225*p50 + p36 + p46;
     beta[19] = x11;
-    beta[20] = p37;
+    const double x12 = -0.00880245*p50 - 0.093*p43 + p38;
     beta[21] = x12;
-    beta[22] = p41;
+    const double x13 = p42 + p52;
     beta[23] = x13;
+    const double x14 = p44 - p46 + p59;
     beta[24] = x14;
-    beta[25] = p45;
-    beta[26] = p47;
+    const double x15 = -0.09465*p52 + p48;
     beta[27] = x15;
+    const double x16 = p49 + p59;
     beta[28] = x16;
-    beta[29] = p51;
-    beta[30] = p53;
+    const double x17 = p54 - p59;
     beta[31] = x17;
 }
 

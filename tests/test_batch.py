@@ -560,3 +560,121 @@ def test_lane_parts_within_the_module_budget(monkeypatch):
                 re.finditer(r"\n/\* (\w+) of `count` states, one after the other, without lanes: (.*?)\*/", source, re.S)}
     assert list(comments) == ["forward_dynamics"]
     assert comments["forward_dynamics"].startswith("the module's lane parts are at their budget of 580 statements")
+
+
+
+# --- the rows batch of functions that copy runs of their inputs (symdyn/codegen/tiny.py) ------------
+
+def _row_function(source, module, name):
+    """The lines of the body of sd_<module>_<name>_row, and its signature."""
+    m = re.search(rf"^static inline void sd_{module}_{name}_row\((.*?)\)\n\{{\n(.*?)\n\}}$", source, re.M | re.S)
+    assert m, name
+    return m.group(1), [line.strip() for line in m.group(2).splitlines()]
+
+
+def test_rows_batch_keeps_the_single_functions_memory_order():
+    """Beyond the L2 cache a state's memory accesses must come in the single function's order, or the batch
+    is slower than the single calls (talos_reduced's base parameters: 0.52-0.56x at 4096 states; RESULTS.md
+    section 38): no `restrict` (with it gcc sinks each load to its first use), the loads first in address
+    order, then the copies in output order, then each statement with the entries it completes."""
+    from symdyn.codegen import tiny
+    signature, lines = _row_function(PANDA.read_text(), "panda", "base_parameters")
+    assert "restrict" not in signature
+    loads = [int(m.group(1)) for line in lines if (m := re.fullmatch(r"const double p\d+ = params\[(\d+)\];", line))]
+    assert loads and loads == sorted(loads) and lines[:len(loads)] == [f"const double p{i} = params[{i}];" for i in loads]
+    rest = lines[len(loads):]
+    start = next(k for k, line in enumerate(rest) if line.startswith("const double x"))
+    copies = [int(re.match(r"(?:memcpy\(beta \+ |beta\[)(\d+)", line).group(1)) for line in rest[:start]]
+    assert len(copies) > 9 and copies == sorted(copies)             # the Panda's 9 runs and single copies
+    sizes = [int(n) for n in re.findall(r"memcpy\(beta \+ \d+, params \+ \d+, (\d+) \* sizeof", "\n".join(rest))]
+    assert len(sizes) == 9 and max(sizes) <= tiny.COPY_CHUNK
+    defined = {}
+    for k, line in enumerate(rest[start:]):
+        if m := re.match(r"const double (x\d+) = ", line):
+            defined[m.group(1)] = k
+            continue
+        last = max(defined[s] for s in re.findall(r"\bx\d+\b", line))
+        assert all(not other.startswith("const") for other in rest[start + last + 1:start + k]), line
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_rows_batch_copies_long_runs_in_chunks(monkeypatch, tmp_path):
+    """A run longer than COPY_CHUNK entries goes by several memcpy (gcc calls libc's beyond 512 bytes: talos's
+    128-entry run made its batch 0.9x instead of 1.4x, RESULTS.md section 38); the batch stays the single function
+    bit for bit."""
+    from symdyn.codegen import tiny
+    from symdyn.codegen.c import C
+    from symdyn.codegen.generator import trace_all
+    monkeypatch.setattr(tiny, "COPY_CHUNK", 8)
+    model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
+    for name, text in C.render(model, trace_all(model, functions=("base_parameters",)), "panda", "numeric").items():
+        (tmp_path / name).write_text(text)
+    _, lines = _row_function((tmp_path / "panda.c").read_text(), "panda", "base_parameters")
+    assert [line for line in lines if "params + 78" in line or "params + 86" in line or "params + 94" in line] == [
+        "memcpy(beta + 49, params + 78, 8 * sizeof(double));", "memcpy(beta + 57, params + 86, 8 * sizeof(double));",
+        "memcpy(beta + 65, params + 94, 4 * sizeof(double));"]              # the run of 20 of the Panda
+    module = symdyn.load_c(tmp_path / "panda.c")
+    params = np.random.default_rng(3).normal(size=(37, len(model.parameters)))
+    assert np.array_equal(module.base_parameters(params), _loop(module.base_parameters, [params]))
+
+
+#: a driver of the copies out of a lane block (the module's static sd_scatter, sd_scatter_map, sd_tile_rows),
+#: included after the module: rows of `size` doubles for sizes whose rows fall into few L1 sets (256, 512)
+#: and sizes whose do not, against the copy entry by entry
+_SCATTER_DRIVER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+    const long sizes[] = {250, 256, 260, 512, 686, 48, 128};
+    long wrong = 0;
+    for (int s = 0; s < 7; ++s) {
+        const long size = sizes[s];
+        double *block = malloc(sizeof(double) * size * SD_LANES), *fill = malloc(sizeof(double) * size);
+        double *rows = malloc(sizeof(double) * size * SD_LANES), *mapped = malloc(sizeof(double) * size * SD_LANES);
+        int *src = malloc(sizeof(int) * size);
+        for (long j = 0; j < size * SD_LANES; ++j) block[j] = j + 0.5;
+        for (long j = 0; j < size; ++j) {
+            src[j] = j % 16 >= 12 ? -1 : (int)((j * 7) % size);     /* constant groups, entries out of order */
+            fill[j] = -1.0 - j;
+        }
+        sd_scatter(block, size, SD_LANES, rows);
+        sd_scatter_map(block, src, fill, size, SD_LANES, mapped);
+        for (int k = 0; k < SD_LANES; ++k)
+            for (long j = 0; j < size; ++j) {
+                wrong += rows[k * size + j] != block[j * SD_LANES + k];
+                wrong += mapped[k * size + j] != (src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k]);
+            }
+        printf("%ld:%d ", size, sd_tile_rows(size));
+        free(block); free(fill); free(rows); free(mapped); free(src);
+    }
+    printf("wrong %ld\n", wrong);
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
+def test_block_copies_take_4_rows_at_a_time_where_rows_share_l1_sets(tmp_path, monkeypatch):
+    """Rows a multiple of 2 KB apart (256 doubles: talos_reduced's 16 frame placements) fall into 2 of the L1
+    cache's 64 sets, 8 of 16 rows each: the copy then goes 4 rows at a time (95 -> 44 ns per state; RESULTS.md
+    section 38), else all 16 (the block read once). Both orders copy every entry where it belongs. Only modules
+    with outputs of rows a multiple of 1 KB apart have the test (not the Panda's: its copies stay as they were)."""
+    from symdyn.codegen.c import C
+    from symdyn.codegen.generator import trace_all
+    share = c_backend._rows_share_l1_sets
+    assert [share(n, "double") for n in (256, 512, 128, 686, 48, 64)] == [True, True, True, False, False, False]
+    assert [share(n, "float") for n in (256, 128)] == [True, False]
+    assert "sd_tile_rows" not in PANDA.read_text()
+    monkeypatch.setattr(c_backend, "_rows_share_l1_sets", lambda size, real: True)   # planar2's outputs are small
+    model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
+    files = C.render(model, trace_all(model, functions=("mass_matrix", "inverse_dynamics")), "planar2", "numeric")
+    assert "sd_scatter(" in files["planar2.c"] and "sd_scatter_map(" in files["planar2.c"]
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "driver.c").write_text('#include "planar2.c"\n' + _SCATTER_DRIVER)
+    build = subprocess.run(["gcc", "-std=gnu99", "-O2", "-Wall", "-Werror", str(tmp_path / "driver.c"), "-o",
+                            str(tmp_path / "driver"), "-lm"], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[:2000]
+    out = subprocess.run([str(tmp_path / "driver")], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["250:16", "256:4", "260:16", "512:4", "686:16", "48:16", "128:16", "wrong", "0"], out

@@ -221,6 +221,7 @@ class CBackend(Backend):
         ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
         ctx["uses_scatter"] = any(not o["mapped"] for f in lane_functions for o in f["outputs"])
         ctx["uses_scatter_map"] = any(o["mapped"] for f in lane_functions for o in f["outputs"])
+        ctx["uses_tile_rows"] = any(_rows_share_l1_sets(o["size"], self.real) for f in lane_functions for o in f["outputs"])
         trig = set().union(*map(_trig_helpers, functions))
         ctx["uses_lane_sincos"] = "sd_sincos_lane" in trig
         ctx["uses_sincos"] = "sd_sincos" in trig
@@ -306,6 +307,15 @@ def _input_runs(angles, inputs):
             runs.append((k, *entry[k], m))
         k += m
     return runs
+
+
+def _rows_share_l1_sets(size, real):
+    """Whether the rows of an output of `size` entries are a multiple of 1 KB apart: 16 or more lanes of them then
+    fall into a few sets of the L1 cache, and the copy out of the lane block may go 4 rows at a time
+    (sd_tile_rows in module.c.jinja decides for the module's SD_LANES); the modules without such an output keep
+    the copy without the test (benchmarks/RESULTS.md section 38)."""
+    stride = size * (8 if real == "double" else 4)
+    return stride & -stride >= 1024
 
 
 def lanes_pay(f):

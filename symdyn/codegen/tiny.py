@@ -16,7 +16,8 @@ batch that needs no copy at all:
   function.
 - copies: outputs that are runs of consecutive input entries (the base parameters: most are
   parameters that stay as they are) are copied by memcpy of a constant length, vector loads and
-  stores, where the single function stores them one at a time; the rest of the function as it is.
+  stores, where the single function stores them one at a time; the rest of the function as it is,
+  in its order of memory accesses (rows_lines).
 
 benchmarks/RESULTS.md, "Batch of tiny functions, issue 15", measures both against the loop of single
 calls and against the bytes that any batch must move (the memory roofline of this machine).
@@ -27,6 +28,7 @@ import math
 import symengine as se
 
 from .backends import input_entries
+from .parts import EARLY_STORES, _constant_stores
 from .printer import FUNCTIONS, split_coeff
 
 #: at most this many different expressions among the entries of an elementwise output (each is
@@ -44,6 +46,9 @@ MASK = {"double": ("uint64_t", "UINT64_MAX"), "float": ("uint32_t", "UINT32_MAX"
 #: base_parameters (about 3 us). Not tuned for two threads (benchmarks/RESULTS.md, "Batch of tiny
 #: functions")
 PARALLEL_ENTRIES = 32768
+#: the copied runs go by memcpy of at most this many entries: gcc inlines a memcpy of up to 512 bytes
+#: (-march=native here) as vector moves, a longer one is a call to libc's (section 38)
+COPY_CHUNK = 64
 #: the functions of printer.FUNCTIONS that are calls to libm
 LIBM = ("sin", "cos", "tanh")
 #: names of the placeholders while an expression is taken apart (renamed sd_k<output>_<shape>_<j> after:
@@ -213,18 +218,54 @@ def copy_runs(f, min_run=2):
 
 
 def rows_lines(f, runs, real):
-    """The body of one state of a batch whose copied runs go by memcpy: the input loads the rest reads,
-    the function's statements, the runs, the other output stores; (void) for an argument none reads."""
+    """The body of one state of a batch whose copied runs go by memcpy, in the single function's order of
+    memory accesses (parts.one_piece): the input loads the rest reads, in address order; the entries that
+    need no statement, in output order, each run as memcpy of at most COPY_CHUNK entries; then the
+    statements, each followed by the entries it completes (all at the end below EARLY_STORES entries);
+    (void) for an argument none reads.
+
+    Beyond the L2 cache that order decides the speed, not the instructions: with the loads sunk to their
+    first use and every store after the arithmetic (the body before), or a run of more than 64 doubles left
+    to libc's memcpy, talos_reduced's base parameters ran at 0.52-0.56x the single calls at 4096 states
+    (27 MB streamed), 1.3x in L2 (benchmarks/RESULTS.md, section 38)."""
     copied = {(o, k + j) for o, k, _, _, n in runs for j in range(n)}
+    at = {sym: u for u, unit in enumerate(f["units"]) for sym in unit.defs}
     results = [(o["name"], k, rhs) for o in f["outputs"] for k, (_, rhs) in enumerate(o["results"])]
-    stores = [(o, k, rhs, uses) for (o, k, rhs), uses in zip(results, f["result_uses"]) if (o, k) not in copied]
-    read = frozenset().union(*(unit.uses for unit in f["units"]), *(uses for *_, uses in stores))
+    first, after, last = [], {}, []
+    for (o, k, rhs), uses in zip(results, f["result_uses"]):
+        u = max((at[s] for s in uses if s in at), default=None)
+        if (o, k) in copied or u is None:
+            first.append((o, k, rhs))
+        else:
+            (after.setdefault(u, []) if len(results) >= EARLY_STORES else last).append((o, k, rhs))
+    body = []
+    for u, unit in enumerate(f["units"]):
+        body += unit.lines + [f"{o}[{k}] = {rhs};" for o, k, rhs in after.get(u, [])]
+    body += [f"{o}[{k}] = {rhs};" for o, k, rhs in last]
+    stored = [uses for (o, k, _), uses in zip(results, f["result_uses"]) if (o, k) not in copied]
+    read = frozenset().union(*(unit.uses for unit in f["units"]), *stored)
     loads = [(sym, arg, flat) for sym, arg, _, flat in f["inputs"] if sym in read]
     lines = [f"const {real} {sym} = {arg}[{flat}];" for sym, arg, flat in loads]
-    lines += f["lines"]
-    lines += [f"memcpy({o} + {k}, {a} + {i}, {n} * sizeof({real}));" for o, k, a, i, n in runs]
-    lines += [f"{o}[{k}] = {rhs};" for o, k, rhs, _ in stores]
+    lines += _copy_lines(f, first, runs, copied, real) + body
     # the statements read arrays only through these loads (a memcpy of angles in the trig block
     # copies entries that the block's unit uses, so loaded here too)
     named = {arg for _, arg, _ in loads} | {a for _, _, a, _, _ in runs}
     return lines + [f"(void){a};" for a in f["args"] if a not in named]
+
+
+def _copy_lines(f, first, runs, copied, real):
+    """The stores of the entries that need no statement (`first`, in output order): each run as memcpy of
+    at most COPY_CHUNK entries, the others one by one (runs of zeros as loops, as the single function)."""
+    starts = {(o, k): (a, i, n) for o, k, a, i, n in runs}
+    zeros = frozenset((o["name"], k) for o in f["outputs"] for k, v in enumerate(o["numbers"]) if v == 0)
+    lines, pending = [], []
+    for o, k, rhs in first:
+        if (o, k) in starts:
+            lines += _constant_stores(pending, zeros)
+            pending = []
+            a, i, n = starts[o, k]
+            lines += [f"memcpy({o} + {k + j}, {a} + {i + j}, {min(COPY_CHUNK, n - j)} * sizeof({real}));"
+                      for j in range(0, n, COPY_CHUNK)]
+        elif (o, k) not in copied:
+            pending.append((o, k, rhs))
+    return lines + _constant_stores(pending, zeros)
