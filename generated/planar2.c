@@ -2215,7 +2215,7 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[53] = x22;
 }
 
-/* regressor of `count` states, one after the other, without lanes: it computes fewer than 0.7
+/* regressor of `count` states, one after the other, without lanes: it computes fewer than 0.6
  * statements per entry it moves. */
 void planar2_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
@@ -2586,13 +2586,59 @@ void planar2_frame_jacobian(const double *q, double *J)
     J[11] = 1.0;
 }
 
-/* frame_jacobian of `count` states, one after the other, without lanes: it computes fewer than 0.7
- * statements per entry it moves. */
+#if !defined(SYMDYN_NO_LANES)
+/* frame_jacobian: the block entry of each column of J (-1: the constant of sd_fill_frame_jacobian_J). */
+static const int sd_src_frame_jacobian_J[12] = {
+    0, -1, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_jacobian_J[12] = {[10] = 1.0, [11] = 1.0};
+#endif
+
+#if !defined(SYMDYN_NO_LANES)
+/* frame_jacobian of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_frame_jacobian_lanes(long sd_first, long count, const double *q, double *J)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_J[2][SD_LANES];
+    int sd_big[SD_LANES];
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double x4 = 0.5*x1;
+        sd_J[1][sd_k] = x4;
+        const double x5 = 0.5*x0;
+        sd_J[0][sd_k] = -x5;
+        sd_big[sd_k] = sd_far;
+    }
+    sd_scatter_map(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 12, sd_n, J + sd_first * 12);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_frame_jacobian(q + (sd_first + sd_k) * 2, J + (sd_first + sd_k) * 12);
+}
+#endif
+
+/* frame_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_jacobian_batch(long count, const double *q, double *J)
 {
+#if !defined(SYMDYN_NO_LANES)
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_jacobian_lanes(sd_first, count, q, J);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_jacobian_lanes(sd_first, count, q, J);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_frame_jacobian(q + sd_i * 2, J + sd_i * 12);
+#endif
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 4 mul, 1 add, 0 div, 0 sqrt, 2 trig. */

@@ -8691,7 +8691,7 @@ void planar6_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[501] = x150;
 }
 
-/* regressor of `count` states, one after the other, without lanes: it computes fewer than 0.7
+/* regressor of `count` states, one after the other, without lanes: it computes fewer than 0.6
  * statements per entry it moves. */
 void planar6_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Y)
 {
@@ -8966,7 +8966,7 @@ void planar6_base_regressor(const double *q, const double *qd, const double *qdd
     Yb[243] = x150;
 }
 
-/* base_regressor of `count` states, one after the other, without lanes: it computes fewer than 0.7
+/* base_regressor of `count` states, one after the other, without lanes: it computes fewer than 0.6
  * statements per entry it moves. */
 void planar6_base_regressor_batch(long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
