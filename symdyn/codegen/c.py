@@ -341,9 +341,6 @@ class LaneDialect(Dialect):
         super().__init__(real)
         self.blocks, self.stored = blocks, set()
 
-    def array(self, name):
-        return f"sd_{name}"
-
     def load_input(self, sym, arg, flat):
         return f"const {self.real} {sym} = sd_{arg}[{flat}][sd_k];"
 
