@@ -45,8 +45,8 @@ LANE_PART = 250
 #: fit; the others loop single calls. talos_reduced floating's full set (issue 10's target: gcc -O2 in
 #: 120 s) with load_c's flags: 82 s of CPU without lane parts, 171 s with all of its 75k statements in
 #: lane parts, 128 s with 24.5k (budget 25000; gcc -O2: 107 s); at 20000 its inverse dynamics, mass matrix,
-#: M^-1, forward dynamics, Coriolis matrix and nonlinear effects (19.4k statements) get lanes:
-#: 2.0-6.0x the loop of single calls (benchmarks/RESULTS.md section 39).
+#: M^-1, forward dynamics, Coriolis matrix and nonlinear effects (19.4k statements) get lanes: 2.1-3.1x the
+#: loop of single calls, 1.0x before (99 s of CPU, gcc -O2 104 s; benchmarks/RESULTS.md section 39).
 LANE_BUDGET = 20000
 #: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
@@ -221,7 +221,8 @@ class CBackend(Backend):
         ctx["uses_gather"] = any(f["args"] for f in lane_functions)     # static helpers only where used
         ctx["uses_scatter"] = any(not o["mapped"] for f in lane_functions for o in f["outputs"])
         ctx["uses_scatter_map"] = any(o["mapped"] for f in lane_functions for o in f["outputs"])
-        ctx["uses_tile_rows"] = any(_rows_share_l1_sets(o["size"], self.real) for f in lane_functions for o in f["outputs"])
+        ctx["uses_tile_rows"] = any(_rows_share_l1_sets(o["size"], self.real)
+                                    for f in lane_functions for o in f["outputs"])
         trig = set().union(*map(_trig_helpers, functions))
         ctx["uses_lane_sincos"] = "sd_sincos_lane" in trig
         ctx["uses_sincos"] = "sd_sincos" in trig
@@ -243,13 +244,15 @@ class CBackend(Backend):
         f["lanes"], f["lane_parts"], f["lane_workspace"], f["no_lanes"] = None, [], 0, None
         statements = len(f["lines"])
         if plan:                                      # elementwise: lanes would only add the copies
-            f["no_lanes"] = "it is elementwise, and its law calls a function that its loop over the arrays does not vectorize"
+            f["no_lanes"] = ("it is elementwise, and its law calls a function that its loop over the arrays "
+                             "does not vectorize")
         elif not lanes_pay(f):
             f["no_lanes"] = (f"its blocks would exceed {BATCH_ENTRIES} entries per lane" if _entries(f) > BATCH_ENTRIES
                              else f"it computes fewer than {LANE_WORK} statements per entry it moves")
         elif statements > LANE_STATEMENTS and statements > budget:
             f["no_lanes"] = (f"the module's lane parts are at their budget of {LANE_BUDGET} statements (compile "
-                             f"time; see LANE_BUDGET in symdyn/codegen/c.py): generate fewer functions to give it lanes")
+                             "time; see LANE_BUDGET in symdyn/codegen/c.py): generate fewer functions to give it "
+                             "lanes")
         else:
             for o in f["outputs"]:
                 o.update(_lane_block(o["results"], o["numbers"]))
