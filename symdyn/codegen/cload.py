@@ -99,10 +99,11 @@ def _signatures(header, prefix, backend=C):
 
 
 def _warn_if_slow(c_path, source):
-    """Announce a long compile on stderr rather than freeze the terminal without a word. gcc (-O2 or
-    -O3 -march=native) measured on generated code whose large functions are split into parts: about
-    5 s and 60 MB per MB of C; 19 MB of unsplit functions (older symdyn) did not finish at -O2 in
-    13 min and 18 GB."""
+    """Announce a long compile on stderr rather than freeze the terminal without a word. gcc with load_c's
+    flags on generated code whose large functions are split into parts (batch lanes included): about 9 s
+    and 70 MB per MB of C (talos_reduced floating's full set, 11.0 MB: 99 s of CPU and 0.77 GB; 9.2 MB
+    without lanes in parts: 82 s, 0.51 GB; benchmarks/RESULTS.md section 39); 19 MB of unsplit functions
+    (older symdyn) did not finish at -O2 in 13 min and 18 GB."""
     size = len(source) / 1e6
     bodies = (chunk.rpartition("\n{\n") for chunk in source.split("\n}\n"))
     largest = max(len(body) if brace else 0 for _, brace, body in bodies) / 1e6
@@ -113,7 +114,7 @@ def _warn_if_slow(c_path, source):
               file=sys.stderr, flush=True)
     elif size > 2.0:
         print(f"symdyn: warning: {one_line(c_path)}: compiling {size:.1f} MB of C once (then cached): expect about "
-              f"{max(10, round(5 * size, -1)):.0f} s and {0.06 * size:.1f} GB of memory", file=sys.stderr, flush=True)
+              f"{max(10, round(9 * size, -1)):.0f} s and {0.07 * size:.1f} GB of memory", file=sys.stderr, flush=True)
 
 
 # --- the pair .h/.c --------------------------------------------------------------------------
