@@ -510,6 +510,15 @@ def test_lane_parts_equal_the_loop_of_single_calls(panda_lane_parts):
             assert relerr(batch[i], getattr(oracle, name)(*(a[i] for a in args))) < 1e-10, name
 
 
+def test_lane_parts_on_threads_give_the_same_bits(panda_lane_parts):
+    """Each OpenMP thread runs whole blocks, with its own workspace block on its stack."""
+    one, two = symdyn.load_c(panda_lane_parts), symdyn.load_c(panda_lane_parts, threads=2)
+    q, qd, x = _states(one, 301, seed=13)
+    for name in ("forward_dynamics", "coriolis_matrix"):
+        args = _args(one, name, q, qd, x)
+        assert np.array_equal(getattr(two, name)(*args), getattr(one, name)(*args)), name
+
+
 def test_lane_parts_pass_values_through_the_workspace_block(panda_lane_parts):
     """Each part loads what earlier parts computed from sd_w and the inputs from their own blocks (no copy
     of an input through sd_w); every computed output entry is stored once."""
