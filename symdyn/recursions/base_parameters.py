@@ -11,7 +11,10 @@ order), else written as a combination of them, Y_d = Y_B beta_d. Then
     Y pi = Y_B (pi_B + sum_d beta_d pi_d)        base parameter i = pi_i + sum_d beta_(d,i) pi_d
 
 Keeping the earlier (inboard) columns reproduces Khalil's grouping rules: the mass and first
-moment along the axis of link j+1 fold into link j, YY into XX, and so on.
+moment along the axis of link j+1 fold into link j, YY into XX, and so on. Within a body (or a
+joint's friction group) a column that is only barely independent waits for the others (_Basis):
+of a nearly dependent pair the better conditioned column is kept, so the coefficients stay moderate
+along long chains (the standard order alone reached 1e8 on a random 32-joint chain).
 
 Deterministic by construction: the samples come from Python's Mersenne twister, the sines and
 cosines are correctly rounded (geometry.cos_sin), the arithmetic is elementwise IEEE (numpy
