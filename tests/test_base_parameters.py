@@ -89,3 +89,13 @@ def test_cli_base_parameters_that_fail_their_check_are_one_line(tmp_path, monkey
     assert result.output.startswith(f"symdyn: error: {robot}: cannot compute the base parameters of random3_5: ")
     assert result.output.count("\n") == 1 and "Traceback" not in result.output
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_cli_info_base_parameters_that_fail_their_check_are_one_line(tmp_path, monkeypatch):
+    robot = tmp_path / "tilted.yaml"
+    robot.write_text(yaml.safe_dump(_tilted(3)))
+    monkeypatch.setattr(bp, "CLEAN_TOL", 1e-3)
+    result = CliRunner().invoke(main, ["info", str(robot), "--no-ops", "--base-parameters"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"symdyn: error: {robot}: cannot compute the base parameters of random3_5: ")
+    assert result.output.count("\n") == 1
