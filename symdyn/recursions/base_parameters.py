@@ -198,8 +198,10 @@ def _groups(model):
     """The standard parameters by body (10 each), then by joint (4 each): the units whose columns
     may be taken out of the standard order (_Basis.add_group)."""
     nb, nj = len(model.bodies), len(model.joints)
-    return [range(10 * b, 10 * b + 10) for b in range(nb)] + [range(10 * nb + 4 * j, 10 * nb + 4 * j + 4)
-                                                              for j in range(nj)]
+    groups = [range(10 * b, 10 * b + 10) for b in range(nb)] + [range(10 * nb + 4 * j, 10 * nb + 4 * j + 4)
+                                                                for j in range(nj)]
+    assert sum(map(len, groups)) == len(model.parameters)     # model.parameters' layout
+    return groups
 
 
 class _Basis:
@@ -210,8 +212,9 @@ class _Basis:
     group, where the waiting ones are kept largest residual first while they stay independent. A
     relation a_x mx + a_y my + a_z mz = (parent's columns) with a small a_z (a joint axis nearly
     along y in its link's frame) thus drops my, not mz: the kept columns stay well conditioned and
-    the coefficients moderate (0.1 / a_z would otherwise be kept, and such factors multiply along a
-    chain: a random 32-joint chain reached 1e8, below the rounding of the rank test).
+    the coefficients moderate (1 / a_z would otherwise appear, and such factors multiply along a
+    chain: on a random 32-joint chain they reached 1e8, and their rounding, 1e-16 * 1e8, put truly
+    dependent columns above RANK_TOL).
     """
 
     def __init__(self, W, norms):
@@ -281,5 +284,5 @@ def _verify(model, base):
     err = np.abs(full - reduced).max() / max(1.0, np.abs(full).max())
     if not err < 1e-9:
         raise RobotFileError(model.path, f"cannot compute the base parameters of {model.name}: the grouping does "
-                                         f"not reproduce the regressor (relative error {err:.1e}); the regressor is "
-                                         f"too ill-conditioned for double precision")
+                                         f"not reproduce the regressor at fresh states (relative error {err:.1e}): "
+                                         f"nearly dependent columns, beyond double precision")
