@@ -10,11 +10,10 @@ import pinocchio as pin
 import pytest
 import yaml
 from click.testing import CliRunner
-
-import symdyn
 from conftest import random_states, relerr
 from oracle import to_pinocchio
 from random_chain import random_description
+
 from symdyn.cli import main
 from symdyn.readers.description import build_model
 from symdyn.recursions import base_parameters as bp
