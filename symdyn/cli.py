@@ -167,10 +167,13 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
     for path in robots:
         model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
         _check_functions(path, functions, model)
-        with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
-            lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
-        if show_base:
-            lines += base_parameter_lines(model)
+        try:                               # base parameters that fail their check: one line, exit 2
+            with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
+                lines = info_lines(model, path, ops, progress=lambda name: bar.update(1), functions=functions)
+            if show_base:
+                lines += base_parameter_lines(model)
+        except SymdynError as exc:
+            _fail(exc)
         click.echo("\n".join(lines))
 
 
