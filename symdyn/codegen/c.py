@@ -43,10 +43,11 @@ LANE_PART = 250
 #: of 125, 8.0 s of 500). A module puts at most this many statements into lane parts, in the order of its
 #: functions (the function table's: inverse dynamics, mass matrix, ... first), skipping those that do not
 #: fit; the others loop single calls. talos_reduced floating's full set (issue 10's target: gcc -O2 in
-#: 120 s) with load_c's flags: 82 s of CPU without lane parts, 171 s with all of its 75k statements in
-#: lane parts, 128 s with 24.5k (budget 25000; gcc -O2: 107 s); at 20000 its inverse dynamics, mass matrix,
-#: M^-1, forward dynamics, Coriolis matrix and nonlinear effects (19.4k statements) get lanes: 2.1-3.1x the
-#: loop of single calls, 1.0x before (99 s of CPU, gcc -O2 104 s; benchmarks/RESULTS.md section 39).
+#: 120 s) with load_c's flags, quiet machine: 77 s of CPU without lane parts (-O2: 78 s), 105 s with 24.5k
+#: statements in them (budget 25000), 96 s at 20000 (-O2: 96 s); under load, 171 s with all of its 75k. At
+#: 20000 its inverse dynamics, mass matrix, M^-1, forward dynamics, Coriolis matrix and nonlinear effects
+#: (19.4k statements) get lanes: 2.1-3.1x the loop of single calls, 1.0x before (benchmarks/RESULTS.md
+#: section 39).
 LANE_BUDGET = 20000
 #: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
