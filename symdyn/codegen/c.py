@@ -349,10 +349,10 @@ class LaneDialect(Dialect):
         return f"const {self.real} {sym} = sd_{arg}[{flat}][sd_k];"
 
     def load(self, sym, slot):
-        return f"const {self.real} {sym} = sd_w[{slot}][sd_k];"
+        return f"const {self.real} {sym} = sd_{self.workspace}[{slot}][sd_k];"
 
     def store(self, slot, sym):
-        return f"sd_w[{slot}][sd_k] = {sym};"
+        return f"sd_{self.workspace}[{slot}][sd_k] = {sym};"
 
     def output(self, name, flat, rhs):
         k = self.blocks[name, flat]

@@ -195,14 +195,14 @@ def one_piece(units, results, zeros=frozenset()):
     for name, flat, rhs, uses in results:
         k = max((at[s] for s in uses if s in at), default=None)
         (first if k is None else after.setdefault(k, [])).append((name, flat, rhs))
-    lines = _constant_stores(first, zeros)
+    lines = constant_stores(first, zeros)
     for k, unit in enumerate(units):
         lines += unit.lines
         lines += [f"{name}[{flat}] = {rhs};" for name, flat, rhs in after.get(k, [])]
     return lines
 
 
-def _constant_stores(entries, zeros):
+def constant_stores(entries, zeros):
     """Stores of entries that need no statement, runs of exact zeros (`zeros`) as loops."""
     lines, k = [], 0
     while k < len(entries):

@@ -28,7 +28,7 @@ import math
 import symengine as se
 
 from .backends import input_entries
-from .parts import EARLY_STORES, _constant_stores
+from .parts import EARLY_STORES, constant_stores
 from .printer import FUNCTIONS, split_coeff
 
 #: at most this many different expressions among the entries of an elementwise output (each is
@@ -261,11 +261,11 @@ def _copy_lines(f, first, runs, copied, real):
     lines, pending = [], []
     for o, k, rhs in first:
         if (o, k) in starts:
-            lines += _constant_stores(pending, zeros)
+            lines += constant_stores(pending, zeros)
             pending = []
             a, i, n = starts[o, k]
             lines += [f"memcpy({o} + {k + j}, {a} + {i + j}, {min(COPY_CHUNK, n - j)} * sizeof({real}));"
                       for j in range(0, n, COPY_CHUNK)]
         elif (o, k) not in copied:
             pending.append((o, k, rhs))
-    return lines + _constant_stores(pending, zeros)
+    return lines + constant_stores(pending, zeros)
