@@ -1,6 +1,7 @@
 """Read a URDF file into symdyn's normalized robot description (see docs/robot-format.md).
 
-Only the kinematic tree and the inertial data are read. Everything that does not change the
+Only the kinematic tree and the inertial data are read. Elements and attributes URDF does not define
+(but known extensions) get a warning (urdf_spec). Everything that does not change the
 rigid-body dynamics is ignored: <visual>, <collision>, <limit>, <safety_controller>,
 <calibration>, <transmission>, <gazebo>, <material>. A joint's <dynamics damping friction> is read
 as its viscous and Coulomb friction (as Pinocchio's model.damping and model.friction). <mimic joint
@@ -22,6 +23,7 @@ from symdyn.multibody import geometry as G
 from symdyn.errors import RobotFileError
 from symdyn.multibody.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 from symdyn.multibody.joints import URDF_TYPES
+from symdyn.readers.urdf_spec import unknown_markup
 
 SUPPORTED_JOINT_TYPES = tuple(URDF_TYPES) + ("fixed",)
 
@@ -37,11 +39,17 @@ class _Invalid(Exception):
 def read_urdf(path, raw=None, warn=None):
     """Parse the URDF at `path` (or its bytes `raw`); return the description dict or raise RobotFileError.
 
-    warn: called with a one-line message for what is read but not honored (<mimic>)."""
+    warn: called with a one-line message for what is read but not honored (<mimic>) and for each
+    element or attribute URDF does not define (urdf_spec: a typo would change the model silently)."""
+    warn = warn or (lambda message: None)
     try:
+        if raw is None:
+            raw = _read(path)
         root = _parse_xml(path, raw)
+        for message in unknown_markup(root, raw):
+            warn(message)
         with np.errstate(all="ignore"):  # huge numbers overflow to inf, which the builder reports
-            return _description(root, os.path.basename(str(path)), warn or (lambda message: None))
+            return _description(root, os.path.basename(str(path)), warn)
     except _Invalid as exc:
         # names taken from the file could carry line breaks; the message must stay one line
         raise RobotFileError(path, " ".join(str(exc).splitlines())) from None
@@ -49,13 +57,15 @@ def read_urdf(path, raw=None, warn=None):
 
 # --- XML --------------------------------------------------------------------------------------
 
-def _parse_xml(path, text=None):
-    if text is None:
-        try:
-            with open(path, "rb") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise _Invalid(f"cannot read file: {exc.strerror or exc}") from None
+def _read(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise _Invalid(f"cannot read file: {exc.strerror or exc}") from None
+
+
+def _parse_xml(path, text):
     if not text.strip():
         raise _Invalid("file is empty")
     try:
