@@ -227,7 +227,7 @@ def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, ti
 def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
             functions, frames, contacts, mimic):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
-    from .compare import compare as run, compare_steps
+    from .compare import JointsDisagree, compare as run, compare_steps
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
@@ -239,7 +239,7 @@ def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, st
             with _progress(compare_steps(with_c, functions, model), f"comparing {one_line(model.name)}") as bar:
                 report = run(model, states=states, with_c=with_c, notes=notes, progress=lambda name: bar.update(1),
                              functions=functions)
-        except ValueError as exc:          # Pinocchio's URDF parser disagrees on the joints
+        except JointsDisagree as exc:      # Pinocchio's URDF parser disagrees on the joints
             click.echo(f"{one_line(model.name)} ({one_line(path)}): {one_line(exc)}")
             worst = float("inf")
             continue

@@ -24,10 +24,31 @@ def import_module_file(path, name=None):
     return module
 
 
+class JointsDisagree(ValueError):
+    """Pinocchio's URDF parser finds other joints than symdyn (the only ValueError `compare` reports as
+    Pinocchio's: any other exception is a crash of symdyn)."""
+
+
 def relative_error(a, b):
+    """The largest difference relative to max(1, |b|), over the entries where b is finite: where the
+    reference b is inf or nan (a singular model's division by zero) the value is not defined, and each
+    computation reaches its own inf or nan. a not finite where b is: inf (never nan)."""
     if isinstance(b, tuple):            # several outputs: the worst of them
         return max(relative_error(x, y) for x, y in zip(a, b))
-    return float(np.abs(np.asarray(a) - np.asarray(b)).max() / max(1.0, float(np.abs(b).max())))
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    finite = np.isfinite(b)
+    a, b = np.broadcast_to(a, b.shape)[finite], b[finite]
+    if not b.size:
+        return 0.0
+    if not np.isfinite(a).all():
+        return float("inf")
+    return float(np.abs(a - b).max() / max(1.0, float(np.abs(b).max())))
+
+
+def _undefined(reference):
+    """Whether a reference result has inf or nan entries (tuple: in any output)."""
+    parts = reference if isinstance(reference, tuple) else (reference,)
+    return any(not np.isfinite(np.asarray(x, dtype=float)).all() for x in parts)
 
 
 def pinocchio_model(model):
@@ -157,7 +178,7 @@ def pinocchio_urdf_model(model):
 
 def pinocchio_reference(model):
     """(pinocchio.Model, how it was built): Pinocchio's URDF parser for a URDF file, else symdyn's
-    Model rebuilt joint by joint. ValueError when the parser finds other joints or another order."""
+    Model rebuilt joint by joint. JointsDisagree when the parser finds other joints or another order."""
     try:
         pm = pinocchio_urdf_model(model)
     except ValueError as exc:              # urdfdom is stricter (e.g. <limit> required on revolute joints)
@@ -166,7 +187,7 @@ def pinocchio_reference(model):
         return pinocchio_model(model), "symdyn's model rebuilt in Pinocchio"
     theirs, ours = tuple(pm.names)[1:], tuple(j.name for j in model.joints)
     if theirs != ours or pm.nv != model.dof:
-        raise ValueError(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
+        raise JointsDisagree(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
                          f"symdyn finds {', '.join(ours)}")
     return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
 
@@ -424,6 +445,18 @@ def _pinocchio(model, notes):
     return functions
 
 
+def _checked(module, name, args, reference, lang, notes):
+    """relative_error of module.name(*args), or inf with a note when it raises (symdyn's crash, not a
+    disagreement)."""
+    try:
+        return relative_error(getattr(module, name)(*args), reference)
+    except Exception as exc:            # noqa: BLE001 (shown, not hidden: the row fails)
+        if notes is not None:
+            notes.append(f"CRASH: the generated {lang} {name} raised {type(exc).__name__}: "
+                         f"{' '.join(str(exc).split())}")
+        return float("inf")
+
+
 def compare_steps(with_c=True, functions=None, model=None):
     """How many times `compare` calls progress: each function traced, the C compile, each function checked."""
     return 2 * len(select_functions(functions, model)) + bool(with_c)
@@ -433,7 +466,8 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     """{function: {"python": err, "c": err, "pinocchio": err}}: largest relative differences from the engine.
 
     `notes` (a list), if given, receives one line saying how the Pinocchio model was built. A URDF
-    file is read by Pinocchio's own parser; ValueError if it finds other joints than symdyn.
+    file is read by Pinocchio's own parser; JointsDisagree if it finds other joints than symdyn. A
+    generated function that raises is a crash of symdyn: its error is inf and `notes` says so.
     progress(step), if given, is called after each of the `compare_steps(with_c)` steps.
     `functions`: the names to generate and compare (None: the default set)."""
     import tempfile
@@ -463,10 +497,14 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     report = {}
     extra = {"gains": np.column_stack([rng.uniform(10, 100, states), rng.uniform(1, 20, states)]),
              "error": rng.normal(size=(states, size["nc"])) * 0.01, "restitution": rng.uniform(0, 1, (states, 1))}
+    undefined = []                      # functions with inf or nan in the numeric engine's results
     for fn in select_functions(functions, model):
         args = arguments(fn, q, vectors, f_ext, params, extra)
-        reference = getattr(engine, fn.name)(*args)
-        row = {lang: relative_error(getattr(mod, fn.name)(*args), reference) for lang, mod in generated.items()}
+        with np.errstate(all="ignore"):     # a singular model (warned at load): inf and nan, no numpy warnings
+            reference = getattr(engine, fn.name)(*args)
+            row = {lang: _checked(mod, fn.name, args, reference, lang, notes) for lang, mod in generated.items()}
+        if _undefined(reference):
+            undefined.append(fn.name)
         if pino is not None and fn.name in pino:
             theirs = [pino[fn.name](*(a[s] for a in args)) for s in range(states)]
             theirs = tuple(map(np.stack, zip(*theirs))) if isinstance(theirs[0], tuple) else np.stack(theirs)
@@ -474,6 +512,9 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         report[fn.name] = row
         if progress:
             progress(fn.name)
+    if undefined and notes is not None:
+        notes.append(f"compared where the numeric engine's values are finite (a singular model gives inf or nan): "
+                     f"{', '.join(undefined)}")
     q1 = random_configuration(model, rng, states)
     lie_calls = {"integrate": (lambda m, s: m.integrate(q[s], vectors[0][s], 0.3),
                                lambda pm, s: pin.integrate(pm, q[s], 0.3 * vectors[0][s])),

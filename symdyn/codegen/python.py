@@ -21,7 +21,17 @@ class PythonBackend(Backend):
 
     def statements(self, assignments, inputs):
         """One assignment per line: the array library evaluates each on the whole batch."""
-        return [Unit((str(s),), used_symbols(e), [f"{s} = {self.printer(e)}"]) for s, e in assignments]
+        args = {arg for arg, _ in inputs.values()}
+        return [Unit((str(s),), used_symbols(e), [f"{s} = {self._value(e, args)}"]) for s, e in assignments]
+
+    def _value(self, expr, args):
+        """A constant (the exact zero divisor of a singular model, Tape.divisor) becomes an array of the
+        batch's shape and dtype: a Python 0.0 would make what follows it a scalar (1.0/0.0 raises
+        ZeroDivisionError; an output entry of another shape breaks _stack), where the model's
+        documented answer is inf or nan."""
+        if expr.is_Number and "q" in args:
+            return f"xp.zeros_like(q[..., 0]) + {self.printer(expr)}"
+        return self.printer(expr)
 
     def extend(self, ctx):
         """The Lie-group helpers of the joints beyond the vector ones, as Python source."""

@@ -450,9 +450,29 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                  coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)))
 
 
+def _undone(k, joints):
+    """Whether a motion of joint k (multi-DoF) is also a motion of each joint just below it, at q = 0: a
+    massless link k then moves that way while its children stay still (zero kinetic energy). The
+    common part of the motion subspaces, in frame k, shrinks child by child."""
+    common = np.array(joints[k].kind.subspace(joints[k].axis), dtype=float).T      # 6 x nv, [angular; linear]
+    for j in joints:
+        if j.parent != k or not common.size:
+            continue
+        R, p = np.array(j.rotation, dtype=float), np.array(j.offset, dtype=float)
+        child = np.array(j.kind.subspace(j.axis), dtype=float).T
+        w = R @ child[:3]
+        moved = np.vstack([w, R @ child[3:] + np.cross(p, w.T).T])              # in frame k, about its origin
+        both = np.hstack([common, -moved])
+        _, sv, vt = np.linalg.svd(both)
+        rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0] if sv.size else 0.0)))
+        common = common @ vt[rank:, :common.shape[1]].T                        # common @ alpha = moved @ beta
+    return bool(common.size) and np.linalg.matrix_rank(common, 1e-9) > 0
+
+
 def _check_axes(chk, joints, bodies):
     """Warn about a joint whose moving links have no inertia about (revolute) or no mass along
-    (prismatic) its axis.
+    (prismatic) its axis, and about a free-flyer whose own link is massless while joints below it
+    move (what they do can undo any motion of the massless link: zero kinetic energy, M singular).
 
     Its articulated inertia D(k) is then zero at q = 0 (D(k) is at most the inertia of the links
     it moves, locked together, about its axis), so the mass matrix is singular and the forward
@@ -478,6 +498,11 @@ def _check_axes(chk, joints, bodies):
         if joints[k].parent >= 0:
             subtree[joints[k].parent] += subtree[k]
     for k, j in enumerate(joints):
+        if j.kind.nv > 1 and len(subtree[k]) > 1 and not any(bodies[k].params) and _undone(k, joints):
+            chk.warn(f"joint '{j.name}': its link '{bodies[k].name}' has no mass and no inertia, and the joints "
+                     "below it can undo a motion of it (a massless floating base): the mass matrix is singular "
+                     "(forward dynamics, mass_matrix_inverse and the diagonalized functions divide by zero)")
+            continue
         if j.type != "revolute":
             if sum(mass[i] for i in subtree[k]) <= 0:
                 chk.warn(f"joint '{j.name}': the links it moves have no mass: the mass matrix is singular "
