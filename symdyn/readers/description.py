@@ -363,6 +363,8 @@ def coulomb_smoothing(fail, value, where="coulomb_smoothing"):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)) \
             or float(value) < 0:
         fail(f"{where} must be a number >= 0 (0: sign(qd); delta > 0: tanh(qd/delta)), got {_show(value)}")
+    if 0 < float(value) < sys.float_info.min:   # subnormal: 1/delta overflows to inf in the generated code
+        fail(f"{where} must be 0 or at least {sys.float_info.min:.3g} (qd/delta overflows below), got {_show(value)}")
     return float(value)
 
 
@@ -436,6 +438,7 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     for j, lname, params in zip(out_joints, body_names, body_params):
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in params + j.offset):
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
+        params = _flush_noise(params)
         if any(0.0 < abs(x) < sys.float_info.min for x in params):   # subnormal: 1/m would be inf in the code
             chk.fail(f"link '{lname}': its inertial parameters underflow (a mass, first moment or inertia below "
                      f"{sys.float_info.min:.3g} in magnitude): use other units")
@@ -448,6 +451,14 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
                  source="" if source is None else str(source), path=str(path), digest=digest, frames=tuple(frames),
                  coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)))
+
+
+def _flush_noise(params):
+    """The body's parameters with a subnormal first moment or inertia entry that is below the rounding
+    noise of its largest parameter set to zero: what a rotation by a tiny angle (--lock j=1e-320) leaves
+    in a merged link, not a value in the wrong units (a subnormal mass stays, and is refused)."""
+    noise = sys.float_info.epsilon * max(abs(x) for x in params)
+    return [params[0]] + [0.0 if 0.0 < abs(x) < min(noise, sys.float_info.min) else x for x in params[1:]]
 
 
 def _undone(k, joints):
