@@ -63,12 +63,26 @@ def import_generated(path):
     return module
 
 
-def load_robot_module(path, use_c=False):
+def check_fits(module, path, needs=(), fixed_base=True):
+    """A module whose configuration is not a vector of joint angles (a floating base: q holds a quaternion) when
+    `fixed_base`, or that lacks a function the example calls, ends the example in one line (exit 2)."""
+    if fixed_base and getattr(module, "NQ", None) != getattr(module, "NV", None):
+        fail(f"{path}: a floating-base module (q has {module.NQ} entries, v {module.NV}); this example needs a "
+             "fixed-base robot, e.g. generated/puma560.py")
+    missing = [name for name in needs if not hasattr(module, name)]
+    if missing:
+        fail(f"{path}: has no {', '.join(missing)} (generated with --functions?); the example needs "
+             f"{', '.join(needs)}")
+
+
+def load_robot_module(path, use_c=False, needs=(), fixed_base=True):
     """The generated Python module at `path`, or with use_c the compiled C module beside it (symdyn.load_c).
+    `needs`: the functions the example calls (a module without them, or a floating-base one, is refused).
 
     Both have the same functions on arrays of shape (..., n); the C module has DOF but not JOINT_NAMES.
     """
     python = import_generated(path)          # checks `path` for both (the C module has no DEFAULT_PARAMS)
+    check_fits(python, path, needs, fixed_base)
     if not use_c:
         return python
     c_path = resolve(path).with_suffix(".c")

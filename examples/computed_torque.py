@@ -16,6 +16,9 @@ import numpy as np
 
 from _common import figure, load_robot_module, parser, rk4_step, save
 
+#: the generated functions the example calls (a module without one is refused in one line)
+NEEDS = ("forward_dynamics", "mass_matrix", "nonlinear_effects")
+
 
 def trajectory(n, amplitude=0.3, center=None):
     """q_d(t) = center + A sin(w_j t + phi_j) and its first two derivatives, for n joints."""
@@ -95,7 +98,7 @@ def main(argv=None):
     p.add_argument("--e0", type=float, default=0.1, help="largest initial joint error, rad (default 0.1)")
     p.add_argument("--hold", action="store_true", help="hold the torque over each step (digital controller)")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c)
+    robot = load_robot_module(args.robot, args.c, NEEDS)
     r = run(robot, args.steps, args.dt, args.wn, args.e0, args.hold)
     print(f"computed torque, {args.robot} ({robot.DOF} DOF), {args.steps} RK4 steps of {args.dt:g} s, "
           f"Kp = {args.wn ** 2:g}, Kd = {2 * args.wn:g}{', torque held over each step' if args.hold else ''}")

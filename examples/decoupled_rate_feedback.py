@@ -19,6 +19,9 @@ from _common import figure, load_robot_module, parser, rk4, save
 #: a bent start for the Panda (inside its joint limits); zeros for other robots
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
 
+#: the generated functions the example calls (a module without one is refused in one line)
+NEEDS = ("applied_moments", "forward_dynamics", "friction", "gravity", "mass_matrix", "total_rates")
+
 
 def run(robot, steps=3000, dt=1e-3, c=2.0, speed=1.0):
     """Simulate; returns a dict of the time series and the numbers the example prints."""
@@ -75,7 +78,7 @@ def main(argv=None):
     p.add_argument("--gain", "-k", type=float, default=2.0, help="rate gain c, 1/s (default 2)")
     p.add_argument("--speed", type=float, default=1.0, help="initial joint speed scale, rad/s (default 1)")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c)
+    robot = load_robot_module(args.robot, args.c, NEEDS)
     r = run(robot, args.steps, args.dt, args.gain, args.speed)
     print(f"decoupled rate feedback eps = -c nu, c = {args.gain:g}/s, gravity compensated, {args.robot} "
           f"({robot.DOF} DOF), {args.steps} RK4 steps of {args.dt:g} s")

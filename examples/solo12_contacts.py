@@ -156,7 +156,7 @@ def main(argv=None):
     p.add_argument("--height", type=float, default=0.05, help="drop height of the lowest foot, m (default 0.05)")
     p.add_argument("--workdir", default=None, help="folder for the generated module (default: a temporary one)")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c) if args.robot else generated_solo12(args.c, args.workdir)
+    robot = load_robot_module(args.robot, args.c, fixed_base=False) if args.robot else generated_solo12(args.c, args.workdir)
     r = run(robot, args.height, args.steps, args.dt)
     i = r["impact"]
     print(f"solo12 ({robot.NV} DOF, {r['mass']:.4f} kg) dropped from {args.height:g} m, joint PD Kp = {r['kp']:g}, "
