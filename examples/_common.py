@@ -8,6 +8,7 @@ import argparse
 import importlib.util
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +99,8 @@ def generate_module(robot_file, use_c=False, functions=None, folder=None, **opti
     default a temporary one removed once the module is loaded. A bad robot file ends the example in one line."""
     symdyn = _symdyn()
     from symdyn.generate import module_name, render
+    print(f"generating {', '.join(functions) if functions else 'the dynamics'} of {robot_file}"
+          f"{' (Python and C)' if use_c else ''} ...", flush=True)
     try:
         model = symdyn.load_robot(resolve(robot_file), **options)
         files = render(model, ("python", "c") if use_c else ("python",), functions=functions)
@@ -132,14 +135,29 @@ def rk4_step(f, t, x, dt):
     return x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
 
 
+def ticker(total, label, every=2.0):
+    """step(k): prints `label: k/total` at most every `every` seconds of wall time, so a long run (the Panda's
+    thousands of steps) shows it is alive and a short one (the tests') prints nothing."""
+    last = [time.perf_counter()]
+
+    def step(k):
+        now = time.perf_counter()
+        if now - last[0] >= every:
+            last[0] = now
+            print(f"  {label}: {k}/{total} ({100 * k / max(total, 1):.0f} %)", flush=True)
+    return step
+
+
 def rk4(f, x0, dt, steps, t0=0.0):
     """Fixed-step RK4 of x' = f(t, x): returns times (steps + 1,) and states (steps + 1, *x0.shape)."""
     x = np.asarray(x0, dtype=float)
     xs = np.empty((steps + 1,) + x.shape)
     xs[0] = x
+    tick = ticker(steps, "RK4 steps")
     for k in range(steps):
         x = rk4_step(f, t0 + k * dt, x, dt)
         xs[k + 1] = x
+        tick(k + 1)
     return t0 + dt * np.arange(steps + 1), xs
 
 

@@ -14,7 +14,7 @@ controller): the error then settles at a small floor.
 """
 import numpy as np
 
-from _common import figure, load_robot_module, parser, rk4_step, save
+from _common import figure, load_robot_module, parser, rk4_step, save, ticker
 
 #: the generated functions the example calls (a module without one is refused in one line)
 NEEDS = ("forward_dynamics", "mass_matrix", "nonlinear_effects")
@@ -60,7 +60,9 @@ def run(robot, steps=3000, dt=1e-3, wn=10.0, e0=0.1, hold=False):
     x = np.concatenate([q0 - e_init, qd0])                 # off the trajectory, at its rate
     xs = np.empty((steps + 1, 2 * n))
     xs[0] = x
+    tick = ticker(steps, "RK4 steps")
     for k in range(steps):
+        tick(k)
         t = k * dt
         if hold:                                           # zero-order hold: tau fixed over the step
             tau = control(t, x[:n], x[n:])

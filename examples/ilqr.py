@@ -135,8 +135,8 @@ def line_search(problem, x0, xs, us, gains, cost):
 
 def ilqr(problem, x0, us, finite_differences=False, max_iterations=200, tol=1e-6, progress=None):
     """Iterate linearize / backward pass / line search until the cost decrease the quadratic model expects
-    of a full step is below tol relative to the cost (a stationary point). `progress(iteration, cost, mu)`, if given, is called after each
-    accepted step. Returns a dict: states, controls, cost per iteration, iterations, converged, time spent
+    of a full step is below tol relative to the cost (a stationary point). `progress(iteration, cost, mu)`, if
+    given, is called after each accepted step. Returns a dict: states, controls, cost per iteration, iterations, converged, time spent
     linearizing, total time, final state error."""
     start = time.process_time()
     linearize = problem.jacobians_fd if finite_differences else problem.jacobians
@@ -235,8 +235,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if not resolve(args.robot).is_file():
         fail(f"{args.robot}: not found")
-    print(f"generating {', '.join(FUNCTIONS)} of {args.robot} ...", flush=True)
-    robot = generated_module(args.robot)
+    robot = generated_module(args.robot)          # prints what it generates: the Panda takes seconds
     print(f"iLQR, {args.robot} ({robot.NV} DOF), {int(round(args.horizon / args.dt))} steps of {args.dt:g} s",
           flush=True)
     r = run(robot, args.horizon, args.dt, args.start, args.goal, _progress, args.iterations)

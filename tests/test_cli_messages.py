@@ -60,7 +60,8 @@ def test_unknown_function_names_the_nearest(given, says, tmp_path):
 
 def test_latex_unknown_function_is_short():
     result = _runner().invoke(main, ["latex", str(ROOT / "robots" / "planar2.yaml"), "gravty"])
-    assert result.exit_code == 2 and result.stderr == "symdyn: error: unknown function 'gravty': did you mean gravity?\n"
+    assert result.exit_code == 2
+    assert result.stderr == "symdyn: error: unknown function 'gravty': did you mean gravity?\n"
 
 
 def test_latex_too_long_for_the_terminal_says_its_size_and_takes_out(tmp_path, monkeypatch):

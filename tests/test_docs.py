@@ -74,7 +74,7 @@ def test_citations_of_the_performance_history_name_its_sections():
         if path.name == "test_docs.py" or not path.is_file():
             continue
         text = path.read_text()
-        assert "RESULTS.md" not in text, f"{path.relative_to(ROOT)} cites benchmarks/RESULTS.md (now docs/perf-history.md)"
+        assert "RESULTS.md" not in text, f"{path.relative_to(ROOT)} cites benchmarks/RESULTS.md (now perf-history)"
         for names in re.findall(r"perf-history\.md\)?\s+((?:\"[^\"]+\"(?:,| and)?\s*)+)", text):
             for name in re.findall(r"\"([^\"]+)\"", names):
                 cited += 1

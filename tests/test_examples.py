@@ -296,3 +296,16 @@ def test_unfit_module_is_one_line_error(script, floating_and_partial):
                                 cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert result.returncode == 2, result.stderr
         assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
+
+
+def test_long_work_prints_progress_and_short_work_does_not(capsys):
+    """_common.ticker, used by every simulation loop (rk4, computed_torque, solo12_contacts' stance): a line
+    at most every `every` seconds, so the tests' short runs print nothing and the Panda's long ones show life."""
+    from _common import ticker
+    quiet, chatty = ticker(10, "steps", every=3600.0), ticker(10, "steps", every=0.0)
+    for k in range(1, 4):
+        quiet(k)
+    assert capsys.readouterr().out == ""
+    for k in range(1, 4):
+        chatty(k)
+    assert capsys.readouterr().out == "  steps: 1/10 (10 %)\n  steps: 2/10 (20 %)\n  steps: 3/10 (30 %)\n"
