@@ -30,6 +30,12 @@ def fail(message):
     raise SystemExit(2)
 
 
+def claim_failed(message):
+    """The example's claim did not hold (not bad input): one line on stderr, exit status 1."""
+    print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
+    raise SystemExit(1)
+
+
 def _generate_hint(stem):
     return f"symdyn generate robots/{stem}.urdf --lang python,c --out generated"
 

@@ -14,7 +14,7 @@ measured rate of change (central finite differences) is compared with -c nu . nu
 """
 import numpy as np
 
-from _common import figure, load_robot_module, parser, rk4, save
+from _common import claim_failed, figure, load_robot_module, parser, rk4, save
 
 #: a bent start for the Panda (inside its joint limits); zeros for other robots
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
@@ -91,6 +91,8 @@ def main(argv=None):
     print(f"applied_moments(q, -c nu) vs -c M(q) qd: largest relative difference {r['law_vs_mass_matrix']:.3e}")
     if not args.no_plot:
         plot(r, args.out, f"eps = -c nu, c = {args.gain:g}/s, {robot.DOF} DOF, RK4 dt = {args.dt:g} s")
+    if not r["monotonic"]:
+        claim_failed("the kinetic energy did not decrease at every step (a smaller --dt?)")
     return r
 
 

@@ -16,7 +16,7 @@ space (generated forward_dynamics, RK4), independently of the diagonalized funct
 """
 import numpy as np
 
-from _common import figure, load_robot_module, parser, rk4, save
+from _common import claim_failed, figure, load_robot_module, parser, rk4, save
 
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
 PANDA_GOAL = np.array([0.5, 0.2, -0.3, -1.7, 0.3, 2.0, 0.5])     # the goal pose is where the tool is at these angles
@@ -104,6 +104,8 @@ def main(argv=None):
           f"{r['final_orientation_error']:.3e}; final joint speed {r['final_speed']:.3e} rad/s")
     if not args.no_plot:
         plot(r, args.out, f"law 8.2, {r['frame']}, c1 = {args.c1:g}, c2 = {args.c2:g}")
+    if not r["monotonic"]:
+        claim_failed("the Lyapunov function did not decrease at every step (a smaller --dt?)")
     return r
 
 

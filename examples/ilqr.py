@@ -23,13 +23,11 @@ converge in 30-60 iterations (a few seconds of CPU each, tests/test_examples.py)
     python examples/ilqr.py [--robot robots/planar2.yaml] [--horizon 1.5] [--dt 0.01] [--iterations 200] [--no-plot]
 """
 import argparse
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from _common import fail, figure, generate_module, plot_parser, resolve, save
+from _common import claim_failed, fail, figure, generate_module, plot_parser, resolve, save
 
 FUNCTIONS = ("forward_dynamics", "gravity", "forward_dynamics_derivatives")
 
@@ -248,9 +246,7 @@ def main(argv=None):
     if not args.no_plot:
         plot(r, args.out, f"iLQR, {robot.NV} DOF, dt = {args.dt:g} s")
     if not (r["exact"]["converged"] and r["fd"]["converged"]):
-        print(f"{Path(sys.argv[0]).name}: error: iLQR did not converge in {args.iterations} iterations "
-              "(more with --iterations)", file=sys.stderr)
-        raise SystemExit(1)
+        claim_failed(f"iLQR did not converge in {args.iterations} iterations (more with --iterations)")
     return r
 
 

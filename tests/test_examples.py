@@ -309,3 +309,14 @@ def test_long_work_prints_progress_and_short_work_does_not(capsys):
     for k in range(1, 4):
         chatty(k)
     assert capsys.readouterr().out == "  steps: 1/10 (10 %)\n  steps: 2/10 (20 %)\n  steps: 3/10 (30 %)\n"
+
+
+def test_a_claim_that_fails_exits_1():
+    """decoupled_rate_feedback.py with a step far too large for RK4: the energy does not decrease at every
+    step, and the example says so in one line and exits 1 (0 only when its claim holds)."""
+    result = subprocess.run([sys.executable, "examples/decoupled_rate_feedback.py", "--robot",
+                             str(generated_file("planar6.py")), "--steps", "50", "--dt", "0.5", "--no-plot"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "monotonically decreasing: NO" in result.stdout
+    assert result.stderr == ("decoupled_rate_feedback.py: error: the kinetic energy did not decrease at every step "
+                             "(a smaller --dt?)\n")
