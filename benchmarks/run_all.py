@@ -65,7 +65,8 @@ def run_headline(name, folder, dry_run=False):
     command = [part.replace("{gen}", str(folder)) for part in command]
     shown = [part.replace(str(folder), "GEN") for part in command]
     if dry_run:
-        print(f"{name}: symdyn generate {' '.join(robots)} --lang c --out GEN; python benchmarks/{' '.join(shown)}")
+        first = f"symdyn generate {' '.join(robots)} --lang c --out GEN; " if robots else ""
+        print(f"{name}: {first}python benchmarks/{' '.join(shown)}")
         return None
     generate(robots, folder)
     print(f"{name}: running {' '.join(shown)} ...", flush=True)
