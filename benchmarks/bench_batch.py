@@ -27,7 +27,7 @@ the loop of single calls').
 
     python benchmarks/bench_batch.py generated/panda.c --split --functions frame_jacobian,regressor --rounds 5
 
-(--floor is another name of --split, the one of benchmarks/RESULTS.md section 34.)
+(--floor is another name of --split, the one of docs/perf-history.md "Batch frame Jacobian, issue 15".)
 """
 import argparse
 import math

@@ -24,7 +24,7 @@ R_NC), R_constrained_forward_dynamics and R_impact beside them:
 
 The derivatives (computeRNEADerivatives, computeABADerivatives) are timed for
 symdyn when the module has them: generate the default set and the two with
-``--functions`` (see RESULTS.md, section 11).
+``--functions`` (see docs/perf-history.md "Derivatives of the dynamics").
 
 For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``
 (``--generated`` defaults to the repository's ``generated/``).  When it is
@@ -73,7 +73,7 @@ CC = os.environ.get("CC", "gcc")
 OPT_FLAGS = ["-O3", "-DNDEBUG", "-ffp-contract=fast"]
 CXX_FLAGS = ["-std=c++17", "-Wall", "-Wno-unused-local-typedefs", "-Wno-deprecated-declarations"]
 # -fno-tree-slp-vectorize: as load_c with gcc (gcc 12.2 miscompiles some generated C with AVX-512;
-# docs/api.md, RESULTS.md section 15)
+# docs/api.md, docs/perf-history.md "gcc's SLP vectorizer turned off")
 C_FLAGS = ["-std=c99", "-Wall", "-fno-tree-slp-vectorize"]
 # The Pinocchio wheel is built for the x86-64 baseline (SSE2, 16-byte Eigen
 # alignment).  With --march-native, the harness must keep Eigen's alignment

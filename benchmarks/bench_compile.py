@@ -17,6 +17,7 @@ machine, read the CPU time (user + sys): the wall time grows with the load.
 """
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -93,7 +94,7 @@ def main():
         header, source = render_c(model, programs, module, "numeric", **({"split_above": None} if args.whole else {}))
         seconds = time.perf_counter() - t
         parts = source.count("static SD_NOINLINE void")
-        lanes = source.count("        SD_SIMD\n")
+        lanes = len(re.findall(r"(?m)^static void sd_\w+_lanes\(", source))     # the lane entries' loops
         for build in args.build or ["o2"]:
             with tempfile.TemporaryDirectory(prefix="symdyn-bench-compile-") as tmp:
                 (Path(tmp) / f"{module}.h").write_text(header)

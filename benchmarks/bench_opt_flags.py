@@ -1,5 +1,6 @@
 """The cost of load_c's flags: the Panda's C module (generated/panda.c) loaded with load_c's
-optimization flags, with and without gcc's SLP vectorizer (RESULTS.md section 15), and with 256-bit
+optimization flags, with and without gcc's SLP vectorizer (docs/perf-history.md "gcc's SLP vectorizer turned off"),
+and with 256-bit
 vectors instead. ns per state, best of 9 batches of 4000 states looped in C.
 
     python benchmarks/bench_opt_flags.py

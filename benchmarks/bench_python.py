@@ -76,7 +76,7 @@ def _jitted(jax, f, args, options=None):
 
 
 #: XLA's CPU fusion makes the whole straight-line function one loop fusion that recomputes shared
-#: subexpressions for every output entry (benchmarks/RESULTS.md, "Batch throughput, issue 15, second pass")
+#: subexpressions for every output entry (docs/perf-history.md "Batch throughput, issue 15, second pass")
 NO_FUSION = {"xla_disable_hlo_passes": "fusion"}
 
 

@@ -8,6 +8,7 @@ import argparse
 import importlib.util
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,12 @@ def fail(message):
     """Bad input: one line on stderr, exit status 2 (as the symdyn command)."""
     print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
     raise SystemExit(2)
+
+
+def claim_failed(message):
+    """The example's claim did not hold (not bad input): one line on stderr, exit status 1."""
+    print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
+    raise SystemExit(1)
 
 
 def _generate_hint(stem):
@@ -63,12 +70,26 @@ def import_generated(path):
     return module
 
 
-def load_robot_module(path, use_c=False):
+def check_fits(module, path, needs=(), fixed_base=True):
+    """A module whose configuration is not a vector of joint angles (a floating base: q holds a quaternion) when
+    `fixed_base`, or that lacks a function the example calls, ends the example in one line (exit 2)."""
+    if fixed_base and getattr(module, "NQ", None) != getattr(module, "NV", None):
+        fail(f"{path}: a floating-base module (q has {module.NQ} entries, v {module.NV}); this example needs a "
+             "fixed-base robot, e.g. generated/puma560.py")
+    missing = [name for name in needs if not hasattr(module, name)]
+    if missing:
+        fail(f"{path}: has no {', '.join(missing)} (generated with --functions?); the example needs "
+             f"{', '.join(needs)}")
+
+
+def load_robot_module(path, use_c=False, needs=(), fixed_base=True):
     """The generated Python module at `path`, or with use_c the compiled C module beside it (symdyn.load_c).
+    `needs`: the functions the example calls (a module without them, or a floating-base one, is refused).
 
     Both have the same functions on arrays of shape (..., n); the C module has DOF but not JOINT_NAMES.
     """
     python = import_generated(path)          # checks `path` for both (the C module has no DEFAULT_PARAMS)
+    check_fits(python, path, needs, fixed_base)
     if not use_c:
         return python
     c_path = resolve(path).with_suffix(".c")
@@ -84,6 +105,8 @@ def generate_module(robot_file, use_c=False, functions=None, folder=None, **opti
     default a temporary one removed once the module is loaded. A bad robot file ends the example in one line."""
     symdyn = _symdyn()
     from symdyn.generate import module_name, render
+    print(f"generating {', '.join(functions) if functions else 'the dynamics'} of {robot_file}"
+          f"{' (Python and C)' if use_c else ''} ...", flush=True)
     try:
         model = symdyn.load_robot(resolve(robot_file), **options)
         files = render(model, ("python", "c") if use_c else ("python",), functions=functions)
@@ -118,14 +141,29 @@ def rk4_step(f, t, x, dt):
     return x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
 
 
+def ticker(total, label, every=2.0):
+    """step(k): prints `label: k/total` at most every `every` seconds of wall time, so a long run (the Panda's
+    thousands of steps) shows it is alive and a short one (the tests') prints nothing."""
+    last = [time.perf_counter()]
+
+    def step(k):
+        now = time.perf_counter()
+        if now - last[0] >= every:
+            last[0] = now
+            print(f"  {label}: {k}/{total} ({100 * k / max(total, 1):.0f} %)", flush=True)
+    return step
+
+
 def rk4(f, x0, dt, steps, t0=0.0):
     """Fixed-step RK4 of x' = f(t, x): returns times (steps + 1,) and states (steps + 1, *x0.shape)."""
     x = np.asarray(x0, dtype=float)
     xs = np.empty((steps + 1,) + x.shape)
     xs[0] = x
+    tick = ticker(steps, "RK4 steps")
     for k in range(steps):
         x = rk4_step(f, t0 + k * dt, x, dt)
         xs[k + 1] = x
+        tick(k + 1)
     return t0 + dt * np.arange(steps + 1), xs
 
 

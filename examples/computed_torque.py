@@ -14,7 +14,10 @@ controller): the error then settles at a small floor.
 """
 import numpy as np
 
-from _common import figure, load_robot_module, parser, rk4_step, save
+from _common import figure, load_robot_module, parser, rk4_step, save, ticker
+
+#: the generated functions the example calls (a module without one is refused in one line)
+NEEDS = ("forward_dynamics", "mass_matrix", "nonlinear_effects")
 
 
 def trajectory(n, amplitude=0.3, center=None):
@@ -57,7 +60,9 @@ def run(robot, steps=3000, dt=1e-3, wn=10.0, e0=0.1, hold=False):
     x = np.concatenate([q0 - e_init, qd0])                 # off the trajectory, at its rate
     xs = np.empty((steps + 1, 2 * n))
     xs[0] = x
+    tick = ticker(steps, "RK4 steps")
     for k in range(steps):
+        tick(k)
         t = k * dt
         if hold:                                           # zero-order hold: tau fixed over the step
             tau = control(t, x[:n], x[n:])
@@ -95,7 +100,7 @@ def main(argv=None):
     p.add_argument("--e0", type=float, default=0.1, help="largest initial joint error, rad (default 0.1)")
     p.add_argument("--hold", action="store_true", help="hold the torque over each step (digital controller)")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c)
+    robot = load_robot_module(args.robot, args.c, NEEDS)
     r = run(robot, args.steps, args.dt, args.wn, args.e0, args.hold)
     print(f"computed torque, {args.robot} ({robot.DOF} DOF), {args.steps} RK4 steps of {args.dt:g} s, "
           f"Kp = {args.wn ** 2:g}, Kd = {2 * args.wn:g}{', torque held over each step' if args.hold else ''}")

@@ -14,10 +14,13 @@ measured rate of change (central finite differences) is compared with -c nu . nu
 """
 import numpy as np
 
-from _common import figure, load_robot_module, parser, rk4, save
+from _common import claim_failed, figure, load_robot_module, parser, rk4, save
 
 #: a bent start for the Panda (inside its joint limits); zeros for other robots
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
+
+#: the generated functions the example calls (a module without one is refused in one line)
+NEEDS = ("applied_moments", "forward_dynamics", "friction", "gravity", "mass_matrix", "total_rates")
 
 
 def run(robot, steps=3000, dt=1e-3, c=2.0, speed=1.0):
@@ -75,7 +78,7 @@ def main(argv=None):
     p.add_argument("--gain", "-k", type=float, default=2.0, help="rate gain c, 1/s (default 2)")
     p.add_argument("--speed", type=float, default=1.0, help="initial joint speed scale, rad/s (default 1)")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c)
+    robot = load_robot_module(args.robot, args.c, NEEDS)
     r = run(robot, args.steps, args.dt, args.gain, args.speed)
     print(f"decoupled rate feedback eps = -c nu, c = {args.gain:g}/s, gravity compensated, {args.robot} "
           f"({robot.DOF} DOF), {args.steps} RK4 steps of {args.dt:g} s")
@@ -88,6 +91,8 @@ def main(argv=None):
     print(f"applied_moments(q, -c nu) vs -c M(q) qd: largest relative difference {r['law_vs_mass_matrix']:.3e}")
     if not args.no_plot:
         plot(r, args.out, f"eps = -c nu, c = {args.gain:g}/s, {robot.DOF} DOF, RK4 dt = {args.dt:g} s")
+    if not r["monotonic"]:
+        claim_failed("the kinetic energy did not decrease at every step (a smaller --dt?)")
     return r
 
 

@@ -23,6 +23,10 @@ from _common import figure, load_robot_module, parser, rk4, save
 #: a bent, far-from-equilibrium start for the Panda (inside its joint limits); zeros for other robots
 PANDA_START = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.5, 0.8])
 
+#: the generated functions the example calls (a module without one is refused in one line)
+NEEDS = ("diagonalized_forward_dynamics", "forward_dynamics", "gravity",
+         "joint_rates", "mass_matrix", "total_rates")
+
 
 def torque(robot, kind):
     """tau(t, q): zero (a falling arm), or gravity(q) plus small sinusoids (1 N m, 0.5 .. 1 Hz)."""
@@ -89,7 +93,7 @@ def main(argv=None):
     p.add_argument("--torque", choices=("zero", "sine"), default="zero", help="applied torque: zero (a falling arm, default) or gravity(q) + 1 N m sinusoids")
     p.add_argument("--refine", action="store_true", help="also run with dt/2 and print how the difference shrinks")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c)
+    robot = load_robot_module(args.robot, args.c, NEEDS)
     r = run(robot, args.steps, args.dt, args.torque)
     print(f"diagonalized vs joint-space simulation, {args.robot} ({robot.DOF} DOF), tau: {args.torque}, "
           f"{args.steps} RK4 steps of {args.dt:g} s")

@@ -16,10 +16,14 @@ space (generated forward_dynamics, RK4), independently of the diagonalized funct
 """
 import numpy as np
 
-from _common import figure, load_robot_module, parser, rk4, save
+from _common import claim_failed, figure, load_robot_module, parser, rk4, save
 
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
 PANDA_GOAL = np.array([0.5, 0.2, -0.3, -1.7, 0.3, 2.0, 0.5])     # the goal pose is where the tool is at these angles
+
+#: the generated functions the example calls (a module without one is refused in one line)
+NEEDS = ("applied_moments", "forward_dynamics", "frame_jacobian", "frame_placement",
+         "friction", "gravity", "total_rates", "working_moments")
 
 
 def _pose(placement):
@@ -89,7 +93,7 @@ def main(argv=None):
     p.add_argument("--c1", type=float, default=4.0, help="rate gain c1, 1/s (default 4)")
     p.add_argument("--c2", type=float, default=60.0, help="configuration gain c2 (default 60)")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c)
+    robot = load_robot_module(args.robot, args.c, NEEDS)
     r = run(robot, args.steps, args.dt, args.c1, args.c2, args.frame)
     print(f"control law 8.2 on {args.robot} ({robot.DOF} DOF), frame {r['frame']}, c1 = {args.c1:g}, c2 = {args.c2:g}, "
           f"{args.steps} RK4 steps of {args.dt:g} s")
@@ -100,6 +104,8 @@ def main(argv=None):
           f"{r['final_orientation_error']:.3e}; final joint speed {r['final_speed']:.3e} rad/s")
     if not args.no_plot:
         plot(r, args.out, f"law 8.2, {r['frame']}, c1 = {args.c1:g}, c2 = {args.c2:g}")
+    if not r["monotonic"]:
+        claim_failed("the Lyapunov function did not decrease at every step (a smaller --dt?)")
     return r
 
 

@@ -18,6 +18,10 @@ from _common import figure, load_robot_module, parser, rk4, save
 
 PANDA_START = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.8])
 
+#: the generated functions the example calls (a module without one is refused in one line)
+NEEDS = ("forward_dynamics", "frame_acceleration_bias", "frame_jacobian", "frame_placement",
+         "gravity", "mass_matrix_inverse", "operational_space_inertia_inverse")
+
 
 def run(robot, steps=4000, dt=1e-3, radius=0.1, period=2.0, kp=400.0, kd=40.0, frame=None):
     n = robot.DOF
@@ -94,7 +98,7 @@ def main(argv=None):
     p.add_argument("--radius", type=float, default=0.1, help="circle radius, m (default 0.1)")
     p.add_argument("--period", type=float, default=2.0, help="period, s (default 2)")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c)
+    robot = load_robot_module(args.robot, args.c, NEEDS)
     r = run(robot, args.steps, args.dt, args.radius, args.period, frame=args.frame)
     print(f"operational-space control of {r['frame']} on {args.robot} ({robot.DOF} DOF): circle of radius "
           f"{args.radius:g} m, period {args.period:g} s, Kp = {r['kp']:g}, Kd = {r['kd']:g}, {args.steps} RK4 steps of {args.dt:g} s")

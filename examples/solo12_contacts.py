@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import fail, figure, generate_module, load_robot_module, parser, save
+from _common import fail, figure, generate_module, load_robot_module, parser, save, ticker
 
 FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 #: HAA, HFE, KFE per leg (front legs bend forward, hind legs backward)
@@ -115,8 +115,9 @@ def _total_mass(robot, q):
 
 def _stance(robot, q, v, t, steps, dt, torque, anchors, gains, record=None):
     """Constrained dynamics on the 4 feet; the largest drift of the feet from their anchors."""
-    worst = 0.0
-    for _ in range(steps):
+    worst, tick = 0.0, ticker(steps, "stance steps")
+    for k in range(steps):
+        tick(k)
         error = (robot.frame_placement(q)[:, :3, 3] - anchors).ravel()
         if gains is None:
             qdd, lam = robot.constrained_forward_dynamics(q, v, torque(q, v))
@@ -156,7 +157,8 @@ def main(argv=None):
     p.add_argument("--height", type=float, default=0.05, help="drop height of the lowest foot, m (default 0.05)")
     p.add_argument("--workdir", default=None, help="folder for the generated module (default: a temporary one)")
     args = p.parse_args(argv)
-    robot = load_robot_module(args.robot, args.c) if args.robot else generated_solo12(args.c, args.workdir)
+    robot = (load_robot_module(args.robot, args.c, fixed_base=False) if args.robot
+             else generated_solo12(args.c, args.workdir))
     r = run(robot, args.height, args.steps, args.dt)
     i = r["impact"]
     print(f"solo12 ({robot.NV} DOF, {r['mass']:.4f} kg) dropped from {args.height:g} m, joint PD Kp = {r['kp']:g}, "

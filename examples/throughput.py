@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from _common import figure, import_generated, plot_parser, resolve, save
+from _common import check_fits, figure, import_generated, plot_parser, resolve, save
 
 FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics")
 
@@ -74,6 +74,7 @@ def run(robot_path, batch=100_000, loop=2000, use_c=True, use_pinocchio=True, ur
     """{function: {way: states per second}} and {function: {check: relative difference}}, plus notes."""
     robot_path = resolve(robot_path)
     python = import_generated(robot_path)
+    check_fits(python, robot_path, FUNCTIONS)
     n = python.DOF
     loop = min(loop, batch)
     q, qd, x = states(n, batch)

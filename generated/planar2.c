@@ -173,7 +173,7 @@ void planar2_difference(const double *q0, const double *q1, double *v)
  * entries (the lanes cost gcc about 8x the single functions' compile time). */
 /* 16 lanes: each statement then works on 4 vectors of 4 doubles (AVX2) or 2 of 8 (gcc's cost model
  * takes AVX-512 for 16 lanes, not for 8), independent instructions that hide each other's latency. Panda,
- * one thread: 1.0-1.9x faster than 8 lanes, 32 lanes slower again (benchmarks/RESULTS.md, "Batch
+ * one thread: 1.0-1.9x faster than 8 lanes, 32 lanes slower again (docs/perf-history.md "Batch
  * throughput, issue 15, second pass"). */
 #ifndef PLANAR2_BATCH_LANES
 #define PLANAR2_BATCH_LANES 16
@@ -193,7 +193,7 @@ void planar2_difference(const double *q0, const double *q1, double *v)
 #endif
 /* Whether a batch entry starts threads: only for enough states, and without entering a parallel region
  * for one thread (entering one costs about 0.3 us even then: the time of a lane block of 16 states of
- * the Panda's inverse dynamics; benchmarks/RESULTS.md, "Batch of tiny functions"). Lane entries start
+ * the Panda's inverse dynamics; docs/perf-history.md "Batch of tiny functions"). Lane entries start
  * them from SD_THREAD_LANES blocks on. */
 #if defined(_OPENMP)
 int omp_get_max_threads(void);     /* OpenMP's; declared here: -fopenmp without omp.h installed still compiles */
@@ -219,7 +219,7 @@ static void sd_gather(const double *rows, long size, int n, double *block)
  * regressor: 686 entries, 88 KB of block) went through the caches once per lane, which cost more
  * than the lanes saved. A full block goes in 4 x 4 tiles transposed in registers (GCC and clang
  * vector extensions): 4 vector loads, 8 shuffles and 4 vector stores for 16 entries where one at a
- * time costs 16 scalar stores, the limit of the output-heavy functions (benchmarks/RESULTS.md,
+ * time costs 16 scalar stores, the limit of the output-heavy functions (docs/perf-history.md
  * "Batch outputs written in place"). */
 #if defined(__GNUC__) && SD_LANES % 4 == 0
 typedef double sd_vec4 __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
@@ -2130,7 +2130,7 @@ static inline void sd_planar2_friction_block(const double *restrict qd, double *
 
 /* friction of `count` states by the function above, 4 at a time, the last count % 4 by single calls.
  * Threads only from 8192 states on: entering an OpenMP parallel region costs about 0.3 us even on
- * one thread, the time of this function on hundreds of states (benchmarks/RESULTS.md, "Batch of tiny
+ * one thread, the time of this function on hundreds of states (docs/perf-history.md "Batch of tiny
  * functions"). */
 void planar2_friction_batch(long count, const double *qd, double *tau_f)
 {
@@ -2417,7 +2417,7 @@ void planar2_base_parameters(const double *params, double *beta)
  * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. No
  * `restrict`, as the single function: the compiler then keeps the loads before the first store, in address
  * order, where with it gcc sinks each load to its first use; beyond the L2 cache that order of memory
- * accesses, not the instructions, sets the speed (benchmarks/RESULTS.md, section 38). */
+ * accesses, not the instructions, sets the speed (docs/perf-history.md "talos_reduced's slow batch entries"). */
 static inline void sd_planar2_base_parameters_row(const double *params, double *beta)
 {
     const double p1 = params[1];
@@ -2437,7 +2437,7 @@ static inline void sd_planar2_base_parameters_row(const double *params, double *
 
 /* base_parameters of `count` states by the function above.
  * Threads only from 800 states on: entering an OpenMP parallel region costs about 0.3 us even on
- * one thread, the time of this function on hundreds of states (benchmarks/RESULTS.md, "Batch of tiny
+ * one thread, the time of this function on hundreds of states (docs/perf-history.md "Batch of tiny
  * functions"). */
 void planar2_base_parameters_batch(long count, const double *params, double *beta)
 {

@@ -137,7 +137,7 @@ def jax_jit(fn, *, one_state=False, **options):
     Why: plain jax.jit on XLA's CPU backend fuses the straight-line function into loop kernels that
     compute each output entry on its own and recompute the shared subexpressions at each use: for
     the Panda, inverse_dynamics takes 200-870 us per state and forward_dynamics 4-7 ms, where numpy
-    takes 0.7-3.5 us on a batch of 1000 (benchmarks/RESULTS.md, "JAX jit of generated modules").
+    takes 0.7-3.5 us on a batch of 1000 (docs/perf-history.md "JAX jit of generated modules").
     Here, on the CPU backend (jax.default_backend() == "cpu"):
       - by default XLA's fusion pass is off ({"xla_disable_hlo_passes": "fusion"}): each operation is
         one vectorized loop over the batch and every value is computed once, about numpy's time on

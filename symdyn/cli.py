@@ -1,4 +1,5 @@
 """The command line: a thin layer over the library."""
+import re
 import sys
 
 import click
@@ -30,6 +31,23 @@ def _warn(path, message):
     click.echo(f"symdyn: warning: {one_line(path)}: {one_line(message)}", err=True)
 
 
+def _warn_all(path, messages):
+    """The warnings of one robot file, one line per kind: the same message about several links (a vendor's CAD
+    inertias: 4 of the Allegro hand's) is one line naming the links, not one line each with the path again."""
+    groups = {}
+    for message in messages:
+        link = re.match(r"link '([^']*)': ", message)
+        # the link's name and its own numbers (principal moments [...]) out: what is left is the kind
+        kind = re.sub(r" \([^()]*\[[^\]]*\][^()]*\)", "", message[link.end():]) if link else message
+        groups.setdefault((bool(link), kind), []).append((link.group(1) if link else None, message))
+    for (per_link, kind), items in groups.items():
+        if not per_link or len(items) == 1:
+            for _, message in items:
+                _warn(path, message)
+        else:
+            _warn(path, f"{len(items)} links ({', '.join(name for name, _ in items)}): {kind}")
+
+
 def _inertia_options(command):
     """--strict and --allow-nonphysical-inertia, for every command that loads robot files."""
     command = click.option("--allow-nonphysical-inertia", "nonphysical", is_flag=True, help=NONPHYSICAL_HELP)(command)
@@ -49,15 +67,29 @@ FUNCTIONS_HELP = ("Comma-separated names of the functions to use (default: the d
                   "mass_matrix_dot, kinetic_energy, potential_energy) are generated only when named.")
 
 
+def _unknown_function(name):
+    """A short line for a function name symdyn does not have: the nearest names (difflib), not all 47."""
+    import difflib
+
+    from .functions import ALL_BY_NAME
+    near = difflib.get_close_matches(name, list(ALL_BY_NAME), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(near)}?" if near else "`symdyn info ROBOT` lists the functions"
+    return f"unknown function {name[:60]!r}: {hint}"
+
+
 def _functions(text):
     """The function names of --functions (None: all of them); one-line error for an unknown name."""
     from .codegen.generator import select_functions
+    from .functions import ALL_BY_NAME
     if text is None:
         return None
     try:
         return [fn.name for fn in select_functions(text)]
     except ValueError as exc:
-        _fail(f"--functions: {exc}")
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        unknown = [n for n in names if n not in ALL_BY_NAME]
+        _fail("--functions: " + (_unknown_function(unknown[0]) if unknown else
+                                 str(exc) if names else "no function named (e.g. inverse_dynamics,mass_matrix)"))
 
 
 def _check_functions(path, functions, model):
@@ -78,8 +110,7 @@ def _load(path, snap=False, selection=None, strict=False, nonphysical=False, flo
                            contacts=contacts)
     except SymdynError as exc:
         _fail(exc)
-    for message in model.warnings:
-        _warn(path, message)
+    _warn_all(path, model.warnings)
     return model
 
 
@@ -102,7 +133,7 @@ FRAMES_HELP = ("Comma-separated frames (links, or joints) that get kinematics, J
 
 MIMIC_HELP = ("reduced: a URDF <mimic> joint follows its master (q = multiplier * q_master + offset) and has no "
               "coordinate of its own, as Pinocchio's buildModel(..., mimic=True); independent: it is a degree of "
-              "freedom of its own (the old behavior, with a warning).")
+              "freedom of its own (Pinocchio's default).")
 
 
 def mimic_option(command):
@@ -205,15 +236,20 @@ def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, ti
             _fail("--precision float32 is for the C module: add --lang c")
         languages = tuple("c-float32" if x == "c" else x for x in languages)
     count = len(functions or FUNCTIONS) + (len(CONSTRAINED) if contacts and functions is None else 0)
+    warnings = {}                  # per robot file, shown grouped (_warn_all) once the library has loaded them all
     with _progress(len(set(robots)) * count, "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
             written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
-                          allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
-                          joint_params=joint_params, functions=functions, frames=frames, mimic=mimic,
-                          contacts=contacts)
+                          allow_nonphysical_inertia=nonphysical,
+                          on_warning=lambda path, message: warnings.setdefault(path, []).append(message),
+                          floating_base=floating, joint_params=joint_params, functions=functions, frames=frames,
+                          mimic=mimic, contacts=contacts)
         except SymdynError as exc:
             _fail(exc)
+        finally:
+            for path, messages in warnings.items():
+                _warn_all(path, messages)
     for path in written:
         click.echo(f"wrote {path}")
 
@@ -259,23 +295,45 @@ def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, st
     sys.exit(0 if passed else 1)
 
 
+#: the longest LaTeX `symdyn latex` prints on the terminal; longer goes to --out FILE
+LATEX_PRINT_LIMIT = 20_000
+
+
 @main.command()
 @click.argument("robot")
 @click.argument("function")
 @click.option("--params", "params_mode", type=click.Choice(["numeric", "symbolic"]), default="numeric", show_default=True,
               help="numeric: inertial parameters as numbers; symbolic: as symbols m_k, h_{x,k}, I_{xx,k}, ...")
 @click.option("--simplify", is_flag=True, help="Simplify each entry with sympy (slow beyond 2-3 joints).")
-def latex(robot, function, params_mode, simplify):
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default=None,
+              help=f"Write the LaTeX to this file (any size; on the terminal: at most {LATEX_PRINT_LIMIT:,} characters).")
+def latex(robot, function, params_mode, simplify, out_file):
     """Print FUNCTION of a small ROBOT (2-3 joints) as a LaTeX equation, from sympy's closed form."""
     from .expressions import latex as run
     from .functions import BY_NAME
     if function not in BY_NAME:
-        _fail(f"unknown function {function!r} (expected one of: {', '.join(BY_NAME)})")
+        _fail(_unknown_function(function))
     model = _load(robot)
     try:
-        click.echo(run(model, function, params_mode, simplify), nl=False)
+        text = run(model, function, params_mode, simplify)
     except SymdynError as exc:
         _fail(exc)
+    if out_file is not None:
+        _write_text(out_file, text)
+    elif len(text) > LATEX_PRINT_LIMIT:          # a 60,000-character line helps nobody on a terminal
+        _fail(f"{robot}: {function} is {len(text):,} characters of LaTeX (limit {LATEX_PRINT_LIMIT:,} on the "
+              f"terminal): write it with --out FILE, or ask for a smaller function (e.g. gravity) or robot")
+    else:
+        click.echo(text, nl=False)
+
+
+def _write_text(path, text):
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as exc:
+        _fail(f"{path}: cannot write it ({exc.strerror or exc})")
+    click.echo(f"wrote {path} ({len(text):,} characters)")
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ def update(request):
 @pytest.fixture(autouse=True)
 def _batch_lanes_only_where_tested(request, monkeypatch):
     """The vectorized batch lanes make gcc 8-9x slower on a module (Panda: 41 s instead of 4.7 s of
-    CPU, benchmarks/RESULTS.md section 17): tests/test_batch.py checks them; everywhere else load_c
+    CPU, docs/perf-history.md "Batch entries"): tests/test_batch.py checks them; everywhere else load_c
     builds the batch entries as loops of single calls (same results), to keep the suite's time."""
     if request.module.__name__.rsplit(".", 1)[-1] != "test_batch":
         monkeypatch.setenv("SYMDYN_NO_LANES", "1")

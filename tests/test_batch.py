@@ -10,6 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
+import golden
 import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
@@ -19,8 +20,12 @@ from symdyn.codegen.parts import Unit
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import render
 
-PANDA = ROOT / "generated" / "panda.c"
 PLANAR2 = ROOT / "generated" / "planar2.c"
+
+
+def panda_c():
+    """generated/panda.c as `symdyn generate` writes it (rendered once per process: not committed)."""
+    return golden.generated_file("panda.c")
 BY_NAME = {fn.name: fn for fn in FUNCTIONS}
 PARAMETERS = np.array(symdyn.load_robot(ROOT / "robots" / "panda.urdf").parameters)
 
@@ -32,12 +37,12 @@ def _args(module, name, q, qd, x):
 
 @pytest.fixture(scope="module")
 def panda():
-    return symdyn.load_c(PANDA)
+    return symdyn.load_c(panda_c())
 
 
 @pytest.fixture(scope="module")
 def panda_threads():
-    return symdyn.load_c(PANDA, threads=2)
+    return symdyn.load_c(panda_c(), threads=2)
 
 
 def _states(module, count, seed=0):
@@ -90,7 +95,7 @@ def test_counts_that_are_not_multiples_of_the_block(panda, count):
 
 
 def test_threads_give_the_same_bits(panda, panda_threads):
-    assert panda_threads.threads == (2 if cload._openmp(cload._compiler(PANDA)[0]) else 1)
+    assert panda_threads.threads == (2 if cload._openmp(cload._compiler(panda_c())[0]) else 1)
     q, qd, x = _states(panda, 1001, seed=3)
     for name in ("inverse_dynamics", "mass_matrix_inverse", "coriolis_matrix", "frame_jacobian"):
         args = _args(panda, name, q, qd, x)
@@ -151,14 +156,15 @@ def test_lanes_only_where_they_pay():
     assert lanes_pay(f(1538, 39 + 38 + 38, 38))              # talos_reduced's inverse dynamics: in lane parts
     assert lanes_pay(f(5823, 77, 1444, parts=["part"] * 24))     # its Coriolis matrix
     assert not lanes_pay(f(90000, 100, BATCH_ENTRIES))       # blocks beyond BATCH_ENTRIES
-    source = PANDA.read_text()
+    source = panda_c().read_text()
     loops = re.findall(r"\n/\* (\w+) of `count` states, one after the other", source)
     assert loops == [], loops                    # friction and base_parameters: symdyn/codegen/tiny.py
 
 
 def test_a_7dof_arm_runs_every_function_in_lanes():
     """The xarm7's longest functions (1214-1331 statements, above the Panda's 1132) run in lanes:
-    4.5-5.3x the loop of single calls, where looping them gave 1.0-1.1x (RESULTS.md section 35)."""
+    4.5-5.3x the loop of single calls, where looping them gave 1.0-1.1x (docs/perf-history.md "Batch entries beyond
+    the Panda")."""
     from conftest import ERD_ARMS, erd_path
     from symdyn.readers.load import load_robot
     model = load_robot(erd_path(ERD_ARMS["xarm7"]))
@@ -170,9 +176,10 @@ def test_a_7dof_arm_runs_every_function_in_lanes():
 
 def test_small_functions_that_compute_enough_per_entry_run_in_lanes():
     """planar2's frame Jacobian (9 statements for 14 entries) and stanford's regressor (355 for 522) run in
-    lanes, 7.7x and 1.4x the loop of single calls that they were with LANE_WORK 0.7 (RESULTS.md section 37);
+    lanes, 7.7x and 1.4x the loop of single calls that they were with LANE_WORK 0.7 (docs/perf-history.md "`LANE_WORK`
+    settled beyond the Panda");
     the frame Jacobian's batch gives the single calls' bits."""
-    assert "static void sd_stanford_regressor_lanes(" in (ROOT / "generated" / "stanford.c").read_text()
+    assert "static void sd_stanford_regressor_lanes(" in golden.generated_file("stanford.c").read_text()
     assert "static void sd_planar2_frame_jacobian_lanes(" in PLANAR2.read_text()
     module = symdyn.load_c(PLANAR2)
     q, qd, x = random_states(module.NV, 37, seed=4)         # two full blocks of 16 lanes and a padded one
@@ -203,7 +210,7 @@ def test_the_block_holds_only_computed_entries():
     got = _lane_block([(str(j), v) for j, v in enumerate(["1.0/3", "0.0", "0.0", "-(0.0)", "x1"])],
                       [1 / 3, 0.0, 0.0, -0.0, None])
     assert got["src"] == [-1, -1, -1, -1, 0] and got["fill"] == [(0, "1.0/3"), (3, "-(0.0)")]
-    source = PANDA.read_text()
+    source = panda_c().read_text()
     assert "double sd_Y[275][SD_LANES];" in source                  # of the regressor's 686 entries
     assert "static const double sd_fill_regressor_Y[686] = {[684] = 1.0};" in source
 
@@ -211,8 +218,8 @@ def test_the_block_holds_only_computed_entries():
 def test_block_entries_are_stored_as_soon_as_computed():
     """In every lane loop of the Panda, a block entry is stored right after the statement that defines the
     last of its operands (or with the inputs, when it has none): stored at the end, the entries stayed
-    live over the whole loop and were spilled (benchmarks/RESULTS.md section 32)."""
-    source = PANDA.read_text()
+    live over the whole loop and were spilled (docs/perf-history.md "Batch lane loops with early block stores")."""
+    source = panda_c().read_text()
     loops = re.findall(r"for \(int sd_k = 0; sd_k < SD_LANES; \+\+sd_k\) \{\n(.*?)\n\s*sd_big\[sd_k\] = sd_far;",
                        source, re.S)
     assert len(loops) == 31
@@ -262,7 +269,7 @@ def _average_live(lines):
 def test_lane_loops_keep_fewer_values_live_than_the_program_order(monkeypatch):
     """The Panda's two longest lane loops (regressor, coriolis_nu) in the order of _schedule keep at least 5% fewer
     values live than the same statements in program order (the order before the schedule), the measure of their
-    spills (benchmarks/RESULTS.md section 33)."""
+    spills (docs/perf-history.md "Batch regressors, issue 15, sixth pass")."""
     real, seen = c_backend._lane_body, {}
 
     def spy(f):
@@ -288,11 +295,12 @@ def _bench_batch():
 
 def test_bench_split_patches_every_block_copy():
     """bench_batch --split times each lane entry with its copies out of the lane blocks switched off or replaced by a
-    memset (benchmarks/RESULTS.md sections 33-34), and those copies alone: it must patch both copy functions of the
+    memset (docs/perf-history.md "Batch regressors, issue 15, sixth pass", "Batch frame Jacobian, issue 15"), and
+    those copies alone: it must patch both copy functions of the
     template and find every call of them, or it would time some copies under the lane loop's name; it refuses a
     module whose calls it does not recognize."""
     bench = _bench_batch()
-    source = PANDA.read_text()
+    source = panda_c().read_text()
     patched, copies = bench.split_module(source, "panda")
     calls = re.findall(r"^ +sd_scatter(?:_map)?\(sd_", source, re.MULTILINE)
     assert len(copies) == 31 and sum(map(len, copies.values())) == len(calls) > 31
@@ -401,7 +409,7 @@ def test_gcc_vectorizes_every_lane_loop(tmp_path):
 
 F32_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity", "coriolis_matrix", "frame_jacobian")
 #: norm-wise error of float32 against float64 (max |f32 - f64| / max |f64| per state): at most 4.1e-6
-#: over 2000 random Panda states, every function (benchmarks/RESULTS.md, section 11)
+#: over 2000 random Panda states, every function (docs/perf-history.md "Derivatives of the dynamics")
 F32_TOLERANCE = 2e-5
 
 
@@ -583,11 +591,12 @@ def _row_function(source, module, name):
 
 def test_rows_batch_keeps_the_single_functions_memory_order():
     """Beyond the L2 cache a state's memory accesses must come in the single function's order, or the batch
-    is slower than the single calls (talos_reduced's base parameters: 0.52-0.56x at 4096 states; RESULTS.md
-    section 38): no `restrict` (with it gcc sinks each load to its first use), the loads first in address
+    is slower than the single calls (talos_reduced's base parameters: 0.52-0.56x at 4096 states; docs/perf-history.md
+    "talos_reduced's slow batch entries"): no `restrict` (with it gcc sinks each load to its first use), the loads
+    first in address
     order, then the copies in output order, then each statement with the entries it completes."""
     from symdyn.codegen import tiny
-    signature, lines = _row_function(PANDA.read_text(), "panda", "base_parameters")
+    signature, lines = _row_function(panda_c().read_text(), "panda", "base_parameters")
     assert "restrict" not in signature
     loads = [int(m.group(1)) for line in lines if (m := re.fullmatch(r"const double p\d+ = params\[(\d+)\];", line))]
     assert loads and loads == sorted(loads) and lines[:len(loads)] == [f"const double p{i} = params[{i}];" for i in loads]
@@ -609,7 +618,8 @@ def test_rows_batch_keeps_the_single_functions_memory_order():
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
 def test_rows_batch_copies_long_runs_in_chunks(monkeypatch, tmp_path):
     """A run longer than COPY_CHUNK entries goes by several memcpy (gcc calls libc's beyond 512 bytes: talos's
-    128-entry run made its batch 0.9x instead of 1.4x, RESULTS.md section 38); the batch stays the single function
+    128-entry run made its batch 0.9x instead of 1.4x, docs/perf-history.md "talos_reduced's slow batch entries"); the
+    batch stays the single function
     bit for bit."""
     from symdyn.codegen import tiny
     from symdyn.codegen.c import C
@@ -666,15 +676,16 @@ int main(void)
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
 def test_block_copies_take_4_rows_at_a_time_where_rows_share_l1_sets(tmp_path, monkeypatch):
     """Rows a multiple of 2 KB apart (256 doubles: talos_reduced's 16 frame placements) fall into 2 of the L1
-    cache's 64 sets, 8 of 16 rows each: the copy then goes 4 rows at a time (95 -> 44 ns per state; RESULTS.md
-    section 38), else all 16 (the block read once). Both orders copy every entry where it belongs. Only modules
+    cache's 64 sets, 8 of 16 rows each: the copy then goes 4 rows at a time (95 -> 44 ns per state; docs/perf-history.md
+    "talos_reduced's slow batch entries"), else all 16 (the block read once). Both orders copy every entry where it
+    belongs. Only modules
     with outputs of rows a multiple of 1 KB apart have the test (not the Panda's: its copies stay as they were)."""
     from symdyn.codegen.c import C
     from symdyn.codegen.generator import trace_all
     share = c_backend._rows_share_l1_sets
     assert [share(n, "double") for n in (256, 512, 128, 686, 48, 64)] == [True, True, True, False, False, False]
     assert [share(n, "float") for n in (256, 128)] == [True, False]
-    assert "sd_tile_rows" not in PANDA.read_text()
+    assert "sd_tile_rows" not in panda_c().read_text()
     monkeypatch.setattr(c_backend, "_rows_share_l1_sets", lambda size, real: True)   # planar2's outputs are small
     model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
     files = C.render(model, trace_all(model, functions=("mass_matrix", "inverse_dynamics")), "planar2", "numeric")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import yaml
 
+import golden
 import symdyn
 from conftest import ROOT, erd_path
 from symdyn.codegen import cload, tiny
@@ -183,7 +184,7 @@ def test_floating_base_friction(tmp_path_factory):
 
 
 def test_ur5_compiles_and_its_batches_equal_single_calls():
-    module = symdyn.load_c(ROOT / "generated" / "ur5.c")
+    module = symdyn.load_c(golden.generated_file("ur5.c"))
     qd = _velocities(13, 6, seed=2)
     assert np.abs(module.friction(qd) - _loop(module.friction, qd)).max() <= 2e-16 * max(1, np.abs(qd).max())
     params = np.random.default_rng(1).normal(size=(9, 10 * 6 + 4 * 6))

@@ -3,12 +3,11 @@
 The model is built in plain-Python floats (symdyn/multibody/geometry.py); numpy's small `@` products went to
 OpenBLAS, whose kernel (chosen per CPU) rounded differently: the committed generated/ then failed
 to match on an AVX-512 machine. Each kernel is forced here with OPENBLAS_CORETYPE."""
-import hashlib
 import os
 import subprocess
 import sys
 
-
+import golden
 from conftest import ROOT
 
 KERNELS = ("Prescott", "Haswell", "SkylakeX", "Zen")
@@ -43,11 +42,10 @@ def test_same_bytes_under_every_blas_kernel_and_hash_seed():
     ran = {k: v for k, v in results.items() if v is not None}
     assert len(ran) >= 2, f"only {list(ran)} of the BLAS kernels could run on this CPU"
     assert len(set(ran.values())) == 1, {k: v.splitlines()[:2] for k, v in ran.items()}
-    # and they are the committed files
-    committed = "".join(f"{p.name} {hashlib.sha256(p.read_bytes()).hexdigest()}\n"
-                        for p in sorted((ROOT / "generated").iterdir())
-                        if p.stem in ("panda", "puma560") and p.suffix in (".py", ".c", ".h"))
-    assert sorted(next(iter(ran.values())).splitlines()) == sorted(committed.splitlines())
+    # and they are the committed ones (generated/MANIFEST.json's file hashes, tests/golden.py)
+    robots = golden.read_manifest()["robots"]
+    committed = [f"{name} {digest}" for stem in ("panda", "puma560") for name, digest in robots[stem]["files"].items()]
+    assert sorted(next(iter(ran.values())).splitlines()) == sorted(committed)
 
 
 def test_model_building_does_not_use_numpy_linear_algebra():

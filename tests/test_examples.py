@@ -1,5 +1,6 @@
 """The examples in examples/: each runs briefly on a small generated robot and its claim holds."""
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -20,18 +21,19 @@ import end_effector_regulation  # noqa: E402
 import operational_space_circle  # noqa: E402
 import throughput  # noqa: E402
 from _common import import_generated, rk4  # noqa: E402
+from golden import generated_file  # noqa: E402
 
 HAS_CC = any(shutil.which(c) for c in ("cc", "gcc", "clang"))
 
 
 @pytest.fixture(scope="module")
 def planar6():
-    return import_generated(ROOT / "generated" / "planar6.py")
+    return import_generated(generated_file("planar6.py"))
 
 
 @pytest.fixture(scope="module")
 def puma560():
-    return import_generated(ROOT / "generated" / "puma560.py")
+    return import_generated(generated_file("puma560.py"))
 
 
 def test_rk4_is_fourth_order():
@@ -90,7 +92,8 @@ def test_decoupled_rate_feedback_energy(robot, request):
 
 def test_throughput_batch_equals_loop():
     pinocchio = importlib.util.find_spec("pinocchio") is not None
-    r = throughput.run("generated/ur5.py", batch=400, loop=20, use_c=HAS_CC, use_pinocchio=pinocchio)
+    generated_file("ur5.c")                                 # renders ur5.py, .h and .c into one folder
+    r = throughput.run(generated_file("ur5.py"), batch=400, loop=20, use_c=HAS_CC, use_pinocchio=pinocchio)
     assert set(r["speed"]) == set(throughput.FUNCTIONS)
     for name, row in r["check"].items():
         assert row["python: batch vs loop"] < 1e-12, name
@@ -103,10 +106,11 @@ def test_throughput_batch_equals_loop():
 
 def test_mains_write_plots(tmp_path):
     pytest.importorskip("matplotlib")
-    small = ["--robot", "generated/planar6.py", "--steps", "20"]
+    small = ["--robot", str(generated_file("planar6.py")), "--steps", "20"]
     cases = [(computed_torque, small), (diagonalized_simulation, small), (decoupled_rate_feedback, small),
-             (throughput, ["--robot", "generated/planar6.py", "--batch", "50", "--loop", "5", "--no-c"]),
-             (end_effector_regulation, ["--steps", "20"]), (operational_space_circle, ["--steps", "20"])]
+             (throughput, ["--robot", str(generated_file("planar6.py")), "--batch", "50", "--loop", "5", "--no-c"]),
+             (end_effector_regulation, ["--robot", str(generated_file("panda.py")), "--steps", "20"]),
+             (operational_space_circle, ["--robot", str(generated_file("panda.py")), "--steps", "20"])]
     for module, argv in cases:
         out = tmp_path / f"{module.__name__}.png"
         module.main(argv + ["--out", str(out)])
@@ -115,7 +119,7 @@ def test_mains_write_plots(tmp_path):
 
 @pytest.mark.parametrize("script", ["computed_torque", "diagonalized_simulation", "decoupled_rate_feedback"])
 def test_script_runs_from_the_repository_root(script):
-    result = subprocess.run([sys.executable, f"examples/{script}.py", "--robot", "generated/planar6.py",
+    result = subprocess.run([sys.executable, f"examples/{script}.py", "--robot", str(generated_file("planar6.py")),
                              "--steps", "5", "--no-plot"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "e-" in result.stdout                           # it printed its numbers
@@ -126,10 +130,18 @@ def _blocks(markdown, language):
     return re.findall(rf"```{language}\n(.*?)```", markdown, re.S)
 
 
-def test_tutorial_code_runs_and_prints_what_it_shows(monkeypatch, capsys):
-    """docs/tutorial.md: its Python blocks, run in order from the repository root."""
+def _tutorial_folder(tmp_path):
+    """A folder holding generated/ur5.{py,h,c} as the tutorial's `symdyn generate` writes them."""
+    (tmp_path / "generated").mkdir()
+    for suffix in ("py", "h", "c"):
+        shutil.copy(generated_file(f"ur5.{suffix}"), tmp_path / "generated" / f"ur5.{suffix}")
+    return tmp_path
+
+
+def test_tutorial_code_runs_and_prints_what_it_shows(monkeypatch, capsys, tmp_path):
+    """docs/tutorial.md: its Python blocks, run in order from a folder in which its first command ran."""
     text = (ROOT / "docs" / "tutorial.md").read_text()
-    monkeypatch.chdir(ROOT)
+    monkeypatch.chdir(_tutorial_folder(tmp_path))
     code = "\n".join(_blocks(text, "python"))
     if not HAS_CC:
         code = code.split("import symdyn\n")[0]            # sections 2 and 3 only
@@ -150,8 +162,9 @@ def test_tutorial_c_program(tmp_path):
     (tmp_path / "pd_ur5.c").write_text(_blocks(text, "c")[0])
     cc = next(c for c in ("cc", "gcc", "clang") if shutil.which(c))
     # -O0: compiles in a quarter of the time of the tutorial's -O2, same numbers (no fast-math either way)
-    build = subprocess.run([cc, "-O0", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", f"-I{ROOT / 'generated'}",
-                            str(tmp_path / "pd_ur5.c"), str(ROOT / "generated" / "ur5.c"), "-lm", "-o", str(tmp_path / "pd_ur5")],
+    ur5 = _tutorial_folder(tmp_path) / "generated"
+    build = subprocess.run([cc, "-O0", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", f"-I{ur5}",
+                            str(tmp_path / "pd_ur5.c"), str(ur5 / "ur5.c"), "-lm", "-o", str(tmp_path / "pd_ur5")],
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(tmp_path / "pd_ur5")], capture_output=True, text=True, timeout=60)
@@ -160,7 +173,7 @@ def test_tutorial_c_program(tmp_path):
 
 @pytest.fixture(scope="module")
 def panda():
-    return import_generated(ROOT / "generated" / "panda.py")
+    return import_generated(generated_file("panda.py"))
 
 
 def test_end_effector_regulation_lyapunov_decreases(panda):
@@ -234,6 +247,76 @@ def test_mimic_gripper_energy_and_mirrored_fingers(tmp_path):
     r = mimic_gripper.main(["--steps", "600", "--no-plot"])
     assert r["energy_drift"] < 1e-8 and r["gap_error"] < 1e-12 and r["midpoint_off_axis"] < 1e-12
     assert r["final_error"] < 1e-3
-    result = subprocess.run([sys.executable, "examples/mimic_gripper.py", "--robot", "generated/planar6.py",
+    result = subprocess.run([sys.executable, "examples/mimic_gripper.py", "--robot", str(generated_file("planar6.py")),
                              "--no-plot"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_ilqr_converges_on_the_panda_as_documented():
+    """examples/ilqr.py --robot robots/panda.urdf (its docstring's command): both runs converge, progress is
+    printed while it works, no numpy warning (a diverging line-search rollout is rejected quietly), exit 0."""
+    result = subprocess.run([sys.executable, "examples/ilqr.py", "--robot", "robots/panda.urdf", "--no-plot"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr == "", result.stderr
+    out = result.stdout
+    assert out.startswith("generating forward_dynamics") and "iteration 10, cost" in out, out
+    assert out.count("(converged)") == 2 and "NOT converged" not in out, out
+    error = float(re.search(r"generated derivatives: .*final state error (\S+),", out).group(1))
+    assert error < 1e-2, out
+
+
+def test_ilqr_that_does_not_converge_exits_1():
+    result = subprocess.run([sys.executable, "examples/ilqr.py", "--iterations", "2", "--no-plot"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "NOT converged" in result.stdout, result.stdout + result.stderr
+    assert result.stderr == "ilqr.py: error: iLQR did not converge in 2 iterations (more with --iterations)\n"
+
+
+@pytest.fixture(scope="module")
+def floating_and_partial(tmp_path_factory):
+    """A floating-base module and a fixed-base one without mass_matrix, generated with --functions."""
+    from symdyn.generate import generate
+    folder = tmp_path_factory.mktemp("unfit")
+    robot = ROOT / "robots" / "planar6.yaml"
+    [floating] = generate([ROOT / "robots" / "puma560.yaml"], folder / "floating", floating_base=True,
+                          functions=["forward_dynamics", "mass_matrix", "nonlinear_effects"])
+    [partial] = generate([robot], folder / "partial", functions=["forward_dynamics", "gravity"])
+    return floating, partial
+
+
+@pytest.mark.parametrize("script", ["computed_torque", "diagonalized_simulation", "decoupled_rate_feedback",
+                                    "end_effector_regulation", "operational_space_circle", "throughput"])
+def test_unfit_module_is_one_line_error(script, floating_and_partial):
+    """A floating-base module (q holds a quaternion) or one generated without a function the example calls:
+    one line, exit 2, no traceback."""
+    floating, partial = floating_and_partial
+    for path, says in ((floating, "a floating-base module (q has 13 entries, v 12)"), (partial, "has no ")):
+        result = subprocess.run([sys.executable, f"examples/{script}.py", "--robot", str(path), "--no-plot"],
+                                cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.count("\n") == 1 and says in result.stderr, result.stderr
+
+
+def test_long_work_prints_progress_and_short_work_does_not(capsys):
+    """_common.ticker, used by every simulation loop (rk4, computed_torque, solo12_contacts' stance): a line
+    at most every `every` seconds, so the tests' short runs print nothing and the Panda's long ones show life."""
+    from _common import ticker
+    quiet, chatty = ticker(10, "steps", every=3600.0), ticker(10, "steps", every=0.0)
+    for k in range(1, 4):
+        quiet(k)
+    assert capsys.readouterr().out == ""
+    for k in range(1, 4):
+        chatty(k)
+    assert capsys.readouterr().out == "  steps: 1/10 (10 %)\n  steps: 2/10 (20 %)\n  steps: 3/10 (30 %)\n"
+
+
+def test_a_claim_that_fails_exits_1():
+    """decoupled_rate_feedback.py with a step far too large for RK4: the energy does not decrease at every
+    step, and the example says so in one line and exits 1 (0 only when its claim holds)."""
+    result = subprocess.run([sys.executable, "examples/decoupled_rate_feedback.py", "--robot",
+                             str(generated_file("planar6.py")), "--steps", "50", "--dt", "0.5", "--no-plot"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "monotonically decreasing: NO" in result.stdout
+    assert result.stderr == ("decoupled_rate_feedback.py: error: the kinetic energy did not decrease at every step "
+                             "(a smaller --dt?)\n")

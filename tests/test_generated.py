@@ -1,7 +1,13 @@
 """Generated Python modules: golden files, equality with the engine and Pinocchio, batches, parameters."""
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import golden
 import symdyn
 from conftest import BUNDLED, ERD_ARMS, ROOT, erd_path, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
@@ -39,15 +45,45 @@ def _args(fn, q, qd, x, model):
 
 @pytest.mark.parametrize("path", BUNDLED, ids=lambda p: p.name)
 def test_golden_files_are_up_to_date(path, update):
-    """generated/ holds exactly what the generator writes today (`pytest --update` rewrites it)."""
-    for name, text in rendered(path).items():
-        golden = ROOT / "generated" / name
-        if update:
-            golden.write_text(text, encoding="utf-8", newline="\n")
-            continue
-        assert golden.exists(), f"{golden} is missing: run `python -m pytest tests/test_generated.py --update`"
-        assert golden.read_text() == text, (f"{golden} differs from the generator's output: regenerate with "
-                                            "`python -m pytest tests/test_generated.py -k golden --update`")
+    """generated/ holds planar2 exactly as the generator writes it today, and MANIFEST.json the hashes and
+    operation counts of every bundled robot's functions (tests/golden.py; `pytest --update` rewrites both)."""
+    files = rendered(path)
+    stem = module_name(path)
+    entry = golden.robot_entry(path, files)
+    if update:
+        golden.update_entry(stem, entry)
+        for name, text in files.items():
+            if stem == golden.BYTE_EXACT:
+                (ROOT / "generated" / name).write_text(text, encoding="utf-8", newline="\n")
+        return
+    hint = "regenerate with `python -m pytest tests/test_generated.py -k golden --update`"
+    if stem == golden.BYTE_EXACT:
+        for name, text in files.items():
+            committed = ROOT / "generated" / name
+            assert committed.exists(), f"{committed} is missing: {hint}"
+            assert committed.read_text() == text, f"{committed} differs from the generator's output: {hint}"
+    expected = golden.read_manifest()["robots"].get(stem)
+    assert expected is not None, f"{golden.MANIFEST} has no entry for {stem}: {hint}"
+    assert expected == entry, f"{stem}: " + "; ".join(golden.differences(expected, entry)) + f": {hint}"
+
+
+def test_golden_manifest_names_every_function_of_every_bundled_robot():
+    """The manifest is not empty or stale in shape: each bundled robot, every generated function of the
+    default set, with an operation count and both languages' hashes; generated/ holds only planar2's files."""
+    manifest = golden.read_manifest()["robots"]
+    assert sorted(manifest) == sorted(module_name(p) for p in BUNDLED)
+    default = {fn.name for fn in FUNCTIONS}
+    for stem, entry in manifest.items():
+        assert default <= set(entry["functions"]), (stem, default - set(entry["functions"]))
+        for name, row in entry["functions"].items():
+            assert re.fullmatch(r"\d+ mul, \d+ add, \d+ div, \d+ sqrt, \d+ trig", row["operations"]), (stem, name)
+            assert row["python"] and row["c"], (stem, name)
+    kept = ["MANIFEST.json"] + [f"{golden.BYTE_EXACT}.{x}" for x in ("c", "h", "py")]
+    assert sum((ROOT / "generated" / name).stat().st_size for name in kept) < 1_000_000
+    if shutil.which("git") and (ROOT / ".git").exists():     # what is committed (users generate into generated/ too)
+        listed = subprocess.run(["git", "ls-files", "generated"], cwd=ROOT, capture_output=True, text=True).stdout
+        if listed:
+            assert sorted(Path(n).name for n in listed.split()) == kept
 
 
 def _check_against_engine_and_pinocchio(path, module, pmodel=None):

@@ -8,7 +8,8 @@ CPU wheel from a local folder where there is one; without torch these tests are 
 import numpy as np
 import pytest
 
-from conftest import ROOT, function_args, relerr
+import golden
+from conftest import function_args, relerr
 from symdyn.compare import import_module_file
 from symdyn.functions import FUNCTIONS
 
@@ -22,8 +23,8 @@ BY_NAME = {fn.name: fn for fn in FUNCTIONS}
 
 @pytest.fixture(scope="module")
 def panda():
-    """The bundled golden module (tests/test_generated.py keeps it equal to what generate writes)."""
-    return import_module_file(ROOT / "generated" / "panda.py", "torch_panda")
+    """The Panda's module as generate writes it (tests/test_generated.py checks it against the manifest)."""
+    return import_module_file(golden.generated_file("panda.py"), "torch_panda")
 
 
 def _args(m, fn, count=3, seed=0):

@@ -363,7 +363,8 @@ def test_inverse_of_a_floating_tree_costs_under_3_5_mass_matrices(talos_floating
 
 def test_mass_matrix_of_a_floating_tree_by_ten_parameters(talos_floating):
     """talos_reduced with a free-flyer: composite inertias moved as (m, h, J) cost 2009 mul / 1618 add
-    (6x6 congruences: 2720 / 2480; benchmarks/RESULTS.md Sec. 24 and 26)."""
+    (6x6 congruences: 2720 / 2480; docs/perf-history.md "Mass matrix of trees, issue 10, third pass" and "Coriolis
+    matrix by ten parameters")."""
     ops = trace(talos_floating, BY_NAME["mass_matrix"]).ops
     assert ops["mul"] <= 2009 and ops["add"] <= 1618, ops
 

@@ -89,10 +89,17 @@ def test_cli_strict_refuses_and_writes_nothing(name, fragment, tmp_path):
 
 
 def test_cli_info_prints_warnings_before_the_model():
-    path = ROOT / "tests" / "data" / "urdf_mimic.urdf"       # <mimic> warns only with --mimic independent
-    result = _runner().invoke(main, ["info", "--no-ops", "--mimic", "independent", str(path)])
+    path = CORPUS / "urdf_inertia_triangle.urdf"
+    result = _runner().invoke(main, ["info", "--no-ops", str(path)])
     assert result.exit_code == 0
-    assert result.stderr.startswith(f"symdyn: warning: {path}: joint 'finger_right'")
+    assert result.stderr.startswith(f"symdyn: warning: {path}: ") and "robot '" in result.stdout
+
+
+def test_cli_mimic_independent_asked_for_is_not_warned():
+    """--mimic independent is the user's choice: no warning that the <mimic> is not honored (issue 24 item 8)."""
+    path = ROOT / "tests" / "data" / "urdf_mimic.urdf"
+    result = _runner().invoke(main, ["info", "--no-ops", "--mimic", "independent", str(path)])
+    assert result.exit_code == 0 and result.stderr == "", result.stderr
     assert "3 DOF" in result.stdout
 
 

@@ -19,7 +19,8 @@ SPLIT_ABOVE = 2000
 BATCH_ENTRIES = 4096
 #: nor does a function with fewer statements than LANE_WORK per entry it reads or writes: copying its
 #: arrays into and out of the blocks costs more than the lanes save. Single calls / batch in lanes, one
-#: thread, 16 lanes, 4096 states (benchmarks/RESULTS.md section 37): base_parameters, 0.11-0.18 statements
+#: thread, 16 lanes, 4096 states (docs/perf-history.md "`LANE_WORK` settled beyond the Panda"): base_parameters,
+#: 0.11-0.18 statements
 #: per entry, 0.43-0.65x (tiny.py's path: 1.4-1.8x); planar6's regressor, 0.28, 0.82x; solo12 floating's
 #: frame_jacobian, 0.58, 0.89-0.98x (1.4-1.6x at 256 states); planar2's frame_jacobian, 0.64, 7.7x;
 #: stanford's regressor, 0.68, 1.4x; z1's regressor, 0.72, 2.1x. solo12 floating's regressor and
@@ -33,8 +34,8 @@ LANE_WORK = 0.6
 #: take ~90 s (issue 10's target: 120 s); its inverse dynamics (1538 statements) alone 6.7 s against
 #: 1.0 s. At 1200 (fitted on the Panda, at most 1132) the xarm7's coriolis_nu / coriolis_eta /
 #: diagonalized_forward_dynamics (1331 / 1214 / 1281) looped single calls, 1.0-1.1x instead of 4.5-5.3x
-#: in lanes, for 2.4-2.7 s more gcc CPU each (the module: 21-22 -> 28-30 s; benchmarks/RESULTS.md
-#: section 35; talos_reduced floating gains 2 lane loops: 66-74 -> 75-80 s).
+#: in lanes, for 2.4-2.7 s more gcc CPU each (the module: 21-22 -> 28-30 s; docs/perf-history.md
+#: "Batch entries beyond the Panda"; talos_reduced floating gains 2 lane loops: 66-74 -> 75-80 s).
 LANE_STATEMENTS = 1400
 #: the statements of one lane part
 LANE_PART = 250
@@ -46,8 +47,8 @@ LANE_PART = 250
 #: 120 s) with load_c's flags, quiet machine: 77 s of CPU without lane parts (-O2: 78 s), 105 s with 24.5k
 #: statements in them (budget 25000), 96 s at 20000 (-O2: 96 s); under load, 171 s with all of its 75k. At
 #: 20000 its inverse dynamics, mass matrix, M^-1, forward dynamics, Coriolis matrix and nonlinear effects
-#: (19.4k statements) get lanes: 2.1-3.1x the loop of single calls, 1.0x before (benchmarks/RESULTS.md
-#: section 39).
+#: (19.4k statements) get lanes: 2.1-3.1x the loop of single calls, 1.0x before (docs/perf-history.md
+#: "Batch lanes in parts").
 LANE_BUDGET = 20000
 #: the sin and cos of a function's input angles are computed in arrays of a multiple of this many
 #: entries (zeros after the angles): gcc vectorizes a loop of a constant count without a scalar
@@ -317,7 +318,7 @@ def _rows_share_l1_sets(size, real):
     """Whether the rows of an output of `size` entries are a multiple of 1 KB apart: 16 or more lanes of them then
     fall into a few sets of the L1 cache, and the copy out of the lane block may go 4 rows at a time
     (sd_tile_rows in module.c.jinja decides for the module's SD_LANES); the modules without such an output keep
-    the copy without the test (benchmarks/RESULTS.md section 38)."""
+    the copy without the test (docs/perf-history.md "talos_reduced's slow batch entries")."""
     stride = size * (8 if real == "double" else 4)
     return stride & -stride >= 1024
 
@@ -396,7 +397,8 @@ def _lane_body(f):
     """The statements of one lane of a batch block, in the order of _schedule, each block entry stored just after
     the statement that computes the last of its operands. Stored at the end, every entry would stay live over the
     whole loop: with 16 lanes a value is 2-4 vector registers, so they were spilled and reloaded (the Panda's
-    regressor: ~780 spills; 207 -> 159 ns per state, benchmarks/RESULTS.md section 32)."""
+    regressor: ~780 spills; 207 -> 159 ns per state, docs/perf-history.md "Batch lane loops with early block
+    stores")."""
     uses = iter(f["result_uses"])
     operands = {}                                     # block entry's expression -> the symbols it uses
     for o in f["outputs"]:
@@ -417,7 +419,8 @@ def _schedule(units, store_uses):
     reads last, counting the block stores it completes) minus the values it starts, the earliest in program order
     on a tie. A value of a 16-lane loop is 2 zmm registers, and the Panda's lane loops keep 10-110 values live on
     average: fewer live values, fewer spills (regressor: 90 -> 83 on average, its lane loop 64 -> 59 ns per state;
-    coriolis_nu 84 -> 81; benchmarks/RESULTS.md section 33). store_uses: the symbols of each block entry. Returns
+    coriolis_nu 84 -> 81; docs/perf-history.md "Batch regressors, issue 15, sixth pass"). store_uses: the symbols of
+    each block entry. Returns
     (unit indices in order, {unit index: the stores it completes, in block order}; None: the stores of no unit)."""
     at = {s: k for k, u in enumerate(units) for s in u.defs}
     reads = [sorted({str(s) for s in u.uses} & at.keys()) for u in units]

@@ -48,7 +48,7 @@ OPT_FLAGS = ("-O3", "-ffp-contract=fast", "-fno-math-errno", "-march=native")
 #: (floating base, 4 contacts) stored two wrong values, relative error 1e-3 instead of 1e-14, in a
 #: function that reads and writes nothing but its own double array (no undefined behaviour; clang,
 #: -O1 and -fno-tree-slp-vectorize get it right). Turning the pass off costs nothing measurable
-#: on the Panda's functions (benchmarks/RESULTS.md section 15). Every gcc gets it: which release
+#: on the Panda's functions (docs/perf-history.md "gcc's SLP vectorizer turned off"). Every gcc gets it: which release
 #: fixes the bug is not known, and a wrong result is worse than a vector instruction less. A
 #: standalone reproducer: tests/data/gcc12_slp_avx512.c.
 GCC_FLAGS = ("-fno-tree-slp-vectorize",)
@@ -102,7 +102,7 @@ def _warn_if_slow(c_path, source):
     """Announce a long compile on stderr rather than freeze the terminal without a word. gcc with load_c's
     flags on generated code whose large functions are split into parts (batch lanes included): about 9 s
     and 70 MB per MB of C (talos_reduced floating's full set, 11.0 MB: 99 s of CPU and 0.77 GB; 9.2 MB
-    without lanes in parts: 82 s, 0.51 GB; benchmarks/RESULTS.md section 39); 19 MB of unsplit functions
+    without lanes in parts: 82 s, 0.51 GB; docs/perf-history.md "Batch lanes in parts"); 19 MB of unsplit functions
     (older symdyn) did not finish at -O2 in 13 min and 18 GB."""
     size = len(source) / 1e6
     bodies = (chunk.rpartition("\n{\n") for chunk in source.split("\n}\n"))

@@ -173,11 +173,11 @@ def _part(p, chunk, inputs, args, placed, slots, home, order, outputs, dialect):
 #: runs of at least ZERO_RUN exact-zero entries of an output are written by loops of at most ZERO_CHUNK
 #: entries (64 bytes of doubles), which gcc turns into a few 16-byte stores; one loop over a longer run
 #: becomes `rep stos`, whose start-up cost made the Panda's regressor slower than single stores
-#: (benchmarks/RESULTS.md, section 21)
+#: (docs/perf-history.md "Regressor speed, issue 12, second pass")
 ZERO_RUN, ZERO_CHUNK = 4, 8
 #: functions of fewer output entries write them at the end, as before (solo12's inverse dynamics, 18
 #: entries, was slower with early stores); from 32 entries on (a 6x6 or 7x7 matrix, the Panda's 6x7
-#: centroidal map) early stores were as fast or faster in every function timed (benchmarks/RESULTS.md,
+#: centroidal map) early stores were as fast or faster in every function timed (docs/perf-history.md
 #: "Centroidal map, issue 11, third pass": the Panda's centroidal map 9% faster)
 EARLY_STORES = 32
 

@@ -19,7 +19,7 @@ batch that needs no copy at all:
   stores, where the single function stores them one at a time; the rest of the function as it is,
   in its order of memory accesses (rows_lines).
 
-benchmarks/RESULTS.md, "Batch of tiny functions, issue 15", measures both against the loop of single
+docs/perf-history.md "Batch of tiny functions, issue 15", measures both against the loop of single
 calls and against the bytes that any batch must move (the memory roofline of this machine).
 """
 import itertools
@@ -43,7 +43,7 @@ MASK = {"double": ("uint64_t", "UINT64_MAX"), "float": ("uint32_t", "UINT32_MAX"
 #: their batch entries start OpenMP threads from this many entries moved (inputs and outputs) on:
 #: entering a parallel region costs about 0.33 us even with one thread, where the Panda's friction
 #: does 256 states in 0.19 us; 32768 entries are 2341 states of it (about 2.5 us), 197 of its
-#: base_parameters (about 3 us). Not tuned for two threads (benchmarks/RESULTS.md, "Batch of tiny
+#: base_parameters (about 3 us). Not tuned for two threads (docs/perf-history.md "Batch of tiny
 #: functions")
 PARALLEL_ENTRIES = 32768
 #: the copied runs go by memcpy of at most this many entries: gcc inlines a memcpy of up to 512 bytes
@@ -227,7 +227,7 @@ def rows_lines(f, runs, real):
     Beyond the L2 cache that order decides the speed, not the instructions: with the loads sunk to their
     first use and every store after the arithmetic (the body before), or a run of more than 64 doubles left
     to libc's memcpy, talos_reduced's base parameters ran at 0.52-0.56x the single calls at 4096 states
-    (27 MB streamed), 1.3x in L2 (benchmarks/RESULTS.md, section 38)."""
+    (27 MB streamed), 1.3x in L2 (docs/perf-history.md "talos_reduced's slow batch entries")."""
     copied = {(o, k + j) for o, k, _, _, n in runs for j in range(n)}
     at = {sym: u for u, unit in enumerate(f["units"]) for sym in unit.defs}
     results = [(o["name"], k, rhs) for o in f["outputs"] for k, (_, rhs) in enumerate(o["results"])]

@@ -42,7 +42,7 @@ JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis") + (
     "damping", "friction", "friction_offset", "armature", "mimic")
 MIMIC_KEYS = ("joint", "multiplier", "offset")
 #: how a joint with a "mimic" entry (URDF <mimic>) is loaded: coupled to its master (reduced
-#: coordinates, Pinocchio's mimic=True) or as an independent joint (with a warning)
+#: coordinates, Pinocchio's mimic=True) or as an independent joint (asked for: no warning)
 MIMIC_MODES = ("reduced", "independent")
 #: the friction and rotor fields of a joint (model.Joint), and whether they must be >= 0
 JOINT_DYNAMICS = {"damping": True, "friction": True, "friction_offset": False, "armature": True}
@@ -297,10 +297,7 @@ def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base
         dynamics = {key: chk.number(joint[key], f"{where}: {key}") for key in JOINT_DYNAMICS if key in joint}
         check_joint_dynamics(chk.fail, dynamics, where)
         if "mimic" in joint and jtype != "fixed":
-            mimics[jname] = _mimic_entry(chk, joint["mimic"], where)
-            if mimic == "independent":
-                chk.warn(f"{where}: <mimic joint='{mimics[jname][0]}'> is not honored: loaded as an independent "
-                         "joint (--mimic independent, as Pinocchio's URDF parser does by default)")
+            mimics[jname] = _mimic_entry(chk, joint["mimic"], where)   # mimic="independent": asked for, no warning
         joints[jname] = (jtype, parent, child, R, xyz, axis, dynamics)
         child_of[child] = jname
         children.setdefault(parent, []).append(jname)

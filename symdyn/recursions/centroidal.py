@@ -166,7 +166,8 @@ def _momenta(ctx, chain, X, comp):
 def com_jacobian(ctx, chain, X):
     """(3, nv): d com / dt = Jcom v. Each column P / M with P = R0(k) (m v + w x h), in the
     world rotations of every body: the parent-axes columns of _momenta save about 15% of the
-    multiplications here, but the compiled C ran 2-6% slower (benchmarks/RESULTS.md section 18)."""
+    multiplications here, but the compiled C ran 2-6% slower (docs/perf-history.md "Kinematics speed, issue 11, second
+    pass")."""
     pl, comp = Placements(ctx, chain, X), Composite(ctx, chain, X, inertia=False)
     inv, _ = _center(ctx, chain, pl, comp)
     J = [[0] * nv(chain) for _ in range(3)]

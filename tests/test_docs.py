@@ -1,0 +1,123 @@
+"""The documents cannot go stale on the function set: every function table in docs/*.md and README.md names
+real functions with their real arguments, api.md documents every function a module can have, and the counts
+the prose gives are the generator's (symdyn.functions)."""
+import re
+
+import pytest
+
+from conftest import ROOT
+from symdyn.functions import ALL, ALL_BY_NAME, FUNCTIONS
+
+#: the documents that describe symdyn today (docs/perf-history.md is a dated record: its counts are of their day)
+DOCUMENTS = sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "perf-history.md") + [ROOT / "README.md"]
+
+
+def function_tables(text):
+    """[(header line, [(name, arguments cell)])] of the markdown tables whose first columns are
+    `function | arguments`."""
+    tables = []
+    for block in re.findall(r"(?m)^\| function \| arguments \|.*\n(?:\|.*\n?)+", text):
+        rows = []
+        for line in block.splitlines()[2:]:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            name = re.fullmatch(r"`(\w+)`", cells[0])
+            assert name, f"a row of a function table does not start with a `name`: {line[:80]}"
+            rows.append((name.group(1), cells[1]))
+        tables.append((block.splitlines()[0], rows))
+    return tables
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_function_tables_name_real_functions_with_their_arguments(document):
+    for _, rows in function_tables(document.read_text()):
+        for name, arguments in rows:
+            assert name in ALL_BY_NAME, f"{document.name}: `{name}` is not a function symdyn generates"
+            if arguments.startswith("`"):
+                assert arguments.strip("`") == ", ".join(ALL_BY_NAME[name].args), (document.name, name, arguments)
+
+
+def test_api_documents_every_function_once():
+    documented = [name for _, rows in function_tables((ROOT / "docs" / "api.md").read_text()) for name, _ in rows]
+    assert sorted(documented) == sorted(fn.name for fn in ALL), set(documented) ^ {fn.name for fn in ALL}
+
+
+def test_counts_in_the_prose_are_the_generators():
+    """'these 22 functions ... and the 11 of the next section', 'the same 33 functions', 'all 33 functions':
+    the numbers are those of symdyn.functions (the default set), not of the day they were written."""
+    api = (ROOT / "docs" / "api.md").read_text()
+    first, second = map(int, re.search(r"Every module has these (\d+) functions .*?and the (\d+) of", api).groups())
+    tables = function_tables(api)
+    assert (first, second) == (len(tables[0][1]), len(tables[1][1]))
+    assert first + second == len(FUNCTIONS)
+    found = 0
+    for document in DOCUMENTS:
+        for number in re.findall(r"\b(?:all|same|these|the) (\d+) (?:generated )?functions\b", document.read_text()):
+            found += 1
+            assert int(number) in (len(FUNCTIONS), first, second), f"{document.name}: '{number} functions'"
+    assert found >= 2
+
+
+def _history_notes():
+    """The note names of docs/perf-history.md: each section heading's text before ': ' or ' ('."""
+    text = (ROOT / "docs" / "perf-history.md").read_text()
+    return {re.split(r": | \(", m)[0] for m in re.findall(r"(?m)^#{2,3} (?:\d+[a-z]?\. )?(.*)$", text)}
+
+
+def test_citations_of_the_performance_history_name_its_sections():
+    """Code, tests, templates and documents cite docs/perf-history.md "Name" (a section heading), not a section
+    number that moves when sections are added, and not benchmarks/RESULTS.md (moved)."""
+    notes = _history_notes()
+    cited = 0
+    for path in [*ROOT.glob("symdyn/**/*.py"), *ROOT.glob("templates/*"), *ROOT.glob("symdyn/**/*.jinja"),
+                 *ROOT.glob("tests/*.py"), *ROOT.glob("benchmarks/*.py"), *ROOT.glob("benchmarks/*.md"),
+                 *DOCUMENTS]:
+        if path.name == "test_docs.py" or not path.is_file():
+            continue
+        text = path.read_text()
+        assert "RESULTS.md" not in text, f"{path.relative_to(ROOT)} cites benchmarks/RESULTS.md (now perf-history)"
+        for names in re.findall(r"perf-history\.md\)?\s+((?:\"[^\"]+\"(?:,| and)?\s*)+)", text):
+            for name in re.findall(r"\"([^\"]+)\"", names):
+                cited += 1
+                name = " ".join(w for w in name.split() if w not in ("#", "#:", "*"))     # wrapped in a comment
+                assert any(note.startswith(name) for note in notes), f"{path.relative_to(ROOT)}: no section \"{name}\""
+        assert not re.search(r"perf-history\.md,? [Ss]ection \d", text), f"{path.relative_to(ROOT)}: a section number"
+    assert cited >= 20
+
+
+def test_benchmark_page_has_one_section_per_headline_of_run_all():
+    """benchmarks/README.md's tables are rewritten by benchmarks/run_all.py between markers: every headline has
+    its markers, each names its source or command, and the rewrite replaces exactly that part."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("run_all", ROOT / "benchmarks" / "run_all.py")
+    run_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_all)
+    text = run_all.README.read_text()
+    for name in run_all.HEADLINES:
+        body = text.split(f"<!-- run_all: {name} -->\n", 1)[1].split(f"<!-- /run_all: {name} -->", 1)[0]
+        assert "benchmarks/" in body and "| " in body, name          # a command and a table
+        rewritten = run_all.replace_section(text, name, "NEW TABLE")
+        assert f"<!-- run_all: {name} -->\nNEW TABLE\n<!-- /run_all: {name} -->" in rewritten
+        assert rewritten.replace("NEW TABLE", body.strip()) == text.replace(body, body.strip() + "\n")
+    with pytest.raises(ValueError):
+        run_all.replace_section("no markers", "batch", "x")
+
+
+def test_robot_format_refuses_no_joint_type_that_loads(tmp_path):
+    """docs/robot-format.md's list of what the readers refuse named floating and planar joints after both
+    loaded: every joint type of its YAML section loads, and a refusal clause naming one must say it loads."""
+    import symdyn
+    text = (ROOT / "docs" / "robot-format.md").read_text()
+    types = re.search(r"type: \w+ +# ([\w |]+)\n", text).group(1).split(" | ")
+    assert {"planar", "floating"} <= set(types)
+    refused = text.split("## What the readers refuse", 1)[1].split("\n## ", 1)[0]
+    for clause in re.split(r"[;\n]", refused):
+        for kind in types:
+            if re.search(rf"`?\b{kind}\b`? joints", clause):
+                assert "load" in clause, f"robot-format.md refuses {kind} joints: {clause.strip()}"
+    for kind in ("planar", "floating"):                  # and they do load
+        robot = (f"name: r\nlinks:\n  - name: body\n    mass: 1.0\n    com: [0, 0, 0]\n"
+                 f"    inertia: {{ixx: 0.1, iyy: 0.1, izz: 0.1}}\njoints:\n  - name: j\n    type: {kind}\n"
+                 f"    parent: base\n    child: body\n")
+        path = tmp_path / f"{kind}.yaml"
+        path.write_text(robot)
+        assert symdyn.load_robot(path).nv == {"planar": 3, "floating": 6}[kind]
