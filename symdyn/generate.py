@@ -12,6 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
+from .codegen import manifest
 from .codegen.generator import safe_identifier, select_functions, trace_all
 from .codegen.languages import with_requirements
 from .codegen.printer import NonFiniteError
@@ -39,7 +40,9 @@ def module_name(path, params_mode="numeric"):
 def output_names(model, languages=("python",), params_mode="numeric"):
     """The file names `render` will produce for `model`."""
     module = module_name(model.path, params_mode)
-    return [name for backend in with_requirements(languages) for name in backend.files(module)]
+    backends = with_requirements(languages)
+    return [name for backend in backends for name in backend.files(module)] + [
+        stem + manifest.SUFFIX for stem in manifest.module_names(backends, module)]
 
 
 #: the longest file name most file systems accept (bytes)
@@ -57,9 +60,11 @@ def render(model, languages=("python",), params_mode="numeric", progress=None, f
 
 
 def _render(model, programs, module, languages, params_mode):
-    files = {}
-    for backend in with_requirements(languages):
+    """The files of every backend, then the manifest of each module (symdyn.codegen.manifest)."""
+    files, backends = {}, with_requirements(languages)
+    for backend in backends:
         files.update(backend.render(model, programs, module, params_mode))
+    files.update(manifest.render(model, programs, module, params_mode, backends))
     return files
 
 
