@@ -1,4 +1,5 @@
 """The command line: a thin layer over the library."""
+import contextlib
 import sys
 
 import click
@@ -36,11 +37,22 @@ def _inertia_options(command):
     return click.option("--strict", is_flag=True, help=STRICT_HELP)(command)
 
 
+@contextlib.contextmanager
 def _progress(length, label):
     """A progress bar on stderr, shown only on a terminal (in a pipe or a log it would be one more line)
-    and only when there is work to show."""
-    return click.progressbar(length=length, label=label, file=sys.stderr,
-                             hidden=not (length and sys.stderr and sys.stderr.isatty()))
+    and only when there is work to show. While it is shown, load_c's notices (a compile) go on a line
+    of their own below the bar's, not over it."""
+    hidden = not (length and sys.stderr and sys.stderr.isatty())
+    with click.progressbar(length=length, label=label, file=sys.stderr, hidden=hidden) as bar:
+        if hidden:
+            yield bar
+            return
+        from .codegen import cload
+        previous, cload.notice_hook = cload.notice_hook, lambda line: click.echo("\n" + line, err=True)
+        try:
+            yield bar
+        finally:
+            cload.notice_hook = previous
 
 
 FUNCTIONS_HELP = ("Comma-separated names of the functions to use (default: the default set), e.g. "

@@ -94,7 +94,7 @@ def _generate_and_check(tmp_path, stem, joint_names, robot_name="robot"):
     written = generate([path], out, languages=("python", "c"))
     module = safe_identifier(Path(stem).stem)
     assert module.isidentifier() and module == module_name(path)
-    assert sorted(p.name for p in written) == sorted(f"{module}{ext}" for ext in (".py", ".h", ".c"))
+    assert sorted(p.name for p in written) == sorted(f"{module}{ext}" for ext in (".py", ".h", ".c", ".json"))
 
     generated = _import(out / f"{module}.py", f"nasty_{abs(hash((stem, tuple(joint_names))))}")
     assert generated.JOINT_NAMES == tuple(joint_names)

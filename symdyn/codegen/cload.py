@@ -102,11 +102,14 @@ def _notice(text):
 
 #: set by a command that draws a progress bar on stderr (symdyn.cli) to print a notice on a line of its own
 notice_hook = None
-#: compile cost per statement of the generated code (the manifest's counts) with load_c's flags: gcc's CPU
-#: time and memory on the UR5's and solo12's full sets (see _compile_cost); lanes cost about as much again
-#: for the statements in them (at most c.LANE_BUDGET)
-SECONDS_PER_STATEMENT = 1.0e-3
-GB_PER_STATEMENT = 1.0e-5
+#: gcc's cost with load_c's flags per statement of the generated code (the manifest's counts): CPU seconds
+#: and GB of memory, and as much again per statement in batch lanes (at most c.LANE_BUDGET of them).
+#: Measured (one run each, a loaded 2-core machine): the UR5's full set, 8406 statements, 2.2 s and
+#: 0.10 GB without lanes, 11.5 s and 0.33 GB with; talos_reduced floating's, ~75k statements, 77 s and
+#: 0.51 GB without, 96 s and 0.77 GB with 20000 in lanes (benchmarks/RESULTS.md section 39). Per statement
+#: the cost grows with the module; these constants are within about 30% of both.
+SECONDS_PER_STATEMENT, LANE_SECONDS_PER_STATEMENT = 6e-4, 1.1e-3
+GB_PER_STATEMENT, LANE_GB_PER_STATEMENT = 7e-6, 2e-5
 #: an estimated compile shorter than this goes without an estimate
 NOTICE_SECONDS = 15
 
@@ -115,8 +118,9 @@ def _compile_cost(manifest, lanes):
     """(seconds, GB) that gcc is expected to take on the module, from the manifest's statement counts."""
     from .c import LANE_BUDGET
     statements = sum(f["statements"] for f in manifest["functions"])
-    work = statements + (min(statements, LANE_BUDGET) if lanes else 0)
-    return work * SECONDS_PER_STATEMENT, work * GB_PER_STATEMENT
+    in_lanes = min(statements, LANE_BUDGET) if lanes else 0
+    return (statements * SECONDS_PER_STATEMENT + in_lanes * LANE_SECONDS_PER_STATEMENT,
+            statements * GB_PER_STATEMENT + in_lanes * LANE_GB_PER_STATEMENT)
 
 
 # --- the module's files ------------------------------------------------------------------------
