@@ -245,18 +245,21 @@ def _stage_key():
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not os.path.lexists(path):
             fd, tmp = tempfile.mkstemp(prefix=".stage-key-", dir=folder)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(secrets.token_bytes(32))
-            tmp = Path(tmp)
+            try:
+                os.write(fd, secrets.token_bytes(32))
+            finally:
+                os.close(fd)
             try:
                 os.link(tmp, path)                    # all at once, and never over another one's key
             except FileExistsError:
                 pass
             finally:
-                tmp.unlink()
+                os.unlink(tmp)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as fh:
-            st, key = os.fstat(fh.fileno()), fh.read(64)
+        try:
+            st, key = os.fstat(fd), os.read(fd, 64)
+        finally:
+            os.close(fd)
     except OSError:
         return None
     if hasattr(os, "geteuid") and (st.st_uid != os.geteuid() or st.st_mode & 0o077) or len(key) != 32:

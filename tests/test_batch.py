@@ -443,7 +443,8 @@ def test_float32_from_the_cli(tmp_path):
     result = CliRunner().invoke(main, ["generate", robot, "--out", str(tmp_path), "--lang", "c,python",
                                        "--precision", "float32", "--functions", "gravity"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.py", "planar2_f32.c", "planar2_f32.h"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.json", "planar2.py", "planar2_f32.c", "planar2_f32.h",
+                                                              "planar2_f32.json"]
     header = (tmp_path / "planar2_f32.h").read_text()
     assert "#define PLANAR2_F32_FLOAT32 1" in header
     assert "void planar2_f32_gravity_batch(long count, const float *q, float *g);" in header

@@ -159,7 +159,7 @@ def test_cpp_writes_the_c_module_beside_the_header(tmp_path):
     result = CliRunner().invoke(main, ["generate", str(ROOT / "robots" / "planar2.yaml"), "--lang", "cpp,python",
                                        "--functions", "gravity", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.c", "planar2.h", "planar2.hpp", "planar2.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.c", "planar2.h", "planar2.hpp", "planar2.json", "planar2.py"]
     assert "python, c, cpp" in CliRunner().invoke(main, ["generate", "--help"]).output
 
 

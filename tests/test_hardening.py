@@ -375,7 +375,7 @@ def test_generation_is_deterministic_across_hash_seeds(tmp_path):
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     assert files_a == files_b
-    assert len([f for f in files_a if f.parent == Path(".")]) == 3 * len(BUNDLED)
+    assert len([f for f in files_a if f.parent == Path(".")]) == 4 * len(BUNDLED)      # .py, .h, .c, .json
     for rel in files_a:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), f"{rel} differs between hash seeds"
 
