@@ -127,10 +127,17 @@ CONTACT_HELP = ("Comma-separated frames in contact with the world: FRAME (point 
                 "constrained_forward_dynamics(_baumgarte) and impact; the frames join FRAMES.")
 
 
+def _contact_frames(ctx, param, value):
+    """--contact as given, refused in one line when it names no frame ("" or ",,,"), as --frames is."""
+    if value is not None and not any(x.strip() for x in value.split(",")):
+        _fail("--contact: no contact frame given (FRAME[:3d|:6d],...)")
+    return value
+
+
 def frames_option(command):
     """--frames and --contact."""
     command = click.option("--contact", "contacts", default=None, metavar="FRAME[:3d|:6d],...",
-                           help=CONTACT_HELP)(command)
+                           help=CONTACT_HELP, callback=_contact_frames)(command)
     return click.option("--frames", "frames", default=None, metavar="NAME,...", help=FRAMES_HELP,
                         callback=lambda ctx, param, value: None if value is None else
                         tuple(x.strip() for x in value.split(",") if x.strip()))(command)
