@@ -593,7 +593,10 @@ class CModule:
         run = self._runner(entry)
 
         def call(*arguments, **named):
-            given = signature.bind(*arguments, **named).arguments
+            try:
+                given = signature.bind(*arguments, **named).arguments
+            except TypeError as exc:
+                raise TypeError(f"{name}{signature}: {exc}") from None
             arrays = [given[a] for a in args]
             plain = [a for a, label in zip(arrays, args) if label != "params"]
             params = arrays[len(plain):]
