@@ -17,10 +17,8 @@ import functools
 import inspect
 import hashlib
 import json
-import math
 import os
 import platform
-import re
 import shlex
 import shutil
 import stat
