@@ -349,9 +349,41 @@ def test_stages_carry_a_token_under_a_private_key(tmp_path, monkeypatch):
     os.chmod(stage, 0o755)
     assert not _ours(stage)                                    # mode 0700 only
     os.chmod(stage, 0o700)
+    real_uid = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: real_uid + 4242)
+    assert not _ours(stage)                                    # another user's
+    monkeypatch.setattr(os, "geteuid", lambda: real_uid)
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "other"))
     assert not _ours(stage)                                    # another key: not ours
 
+
+def test_progress_bar_on_a_terminal_routes_notices_below_it(monkeypatch):
+    """While symdyn's progress bar is drawn on a terminal, load_c's notice starts on a new line (it
+    would otherwise be written over the bar's); without a terminal nothing changes."""
+    from symdyn import cli
+
+    class Terminal:
+        def __init__(self):
+            self.text = ""
+
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            self.text += text
+
+        def flush(self):
+            pass
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with cli._progress(3, "comparing") as bar:
+        bar.update(1)
+        cload._notice("compiling x.c once, then cached")
+    assert cload.notice_hook is None
+    assert "\nsymdyn: compiling x.c once, then cached\n" in terminal.text
+    before = terminal.text.index("symdyn: compiling")
+    assert terminal.text[:before].rstrip(" ").endswith("\n")
 
 # --- the command line's bounds -----------------------------------------------------------------
 
