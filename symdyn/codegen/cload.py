@@ -101,11 +101,13 @@ def _notice(text):
 #: set by a command that draws a progress bar on stderr (symdyn.cli) to print a notice on a line of its own
 notice_hook = None
 #: gcc's cost with load_c's flags per statement of the generated code (the manifest's counts): CPU seconds
-#: and GB of memory, and as much again per statement in batch lanes (at most c.LANE_BUDGET of them).
-#: Measured (one run each, a loaded 2-core machine): the UR5's full set, 8406 statements, 2.2 s and
-#: 0.10 GB without lanes, 11.5 s and 0.33 GB with; talos_reduced floating's, ~75k statements, 77 s and
-#: 0.51 GB without, 96 s and 0.77 GB with 20000 in lanes (benchmarks/RESULTS.md section 39). Per statement
-#: the cost grows with the module; these constants are within about 30% of both.
+#: and GB of memory, and more per statement in batch lanes (at most c.LANE_BUDGET of them). Measured
+#: (one run each, a loaded 2-core machine, CPU time of gcc): the UR5's full set, 8406 statements, 2.2 s
+#: and 0.10 GB without lanes, 11.5 s and 0.33 GB with (estimates: 5.0 s, 14 s); talos_reduced floating's
+#: full set (~75k statements, the count in c.LANE_BUDGET's note, not recounted here), 77 s and 0.51 GB
+#: without lanes, 96 s and 0.77 GB with 20000 in lanes (benchmarks/RESULTS.md section 39; estimate 67 s).
+#: Per statement gcc's cost grows with the module: small modules get an estimate too high, the largest
+#: one about 30% too low.
 SECONDS_PER_STATEMENT, LANE_SECONDS_PER_STATEMENT = 6e-4, 1.1e-3
 GB_PER_STATEMENT, LANE_GB_PER_STATEMENT = 7e-6, 2e-5
 #: an estimated compile shorter than this goes without an estimate
