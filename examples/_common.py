@@ -66,9 +66,9 @@ def import_generated(path):
 def load_robot_module(path, use_c=False):
     """The generated Python module at `path`, or with use_c the compiled C module beside it (symdyn.load_c).
 
-    Both have the same functions on arrays of shape (..., n); the C module has DOF but not JOINT_NAMES.
+    Both have the same functions, signatures and constants (load_c reads the module's manifest).
     """
-    python = import_generated(path)          # checks `path` for both (the C module has no DEFAULT_PARAMS)
+    python = import_generated(path)          # checks `path` for both: a symbolic-parameter module is refused
     if not use_c:
         return python
     c_path = resolve(path).with_suffix(".c")
