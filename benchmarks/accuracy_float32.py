@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import symdyn
+from symdyn.codegen import manifest
 from symdyn.codegen.c import C, C32
 from symdyn.codegen.generator import trace_all
 from symdyn.functions import FUNCTIONS, arguments
@@ -28,9 +29,11 @@ def modules(robot, folder):
     model = symdyn.load_robot(robot)
     programs = trace_all(model, "numeric")
     module = Path(robot).stem
+    files = manifest.render(model, programs, module, "numeric", (C, C32))      # what load_c reads
     for backend in (C, C32):
-        for name, text in backend.render(model, programs, module, "numeric").items():
-            (folder / name).write_text(text)
+        files.update(backend.render(model, programs, module, "numeric"))
+    for name, text in files.items():
+        (folder / name).write_text(text)
     return (symdyn.load_c(folder / f"{module}.c"), symdyn.load_c(folder / f"{module}_f32.c"),
             np.array(model.parameters))
 

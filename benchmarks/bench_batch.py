@@ -41,7 +41,6 @@ from pathlib import Path
 
 import symdyn
 from symdyn.codegen import cload
-from symdyn.functions import out_dims, resolve
 
 DRIVER = r"""
 %(include)s
@@ -198,20 +197,21 @@ def split_module(source, module):
 
 def _arrays(module, c_module, name):
     """The C fragments of one function's arrays: random inputs and outputs, the arguments of its calls."""
-    fn, args = c_module._signatures[name]
-    sizes = [math.prod(resolve(d, c_module._sizes)) for d in out_dims(fn)]
-    alloc = [f"        double *in{k} = random_array(count * {c_module._size(a)}L, {_scale(a)}, &seed);"
-             for k, a in enumerate(args)]
-    alloc += [f"        for (long i = 0; i < count; ++i) for (int j = 0; j < {c_module._size(a)}; ++j) "
-              f"in{k}[i * {c_module._size(a)} + j] = {module}_parameters[j];"
-              for k, a in enumerate(args) if a == "params"]
+    entry = c_module._signatures[name]                    # the manifest's entry of the function
+    args, lengths = [a["name"] for a in entry["args"]], [math.prod(a["shape"]) for a in entry["args"]]
+    sizes = [math.prod(o["shape"]) for o in entry["outputs"]]
+    alloc = [f"        double *in{k} = random_array(count * {n}L, {_scale(a)}, &seed);"
+             for k, (a, n) in enumerate(zip(args, lengths))]
+    alloc += [f"        for (long i = 0; i < count; ++i) for (int j = 0; j < {n}; ++j) "
+              f"in{k}[i * {n} + j] = {module}_parameters[j];"
+              for k, (a, n) in enumerate(zip(args, lengths)) if a == "params"]
     alloc += [f"        double *out{k} = random_array(count * {s}L, 0.0, &seed), "
               f"*chk{k} = random_array(count * {s}L, 0.0, &seed);" for k, s in enumerate(sizes)]
     free = "\n".join(f"        free(in{k});" for k in range(len(args)))
     free += "\n" + "\n".join(f"        free(out{k}); free(chk{k});" for k in range(len(sizes)))
     return sizes, dict(
         alloc="\n".join(alloc), prefix=module, name=name, free=free, entries=sum(sizes),
-        single=", ".join([f"in{k} + i * {c_module._size(a)}" for k, a in enumerate(args)]
+        single=", ".join([f"in{k} + i * {n}" for k, n in enumerate(lengths)]
                          + [f"out{k} + i * {s}" for k, s in enumerate(sizes)]),
         batch=", ".join([f"in{k}" for k in range(len(args))] + [f"out{k}" for k in range(len(sizes))]),
         batch_check=", ".join([f"in{k}" for k in range(len(args))] + [f"chk{k}" for k in range(len(sizes))]),

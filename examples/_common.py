@@ -86,9 +86,9 @@ def load_robot_module(path, use_c=False, needs=(), fixed_base=True):
     """The generated Python module at `path`, or with use_c the compiled C module beside it (symdyn.load_c).
     `needs`: the functions the example calls (a module without them, or a floating-base one, is refused).
 
-    Both have the same functions on arrays of shape (..., n); the C module has DOF but not JOINT_NAMES.
+    Both have the same functions, signatures and constants (load_c reads the module's manifest).
     """
-    python = import_generated(path)          # checks `path` for both (the C module has no DEFAULT_PARAMS)
+    python = import_generated(path)          # checks `path` for both: a symbolic-parameter module is refused
     check_fits(python, path, needs, fixed_base)
     if not use_c:
         return python

@@ -1,4 +1,5 @@
 """The command line: a thin layer over the library."""
+import contextlib
 import re
 import sys
 
@@ -54,11 +55,22 @@ def _inertia_options(command):
     return click.option("--strict", is_flag=True, help=STRICT_HELP)(command)
 
 
+@contextlib.contextmanager
 def _progress(length, label):
     """A progress bar on stderr, shown only on a terminal (in a pipe or a log it would be one more line)
-    and only when there is work to show."""
-    return click.progressbar(length=length, label=label, file=sys.stderr,
-                             hidden=not (length and sys.stderr and sys.stderr.isatty()))
+    and only when there is work to show. While it is shown, load_c's notices (a compile) go on a line
+    of their own below the bar's, not over it."""
+    hidden = not (length and sys.stderr and sys.stderr.isatty())
+    with click.progressbar(length=length, label=label, file=sys.stderr, hidden=hidden) as bar:
+        if hidden:
+            yield bar
+            return
+        from .codegen import cload
+        previous, cload.notice_hook = cload.notice_hook, lambda line: click.echo("\n" + line, err=True)
+        try:
+            yield bar
+        finally:
+            cload.notice_hook = previous
 
 
 FUNCTIONS_HELP = ("Comma-separated names of the functions to use (default: the default set), e.g. "
@@ -146,10 +158,17 @@ CONTACT_HELP = ("Comma-separated frames in contact with the world: FRAME (point 
                 "constrained_forward_dynamics(_baumgarte) and impact; the frames join FRAMES.")
 
 
+def _contact_frames(ctx, param, value):
+    """--contact as given, refused in one line when it names no frame ("" or ",,,"), as --frames is."""
+    if value is not None and not any(x.strip() for x in value.split(",")):
+        _fail("--contact: no contact frame given (FRAME[:3d|:6d],...)")
+    return value
+
+
 def frames_option(command):
     """--frames and --contact."""
     command = click.option("--contact", "contacts", default=None, metavar="FRAME[:3d|:6d],...",
-                           help=CONTACT_HELP)(command)
+                           help=CONTACT_HELP, callback=_contact_frames)(command)
     return click.option("--frames", "frames", default=None, metavar="NAME,...", help=FRAMES_HELP,
                         callback=lambda ctx, param, value: None if value is None else
                         tuple(x.strip() for x in value.split(",") if x.strip()))(command)

@@ -6,12 +6,16 @@ ones as a set, all or nothing (see write_all): a failed, killed or concurrent ru
 .py, .h and .c of two different robot files side by side.
 """
 import contextlib
+import hashlib
+import hmac
 import os
+import secrets
 import shutil
 import stat
 import tempfile
 from pathlib import Path
 
+from .codegen import manifest
 from .codegen.generator import safe_identifier, select_functions, trace_all
 from .codegen.languages import with_requirements
 from .codegen.printer import NonFiniteError
@@ -39,7 +43,9 @@ def module_name(path, params_mode="numeric"):
 def output_names(model, languages=("python",), params_mode="numeric"):
     """The file names `render` will produce for `model`."""
     module = module_name(model.path, params_mode)
-    return [name for backend in with_requirements(languages) for name in backend.files(module)]
+    backends = with_requirements(languages)
+    return [name for backend in backends for name in backend.files(module)] + [
+        stem + manifest.SUFFIX for stem in manifest.module_names(backends, module)]
 
 
 #: the longest file name most file systems accept (bytes)
@@ -57,9 +63,11 @@ def render(model, languages=("python",), params_mode="numeric", progress=None, f
 
 
 def _render(model, programs, module, languages, params_mode):
-    files = {}
-    for backend in with_requirements(languages):
+    """The files of every backend, then the manifest of each module (symdyn.codegen.manifest)."""
+    files, backends = {}, with_requirements(languages)
+    for backend in backends:
         files.update(backend.render(model, programs, module, params_mode))
+    files.update(manifest.render(model, programs, module, params_mode, backends))
     return files
 
 
@@ -194,23 +202,114 @@ def _plain_name(name):
 def recover(out_dir):
     """Finish the sets a killed run committed but did not rename, and drop the ones it did not commit.
 
-    Call it holding folder_lock(out_dir)."""
+    Only stages this user's symdyn made are touched (see _ours); any other folder named like one is
+    left as it is, neither used nor deleted. Call it holding folder_lock(out_dir)."""
     out = Path(out_dir)
     try:
         stages = [p for p in out.iterdir() if p.name.startswith(STAGE_PREFIX)]
     except OSError:
         return
     for stage in sorted(stages):
-        if stage.is_symlink() or not stage.is_dir():
+        if not _ours(stage):
             continue
-        if (stage / ROLLBACK).is_file():
-            _roll_back(stage, out, (stage / ROLLBACK).read_text(encoding="utf-8").splitlines())
-        elif (stage / JOURNAL).is_file():
-            for name in (stage / JOURNAL).read_text(encoding="utf-8").splitlines():
+        rollback, journal = _journal(stage, ROLLBACK), _journal(stage, JOURNAL)
+        if rollback is not None:
+            _roll_back(stage, out, rollback)
+        elif journal is not None:
+            for name in journal:
                 if _plain_name(name) and (stage / name).is_file():
                     os.replace(stage / name, out / name)
             _fsync_folder(out)
+        elif (stage / JOURNAL).exists() or (stage / ROLLBACK).exists():
+            continue                       # a journal that is not ours (or not readable): leave it all
         shutil.rmtree(stage)
+
+
+# --- whose stage ---------------------------------------------------------------------------
+#
+# A stage's name carries a random nonce and its HMAC under a key only this user can read (created
+# once in symdyn's private cache folder), and its journal repeats them on its first line: a folder
+# planted in the output folder (a downloaded project, another user's) is never taken for ours.
+
+_TOKEN_TAG = "#symdyn-stage"
+_STAGE_KEY = "stage-key"
+
+
+def _stage_key():
+    """This user's secret for naming stages, created on first use (mode 0600, in the cache folder,
+    SYMDYN_CACHE or ~/.cache/symdyn); None where it cannot be kept (stages are then trusted on their
+    owner and mode alone)."""
+    folder = Path(os.environ.get("SYMDYN_CACHE") or Path.home() / ".cache" / "symdyn")
+    path = folder / _STAGE_KEY
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not os.path.lexists(path):
+            fd, tmp = tempfile.mkstemp(prefix=".stage-key-", dir=folder)
+            try:
+                os.write(fd, secrets.token_bytes(32))
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, path)                    # all at once, and never over another one's key
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            st, key = os.fstat(fd), os.read(fd, 64)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    if hasattr(os, "geteuid") and (st.st_uid != os.geteuid() or st.st_mode & 0o077) or len(key) != 32:
+        return None
+    return key
+
+
+def _token(nonce, key):
+    mac = hmac.new(key, nonce.encode(), hashlib.sha256).hexdigest()[:32] if key else "0"
+    return f"{nonce}-{mac}"
+
+
+def _new_stage(out):
+    """A new staging folder (mode 0700) named with a fresh token; (its path, the token)."""
+    key = _stage_key()
+    while True:
+        token = _token(secrets.token_hex(8), key)
+        stage = out / (STAGE_PREFIX + token)
+        try:
+            os.mkdir(stage, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(stage, 0o700)                        # whatever the umask: _ours checks it
+        return stage, token
+
+
+def _ours(stage):
+    """Is `stage` a staging folder this user's symdyn made: a real folder, the user's, mode 0700, its
+    name's token valid under the user's key?"""
+    try:
+        st = os.lstat(stage)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or stat.S_IMODE(st.st_mode) != 0o700:
+        return False
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        return False
+    nonce, _, _ = stage.name[len(STAGE_PREFIX):].partition("-")
+    return hmac.compare_digest(_token(nonce, _stage_key()), stage.name[len(STAGE_PREFIX):])
+
+
+def _journal(stage, name):
+    """The file names a journal of the stage lists, or None: no journal, not UTF-8, or a first line that
+    is not the stage's token."""
+    try:
+        lines = (stage / name).read_bytes().decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    token = stage.name[len(STAGE_PREFIX):]
+    return lines[1:] if lines and lines[0] == f"{_TOKEN_TAG} {token}" else None
 
 
 def _roll_back(stage, out, lines):
@@ -248,7 +347,7 @@ def _backup(target, folder):
     return kept
 
 
-def _swap_in(stage, out, names, previous):
+def _swap_in(stage, out, names, previous, token):
     """Rename the staged files into place; on an error put back the previous ones, then raise."""
     done = []
     try:
@@ -259,7 +358,8 @@ def _swap_in(stage, out, names, previous):
         # a journal of the rollback first: killed during the rollback, recover() finishes it
         lines = [("" if previous[name] else "-") + name for name in done]
         try:
-            _write_new(stage / (ROLLBACK + ".tmp"), "".join(line + "\n" for line in lines), 0o600)
+            _write_new(stage / (ROLLBACK + ".tmp"), "".join(line + "\n" for line in [f"{_TOKEN_TAG} {token}", *lines]),
+                       0o600)
             os.replace(stage / (ROLLBACK + ".tmp"), stage / ROLLBACK)
         except OSError:
             pass
@@ -281,7 +381,7 @@ def write_all(rendered, out_dir):
         _check_targets(out, names)
         stage = None
         try:
-            stage = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out))
+            stage, token = _new_stage(out)
             previous = {}
             for name in names:
                 try:
@@ -290,14 +390,15 @@ def write_all(rendered, out_dir):
                 except OSError as exc:
                     raise OutputError(out / name, f"cannot write: {exc.strerror or exc}") from None
             try:
-                _write_new(stage / (JOURNAL + ".tmp"), "".join(f"{name}\n" for name in names), 0o600)
+                _write_new(stage / (JOURNAL + ".tmp"), "".join(f"{name}\n" for name in [f"{_TOKEN_TAG} {token}", *names]),
+                           0o600)
                 _fsync_folder(stage)
                 os.replace(stage / (JOURNAL + ".tmp"), stage / JOURNAL)       # the commit
                 _fsync_folder(stage)
             except OSError as exc:
                 raise OutputError(out, f"cannot write: {exc.strerror or exc}") from None
             try:
-                _swap_in(stage, out, names, previous)
+                _swap_in(stage, out, names, previous, token)
             except OSError as exc:
                 raise OutputError(out, f"cannot replace the previous files (they are kept): {exc.strerror or exc}") \
                     from None

@@ -15,7 +15,7 @@ import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
 from symdyn.codegen import c as c_backend
-from symdyn.codegen import cload
+from symdyn.codegen import cload, manifest
 from symdyn.codegen.parts import Unit
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import render
@@ -342,7 +342,9 @@ def ur5_few(tmp_path_factory):
     model = symdyn.load_robot(ROOT / "robots" / "ur5.urdf")
     folder = tmp_path_factory.mktemp("ur5")
     names = ("regressor", "frame_jacobian", "frame_placement", "inverse_dynamics")
-    for name, text in C.render(model, trace_all(model, functions=names), "ur5", "numeric").items():
+    programs = trace_all(model, functions=names)
+    for name, text in {**C.render(model, programs, "ur5", "numeric"),
+                       **manifest.render(model, programs, "ur5", "numeric", [C])}.items():
         (folder / name).write_text(text)
     return folder / "ur5.c"
 
@@ -419,7 +421,9 @@ def panda_f32(tmp_path_factory):
     from symdyn.codegen.generator import trace_all
     model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
     folder = tmp_path_factory.mktemp("f32")
-    for name, text in C32.render(model, trace_all(model, functions=F32_FUNCTIONS), "panda", "numeric").items():
+    programs = trace_all(model, functions=F32_FUNCTIONS)
+    for name, text in {**C32.render(model, programs, "panda", "numeric"),
+                       **manifest.render(model, programs, "panda", "numeric", [C32])}.items():
         (folder / name).write_text(text)
     return symdyn.load_c(folder / "panda_f32.c")
 
@@ -447,7 +451,8 @@ def test_float32_from_the_cli(tmp_path):
     result = CliRunner().invoke(main, ["generate", robot, "--out", str(tmp_path), "--lang", "c,python",
                                        "--precision", "float32", "--functions", "gravity"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.py", "planar2_f32.c", "planar2_f32.h"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.json", "planar2.py", "planar2_f32.c", "planar2_f32.h",
+                                                              "planar2_f32.json"]
     header = (tmp_path / "planar2_f32.h").read_text()
     assert "#define PLANAR2_F32_FLOAT32 1" in header
     assert "void planar2_f32_gravity_batch(long count, const float *q, float *g);" in header
@@ -486,8 +491,9 @@ def panda_lane_parts(tmp_path_factory):
     saved = c_backend.LANE_STATEMENTS, c_backend.LANE_PART
     c_backend.LANE_STATEMENTS, c_backend.LANE_PART = 60, 40
     try:
-        files = c_backend.C.render(model, trace_all(model, functions=LANE_PART_FUNCTIONS), "panda", "numeric",
-                                   split_above=300)
+        programs = trace_all(model, functions=LANE_PART_FUNCTIONS)
+        files = c_backend.C.render(model, programs, "panda", "numeric", split_above=300)
+        files.update(manifest.render(model, programs, "panda", "numeric", [c_backend.C]))
     finally:
         c_backend.LANE_STATEMENTS, c_backend.LANE_PART = saved
     folder = tmp_path_factory.mktemp("lane_parts")
@@ -626,7 +632,9 @@ def test_rows_batch_copies_long_runs_in_chunks(monkeypatch, tmp_path):
     from symdyn.codegen.generator import trace_all
     monkeypatch.setattr(tiny, "COPY_CHUNK", 8)
     model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
-    for name, text in C.render(model, trace_all(model, functions=("base_parameters",)), "panda", "numeric").items():
+    programs = trace_all(model, functions=("base_parameters",))
+    for name, text in {**C.render(model, programs, "panda", "numeric"),
+                       **manifest.render(model, programs, "panda", "numeric", [C])}.items():
         (tmp_path / name).write_text(text)
     _, lines = _row_function((tmp_path / "panda.c").read_text(), "panda", "base_parameters")
     assert [line for line in lines if "params + 78" in line or "params + 86" in line or "params + 94" in line] == [

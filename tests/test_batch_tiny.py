@@ -13,7 +13,7 @@ import yaml
 import golden
 import symdyn
 from conftest import ROOT, erd_path
-from symdyn.codegen import cload, tiny
+from symdyn.codegen import cload, manifest, tiny
 from symdyn.codegen.c import C, C32
 from symdyn.codegen.generator import trace_all
 
@@ -47,7 +47,9 @@ FRICTION = {
 
 
 def _write(folder, model, backend, functions):
-    for name, text in backend.render(model, trace_all(model, functions=functions), "panda", "numeric").items():
+    programs = trace_all(model, functions=functions)
+    for name, text in {**backend.render(model, programs, "panda", "numeric"),
+                       **manifest.render(model, programs, "panda", "numeric", [backend])}.items():
         (folder / name).write_text(text)
     return folder / next(name for name in backend.files("panda") if name.endswith(".c"))
 

@@ -20,7 +20,7 @@ COMPILERS = [c for c in ("gcc", "clang") if shutil.which(c)]
 def write_c(path, folder, params="numeric"):
     name = module_name(path, params)
     files = rendered(path, ("c",), params) if params != "numeric" else rendered(path)
-    for suffix in (".h", ".c"):
+    for suffix in (".h", ".c", ".json"):
         (folder / f"{name}{suffix}").write_text(files[f"{name}{suffix}"])
     return folder / f"{name}.c"
 

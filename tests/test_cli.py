@@ -13,7 +13,7 @@ def test_generate_writes_importable_modules(tmp_path):
     result = CliRunner().invoke(main, ["generate", str(ROOT / "robots" / "planar6.yaml"), "--out", str(tmp_path),
                                        "--lang", "python,c"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar6.c", "planar6.h", "planar6.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar6.c", "planar6.h", "planar6.json", "planar6.py"]
     spec = importlib.util.spec_from_file_location("planar6_cli", tmp_path / "planar6.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -60,7 +60,8 @@ def test_symbolic_parameter_modules_have_their_own_name(tmp_path):
     numeric = (tmp_path / "planar6.py").read_text()
     result = CliRunner().invoke(main, ["generate", robot, "--out", str(tmp_path), "--params", "symbolic", "--lang", "python,c"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar6.py", "planar6_params.c", "planar6_params.h",
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar6.json", "planar6.py", "planar6_params.c",
+                                                          "planar6_params.h", "planar6_params.json",
                                                           "planar6_params.py"]
     assert (tmp_path / "planar6.py").read_text() == numeric
     assert "void planar6_params_mass_matrix(const double *q, const double *params, double *M);" in \

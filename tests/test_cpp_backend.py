@@ -154,12 +154,13 @@ def test_cpp_equals_python_and_c(built):
 
 def test_cpp_writes_the_c_module_beside_the_header(tmp_path):
     model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
-    assert output_names(model, ("cpp",)) == ["planar2.h", "planar2.c", "planar2.hpp"]
-    assert list(render(model, ("cpp",), functions=["gravity"])) == ["planar2.h", "planar2.c", "planar2.hpp"]
+    assert output_names(model, ("cpp",)) == ["planar2.h", "planar2.c", "planar2.hpp", "planar2.json"]
+    assert list(render(model, ("cpp",), functions=["gravity"])) == ["planar2.h", "planar2.c", "planar2.hpp",
+                                                                    "planar2.json"]
     result = CliRunner().invoke(main, ["generate", str(ROOT / "robots" / "planar2.yaml"), "--lang", "cpp,python",
                                        "--functions", "gravity", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.c", "planar2.h", "planar2.hpp", "planar2.py"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.c", "planar2.h", "planar2.hpp", "planar2.json", "planar2.py"]
     assert "python, c, cpp" in CliRunner().invoke(main, ["generate", "--help"]).output
 
 

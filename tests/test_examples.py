@@ -211,7 +211,7 @@ def test_wrong_robot_is_one_line_error(script, robot, says):
 
 def test_symbolic_parameter_module_is_refused(tmp_path):
     from symdyn.generate import generate
-    [path] = generate([ROOT / "robots" / "planar6.yaml"], tmp_path, params_mode="symbolic")
+    path, _ = generate([ROOT / "robots" / "planar6.yaml"], tmp_path, params_mode="symbolic")    # .py, .json
     result = subprocess.run([sys.executable, "examples/computed_torque.py", "--robot", str(path), "--no-plot"], cwd=ROOT,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "a symbolic-parameter module" in result.stderr, result.stderr

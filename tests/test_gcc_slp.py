@@ -13,6 +13,7 @@ import symdyn
 import symdyn.codegen.cload as cload
 from conftest import ROOT, erd_path, relerr
 from symdyn.codegen.backends import _function_context
+from symdyn.codegen import manifest
 from symdyn.codegen.c import C, render_c
 from symdyn.codegen.generator import trace_all
 from symdyn.functions import ALL_BY_NAME
@@ -77,6 +78,8 @@ def test_solo12_constrained_forward_dynamics_in_c(solo_cfd, tmp_path, monkeypatc
     header, source = render_c(model, programs, module, "numeric")
     (tmp_path / f"{module}.h").write_text(header)
     (tmp_path / f"{module}.c").write_text(source)
+    for name, text in manifest.render(model, programs, module, "numeric", [C]).items():
+        (tmp_path / name).write_text(text)
     args = _args(model, ALL_BY_NAME[NAME], 5, 7)
     ours = getattr(symdyn.load_c(tmp_path / f"{module}.c"), NAME)(*args)
     ref = getattr(symdyn.Engine(model), NAME)(*args)

@@ -94,7 +94,7 @@ def _generate_and_check(tmp_path, stem, joint_names, robot_name="robot"):
     written = generate([path], out, languages=("python", "c"))
     module = safe_identifier(Path(stem).stem)
     assert module.isidentifier() and module == module_name(path)
-    assert sorted(p.name for p in written) == sorted(f"{module}{ext}" for ext in (".py", ".h", ".c"))
+    assert sorted(p.name for p in written) == sorted(f"{module}{ext}" for ext in (".py", ".h", ".c", ".json"))
 
     generated = _import(out / f"{module}.py", f"nasty_{abs(hash((stem, tuple(joint_names))))}")
     assert generated.JOINT_NAMES == tuple(joint_names)
@@ -375,7 +375,7 @@ def test_generation_is_deterministic_across_hash_seeds(tmp_path):
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     assert files_a == files_b
-    assert len([f for f in files_a if f.parent == Path(".")]) == 3 * len(BUNDLED)
+    assert len([f for f in files_a if f.parent == Path(".")]) == 4 * len(BUNDLED)      # .py, .h, .c, .json
     for rel in files_a:
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), f"{rel} differs between hash seeds"
 

@@ -115,15 +115,19 @@ def test_mixed_pair_stops_the_compiler(tmp_path, two_arms, header_from, source_f
 
 
 @pytest.mark.parametrize("header_from, source_from", [(0, 1), (1, 0)], ids=["2dof_h_3dof_c", "3dof_h_2dof_c"])
-def test_load_c_refuses_a_mixed_pair(tmp_path, monkeypatch, two_arms, header_from, source_from):
+@pytest.mark.parametrize("odd", ["h", "c"])
+def test_load_c_refuses_a_mixed_pair(tmp_path, monkeypatch, two_arms, header_from, source_from, odd):
+    """The .h, .c and manifest of one module must come from one run: the odd one out is named."""
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     _, sets = two_arms
     (tmp_path / "arm.h").write_text(sets[header_from]["arm.h"])
     (tmp_path / "arm.c").write_text(sets[source_from]["arm.c"])
+    agree = source_from if odd == "h" else header_from       # the manifest agrees with the other file
+    (tmp_path / "arm.json").write_text(sets[agree]["arm.json"])
     with pytest.raises(CModuleError) as caught:
         symdyn.load_c(tmp_path / "arm.c")
-    _one_line(str(caught.value), f"{tmp_path / 'arm.c'}: arm.c ({source_from + 2} DOF")
-    assert "regenerate both" in str(caught.value)
+    _one_line(str(caught.value), f"{tmp_path / ('arm.' + odd)}: arm.{odd} and arm.json ({agree + 2} DOF")
+    assert "regenerate the module's files together" in str(caught.value)
     assert not list((tmp_path / "cache").glob("*.so")) if (tmp_path / "cache").exists() else True
 
 
@@ -137,8 +141,10 @@ def test_every_file_of_a_set_carries_its_identity(two_arms):
         assert f"#define ARM_SET_ID 0x{py_id}u" in files["arm.h"]
         assert f"ARM_SET_ID != 0x{py_id}u || ARM_DOF != {model.dof}" in files["arm.c"]
         assert f"#define ARM_DOF {model.dof}" in files["arm.h"] and f"DOF = {model.dof}" in files["arm.py"]
-        for text in files.values():
-            assert f"sha256 {model.digest[:16]}" in text
+        for name, text in files.items():
+            assert f"sha256 {model.digest[:16]}" in text or name == "arm.json"
+        manifest = json.loads(files["arm.json"])
+        assert (manifest["set_id"], manifest["digest"], manifest["sizes"]["dof"]) == (py_id, model.digest, model.dof)
         ids.append(py_id)
     assert ids[0] != ids[1]
 
@@ -187,7 +193,7 @@ def test_disk_full_while_staging_changes_nothing(tmp_path, monkeypatch, two_arms
     with pytest.raises(OutputError, match="No space left on device"):
         generate([paths[1]], out, ("python", "c"))
     assert _which_set(out, sets) == {"arm.py": 0, "arm.h": 0, "arm.c": 0}
-    assert _stages(out) == [] and sorted(p.name for p in out.iterdir()) == ["arm.c", "arm.h", "arm.py", "unrelated.txt"]
+    assert _stages(out) == [] and sorted(p.name for p in out.iterdir()) == ["arm.c", "arm.h", "arm.json", "arm.py", "unrelated.txt"]
 
 
 _ROLLBACK_DRIVER = r"""
@@ -372,7 +378,7 @@ def arm_c(tmp_path, monkeypatch, two_arms):
     _, sets = two_arms
     folder = tmp_path / "src"
     folder.mkdir()
-    for name in ("arm.h", "arm.c"):
+    for name in ("arm.h", "arm.c", "arm.json"):
         (folder / name).write_text(sets[0][name])
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     return folder / "arm.c"
@@ -387,12 +393,12 @@ def test_cache_is_private_and_holds_only_verified_libraries(arm_c, tmp_path):
     cache = tmp_path / "cache"
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
     names = sorted(p.name for p in cache.iterdir())
-    assert len(names) == 2 and names[0].endswith(".so") and names[1] == names[0] + ".sha256"
+    assert len(names) == 3 and names[0].endswith(".so") and names[1:] == [names[0] + ".lock", names[0] + ".sha256"]
     for p in cache.iterdir():
         assert stat.S_IMODE(p.stat().st_mode) & 0o077 == 0
     lib = cache / names[0]
     import hashlib
-    assert (cache / names[1]).read_text().strip() == hashlib.sha256(lib.read_bytes()).hexdigest()
+    assert (cache / names[2]).read_text().strip() == hashlib.sha256(lib.read_bytes()).hexdigest()
 
 
 @posix
@@ -513,7 +519,7 @@ def test_key_covers_compiler_version_and_flags(arm_c, tmp_path, monkeypatch):
 def test_compile_note_on_stderr_once(arm_c, capfd):
     symdyn.load_c(arm_c)
     err = capfd.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("symdyn: compiling arm.c (") and "-O3" in err
+    assert err.count("\n") == 1 and err.startswith("symdyn: compiling arm.c once, then cached (") and "-O3" in err
     symdyn.load_c(arm_c)
     assert capfd.readouterr().err == ""
 
@@ -535,7 +541,7 @@ def test_multi_word_cc(arm_c, monkeypatch):
 @pytest.mark.parametrize("cc", ["/nonexistent/bin/cc", "no-such-compiler-here", "ccache-missing gcc"])
 def test_no_compiler_is_one_line(tmp_path, monkeypatch, two_arms, cc):
     _, sets = two_arms
-    for name in ("arm.h", "arm.c"):
+    for name in ("arm.h", "arm.c", "arm.json"):
         (tmp_path / name).write_text(sets[0][name])
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("CC", cc)
@@ -774,7 +780,7 @@ def test_long_stems(tmp_path, monkeypatch, length):
     path = _write_yaml(tmp_path / f"{stem}.yaml", _planar(2))
     out = tmp_path / "out"
     written = generate([path], out, ("python", "c"))
-    assert sorted(p.name for p in written) == sorted(stem + ext for ext in (".py", ".h", ".c"))
+    assert sorted(p.name for p in written) == sorted(stem + ext for ext in (".py", ".h", ".c", ".json"))
     assert _stages(out) == []
     if GCC:
         assert symdyn.load_c(out / f"{stem}.c").DOF == 2

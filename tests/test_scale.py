@@ -1,4 +1,5 @@
 """Large robots: C functions split into parts, --functions, and load_c's warning before a long compile."""
+import json
 import re
 import subprocess
 import sys
@@ -11,7 +12,8 @@ import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from random_chain import random_chain, random_tree
 from symdyn.cli import main
-from symdyn.codegen.c import SPLIT_ABOVE, render_c
+from symdyn.codegen import manifest
+from symdyn.codegen.c import C, SPLIT_ABOVE, render_c
 from symdyn.codegen.generator import trace_all
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import generate
@@ -22,9 +24,10 @@ PANDA = ROOT / "robots" / "panda.urdf"
 
 
 def _write(folder, module, texts):
+    """The module's .h, .c and manifest (.json): texts in that order."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{module}.h").write_text(texts[0])
-    (folder / f"{module}.c").write_text(texts[1])
+    for ext, text in zip((".h", ".c", ".json"), texts):
+        (folder / f"{module}{ext}").write_text(text)
     return folder / f"{module}.c"
 
 
@@ -32,8 +35,9 @@ def _split_and_whole(model, module, tmp_path, params="numeric", split_above=60, 
     """The same programs rendered once with every function above `split_above` statements cut into
     parts of `part_size` (small, to split a small robot), once in one piece."""
     programs = trace_all(model, params)
-    split = render_c(model, programs, module, params, split_above=split_above, part_size=part_size)
-    whole = render_c(model, programs, module, params, split_above=None)
+    (json_text,) = manifest.render(model, programs, module, params, [C]).values()
+    split = render_c(model, programs, module, params, split_above=split_above, part_size=part_size) + (json_text,)
+    whole = render_c(model, programs, module, params, split_above=None) + (json_text,)
     return _write(tmp_path / "split", module, split), _write(tmp_path / "whole", module, whole), programs
 
 
@@ -170,31 +174,42 @@ def test_info_and_compare_take_functions():
     assert "pinocchio" in result.stdout
 
 
-def _padded(tmp_path, name, filler_in_function):
-    """A generated module made large by a comment: big to load_c's estimate, quick to compile."""
+def _inflated(tmp_path, name, statements):
+    """planar6's module with a manifest that counts `statements` per function: big to load_c's estimate
+    (which reads the manifest), quick to compile."""
     files = rendered(ROOT / "robots" / "planar6.yaml")
-    texts = (files["planar6.h"], files["planar6.c"])
-    comment = "/* " + "padding " * 400_000 + "*/"
-    c_text = texts[1].replace("\n{\n", "\n{\n" + comment + "\n", 1) if filler_in_function else texts[1] + comment + "\n"
-    return _write(tmp_path / name, "planar6", (texts[0], c_text))
+    data = json.loads(files["planar6.json"])
+    for f in data["functions"]:
+        f["statements"] = statements
+    return _write(tmp_path / name, "planar6", (files["planar6.h"], files["planar6.c"], json.dumps(data)))
 
 
-def _warnings(capfd):
-    return [line for line in capfd.readouterr().err.splitlines() if line.startswith("symdyn: warning:")]
+def _notices(capfd):
+    return [line for line in capfd.readouterr().err.splitlines() if line.startswith("symdyn:")]
 
 
-def test_load_c_warns_before_a_long_compile(tmp_path, monkeypatch, capfd):
+def test_load_c_estimates_a_long_compile_from_the_manifest(tmp_path, monkeypatch, capfd):
+    """One line per compile, not a warning, naming the module's file but not its folder (compare's is a
+    temporary one); the time and memory from the manifest's statement counts, when it is long."""
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
-    files = rendered(ROOT / "robots" / "planar6.yaml")
-    symdyn.load_c(_write(tmp_path / "small", "planar6", (files["planar6.h"], files["planar6.c"])))
-    assert _warnings(capfd) == []
-    big = _padded(tmp_path, "big", False)
-    symdyn.load_c(big)
-    (warning,) = _warnings(capfd)
-    assert warning.startswith(f"symdyn: warning: {big}: compiling 3.") and warning.endswith("GB of memory")
-    symdyn.load_c(big)                                                # cached: no compile, no warning
-    assert _warnings(capfd) == []
-    huge = _padded(tmp_path, "huge", True)
-    symdyn.load_c(huge)
-    (warning,) = _warnings(capfd)
-    assert warning.startswith(f"symdyn: warning: {huge}: a single C function of 3.") and "--functions" in warning
+    small = _inflated(tmp_path, "small", 10)
+    symdyn.load_c(small)
+    (line,) = _notices(capfd)
+    assert line.startswith("symdyn: compiling planar6.c once, then cached (") and "expect" not in line
+    big = _inflated(tmp_path, "big", 1000)                   # 33 functions of 1000: ~33k statements, with lanes
+    symdyn.load_c(big, lanes=True)
+    (line,) = _notices(capfd)
+    assert line.startswith("symdyn: compiling planar6.c once") and line.endswith("GB of memory")
+    assert "expect about 40 s and 0.6 GB" in line and "warning" not in line and str(tmp_path) not in line
+    symdyn.load_c(big, lanes=True)                           # cached: no compile, no notice
+    assert _notices(capfd) == []
+
+
+def test_notice_keeps_a_progress_bar_line(tmp_path, monkeypatch):
+    """Under a progress bar on a terminal, the CLI's hook prints the notice on a line of its own."""
+    from symdyn.codegen import cload
+    lines = []
+    monkeypatch.setattr(cload, "notice_hook", lines.append)
+    monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
+    symdyn.load_c(_inflated(tmp_path, "small", 10))
+    assert len(lines) == 1 and lines[0].startswith("symdyn: compiling planar6.c")

@@ -12,19 +12,20 @@ matches. The key covers the header, the source, the batch wrapper, the compiler 
 `--version`), the flags and, for `-march=native`, the processor, so a sanitizer build, another
 compiler or another machine sharing the home folder never picks up a library it did not build.
 """
+import contextlib
 import functools
+import inspect
 import hashlib
 import json
-import math
 import os
 import platform
-import re
 import shlex
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,12 @@ import numpy as np
 from .. import __version__
 from .c import C, C32
 from ..errors import CModuleError, one_line
-from ..functions import ALL_BY_NAME, PARAM_MODES, arg_dims, baumgarte_variant, fext_variant, out_dims, resolve
+from ..functions import arg_dims
+
+try:
+    import fcntl
+except ImportError:                                # not POSIX: no lock (concurrent compiles are not serialized)
+    fcntl = None
 
 #: flags every build needs (a shared library of C99)
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
@@ -54,14 +60,6 @@ OPT_FLAGS = ("-O3", "-ffp-contract=fast", "-fno-math-errno", "-march=native")
 GCC_FLAGS = ("-fno-tree-slp-vectorize",)
 #: a long robot name is cut in cache file names (the key makes them unique)
 _NAME = 48
-#: the batch loop of a module generated before batch entries were (symdyn < 0.x wrote no _batch)
-_BATCH = """
-{prototype}
-{{
-    for (long i = 0; i < count; ++i)
-        {prefix}_{name}({calls}{out_calls});
-}}
-"""
 #: OpenMP's thread count for the calling thread, set around each batch call and put back after
 _THREADS = {True: """#include <omp.h>
 int symdyn_set_threads(int n)
@@ -76,6 +74,12 @@ int symdyn_set_threads(int n)
     return 1;
 }
 """}
+#: the names of the temporary build folders and files in the cache
+BUILD_PREFIX = ".build-"
+#: a build folder of ours untouched this long is a killed compile's (the longest module takes ~3 min)
+STALE_BUILD_MINUTES = 60
+#: the manifest format this loader reads (symdyn.codegen.manifest.FORMAT)
+MANIFEST_FORMAT = 1
 _COMPILERS = {}
 _OPENMP = {}
 
@@ -84,87 +88,111 @@ def _cache_dir():
     return Path(os.environ.get("SYMDYN_CACHE") or Path.home() / ".cache" / "symdyn")
 
 
-def _signatures(header, prefix, backend=C):
-    """{name: (Function, its arguments)} of the functions the header declares: the C backend's own
-    declaration of each function of the table, in numeric or symbolic-parameter mode, looked up
-    as it is written (no parsing of C)."""
-    found = {}
-    for fn in ALL_BY_NAME.values():
-        for mode in PARAM_MODES:
-            args = fn.signature(mode)
-            if backend.prototype(prefix, fn.name, args, fn.outputs) + ";" in header:
-                found[fn.name] = (fn, list(args))
-                break
-    return found
+def _notice(text):
+    """A line for the person at the terminal (not a warning): through `notice_hook` when a command
+    shows a progress bar there (it keeps the bar's line), else on stderr."""
+    line = f"symdyn: {text}"
+    if notice_hook is not None:
+        notice_hook(line)
+    else:
+        print(line, file=sys.stderr, flush=True)
 
 
-def _warn_if_slow(c_path, source):
-    """Announce a long compile on stderr rather than freeze the terminal without a word. gcc with load_c's
-    flags on generated code whose large functions are split into parts (batch lanes included): about 9 s
-    and 70 MB per MB of C (talos_reduced floating's full set, 11.0 MB: 99 s of CPU and 0.77 GB; 9.2 MB
-    without lanes in parts: 82 s, 0.51 GB; docs/perf-history.md "Batch lanes in parts"); 19 MB of unsplit functions
-    (older symdyn) did not finish at -O2 in 13 min and 18 GB."""
-    size = len(source) / 1e6
-    bodies = (chunk.rpartition("\n{\n") for chunk in source.split("\n}\n"))
-    largest = max(len(body) if brace else 0 for _, brace, body in bodies) / 1e6
-    if largest > 1.0:
-        print(f"symdyn: warning: {one_line(c_path)}: a single C function of {largest:.1f} MB: gcc's time and memory grow "
-              "faster than linearly with it (6 MB took more than 13 min and 18 GB); regenerate the module (large "
-              "functions are then split into parts) or generate only the functions you need (--functions)",
-              file=sys.stderr, flush=True)
-    elif size > 2.0:
-        print(f"symdyn: warning: {one_line(c_path)}: compiling {size:.1f} MB of C once (then cached): expect about "
-              f"{max(10, round(9 * size, -1)):.0f} s and {0.07 * size:.1f} GB of memory", file=sys.stderr, flush=True)
+#: set by a command that draws a progress bar on stderr (symdyn.cli) to print a notice on a line of its own
+notice_hook = None
+#: gcc's cost with load_c's flags per statement of the generated code (the manifest's counts): CPU seconds
+#: and GB of memory, and more per statement in batch lanes (at most c.LANE_BUDGET of them). Measured
+#: (one run each, a loaded 2-core machine, CPU time of gcc): the UR5's full set, 8406 statements, 2.2 s
+#: and 0.10 GB without lanes, 11.5 s and 0.33 GB with (estimates: 5.0 s, 14 s); talos_reduced floating's
+#: full set (~75k statements, the count in c.LANE_BUDGET's note, not recounted here), 77 s and 0.51 GB
+#: without lanes, 96 s and 0.77 GB with 20000 in lanes (docs/perf-history.md "Batch lanes in parts"; estimate 67 s).
+#: Per statement gcc's cost grows with the module: small modules get an estimate too high, the largest
+#: one about 30% too low.
+SECONDS_PER_STATEMENT, LANE_SECONDS_PER_STATEMENT = 6e-4, 1.1e-3
+GB_PER_STATEMENT, LANE_GB_PER_STATEMENT = 7e-6, 2e-5
+#: an estimated compile shorter than this goes without an estimate
+NOTICE_SECONDS = 15
 
 
-# --- the pair .h/.c --------------------------------------------------------------------------
-
-def _set_of(header, source, prefix, h_path, c_path):
-    """(DOF, NUM_PARAMS) of a .h/.c pair; CModuleError if they come from different robots or runs.
-
-    The .c's `#if ... #error` would stop the compiler too; this says it before, in one line, and
-    also for a library of the pair that would be found in the cache."""
-    defines = _defines(header, prefix)
-    if "DOF" not in defines:
-        raise CModuleError(h_path, "not a symdyn header (no #define " + prefix.upper() + "_DOF)")
-    P = re.escape(prefix.upper())
-    check = re.search(rf"^#if !defined\({P}_SET_ID\) \|\| {P}_SET_ID != 0x([0-9a-f]+)u \|\| {P}_DOF != (\d+)",
-                      source, re.M)
-    h_set = re.fullmatch(r"0x([0-9a-f]+)u", defines.get("SET_ID", ""))
-    h_id, c_id = h_set.group(1) if h_set else None, check.group(1) if check else None
-    if (h_id or c_id) and (h_id != c_id or int(check.group(2)) != int(defines["DOF"])):
-        c_dof = f"{check.group(2)} DOF" if check else "an older symdyn"
-        raise CModuleError(c_path, f"{c_path.name} ({c_dof}, set {c_id or '-'}) and {h_path.name} ({defines['DOF']} DOF, "
-                                   f"set {h_id or '-'}) come from different robot files or runs: regenerate both "
-                                   "together (symdyn generate ROBOT --lang c)")
-    return int(defines["DOF"]), int(defines.get("NUM_PARAMS", 0))
+def _compile_cost(manifest, lanes):
+    """(seconds, GB) that gcc is expected to take on the module, from the manifest's statement counts."""
+    from .c import LANE_BUDGET
+    statements = sum(f["statements"] for f in manifest["functions"])
+    in_lanes = min(statements, LANE_BUDGET) if lanes else 0
+    return (statements * SECONDS_PER_STATEMENT + in_lanes * LANE_SECONDS_PER_STATEMENT,
+            statements * GB_PER_STATEMENT + in_lanes * LANE_GB_PER_STATEMENT)
 
 
-def _defines(header, prefix):
-    """{NAME: value text} of the header's `#define <PREFIX>_NAME value` lines: the module's sizes and
-    flags, as the C compiler sees them."""
-    P = re.escape(prefix.upper())
-    return dict(re.findall(rf"^#define {P}_(\w+) (.+)$", header, re.M))
+# --- the module's files ------------------------------------------------------------------------
 
-
-def _read_pair(c_path, h_path):
-    """The texts of the .h and .c, read together: under the output folder's lock, after completing
-    a set that a killed `symdyn generate` left half-renamed (see generate.py)."""
+def _read_set(c_path, h_path, m_path):
+    """The texts of the .h, .c and manifest, read together: under the output folder's lock, after
+    completing a set that a killed `symdyn generate` left half-renamed (see generate.py)."""
     from ..generate import folder_lock, recover
     texts = []
     with folder_lock(c_path.parent):
         try:
             recover(c_path.parent)
-        except OSError:                          # a folder we may not write: the check below still holds
+        except OSError:                          # a folder we may not write: the checks below still hold
             pass
-        for p in (h_path, c_path):
+        for p in (h_path, c_path, m_path):
             try:
                 texts.append(p.read_text(encoding="utf-8"))
             except FileNotFoundError:
+                if p == m_path:
+                    raise CModuleError(p, f"no manifest beside {c_path.name} (symdyn writes {p.name} with the "
+                                          "module since format 1): regenerate the module "
+                                          "(symdyn generate ROBOT --lang c)") from None
                 raise CModuleError(p, "file not found") from None
             except (OSError, UnicodeDecodeError) as exc:
                 raise CModuleError(p, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     return texts
+
+
+def _manifest(text, m_path):
+    """The manifest's data; CModuleError for a file that is not one symdyn wrote."""
+    try:
+        data = json.loads(text)
+        if data.get("format") != MANIFEST_FORMAT:
+            raise CModuleError(m_path, f"manifest format {data.get('format')!r}, this symdyn reads "
+                                       f"{MANIFEST_FORMAT}: regenerate the module")
+        for key in ("set_id", "sizes", "functions", "joint_names", "frames", "precision", "params_mode"):
+            data[key]
+        for f in data["functions"]:
+            f["name"], f["args"], f["outputs"], f["statements"]
+        return data
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CModuleError(m_path, f"not a symdyn manifest ({one_line(exc)[:80]}): regenerate the module") from None
+
+
+def _check_set(header, source, manifest, prefix, paths):
+    """The .h, .c and manifest come from one run (their set id and DOF agree): the .c's
+    `#if ... #error` would stop the compiler too; this says it before, in one line, and also for a
+    library of the set that would be found in the cache."""
+    h_path, c_path, m_path = paths
+    P, set_id, dof = prefix.upper(), manifest["set_id"], manifest["sizes"]["dof"]
+    in_header = f"#define {P}_SET_ID 0x{set_id}u" in header and f"#define {P}_DOF {dof}\n" in header
+    in_source = f"{P}_SET_ID != 0x{set_id}u || {P}_DOF != {dof}" in source
+    if not in_header or not in_source:
+        wrong = h_path if not in_header else c_path
+        raise CModuleError(wrong, f"{wrong.name} and {m_path.name} ({dof} DOF, set {set_id}) come from different "
+                                  "robot files or runs: regenerate the module's files together "
+                                  "(symdyn generate ROBOT --lang c)")
+
+
+def _declarations(header, manifest, prefix, backend, h_path):
+    """The cffi declarations of the module's functions: each one the manifest lists, as the backend
+    declares it, which the header must hold (it does unless someone edited it)."""
+    cdef = [f"extern const {backend.real} {prefix}_parameters[{manifest['sizes']['np']}]"]
+    for f in manifest["functions"]:
+        args, outs = [a["name"] for a in f["args"]], [o["name"] for o in f["outputs"]]
+        cdef += [backend.prototype(prefix, f["name"], args, outs), backend.batch_prototype(prefix, f["name"], args, outs)]
+    cdef += list(backend.lie_prototypes(prefix).values())
+    for declaration in cdef:
+        if declaration + ";" not in header:
+            raise CModuleError(h_path, f"does not declare {declaration.split('(')[0].split('[')[0].split()[-1]}, which its manifest "
+                                       "lists: regenerate the module")
+    return [d + ";" for d in cdef]
 
 
 # --- the compiler ----------------------------------------------------------------------------
@@ -297,21 +325,71 @@ def _verified(lib_path, sum_path):
     return sum_path.read_text(encoding="ascii", errors="replace").strip() == _sha256_file(lib_path)
 
 
-def _new_file(folder, suffix, data=b""):
+def _new_file(folder, prefix, suffix, data=b""):
     """A new file created exclusively (O_EXCL: never an existing file or link), mode 0600."""
-    fd, name = tempfile.mkstemp(prefix=".build-", suffix=suffix, dir=folder)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     return Path(name)
 
 
-def _compile(c_path, texts, lib_path, sum_path, extra=()):
+@contextlib.contextmanager
+def _entry_lock(lib_path):
+    """An exclusive lock on one cache entry (flock of `<entry>.lock`, the user's own file, left in
+    place): concurrent processes loading the same module compile it once, the others wait and load
+    it. Released by the kernel when the process dies, even by SIGKILL."""
+    lock_path = lib_path.with_name(lib_path.name + ".lock")
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        raise CModuleError(lock_path, f"cannot open the compile cache's lock: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (_uid() is not None and st.st_uid != _uid()):
+            _refuse(lock_path, "not a regular file of this user")
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:                    # a file system without locks: compiles are not serialized
+                pass
+        yield
+    finally:
+        os.close(fd)
+
+
+def _clean_builds(cache, entry):
+    """Remove what killed compiles left in the cache: the build folders and temporary files of this
+    entry (the caller holds its lock: whoever made them is gone) and any of ours older than
+    STALE_BUILD_MINUTES. Only `.build-*` names, only the user's own: the rest of the cache is kept."""
+    now = time.time()
+    try:
+        names = [p for p in cache.iterdir() if p.name.startswith(BUILD_PREFIX)]
+    except OSError:
+        return
+    for p in names:
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if _uid() is not None and st.st_uid != _uid():
+            continue
+        if not (p.name.startswith(f"{BUILD_PREFIX}{entry}-") or now - st.st_mtime > 60 * STALE_BUILD_MINUTES):
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(p)
+
+
+def _compile(c_path, texts, lib_path, sum_path, extra=(), cost=(0.0, 0.0)):
     """Compile the .h, .c and wrapper texts (copies in a private build folder: the files beside the
     robot cannot change under the compiler, and no -I of the output folder lets a generated header
     named like a system one, e.g. features.h, shadow it) into lib_path, then store its hash."""
     argv, identity = _compiler(c_path)
-    cache = lib_path.parent
-    build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
+    cache, entry = lib_path.parent, lib_path.stem
+    _clean_builds(cache, entry)
+    build = Path(tempfile.mkdtemp(prefix=f"{BUILD_PREFIX}{entry}-", dir=cache))
     try:
         for name, text in texts.items():
             fd = os.open(build / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -320,8 +398,10 @@ def _compile(c_path, texts, lib_path, sum_path, extra=()):
         _, c_name, wrapper = list(texts)                 # .h, .c, wrapper: see CModule
         out = build / "lib.so"
         flags = _opt_flags(identity) + list(extra)
-        print(f"symdyn: compiling {c_path.name} ({' '.join(argv + flags)}; once, cached in {cache}) ...",
-              file=sys.stderr, flush=True)
+        seconds, gigabytes = cost
+        expect = (f": expect about {max(10, round(seconds, -1)):.0f} s and {gigabytes:.1f} GB of memory"
+                  if seconds >= NOTICE_SECONDS else "")
+        _notice(f"compiling {one_line(c_path.name)} once, then cached ({' '.join(argv + flags)}){expect}")
         while True:
             cmd = [*argv, *flags, *CFLAGS, str(build / c_name), str(build / wrapper), "-o", str(out), "-lm"]
             try:
@@ -336,8 +416,8 @@ def _compile(c_path, texts, lib_path, sum_path, extra=()):
             errors = [line for line in result.stderr.splitlines() if "error" in line] or result.stderr.splitlines() or [""]
             raise CModuleError(c_path, f"compiling failed ({' '.join(cmd[:len(argv)])}): "
                                        f"{errors[0].replace(str(build) + os.sep, '')}", details=result.stderr)
-        tmp_lib = _new_file(cache, ".so", out.read_bytes())
-        tmp_sum = _new_file(cache, ".sha256", (_sha256_file(tmp_lib) + "\n").encode())
+        tmp_lib = _new_file(cache, f"{BUILD_PREFIX}{entry}-", ".so", out.read_bytes())
+        tmp_sum = _new_file(cache, f"{BUILD_PREFIX}{entry}-", ".sha256", (_sha256_file(tmp_lib) + "\n").encode())
         os.replace(tmp_sum, sum_path)
         os.replace(tmp_lib, lib_path)
     except OSError as exc:
@@ -346,179 +426,248 @@ def _compile(c_path, texts, lib_path, sum_path, extra=()):
         shutil.rmtree(build, ignore_errors=True)
 
 
+def _max_threads():
+    """The most OpenMP threads a batch call may ask for: 4 per processor, at least 16, at most 1024
+    (libgomp crashes or exits the process far above the machine's threads)."""
+    return min(1024, max(16, 4 * (os.cpu_count() or 1)))
+
+
+def _threads(threads):
+    """`threads` checked: a whole number from 1 to _max_threads(); ValueError (one line) otherwise."""
+    top = _max_threads()
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= top:
+        raise ValueError(f"threads must be a whole number from 1 to {top} (4 per processor here, at least 16), "
+                         f"got {one_line(repr(threads))[:40]}")
+    return int(threads)
+
+
+def _result_dtype(arrays, real):
+    """The dtype of the results, as the Python module's: float32 where an argument is float32 and none
+    float64, else float64 (lists and numbers count for neither). A float32 module (real float)
+    returns float32 always: it computes in single precision."""
+    if real == np.float32:
+        return np.dtype(np.float32)
+    kinds = [getattr(a, "dtype", None) for a in arrays]
+    single = any(k == np.float32 for k in kinds) and not any(k == np.float64 for k in kinds)
+    return np.dtype(np.float32 if single else np.float64)
+
+
+def _fixed_size(arg):
+    """An argument of a fixed small shape (gains (2,), restitution (1,)): a number or 0-d array
+    broadcasts to it."""
+    return all(isinstance(d, int) for d in arg_dims(arg))
+
+
 class CModule:
-    """The C functions of one generated module, callable on numpy arrays of shape (..., n)."""
+    """The C functions of one generated module, callable on numpy arrays of shape (..., n): the same
+    functions, arguments and constants as the Python module of the same robot (see load_c)."""
 
     def __init__(self, path, threads=1, lanes=None):
-        import cffi
         if lanes is None:
             lanes = os.environ.get("SYMDYN_NO_LANES", "") in ("", "0")
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        threads = _threads(threads)
         path = Path(path)
-        c_path, h_path = path.with_suffix(".c"), path.with_suffix(".h")
+        paths = (path.with_suffix(".h"), path.with_suffix(".c"), path.with_suffix(".json"))
         prefix = path.stem
-        header, source = _read_pair(c_path, h_path)
-        n, self._nparams = _set_of(header, source, prefix, h_path, c_path)
-        self.DOF = n
-        defines = _defines(header, prefix)
-        size = lambda name, default=0: int(defines.get(name, default))  # noqa: E731
-        self.NQ, self.NV = size("NQ", n), n
-        self._sizes = {"nv": n, "nq": self.NQ, "nf": size("NF"), "np": self._nparams, "b": size("NUM_BASE_PARAMS"),
-                       "nc": size("NC")}
-        self.NC = self._sizes["nc"]
-        constraints = re.search(r"Constraints \(CONSTRAINTS, nc = \d+ rows\): (.*)\.\n", header)
-        self.CONSTRAINTS = tuple(json.loads(f"[{constraints.group(1)}]")) if constraints else ()
-        frames = re.search(r"Frames \(FRAMES\): (.*)\.\n", header)
-        self.FRAMES = tuple(json.loads(f"[{frames.group(1)}]")) if frames else ()
-        # a float32 module (--precision float32): float arrays in and out
-        backend = C32 if defines.get("FLOAT32") == "1" else C
-        real, self.dtype = backend.real, np.dtype(np.float32 if backend is C32 else np.float64)
-        self._real = real
-        self._signatures = _signatures(header, prefix, backend)
+        header, source, text = _read_set(paths[1], paths[0], paths[2])
+        manifest = _manifest(text, paths[2])
+        _check_set(header, source, manifest, prefix, paths)
+        self._constants(manifest)
+        backend = C32 if manifest["precision"] == "float32" else C
+        self._real, self.dtype = backend.real, np.dtype(np.float32 if backend.real == "float" else np.float64)
+        cdef = _declarations(header, manifest, prefix, backend, paths[0])
+        lib_path = self._build(paths, header, source, threads, lanes, _compile_cost(manifest, lanes))
+        import cffi
+        self._ffi = cffi.FFI()
+        self._ffi.cdef("\n".join(cdef + ["int symdyn_set_threads(int n);"]))
+        self._lib = self._ffi.dlopen(str(lib_path))
+        self._prefix = prefix
+        self.PARAMETERS = np.array(self._ffi.unpack(getattr(self._lib, f"{prefix}_parameters"), self._sizes["np"]))
+        if manifest["params_mode"] == "symbolic":
+            self.DEFAULT_PARAMS = self.PARAMETERS
+        self._signatures = {f["name"]: f for f in manifest["functions"]}
+        for f in manifest["functions"]:
+            setattr(self, f["name"], self._make(f))
+        self._make_lie()
+
+    def _constants(self, manifest):
+        """The Python module's constants, from the manifest."""
+        sizes = manifest["sizes"]
+        self._sizes = sizes
+        self.DOF, self.NQ, self.NV, self.NC = sizes["dof"], sizes["nq"], sizes["nv"], sizes["nc"]
+        self.JOINT_NAMES, self.FRAMES = tuple(manifest["joint_names"]), tuple(manifest["frames"])
+        self.CONSTRAINTS, self.ACTUATED = tuple(manifest["constraints"]), tuple(manifest.get("actuated", ()))
+        self.SET_ID = manifest["set_id"]
+        self.PARAMETER_NAMES = tuple(manifest.get("parameter_names", ()))
+        self.BASE_PARAMETER_NAMES = tuple(manifest.get("base_parameter_names", ()))
+        self.BASE_PARAMETER_GROUPS = tuple(manifest.get("base_parameter_groups", ()))
+        self.manifest = manifest
+
+    def _build(self, paths, header, source, threads, lanes, cost):
+        """The path of the module's library in the cache: compiled now (once, under the entry's lock)
+        unless a verified one is there."""
+        h_path, c_path, _ = paths
         argv, compiler = _compiler(c_path)
         openmp = _openmp(argv)
         if threads > 1 and not openmp:
-            print(f"symdyn: note: {argv[0]} cannot build OpenMP code (-fopenmp, libgomp): batches run on one thread",
-                  file=sys.stderr, flush=True)
+            _notice(f"note: {argv[0]} cannot build OpenMP code (-fopenmp, libgomp): batches run on one thread")
         self.threads = threads if openmp else 1
-        wrapper, cdef = [f'#include "{h_path.name}"', _THREADS[openmp]], ["int symdyn_set_threads(int n);"]
-        for name, (fn, args) in self._signatures.items():
-            sizes = [math.prod(resolve(d, self._sizes)) for d in out_dims(fn)]
-            outs = [f"out{i}" for i in range(len(sizes))]
-            batch = backend.batch_prototype(prefix, name, args, outs)
-            calls = "".join(f"{a} + i * {self._size(a)}, " for a in args)
-            out_calls = ", ".join(f"out{i} + i * {size}" for i, size in enumerate(sizes))
-            if backend.batch_prototype(prefix, name, args, fn.outputs) + ";" not in header:     # an older module
-                wrapper.append(_BATCH.format(prototype=batch, prefix=prefix, name=name, calls=calls,
-                                             out_calls=out_calls))
-            cdef += [batch + ";", backend.prototype(prefix, name, args, outs) + ";"]
-        lie_prototypes = backend.lie_prototypes(prefix)
-        lie = lie_prototypes["integrate"] + ";" in header
-        if lie:
-            cdef += [declaration + ";" for declaration in lie_prototypes.values()]
         # the names of the copies compiled: the .c includes the .h by its name; a '-' is in no module name
         c_name = c_path.name if len(c_path.name.encode()) < 200 else "long-name.c"
-        texts = {h_path.name: header, c_name: source, "batch-wrapper.c": "\n".join(wrapper)}
+        texts = {h_path.name: header, c_name: source,
+                 "batch-wrapper.c": f'#include "{h_path.name}"\n{_THREADS[openmp]}'}
         extra = (("-fopenmp",) if openmp else ()) + (() if lanes else ("-DSYMDYN_NO_LANES",))
         native = _processor() if "-march=native" in OPT_FLAGS else ""
         key_text = "\0".join([__version__, *texts, *texts.values(), *argv, compiler, *_opt_flags(compiler), *extra,
                               *CFLAGS, native])
         key = hashlib.sha256(key_text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         cache = _private_folder(_cache_dir())
-        lib_path = cache / f"{prefix[:_NAME]}-{key}.so"
-        sum_path = cache / f"{prefix[:_NAME]}-{key}.so.sha256"
+        lib_path = cache / f"{c_path.stem[:_NAME]}-{key}.so"
+        sum_path = cache / f"{c_path.stem[:_NAME]}-{key}.so.sha256"
         if not _verified(lib_path, sum_path):
-            _warn_if_slow(c_path, source)
-            _compile(c_path, texts, lib_path, sum_path, extra)
+            with _entry_lock(lib_path):
+                if not _verified(lib_path, sum_path):        # another process may have built it meanwhile
+                    _compile(c_path, texts, lib_path, sum_path, extra, cost)
             if not _verified(lib_path, sum_path):
                 raise CModuleError(lib_path, "the compiled library changed before it could be loaded")
-        self._ffi = cffi.FFI()
-        self._ffi.cdef("\n".join(cdef))
-        self._lib = self._ffi.dlopen(str(lib_path))
-        self._prefix = prefix
-        for name in self._signatures:
-            setattr(self, name, self._make(name))
-        if lie:
-            self._make_lie()
+        return lib_path
 
-    def _shape(self, arg):
-        return resolve(arg_dims("q" if arg in ("q0", "q1") else arg), self._sizes)
-
-    def _size(self, arg):
-        return math.prod(self._shape(arg))
+    def _array(self, a, label, shape):
+        """One argument as a contiguous array of the module's type, its shape checked against
+        (..., *shape); a number for an argument of a fixed small shape (restitution, gains) broadcasts."""
+        given = np.shape(a)
+        a = np.asarray(a, dtype=self.dtype)
+        if a.ndim == 0 and _fixed_size(label):
+            a = np.broadcast_to(a, shape)
+        if a.ndim < len(shape) or a.shape[a.ndim - len(shape):] != shape:
+            raise ValueError(f"{label} must have shape (..., {', '.join(map(str, shape))}), got {given}")
+        return np.ascontiguousarray(a)
 
     def _make_lie(self):
-        """neutral(), integrate(q, v, dt), difference(q0, q1), one state at a time or looped over a batch."""
+        """neutral(like=None), integrate(q, v, dt=1.0), difference(q0, q1): one state at a time, or looped
+        over a batch; as the Python module's (dt: a number or an array broadcast against v)."""
         lib, buf, p = self._lib, self._ffi.from_buffer, self._prefix
         array_type = f"{self._real}[]"
+        nq, nv = (self.NQ,), (self.NV,)
 
-        def looped(c_fn, arrays, labels, out_size, scalar=()):
-            arrays = [np.ascontiguousarray(a, dtype=self.dtype) for a in arrays]
-            for a, label in zip(arrays, labels):
-                size = self._size(label)
-                if a.ndim == 0 or a.shape[-1] != size:
-                    raise ValueError(f"{label} must have shape (..., {size}), got {a.shape}")
+        def looped(c_fn, arrays, labels, shapes, out_size, dtype, scalar=()):
+            arrays = [self._array(a, label, shape) for a, label, shape in zip(arrays, labels, shapes)]
             batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
             flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(-1, a.shape[-1])) for a in arrays]
             out = np.empty((len(flat[0]), out_size), self.dtype)
             for i in range(len(out)):
-                c_fn(*(buf(array_type, f[i]) for f in flat[:1]), *(buf(array_type, f[i]) for f in flat[1:]), *scalar,
-                     buf(array_type, out[i]))
-            return out.reshape(batch + (out_size,))
+                c_fn(*(buf(array_type, f[i]) for f in flat), *scalar, buf(array_type, out[i]))
+            return out.reshape(batch + (out_size,)).astype(dtype, copy=False)
 
-        def neutral():
+        def neutral(like=None):
+            """The reference configuration (zero angles and offsets, identity quaternions), of the dtype
+            of `like` (default float64)."""
             out = np.empty(self.NQ, self.dtype)
             getattr(lib, f"{p}_neutral")(buf(array_type, out))
-            return out
+            return out.astype(np.float64 if like is None else np.asarray(like).dtype, copy=False)
 
-        self.neutral = neutral
-        self.integrate = lambda q, v, dt=1.0: looped(getattr(lib, f"{p}_integrate"), (q, v), ("q", "v"), self.NQ,
-                                                   (float(dt),))
-        self.difference = lambda q0, q1: looped(getattr(lib, f"{p}_difference"), (q0, q1), ("q0", "q1"), self.NV)
+        def integrate(q, v, dt=1.0):
+            """The configuration reached from q moving with the constant velocity v during dt (exact on the
+            Lie group)."""
+            dtype = _result_dtype((q, v), self.dtype)
+            v = self._array(v, "v", nv) * np.asarray(dt, dtype=self.dtype)
+            return looped(getattr(lib, f"{p}_integrate"), (q, v), ("q", "v"), (nq, nv), self.NQ, dtype, (1.0,))
 
-    def _make(self, name):
-        fn, args = self._signatures[name]
+        def difference(q0, q1):
+            """The velocity that integrates q0 to q1 in unit time."""
+            return looped(getattr(lib, f"{p}_difference"), (q0, q1), ("q0", "q1"), (nq, nq), self.NV,
+                          _result_dtype((q0, q1), self.dtype))
+
+        self.neutral, self.integrate, self.difference = neutral, integrate, difference
+
+    def _make(self, entry):
+        """The function of one manifest entry, with the Python module's signature: its arguments, then
+        f_ext=None (it has a variant taking external wrenches) or gains=None, error=None (a
+        stabilized variant), which call the variant."""
+        name, args = entry["name"], [a["name"] for a in entry["args"]]
+        fext, stabilized = entry.get("fext"), entry.get("baumgarte")
+        keyword = [*(("f_ext",) if fext else ()), *(("gains", "error") if stabilized else ())]
+        signature = inspect.Signature([inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in args] +
+                                      [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
+                                       for k in keyword])
+        run = self._runner(entry)
+
+        def call(*arguments, **named):
+            try:
+                given = signature.bind(*arguments, **named).arguments
+            except TypeError as exc:
+                raise TypeError(f"{name}{signature}: {exc}") from None
+            arrays = [given[a] for a in args]
+            plain = [a for a, label in zip(arrays, args) if label != "params"]
+            params = arrays[len(plain):]
+            if fext and given.get("f_ext") is not None:
+                return getattr(self, fext)(*plain, given["f_ext"], *params)
+            if stabilized and (given.get("gains") is not None or given.get("error") is not None):
+                if given.get("gains") is None:
+                    raise TypeError(f"{name}: error without gains (Kp, Kd)")
+                error = np.zeros(self.NC) if given.get("error") is None else given["error"]
+                return getattr(self, stabilized)(*plain, given["gains"], error, *params)
+            return run(arrays)
+        call.__name__, call.__qualname__, call.__doc__, call.__signature__ = name, name, entry.get("doc"), signature
+        return call
+
+    def _runner(self, entry):
+        """The call of the C function on arrays: one state straight to C, a batch through the batch entry
+        (over self.threads OpenMP threads); the results in the Python module's dtype."""
+        name, args = entry["name"], [a["name"] for a in entry["args"]]
         c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
-        array_type = f"{self._real}[]"
+        array_type, buf = f"{self._real}[]", self._ffi.from_buffer
         set_threads = self._lib.symdyn_set_threads
-        buf = self._ffi.from_buffer
-        shapes = [self._shape(a) for a in args]
-        out_shapes = [resolve(d, self._sizes) for d in out_dims(fn)]
+        shapes = [tuple(a["shape"]) for a in entry["args"]]
+        out_shapes = [tuple(o["shape"]) for o in entry["outputs"]]
         several = len(out_shapes) > 1
-        variant = fext_variant(name) if fext_variant(name) in self._signatures else None
-        stabilized = baumgarte_variant(name) if baumgarte_variant(name) in self._signatures else None
 
-        def call(*arrays, f_ext=None, gains=None, error=None):
-            if len(arrays) != len(args):
-                raise TypeError(f"{name}({', '.join(args)}) takes {len(args)} arguments")
-            if gains is not None or error is not None:
-                if stabilized is None or gains is None:
-                    raise TypeError(f"{name} takes no gains" if stabilized is None else
-                                    f"{name}: error without gains (Kp, Kd)")
-                plain = [a for a, label in zip(arrays, args) if label != "params"]
-                error = np.zeros(self._sizes["nc"]) if error is None else error
-                return getattr(self, stabilized)(*plain, gains, error, *arrays[len(plain):])
-            if f_ext is not None:
-                if variant is None:
-                    raise TypeError(f"{name} takes no f_ext")
-                plain = [a for a, label in zip(arrays, args) if label != "params"]
-                return getattr(self, variant)(*plain, f_ext, *arrays[len(plain):])
-            arrays = [np.ascontiguousarray(a, dtype=self.dtype) for a in arrays]
-            for a, shape, label in zip(arrays, shapes, args):
-                if a.ndim < len(shape) or a.shape[a.ndim - len(shape):] != shape:
-                    raise ValueError(f"{label} must have shape (..., {', '.join(map(str, shape))}), got {a.shape}")
+        def run(arrays):
+            dtype = _result_dtype(arrays, self.dtype)
+            arrays = [self._array(a, label, shape) for a, label, shape in zip(arrays, args, shapes)]
             if all(a.ndim == len(shape) for a, shape in zip(arrays, shapes)):   # one state: straight to C
                 outs = [np.empty(shape, self.dtype) for shape in out_shapes]
                 c_single(*(buf(array_type, a) for a in arrays), *(buf(array_type, o) for o in outs))
-                return tuple(outs) if several else outs[0]
-            batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
-            count = int(np.prod(batch, dtype=np.int64))
-            outs = [np.empty((count,) + shape, self.dtype) for shape in out_shapes]
-            if count:                                        # a batch of zero states: an empty result
-                flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
-                        for a, shape in zip(arrays, shapes)]
-                previous = set_threads(self.threads)
-                try:
-                    c_batch(count, *(buf(array_type, a) for a in flat), *(buf(array_type, o) for o in outs))
-                finally:
-                    set_threads(previous)
-            outs = [o.reshape(batch + shape) for o, shape in zip(outs, out_shapes)]
+            else:
+                batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
+                count = int(np.prod(batch, dtype=np.int64))
+                outs = [np.empty((count,) + shape, self.dtype) for shape in out_shapes]
+                if count:                                        # a batch of zero states: an empty result
+                    flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
+                            for a, shape in zip(arrays, shapes)]
+                    previous = set_threads(self.threads)
+                    try:
+                        c_batch(count, *(buf(array_type, a) for a in flat), *(buf(array_type, o) for o in outs))
+                    finally:
+                        set_threads(previous)
+                outs = [o.reshape(batch + shape) for o, shape in zip(outs, out_shapes)]
+            outs = [o.astype(dtype, copy=False) for o in outs]
             return tuple(outs) if several else outs[0]
-        call.__name__, call.__doc__ = name, fn.doc
-        return call
+        return run
 
 
 def load_c(path, threads=1, lanes=None):
-    """Compile (once, cached) and load the generated C module at `path` (.c or .h).
+    """Compile (once, cached) and load the generated C module at `path` (.c or .h; its manifest
+    `<module>.json`, written with it, says what it holds).
 
-    Batches of states (arrays of shape (..., n)) go through the module's batch entries, several
-    states per vector instruction, and over `threads` OpenMP threads (one, with a note on stderr,
-    if the compiler cannot build OpenMP code). lanes=False (default: True unless the environment sets
-    SYMDYN_NO_LANES=1) compiles the batch entries as loops of single calls (-DSYMDYN_NO_LANES): the
-    same results to about 1e-16, several times slower on batches, but about 8x faster to compile.
+    The module offers what the Python module of the same robot does: the same functions with the same
+    signatures (inverse_dynamics(q, qd, qdd, f_ext=None) calls inverse_dynamics_fext when given
+    f_ext; constrained_forward_dynamics(q, qd, tau, gains=None, error=None) the stabilized one), the
+    constants NQ, NV, DOF, JOINT_NAMES, FRAMES, CONSTRAINTS, NC, PARAMETERS, PARAMETER_NAMES, ..., and
+    neutral, integrate and difference. Arguments are numpy arrays (or lists, numbers) of shape (..., n),
+    broadcast between them; restitution and gains also take a number. Results are float32 where an
+    argument is float32 and none float64, else float64, as in Python (a double module computes in
+    double and rounds; a float32 module, --precision float32, always returns float32).
 
-    CModuleError (one line) if there is no C compiler, if the .h and .c come from different
-    robots or runs, if the cache folder is not private, or if the compilation fails."""
+    Batches of states go through the module's batch entries, several states per vector instruction,
+    and over `threads` OpenMP threads (1 to 4 per processor, at least 16 allowed; one, with a note on
+    stderr, if the compiler cannot build OpenMP code). lanes=False (default: True unless the
+    environment sets SYMDYN_NO_LANES=1) compiles the batch entries as loops of single calls
+    (-DSYMDYN_NO_LANES): the same results to about 1e-16, several times slower on batches, but
+    faster to compile.
+
+    CModuleError (one line) if there is no C compiler, if the module has no manifest, if its files
+    come from different robots or runs, if the cache folder is not private, or if the compilation
+    fails; ValueError for a bad `threads`."""
     return CModule(path, threads, lanes)

@@ -41,6 +41,9 @@ LINK_KEYS = ("name", "mass", "com", "inertia")
 JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis") + (
     "damping", "friction", "friction_offset", "armature", "mimic")
 MIMIC_KEYS = ("joint", "multiplier", "offset")
+#: the largest mimic multiplier and offset (gear ratios are far smaller; beyond, M's entries, which hold
+#: the multiplier's square, overflow to inf near 1e155)
+MIMIC_LIMIT = 1e6
 #: how a joint with a "mimic" entry (URDF <mimic>) is loaded: coupled to its master (reduced
 #: coordinates, Pinocchio's mimic=True) or as an independent joint (asked for: no warning)
 MIMIC_MODES = ("reduced", "independent")
@@ -341,6 +344,9 @@ def _couple(chk, model, mimics):
     out = []
     for jname in mimics:
         master, multiplier, offset = resolve(jname, (jname,))
+        if not (abs(multiplier) <= MIMIC_LIMIT and abs(offset) <= MIMIC_LIMIT):
+            chk.fail(f"joint '{jname}': <mimic> multiplier {multiplier:g} and offset {offset:g} (composed along "
+                     f"the mimics it follows) must lie within +-{MIMIC_LIMIT:g}: the dynamics hold their squares")
         k, m = index[jname], index[master]
         if model.joints[k].kind.nv != 1 or model.joints[m].kind.nv != 1:
             chk.fail(f"joint '{jname}': <mimic> couples 1-DoF joints only ('{master}' is {model.joints[m].type}, "

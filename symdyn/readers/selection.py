@@ -58,6 +58,8 @@ def parse_lock(text):
             raise ValueError(f"--lock: {name}: {value.strip()!r} is not a number") from None
         if number != number or number in (float("inf"), float("-inf")):
             raise ValueError(f"--lock: {name}: the value must be finite")
+        if name in out:
+            raise ValueError(f"--lock: joint {name!r} given twice")
         out[name] = number
     return out
 

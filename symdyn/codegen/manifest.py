@@ -1,0 +1,80 @@
+"""The manifest beside every generated module: `<module>.json`, written in the same all-or-nothing
+set as the module's other files (symdyn.generate.write_all).
+
+It says in data what the module's comments say in prose: its functions (arguments and outputs
+with their shapes, statement and operation counts, variants), sizes, joint names, frames,
+constraints, conventions, precision and the input's digest. Loaders (symdyn.load_c) read it
+instead of parsing C; nothing else about a module has to be guessed from its text.
+"""
+import json
+from pathlib import Path
+
+from .. import __version__
+from ..functions import sizes
+from .generator import parameter_layout, set_id
+
+#: bumped when a field changes meaning; a loader refuses a format it does not know
+FORMAT = 1
+SUFFIX = ".json"
+#: the conventions every module follows (docs/api.md says the same in prose)
+CONVENTIONS = {
+    "layout": "row-major; a batch adds leading axes",
+    "configuration": "pinocchio: q = [x, y, z, qx, qy, qz, qw, ...] for a free-flyer, v = [linear, angular "
+                     "velocity of the base in its frame, ...]",
+    "frames": "LOCAL_WORLD_ALIGNED: at the frame origin, world axes, [linear; angular]",
+    "f_ext": "per frame of FRAMES: [force; torque about the frame origin], world axes",
+    "units": "SI (rad, m, N m, N)",
+}
+
+
+def module_names(backends, module):
+    """{module file stem: precision} of the modules the backends write for `module` (the Python and
+    C modules share one stem, a float32 C module has its own)."""
+    stems = {}
+    for backend in backends:
+        for name in backend.files(module):
+            stems.setdefault(Path(name).stem, "float32" if backend.real == "float" else "float64")
+    return stems
+
+
+def manifest(model, programs, module, params_mode, precision="float64"):
+    """The manifest of one module as a dict (see the module docstring)."""
+    from ..recursions.base_parameters import base_parameters
+    size, base = sizes(model), base_parameters(model)
+    names = [p.name for p in programs]
+    return {
+        "format": FORMAT, "symdyn": __version__, "module": module, "robot": model.name,
+        "source": Path(model.path).name if model.path else "<memory>", "digest": model.digest,
+        "set_id": set_id(model, params_mode, names), "params_mode": params_mode, "precision": precision,
+        "sizes": {"dof": model.dof, "nq": model.nq, "nv": model.nv, "nf": size["nf"], "nc": size["nc"],
+                  "np": len(model.parameters)},
+        "joint_names": list(model.joint_names), "frames": [f.name for f in model.kinematic_frames],
+        "constraints": [c.describe() for c in model.constraints], "actuated": list(getattr(model, "actuated", ())),
+        "parameter_names": list(parameter_layout(model)), "base_parameter_names": list(base.labels()),
+        "base_parameter_groups": list(base.describe()), "conventions": CONVENTIONS, "gravity": [float(g) for g in model.gravity],
+        "functions": [_function(p, names) for p in programs],
+    }
+
+
+def _function(program, names):
+    """One function's entry: its arguments and outputs with their shapes (ints), its statement count
+    (the straight-line code's assignments, what compile time grows with) and its variants."""
+    return {"name": program.name, "doc": program.doc,
+            "args": [{"name": a, "shape": list(program.arg_shapes[a])} for a in program.args],
+            "outputs": [{"name": name, "shape": list(shape)} for name, shape, _ in program.outputs()],
+            "statements": len(program.assignments), "ops": dict(program.ops), "gravity": program.gravity,
+            "fext": program.fext if program.fext in names else None,
+            "baumgarte": program.baumgarte if program.baumgarte in names else None}
+
+
+def render(model, programs, module, params_mode, backends):
+    """{`<stem>.json`: text} of the modules the backends write."""
+    return {stem + SUFFIX: text(manifest(model, programs, stem, params_mode, precision))
+            for stem, precision in module_names(backends, module).items()}
+
+
+def text(data):
+    """The manifest as JSON text: sorted keys, one field a line, one function a line (ASCII only)."""
+    head = json.dumps({k: v for k, v in data.items() if k != "functions"}, indent=1, sort_keys=True)
+    functions = ",\n".join("  " + json.dumps(f, sort_keys=True) for f in data["functions"])
+    return head[:-2] + ',\n "functions": [\n' + functions + "\n ]\n}\n"
