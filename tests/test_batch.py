@@ -201,10 +201,10 @@ def test_the_block_holds_only_computed_entries():
     assert got["block"] == 5                                   # x1, 2.5, -0.0, x2, qd3
     assert got["src"] == [-1, -1, -1, -1, 0, -1, 1, 2, 3, 0, 4, 3, -1, -1]
     assert got["fill"] == [(1, "1.0"), (3, "-0.0"), (13, "3.0f")]
-    assert not _lane_block([("0", "x1"), ("1", "x2")], [None, None])["mapped"]
+    assert output_block([("0", "x1"), ("1", "x2")], [None, None])["src"] == [0, 1]
     # the values decide, not the printed text: a constant printed as an expression is still a constant
-    got = _lane_block([(str(j), v) for j, v in enumerate(["1.0/3", "0.0", "0.0", "-(0.0)", "x1"])],
-                      [1 / 3, 0.0, 0.0, -0.0, None])
+    got = output_block([(str(j), v) for j, v in enumerate(["1.0/3", "0.0", "0.0", "-(0.0)", "x1"])],
+                       [1 / 3, 0.0, 0.0, -0.0, None])
     assert got["src"] == [-1, -1, -1, -1, 0] and got["fill"] == [(0, "1.0/3"), (3, "-(0.0)")]
     source = PANDA.read_text()
     assert "double sd_Y[275][SD_LANES];" in source                  # of the regressor's 686 entries

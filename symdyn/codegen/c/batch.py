@@ -117,3 +117,4 @@ def output_block(results, numbers):
         src.append(-1 if c else block.setdefault(v, len(block)))
     fill = [(j, v) for j, (v, c, z) in enumerate(zip(values, constant, plus_zero)) if c and not z]
     return {"block": len(block), "src": src, "fill": fill}
+

@@ -108,17 +108,19 @@ def split(units, inputs, args, results, part_size, dialect):
                 slots[sym] = heapq.heappop(free)
             else:
                 slots[sym], width = width, width + 1
-        parts.append(_part(p, chunk, inputs, args, placed[p], slots, home, order, dialect))
+        parts.append(_part(p, chunk, inputs, args, placed[p], (slots, home, order), dialect))
         for sym in needs[p]:         # read for the last time in p (its loads may sit anywhere in p)
             if last[sym] == p:
                 heapq.heappush(free, slots[sym])
     return parts, width
 
 
-def _part(p, chunk, inputs, args, placed, slots, home, order, dialect):
+def _part(p, chunk, inputs, args, placed, where, dialect):
     """The lines of one part. A value from an earlier part (or, inputs_everywhere, an input) is loaded
     just before its first use and an output written just after its last operand: short live ranges
-    keep register allocation cheap."""
+    keep register allocation cheap. where: ({symbol: its slot of w}, {symbol: the part that defines it},
+    {symbol: its rank in program order})."""
+    slots, home, order = where
     everywhere = dialect.inputs_everywhere
     source = {sym: (arg, i) for sym, arg, i in inputs}
     part = Part((), statements=len(chunk), defs=tuple(s for unit in chunk for s in unit.defs))
