@@ -15,8 +15,8 @@ the batch gives the loop's numbers.
 --split: where the time of each lane entry goes, and its roofline. One table per module, one thread, the lane
 entries only (the others have no copy to take out): single calls | batch | x | lane loop alone | copy alone |
 lane loop + memset | x | 2.5x target (issue 15's). The first two come from the plain driver; the others from one
-more build of each module, for measurement only: a copy whose copies out of the lane blocks (sd_scatter,
-sd_scatter_map) start with a switch, sd_bench_copy, that its driver sets. 1: they return at once (an empty asm
+more build of each module, for measurement only: a copy whose copies out of the lane blocks (sd_scatter; modules
+before the one copy path also sd_scatter_map) start with a switch, sd_bench_copy, that its driver sets. 1: they return at once (an empty asm
 reads the block, so the lane loop still stores it): the **lane loop alone**, with the input gather. 2: a memset
 of the same rows instead: **lane loop + memset**, the output bytes stored the fastest way this machine stores
 them, what a perfect copy could reach. 0: the module's copy, which the driver also calls on one block for every
@@ -119,7 +119,7 @@ def _scale(arg):
     return {"q": math.pi, "params": 0.0, "f_ext": 5.0}.get(arg, 2.0)
 
 
-#: --split: the first line of the copies out of a lane block (templates/module.c.jinja), and the switch put there
+#: --split: the first line of the copies out of a lane block (symdyn/codegen/c/module.c.jinja), and the switch put there
 _COPY = re.compile(r"^static void (sd_scatter|sd_scatter_map)\([^)]*\)\n\{\n", re.MULTILINE)
 _SWITCH = r"""    if (sd_bench_copy) {      /* bench_batch.py --split: 1, the lane loop alone; 2, a memset instead */
         __asm__ volatile("" : : "r"(block) : "memory");
@@ -128,7 +128,7 @@ _SWITCH = r"""    if (sd_bench_copy) {      /* bench_batch.py --split: 1, the la
         return;
     }
 """
-#: a lane function's copy of a block into the rows: sd_scatter_map(sd_Y[0], sd_src_..., sd_fill_..., 686, sd_n, ...);
+#: a lane function's copy of a block into the rows: sd_scatter(sd_Y[0], sd_src_..., sd_fill_..., 686, sd_n, ...);
 SCATTER_CALL = re.compile(r"^    (sd_scatter(?:_map)?)\(sd_\w+\[0\], (.*), sd_n, \w+ \+ sd_first \* \d+\);$",
                           re.MULTILINE)
 
@@ -190,7 +190,7 @@ def split_module(source, module):
     calls = len(re.findall(r"^ +sd_scatter(?:_map)?\(", source, re.MULTILINE))
     patched, found = _COPY.subn(lambda m: m.group(0) + _SWITCH, source)
     if not copies or sum(map(len, copies.values())) != calls or found != len({c[0] for cs in copies.values() for c in cs}):
-        sys.exit(f"{module}.c: its copies out of the lane blocks are not those of templates/module.c.jinja "
+        sys.exit(f"{module}.c: its copies out of the lane blocks are not those of symdyn/codegen/c/module.c.jinja "
                  f"({calls} calls, {sum(map(len, copies.values()))} found in {len(copies)} lane functions)")
     return "static int sd_bench_copy;    /* bench_batch.py --split */\n" + patched, copies
 

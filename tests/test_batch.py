@@ -6,6 +6,7 @@ import importlib.util
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from conftest import ROOT, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
 from symdyn.codegen import c as c_backend
 from symdyn.codegen import cload, manifest
-from symdyn.codegen.parts import Unit
+from symdyn.codegen.c.tuning import TUNING
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import render
 
@@ -138,27 +139,30 @@ def test_without_openmp_batches_run_on_one_thread(monkeypatch, capfd):
 
 
 def test_lanes_only_where_they_pay():
-    """Lanes for a function with enough statements per entry it moves and blocks within BATCH_ENTRIES;
-    a long one (or one in parts) runs its lanes in parts (test_lane_parts_*)."""
-    from symdyn.codegen.c import BATCH_ENTRIES, lanes_pay
+    """The batch plan, a value: lanes for a function with enough statements per entry it moves and blocks
+    within batch_entries; a long one in lane parts, within the module's budget; else single calls, with why."""
+    from symdyn.codegen.c.batch import LANE_PARTS, LANES, SINGLE, plan
+    from symdyn.codegen.c.tuning import TUNING
 
-    def f(lines, ins, outs, parts=()):
-        return {"lines": ["s"] * lines, "arg_sizes": {"q": ins}, "outputs": [{"size": outs}], "parts": list(parts)}
+    def kind(statements, ins, outs):
+        return plan([(statements, ins + outs)], TUNING)[0].kind
 
-    assert lanes_pay(f(261, 21, 7))                          # the Panda's inverse dynamics
-    assert lanes_pay(f(630, 21, 686))                        # its regressor: 0.89 statements per entry
-    assert lanes_pay(f(355, 18, 504))                        # stanford's regressor: 0.68, 1.4x in lanes
-    assert lanes_pay(f(9, 2, 12))                            # planar2's frame Jacobian: 0.64, 7.7x
-    assert not lanes_pay(f(261, 19, 432))                    # solo12 floating's: 0.58, 0.89-0.98x
-    assert not lanes_pay(f(146, 18, 504))                    # planar6's regressor: 0.28, 0.82x
-    assert not lanes_pay(f(23, 98, 69))                      # the Panda's base_parameters: 0.14, 0.58x
-    assert lanes_pay(f(1331, 21, 7))                         # the xarm7's coriolis_nu: 5.3x in lanes
-    assert lanes_pay(f(1538, 39 + 38 + 38, 38))              # talos_reduced's inverse dynamics: in lane parts
-    assert lanes_pay(f(5823, 77, 1444, parts=["part"] * 24))     # its Coriolis matrix
-    assert not lanes_pay(f(90000, 100, BATCH_ENTRIES))       # blocks beyond BATCH_ENTRIES
-    source = panda_c().read_text()
-    loops = re.findall(r"\n/\* (\w+) of `count` states, one after the other", source)
-    assert loops == [], loops                    # friction and base_parameters: symdyn/codegen/tiny.py
+    assert kind(261, 21, 7) == LANES                          # the Panda's inverse dynamics
+    assert kind(630, 21, 686) == LANES                        # its regressor: 0.89 statements per entry
+    assert kind(355, 18, 504) == LANES                        # stanford's regressor: 0.68, 1.4x in lanes
+    assert kind(9, 2, 12) == LANES                            # planar2's frame Jacobian: 0.64, 7.7x
+    assert kind(261, 19, 432) == SINGLE                       # solo12 floating's: 0.58, 0.89-0.98x
+    assert kind(146, 18, 504) == SINGLE                       # planar6's regressor: 0.28, 0.82x
+    assert kind(23, 98, 69) == SINGLE                         # the Panda's base_parameters: 0.14, 0.58x
+    assert kind(1331, 21, 7) == LANES                         # the xarm7's coriolis_nu: 5.3x in one lane loop
+    assert kind(1538, 39 + 38 + 38, 38) == LANE_PARTS         # talos_reduced's inverse dynamics
+    assert kind(5823, 77, 1444) == LANE_PARTS                 # its Coriolis matrix
+    assert kind(90000, 100, TUNING.batch_entries) == SINGLE   # blocks beyond batch_entries
+    budget = plan([(15000, 10), (15000, 10), (3000, 10)], TUNING)         # 20000 statements of lane parts
+    assert [b.kind for b in budget] == [LANE_PARTS, SINGLE, LANE_PARTS] and "budget of 20000" in budget[1].reason
+    big = plan([(3000, 10)], TUNING, workspace=lambda k: TUNING.batch_entries)[0]
+    assert big.kind == SINGLE and "workspace" in big.reason
+    assert "fewer than 0.6 statements per entry" in plan([(23, 167)], TUNING)[0].reason
 
 
 def test_a_7dof_arm_runs_every_function_in_lanes():
@@ -194,21 +198,20 @@ def test_the_block_holds_only_computed_entries():
     with computed entries, +0.0 comes from a row of zeros and any other constant goes through the block;
     an expression that appears twice (a symmetric matrix) has one block entry; the last size % 4 columns
     take any constant from `fill`."""
-    from symdyn.codegen.c import _lane_block
+    from symdyn.codegen.c.batch import output_block
     values = ["0.0", "1.0", "0.0", "-0.0",             # four constants: one vector per row
               "x1", "0.0", "2.5", "-0.0",              # mixed: 2.5 and -0.0 go through the block
               "x2", "x1", "qd3", "x2",                 # repeated expressions share an entry
               "0.0", "3.0f"]                           # the tail
     numbers = [float(v.rstrip("f")) if v[0] in "-0123456789" else None for v in values]   # the output's "numbers"
-    got = _lane_block([(str(j), v) for j, v in enumerate(values)], numbers)
-    assert got["block"] == [(0, "x1"), (1, "2.5"), (2, "-0.0"), (3, "x2"), (4, "qd3")]
+    got = output_block([(str(j), v) for j, v in enumerate(values)], numbers)
+    assert got["block"] == 5                                   # x1, 2.5, -0.0, x2, qd3
     assert got["src"] == [-1, -1, -1, -1, 0, -1, 1, 2, 3, 0, 4, 3, -1, -1]
     assert got["fill"] == [(1, "1.0"), (3, "-0.0"), (13, "3.0f")]
-    assert got["mapped"]
-    assert not _lane_block([("0", "x1"), ("1", "x2")], [None, None])["mapped"]
+    assert output_block([("0", "x1"), ("1", "x2")], [None, None])["src"] == [0, 1]
     # the values decide, not the printed text: a constant printed as an expression is still a constant
-    got = _lane_block([(str(j), v) for j, v in enumerate(["1.0/3", "0.0", "0.0", "-(0.0)", "x1"])],
-                      [1 / 3, 0.0, 0.0, -0.0, None])
+    got = output_block([(str(j), v) for j, v in enumerate(["1.0/3", "0.0", "0.0", "-(0.0)", "x1"])],
+                       [1 / 3, 0.0, 0.0, -0.0, None])
     assert got["src"] == [-1, -1, -1, -1, 0] and got["fill"] == [(0, "1.0/3"), (3, "-(0.0)")]
     source = panda_c().read_text()
     assert "double sd_Y[275][SD_LANES];" in source                  # of the regressor's 686 entries
@@ -220,8 +223,8 @@ def test_block_entries_are_stored_as_soon_as_computed():
     last of its operands (or with the inputs, when it has none): stored at the end, the entries stayed
     live over the whole loop and were spilled (docs/perf-history.md "Batch lane loops with early block stores")."""
     source = panda_c().read_text()
-    loops = re.findall(r"for \(int sd_k = 0; sd_k < SD_LANES; \+\+sd_k\) \{\n(.*?)\n\s*sd_big\[sd_k\] = sd_far;",
-                       source, re.S)
+    loops = re.findall(r"for \(int sd_k = 0; sd_k < SD_LANES; \+\+sd_k\) \{\n(.*?)\n\s*\(void\)sd_w;\n\s*"
+                       r"sd_big\[sd_k\] \|= sd_far;", source, re.S)
     assert len(loops) == 31
     store = re.compile(r"sd_\w+\[\d+\]\[sd_k\] = (.*);")
     for body in loops:
@@ -244,48 +247,6 @@ def test_block_entries_are_stored_as_soon_as_computed():
 
 
 
-def test_schedule_ends_values_before_starting_new_ones():
-    """_schedule takes, among the ready statements, the one that ends the most live values: four values read once
-    each, defined first in program order (all four live at once), are each used as soon as defined (two at most)."""
-    units = [Unit((f"a{i}",), frozenset({f"q{i}"}), [f"const double a{i} = 2*q{i};"]) for i in range(4)]
-    units += [Unit((f"x{i}",), frozenset({f"a{i}"}), [f"const double x{i} = a{i}*a{i};"]) for i in range(4)]
-    order, after = c_backend._schedule(units, [{f"x{i}"} for i in range(4)] + [set()])
-    assert order == [0, 4, 1, 5, 2, 6, 3, 7]
-    assert after == {None: [4], 4: [0], 5: [1], 6: [2], 7: [3]}      # each block entry right after its value
-
-
-def _average_live(lines):
-    """How many values (x...) are live on average over the lines: defined, and read by a later line."""
-    defined, last = {}, {}
-    for k, line in enumerate(lines):
-        for name in re.findall(r"\bx\w+\b", line):
-            if name in defined:
-                last[name] = k
-        for name in re.findall(r"(?:double |&|, )(x\w+)(?= =|[,;)])", line):
-            defined.setdefault(name, k)
-    return sum(last[n] - d for n, d in defined.items() if n in last) / len(lines)
-
-
-def test_lane_loops_keep_fewer_values_live_than_the_program_order(monkeypatch):
-    """The Panda's two longest lane loops (regressor, coriolis_nu) in the order of _schedule keep at least 5% fewer
-    values live than the same statements in program order (the order before the schedule), the measure of their
-    spills (docs/perf-history.md "Batch regressors, issue 15, sixth pass")."""
-    real, seen = c_backend._lane_body, {}
-
-    def spy(f):
-        seen[f["name"]] = f, real(f)
-        return seen[f["name"]][1]
-
-    monkeypatch.setattr(c_backend, "_lane_body", spy)
-    render(symdyn.load_robot(ROOT / "robots" / "panda.urdf"), ("c",), "numeric", functions=["regressor", "coriolis_nu"])
-    for name in ("regressor", "coriolis_nu"):
-        f, lines = seen[name]
-        scheduled = [line for line in lines if not re.match(r"sd_\w+\[\d+\]\[sd_k\] = ", line)]   # no block stores
-        plain = [line for unit in f["units"] for line in c_backend._lane_lines(unit.lines)]
-        assert sorted(scheduled) == sorted(plain)
-        assert _average_live(scheduled) < 0.95 * _average_live(plain), name
-
-
 def _bench_batch():
     spec = importlib.util.spec_from_file_location("bench_batch", ROOT / "benchmarks" / "bench_batch.py")
     module = importlib.util.module_from_spec(spec)
@@ -302,11 +263,12 @@ def test_bench_split_patches_every_block_copy():
     bench = _bench_batch()
     source = panda_c().read_text()
     patched, copies = bench.split_module(source, "panda")
-    calls = re.findall(r"^ +sd_scatter(?:_map)?\(sd_", source, re.MULTILINE)
+    calls = re.findall(r"^ +sd_scatter\(sd_", source, re.MULTILINE)
     assert len(copies) == 31 and sum(map(len, copies.values())) == len(calls) > 31
-    assert copies["regressor"] == [("sd_scatter_map", "sd_src_regressor_Y, sd_fill_regressor_Y, 686", 686)]
-    assert copies["inverse_dynamics"] == [("sd_scatter", "7", 7)]
-    assert patched.count("if (sd_bench_copy) {") == 2 and "__builtin_memset(rows" in patched
+    assert copies["regressor"] == [("sd_scatter", "sd_src_regressor_Y, sd_fill_regressor_Y, 686", 686)]
+    assert copies["inverse_dynamics"] == [("sd_scatter", "sd_src_inverse_dynamics_tau, sd_fill_inverse_dynamics_tau, 7",
+                                           7)]
+    assert patched.count("if (sd_bench_copy) {") == 1 and "__builtin_memset(rows" in patched
     with pytest.raises(SystemExit, match="panda.c: its copies"):
         bench.split_module(source.replace("686, sd_n, Y + sd_first", "686, sd_n, Y + 0 + sd_first", 1), "panda")
 
@@ -318,7 +280,7 @@ def test_bench_split_driver_runs(tmp_path, monkeypatch):
     its zeros; switched on, the loop of single calls' numbers. Without the switch the check fails."""
     bench = _bench_batch()
     args = argparse.Namespace(count=40, repeat=1, threads=1, cc="gcc", cflags="")
-    names = ["mass_matrix", "friction", "inverse_dynamics"]      # sd_scatter_map; no lanes; sd_scatter
+    names = ["mass_matrix", "friction", "inverse_dynamics"]      # lanes (a compact block); no lanes; lanes
 
     def run(folder):
         folder.mkdir()
@@ -355,7 +317,7 @@ def test_other_lane_counts(ur5_few, lanes, monkeypatch):
     8: tiles, two per group. Both give the loop of single calls for full and partial blocks."""
     monkeypatch.setattr(cload, "CFLAGS", (*cload.CFLAGS, f"-DUR5_BATCH_LANES={lanes}"))
     module = symdyn.load_c(ur5_few)
-    assert "sd_scatter_map(" in ur5_few.read_text()
+    assert "sd_scatter(" in ur5_few.read_text()
     q, qd, x = random_states(module.NV, 2 * lanes + 3, seed=lanes)
     for name in module._signatures:
         args = function_args(BY_NAME[name], q, qd, x, len(module.FRAMES), None)
@@ -365,18 +327,16 @@ def test_other_lane_counts(ur5_few, lanes, monkeypatch):
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
 @pytest.mark.parametrize("functions", [("mass_matrix",), ("friction",), ("inverse_dynamics",)])
 def test_static_helpers_only_where_used(functions, tmp_path):
-    """A module whose lane functions all have compact blocks (planar2's symmetric mass matrix: no
-    sd_scatter), one without lane functions (friction: no sd_gather either) or one without compact
-    blocks compiles without warnings: an unused static function would be one."""
+    """A module with lane functions, one without (friction: no sd_gather, no sd_scatter) compiles without
+    warnings: an unused static function would be one."""
     from symdyn.codegen.c import C
     from symdyn.codegen.generator import trace_all
     model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
     files = C.render(model, trace_all(model, functions=functions), "planar2", "numeric")
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    used = {helper: f"{helper}(" in files["planar2.c"] for helper in ("sd_gather", "sd_scatter", "sd_scatter_map")}
-    assert used == {"sd_gather": functions != ("friction",), "sd_scatter": functions == ("inverse_dynamics",),
-                    "sd_scatter_map": functions == ("mass_matrix",)}
+    used = {helper: f"{helper}(" in files["planar2.c"] for helper in ("sd_gather", "sd_scatter")}
+    assert used == {"sd_gather": functions != ("friction",), "sd_scatter": functions != ("friction",)}
     for flags in (["-std=c99"], ["-std=gnu99", "-fopenmp"]):
         result = subprocess.run(["gcc", *flags, "-O1", "-Wall", "-Wextra", "-pedantic", "-Werror", "-c",
                                  str(tmp_path / "planar2.c"), "-o", str(tmp_path / "p.o")], capture_output=True, text=True)
@@ -488,14 +448,8 @@ LANE_PART_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "c
 def panda_lane_parts(tmp_path_factory):
     from symdyn.codegen.generator import trace_all
     model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
-    saved = c_backend.LANE_STATEMENTS, c_backend.LANE_PART
-    c_backend.LANE_STATEMENTS, c_backend.LANE_PART = 60, 40
-    try:
-        programs = trace_all(model, functions=LANE_PART_FUNCTIONS)
-        files = c_backend.C.render(model, programs, "panda", "numeric", split_above=300)
-        files.update(manifest.render(model, programs, "panda", "numeric", [c_backend.C]))
-    finally:
-        c_backend.LANE_STATEMENTS, c_backend.LANE_PART = saved
+    backend = c_backend.CBackend(tuning=replace(TUNING, lane_statements=60, lane_part=40, split_above=300))
+    files = backend.render(model, trace_all(model, functions=LANE_PART_FUNCTIONS), "panda", "numeric")
     folder = tmp_path_factory.mktemp("lane_parts")
     for name, text in files.items():
         (folder / name).write_text(text)
@@ -574,9 +528,9 @@ def test_lane_parts_within_the_module_budget(monkeypatch):
     its functions, skipping one that does not fit; the others loop single calls and say why."""
     model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
     names = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "gravity"]       # 266, 214, 696, 91 statements
-    monkeypatch.setattr(c_backend, "LANE_STATEMENTS", 60)
-    monkeypatch.setattr(c_backend, "LANE_BUDGET", 266 + 214 + 100)
-    source = render(model, ("c",), functions=names)["panda.c"]
+    from symdyn.codegen.generator import trace_all
+    backend = c_backend.CBackend(tuning=replace(TUNING, lane_statements=60, lane_budget=266 + 214 + 100))
+    source = backend.render(model, trace_all(model, functions=names), "panda", "numeric")["panda.c"]
     in_parts = [name for name in names if f"sd_panda_{name}_lanes1(" in source]
     assert in_parts == ["inverse_dynamics", "mass_matrix", "gravity"]
     comments = {m.group(1): " ".join(m.group(2).replace("\n *", " ").split()) for m in
@@ -586,95 +540,33 @@ def test_lane_parts_within_the_module_budget(monkeypatch):
 
 
 
-# --- the rows batch of functions that copy runs of their inputs (symdyn/codegen/tiny.py) ------------
-
-def _row_function(source, module, name):
-    """The lines of the body of sd_<module>_<name>_row, and its signature."""
-    m = re.search(rf"^static inline void sd_{module}_{name}_row\((.*?)\)\n\{{\n(.*?)\n\}}$", source, re.M | re.S)
-    assert m, name
-    return m.group(1), [line.strip() for line in m.group(2).splitlines()]
-
-
-def test_rows_batch_keeps_the_single_functions_memory_order():
-    """Beyond the L2 cache a state's memory accesses must come in the single function's order, or the batch
-    is slower than the single calls (talos_reduced's base parameters: 0.52-0.56x at 4096 states; docs/perf-history.md
-    "talos_reduced's slow batch entries"): no `restrict` (with it gcc sinks each load to its first use), the loads
-    first in address
-    order, then the copies in output order, then each statement with the entries it completes."""
-    from symdyn.codegen import tiny
-    signature, lines = _row_function(panda_c().read_text(), "panda", "base_parameters")
-    assert "restrict" not in signature
-    loads = [int(m.group(1)) for line in lines if (m := re.fullmatch(r"const double p\d+ = params\[(\d+)\];", line))]
-    assert loads and loads == sorted(loads) and lines[:len(loads)] == [f"const double p{i} = params[{i}];" for i in loads]
-    rest = lines[len(loads):]
-    start = next(k for k, line in enumerate(rest) if line.startswith("const double x"))
-    copies = [int(re.match(r"(?:memcpy\(beta \+ |beta\[)(\d+)", line).group(1)) for line in rest[:start]]
-    assert len(copies) > 9 and copies == sorted(copies)             # the Panda's 9 runs and single copies
-    sizes = [int(n) for n in re.findall(r"memcpy\(beta \+ \d+, params \+ \d+, (\d+) \* sizeof", "\n".join(rest))]
-    assert len(sizes) == 9 and max(sizes) <= tiny.COPY_CHUNK
-    defined = {}
-    for k, line in enumerate(rest[start:]):
-        if m := re.match(r"const double (x\d+) = ", line):
-            defined[m.group(1)] = k
-            continue
-        last = max(defined[s] for s in re.findall(r"\bx\d+\b", line))
-        assert all(not other.startswith("const") for other in rest[start + last + 1:start + k]), line
-
-
-@pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
-def test_rows_batch_copies_long_runs_in_chunks(monkeypatch, tmp_path):
-    """A run longer than COPY_CHUNK entries goes by several memcpy (gcc calls libc's beyond 512 bytes: talos's
-    128-entry run made its batch 0.9x instead of 1.4x, docs/perf-history.md "talos_reduced's slow batch entries"); the
-    batch stays the single function
-    bit for bit."""
-    from symdyn.codegen import tiny
-    from symdyn.codegen.c import C
-    from symdyn.codegen.generator import trace_all
-    monkeypatch.setattr(tiny, "COPY_CHUNK", 8)
-    model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
-    programs = trace_all(model, functions=("base_parameters",))
-    for name, text in {**C.render(model, programs, "panda", "numeric"),
-                       **manifest.render(model, programs, "panda", "numeric", [C])}.items():
-        (tmp_path / name).write_text(text)
-    _, lines = _row_function((tmp_path / "panda.c").read_text(), "panda", "base_parameters")
-    assert [line for line in lines if "params + 78" in line or "params + 86" in line or "params + 94" in line] == [
-        "memcpy(beta + 49, params + 78, 8 * sizeof(double));", "memcpy(beta + 57, params + 86, 8 * sizeof(double));",
-        "memcpy(beta + 65, params + 94, 4 * sizeof(double));"]              # the run of 20 of the Panda
-    module = symdyn.load_c(tmp_path / "panda.c")
-    params = np.random.default_rng(3).normal(size=(37, len(model.parameters)))
-    assert np.array_equal(module.base_parameters(params), _loop(module.base_parameters, [params]))
-
-
-#: a driver of the copies out of a lane block (the module's static sd_scatter, sd_scatter_map, sd_tile_rows),
-#: included after the module: rows of `size` doubles for sizes whose rows fall into few L1 sets (256, 512)
-#: and sizes whose do not, against the copy entry by entry
+#: a driver of the copy out of a lane block (the module's static sd_scatter), included after the module: rows of
+#: `size` doubles, full blocks (the 4 x 4 tiles) and partial ones, against the copy entry by entry
 _SCATTER_DRIVER = r"""
 #include <stdio.h>
 #include <stdlib.h>
 int main(void)
 {
-    const long sizes[] = {250, 256, 260, 512, 686, 48, 128};
+    const long sizes[] = {250, 256, 260, 686, 48, 7};
     long wrong = 0;
-    for (int s = 0; s < 7; ++s) {
-        const long size = sizes[s];
-        double *block = malloc(sizeof(double) * size * SD_LANES), *fill = malloc(sizeof(double) * size);
-        double *rows = malloc(sizeof(double) * size * SD_LANES), *mapped = malloc(sizeof(double) * size * SD_LANES);
-        int *src = malloc(sizeof(int) * size);
-        for (long j = 0; j < size * SD_LANES; ++j) block[j] = j + 0.5;
-        for (long j = 0; j < size; ++j) {
-            src[j] = j % 16 >= 12 ? -1 : (int)((j * 7) % size);     /* constant groups, entries out of order */
-            fill[j] = -1.0 - j;
-        }
-        sd_scatter(block, size, SD_LANES, rows);
-        sd_scatter_map(block, src, fill, size, SD_LANES, mapped);
-        for (int k = 0; k < SD_LANES; ++k)
+    for (int s = 0; s < 6; ++s)
+        for (int n = SD_LANES; n > 0; n -= 5) {
+            const long size = sizes[s];
+            double *block = malloc(sizeof(double) * size * SD_LANES), *fill = malloc(sizeof(double) * size);
+            double *rows = malloc(sizeof(double) * size * SD_LANES);
+            int *src = malloc(sizeof(int) * size);
+            for (long j = 0; j < size * SD_LANES; ++j) block[j] = j + 0.5;
+            for (long j = 0; j < size * SD_LANES; ++j) rows[j] = -7.0;
             for (long j = 0; j < size; ++j) {
-                wrong += rows[k * size + j] != block[j * SD_LANES + k];
-                wrong += mapped[k * size + j] != (src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k]);
+                src[j] = j % 16 >= 12 ? -1 : (int)((j * 7) % size);     /* constant groups, entries out of order */
+                fill[j] = j % 3 ? -1.0 - j : 0.0;
             }
-        printf("%ld:%d ", size, sd_tile_rows(size));
-        free(block); free(fill); free(rows); free(mapped); free(src);
-    }
+            sd_scatter(block, src, fill, size, n, rows);
+            for (int k = 0; k < SD_LANES; ++k)
+                for (long j = 0; j < size; ++j)
+                    wrong += rows[k * size + j] != (k >= n ? -7.0 : src[j] < 0 ? fill[j] : block[src[j] * SD_LANES + k]);
+            free(block); free(fill); free(rows); free(src);
+        }
     printf("wrong %ld\n", wrong);
     return 0;
 }
@@ -682,27 +574,20 @@ int main(void)
 
 
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc")
-def test_block_copies_take_4_rows_at_a_time_where_rows_share_l1_sets(tmp_path, monkeypatch):
-    """Rows a multiple of 2 KB apart (256 doubles: talos_reduced's 16 frame placements) fall into 2 of the L1
-    cache's 64 sets, 8 of 16 rows each: the copy then goes 4 rows at a time (95 -> 44 ns per state; docs/perf-history.md
-    "talos_reduced's slow batch entries"), else all 16 (the block read once). Both orders copy every entry where it
-    belongs. Only modules
-    with outputs of rows a multiple of 1 KB apart have the test (not the Panda's: its copies stay as they were)."""
+@pytest.mark.parametrize("lanes", [16, 6])
+def test_the_copy_out_of_a_block_puts_every_entry_where_it_belongs(tmp_path, lanes):
+    """The one copy out of the lane blocks (sd_scatter: tiles for full blocks of a multiple of 4 lanes, entry by
+    entry else) writes column j of lane k from block entry src[j] or fill[j], and no row beyond the block's n."""
     from symdyn.codegen.c import C
     from symdyn.codegen.generator import trace_all
-    share = c_backend._rows_share_l1_sets
-    assert [share(n, "double") for n in (256, 512, 128, 686, 48, 64)] == [True, True, True, False, False, False]
-    assert [share(n, "float") for n in (256, 128)] == [True, False]
-    assert "sd_tile_rows" not in panda_c().read_text()
-    monkeypatch.setattr(c_backend, "_rows_share_l1_sets", lambda size, real: True)   # planar2's outputs are small
     model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
     files = C.render(model, trace_all(model, functions=("mass_matrix", "inverse_dynamics")), "planar2", "numeric")
-    assert "sd_scatter(" in files["planar2.c"] and "sd_scatter_map(" in files["planar2.c"]
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    (tmp_path / "driver.c").write_text('#include "planar2.c"\n' + _SCATTER_DRIVER)
+    (tmp_path / "driver.c").write_text(f"#define PLANAR2_BATCH_LANES {lanes}\n" + '#include "planar2.c"\n'
+                                       + _SCATTER_DRIVER)
     build = subprocess.run(["gcc", "-std=gnu99", "-O2", "-Wall", "-Werror", str(tmp_path / "driver.c"), "-o",
                             str(tmp_path / "driver"), "-lm"], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[:2000]
     out = subprocess.run([str(tmp_path / "driver")], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["250:16", "256:4", "260:16", "512:4", "686:16", "48:16", "128:16", "wrong", "0"], out
+    assert out == ["wrong", "0"], out

@@ -34,6 +34,36 @@ def test_strict_compile(path, compiler, tmp_path):
         assert result.returncode == 0, result.stderr[:2000]
 
 
+#: modules as users compile them, lanes and parts on: a chain, a tree, a floating base, and the smallest module with
+#: lane parts (the UR5's forward dynamics derivatives, 1597 statements: above the tuning's lane_statements)
+STRICT_MODULES = {"chain": ("robots/planar6.yaml", {}, None),
+                  "tree": ("tests/data/two_branches.urdf", {}, None),
+                  "floating": ("tests/data/two_branches.urdf", {"floating_base": True}, None),
+                  "lane-parts": ("robots/ur5.urdf", {}, ("forward_dynamics_derivatives",))}
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("case", STRICT_MODULES)
+def test_strict_compile_as_load_c_builds(case, compiler, tmp_path):
+    """Strict C99 warnings as errors with load_c's own flags (-O3, -march=native, -fopenmp): the batch entries'
+    lanes and lane parts included (the conftest's SYMDYN_NO_LANES only changes what load_c compiles)."""
+    from symdyn.codegen import cload
+    from symdyn.generate import render
+    path, options, functions = STRICT_MODULES[case]
+    model = symdyn.load_robot(ROOT / path, **options)
+    files = render(model, ("c",), functions=functions)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    c_file = next(tmp_path / name for name in files if name.endswith(".c"))
+    source = c_file.read_text()
+    assert "_lanes(long sd_first" in source
+    assert ("_lanes2(" in source) == (case == "lane-parts")
+    flags = [*STRICT[:1], *STRICT[2:], *cload.OPT_FLAGS, "-fopenmp", *(cload.GCC_FLAGS if compiler == "gcc" else ())]
+    result = subprocess.run([compiler, *flags, "-c", str(c_file), "-o", str(tmp_path / "x.o")], capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr[:2000]
+
+
 DRIVER = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,14 +174,14 @@ def test_load_c_batches_and_cache(tmp_path, monkeypatch):
 def _helpers_defined_where_called(source):
     """{helper: (defined, called)} of the static helpers of a generated .c that are written only where used."""
     out = {}
-    for helper in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_pick", "sd_sincos_kernel"):
+    for helper in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_sincos_kernel"):
         defined = bool(re.search(rf"^static [^\n(]*\b{helper}\(", source, re.M))
         out[helper] = (defined, source.count(f"{helper}(") - defined > 0)
     return out
 
 
 def test_static_helpers_exactly_where_called(tmp_path):
-    """Each static helper (sign, the sin and cos helpers, sd_pick) is written into a module exactly when a
+    """Each static helper (sign, the sin and cos helpers) is written into a module exactly when a
     function of it calls the helper (the flags come from the programs and the plans, not from the C text):
     cases that call each helper and cases that do not, in double and float32."""
     from symdyn.codegen.c import C, C32
@@ -161,7 +191,7 @@ def test_static_helpers_exactly_where_called(tmp_path):
     cases = [(ROOT / "robots" / "planar2.yaml", {}, ("frame_jacobian",)),          # the angles' block (and lanes)
              (ROOT / "robots" / "planar2.yaml", {}, ("regressor",)),               # sign
              (ROOT / "tests" / "data" / "mimic_gripper.urdf", {}, ("center_of_mass",)),  # sd_sincos, lanes
-             (ROOT / "robots" / "panda.urdf", {"joint_params": params, "floating_base": True}, ("friction",))]  # sd_pick
+             (ROOT / "robots" / "panda.urdf", {"joint_params": params, "floating_base": True}, ("friction",))]  # none
     seen = set()
     for path, options, functions in cases:
         model = symdyn.load_robot(path, **options)
@@ -172,7 +202,7 @@ def test_static_helpers_exactly_where_called(tmp_path):
             for helper, (defined, called) in _helpers_defined_where_called(source).items():
                 assert defined == called, (path.name, functions, backend.name, helper)
                 seen.add((helper, called))
-    assert seen == {(h, c) for h in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_pick", "sd_sincos_kernel")
+    assert seen == {(h, c) for h in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_sincos_kernel")
                     for c in (True, False)}
 
 

@@ -33,7 +33,8 @@ def solo_cfd():
 def test_workspace_loads_read_what_was_stored(solo_cfd):
     """Run the parts' stores and loads of w in order: each load finds its own symbol in its slot."""
     _, programs = solo_cfd
-    context = _function_context(programs[0], C, split_above=2000)
+    context = _function_context(programs[0], C)
+    C._single_state(context)
     assert len(context["parts"]) > 10
     slots, loads = {}, 0
     for part in context["parts"]:

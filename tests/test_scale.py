@@ -13,7 +13,8 @@ from conftest import ROOT, function_args, random_states, relerr
 from random_chain import random_chain, random_tree
 from symdyn.cli import main
 from symdyn.codegen import manifest
-from symdyn.codegen.c import C, SPLIT_ABOVE, render_c
+from symdyn.codegen.c import C, render_c
+from symdyn.codegen.c.tuning import TUNING
 from symdyn.codegen.generator import trace_all
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import generate
@@ -45,7 +46,7 @@ def test_default_keeps_arm_functions_in_one_piece():
     """The 7-DoF arms' code (and so their speed) does not change: no function is near the threshold."""
     c_text = rendered(PANDA)["panda.c"]
     assert "_part" not in c_text and "SD_NOINLINE" not in c_text
-    assert max(len(p.assignments) for p in trace_all(symdyn.load_robot(PANDA))) < SPLIT_ABOVE / 1.5
+    assert max(len(p.assignments) for p in trace_all(symdyn.load_robot(PANDA))) < TUNING.split_above / 1.5
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
@@ -105,12 +106,15 @@ def test_parts_pass_few_values_and_reuse_slots():
     program once; the workspace holds far fewer values than the function has statements (a slot is
     reused once its value has been read for the last time). Statements as the C backend makes them
     (C.statements: a sin/cos pair, or the block of the input angles' sin and cos, is one)."""
+    from dataclasses import replace
+
     from symdyn.codegen.backends import _context, input_entries
-    from symdyn.codegen.c import C
+    from symdyn.codegen.c import C, CBackend
     model = symdyn.load_robot(PANDA)
     (program,) = trace_all(model, functions=["coriolis_matrix"])
     statements = len(C.statements(program.assignments, input_entries(program)))
-    f = _context(model, [program], "panda", "numeric", C, 60, 25)["functions"][0]
+    f = _context(model, [program], "panda", "numeric", C)["functions"][0]
+    CBackend(tuning=replace(C.tuning, split_above=60, part_size=25))._single_state(f)
     assert len(f["parts"]) == -(-statements // 25) > 10
     assert sum(part.statements for part in f["parts"]) == statements
     assert all(0 < part.statements <= 25 for part in f["parts"])

@@ -1,4 +1,4 @@
-"""The sin and cos of the generated C (templates/trig.c.jinja), compiled alone with load_c's flags:
+"""The sin and cos of the generated C (symdyn/codegen/c/trig.c.jinja), compiled alone with load_c's flags:
 the vectorized loop over a function's angles (sd_sincos_n), the single angle (sd_sincos) and the batch
 lane (sd_sincos_lane) give the same bits on random, huge, infinite and NaN angles; libm's values beyond
 the kernel's range; at most 2.2e-16 from libm on |x| < 1e5; and gcc vectorizes the loop with load_c's
@@ -12,6 +12,7 @@ import pytest
 
 import symdyn.codegen.cload as cload
 from symdyn.codegen.backends import environment
+from symdyn.codegen.c import C
 
 #: the entries of a function's trig block in the harness (a multiple of c.TRIG_PAD)
 N = 8
@@ -50,7 +51,7 @@ void trig_libm(const double *x, double *s, double *c, long count)
 
 
 def _source(real):
-    trig = environment().get_template("trig.c.jinja").render(
+    trig = environment(C).get_template("trig.c.jinja").render(
         real=real, uses_trig=True, uses_sincos=True, uses_sincos_n=True, uses_lane_sincos=True)
     return HARNESS.format(trig=trig, real=real, n=N)
 
@@ -207,7 +208,8 @@ def test_input_angles_in_one_block_others_in_pairs():
     turns the block back into one sd_sincos_lane per angle."""
     import sympy as sp
 
-    from symdyn.codegen.c import C, TRIG_PAD, _lane_lines
+    from symdyn.codegen.c.trig import lane_lines as _lane_lines
+    TRIG_PAD = C.tuning.trig_pad
     q0, q1, q2, x0, x1, x2, x3, x4, x5, x6 = sp.symbols("q0 q1 q2 x0 x1 x2 x3 x4 x5 x6")
     assignments = [(x0, q0 * q1), (x1, sp.sin(q1)), (x2, sp.cos(q1)), (x3, sp.sin(x0)), (x4, sp.cos(x0)),
                    (x5, sp.cos(q2 + 1)), (x6, x1 * x5 + x3 * x4)]
@@ -232,7 +234,7 @@ def test_runs_of_input_angles_copied_from_q():
     (the vectorized loop's loads then read q, not a pair of 8-byte stores); a batch lane drops the copy."""
     import sympy as sp
 
-    from symdyn.codegen.c import C, _input_runs, _lane_lines
+    from symdyn.codegen.c.trig import _input_runs, lane_lines as _lane_lines
     q = sp.symbols("q0:9")
     entries = {f"q{k}": ("q", k) for k in range(9)}
     assert _input_runs([q[3], q[4], q[5], q[7], q[1] + 1, q[0], q[1]], entries) == [(0, "q", 3, 3), (5, "q", 0, 2)]
@@ -255,7 +257,7 @@ def test_runs_of_input_angles_follow_the_input_map_not_the_names():
     copied from that argument."""
     import sympy as sp
 
-    from symdyn.codegen.c import C, _input_runs
+    from symdyn.codegen.c.trig import _input_runs
     q = sp.symbols("q0:9")
     theta = {f"q{k}": ("theta", k + 2) for k in range(4)}          # named like entries of q, read from theta
     assert _input_runs(q[:4], theta) == [(0, "theta", 2, 4)]
@@ -273,7 +275,6 @@ def test_angles_of_an_input_not_named_q(tmp_path):
     import symengine as se
 
     import symdyn
-    from symdyn.codegen.c import C
     from symdyn.codegen.generator import Program
     from conftest import ROOT, relerr
     q = [se.Symbol(f"q{k}") for k in range(4)]

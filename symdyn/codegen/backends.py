@@ -1,22 +1,31 @@
 """What every backend shares: the Backend class, the template environment and the context the
 templates render. Backends only format: they print the optimized programs through jinja2 templates.
+Nothing here writes a statement of any language: the statements come from the backend
+(Backend.statements, its printer), the rest of the context is data.
 
-A language is one module (codegen/python.py, codegen/c.py, ...) defining one Backend and its
-templates in templates/; codegen/languages.py lists them for the CLI, generate and load_c.
+A language is one package (codegen/python/, codegen/c/, ...) holding its Backend and its templates
+(package data); codegen/languages.py lists them for the CLI, generate and load_c (docs/contributing.md).
 """
 import itertools
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
 from ..functions import sizes
 from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
-from .parts import one_piece, split
 from .printer import float_value, number
 from ..multibody import lie
 
-#: a function of more statements than a splitting backend's split_above is cut into parts of at most PART_SIZE
-PART_SIZE = 250
+
+@dataclass
+class Unit:
+    """One statement of a backend (or a few that define their symbols together, as C's sincos pair):
+    the symbols it defines and uses, and its lines."""
+    defs: tuple
+    uses: frozenset
+    lines: list
 
 
 class Backend:
@@ -27,8 +36,6 @@ class Backend:
     templates = ()             # the template of each of them
     printer = None             # a Printer: one expression as text in this language
     requires = ()              # the languages whose files this one's files include
-    split_above = None         # functions longer than this (statements) are cut into parts; None: never
-    real = None                # the type of the values in the declarations of a typed language (C: double)
 
     def statements(self, assignments, inputs):
         """[Unit] of the straight-line code of one function's assignments [(Symbol, Expr)]; `inputs`:
@@ -41,28 +48,20 @@ class Backend:
     def files(self, module):
         return [module + ext for ext in self.extensions]
 
-    def render(self, model, programs, module, params_mode, split_above=..., part_size=PART_SIZE):
-        """{file name: text} of the module; split_above overrides the backend's (None: never split)."""
-        split_above = self.split_above if split_above is ... else split_above
-        ctx = _context(model, programs, module, params_mode, self, split_above, part_size)
+    def render(self, model, programs, module, params_mode):
+        """{file name: text} of the module."""
+        ctx = _context(model, programs, module, params_mode, self)
         self.extend(ctx)
-        env = environment()
+        env = environment(self)
         return {name: env.get_template(template).render(**ctx)
                 for name, template in zip(self.files(module), self.templates)}
 
 
-def _template_dir():
-    """templates/ beside the package in a checkout (so that each checkout renders its own), else the
-    installed package symdyn.templates."""
-    checkout = Path(__file__).resolve().parents[2] / "templates"
-    if (checkout / "module.py.jinja").exists():
-        return checkout
-    from importlib.resources import files
-    return Path(str(files("symdyn.templates")))
-
-
-def environment():
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(_template_dir())), undefined=jinja2.StrictUndefined,
+def environment(backend):
+    """The jinja2 environment of a backend: its templates sit in the folder of the module that defines
+    its class (package data of an installed symdyn; any folder for a backend defined elsewhere)."""
+    folder = Path(sys.modules[type(backend).__module__].__file__).parent
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["python_string"] = python_string
     return env
@@ -89,7 +88,7 @@ def input_entries(program):
     return {str(sym): (arg, flat) for arg, symbols in program.inputs.items() for flat, sym in enumerate(symbols)}
 
 
-def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
+def _function_context(program, backend):
     printer = backend.printer
     units = backend.statements(program.assignments, input_entries(program))
     outputs = [{"name": name, "shape": shape, "dims": shape, "size": len(values),
@@ -107,21 +106,16 @@ def _function_context(program, backend, split_above=None, part_size=PART_SIZE):
                "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _variant_call(program, ["f_ext"]),
                "baumgarte": program.baumgarte, "baumgarte_call": _variant_call(program, ["gains", "error"]),
                "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
-               "gravity": program.gravity, "parts": [], "workspace": 0, "program": program,
+               "gravity": program.gravity, "program": program,
                "units": units, "result_uses": result_uses}
     placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
-    placed = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
-    zeros = {(o["name"], k) for o in outputs for k, value in enumerate(o["numbers"]) if value == 0}
-    context["body"] = one_piece(units, placed, zeros)   # the C function in one piece: lines and output stores
-    context["placed"] = placed                          # (output, flat index, expression, symbols it uses)
+    # (output, flat index, expression, symbols it uses) of every output entry
+    context["placed"] = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
     context["flat_inputs"] = [(sym, arg, flat) for sym, arg, _, flat in inputs]
-    if split_above is not None and len(units) > split_above:
-        context["parts"], context["workspace"] = split(units, context["flat_inputs"], program.args, placed,
-                                                       [o["name"] for o in outputs], part_size, backend.real)
     return context
 
 
-def _context(model, programs, module, params_mode, backend, split_above=None, part_size=PART_SIZE):
+def _context(model, programs, module, params_mode, backend):
     from ..recursions.base_parameters import base_parameters
     base = base_parameters(model)
     names = [p.name for p in programs]
@@ -136,7 +130,7 @@ def _context(model, programs, module, params_mode, backend, split_above=None, pa
                 num_params=len(model.parameters), num_base=base.b,
                 default_params=[number(v) for v in model.parameters],
                 base_names=base.labels(), base_groups=base.describe(),
-                functions=[_variants_present(_function_context(p, backend, split_above, part_size), names)
+                functions=[_variants_present(_function_context(p, backend), names)
                            for p in programs])
 
 

@@ -101,10 +101,10 @@ def _notice(text):
 #: set by a command that draws a progress bar on stderr (symdyn.cli) to print a notice on a line of its own
 notice_hook = None
 #: gcc's cost with load_c's flags per statement of the generated code (the manifest's counts): CPU seconds
-#: and GB of memory, and more per statement in batch lanes (at most c.LANE_BUDGET of them). Measured
+#: and GB of memory, and more per statement in batch lanes (at most TUNING.lane_budget of them). Measured
 #: (one run each, a loaded 2-core machine, CPU time of gcc): the UR5's full set, 8406 statements, 2.2 s
 #: and 0.10 GB without lanes, 11.5 s and 0.33 GB with (estimates: 5.0 s, 14 s); talos_reduced floating's
-#: full set (~75k statements, the count in c.LANE_BUDGET's note, not recounted here), 77 s and 0.51 GB
+#: full set (~75k statements, the count in tuning.py's note, not recounted here), 77 s and 0.51 GB
 #: without lanes, 96 s and 0.77 GB with 20000 in lanes (docs/perf-history.md "Batch lanes in parts"; estimate 67 s).
 #: Per statement gcc's cost grows with the module: small modules get an estimate too high, the largest
 #: one about 30% too low.
@@ -116,9 +116,9 @@ NOTICE_SECONDS = 15
 
 def _compile_cost(manifest, lanes):
     """(seconds, GB) that gcc is expected to take on the module, from the manifest's statement counts."""
-    from .c import LANE_BUDGET
+    from .c.tuning import TUNING
     statements = sum(f["statements"] for f in manifest["functions"])
-    in_lanes = min(statements, LANE_BUDGET) if lanes else 0
+    in_lanes = min(statements, TUNING.lane_budget) if lanes else 0
     return (statements * SECONDS_PER_STATEMENT + in_lanes * LANE_SECONDS_PER_STATEMENT,
             statements * GB_PER_STATEMENT + in_lanes * LANE_GB_PER_STATEMENT)
 

@@ -1,24 +1,34 @@
 """The registry of output languages: the CLI's --lang, generate and load_c iterate it.
 
-Adding a language is one module defining its Backend (see backends.py), its templates, and its
-line here; the order is the order of the files written.
+Adding a language is one package under codegen/ defining its Backend (see backends.py) with its templates
+beside it, and its line here (or, from outside symdyn, `register`; docs/contributing.md); the order is the
+order of the files written.
 """
 from .c import C, C32
 from .cpp import CPP
 from .python import PYTHON
 
-BACKENDS = {backend.name: backend for backend in (PYTHON, C, CPP, C32)}
-LANGUAGES = tuple(BACKENDS)
+BACKENDS = {backend.name: backend for backend in (PYTHON, C, CPP)}
+#: other spellings of a backend with parameters: --lang c-float32 is --lang c --precision float32
+ALIASES = {"c-float32": C32}
+LANGUAGES = tuple(BACKENDS) + tuple(ALIASES)
+
+
+def register(backend):
+    """Add a backend (an instance of a Backend subclass) under its name, after the others."""
+    global LANGUAGES
+    BACKENDS[backend.name] = backend
+    LANGUAGES = tuple(BACKENDS) + tuple(ALIASES)
 
 
 def with_requirements(languages):
     """The backends of `languages` and of the languages their files include, in registry order;
     ValueError for an unknown language."""
-    unknown = [name for name in languages if name not in BACKENDS]
+    known = {**BACKENDS, **ALIASES}
+    unknown = [name for name in languages if name not in known]
     if unknown:
-        raise ValueError(f"unknown language {', '.join(unknown)} (expected {', '.join(LANGUAGES)})")
-    wanted = set()
+        raise ValueError(f"unknown language {', '.join(unknown)} (expected {', '.join(known)})")
+    wanted = set(languages)
     for name in languages:
-        wanted.add(name)
-        wanted.update(BACKENDS[name].requires)
-    return [backend for name, backend in BACKENDS.items() if name in wanted]
+        wanted.update(known[name].requires)
+    return [backend for name, backend in known.items() if name in wanted]

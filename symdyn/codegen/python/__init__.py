@@ -1,8 +1,7 @@
-"""The Python backend: one module per robot on any array library (templates/module.py.jinja)."""
-from ..multibody import lie
-from .backends import Backend, used_symbols
-from .parts import Unit
-from .printer import Printer, number
+"""The Python backend: one module per robot on any array library (module.py.jinja beside this file)."""
+from ...multibody import lie
+from ..backends import Backend, Unit, used_symbols
+from ..printer import Printer, number
 
 
 class PythonPrinter(Printer):

@@ -1,4 +1,4 @@
-"""The C++ backend: a header-only Eigen interface (templates/module.hpp.jinja) over the C module.
+"""The C++ backend: a header-only Eigen interface (module.hpp.jinja beside this file) over the C module.
 
 No code of its own to print: each function is an inline wrapper that passes the data of Eigen
 inputs to the C function and returns Eigen objects of fixed sizes (the robot's NQ, NV, NF, ...),
@@ -9,9 +9,9 @@ no conversion; a matrix is written into its transpose's storage (the same bytes)
 once on return; per-frame vectors (f_ext, frame_velocity: "nf,6") are the columns of a 6 x NF
 matrix, which is exactly the C layout; per-frame matrices ("nf,6,nv") come as a std::array of them.
 """
-from ..functions import ALL_BY_NAME, arg_dims, dims
-from .backends import Backend, environment
-from .generator import header_lines, set_id
+from ...functions import ALL_BY_NAME, arg_dims, dims
+from ..backends import Backend, environment
+from ..generator import header_lines, set_id
 
 #: the constants of the header for the named sizes of functions.py
 SIZES = {"nq": "NQ", "nv": "NV", "nf": "NF", "np": "NUM_PARAMS", "b": "NUM_BASE_PARAMS", "nc": "NC"}
@@ -85,7 +85,7 @@ class CppBackend(Backend):
     templates = ("module.hpp.jinja",)
     requires = ("c",)
 
-    def render(self, model, programs, module, params_mode, split_above=None, part_size=None):
+    def render(self, model, programs, module, params_mode):
         """The wrapper needs the functions' names, arguments and shapes only: nothing is printed."""
         names = [p.name for p in programs]
         functions = []
@@ -97,7 +97,7 @@ class CppBackend(Backend):
         ctx = dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
                    module=module, namespace=namespace(module), params_mode=params_mode, functions=functions,
                    constraints=bool(model.constraints))
-        return {f"{module}.hpp": environment().get_template(self.templates[0]).render(**ctx)}
+        return {f"{module}.hpp": environment(self).get_template(self.templates[0]).render(**ctx)}
 
 
 CPP = CppBackend()

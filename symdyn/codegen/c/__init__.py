@@ -1,0 +1,181 @@
+"""The C backend: one C99 header and source per robot (module.h.jinja, module.c.jinja beside this file).
+
+Its parts: the printer (below), the statements of one function (CBackend.statements, with trig.py's sines
+and cosines), the Dialect of every load and store (parts.py, and batch.py's for the lanes of a batch entry),
+the cutting of long functions into parts (parts.py), the batch plan (batch.py) and the tuning constants
+(tuning.py). Precision is a parameter: CBackend(real="float") writes <robot>_f32.h/.c in single precision.
+"""
+import math
+from dataclasses import replace
+
+import symengine as se
+
+from ..backends import Backend, Unit, used_symbols
+from ..printer import NonFiniteError, Printer, number
+from . import batch, trig
+from .parts import Dialect, one_piece, split
+from .tuning import TUNING
+
+#: the largest finite float
+FLT_MAX = 3.4028234663852886e38
+
+
+class CPrinter(Printer):
+    #: libm's functions (and pow), and the module's own sd_sign
+    funcs = {"sin": "sin", "cos": "cos", "sqrt": "sqrt", "tanh": "tanh", "sign": "sd_sign", "pow": "pow"}
+
+    def power(self, base, exponent):
+        return f"{self.funcs['pow']}({self._print(base)}, {self.literal(exponent)})", 2
+
+
+class CFloatPrinter(CPrinter):
+    """float32: float literals (the suffix f: a bare 0.5 would turn the expression into double
+    arithmetic) and libm's float functions."""
+    funcs = {name: c if c.startswith("sd_") else c + "f" for name, c in CPrinter.funcs.items()}
+
+    def literal(self, value):
+        text = number(value)
+        if abs(float(text)) > FLT_MAX:
+            raise NonFiniteError(f"the generated code would contain the constant {text}, beyond float32's range")
+        return text + "f"
+
+
+#: per precision: (C type, printer, suffix of the module name: a float32 module sits beside the double one)
+PRECISIONS = {"double": ("double", CPrinter(), ""), "float": ("float", CFloatPrinter(), "_f32")}
+
+
+class CBackend(Backend):
+    name = "c"
+    extensions = (".h", ".c")
+    templates = ("module.h.jinja", "module.c.jinja")
+
+    def __init__(self, real="double", tuning=TUNING):
+        self.real, self.printer, self.suffix = PRECISIONS[real]
+        self.tuning = tuning
+
+    def files(self, module):
+        return super().files(module + self.suffix)
+
+    def render(self, model, programs, module, params_mode):
+        files = super().render(model, programs, module + self.suffix, params_mode)
+        return dict(zip(self.files(module), files.values()))
+
+    def statements(self, assignments, inputs):
+        """One const per assignment; sin and cos of the angles of the inputs alone (no intermediate value)
+        all in one block first (trig.trig_block), those of other angles in pairs by sd_sincos.
+        inputs: {input entry's symbol name: (argument, flat index)}."""
+        defined = {str(s) for s, _ in assignments}
+        pairs = {}
+        for s, e in assignments:
+            t = trig.trig(e)
+            if t:
+                pairs.setdefault(t[1], {})[t[0]] = s
+        early = [angle for angle in pairs if not {str(u) for u in used_symbols(angle)} & defined]
+        out = [trig.trig_block(early, pairs, inputs, self.printer, self.real, self.tuning.trig_pad)] if early else []
+        early = set(early)
+        for s, e in assignments:
+            t = trig.trig(e)
+            if t and t[1] in early:
+                continue
+            if t and len(pairs[t[1]]) == 2:
+                if t[0] == "sin":
+                    out.append(trig.sincos_unit(s, pairs[t[1]]["cos"], self.printer(t[1]), used_symbols(e), self.real))
+                continue
+            line = f"const {self.real} {s} = {self.printer(e)};"
+            if t and t[1].is_Symbol:                  # sin or cos of an input or intermediate value alone
+                line = trig.TrigLine(line, trig.lane_one(str(s), t[0], str(t[1]), self.real))
+            out.append(Unit((str(s),), used_symbols(e), [line]))
+        return out
+
+    def prototype(self, module, name, args, outputs):
+        """The C declaration of one function (without the semicolon): input arrays, then one out
+        pointer per output. load_c declares the functions of a header with it."""
+        return (f"void {module}_{name}(" + "".join(f"const {self.real} *{a}, " for a in args)
+                + ", ".join(f"{self.real} *{o}" for o in outputs) + ")")
+
+    def batch_params(self, args, outputs):
+        """The parameters of the batch entry: `count`, the input arrays, then the output arrays."""
+        return ["long count", *(f"const {self.real} *{a}" for a in args), *(f"{self.real} *{o}" for o in outputs)]
+
+    def batch_prototype(self, module, name, args, outputs):
+        """The declaration of the batch entry: `count` states, every array of shape (count, n)."""
+        return f"void {module}_{name}_batch(" + ", ".join(self.batch_params(args, outputs)) + ")"
+
+    def lie_prototypes(self, module):
+        """{name: declaration (without the semicolon)} of the configuration functions: the header
+        declares them, lie.c.jinja defines them, load_c declares them to cffi."""
+        r = self.real
+        return {"neutral": f"void {module}_neutral({r} *q)",
+                "integrate": f"void {module}_integrate(const {r} *q, const {r} *v, {r} dt, {r} *q_out)",
+                "difference": f"void {module}_difference(const {r} *q0, const {r} *q1, {r} *v)"}
+
+    def extend(self, ctx):
+        functions, module = ctx["functions"], ctx["module"]
+        ctx["real"] = self.real
+        ctx["lie_prototypes"] = self.lie_prototypes(module)
+        for f in functions:
+            outs = [o["name"] for o in f["outputs"]]
+            f["prototype"] = self.prototype(module, f["name"], f["args"], outs)
+            f["batch_prototype"] = self.batch_prototype(module, f["name"], f["args"], outs)
+            f["batch_params"] = ", ".join(self.batch_params(f["args"], outs))
+            f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
+            self._single_state(f)
+        self._batches(functions)
+        helpers = set().union(*(trig.helpers(f["lines"], f["batch"].kind != batch.SINGLE) for f in functions))
+        ctx["uses_sincos"], ctx["uses_sincos_n"] = "sd_sincos" in helpers, "sd_sincos_n" in helpers
+        ctx["uses_lane_sincos"], ctx["uses_trig"] = "sd_sincos_lane" in helpers, bool(helpers)
+        ctx["uses_sign"] = any(_program_calls(f["program"], se.sign) for f in functions)
+        ctx["uses_lanes"] = any(f["batch"].kind != batch.SINGLE for f in functions)
+        ctx["uses_gather"] = any(f["args"] for f in functions if f["batch"].kind != batch.SINGLE)
+        ctx["splits"] = any(f["parts"] or len(f["lane_parts"]) > 1 for f in functions)
+
+    def _single_state(self, f):
+        """The single-state function: in parts (f["parts"], f["workspace"]) when longer than
+        tuning.split_above statements, else in one piece (f["body"], after its input loads)."""
+        dialect, tuning = Dialect(self.real), self.tuning
+        f["parts"], f["workspace"], f["body"] = [], 0, []
+        if tuning.split_above is not None and len(f["units"]) > tuning.split_above:
+            f["parts"], f["workspace"] = split(f["units"], f["flat_inputs"], f["args"], f["placed"],
+                                               tuning.part_size, dialect)
+            return
+        zeros = {(o["name"], k) for o in f["outputs"] for k, value in enumerate(o["numbers"]) if value == 0}
+        read = {arg for _, arg, _ in f["flat_inputs"]}
+        f["body"] = ([dialect.load_input(*entry) for entry in f["flat_inputs"]]
+                     + one_piece(f["units"], f["placed"], zeros, dialect, tuning)
+                     + [dialect.unused(a) for a in f["args"] if a not in read])
+
+    def _batches(self, functions):
+        """The batch plan of every function (f["batch"]) and the lane loops it asks for (f["lane_parts"])."""
+        costs = [(len(f["lines"]), _entries(f)) for f in functions]
+        parts = {}
+
+        def workspace(k):
+            parts[k] = batch.lanes(functions[k], batch.Batch(batch.LANE_PARTS), self.real, self.tuning)
+            return parts[k][1]
+
+        for k, (f, plan) in enumerate(zip(functions, batch.plan(costs, self.tuning, workspace))):
+            f["batch"], f["lane_parts"], f["lane_workspace"] = plan, [], 0
+            if plan.kind != batch.SINGLE:
+                f["lane_parts"], f["lane_workspace"] = parts.get(k) or batch.lanes(f, plan, self.real, self.tuning)
+
+
+def _program_calls(program, function):
+    """Whether an expression of the program (an assignment or a result) calls `function`, a symengine
+    class (se.sign: the module then needs its helper sd_sign)."""
+    return any(e.atoms(function) for e in [e for _, e in program.assignments] + list(program.results))
+
+
+def _entries(f):
+    """The entries of a function's inputs and outputs: reals per state."""
+    return sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
+
+
+C = CBackend()
+C32 = CBackend(real="float")      # --precision float32 (--lang c-float32)
+
+
+def render_c(model, programs, module, params_mode, split_above=TUNING.split_above, part_size=TUNING.part_size):
+    """(.h text, .c text); functions of more than `split_above` statements (None: never) are cut into parts."""
+    backend = CBackend(tuning=replace(TUNING, split_above=split_above, part_size=part_size))
+    files = backend.render(model, programs, module, params_mode)
+    return files[f"{module}.h"], files[f"{module}.c"]

@@ -1,0 +1,120 @@
+"""The batch entries of the C functions: a pure plan, then the lanes it asks for.
+
+`plan` decides, per function and from its size alone, how its batch entry `<f>_batch(count, ...)` runs:
+its statements on a block of states stored structure-of-arrays ([entry][lane]), in one loop over the
+lanes ("lanes") or cut into several ("lane parts", for a long function: compile time), or a loop of
+single calls ("single", with the reason). `lanes` prints the loops of the first two: the same cutting
+as the single-state parts (parts.py), through LaneDialect. The numbers it decides by: tuning.py.
+"""
+import math
+from dataclasses import dataclass
+
+from .parts import Dialect, split
+from .trig import lane_lines
+
+LANES, LANE_PARTS, SINGLE = "lanes", "lane parts", "single"
+
+
+@dataclass(frozen=True)
+class Batch:
+    """How the batch entry of one function runs: LANES, LANE_PARTS or SINGLE (a loop of single calls,
+    `reason` says why)."""
+    kind: str
+    reason: str = ""
+
+
+def plan(costs, tuning, workspace=lambda k: 0):
+    """[Batch] of each function, in order. costs: [(statements, reals it reads and writes per state)];
+    workspace(k): the size of function k's lane workspace in parts (asked for only for a function that
+    would have them). The module's lane parts share tuning.lane_budget statements, in function order."""
+    budget, plans = tuning.lane_budget, []
+    for k, (statements, entries) in enumerate(costs):
+        batch = _plan_one(statements, entries, budget, tuning)
+        if batch.kind == LANE_PARTS:
+            if workspace(k) + entries > tuning.batch_entries:
+                batch = Batch(SINGLE, f"its blocks and workspace would exceed {tuning.batch_entries} entries per lane")
+            else:
+                budget -= statements
+        plans.append(batch)
+    return plans
+
+
+def _plan_one(statements, entries, budget, tuning):
+    if entries > tuning.batch_entries:
+        return Batch(SINGLE, f"its blocks would exceed {tuning.batch_entries} entries per lane")
+    if statements <= tuning.lane_work * entries:
+        return Batch(SINGLE, f"it computes fewer than {tuning.lane_work} statements per entry it moves")
+    if statements <= tuning.lane_statements:
+        return Batch(LANES)
+    if statements > budget:
+        return Batch(SINGLE, f"the module's lane parts are at their budget of {tuning.lane_budget} statements "
+                             "(compile time; see symdyn/codegen/c/tuning.py): generate fewer functions to give it lanes")
+    return Batch(LANE_PARTS)
+
+
+def lanes(f, batch, real, tuning):
+    """(parts, workspace size) of the lane loops of a function (the template's dict) planned LANES (one part)
+    or LANE_PARTS; sets each output's block (see output_block)."""
+    for o in f["outputs"]:
+        o.update(output_block(o["results"], o["numbers"]))
+    blocks = {(o["name"], j): k for o in f["outputs"] for j, k in enumerate(o["src"])}
+    size = tuning.lane_part if batch.kind == LANE_PARTS else max(1, len(f["units"]))
+    return split(f["units"], f["flat_inputs"], f["args"], f["placed"], size, LaneDialect(real, blocks))
+
+
+class LaneDialect(Dialect):
+    """The lane loops of a batch entry (parts.py): each part is a loop over the lanes of a block whose arrays
+    are structure-of-arrays blocks [entry][lane], sd_<name> (the workspace: sd_w). Every part loads the
+    inputs it reads from their blocks, and stores only the computed entries of the outputs, each distinct
+    one once (blocks: {(output, flat index): block entry, -1: a constant})."""
+    inputs_everywhere = True
+
+    def __init__(self, real, blocks):
+        super().__init__(real)
+        self.blocks, self.stored = blocks, set()
+
+    def load_input(self, sym, arg, flat):
+        return f"const {self.real} {sym} = sd_{arg}[{flat}][sd_k];"
+
+    def load(self, sym, slot):
+        return f"const {self.real} {sym} = sd_{self.workspace}[{slot}][sd_k];"
+
+    def store(self, slot, sym):
+        return f"sd_{self.workspace}[{slot}][sd_k] = {sym};"
+
+    def output(self, name, flat, rhs):
+        k = self.blocks[name, flat]
+        if k < 0 or (name, k) in self.stored:
+            return None
+        self.stored.add((name, k))
+        return f"sd_{name}[{k}][sd_k] = {rhs};"
+
+    def unused(self, name):
+        return f"(void)sd_{name};"
+
+    def lines(self, unit):
+        return lane_lines(unit.lines)
+
+
+def output_block(results, numbers):
+    """Where each entry of an output goes between the lane loop and the rows: the lane loop stores only
+    the computed entries, each distinct expression once (`block`), so that the block is small (the
+    Panda's regressor: 275 of its 686 entries; a symmetric matrix: its upper triangle); `src[j]` is the
+    block entry of column j, or -1 for a constant, written into the rows from `fill` (j, literal; zeros
+    left out). sd_scatter copies columns 4 at a time: a group of four constants is one stored vector per
+    row; in a group that mixes entries a zero comes from a row of zeros, any other constant goes through
+    the block. results: (index, printed value) of each entry; numbers: the value of each entry that is a
+    constant, else None (the output's "numbers")."""
+    values = [rhs for _, rhs in results]
+    plus_zero = [n == 0 and math.copysign(1.0, n) > 0 if n is not None else False for n in numbers]
+    constant = [n is not None for n in numbers]
+    for g in range(0, len(values) - 3, 4):
+        if not all(constant[g:g + 4]):           # a mixed group: only +0.0 stays out of the block
+            for j in range(g, g + 4):
+                constant[j] = constant[j] and plus_zero[j]
+    block, src = {}, []
+    for v, c in zip(values, constant):
+        src.append(-1 if c else block.setdefault(v, len(block)))
+    fill = [(j, v) for j, (v, c, z) in enumerate(zip(values, constant, plus_zero)) if c and not z]
+    return {"block": len(block), "src": src, "fill": fill}
+
