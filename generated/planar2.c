@@ -214,13 +214,6 @@ static void sd_gather(const double *rows, long size, int n, double *block)
             block[j * SD_LANES + k] = rows[(k < n ? k : n - 1) * size + j];
 }
 
-/* Lanes [0, n) of block[size][SD_LANES] back into rows of a (., size) batch. The block is read in order
- * (entry by entry, its lanes to SD_LANES rows): read lane by lane, a large output (the Panda's
- * regressor: 686 entries, 88 KB of block) went through the caches once per lane, which cost more
- * than the lanes saved. A full block goes in 4 x 4 tiles transposed in registers (GCC and clang
- * vector extensions): 4 vector loads, 8 shuffles and 4 vector stores for 16 entries where one at a
- * time costs 16 scalar stores, the limit of the output-heavy functions (docs/perf-history.md
- * "Batch outputs written in place"). */
 #if defined(__GNUC__) && SD_LANES % 4 == 0
 typedef double sd_vec4 __attribute__((vector_size(4 * sizeof(double)), aligned(sizeof(double)), may_alias));
 #if defined(__clang__)
@@ -230,7 +223,9 @@ typedef long long sd_mask4 __attribute__((vector_size(4 * sizeof(double))));
 #define SD_SHUFFLE(a, b, i, j, k, l) __builtin_shuffle(a, b, (sd_mask4){i, j, k, l})
 #endif
 #define SD_TILES 1
-/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch. */
+/* Entries j..j+3 of lanes k..k+3 (at p0 + k, ..., p3 + k) to rows k..k+3 of a (., size) batch: 4 vector
+ * loads, 8 shuffles and 4 vector stores for 16 entries, where one at a time costs 16 scalar stores (the
+ * limit of the output-heavy functions). */
 static inline void sd_tile(const double *p0, const double *p1, const double *p2, const double *p3,
                            long size, double *out)
 {
@@ -244,29 +239,15 @@ static inline void sd_tile(const double *p0, const double *p1, const double *p2,
     *(sd_vec4 *)(out + 3 * size) = SD_SHUFFLE(ab13, cd13, 2, 3, 6, 7);
 }
 #endif
-static void sd_scatter(const double *block, long size, int n, double *rows)
-{
-    long j = 0;
-#if defined(SD_TILES)
-    if (n == SD_LANES)
-        for (; j + 4 <= size; j += 4)
-            for (int k = 0; k < SD_LANES; k += 4) {
-                const double *in = block + j * SD_LANES + k;
-                sd_tile(in, in + SD_LANES, in + 2 * SD_LANES, in + 3 * SD_LANES, size, rows + k * size + j);
-            }
-#endif
-    for (; j < size; ++j)
-        for (int k = 0; k < n; ++k)
-            rows[k * size + j] = block[j * SD_LANES + k];
-}
 
-/* The same for a compact block (see _lane_block in symdyn/codegen/c.py): column j of the rows is entry
- * src[j] of the block, or the constant fill[j] where src[j] < 0. Constants never pass through the lane
- * loop: the Panda regressor's block holds 275 entries of its 686 (35 KB for 16 lanes, not 88: about the
- * size of L1), a group of four constant columns is one vector stored in every row, and a zero in a group
- * of computed entries is read from a row of zeros. */
-static void sd_scatter_map(const double *block, const int *src, const double *fill, long size, int n,
-                           double *rows)
+/* Lanes [0, n) of a block back into rows of a (., size) batch: column j of the rows is entry src[j] of
+ * the block, or the constant fill[j] where src[j] < 0 (see output_block in symdyn/codegen/c/batch.py:
+ * constants never pass through the lane loop, and an expression computed for several entries is stored
+ * once). The block is read in order, entry by entry, its lanes to SD_LANES rows: read lane by lane, a
+ * large output went through the caches once per lane. A group of four constant columns is one vector
+ * stored in every row; a zero in a group of computed entries is read from a row of zeros. */
+static void sd_scatter(const double *block, const int *src, const double *fill, long size, int n,
+                       double *rows)
 {
     long j = 0;
 #if defined(SD_TILES)
@@ -332,6 +313,51 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* inverse_dynamics: the block entry of each column of tau (-1: the constant of sd_fill_inverse_dynamics_tau). */
+static const int sd_src_inverse_dynamics_tau[2] = {
+    0, 1,
+};
+static const double sd_fill_inverse_dynamics_tau[2] = {0};
+
+/* inverse_dynamics of a block of states: one loop over its lanes. */
+static inline void sd_planar2_inverse_dynamics_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_qdd)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_tau)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double x6 = qd0 + qd1;
+        const double x7 = 9.81*x0;
+        const double x8 = 9.81*x1;
+        const double x9 = qd0*qd0;
+        const double x10 = -0.5*x9 + x7;
+        const double qdd0 = sd_qdd[0][sd_k];
+        const double x11 = 0.5*qdd0 + x8;
+        const double x12 = x10*x3 + x11*x2;
+        const double x13 = -x10*x2 + x11*x3;
+        const double qdd1 = sd_qdd[1][sd_k];
+        const double x14 = qdd0 + qdd1;
+        const double x15 = x6*x6;
+        const double x17 = 0.053333333333333344*x14 + 0.2*x13;
+        sd_tau[1][sd_k] = x17;
+        const double x18 = -0.2*x15 + x12;
+        const double x19 = 0.2*x14 + x13;
+        const double x22 = x18*x2 + x19*x3;
+        const double x23 = 0.5*x22 + x17;
+        const double x24 = 0.16666666666666666*qdd0 + 0.5*x8 + x23;
+        sd_tau[0][sd_k] = x24;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* inverse_dynamics of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_inverse_dynamics_lanes(long sd_first, long count, const double *q, const double *qd, const double *qdd, double *tau)
 {
@@ -343,41 +369,10 @@ static void sd_planar2_inverse_dynamics_lanes(long sd_first, long count, const d
     double sd_qdd[2][SD_LANES];
     sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
     double sd_tau[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double qdd0 = sd_qdd[0][sd_k];
-        const double qdd1 = sd_qdd[1][sd_k];
-        const double x6 = qd0 + qd1;
-        const double x15 = x6*x6;
-        const double x9 = qd0*qd0;
-        const double x14 = qdd0 + qdd1;
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x7 = 9.81*x0;
-        const double x10 = -0.5*x9 + x7;
-        const double x8 = 9.81*x1;
-        const double x11 = 0.5*qdd0 + x8;
-        const double x12 = x10*x3 + x11*x2;
-        const double x13 = -x10*x2 + x11*x3;
-        const double x18 = -0.2*x15 + x12;
-        const double x17 = 0.053333333333333344*x14 + 0.2*x13;
-        sd_tau[1][sd_k] = x17;
-        const double x19 = 0.2*x14 + x13;
-        const double x22 = x18*x2 + x19*x3;
-        const double x23 = 0.5*x22 + x17;
-        const double x24 = 0.16666666666666666*qdd0 + 0.5*x8 + x23;
-        sd_tau[0][sd_k] = x24;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_inverse_dynamics_lanes1(sd_q, sd_qd, sd_qdd, sd_w, sd_tau, sd_big);
+    sd_scatter(sd_tau[0], sd_src_inverse_dynamics_tau, sd_fill_inverse_dynamics_tau, 2, sd_n, tau + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_inverse_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
@@ -429,22 +424,15 @@ static const int sd_src_mass_matrix_M[4] = {
     0, 1, 1, 2,
 };
 static const double sd_fill_mass_matrix_M[4] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* mass_matrix of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_mass_matrix_lanes(long sd_first, long count, const double *q, double *M)
+/* mass_matrix of a block of states: one loop over its lanes. */
+static inline void sd_planar2_mass_matrix_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_M)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_M[3][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
-        const double q1 = sd_q[1][sd_k];
         sd_M[2][sd_k] = 0.053333333333333344;
+        const double q1 = sd_q[1][sd_k];
         double x3_sin, x3;
         sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
         sd_far |= x3_sin != x3_sin;
@@ -453,9 +441,22 @@ static void sd_planar2_mass_matrix_lanes(long sd_first, long count, const double
         sd_M[0][sd_k] = x16;
         const double x17 = 0.053333333333333344 + 0.5*x4;
         sd_M[1][sd_k] = x17;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 4, sd_n, M + sd_first * 4);
+}
+
+/* mass_matrix of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_mass_matrix_lanes(long sd_first, long count, const double *q, double *M)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_M[3][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_mass_matrix_lanes1(sd_q, sd_w, sd_M, sd_big);
+    sd_scatter(sd_M[0], sd_src_mass_matrix_M, sd_fill_mass_matrix_M, 4, sd_n, M + sd_first * 4);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_mass_matrix(q + (sd_first + sd_k) * 2, M + (sd_first + sd_k) * 4);
@@ -515,17 +516,10 @@ static const int sd_src_mass_matrix_inverse_Minv[4] = {
     0, 1, 1, 2,
 };
 static const double sd_fill_mass_matrix_inverse_Minv[4] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* mass_matrix_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_mass_matrix_inverse_lanes(long sd_first, long count, const double *q, double *Minv)
+/* mass_matrix_inverse of a block of states: one loop over its lanes. */
+static inline void sd_planar2_mass_matrix_inverse_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_Minv)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_Minv[3][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -546,9 +540,22 @@ static void sd_planar2_mass_matrix_inverse_lanes(long sd_first, long count, cons
         sd_Minv[1][sd_k] = x39;
         const double x40 = 18.749999999999996 - x38*x39;
         sd_Minv[2][sd_k] = x40;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 4, sd_n, Minv + sd_first * 4);
+}
+
+/* mass_matrix_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_mass_matrix_inverse_lanes(long sd_first, long count, const double *q, double *Minv)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_Minv[3][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_mass_matrix_inverse_lanes1(sd_q, sd_w, sd_Minv, sd_big);
+    sd_scatter(sd_Minv[0], sd_src_mass_matrix_inverse_Minv, sd_fill_mass_matrix_inverse_Minv, 4, sd_n, Minv + sd_first * 4);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_mass_matrix_inverse(q + (sd_first + sd_k) * 2, Minv + (sd_first + sd_k) * 4);
@@ -631,6 +638,69 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* forward_dynamics: the block entry of each column of qdd (-1: the constant of sd_fill_forward_dynamics_qdd). */
+static const int sd_src_forward_dynamics_qdd[2] = {
+    0, 1,
+};
+static const double sd_fill_forward_dynamics_qdd[2] = {0};
+
+/* forward_dynamics of a block of states: one loop over its lanes. */
+static inline void sd_planar2_forward_dynamics_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_tau)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_qdd)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x5 = 2.0*x2*x3;
+        const double x10 = 0.375*x4;
+        const double x11 = 0.375*x5;
+        const double x13 = 0.625 - x10;
+        const double x17 = 0.5*x11;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x26 = 0.5 + x18;
+        const double x29 = 1.0/x25;
+        const double x31 = x17*x29;
+        const double x32 = x26*x29;
+        const double qd0 = sd_qd[0][sd_k];
+        const double x36 = 0.5*qd0;
+        const double x37 = -qd0*x36;
+        const double qd1 = sd_qd[1][sd_k];
+        const double x38 = qd0 + qd1;
+        const double x41 = 0.2*x38;
+        const double x42 = -x38*x41;
+        const double x43 = x3*x37;
+        const double x44 = -x2*x37;
+        const double tau1 = sd_tau[1][sd_k];
+        const double x45 = 18.749999999999996*tau1;
+        const double x46 = x42 + x43;
+        const double x47 = 0.25*x44 + 3.7499999999999996*tau1;
+        const double x49 = x2*x46 + x3*x47;
+        const double x50 = 0.5*x49 + tau1;
+        const double tau0 = sd_tau[0][sd_k];
+        const double x52 = tau0 - x50;
+        const double x53 = x52/x25;
+        const double x57 = 9.81*x0;
+        const double x58 = 9.81*x1;
+        const double x59 = -(x31*x57 + x32*x58) + x53;
+        sd_qdd[0][sd_k] = x59;
+        const double x60 = 0.5*x59 + x58;
+        const double x62 = -x2*x57 + x3*x60;
+        const double x64 = x44 + x62;
+        const double x65 = -(3.7499999999999996*x64 + x59) + x45;
+        sd_qdd[1][sd_k] = x65;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* forward_dynamics of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_forward_dynamics_lanes(long sd_first, long count, const double *q, const double *qd, const double *tau, double *qdd)
 {
@@ -642,59 +712,10 @@ static void sd_planar2_forward_dynamics_lanes(long sd_first, long count, const d
     double sd_tau[2][SD_LANES];
     sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
     double sd_qdd[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double tau0 = sd_tau[0][sd_k];
-        const double tau1 = sd_tau[1][sd_k];
-        const double x36 = 0.5*qd0;
-        const double x37 = -qd0*x36;
-        const double x38 = qd0 + qd1;
-        const double x41 = 0.2*x38;
-        const double x42 = -x38*x41;
-        const double x45 = 18.749999999999996*tau1;
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x57 = 9.81*x0;
-        const double x58 = 9.81*x1;
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
-        const double x18 = 0.5*x13;
-        const double x5 = 2.0*x2*x3;
-        const double x11 = 0.375*x5;
-        const double x17 = 0.5*x11;
-        const double x21 = 0.5*x18;
-        const double x25 = 0.16666666666666666 + x21;
-        const double x26 = 0.5 + x18;
-        const double x29 = 1.0/x25;
-        const double x31 = x17*x29;
-        const double x32 = x26*x29;
-        const double x43 = x3*x37;
-        const double x46 = x42 + x43;
-        const double x44 = -x2*x37;
-        const double x47 = 0.25*x44 + 3.7499999999999996*tau1;
-        const double x49 = x2*x46 + x3*x47;
-        const double x50 = 0.5*x49 + tau1;
-        const double x52 = tau0 - x50;
-        const double x53 = x52/x25;
-        const double x59 = -(x31*x57 + x32*x58) + x53;
-        sd_qdd[0][sd_k] = x59;
-        const double x60 = 0.5*x59 + x58;
-        const double x62 = -x2*x57 + x3*x60;
-        const double x64 = x44 + x62;
-        const double x65 = -(3.7499999999999996*x64 + x59) + x45;
-        sd_qdd[1][sd_k] = x65;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_qdd[0], 2, sd_n, qdd + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_forward_dynamics_lanes1(sd_q, sd_qd, sd_tau, sd_w, sd_qdd, sd_big);
+    sd_scatter(sd_qdd[0], sd_src_forward_dynamics_qdd, sd_fill_forward_dynamics_qdd, 2, sd_n, qdd + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_forward_dynamics(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2);
@@ -747,14 +768,15 @@ void planar2_gravity(const double *q, double *g)
 }
 
 #if !defined(SYMDYN_NO_LANES)
-/* gravity of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_gravity_lanes(long sd_first, long count, const double *q, double *g)
+/* gravity: the block entry of each column of g (-1: the constant of sd_fill_gravity_g). */
+static const int sd_src_gravity_g[2] = {
+    0, 1,
+};
+static const double sd_fill_gravity_g[2] = {0};
+
+/* gravity of a block of states: one loop over its lanes. */
+static inline void sd_planar2_gravity_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_g)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_g[2][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -768,15 +790,28 @@ static void sd_planar2_gravity_lanes(long sd_first, long count, const double *q,
         const double x5 = 9.81*x1;
         const double x6 = x2*x5 + x3*x4;
         const double x7 = -x2*x4 + x3*x5;
-        const double x10 = x2*x6 + x3*x7;
         const double x8 = 0.2*x7;
         sd_g[1][sd_k] = x8;
+        const double x10 = x2*x6 + x3*x7;
         const double x11 = 0.5*x10 + x8;
         const double x12 = 0.5*x5 + x11;
         sd_g[0][sd_k] = x12;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter(sd_g[0], 2, sd_n, g + sd_first * 2);
+}
+
+/* gravity of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_gravity_lanes(long sd_first, long count, const double *q, double *g)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_g[2][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_gravity_lanes1(sd_q, sd_w, sd_g, sd_big);
+    sd_scatter(sd_g[0], sd_src_gravity_g, sd_fill_gravity_g, 2, sd_n, g + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_gravity(q + (sd_first + sd_k) * 2, g + (sd_first + sd_k) * 2);
@@ -834,6 +869,44 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* coriolis_matrix: the block entry of each column of C (-1: the constant of sd_fill_coriolis_matrix_C). */
+static const int sd_src_coriolis_matrix_C[4] = {
+    0, 1, 2, 3,
+};
+static const double sd_fill_coriolis_matrix_C[4] = {0};
+
+/* coriolis_matrix of a block of states: one loop over its lanes. */
+static inline void sd_planar2_coriolis_matrix_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_C)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double qd0 = sd_qd[0][sd_k];
+        const double x4 = 0.5*qd0;
+        const double x5 = x2*x4;
+        const double x6 = x3*x4;
+        const double qd1 = sd_qd[1][sd_k];
+        const double x7 = qd0 + qd1;
+        const double x22 = 0.2*x7 + x6;
+        const double x25 = 0.2*x5;
+        sd_C[2][sd_k] = x25;
+        const double x26 = -0.2*x5 + x25;
+        sd_C[3][sd_k] = x26;
+        const double x47 = -x2*x22 + x3*x5;
+        const double x52 = 0.5*x47 + x25;
+        sd_C[0][sd_k] = x52;
+        const double x57 = -x22 + x6;
+        const double x59 = x2*x57;
+        const double x60 = 0.5*x59 + x26;
+        sd_C[1][sd_k] = x60;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* coriolis_matrix of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_coriolis_matrix_lanes(long sd_first, long count, const double *q, const double *qd, double *C)
 {
@@ -843,34 +916,10 @@ static void sd_planar2_coriolis_matrix_lanes(long sd_first, long count, const do
     double sd_qd[2][SD_LANES];
     sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
     double sd_C[4][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double x4 = 0.5*qd0;
-        const double x7 = qd0 + qd1;
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x5 = x2*x4;
-        const double x6 = x3*x4;
-        const double x22 = 0.2*x7 + x6;
-        const double x47 = -x2*x22 + x3*x5;
-        const double x57 = -x22 + x6;
-        const double x59 = x2*x57;
-        const double x25 = 0.2*x5;
-        sd_C[2][sd_k] = x25;
-        const double x26 = -0.2*x5 + x25;
-        sd_C[3][sd_k] = x26;
-        const double x52 = 0.5*x47 + x25;
-        sd_C[0][sd_k] = x52;
-        const double x60 = 0.5*x59 + x26;
-        sd_C[1][sd_k] = x60;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_C[0], 4, sd_n, C + sd_first * 4);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_coriolis_matrix_lanes1(sd_q, sd_qd, sd_w, sd_C, sd_big);
+    sd_scatter(sd_C[0], sd_src_coriolis_matrix_C, sd_fill_coriolis_matrix_C, 4, sd_n, C + sd_first * 4);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_coriolis_matrix(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, C + (sd_first + sd_k) * 4);
@@ -930,6 +979,46 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* nonlinear_effects: the block entry of each column of b (-1: the constant of sd_fill_nonlinear_effects_b). */
+static const int sd_src_nonlinear_effects_b[2] = {
+    0, 1,
+};
+static const double sd_fill_nonlinear_effects_b[2] = {0};
+
+/* nonlinear_effects of a block of states: one loop over its lanes. */
+static inline void sd_planar2_nonlinear_effects_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_b)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double x6 = qd0 + qd1;
+        const double x7 = 9.81*x0;
+        const double x8 = 9.81*x1;
+        const double x9 = qd0*qd0;
+        const double x10 = -0.5*x9 + x7;
+        const double x11 = x10*x3 + x2*x8;
+        const double x12 = -x10*x2 + x3*x8;
+        const double x13 = x6*x6;
+        const double x15 = 0.2*x12;
+        sd_b[1][sd_k] = x15;
+        const double x16 = -0.2*x13 + x11;
+        const double x19 = x12*x3 + x16*x2;
+        const double x20 = 0.5*x19 + x15;
+        const double x21 = 0.5*x8 + x20;
+        sd_b[0][sd_k] = x21;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* nonlinear_effects of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_nonlinear_effects_lanes(long sd_first, long count, const double *q, const double *qd, double *b)
 {
@@ -939,36 +1028,10 @@ static void sd_planar2_nonlinear_effects_lanes(long sd_first, long count, const 
     double sd_qd[2][SD_LANES];
     sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
     double sd_b[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double x6 = qd0 + qd1;
-        const double x13 = x6*x6;
-        const double x9 = qd0*qd0;
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x7 = 9.81*x0;
-        const double x10 = -0.5*x9 + x7;
-        const double x8 = 9.81*x1;
-        const double x11 = x10*x3 + x2*x8;
-        const double x16 = -0.2*x13 + x11;
-        const double x12 = -x10*x2 + x3*x8;
-        const double x19 = x12*x3 + x16*x2;
-        const double x15 = 0.2*x12;
-        sd_b[1][sd_k] = x15;
-        const double x20 = 0.5*x19 + x15;
-        const double x21 = 0.5*x8 + x20;
-        sd_b[0][sd_k] = x21;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_b[0], 2, sd_n, b + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_nonlinear_effects_lanes1(sd_q, sd_qd, sd_w, sd_b, sd_big);
+    sd_scatter(sd_b[0], sd_src_nonlinear_effects_b, sd_fill_nonlinear_effects_b, 2, sd_n, b + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_nonlinear_effects(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, b + (sd_first + sd_k) * 2);
@@ -1021,17 +1084,10 @@ static const int sd_src_articulated_inertia_D[2] = {
     0, -1,
 };
 static const double sd_fill_articulated_inertia_D[2] = {[1] = 0.053333333333333344};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* articulated_inertia of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_articulated_inertia_lanes(long sd_first, long count, const double *q, double *D)
+/* articulated_inertia of a block of states: one loop over its lanes. */
+static inline void sd_planar2_articulated_inertia_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_D)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_D[1][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -1045,9 +1101,22 @@ static void sd_planar2_articulated_inertia_lanes(long sd_first, long count, cons
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
         sd_D[0][sd_k] = x25;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 2, sd_n, D + sd_first * 2);
+}
+
+/* articulated_inertia of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_articulated_inertia_lanes(long sd_first, long count, const double *q, double *D)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_D[1][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_articulated_inertia_lanes1(sd_q, sd_w, sd_D, sd_big);
+    sd_scatter(sd_D[0], sd_src_articulated_inertia_D, sd_fill_articulated_inertia_D, 2, sd_n, D + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_articulated_inertia(q + (sd_first + sd_k) * 2, D + (sd_first + sd_k) * 2);
@@ -1105,22 +1174,15 @@ static const int sd_src_innovations_factor_m[4] = {
     0, 1, -1, 2,
 };
 static const double sd_fill_innovations_factor_m[4] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* innovations_factor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_innovations_factor_lanes(long sd_first, long count, const double *q, double *m)
+/* innovations_factor of a block of states: one loop over its lanes. */
+static inline void sd_planar2_innovations_factor_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_m)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_m[3][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
-        const double q1 = sd_q[1][sd_k];
         sd_m[2][sd_k] = 0.23094010767585033;
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -1134,9 +1196,22 @@ static void sd_planar2_innovations_factor_lanes(long sd_first, long count, const
         const double x40 = 0.8660254037844386*x3;
         const double x41 = 0.23094010767585033 + 0.5*x40;
         sd_m[1][sd_k] = x41;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 4, sd_n, m + sd_first * 4);
+}
+
+/* innovations_factor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_innovations_factor_lanes(long sd_first, long count, const double *q, double *m)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_m[3][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_innovations_factor_lanes1(sd_q, sd_w, sd_m, sd_big);
+    sd_scatter(sd_m[0], sd_src_innovations_factor_m, sd_fill_innovations_factor_m, 4, sd_n, m + sd_first * 4);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_innovations_factor(q + (sd_first + sd_k) * 2, m + (sd_first + sd_k) * 4);
@@ -1196,22 +1271,15 @@ static const int sd_src_innovations_factor_inverse_ell[4] = {
     0, 1, -1, 2,
 };
 static const double sd_fill_innovations_factor_inverse_ell[4] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* innovations_factor_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_innovations_factor_inverse_lanes(long sd_first, long count, const double *q, double *ell)
+/* innovations_factor_inverse of a block of states: one loop over its lanes. */
+static inline void sd_planar2_innovations_factor_inverse_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_ell)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_ell[3][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
-        const double q1 = sd_q[1][sd_k];
         sd_ell[2][sd_k] = 4.330127018922193;
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -1221,15 +1289,28 @@ static void sd_planar2_innovations_factor_inverse_lanes(long sd_first, long coun
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = sqrt(x25);
+        const double x37 = 1.0/x36;
+        sd_ell[0][sd_k] = x37;
         const double x39 = 3.7499999999999996*x3;
         const double x40 = 0.5*x39 + 1.0;
         const double x41 = -x40/x36;
         sd_ell[1][sd_k] = x41;
-        const double x37 = 1.0/x36;
-        sd_ell[0][sd_k] = x37;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 4, sd_n, ell + sd_first * 4);
+}
+
+/* innovations_factor_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_innovations_factor_inverse_lanes(long sd_first, long count, const double *q, double *ell)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_ell[3][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_innovations_factor_inverse_lanes1(sd_q, sd_w, sd_ell, sd_big);
+    sd_scatter(sd_ell[0], sd_src_innovations_factor_inverse_ell, sd_fill_innovations_factor_inverse_ell, 4, sd_n, ell + sd_first * 4);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_innovations_factor_inverse(q + (sd_first + sd_k) * 2, ell + (sd_first + sd_k) * 4);
@@ -1284,6 +1365,41 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* total_rates: the block entry of each column of nu (-1: the constant of sd_fill_total_rates_nu). */
+static const int sd_src_total_rates_nu[2] = {
+    0, 1,
+};
+static const double sd_fill_total_rates_nu[2] = {0};
+
+/* total_rates of a block of states: one loop over its lanes. */
+static inline void sd_planar2_total_rates_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_nu)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = sqrt(x25);
+        const double qd0 = sd_qd[0][sd_k];
+        const double x37 = qd0*x36;
+        sd_nu[0][sd_k] = x37;
+        const double x38 = 0.5*qd0;
+        const double x40 = x3*x38;
+        const double qd1 = sd_qd[1][sd_k];
+        const double x41 = 0.23094010767585033*(3.7499999999999996*x40 + qd0 + qd1);
+        sd_nu[1][sd_k] = x41;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* total_rates of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_total_rates_lanes(long sd_first, long count, const double *q, const double *qd, double *nu)
 {
@@ -1293,31 +1409,10 @@ static void sd_planar2_total_rates_lanes(long sd_first, long count, const double
     double sd_qd[2][SD_LANES];
     sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
     double sd_nu[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double x38 = 0.5*qd0;
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x40 = x3*x38;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
-        const double x18 = 0.5*x13;
-        const double x21 = 0.5*x18;
-        const double x25 = 0.16666666666666666 + x21;
-        const double x36 = sqrt(x25);
-        const double x37 = qd0*x36;
-        sd_nu[0][sd_k] = x37;
-        const double x41 = 0.23094010767585033*(3.7499999999999996*x40 + qd0 + qd1);
-        sd_nu[1][sd_k] = x41;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_nu[0], 2, sd_n, nu + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_total_rates_lanes1(sd_q, sd_qd, sd_w, sd_nu, sd_big);
+    sd_scatter(sd_nu[0], sd_src_total_rates_nu, sd_fill_total_rates_nu, 2, sd_n, nu + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_total_rates(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2);
@@ -1372,22 +1467,19 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
 }
 
 #if !defined(SYMDYN_NO_LANES)
-/* joint_rates of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_joint_rates_lanes(long sd_first, long count, const double *q, const double *nu, double *qd)
+/* joint_rates: the block entry of each column of qd (-1: the constant of sd_fill_joint_rates_qd). */
+static const int sd_src_joint_rates_qd[2] = {
+    0, 1,
+};
+static const double sd_fill_joint_rates_qd[2] = {0};
+
+/* joint_rates of a block of states: one loop over its lanes. */
+static inline void sd_planar2_joint_rates_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_nu)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_qd)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_nu[2][SD_LANES];
-    sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
-    double sd_qd[2][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q1 = sd_q[1][sd_k];
-        const double nu0 = sd_nu[0][sd_k];
-        const double nu1 = sd_nu[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -1397,15 +1489,32 @@ static void sd_planar2_joint_rates_lanes(long sd_first, long count, const double
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = sqrt(x25);
+        const double nu0 = sd_nu[0][sd_k];
         const double x37 = nu0/x36;
         sd_qd[0][sd_k] = x37;
         const double x38 = 0.5*x37;
         const double x40 = x3*x38;
+        const double nu1 = sd_nu[1][sd_k];
         const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
         sd_qd[1][sd_k] = x41;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
+}
+
+/* joint_rates of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_joint_rates_lanes(long sd_first, long count, const double *q, const double *nu, double *qd)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_nu[2][SD_LANES];
+    sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
+    double sd_qd[2][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_joint_rates_lanes1(sd_q, sd_nu, sd_w, sd_qd, sd_big);
+    sd_scatter(sd_qd[0], sd_src_joint_rates_qd, sd_fill_joint_rates_qd, 2, sd_n, qd + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_joint_rates(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2);
@@ -1462,6 +1571,43 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* working_moments: the block entry of each column of eps (-1: the constant of sd_fill_working_moments_eps). */
+static const int sd_src_working_moments_eps[2] = {
+    0, 1,
+};
+static const double sd_fill_working_moments_eps[2] = {0};
+
+/* working_moments of a block of states: one loop over its lanes. */
+static inline void sd_planar2_working_moments_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_tau)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_eps)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double tau1 = sd_tau[1][sd_k];
+        const double x36 = 4.330127018922193*tau1;
+        sd_eps[1][sd_k] = x36;
+        const double x37 = 3.7499999999999996*tau1;
+        const double x39 = x3*x37;
+        const double x40 = 0.5*x39 + tau1;
+        const double tau0 = sd_tau[0][sd_k];
+        const double x41 = tau0 - x40;
+        const double x42 = sqrt(x25);
+        const double x43 = x41/x42;
+        sd_eps[0][sd_k] = x43;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* working_moments of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_working_moments_lanes(long sd_first, long count, const double *q, const double *tau, double *eps)
 {
@@ -1471,33 +1617,10 @@ static void sd_planar2_working_moments_lanes(long sd_first, long count, const do
     double sd_tau[2][SD_LANES];
     sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
     double sd_eps[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q1 = sd_q[1][sd_k];
-        const double tau0 = sd_tau[0][sd_k];
-        const double tau1 = sd_tau[1][sd_k];
-        const double x36 = 4.330127018922193*tau1;
-        sd_eps[1][sd_k] = x36;
-        const double x37 = 3.7499999999999996*tau1;
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x39 = x3*x37;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
-        const double x18 = 0.5*x13;
-        const double x21 = 0.5*x18;
-        const double x25 = 0.16666666666666666 + x21;
-        const double x40 = 0.5*x39 + tau1;
-        const double x41 = tau0 - x40;
-        const double x42 = sqrt(x25);
-        const double x43 = x41/x42;
-        sd_eps[0][sd_k] = x43;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_eps[0], 2, sd_n, eps + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_working_moments_lanes1(sd_q, sd_tau, sd_w, sd_eps, sd_big);
+    sd_scatter(sd_eps[0], sd_src_working_moments_eps, sd_fill_working_moments_eps, 2, sd_n, eps + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_working_moments(q + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2);
@@ -1554,6 +1677,43 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* applied_moments: the block entry of each column of tau (-1: the constant of sd_fill_applied_moments_tau). */
+static const int sd_src_applied_moments_tau[2] = {
+    0, 1,
+};
+static const double sd_fill_applied_moments_tau[2] = {0};
+
+/* applied_moments of a block of states: one loop over its lanes. */
+static inline void sd_planar2_applied_moments_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_eps)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_tau)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double eps1 = sd_eps[1][sd_k];
+        const double x36 = 0.23094010767585033*eps1;
+        sd_tau[1][sd_k] = x36;
+        const double x37 = 3.7499999999999996*x36;
+        const double x39 = x3*x37;
+        const double x40 = 0.5*x39 + x36;
+        const double x41 = sqrt(x25);
+        const double eps0 = sd_eps[0][sd_k];
+        const double x42 = eps0*x41;
+        const double x43 = x40 + x42;
+        sd_tau[0][sd_k] = x43;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* applied_moments of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_applied_moments_lanes(long sd_first, long count, const double *q, const double *eps, double *tau)
 {
@@ -1563,33 +1723,10 @@ static void sd_planar2_applied_moments_lanes(long sd_first, long count, const do
     double sd_eps[2][SD_LANES];
     sd_gather(eps + sd_first * 2, 2, sd_n, sd_eps[0]);
     double sd_tau[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q1 = sd_q[1][sd_k];
-        const double eps0 = sd_eps[0][sd_k];
-        const double eps1 = sd_eps[1][sd_k];
-        const double x36 = 0.23094010767585033*eps1;
-        sd_tau[1][sd_k] = x36;
-        const double x37 = 3.7499999999999996*x36;
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x39 = x3*x37;
-        const double x40 = 0.5*x39 + x36;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
-        const double x18 = 0.5*x13;
-        const double x21 = 0.5*x18;
-        const double x25 = 0.16666666666666666 + x21;
-        const double x41 = sqrt(x25);
-        const double x42 = eps0*x41;
-        const double x43 = x40 + x42;
-        sd_tau[0][sd_k] = x43;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_applied_moments_lanes1(sd_q, sd_eps, sd_w, sd_tau, sd_big);
+    sd_scatter(sd_tau[0], sd_src_applied_moments_tau, sd_fill_applied_moments_tau, 2, sd_n, tau + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_applied_moments(q + (sd_first + sd_k) * 2, eps + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2);
@@ -1668,22 +1805,19 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
 }
 
 #if !defined(SYMDYN_NO_LANES)
-/* coriolis_nu of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_coriolis_nu_lanes(long sd_first, long count, const double *q, const double *nu, double *Cnu)
+/* coriolis_nu: the block entry of each column of Cnu (-1: the constant of sd_fill_coriolis_nu_Cnu). */
+static const int sd_src_coriolis_nu_Cnu[2] = {
+    0, 1,
+};
+static const double sd_fill_coriolis_nu_Cnu[2] = {0};
+
+/* coriolis_nu of a block of states: one loop over its lanes. */
+static inline void sd_planar2_coriolis_nu_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_nu)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_Cnu)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_nu[2][SD_LANES];
-    sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
-    double sd_Cnu[2][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q1 = sd_q[1][sd_k];
-        const double nu0 = sd_nu[0][sd_k];
-        const double nu1 = sd_nu[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -1693,39 +1827,56 @@ static void sd_planar2_coriolis_nu_lanes(long sd_first, long count, const double
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
         const double x36 = sqrt(x25);
+        const double nu0 = sd_nu[0][sd_k];
         const double x37 = nu0/x36;
         const double x38 = 0.5*x37;
         const double x39 = x2*x38;
         const double x40 = x3*x38;
+        const double nu1 = sd_nu[1][sd_k];
         const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
         const double x42 = x37 + x41;
         const double x45 = -0.2*x41;
         const double x49 = 0.2*x42 + x40;
         const double x50 = -x39*x40 + x39*x49;
         const double x51 = -x42*x49;
-        const double x61 = 2.0*x50;
         const double x52 = x39*x42;
         const double x53 = -x40*x41 + x42*x45;
         const double x54 = x39*x41;
         const double x56 = x40*x41;
         const double x57 = -x39*x41;
-        const double x63 = 2.0*x52 - x54 + x57;
         const double x58 = 3.7499999999999996*x40 + x37;
         const double x59 = x37 - x58;
         const double x60 = x45*x59;
+        const double x61 = 2.0*x50;
         const double x62 = 2.0*x51 - x53 + x56 - x60;
-        const double x90 = x42*x45 + x62;
-        const double x89 = x39*x45 + x61;
-        const double x91 = -3.7499999999999996*x89 + x63;
-        const double x93 = x2*x90 + x3*x91;
+        const double x63 = 2.0*x52 - x54 + x57;
         const double x64 = 2.1650635094610964*x61;
         sd_Cnu[1][sd_k] = x64;
+        const double x89 = x39*x45 + x61;
+        const double x90 = x42*x45 + x62;
+        const double x91 = -3.7499999999999996*x89 + x63;
+        const double x93 = x2*x90 + x3*x91;
         const double x94 = 0.5*x93;
         const double x111 = 0.5*x94/x36;
         sd_Cnu[0][sd_k] = x111;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter(sd_Cnu[0], 2, sd_n, Cnu + sd_first * 2);
+}
+
+/* coriolis_nu of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_coriolis_nu_lanes(long sd_first, long count, const double *q, const double *nu, double *Cnu)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_nu[2][SD_LANES];
+    sd_gather(nu + sd_first * 2, 2, sd_n, sd_nu[0]);
+    double sd_Cnu[2][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_coriolis_nu_lanes1(sd_q, sd_nu, sd_w, sd_Cnu, sd_big);
+    sd_scatter(sd_Cnu[0], sd_src_coriolis_nu_Cnu, sd_fill_coriolis_nu_Cnu, 2, sd_n, Cnu + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_coriolis_nu(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, Cnu + (sd_first + sd_k) * 2);
@@ -1793,28 +1944,27 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
 }
 
 #if !defined(SYMDYN_NO_LANES)
-/* coriolis_eta of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_coriolis_eta_lanes(long sd_first, long count, const double *q, const double *eta, double *Cbar)
+/* coriolis_eta: the block entry of each column of Cbar (-1: the constant of sd_fill_coriolis_eta_Cbar). */
+static const int sd_src_coriolis_eta_Cbar[2] = {
+    0, 1,
+};
+static const double sd_fill_coriolis_eta_Cbar[2] = {0};
+
+/* coriolis_eta of a block of states: one loop over its lanes. */
+static inline void sd_planar2_coriolis_eta_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_eta)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_Cbar)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_eta[2][SD_LANES];
-    sd_gather(eta + sd_first * 2, 2, sd_n, sd_eta[0]);
-    double sd_Cbar[2][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q1 = sd_q[1][sd_k];
-        const double eta0 = sd_eta[0][sd_k];
-        const double eta1 = sd_eta[1][sd_k];
-        const double x36 = 0.5*eta0;
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x5 = 2.0*x2*x3;
+        const double eta0 = sd_eta[0][sd_k];
+        const double x36 = 0.5*eta0;
         const double x37 = x2*x36;
         const double x38 = x3*x36;
+        const double eta1 = sd_eta[1][sd_k];
         const double x39 = -(3.7499999999999996*x38 + eta0) + eta1;
         const double x40 = eta0 + x39;
         const double x43 = -0.2*x39;
@@ -1828,18 +1978,33 @@ static void sd_planar2_coriolis_eta_lanes(long sd_first, long count, const doubl
         const double x53 = 3.7499999999999996*x38 + eta0 + x39;
         const double x54 = x43*x53 + x49 - x51;
         const double x55 = x50 - x52;
-        const double x80 = -3.7499999999999996*x48 + x55;
-        const double x82 = x2*x54 + x3*x80;
         const double x68 = -3.7499999999999996*x43;
         const double x72 = x5*x68;
         const double x76 = 0.5*x72;
         const double x79 = 0.5*x76;
+        const double x80 = -3.7499999999999996*x48 + x55;
+        const double x82 = x2*x54 + x3*x80;
         const double x83 = 0.5*x82;
         const double x98 = eta0*x79 + x83;
         sd_Cbar[0][sd_k] = x98;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter(sd_Cbar[0], 2, sd_n, Cbar + sd_first * 2);
+}
+
+/* coriolis_eta of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_coriolis_eta_lanes(long sd_first, long count, const double *q, const double *eta, double *Cbar)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_eta[2][SD_LANES];
+    sd_gather(eta + sd_first * 2, 2, sd_n, sd_eta[0]);
+    double sd_Cbar[2][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_coriolis_eta_lanes1(sd_q, sd_eta, sd_w, sd_Cbar, sd_big);
+    sd_scatter(sd_Cbar[0], sd_src_coriolis_eta_Cbar, sd_fill_coriolis_eta_Cbar, 2, sd_n, Cbar + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_coriolis_eta(q + (sd_first + sd_k) * 2, eta + (sd_first + sd_k) * 2, Cbar + (sd_first + sd_k) * 2);
@@ -1932,6 +2097,84 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* diagonalized_forward_dynamics: the block entry of each column of qd (-1: the constant of sd_fill_diagonalized_forward_dynamics_qd). */
+static const int sd_src_diagonalized_forward_dynamics_qd[2] = {
+    0, 1,
+};
+static const double sd_fill_diagonalized_forward_dynamics_qd[2] = {0};
+/* diagonalized_forward_dynamics: the block entry of each column of nu_dot (-1: the constant of sd_fill_diagonalized_forward_dynamics_nu_dot). */
+static const int sd_src_diagonalized_forward_dynamics_nu_dot[2] = {
+    0, 1,
+};
+static const double sd_fill_diagonalized_forward_dynamics_nu_dot[2] = {0};
+
+/* diagonalized_forward_dynamics of a block of states: one loop over its lanes. */
+static inline void sd_planar2_diagonalized_forward_dynamics_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_nu)[SD_LANES], double (*restrict sd_tau)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_nu_dot)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = -x2*x2 + x3*x3;
+        const double x5 = 2.0*x2*x3;
+        const double x10 = 0.375*x4;
+        const double x13 = 0.625 - x10;
+        const double x18 = 0.5*x13;
+        const double x21 = 0.5*x18;
+        const double x25 = 0.16666666666666666 + x21;
+        const double x36 = sqrt(x25);
+        const double nu0 = sd_nu[0][sd_k];
+        const double x37 = nu0/x36;
+        sd_qd[0][sd_k] = x37;
+        const double x38 = 0.5*x37;
+        const double x39 = x2*x38;
+        const double x40 = x3*x38;
+        const double nu1 = sd_nu[1][sd_k];
+        const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
+        sd_qd[1][sd_k] = x41;
+        const double x42 = x37 + x41;
+        const double x43 = 9.81*x0;
+        const double x44 = 9.81*x1;
+        const double x45 = x2*x44 + x3*x43;
+        const double x46 = -x2*x43 + x3*x44;
+        const double x49 = -0.2*x41;
+        const double x52 = 4.330127018922193*nu1;
+        const double x54 = 0.2*x42 + x40;
+        const double x55 = -x39*x40 + x39*x54;
+        const double x56 = -x42*x54;
+        const double x57 = x39*x42;
+        const double x58 = -x40*x41 + x42*x49;
+        const double x59 = x39*x41;
+        const double x60 = 0.2*x46 + x55;
+        const double x61 = x45 + x49*x52 + x56 - x58;
+        const double x62 = x46 + x57 - x59;
+        const double tau1 = sd_tau[1][sd_k];
+        const double x63 = tau1 - x60;
+        const double x64 = 4.330127018922193*x63;
+        sd_nu_dot[1][sd_k] = x64;
+        const double x65 = x60 + x63;
+        const double x66 = 3.7499999999999996*x63 + x62;
+        const double x79 = -3.7499999999999996*x49;
+        const double x83 = x5*x79;
+        const double x87 = 0.5*x83;
+        const double x90 = 0.5*x87;
+        const double x92 = x2*x61 + x3*x66;
+        const double x93 = 0.5*x92 + x65;
+        const double x108 = 0.5*x44 + x37*x90 + x93;
+        const double tau0 = sd_tau[0][sd_k];
+        const double x111 = tau0 - x108;
+        const double x112 = (0.5*x37*x90 + x111)/x36;
+        sd_nu_dot[0][sd_k] = x112;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* diagonalized_forward_dynamics of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_diagonalized_forward_dynamics_lanes(long sd_first, long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
@@ -1944,70 +2187,11 @@ static void sd_planar2_diagonalized_forward_dynamics_lanes(long sd_first, long c
     sd_gather(tau + sd_first * 2, 2, sd_n, sd_tau[0]);
     double sd_qd[2][SD_LANES];
     double sd_nu_dot[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
-        const double nu0 = sd_nu[0][sd_k];
-        const double nu1 = sd_nu[1][sd_k];
-        const double tau0 = sd_tau[0][sd_k];
-        const double tau1 = sd_tau[1][sd_k];
-        const double x52 = 4.330127018922193*nu1;
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x43 = 9.81*x0;
-        const double x44 = 9.81*x1;
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
-        const double x18 = 0.5*x13;
-        const double x21 = 0.5*x18;
-        const double x25 = 0.16666666666666666 + x21;
-        const double x36 = sqrt(x25);
-        const double x5 = 2.0*x2*x3;
-        const double x37 = nu0/x36;
-        sd_qd[0][sd_k] = x37;
-        const double x38 = 0.5*x37;
-        const double x39 = x2*x38;
-        const double x40 = x3*x38;
-        const double x41 = -(3.7499999999999996*x40 + x37) + 4.330127018922193*nu1;
-        sd_qd[1][sd_k] = x41;
-        const double x42 = x37 + x41;
-        const double x45 = x2*x44 + x3*x43;
-        const double x46 = -x2*x43 + x3*x44;
-        const double x49 = -0.2*x41;
-        const double x54 = 0.2*x42 + x40;
-        const double x55 = -x39*x40 + x39*x54;
-        const double x56 = -x42*x54;
-        const double x58 = -x40*x41 + x42*x49;
-        const double x61 = x45 + x49*x52 + x56 - x58;
-        const double x57 = x39*x42;
-        const double x59 = x39*x41;
-        const double x62 = x46 + x57 - x59;
-        const double x60 = 0.2*x46 + x55;
-        const double x79 = -3.7499999999999996*x49;
-        const double x83 = x5*x79;
-        const double x87 = 0.5*x83;
-        const double x90 = 0.5*x87;
-        const double x63 = tau1 - x60;
-        const double x65 = x60 + x63;
-        const double x66 = 3.7499999999999996*x63 + x62;
-        const double x92 = x2*x61 + x3*x66;
-        const double x93 = 0.5*x92 + x65;
-        const double x108 = 0.5*x44 + x37*x90 + x93;
-        const double x64 = 4.330127018922193*x63;
-        sd_nu_dot[1][sd_k] = x64;
-        const double x111 = tau0 - x108;
-        const double x112 = (0.5*x37*x90 + x111)/x36;
-        sd_nu_dot[0][sd_k] = x112;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_qd[0], 2, sd_n, qd + sd_first * 2);
-    sd_scatter(sd_nu_dot[0], 2, sd_n, nu_dot + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_diagonalized_forward_dynamics_lanes1(sd_q, sd_nu, sd_tau, sd_w, sd_qd, sd_nu_dot, sd_big);
+    sd_scatter(sd_qd[0], sd_src_diagonalized_forward_dynamics_qd, sd_fill_diagonalized_forward_dynamics_qd, 2, sd_n, qd + sd_first * 2);
+    sd_scatter(sd_nu_dot[0], sd_src_diagonalized_forward_dynamics_nu_dot, sd_fill_diagonalized_forward_dynamics_nu_dot, 2, sd_n, nu_dot + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_diagonalized_forward_dynamics(q + (sd_first + sd_k) * 2, nu + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, nu_dot + (sd_first + sd_k) * 2);
@@ -2058,9 +2242,26 @@ static const int sd_src_udu_factor_U[4] = {
     0, 1, -1, 0,
 };
 static const double sd_fill_udu_factor_U[4] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
+/* udu_factor of a block of states: one loop over its lanes. */
+static inline void sd_planar2_udu_factor_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_U)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        sd_U[0][sd_k] = 1.0;
+        const double q1 = sd_q[1][sd_k];
+        double x3_sin, x3;
+        sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
+        sd_far |= x3_sin != x3_sin;
+        const double x37 = 3.7499999999999996*x3;
+        const double x38 = 0.5*x37 + 1.0;
+        sd_U[1][sd_k] = x38;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* udu_factor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_udu_factor_lanes(long sd_first, long count, const double *q, double *U)
 {
@@ -2068,21 +2269,10 @@ static void sd_planar2_udu_factor_lanes(long sd_first, long count, const double 
     double sd_q[2][SD_LANES];
     sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
     double sd_U[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q1 = sd_q[1][sd_k];
-        sd_U[0][sd_k] = 1.0;
-        double x3_sin, x3;
-        sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
-        sd_far |= x3_sin != x3_sin;
-        const double x37 = 3.7499999999999996*x3;
-        const double x38 = 0.5*x37 + 1.0;
-        sd_U[1][sd_k] = x38;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter_map(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 4, sd_n, U + sd_first * 4);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_udu_factor_lanes1(sd_q, sd_w, sd_U, sd_big);
+    sd_scatter(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 4, sd_n, U + sd_first * 4);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_udu_factor(q + (sd_first + sd_k) * 2, U + (sd_first + sd_k) * 4);
@@ -2116,41 +2306,13 @@ void planar2_friction(const double *qd, double *tau_f)
     (void)qd;
 }
 
-/* friction of 4 states (8 entries: whole vectors) for its batch entry: tau_f is constant,
- * the same for every state. So one loop over the flat arrays, which the compiler vectorizes. */
-static inline void sd_planar2_friction_block(const double *restrict qd, double *restrict tau_f)
-{
-    (void)qd;
-    SD_SIMD
-    for (int sd_e = 0; sd_e < 8; ++sd_e) {
-        const double sd_k0_0_0 = 0.0;
-        tau_f[sd_e] = sd_k0_0_0;
-    }
-}
-
-/* friction of `count` states by the function above, 4 at a time, the last count % 4 by single calls.
- * Threads only from 8192 states on: entering an OpenMP parallel region costs about 0.3 us even on
- * one thread, the time of this function on hundreds of states (docs/perf-history.md "Batch of tiny
- * functions"). */
+/* friction of `count` states, one after the other, without lanes: it computes fewer than 0.6
+ * statements per entry it moves. */
 void planar2_friction_batch(long count, const double *qd, double *tau_f)
 {
-#if !defined(SYMDYN_NO_LANES)
-    const long sd_blocks = count / 4;
-    if (SD_THREADS(count >= 8192)) {
-        SD_PARALLEL_FOR
-        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
-            sd_planar2_friction_block(qd + sd_b * 8, tau_f + sd_b * 8);
-    } else {
-        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
-            sd_planar2_friction_block(qd + sd_b * 8, tau_f + sd_b * 8);
-    }
-    for (long sd_i = sd_blocks * 4; sd_i < count; ++sd_i)
-        planar2_friction(qd + sd_i * 2, tau_f + sd_i * 2);
-#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_friction(qd + sd_i * 2, tau_f + sd_i * 2);
-#endif
 }
 
 /* Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) (Newton-Euler on the parameter structure). Operations: 18 mul, 11 add, 0 div, 0 sqrt, 4 trig. */
@@ -2293,9 +2455,57 @@ static const int sd_src_base_regressor_Yb[26] = {
     -1, 12,
 };
 static const double sd_fill_base_regressor_Yb[26] = {[8] = 1.0, [24] = 1.0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
+/* base_regressor of a block of states: one loop over its lanes. */
+static inline void sd_planar2_base_regressor_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_qdd)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_Yb)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double qdd0 = sd_qdd[0][sd_k];
+        sd_Yb[2][sd_k] = qdd0;
+        const double qd0 = sd_qd[0][sd_k];
+        sd_Yb[6][sd_k] = qd0;
+        const double qd1 = sd_qd[1][sd_k];
+        sd_Yb[10][sd_k] = qd1;
+        const double qdd1 = sd_qdd[1][sd_k];
+        sd_Yb[12][sd_k] = qdd1;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = qd0 + qd1;
+        const double x7 = 9.81*x0;
+        sd_Yb[1][sd_k] = -x7;
+        const double x8 = 9.81*x1;
+        sd_Yb[0][sd_k] = x8;
+        const double x9 = qd0*qd0;
+        const double x10 = -0.5*x9 + x7;
+        const double x11 = 0.5*qdd0 + x8;
+        const double x12 = x10*x3 + x11*x2;
+        sd_Yb[9][sd_k] = -x12;
+        const double x13 = -x10*x2 + x11*x3;
+        sd_Yb[8][sd_k] = x13;
+        const double x14 = qdd0 + qdd1;
+        sd_Yb[5][sd_k] = x14;
+        const double x15 = x6*x6;
+        const double x16 = 0.5*x2;
+        const double x17 = 0.5*x3;
+        const double x19 = x13 + x14*x17 - x15*x16;
+        sd_Yb[3][sd_k] = x19;
+        const double x20 = -x12 - x14*x16 - x15*x17;
+        sd_Yb[4][sd_k] = x20;
+        const double x21 = sd_sign(qd0);
+        sd_Yb[7][sd_k] = x21;
+        const double x22 = sd_sign(qd1);
+        sd_Yb[11][sd_k] = x22;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* base_regressor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_base_regressor_lanes(long sd_first, long count, const double *q, const double *qd, const double *qdd, double *Yb)
 {
@@ -2307,52 +2517,10 @@ static void sd_planar2_base_regressor_lanes(long sd_first, long count, const dou
     double sd_qdd[2][SD_LANES];
     sd_gather(qdd + sd_first * 2, 2, sd_n, sd_qdd[0]);
     double sd_Yb[13][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double qdd0 = sd_qdd[0][sd_k];
-        const double qdd1 = sd_qdd[1][sd_k];
-        sd_Yb[2][sd_k] = qdd0;
-        sd_Yb[6][sd_k] = qd0;
-        sd_Yb[10][sd_k] = qd1;
-        sd_Yb[12][sd_k] = qdd1;
-        const double x6 = qd0 + qd1;
-        const double x15 = x6*x6;
-        const double x9 = qd0*qd0;
-        const double x14 = qdd0 + qdd1;
-        sd_Yb[5][sd_k] = x14;
-        const double x21 = sd_sign(qd0);
-        sd_Yb[7][sd_k] = x21;
-        const double x22 = sd_sign(qd1);
-        sd_Yb[11][sd_k] = x22;
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x7 = 9.81*x0;
-        sd_Yb[1][sd_k] = -x7;
-        const double x10 = -0.5*x9 + x7;
-        const double x8 = 9.81*x1;
-        sd_Yb[0][sd_k] = x8;
-        const double x11 = 0.5*qdd0 + x8;
-        const double x12 = x10*x3 + x11*x2;
-        sd_Yb[9][sd_k] = -x12;
-        const double x13 = -x10*x2 + x11*x3;
-        sd_Yb[8][sd_k] = x13;
-        const double x16 = 0.5*x2;
-        const double x17 = 0.5*x3;
-        const double x19 = x13 + x14*x17 - x15*x16;
-        sd_Yb[3][sd_k] = x19;
-        const double x20 = -x12 - x14*x16 - x15*x17;
-        sd_Yb[4][sd_k] = x20;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter_map(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 26, sd_n, Yb + sd_first * 26);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_base_regressor_lanes1(sd_q, sd_qd, sd_qdd, sd_w, sd_Yb, sd_big);
+    sd_scatter(sd_Yb[0], sd_src_base_regressor_Yb, sd_fill_base_regressor_Yb, 26, sd_n, Yb + sd_first * 26);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_base_regressor(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, Yb + (sd_first + sd_k) * 26);
@@ -2413,49 +2581,13 @@ void planar2_base_parameters(const double *params, double *beta)
     beta[12] = p27;
 }
 
-/* One state of base_parameters for its batch entry: the single function, but the 3 runs of outputs that
- * copy consecutive inputs go by memcpy (vector loads and stores) instead of one store per entry. No
- * `restrict`, as the single function: the compiler then keeps the loads before the first store, in address
- * order, where with it gcc sinks each load to its first use; beyond the L2 cache that order of memory
- * accesses, not the instructions, sets the speed (docs/perf-history.md "talos_reduced's slow batch entries"). */
-static inline void sd_planar2_base_parameters_row(const double *params, double *beta)
-{
-    const double p1 = params[1];
-    const double p2 = params[2];
-    const double p9 = params[9];
-    const double p10 = params[10];
-    const double p23 = params[23];
-    beta[1] = p2;
-    memcpy(beta + 3, params + 11, 2 * sizeof(double));
-    memcpy(beta + 5, params + 19, 4 * sizeof(double));
-    memcpy(beta + 9, params + 24, 4 * sizeof(double));
-    const double x0 = 0.5*p10 + p1;
-    const double x1 = 0.25*p10 + p23 + p9;
-    beta[0] = x0;
-    beta[2] = x1;
-}
-
-/* base_parameters of `count` states by the function above.
- * Threads only from 800 states on: entering an OpenMP parallel region costs about 0.3 us even on
- * one thread, the time of this function on hundreds of states (docs/perf-history.md "Batch of tiny
- * functions"). */
+/* base_parameters of `count` states, one after the other, without lanes: it computes fewer than 0.6
+ * statements per entry it moves. */
 void planar2_base_parameters_batch(long count, const double *params, double *beta)
 {
-#if !defined(SYMDYN_NO_LANES)
-    const long sd_blocks = count / 1;
-    if (SD_THREADS(count >= 800)) {
-        SD_PARALLEL_FOR
-        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
-            sd_planar2_base_parameters_row(params + sd_b * 28, beta + sd_b * 13);
-    } else {
-        for (long sd_b = 0; sd_b < sd_blocks; ++sd_b)
-            sd_planar2_base_parameters_row(params + sd_b * 28, beta + sd_b * 13);
-    }
-#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_base_parameters(params + sd_i * 28, beta + sd_i * 13);
-#endif
 }
 
 /* Homogeneous transforms of the frames FRAMES in the world (base) frame. Operations: 8 mul, 3 add, 0 div, 0 sqrt, 4 trig. */
@@ -2501,17 +2633,10 @@ static const int sd_src_frame_placement_oMf[16] = {
     0, 1, -1, 2, 3, 0, -1, 4, -1, -1, -1, -1, -1, -1, -1, -1,
 };
 static const double sd_fill_frame_placement_oMf[16] = {[10] = 1.0, [15] = 1.0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* frame_placement of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_frame_placement_lanes(long sd_first, long count, const double *q, double *oMf)
+/* frame_placement of a block of states: one loop over its lanes. */
+static inline void sd_planar2_frame_placement_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_oMf)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_oMf[5][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -2531,9 +2656,22 @@ static void sd_planar2_frame_placement_lanes(long sd_first, long count, const do
         sd_oMf[1][sd_k] = x7;
         const double x8 = x0*x3 + x1*x2;
         sd_oMf[3][sd_k] = x8;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
+}
+
+/* frame_placement of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_frame_placement_lanes(long sd_first, long count, const double *q, double *oMf)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_oMf[5][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_frame_placement_lanes1(sd_q, sd_w, sd_oMf, sd_big);
+    sd_scatter(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_frame_placement(q + (sd_first + sd_k) * 2, oMf + (sd_first + sd_k) * 16);
@@ -2592,17 +2730,10 @@ static const int sd_src_frame_jacobian_J[12] = {
     0, -1, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
 };
 static const double sd_fill_frame_jacobian_J[12] = {[10] = 1.0, [11] = 1.0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* frame_jacobian of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_frame_jacobian_lanes(long sd_first, long count, const double *q, double *J)
+/* frame_jacobian of a block of states: one loop over its lanes. */
+static inline void sd_planar2_frame_jacobian_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_J)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_J[2][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -2613,9 +2744,22 @@ static void sd_planar2_frame_jacobian_lanes(long sd_first, long count, const dou
         sd_J[1][sd_k] = x4;
         const double x5 = 0.5*x0;
         sd_J[0][sd_k] = -x5;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 12, sd_n, J + sd_first * 12);
+}
+
+/* frame_jacobian of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_frame_jacobian_lanes(long sd_first, long count, const double *q, double *J)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_J[2][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_frame_jacobian_lanes1(sd_q, sd_w, sd_J, sd_big);
+    sd_scatter(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 12, sd_n, J + sd_first * 12);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_frame_jacobian(q + (sd_first + sd_k) * 2, J + (sd_first + sd_k) * 12);
@@ -2673,9 +2817,31 @@ static const int sd_src_frame_velocity_vf[6] = {
     0, 1, -1, -1, -1, 2,
 };
 static const double sd_fill_frame_velocity_vf[6] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
+/* frame_velocity of a block of states: one loop over its lanes. */
+static inline void sd_planar2_frame_velocity_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_vf)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double x4 = 0.5*x1;
+        const double x5 = 0.5*x0;
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double x9 = qd0 + qd1;
+        sd_vf[2][sd_k] = x9;
+        const double x10 = -qd0*x5;
+        sd_vf[0][sd_k] = x10;
+        const double x11 = qd0*x4;
+        sd_vf[1][sd_k] = x11;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* frame_velocity of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_frame_velocity_lanes(long sd_first, long count, const double *q, const double *qd, double *vf)
 {
@@ -2685,26 +2851,10 @@ static void sd_planar2_frame_velocity_lanes(long sd_first, long count, const dou
     double sd_qd[2][SD_LANES];
     sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
     double sd_vf[3][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double x9 = qd0 + qd1;
-        sd_vf[2][sd_k] = x9;
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        const double x4 = 0.5*x1;
-        const double x5 = 0.5*x0;
-        const double x10 = -qd0*x5;
-        sd_vf[0][sd_k] = x10;
-        const double x11 = qd0*x4;
-        sd_vf[1][sd_k] = x11;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter_map(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 6, sd_n, vf + sd_first * 6);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_frame_velocity_lanes1(sd_q, sd_qd, sd_w, sd_vf, sd_big);
+    sd_scatter(sd_vf[0], sd_src_frame_velocity_vf, sd_fill_frame_velocity_vf, 6, sd_n, vf + sd_first * 6);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_frame_velocity(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, vf + (sd_first + sd_k) * 6);
@@ -2762,9 +2912,30 @@ static const int sd_src_frame_acceleration_bias_af[6] = {
     0, 1, -1, -1, -1, -1,
 };
 static const double sd_fill_frame_acceleration_bias_af[6] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
+/* frame_acceleration_bias of a block of states: one loop over its lanes. */
+static inline void sd_planar2_frame_acceleration_bias_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_af)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double x4 = 0.5*x1;
+        const double x5 = 0.5*x0;
+        const double qd0 = sd_qd[0][sd_k];
+        const double x10 = -qd0*x5;
+        const double x11 = qd0*x4;
+        const double x12 = -qd0*x11;
+        sd_af[0][sd_k] = x12;
+        const double x13 = qd0*x10;
+        sd_af[1][sd_k] = x13;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* frame_acceleration_bias of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_frame_acceleration_bias_lanes(long sd_first, long count, const double *q, const double *qd, double *af)
 {
@@ -2774,25 +2945,10 @@ static void sd_planar2_frame_acceleration_bias_lanes(long sd_first, long count, 
     double sd_qd[2][SD_LANES];
     sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
     double sd_af[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        const double x4 = 0.5*x1;
-        const double x5 = 0.5*x0;
-        const double x10 = -qd0*x5;
-        const double x11 = qd0*x4;
-        const double x12 = -qd0*x11;
-        sd_af[0][sd_k] = x12;
-        const double x13 = qd0*x10;
-        sd_af[1][sd_k] = x13;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter_map(sd_af[0], sd_src_frame_acceleration_bias_af, sd_fill_frame_acceleration_bias_af, 6, sd_n, af + sd_first * 6);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_frame_acceleration_bias_lanes1(sd_q, sd_qd, sd_w, sd_af, sd_big);
+    sd_scatter(sd_af[0], sd_src_frame_acceleration_bias_af, sd_fill_frame_acceleration_bias_af, 6, sd_n, af + sd_first * 6);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_frame_acceleration_bias(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, af + (sd_first + sd_k) * 6);
@@ -2850,17 +3006,10 @@ static const int sd_src_center_of_mass_com[3] = {
     0, 1, -1,
 };
 static const double sd_fill_center_of_mass_com[3] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* center_of_mass of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_center_of_mass_lanes(long sd_first, long count, const double *q, double *com)
+/* center_of_mass of a block of states: one loop over its lanes. */
+static inline void sd_planar2_center_of_mass_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_com)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_com[2][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -2879,9 +3028,22 @@ static void sd_planar2_center_of_mass_lanes(long sd_first, long count, const dou
         sd_com[0][sd_k] = x9;
         const double x10 = 0.3333333333333333*x8;
         sd_com[1][sd_k] = x10;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_com[0], sd_src_center_of_mass_com, sd_fill_center_of_mass_com, 3, sd_n, com + sd_first * 3);
+}
+
+/* center_of_mass of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_center_of_mass_lanes(long sd_first, long count, const double *q, double *com)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_com[2][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_center_of_mass_lanes1(sd_q, sd_w, sd_com, sd_big);
+    sd_scatter(sd_com[0], sd_src_center_of_mass_com, sd_fill_center_of_mass_com, 3, sd_n, com + sd_first * 3);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_center_of_mass(q + (sd_first + sd_k) * 2, com + (sd_first + sd_k) * 3);
@@ -2948,17 +3110,10 @@ static const int sd_src_com_jacobian_Jcom[6] = {
     0, 1, 2, 3, -1, -1,
 };
 static const double sd_fill_com_jacobian_Jcom[6] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* com_jacobian of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_com_jacobian_lanes(long sd_first, long count, const double *q, double *Jcom)
+/* com_jacobian of a block of states: one loop over its lanes. */
+static inline void sd_planar2_com_jacobian_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_Jcom)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_Jcom[4][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -2969,25 +3124,38 @@ static void sd_planar2_com_jacobian_lanes(long sd_first, long count, const doubl
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = -x0*x2 + x1*x3;
-        const double x19 = 0.2*x6;
-        const double x21 = 0.3333333333333333*x19;
-        sd_Jcom[3][sd_k] = x21;
         const double x7 = -x0*x3 - x1*x2;
         const double x9 = 0.2*x3;
         const double x10 = 0.2*x2;
         const double x11 = 1.0 + x9;
-        const double x18 = 0.2*x7;
-        const double x20 = 0.3333333333333333*x18;
-        sd_Jcom[1][sd_k] = x20;
         const double x12 = -x0*x10 + x1*x11;
-        const double x16 = -x0*x11 - x1*x10;
         const double x14 = 0.3333333333333333*x12;
         sd_Jcom[2][sd_k] = x14;
+        const double x16 = -x0*x11 - x1*x10;
         const double x17 = 0.3333333333333333*x16;
         sd_Jcom[0][sd_k] = x17;
-        sd_big[sd_k] = sd_far;
+        const double x18 = 0.2*x7;
+        const double x19 = 0.2*x6;
+        const double x20 = 0.3333333333333333*x18;
+        sd_Jcom[1][sd_k] = x20;
+        const double x21 = 0.3333333333333333*x19;
+        sd_Jcom[3][sd_k] = x21;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 6, sd_n, Jcom + sd_first * 6);
+}
+
+/* com_jacobian of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_com_jacobian_lanes(long sd_first, long count, const double *q, double *Jcom)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_Jcom[4][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_com_jacobian_lanes1(sd_q, sd_w, sd_Jcom, sd_big);
+    sd_scatter(sd_Jcom[0], sd_src_com_jacobian_Jcom, sd_fill_com_jacobian_Jcom, 6, sd_n, Jcom + sd_first * 6);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_com_jacobian(q + (sd_first + sd_k) * 2, Jcom + (sd_first + sd_k) * 6);
@@ -3062,17 +3230,10 @@ static const int sd_src_centroidal_momentum_matrix_Ag[12] = {
     0, 1, 2, 3, -1, -1, -1, -1, -1, -1, 4, 5,
 };
 static const double sd_fill_centroidal_momentum_matrix_Ag[12] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* centroidal_momentum_matrix of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_centroidal_momentum_matrix_lanes(long sd_first, long count, const double *q, double *Ag)
+/* centroidal_momentum_matrix of a block of states: one loop over its lanes. */
+static inline void sd_planar2_centroidal_momentum_matrix_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_Ag)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_Ag[6][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -3092,10 +3253,10 @@ static void sd_planar2_centroidal_momentum_matrix_lanes(long sd_first, long coun
         const double x19 = 0.47 + x4;
         const double x20 = 0.3333333333333333*x14;
         const double x21 = 0.3333333333333333*x15;
-        const double x24 = -x14*x20 - x15*x21 + x19;
-        sd_Ag[4][sd_k] = x24;
         const double x22 = -x0*x21 - x1*x20;
         const double x23 = x0*x20 - x1*x21;
+        const double x24 = -x14*x20 - x15*x21 + x19;
+        sd_Ag[4][sd_k] = x24;
         const double x25 = 0.5 + x22;
         const double x26 = 0.053333333333333344 + x23*x5 + x25*x4;
         sd_Ag[5][sd_k] = x26;
@@ -3103,9 +3264,22 @@ static void sd_planar2_centroidal_momentum_matrix_lanes(long sd_first, long coun
         sd_Ag[1][sd_k] = x27;
         const double x28 = -x0*x5 + x1*x4;
         sd_Ag[3][sd_k] = x28;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 12, sd_n, Ag + sd_first * 12);
+}
+
+/* centroidal_momentum_matrix of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_centroidal_momentum_matrix_lanes(long sd_first, long count, const double *q, double *Ag)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_Ag[6][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_centroidal_momentum_matrix_lanes1(sd_q, sd_w, sd_Ag, sd_big);
+    sd_scatter(sd_Ag[0], sd_src_centroidal_momentum_matrix_Ag, sd_fill_centroidal_momentum_matrix_Ag, 12, sd_n, Ag + sd_first * 12);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_centroidal_momentum_matrix(q + (sd_first + sd_k) * 2, Ag + (sd_first + sd_k) * 12);
@@ -3179,26 +3353,15 @@ static const int sd_src_centroidal_momentum_hg[6] = {
     0, 1, -1, -1, -1, 2,
 };
 static const double sd_fill_centroidal_momentum_hg[6] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* centroidal_momentum of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_centroidal_momentum_lanes(long sd_first, long count, const double *q, const double *qd, double *hg)
+/* centroidal_momentum of a block of states: one loop over its lanes. */
+static inline void sd_planar2_centroidal_momentum_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_hg)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_qd[2][SD_LANES];
-    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
-    double sd_hg[3][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
         const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
         double x2, x3;
@@ -3211,22 +3374,39 @@ static void sd_planar2_centroidal_momentum_lanes(long sd_first, long count, cons
         const double x19 = 0.47 + x4;
         const double x20 = 0.3333333333333333*x14;
         const double x21 = 0.3333333333333333*x15;
-        const double x24 = -x14*x20 - x15*x21 + x19;
         const double x22 = -x0*x21 - x1*x20;
         const double x23 = x0*x20 - x1*x21;
+        const double x24 = -x14*x20 - x15*x21 + x19;
         const double x25 = 0.5 + x22;
         const double x26 = 0.053333333333333344 + x23*x5 + x25*x4;
-        const double x31 = qd0*x24 + qd1*x26;
-        sd_hg[2][sd_k] = x31;
         const double x27 = -x0*x4 - x1*x5;
         const double x28 = -x0*x5 + x1*x4;
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
         const double x29 = -qd0*x15 + qd1*x27;
         sd_hg[0][sd_k] = x29;
         const double x30 = qd0*x14 + qd1*x28;
         sd_hg[1][sd_k] = x30;
-        sd_big[sd_k] = sd_far;
+        const double x31 = qd0*x24 + qd1*x26;
+        sd_hg[2][sd_k] = x31;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_hg[0], sd_src_centroidal_momentum_hg, sd_fill_centroidal_momentum_hg, 6, sd_n, hg + sd_first * 6);
+}
+
+/* centroidal_momentum of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_centroidal_momentum_lanes(long sd_first, long count, const double *q, const double *qd, double *hg)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_qd[2][SD_LANES];
+    sd_gather(qd + sd_first * 2, 2, sd_n, sd_qd[0]);
+    double sd_hg[3][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_centroidal_momentum_lanes1(sd_q, sd_qd, sd_w, sd_hg, sd_big);
+    sd_scatter(sd_hg[0], sd_src_centroidal_momentum_hg, sd_fill_centroidal_momentum_hg, 6, sd_n, hg + sd_first * 6);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_centroidal_momentum(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, hg + (sd_first + sd_k) * 6);
@@ -3329,17 +3509,10 @@ static const int sd_src_operational_space_inertia_inverse_Linv[36] = {
     -1, -1, -1, -1, -1, -1, 2, 4, -1, -1, -1, 5,
 };
 static const double sd_fill_operational_space_inertia_inverse_Linv[36] = {0};
-#endif
 
-#if !defined(SYMDYN_NO_LANES)
-/* operational_space_inertia_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_operational_space_inertia_inverse_lanes(long sd_first, long count, const double *q, double *Linv)
+/* operational_space_inertia_inverse of a block of states: one loop over its lanes. */
+static inline void sd_planar2_operational_space_inertia_inverse_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_Linv)[SD_LANES], int *restrict sd_big)
 {
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_Linv[6][SD_LANES];
-    int sd_big[SD_LANES];
     SD_SIMD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
@@ -3362,25 +3535,25 @@ static void sd_planar2_operational_space_inertia_inverse_lanes(long sd_first, lo
         const double x41 = -0.5*x3;
         const double x42 = 0.5*x2;
         const double x43 = x29*x42;
-        const double x45 = x42*x43;
         const double x44 = -x29*x41;
+        const double x45 = x42*x43;
         const double x46 = -x41*x43;
         const double x47 = -x41*x44;
         const double x48 = 3.7499999999999996*x44 + x29;
         const double x49 = 3.7499999999999996*x46 + x43;
-        const double x53 = x43 - x49;
         const double x50 = 3.7499999999999996*x47 + x44;
-        const double x54 = x44 - x50;
         const double x51 = 18.749999999999996 + 3.7499999999999996*x50 + x48;
         const double x52 = -2.0*x48 + x29 + x51;
         sd_Linv[5][sd_k] = x52;
+        const double x53 = x43 - x49;
+        const double x54 = x44 - x50;
         const double x64 = x38*x53 + x39*x54;
         sd_Linv[2][sd_k] = x64;
+        const double x65 = x38*x45 + x39*x46;
+        const double x66 = x38*x46 + x39*x47;
         const double x67 = x38*x54 + x40*x53;
         sd_Linv[4][sd_k] = x67;
-        const double x65 = x38*x45 + x39*x46;
         const double x68 = x38*x46 + x40*x45;
-        const double x66 = x38*x46 + x39*x47;
         const double x69 = x38*x47 + x40*x46;
         const double x70 = x38*x65 + x39*x66;
         sd_Linv[0][sd_k] = x70;
@@ -3388,9 +3561,22 @@ static void sd_planar2_operational_space_inertia_inverse_lanes(long sd_first, lo
         sd_Linv[1][sd_k] = x71;
         const double x72 = x38*x69 + x40*x68;
         sd_Linv[3][sd_k] = x72;
-        sd_big[sd_k] = sd_far;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
     }
-    sd_scatter_map(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
+}
+
+/* operational_space_inertia_inverse of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_operational_space_inertia_inverse_lanes(long sd_first, long count, const double *q, double *Linv)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_Linv[6][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_operational_space_inertia_inverse_lanes1(sd_q, sd_w, sd_Linv, sd_big);
+    sd_scatter(sd_Linv[0], sd_src_operational_space_inertia_inverse_Linv, sd_fill_operational_space_inertia_inverse_Linv, 36, sd_n, Linv + sd_first * 36);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_operational_space_inertia_inverse(q + (sd_first + sd_k) * 2, Linv + (sd_first + sd_k) * 36);
@@ -3463,6 +3649,59 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* inverse_dynamics_fext: the block entry of each column of tau (-1: the constant of sd_fill_inverse_dynamics_fext_tau). */
+static const int sd_src_inverse_dynamics_fext_tau[2] = {
+    0, 1,
+};
+static const double sd_fill_inverse_dynamics_fext_tau[2] = {0};
+
+/* inverse_dynamics_fext of a block of states: one loop over its lanes. */
+static inline void sd_planar2_inverse_dynamics_fext_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_qdd)[SD_LANES], double (*restrict sd_f_ext)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_tau)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = -x0*x2 + x1*x3;
+        const double x7 = -x0*x3 - x1*x2;
+        const double x8 = x0*x3 + x1*x2;
+        const double f_ext0 = sd_f_ext[0][sd_k];
+        const double f_ext1 = sd_f_ext[1][sd_k];
+        const double x11 = f_ext0*x6 + f_ext1*x8;
+        const double x12 = f_ext0*x7 + f_ext1*x6;
+        const double qd0 = sd_qd[0][sd_k];
+        const double qd1 = sd_qd[1][sd_k];
+        const double x15 = qd0 + qd1;
+        const double x16 = 9.81*x0;
+        const double x17 = 9.81*x1;
+        const double x18 = qd0*qd0;
+        const double x19 = -0.5*x18 + x16;
+        const double qdd0 = sd_qdd[0][sd_k];
+        const double x20 = 0.5*qdd0 + x17;
+        const double x21 = x19*x3 + x2*x20;
+        const double x22 = -x19*x2 + x20*x3;
+        const double qdd1 = sd_qdd[1][sd_k];
+        const double x23 = qdd0 + qdd1;
+        const double x24 = x15*x15;
+        const double f_ext5 = sd_f_ext[5][sd_k];
+        const double x26 = 0.053333333333333344*x23 + 0.2*x22 - f_ext5;
+        sd_tau[1][sd_k] = x26;
+        const double x27 = -0.2*x24 - x11 + x21;
+        const double x28 = 0.2*x23 - x12 + x22;
+        const double x31 = x2*x27 + x28*x3;
+        const double x35 = 0.5*x31 + x26;
+        const double x36 = 0.16666666666666666*qdd0 + 0.5*x17 + x35;
+        sd_tau[0][sd_k] = x36;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* inverse_dynamics_fext of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_inverse_dynamics_fext_lanes(long sd_first, long count, const double *q, const double *qd, const double *qdd, const double *f_ext, double *tau)
 {
@@ -3476,49 +3715,10 @@ static void sd_planar2_inverse_dynamics_fext_lanes(long sd_first, long count, co
     double sd_f_ext[6][SD_LANES];
     sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
     double sd_tau[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double qdd0 = sd_qdd[0][sd_k];
-        const double qdd1 = sd_qdd[1][sd_k];
-        const double f_ext0 = sd_f_ext[0][sd_k];
-        const double f_ext1 = sd_f_ext[1][sd_k];
-        const double f_ext5 = sd_f_ext[5][sd_k];
-        const double x15 = qd0 + qd1;
-        const double x24 = x15*x15;
-        const double x18 = qd0*qd0;
-        const double x23 = qdd0 + qdd1;
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x6 = -x0*x2 + x1*x3;
-        const double x7 = -x0*x3 - x1*x2;
-        const double x12 = f_ext0*x7 + f_ext1*x6;
-        const double x8 = x0*x3 + x1*x2;
-        const double x11 = f_ext0*x6 + f_ext1*x8;
-        const double x16 = 9.81*x0;
-        const double x19 = -0.5*x18 + x16;
-        const double x17 = 9.81*x1;
-        const double x20 = 0.5*qdd0 + x17;
-        const double x21 = x19*x3 + x2*x20;
-        const double x27 = -0.2*x24 - x11 + x21;
-        const double x22 = -x19*x2 + x20*x3;
-        const double x28 = 0.2*x23 - x12 + x22;
-        const double x31 = x2*x27 + x28*x3;
-        const double x26 = 0.053333333333333344*x23 + 0.2*x22 - f_ext5;
-        sd_tau[1][sd_k] = x26;
-        const double x35 = 0.5*x31 + x26;
-        const double x36 = 0.16666666666666666*qdd0 + 0.5*x17 + x35;
-        sd_tau[0][sd_k] = x36;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_tau[0], 2, sd_n, tau + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_inverse_dynamics_fext_lanes1(sd_q, sd_qd, sd_qdd, sd_f_ext, sd_w, sd_tau, sd_big);
+    sd_scatter(sd_tau[0], sd_src_inverse_dynamics_fext_tau, sd_fill_inverse_dynamics_fext_tau, 2, sd_n, tau + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_inverse_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, qdd + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, tau + (sd_first + sd_k) * 2);
@@ -3612,6 +3812,80 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
 }
 
 #if !defined(SYMDYN_NO_LANES)
+/* forward_dynamics_fext: the block entry of each column of qdd (-1: the constant of sd_fill_forward_dynamics_fext_qdd). */
+static const int sd_src_forward_dynamics_fext_qdd[2] = {
+    0, 1,
+};
+static const double sd_fill_forward_dynamics_fext_qdd[2] = {0};
+
+/* forward_dynamics_fext of a block of states: one loop over its lanes. */
+static inline void sd_planar2_forward_dynamics_fext_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_qd)[SD_LANES], double (*restrict sd_tau)[SD_LANES], double (*restrict sd_f_ext)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_qdd)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        const double q1 = sd_q[1][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x6 = -x0*x2 + x1*x3;
+        const double x7 = -x0*x3 - x1*x2;
+        const double x8 = x0*x3 + x1*x2;
+        const double f_ext0 = sd_f_ext[0][sd_k];
+        const double f_ext1 = sd_f_ext[1][sd_k];
+        const double x11 = f_ext0*x6 + f_ext1*x8;
+        const double x12 = f_ext0*x7 + f_ext1*x6;
+        const double x13 = -x2*x2 + x3*x3;
+        const double x14 = 2.0*x2*x3;
+        const double x19 = 0.375*x13;
+        const double x20 = 0.375*x14;
+        const double x22 = 0.625 - x19;
+        const double x26 = 0.5*x20;
+        const double x27 = 0.5*x22;
+        const double x30 = 0.5*x27;
+        const double x34 = 0.16666666666666666 + x30;
+        const double x35 = 0.5 + x27;
+        const double x38 = 1.0/x34;
+        const double x40 = x26*x38;
+        const double x41 = x35*x38;
+        const double qd0 = sd_qd[0][sd_k];
+        const double x45 = 0.5*qd0;
+        const double x46 = -qd0*x45;
+        const double qd1 = sd_qd[1][sd_k];
+        const double x47 = qd0 + qd1;
+        const double x50 = 0.2*x47;
+        const double x51 = -x47*x50;
+        const double x52 = -x11 + x51;
+        const double x53 = x3*x46;
+        const double x54 = -x2*x46;
+        const double tau1 = sd_tau[1][sd_k];
+        const double f_ext5 = sd_f_ext[5][sd_k];
+        const double x55 = f_ext5 + tau1;
+        const double x56 = 18.749999999999996*x55;
+        const double x57 = -f_ext5 + x55;
+        const double x58 = x52 + x53;
+        const double x59 = 0.25*x54 + 3.7499999999999996*x55 - x12;
+        const double x61 = x2*x58 + x3*x59;
+        const double x65 = 0.5*x61 + x57;
+        const double tau0 = sd_tau[0][sd_k];
+        const double x67 = tau0 - x65;
+        const double x68 = x67/x34;
+        const double x72 = 9.81*x0;
+        const double x73 = 9.81*x1;
+        const double x74 = -(x40*x72 + x41*x73) + x68;
+        sd_qdd[0][sd_k] = x74;
+        const double x75 = 0.5*x74 + x73;
+        const double x77 = -x2*x72 + x3*x75;
+        const double x79 = x54 + x77;
+        const double x80 = -(3.7499999999999996*x79 + x74) + x56;
+        sd_qdd[1][sd_k] = x80;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
 /* forward_dynamics_fext of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
 static void sd_planar2_forward_dynamics_fext_lanes(long sd_first, long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
@@ -3625,70 +3899,10 @@ static void sd_planar2_forward_dynamics_fext_lanes(long sd_first, long count, co
     double sd_f_ext[6][SD_LANES];
     sd_gather(f_ext + sd_first * 6, 6, sd_n, sd_f_ext[0]);
     double sd_qdd[2][SD_LANES];
-    int sd_big[SD_LANES];
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
-        const double qd0 = sd_qd[0][sd_k];
-        const double qd1 = sd_qd[1][sd_k];
-        const double tau0 = sd_tau[0][sd_k];
-        const double tau1 = sd_tau[1][sd_k];
-        const double f_ext0 = sd_f_ext[0][sd_k];
-        const double f_ext1 = sd_f_ext[1][sd_k];
-        const double f_ext5 = sd_f_ext[5][sd_k];
-        const double x45 = 0.5*qd0;
-        const double x46 = -qd0*x45;
-        const double x47 = qd0 + qd1;
-        const double x50 = 0.2*x47;
-        const double x51 = -x47*x50;
-        const double x55 = f_ext5 + tau1;
-        const double x56 = 18.749999999999996*x55;
-        const double x57 = -f_ext5 + x55;
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x6 = -x0*x2 + x1*x3;
-        const double x7 = -x0*x3 - x1*x2;
-        const double x12 = f_ext0*x7 + f_ext1*x6;
-        const double x8 = x0*x3 + x1*x2;
-        const double x11 = f_ext0*x6 + f_ext1*x8;
-        const double x52 = -x11 + x51;
-        const double x72 = 9.81*x0;
-        const double x73 = 9.81*x1;
-        const double x13 = -x2*x2 + x3*x3;
-        const double x19 = 0.375*x13;
-        const double x22 = 0.625 - x19;
-        const double x27 = 0.5*x22;
-        const double x14 = 2.0*x2*x3;
-        const double x20 = 0.375*x14;
-        const double x26 = 0.5*x20;
-        const double x30 = 0.5*x27;
-        const double x34 = 0.16666666666666666 + x30;
-        const double x35 = 0.5 + x27;
-        const double x38 = 1.0/x34;
-        const double x40 = x26*x38;
-        const double x41 = x35*x38;
-        const double x53 = x3*x46;
-        const double x58 = x52 + x53;
-        const double x54 = -x2*x46;
-        const double x59 = 0.25*x54 + 3.7499999999999996*x55 - x12;
-        const double x61 = x2*x58 + x3*x59;
-        const double x65 = 0.5*x61 + x57;
-        const double x67 = tau0 - x65;
-        const double x68 = x67/x34;
-        const double x74 = -(x40*x72 + x41*x73) + x68;
-        sd_qdd[0][sd_k] = x74;
-        const double x75 = 0.5*x74 + x73;
-        const double x77 = -x2*x72 + x3*x75;
-        const double x79 = x54 + x77;
-        const double x80 = -(3.7499999999999996*x79 + x74) + x56;
-        sd_qdd[1][sd_k] = x80;
-        sd_big[sd_k] = sd_far;
-    }
-    sd_scatter(sd_qdd[0], 2, sd_n, qdd + sd_first * 2);
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_forward_dynamics_fext_lanes1(sd_q, sd_qd, sd_tau, sd_f_ext, sd_w, sd_qdd, sd_big);
+    sd_scatter(sd_qdd[0], sd_src_forward_dynamics_fext_qdd, sd_fill_forward_dynamics_fext_qdd, 2, sd_n, qdd + sd_first * 2);
     for (int sd_k = 0; sd_k < sd_n; ++sd_k)
         if (sd_big[sd_k])
             planar2_forward_dynamics_fext(q + (sd_first + sd_k) * 2, qd + (sd_first + sd_k) * 2, tau + (sd_first + sd_k) * 2, f_ext + (sd_first + sd_k) * 6, qdd + (sd_first + sd_k) * 2);

@@ -10,6 +10,9 @@ broadcast between arguments; vectors come back as (..., 2), matrices as (..., 2,
 the regressor as (..., 2, 28); diagonalized_forward_dynamics returns the tuple
 (qd, nu_dot). Units: SI (rad, m, N m, N).
 integrate, difference and neutral move configurations as pinocchio.integrate, difference, neutral.
+A scalar argument (restitution, integrate's dt) takes a number, a 0-d array or a batch (...,) (or
+(..., 1)); a vector argument may also be the sequence of its entries, each a number or a batch
+(gains=(Kp, Kd) with Kp of shape (...,)).
 The frame functions return (..., 1, ...) for the frames of FRAMES (f_ext: (..., 1, 6));
 frame quantities are Pinocchio's LOCAL_WORLD_ALIGNED: at the frame origin, in world axes, [linear; angular].
 Gravity is included in inverse_dynamics, forward_dynamics, nonlinear_effects and gravity, as in
@@ -92,6 +95,10 @@ def _broadcast_shapes(shapes):
     return tuple(out)
 
 
+#: the arguments of shape (..., 1) (symdyn.functions.ARG_DIMS) that also take a number or a batch (...,)
+_SCALARS = ("restitution", "dt")
+
+
 def _inputs(names, arrays, shapes):
     """(array library, batch shape, arrays): the arguments in one library and one floating dtype
     (float32 where one is float32 and none float64, else float64), shapes checked, broadcast to
@@ -107,13 +114,24 @@ def _inputs(names, arrays, shapes):
             dtype = xp.float32
     out = []
     for name, a, shape in zip(names, arrays, shapes):
+        if type(a) in (tuple, list) and len(shape) == 1 and len(a) == shape[0] and any(getattr(x, "ndim", 0) for x in a):
+            a = _entries(xp, a, dtype)         # (Kp, Kd) as a number and a batch
         if xp is np or getattr(a, "dtype", None) != dtype or _namespace((a,)) is not xp:
             a = xp.asarray(a, dtype=dtype)     # (not on a tensor already right: torch warns where it requires grad)
+        if name in _SCALARS and (a.ndim == 0 or a.shape[-1] != 1):
+            a = xp.expand_dims(a, axis=-1)     # a number or a batch of them
         if a.ndim < len(shape) or tuple(a.shape[a.ndim - len(shape):]) != shape:
             raise ValueError(f"{name} must have shape (..., {', '.join(map(str, shape))}), got {tuple(a.shape)}")
         out.append(a)
     batch = _broadcast_shapes([tuple(a.shape[:a.ndim - len(s)]) for a, s in zip(out, shapes)])
     return xp, batch, [a if tuple(a.shape) == batch + s else xp.broadcast_to(a, batch + s) for a, s in zip(out, shapes)]
+
+
+def _entries(xp, entries, dtype):
+    """A vector argument given as a sequence of its entries, each a number or a batch: (..., n)."""
+    entries = [xp.asarray(x, dtype=dtype) for x in entries]
+    batch = _broadcast_shapes([tuple(x.shape) for x in entries])
+    return xp.stack([xp.broadcast_to(x, batch) for x in entries], axis=-1)
 
 
 def _stack(xp, entries):
@@ -188,8 +206,9 @@ def neutral(like=None):
 
 
 def integrate(q, v, dt=1.0):
-    """The configuration reached from q moving with the constant velocity v during dt (exact on the Lie group)."""
-    xp, _, (q, v) = _inputs(("q", "v"), (q, v), ((2,), (2,)))
+    """The configuration reached from q moving with the constant velocity v during dt (exact on the Lie group);
+    dt: a number or a batch of them (...,)."""
+    xp, _, (q, v, dt) = _inputs(("q", "v", "dt"), (q, v, dt), ((2,), (2,), (1,)))
     v = v * dt
     return xp.concat([vector_integrate(xp, q[..., 0:2], v[..., 0:2])], axis=-1)
 

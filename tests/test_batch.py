@@ -449,7 +449,9 @@ def panda_lane_parts(tmp_path_factory):
     from symdyn.codegen.generator import trace_all
     model = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
     backend = c_backend.CBackend(tuning=replace(TUNING, lane_statements=60, lane_part=40, split_above=300))
-    files = backend.render(model, trace_all(model, functions=LANE_PART_FUNCTIONS), "panda", "numeric")
+    programs = trace_all(model, functions=LANE_PART_FUNCTIONS)
+    files = {**backend.render(model, programs, "panda", "numeric"),
+             **manifest.render(model, programs, "panda", "numeric", [backend])}
     folder = tmp_path_factory.mktemp("lane_parts")
     for name, text in files.items():
         (folder / name).write_text(text)

@@ -30,7 +30,7 @@ def test_a_backend_from_outside_symdyn(tmp_path, tmp_path_factory, monkeypatch):
     monkeypatch.setitem(languages.BACKENDS, CALC.name, CALC)
     written = generate([str(PLANAR2)], str(tmp_path), languages=("calc",), functions=["inverse_dynamics",
                                                                                        "mass_matrix"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.calc"], written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planar2.calc", "planar2.json"], written
     text = (tmp_path / "planar2.calc").read_text()
     assert text.startswith("# planar2: 2 functions, 2 joints\n")
     python = generated_module(PLANAR2, tmp_path_factory)

@@ -78,7 +78,7 @@ def test_golden_manifest_names_every_function_of_every_bundled_robot():
         for name, row in entry["functions"].items():
             assert re.fullmatch(r"\d+ mul, \d+ add, \d+ div, \d+ sqrt, \d+ trig", row["operations"]), (stem, name)
             assert row["python"] and row["c"], (stem, name)
-    kept = ["MANIFEST.json"] + [f"{golden.BYTE_EXACT}.{x}" for x in ("c", "h", "py")]
+    kept = ["MANIFEST.json"] + [f"{golden.BYTE_EXACT}.{x}" for x in ("c", "h", "json", "py")]
     assert sum((ROOT / "generated" / name).stat().st_size for name in kept) < 1_000_000
     if shutil.which("git") and (ROOT / ".git").exists():     # what is committed (users generate into generated/ too)
         listed = subprocess.run(["git", "ls-files", "generated"], cwd=ROOT, capture_output=True, text=True).stdout

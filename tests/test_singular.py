@@ -125,8 +125,6 @@ def test_cli_warns_about_a_massless_floating_base():
     assert run.exit_code == 2 and FLOATING_SINGULAR in run.output and "Traceback" not in run.output
 
 
-@pytest.mark.xfail(strict=True, reason="needs symdyn/codegen/tiny.py to leave a non-finite constant to the "
-                                       "single calls (_shape: NotElementwise), another helper's file")
 def test_c_gives_what_python_gives(tmp_path):
     """--lang c refused the massless leaf ('would contain the constant inf'); now C and Python agree,
     inf and nan included."""

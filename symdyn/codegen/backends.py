@@ -36,6 +36,7 @@ class Backend:
     templates = ()             # the template of each of them
     printer = None             # a Printer: one expression as text in this language
     requires = ()              # the languages whose files this one's files include
+    real = "double"            # the reals of its arrays (the C backend takes "float" too)
 
     def statements(self, assignments, inputs):
         """[Unit] of the straight-line code of one function's assignments [(Symbol, Expr)]; `inputs`:

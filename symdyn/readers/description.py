@@ -30,6 +30,7 @@ from ..errors import RobotFileError
 from ..multibody.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 from ..multibody.joints import JOINT_TYPES
 from ..multibody.model import Body, Frame, Joint, Mimic, Model
+from .singular_links import undone_by_children
 
 MOVING = tuple(JOINT_TYPES)
 # contacts, loops and actuated are read by load.py (symdyn.multibody.constraints, symdyn.recursions.loop_closure)
@@ -464,25 +465,6 @@ def _flush_noise(params):
     return [params[0]] + [0.0 if 0.0 < abs(x) < min(noise, sys.float_info.min) else x for x in params[1:]]
 
 
-def _undone(k, joints):
-    """Whether a motion of joint k (multi-DoF) is also a motion of each joint just below it, at q = 0: a
-    massless link k then moves that way while its children stay still (zero kinetic energy). The
-    common part of the motion subspaces, in frame k, shrinks child by child."""
-    common = np.array(joints[k].kind.subspace(joints[k].axis), dtype=float).T      # 6 x nv, [angular; linear]
-    for j in joints:
-        if j.parent != k or not common.size:
-            continue
-        R, p = np.array(j.rotation, dtype=float), np.array(j.offset, dtype=float)
-        child = np.array(j.kind.subspace(j.axis), dtype=float).T
-        w = R @ child[:3]
-        moved = np.vstack([w, R @ child[3:] + np.cross(p, w.T).T])              # in frame k, about its origin
-        both = np.hstack([common, -moved])
-        _, sv, vt = np.linalg.svd(both)
-        rank = int(np.sum(sv > 1e-9 * max(1.0, sv[0] if sv.size else 0.0)))
-        common = common @ vt[rank:, :common.shape[1]].T                        # common @ alpha = moved @ beta
-    return bool(common.size) and np.linalg.matrix_rank(common, 1e-9) > 0
-
-
 def _check_axes(chk, joints, bodies):
     """Warn about a joint whose moving links have no inertia about (revolute) or no mass along
     (prismatic) its axis, and about a free-flyer whose own link is massless while joints below it
@@ -512,7 +494,7 @@ def _check_axes(chk, joints, bodies):
         if joints[k].parent >= 0:
             subtree[joints[k].parent] += subtree[k]
     for k, j in enumerate(joints):
-        if j.kind.nv > 1 and len(subtree[k]) > 1 and not any(bodies[k].params) and _undone(k, joints):
+        if j.kind.nv > 1 and len(subtree[k]) > 1 and not any(bodies[k].params) and undone_by_children(k, joints):
             chk.warn(f"joint '{j.name}': its link '{bodies[k].name}' has no mass and no inertia, and the joints "
                      "below it can undo a motion of it (a massless floating base): the mass matrix is singular "
                      "(forward dynamics, mass_matrix_inverse and the diagonalized functions divide by zero)")
