@@ -18,7 +18,7 @@ run on duals; M_dot(q, v) = sum_k dM/dq_k v_k, one direction: the motion along v
 Kinetic energy 1/2 v^T M v = sum over bodies 1/2 V(k) . M(k) V(k) + 1/2 Ia v^2 (rotors);
 potential energy -g . (sum of m c in the world): O(N) each.
 """
-from . import crba, frames, kalman_smoother, kinematics, minverse, rnea
+from . import crba, frames, kalman_smoother, kinematics, minverse, rnea, rnea_derivatives
 from . import friction as _fr
 from ..multibody import spatial as S
 from .centroidal import Composite
@@ -34,7 +34,14 @@ def _wrenches(ctx, chain, X, f_ext):
 
 def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
     """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
-    f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves)."""
+    f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves). The
+    analytical recursions of rnea_derivatives.py (what the generated functions compute)."""
+    return rnea_derivatives.inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext)
+
+
+def inverse_dynamics_derivatives_forward_mode(ctx, chain, X, qd, qdd, f_ext=None):
+    """The same by forward-mode duals through Newton-Euler (about 2 nv RNEA tangents): the independent
+    check of the analytical recursions in the tests."""
     nv = chain.nv
     d = DualContext(ctx)
     Xd = tangent_transforms(d, chain, X, joint_directions(chain))

@@ -1,0 +1,239 @@
+"""Analytical derivatives of inverse dynamics, dtau/dq and dtau/dv, in the structure of Carpentier &
+Mansard (RSS 2018): one outward pass, one inward pass of composite quantities, then the products of each
+joint with its ancestors, written once (docs/algorithms.md, "Derivatives of inverse dynamics").
+
+Spatial vectors here are Featherstone's (spatial accelerations A, not the conventional ones of rnea.py),
+each in its own link's frame, [angular; linear] at O_k. Per link k: V(k), A(k) (gravity as a base
+acceleration), Vp(k) = phi*(parent, k) V(parent), Ap(k) likewise: the parent's motion at O_k;
+A(k) = Ap + S qdd + Vp x S qd. The force f(k) = I A + V x* I V and its composite F(k) (RNEA's).
+
+Moving joint j along a column s of its subspace (the tangent space, as Pinocchio) turns the subtree of j
+rigidly, so its forces turn covariantly (s x* F) except for what is relative to the parent's motion:
+    u = s x Vp(j),   w = s x Ap(j) - u x Vp(j)          (dq)          y = (Vp(j) + V(j)) x s      (dv)
+and, with the composite inertia IC and the composite of B(k) x = V x* I x - I (V x x) + x x* (I V),
+    dF(j)/dq_s = s x* F(j) - IC(j) w - BC(j) u          dF(j)/dv_s = IC(j) y + BC(j) s.
+B(k) is symmetric (V x* I - I V x) plus skew ((I V) x-bar); its composite needs only a symmetric 3x3
+A(j) and the composite momentum [n; p] of the subtree, and acts on the angular part x_w alone:
+    BC(j) x = [A(j) x_w + x_w x n ; 2 x_w x p],     BC(j)^T s = [A(j) s_w - s_w x n + 2 p x s_v ; 0].
+Entries, joint i against joint j:
+    j ancestor of i or i:  dtau_i/dq_s = -r1 . w - r2 . u,   dtau_i/dv_s = r1 . y + r2 . s,
+                           r1 = IC(i) S(i), r2 = BC(i)^T S(i) carried inward from i to j (the s x* F term
+                           cancels against the turning of S(i));
+    i an ancestor of j:    S(i) . dF(j)/dq_s, S(i) . dF(j)/dv_s, the forces carried inward from j to i.
+r1, r2 come free in link i's frame (columns of IC, BC for the axis-aligned S), r2 is a pure moment.
+
+External wrenches (held fixed in world axes at their frames) do not turn with the links: the change of
+their link coordinates is taken by forward mode (symdyn.scalars.dual) on those wrenches only, and its
+composite enters both kinds of entries. Friction and rotor terms are added at the joints (their own
+derivative, forward mode on one joint's scalar).
+"""
+from ..multibody import spatial as S
+from ..scalars.dual import Dual, DualContext, joint_directions, tangent, tangent_transforms
+from . import crba, frames
+from . import friction as _fr
+
+
+def _motions(ctx, chain, X, qd, qdd):
+    """Outward: V, A (spatial), Vp, Ap (the parent's at O_k), all in link k's frame."""
+    n = chain.n
+    V, A, Vp, Ap = [None] * n, [None] * n, [None] * n, [None] * n
+    for k in chain.outward():
+        p = chain.parent[k]
+        if p >= 0:
+            Vp[k], Ap[k] = S.motion_outward(ctx, X[k], V[p]), S.motion_outward(ctx, X[k], A[p])
+        else:
+            Vp[k], Ap[k] = [0] * 6, S.motion_outward(ctx, X[k], chain.base_acceleration)
+        vJ = S.bind(ctx, chain.joint_velocity(k, qd))
+        V[k] = S.bind(ctx, S.vadd(Vp[k], vJ))
+        bias = S.cross_motion(Vp[k], vJ)
+        A[k] = S.bind(ctx, S.vadd(S.vadd(Ap[k], chain.joint_velocity(k, qdd)), bias))
+    return V, A, Vp, Ap
+
+
+def _inertia_times(I, x):
+    """I x for I given by (m, h, J) (rigid_inertia's ten parameters): [J xw + h x xv ; m xv - h x xw]."""
+    m, h = I[0], I[1:4]
+    J = [[I[4], I[5], I[7]], [I[5], I[6], I[8]], [I[7], I[8], I[9]]]
+    return S.add(S.rot(J, x[:3]), S.cross(h, x[3:])) + S.sub(S.scale(m, x[3:]), S.cross(h, x[:3]))
+
+
+def _sym_outer(a, b):
+    """a b^T + b a^T (symmetric 3x3)."""
+    return [[a[i] * b[j] + b[i] * a[j] for j in range(3)] for i in range(3)]
+
+
+def _body_symmetric(ctx, chain, k, V):
+    """A of link k alone: V x* I - I V x = [[A, p~], [-p~, 0]] with
+    A = -(J w~ + (J w~)^T) - (v h^T + h v^T) + 2 (h . v) 1."""
+    w, v, J, h = V[:3], V[3:], chain.J[k], chain.h[k]
+    Jw = [S.rot(J, S.cross(w, e)) for e in ([1, 0, 0], [0, 1, 0], [0, 0, 1])]     # columns of J w~
+    Jw = [[ctx.bind(Jw[j][i]) for j in range(3)] for i in range(3)]
+    hv = _sym_outer(v, h)
+    hv2 = ctx.bind(2 * S.dot(h, v))
+    return [[-(Jw[i][j] + Jw[j][i]) - hv[i][j] + (hv2 if i == j else 0) for j in range(3)] for i in range(3)]
+
+
+def _bind_sym(ctx, A):
+    out = [[None] * 3 for _ in range(3)]
+    for i in range(3):
+        for j in range(i, 3):
+            out[i][j] = out[j][i] = ctx.bind(A[i][j])
+    return out
+
+
+class Composites:
+    """Inward: composite forces F, momenta Hm = [n; p], the symmetric 3x3 A of BC, and IC's parameters."""
+
+    def __init__(self, ctx, chain, X, V, Acc, wrenches=None):
+        n = chain.n
+        self.IC = crba.composite_parameters(ctx, chain, X)
+        self.F, self.Hm, self.A = [None] * n, [None] * n, [None] * n
+        for k in chain.inward():
+            I = chain.params[k]
+            hk = S.bind(ctx, _inertia_times(I, V[k]))
+            force = S.vadd(_inertia_times(I, Acc[k]), S.cross_force(V[k], hk))
+            if wrenches is not None and wrenches[k] is not None:
+                force = S.vsub(force, wrenches[k])
+            A = _body_symmetric(ctx, chain, k, V[k])
+            for c in chain.children[k]:
+                force = S.vadd(force, S.force_inward(ctx, X[c], self.F[c]))
+                hc = S.force_inward(ctx, X[c], self.Hm[c])
+                hk = S.vadd(hk, hc)
+                A = crba.add3(A, _shifted(ctx, X[c], self.A[c], hc[3:]))
+            self.F[k] = S.bind(ctx, force)
+            self.Hm[k] = S.bind(ctx, hk)
+            self.A[k] = _bind_sym(ctx, A)
+
+    def inertia(self, k, x):
+        return _inertia_times(self.IC[k], x)
+
+    def bc(self, k, x):
+        """BC(k) x = [A xw + xw x n ; 2 xw x p]."""
+        xw, n, p = x[:3], self.Hm[k][:3], self.Hm[k][3:]
+        return S.add(S.rot(self.A[k], xw), S.cross(xw, n)) + S.scale(2, S.cross(xw, p))
+
+    def bc_t(self, k, s):
+        """BC(k)^T s = [A sw - sw x n + 2 p x sv ; 0]."""
+        sw, sv, n, p = s[:3], s[3:], self.Hm[k][:3], self.Hm[k][3:]
+        return S.add(S.sub(S.rot(self.A[k], sw), S.cross(sw, n)), S.scale(2, S.cross(p, sv))) + [0, 0, 0]
+
+
+def _shifted(ctx, X, A, p):
+    """A child's symmetric block in its parent's frame: R A R^T - (l~ p~ + p~ l~), p the child's linear
+    momentum in parent axes; l~ p~ + p~ l~ = p l^T + l p^T - 2 (l . p) 1."""
+    R, l = X
+    RA = S._rotate(ctx, R, A, True, X)
+    lp = _sym_outer(l, p)
+    lp2 = 2 * S.dot(l, p)
+    return [[RA[i][j] - lp[i][j] + (lp2 if i == j else 0) for j in range(3)] for i in range(3)]
+
+
+def _columns(ctx, chain, k, V, Vp, Ap):
+    """For each column s of joint k (frame k): (s, u, w, y)."""
+    out = []
+    vsum = S.vadd(Vp[k], V[k])
+    for s in chain.H[k]:
+        u = S.bind(ctx, S.cross_motion(s, Vp[k]))
+        w = S.bind(ctx, S.vsub(S.cross_motion(s, Ap[k]), S.cross_motion(u, Vp[k])))
+        y = S.bind(ctx, S.cross_motion(vsum, s))
+        out.append((s, u, w, y))
+    return out
+
+
+def _external(ctx, chain, X, f_ext):
+    """(body wrenches, G): G[k] = {column: the composite at k of the change of the wrenches' link
+    coordinates}, forward mode on the wrenches only (they stay fixed in world axes as the links turn)."""
+    if f_ext is None:
+        return None, [{} for _ in range(chain.n)]
+    d = DualContext(ctx)
+    Xd = tangent_transforms(d, chain, X, joint_directions(chain))
+    duals = frames.body_wrenches(d, chain, Xd, f_ext)
+    values = [None if f is None else [x.value if isinstance(x, Dual) else x for x in f] for f in duals]
+    G = [None] * chain.n
+    for k in chain.inward():
+        total = {}
+        if duals[k] is not None:
+            for x in duals[k]:
+                for key in (x.tangent if isinstance(x, Dual) else {}):
+                    total.setdefault(key, None)
+            total = {key: [tangent(x, key) for x in duals[k]] for key in sorted(total)}
+        for c in chain.children[k]:
+            for key, f in G[c].items():
+                moved = S.force_inward(ctx, X[c], f)
+                total[key] = S.bind(ctx, S.vadd(total[key], moved)) if key in total else moved
+        G[k] = total
+    return values, G
+
+
+def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
+    """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
+    f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves)."""
+    nv = chain.nv
+    wrenches, G = _external(ctx, chain, X, f_ext)
+    V, Acc, Vp, Ap = _motions(ctx, chain, X, qd, qdd)
+    comp = Composites(ctx, chain, X, V, Acc, wrenches)
+    cols = [_columns(ctx, chain, k, V, Vp, Ap) for k in range(chain.n)]
+    dq = [[0] * nv for _ in range(nv)]
+    dv = [[0] * nv for _ in range(nv)]
+    for i in range(chain.n):
+        _ancestor_entries(ctx, chain, X, comp, cols, G, i, dq, dv)
+        _descendant_entries(ctx, chain, X, comp, cols, G, i, dq, dv)
+    _add_friction(ctx, chain, qd, dv)
+    return dq, dv
+
+
+def _ancestor_entries(ctx, chain, X, comp, cols, G, i, dq, dv):
+    """Rows of joint i against the columns of i and of its ancestors j: r1, r2 carried inward."""
+    rows = [(S.bind(ctx, comp.inertia(i, s)), S.bind(ctx, comp.bc_t(i, s))) for s in chain.H[i]]
+    j = i
+    while True:
+        for a, (r1, r2) in enumerate(rows):
+            row = chain.vi[i][a]
+            for c, (s, u, w, y) in enumerate(cols[j]):
+                col = chain.vi[j][c]
+                q_entry = -(S.vdot(r1, w) + S.vdot(r2, u))
+                if col in G[i]:
+                    q_entry = q_entry - S.vdot(chain.H[i][a], G[i][col])
+                dq[row][col] = ctx.bind(q_entry)
+                dv[row][col] = ctx.bind(S.vdot(r1, y) + S.vdot(r2, s))
+        if chain.parent[j] < 0:
+            return
+        rows = [(S.force_inward(ctx, X[j], r1), S.bind(ctx, S.rot(X[j][0], r2[:3])) + [0, 0, 0]) for r1, r2 in rows]
+        j = chain.parent[j]
+
+
+def _descendant_entries(ctx, chain, X, comp, cols, G, j, dq, dv):
+    """Columns of joint j against its strict ancestors i: dF(j)/dq_s, dF(j)/dv_s carried inward."""
+    if chain.parent[j] < 0:
+        return
+    forces = []
+    for c, (s, u, w, y) in enumerate(cols[j]):
+        col = chain.vi[j][c]
+        fq = S.vsub(S.vsub(S.cross_force(s, comp.F[j]), comp.inertia(j, w)), comp.bc(j, u))
+        if col in G[j]:
+            fq = S.vsub(fq, G[j][col])
+        fv = S.vadd(comp.inertia(j, y), comp.bc(j, s))
+        forces.append((col, S.bind(ctx, fq), S.bind(ctx, fv)))
+    k = j
+    while chain.parent[k] >= 0:
+        forces = [(col, S.force_inward(ctx, X[k], fq), S.force_inward(ctx, X[k], fv)) for col, fq, fv in forces]
+        k = chain.parent[k]
+        for a, h in enumerate(chain.H[k]):
+            for col, fq, fv in forces:
+                dq[chain.vi[k][a]][col] = ctx.bind(S.vdot(h, fq))
+                dv[chain.vi[k][a]][col] = ctx.bind(S.vdot(h, fv))
+
+
+def _add_friction(ctx, chain, qd, dv):
+    """The joints' own friction: d(Fv qd + Fc sgn(qd) + Fo)/dqd on the diagonal (forward mode on each
+    joint's scalar; the rotors' Ia qdd does not depend on q or qd)."""
+    d = DualContext(ctx)
+    for k, i in _fr.one_dof(chain):
+        rates = list(qd)
+        rates[i] = Dual(qd[i], {0: 1})
+        extra = tangent(_fr.joint_friction(d, chain, rates, k, i), 0)
+        if not _fr._is_zero(extra):
+            dv[i][i] = ctx.bind(dv[i][i] + extra)
+
+
+__all__ = ["inverse_dynamics_derivatives", "Composites"]
