@@ -22,13 +22,13 @@ Entries, joint i against joint j:
     i an ancestor of j:    S(i) . dF(j)/dq_s, S(i) . dF(j)/dv_s, the forces carried inward from j to i.
 r1, r2 come free in link i's frame (columns of IC, BC for the axis-aligned S), r2 is a pure moment.
 
-External wrenches (held fixed in world axes at their frames) do not turn with the links: the change of
-their link coordinates is taken by forward mode (symdyn.scalars.dual) on those wrenches only, and its
-composite enters both kinds of entries. Friction and rotor terms are added at the joints (their own
+External wrenches (held fixed in world axes at their frames) do not turn with the links: turning a
+subtree by w changes their link coordinates by [T w ; Fs~ w] (class External), which enters both kinds
+of entries. Friction and rotor terms are added at the joints (their own
 derivative, forward mode on one joint's scalar).
 """
 from ..multibody import spatial as S
-from ..scalars.dual import Dual, DualContext, joint_directions, tangent, tangent_transforms
+from ..scalars.dual import Dual, DualContext, tangent
 from . import crba, frames
 from . import friction as _fr
 
@@ -87,7 +87,7 @@ class Composites:
     def __init__(self, ctx, chain, X, V, Acc, wrenches=None):
         n = chain.n
         self.IC = crba.composite_parameters(ctx, chain, X)
-        self.F, self.Hm, self.A = [None] * n, [None] * n, [None] * n
+        self.F, self.Hm, self.A, self.p2 = [None] * n, [None] * n, [None] * n, [None] * n
         for k in chain.inward():
             I = chain.params[k]
             hk = S.bind(ctx, _inertia_times(I, V[k]))
@@ -102,6 +102,7 @@ class Composites:
                 A = crba.add3(A, _shifted(ctx, X[c], self.A[c], hc[3:]))
             self.F[k] = S.bind(ctx, force)
             self.Hm[k] = S.bind(ctx, hk)
+            self.p2[k] = S.bind(ctx, S.scale(2, self.Hm[k][3:]))
             self.A[k] = _bind_sym(ctx, A)
 
     def inertia(self, k, x):
@@ -109,13 +110,13 @@ class Composites:
 
     def bc(self, k, x):
         """BC(k) x = [A xw + xw x n ; 2 xw x p]."""
-        xw, n, p = x[:3], self.Hm[k][:3], self.Hm[k][3:]
-        return S.add(S.rot(self.A[k], xw), S.cross(xw, n)) + S.scale(2, S.cross(xw, p))
+        xw, n = x[:3], self.Hm[k][:3]
+        return S.add(S.rot(self.A[k], xw), S.cross(xw, n)) + S.cross(xw, self.p2[k])
 
     def bc_t(self, k, s):
         """BC(k)^T s = [A sw - sw x n + 2 p x sv ; 0]."""
-        sw, sv, n, p = s[:3], s[3:], self.Hm[k][:3], self.Hm[k][3:]
-        return S.add(S.sub(S.rot(self.A[k], sw), S.cross(sw, n)), S.scale(2, S.cross(p, sv))) + [0, 0, 0]
+        sw, sv, n = s[:3], s[3:], self.Hm[k][:3]
+        return S.add(S.sub(S.rot(self.A[k], sw), S.cross(sw, n)), S.cross(self.p2[k], sv)) + [0, 0, 0]
 
 
 def _shifted(ctx, X, A, p):
@@ -140,69 +141,110 @@ def _columns(ctx, chain, k, V, Vp, Ap):
     return out
 
 
-def _external(ctx, chain, X, f_ext):
-    """(body wrenches, G): G[k] = {column: the composite at k of the change of the wrenches' link
-    coordinates}, forward mode on the wrenches only (they stay fixed in world axes as the links turn)."""
-    if f_ext is None:
-        return None, [{} for _ in range(chain.n)]
-    d = DualContext(ctx)
-    Xd = tangent_transforms(d, chain, X, joint_directions(chain))
-    duals = frames.body_wrenches(d, chain, Xd, f_ext)
-    values = [None if f is None else [x.value if isinstance(x, Dual) else x for x in f] for f in duals]
-    G = [None] * chain.n
-    for k in chain.inward():
-        total = {}
-        if duals[k] is not None:
-            for x in duals[k]:
-                for key in (x.tangent if isinstance(x, Dual) else {}):
-                    total.setdefault(key, None)
-            total = {key: [tangent(x, key) for x in duals[k]] for key in sorted(total)}
-        for c in chain.children[k]:
-            for key, f in G[c].items():
-                moved = S.force_inward(ctx, X[c], f)
-                total[key] = S.bind(ctx, S.vadd(total[key], moved)) if key in total else moved
-        G[k] = total
-    return values, G
+def _skew(a):
+    return [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
+
+
+def _outer_minus_dot(a, b):
+    """a b^T - (a . b) 1, which is b~ a~."""
+    d = S.dot(a, b)
+    return [[a[i] * b[j] - (d if i == j else 0) for j in range(3)] for i in range(3)]
+
+
+class External:
+    """External wrenches [force; torque about the frame origin], world axes, held fixed in the world as
+    the links turn. Per link: the wrench at O_k in link axes (`wrench`), the sum of its subtree's forces
+    Fs(k) and T(k) = sum over the subtree's frames of t~ + p~ f~ (t, f in link axes, p the frame origin
+    from O_k): turning the link by w changes the wrenches' link coordinates by [T w ; Fs~ w]."""
+
+    def __init__(self, ctx, chain, X, f_ext):
+        n = chain.n
+        self.ctx = ctx
+        placements = frames.Placements(ctx, chain, X, lazy=True)
+        for k in chain.outward():
+            placements.place(k)
+        self.wrench, T, Fs = [None] * n, [None] * n, [None] * n
+        for frame, w in zip(chain.model.kinematic_frames, f_ext):
+            k = frame.parent
+            if k < 0:
+                continue
+            R0 = placements.R[k]
+            force, torque = S.bind(ctx, S.rot_t(R0, w[:3])), S.bind(ctx, S.rot_t(R0, w[3:]))
+            c = [ctx.const(x) for x in frame.translation]
+            local = S.add(torque, S.cross(c, force)) + force
+            tk = crba.add3(_skew(torque), _outer_minus_dot(force, c))      # t~ + c~ f~ = t~ + f c^T - (c . f) 1
+            self.wrench[k] = local if self.wrench[k] is None else S.vadd(self.wrench[k], local)
+            T[k] = tk if T[k] is None else crba.add3(T[k], tk)
+            Fs[k] = force if Fs[k] is None else S.add(Fs[k], force)
+        for k in chain.inward():
+            for c in chain.children[k]:
+                if T[c] is None:
+                    continue
+                R, l = X[c]
+                f = S.bind(ctx, S.rot(R, Fs[c]))
+                moved = crba.add3(S._rotate(ctx, R, T[c], False, X[c]), _outer_minus_dot(f, l))  # + l~ f~
+                T[k] = moved if T[k] is None else crba.add3(T[k], moved)
+                Fs[k] = f if Fs[k] is None else S.add(Fs[k], f)
+            if T[k] is not None:
+                T[k], Fs[k] = S.bind_matrix(ctx, T[k]), S.bind(ctx, Fs[k])
+            if self.wrench[k] is not None:
+                self.wrench[k] = S.bind(ctx, self.wrench[k])
+        self.T, self.Fs = T, Fs
+
+    def turned(self, k, w):
+        """The change of the subtree's wrenches (composite at O_k) when it turns by w: [T w ; Fs~ w]."""
+        if self.T[k] is None:
+            return None
+        return S.rot(self.T[k], w) + S.cross(self.Fs[k], w)
+
+    def row(self, k, h):
+        """r3 with h . turned(k, w) = r3 . w: T^T h_w + h_v x Fs (a free vector)."""
+        if self.T[k] is None:
+            return None
+        return S.bind(self.ctx, S.add(S.rot_t(self.T[k], h[:3]), S.cross(h[3:], self.Fs[k])))
 
 
 def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
     """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
     f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves)."""
     nv = chain.nv
-    wrenches, G = _external(ctx, chain, X, f_ext)
+    ext = None if f_ext is None else External(ctx, chain, X, f_ext)
     V, Acc, Vp, Ap = _motions(ctx, chain, X, qd, qdd)
-    comp = Composites(ctx, chain, X, V, Acc, wrenches)
+    comp = Composites(ctx, chain, X, V, Acc, None if ext is None else ext.wrench)
     cols = [_columns(ctx, chain, k, V, Vp, Ap) for k in range(chain.n)]
     dq = [[0] * nv for _ in range(nv)]
     dv = [[0] * nv for _ in range(nv)]
     for i in range(chain.n):
-        _ancestor_entries(ctx, chain, X, comp, cols, G, i, dq, dv)
-        _descendant_entries(ctx, chain, X, comp, cols, G, i, dq, dv)
+        _ancestor_entries(ctx, chain, X, comp, cols, ext, i, dq, dv)
+        _descendant_entries(ctx, chain, X, comp, cols, ext, i, dq, dv)
     _add_friction(ctx, chain, qd, dv)
     return dq, dv
 
 
-def _ancestor_entries(ctx, chain, X, comp, cols, G, i, dq, dv):
-    """Rows of joint i against the columns of i and of its ancestors j: r1, r2 carried inward."""
-    rows = [(S.bind(ctx, comp.inertia(i, s)), S.bind(ctx, comp.bc_t(i, s))) for s in chain.H[i]]
+def _ancestor_entries(ctx, chain, X, comp, cols, ext, i, dq, dv):
+    """Rows of joint i against the columns of i and of its ancestors j: r1, r2 (and the wrenches' r3)
+    carried inward."""
+    rows = [(S.bind(ctx, comp.inertia(i, s)), S.bind(ctx, comp.bc_t(i, s)), ext and ext.row(i, s))
+            for s in chain.H[i]]
     j = i
     while True:
-        for a, (r1, r2) in enumerate(rows):
+        for a, (r1, r2, r3) in enumerate(rows):
             row = chain.vi[i][a]
             for c, (s, u, w, y) in enumerate(cols[j]):
-                col = chain.vi[j][c]
                 q_entry = -(S.vdot(r1, w) + S.vdot(r2, u))
-                if col in G[i]:
-                    q_entry = q_entry - S.vdot(chain.H[i][a], G[i][col])
-                dq[row][col] = ctx.bind(q_entry)
-                dv[row][col] = ctx.bind(S.vdot(r1, y) + S.vdot(r2, s))
+                if r3 is not None:
+                    q_entry = q_entry - S.dot(r3, s[:3])
+                dq[row][chain.vi[j][c]] = ctx.bind(q_entry)
+                dv[row][chain.vi[j][c]] = ctx.bind(S.vdot(r1, y) + S.vdot(r2, s))
         if chain.parent[j] < 0:
             return
-        rows = [(S.force_inward(ctx, X[j], r1), S.bind(ctx, S.rot(X[j][0], r2[:3])) + [0, 0, 0]) for r1, r2 in rows]
+        R = X[j][0]
+        rows = [(S.force_inward(ctx, X[j], r1), S.bind(ctx, S.rot(R, r2[:3])) + [0, 0, 0],
+                 r3 and S.bind(ctx, S.rot(R, r3))) for r1, r2, r3 in rows]
         j = chain.parent[j]
 
 
-def _descendant_entries(ctx, chain, X, comp, cols, G, j, dq, dv):
+def _descendant_entries(ctx, chain, X, comp, cols, ext, j, dq, dv):
     """Columns of joint j against its strict ancestors i: dF(j)/dq_s, dF(j)/dv_s carried inward."""
     if chain.parent[j] < 0:
         return
@@ -210,8 +252,9 @@ def _descendant_entries(ctx, chain, X, comp, cols, G, j, dq, dv):
     for c, (s, u, w, y) in enumerate(cols[j]):
         col = chain.vi[j][c]
         fq = S.vsub(S.vsub(S.cross_force(s, comp.F[j]), comp.inertia(j, w)), comp.bc(j, u))
-        if col in G[j]:
-            fq = S.vsub(fq, G[j][col])
+        turned = ext and ext.turned(j, s[:3])
+        if turned is not None:
+            fq = S.vsub(fq, turned)
         fv = S.vadd(comp.inertia(j, y), comp.bc(j, s))
         forces.append((col, S.bind(ctx, fq), S.bind(ctx, fv)))
     k = j
