@@ -1,7 +1,7 @@
-"""Derivatives of the dynamics, by forward-mode differentiation of the recursions (symdyn.scalars.dual), and
-the energies.
+"""Derivatives of the dynamics and the energies.
 
-The recursions run on duals: Newton-Euler with one direction per joint coordinate (along the
+dtau/dq and dtau/dv are the analytical recursions of rnea_derivatives.py. Their forward-mode version
+(inverse_dynamics_derivatives_forward_mode, symdyn.scalars.dual) stays as the independent check: Newton-Euler with one direction per joint coordinate (along the
 tangent space, as Pinocchio's computeRNEADerivatives) and one per joint rate gives dtau/dq and
 dtau/dv together; a direction costs O(N), so both cost O(N^2) (less on a chain: the quantities of a
 link do not depend on the joints outboard of it and their tangents are exact zeros, never carried).
