@@ -81,32 +81,24 @@ def _bind_sym(ctx, A):
     return out
 
 
-class Composites:
-    """Inward: composite forces F, momenta Hm = [n; p], the symmetric 3x3 A of BC, and IC's parameters."""
+class Gyroscopic:
+    """The composite of B(k) x = V x* I x - I (V x x) + x x* (I V) over each subtree, as the composite
+    momentum Hm = [n; p] (and 2p) and the symmetric 3x3 A: BC x = [A xw + xw x n ; 2 xw x p]. `momentum`:
+    each link's own I V."""
 
-    def __init__(self, ctx, chain, X, V, Acc, wrenches=None):
+    def __init__(self, ctx, chain, X, V):
         n = chain.n
-        self.IC = crba.composite_parameters(ctx, chain, X)
-        self.F, self.Hm, self.A, self.p2 = [None] * n, [None] * n, [None] * n, [None] * n
+        self.momentum = [S.bind(ctx, _inertia_times(chain.params[k], V[k])) for k in range(n)]
+        self.Hm, self.A, self.p2 = [None] * n, [None] * n, [None] * n
         for k in chain.inward():
-            I = chain.params[k]
-            hk = S.bind(ctx, _inertia_times(I, V[k]))
-            force = S.vadd(_inertia_times(I, Acc[k]), S.cross_force(V[k], hk))
-            if wrenches is not None and wrenches[k] is not None:
-                force = S.vsub(force, wrenches[k])
-            A = _body_symmetric(ctx, chain, k, V[k])
+            hk, A = self.momentum[k], _body_symmetric(ctx, chain, k, V[k])
             for c in chain.children[k]:
-                force = S.vadd(force, S.force_inward(ctx, X[c], self.F[c]))
                 hc = S.force_inward(ctx, X[c], self.Hm[c])
                 hk = S.vadd(hk, hc)
                 A = crba.add3(A, _shifted(ctx, X[c], self.A[c], hc[3:]))
-            self.F[k] = S.bind(ctx, force)
             self.Hm[k] = S.bind(ctx, hk)
             self.p2[k] = S.bind(ctx, S.scale(2, self.Hm[k][3:]))
             self.A[k] = _bind_sym(ctx, A)
-
-    def inertia(self, k, x):
-        return _inertia_times(self.IC[k], x)
 
     def bc(self, k, x):
         """BC(k) x = [A xw + xw x n ; 2 xw x p]."""
@@ -117,6 +109,26 @@ class Composites:
         """BC(k)^T s = [A sw - sw x n + 2 p x sv ; 0]."""
         sw, sv, n = s[:3], s[3:], self.Hm[k][:3]
         return S.add(S.sub(S.rot(self.A[k], sw), S.cross(sw, n)), S.cross(self.p2[k], sv)) + [0, 0, 0]
+
+
+class Composites(Gyroscopic):
+    """Inward: composite forces F (with the external wrenches, when given), IC's parameters, and the
+    gyroscopic composites."""
+
+    def __init__(self, ctx, chain, X, V, Acc, wrenches=None):
+        super().__init__(ctx, chain, X, V)
+        self.IC = crba.composite_parameters(ctx, chain, X)
+        self.F = [None] * chain.n
+        for k in chain.inward():
+            force = S.vadd(_inertia_times(chain.params[k], Acc[k]), S.cross_force(V[k], self.momentum[k]))
+            if wrenches is not None and wrenches[k] is not None:
+                force = S.vsub(force, wrenches[k])
+            for c in chain.children[k]:
+                force = S.vadd(force, S.force_inward(ctx, X[c], self.F[c]))
+            self.F[k] = S.bind(ctx, force)
+
+    def inertia(self, k, x):
+        return _inertia_times(self.IC[k], x)
 
 
 def _shifted(ctx, X, A, p):
@@ -279,4 +291,4 @@ def _add_friction(ctx, chain, qd, dv):
             dv[i][i] = ctx.bind(dv[i][i] + extra)
 
 
-__all__ = ["inverse_dynamics_derivatives", "Composites"]
+__all__ = ["inverse_dynamics_derivatives", "Composites", "Gyroscopic"]
