@@ -62,10 +62,17 @@ def _sym_outer(a, b):
     return [[a[i] * b[j] + b[i] * a[j] for j in range(3)] for i in range(3)]
 
 
-def _body_symmetric(ctx, chain, k, V):
-    """A of link k alone: V x* I - I V x = [[A, p~], [-p~, 0]] with
+def _times(c, x):
+    """c x for a number c (1 and exact zeros fold)."""
+    return x if c == 1 or (isinstance(x, int) and x == 0) else c * x
+
+
+def _body_symmetric(ctx, params, V):
+    """A of a link alone (ten parameters): V x* I - I V x = [[A, p~], [-p~, 0]] with
     A = -(J w~ + (J w~)^T) - (v h^T + h v^T) + 2 (h . v) 1."""
-    w, v, J, h = V[:3], V[3:], chain.J[k], chain.h[k]
+    I = params
+    J, h = [[I[4], I[5], I[7]], [I[5], I[6], I[8]], [I[7], I[8], I[9]]], I[1:4]
+    w, v = V[:3], V[3:]
     Jw = [S.rot(J, S.cross(w, e)) for e in ([1, 0, 0], [0, 1, 0], [0, 0, 1])]     # columns of J w~
     Jw = [[ctx.bind(Jw[j][i]) for j in range(3)] for i in range(3)]
     hv = _sym_outer(v, h)
@@ -84,14 +91,16 @@ def _bind_sym(ctx, A):
 class Gyroscopic:
     """The composite of B(k) x = V x* I x - I (V x x) + x x* (I V) over each subtree, as the composite
     momentum Hm = [n; p] (and 2p) and the symmetric 3x3 A: BC x = [A xw + xw x n ; 2 xw x p]. `momentum`:
-    each link's own I V."""
+    each link's own I V. `scale`: every inertia times this number (coriolis_matrix's B is half of this;
+    a number times the model's numbers folds)."""
 
-    def __init__(self, ctx, chain, X, V):
+    def __init__(self, ctx, chain, X, V, scale=1):
         n = chain.n
-        self.momentum = [S.bind(ctx, _inertia_times(chain.params[k], V[k])) for k in range(n)]
+        params = [[_times(scale, p) for p in chain.params[k]] for k in range(n)]
+        self.momentum = [S.bind(ctx, _inertia_times(params[k], V[k])) for k in range(n)]
         self.Hm, self.A, self.p2 = [None] * n, [None] * n, [None] * n
         for k in chain.inward():
-            hk, A = self.momentum[k], _body_symmetric(ctx, chain, k, V[k])
+            hk, A = self.momentum[k], _body_symmetric(ctx, params[k], V[k])
             for c in chain.children[k]:
                 hc = S.force_inward(ctx, X[c], self.Hm[c])
                 hk = S.vadd(hk, hc)
