@@ -1,9 +1,9 @@
 #define _POSIX_C_SOURCE 199309L
 /* Single-call timing of two symdyn modules (old_*, new_*: benchmarks/bench_derivatives.py renames them), every
    function interleaved in one process. Each round runs at another stack offset (16 offsets, 256 bytes apart,
-   covering 4 KB): a long function's stack frame against the inputs' addresses changed a dual-based
-   derivative's time 3x between two executables that differed only in their path (the environment's size
-   moves the stack), so the median is taken over the offsets. */
+   covering 4 KB), and bench_derivatives.py runs several processes: the time of a long function changed up to
+   3x from one process or executable to another (where the stack and the arrays land), so medians are taken
+   over both. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <math.h>
@@ -55,12 +55,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < NS * nq; i++) q[i] = 2.0 * rand() / RAND_MAX - 1;
   for (int i = 0; i < NS * nv; i++) { v[i] = 2.0 * rand() / RAND_MAX - 1; a[i] = 2.0 * rand() / RAND_MAX - 1; }
   if (quat >= 0) for (int s = 0; s < NS; s++) { double *x = q + s * nq + quat, n = 0; for (int i = 0; i < 4; i++) n += x[i] * x[i]; for (int i = 0; i < 4; i++) x[i] /= sqrt(n); }
-  const char* names[8] = {"old ID", "new ID", "old FD", "new FD", "old dID", "new dID", "old dFD", "new dFD"};
+  /* old ID, new ID, old FD, new FD, old dID, new dID, old dFD, new dFD */
   double* t[8]; for (int f = 0; f < 8; f++) t[f] = malloc(sizeof(double) * reps);
   for (int r = 0; r < reps; r++) for (int f = 0; f < 8; f++) t[f][r] = shifted(f, (r % 16) * 256 + 16, q, v, a, nq, nv, o1, o2, o3);
-  double med[8];
-  for (int f = 0; f < 8; f++) { qsort(t[f], reps, sizeof(double), cmp); med[f] = t[f][reps / 2]; printf("  %-8s %9.1f ns\n", names[f], med[f]); }
-  printf("  dID/ID old %.2f new %.2f; dFD/FD old %.2f new %.2f; new/old speedup dID %.2f dFD %.2f\n",
-         med[4] / med[0], med[5] / med[1], med[6] / med[2], med[7] / med[3], med[4] / med[5], med[6] / med[7]);
+  /* the medians over the rounds, in the order of names[] (bench_derivatives.py takes the median over processes) */
+  for (int f = 0; f < 8; f++) {
+    qsort(t[f], reps, sizeof(double), cmp);
+    printf("%.2f%c", t[f][reps / 2], f == 7 ? '\n' : ' ');
+  }
   return 0;
 }
