@@ -80,7 +80,8 @@ def run(robot_name, before, reps, processes):
         runs = [[float(x) for x in subprocess.run([str(exe), str(model.nq), str(model.nv), str(quat), str(reps)],
                                                   check=True, capture_output=True, text=True).stdout.split()]
                 for _ in range(processes)]
-    print(f"{robot_name}{' floating' if floating else ''} (nv {model.nv}), load {load[0]:.1f} / {os.getloadavg()[0]:.1f} "
+    label = f"{robot_name}{' floating' if floating else ''}"
+    print(f"{label} (nv {model.nv}), load {load[0]:.1f} / {os.getloadavg()[0]:.1f} "
           f"(before / after); old = {before}, new = this checkout; ns per call, median over {processes} processes "
           f"[their range]")
     report(runs)

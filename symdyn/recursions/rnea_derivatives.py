@@ -228,64 +228,71 @@ class External:
 def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
     """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
     f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves)."""
-    nv = chain.nv
     ext = None if f_ext is None else External(ctx, chain, X, f_ext)
     V, Acc, Vp, Ap = _motions(ctx, chain, X, qd, qdd)
     comp = Composites(ctx, chain, X, V, Acc, None if ext is None else ext.wrench)
-    cols = [_columns(ctx, chain, k, V, Vp, Ap) for k in range(chain.n)]
-    dq = [[0] * nv for _ in range(nv)]
-    dv = [[0] * nv for _ in range(nv)]
+    entries = _Entries(ctx, chain, X, comp, [_columns(ctx, chain, k, V, Vp, Ap) for k in range(chain.n)], ext)
     for i in range(chain.n):
-        _ancestor_entries(ctx, chain, X, comp, cols, ext, i, dq, dv)
-        _descendant_entries(ctx, chain, X, comp, cols, ext, i, dq, dv)
-    _add_friction(ctx, chain, qd, dv)
-    return dq, dv
+        entries.ancestors(i)
+        entries.descendants(i)
+    _add_friction(ctx, chain, qd, entries.dv)
+    return entries.dq, entries.dv
 
 
-def _ancestor_entries(ctx, chain, X, comp, cols, ext, i, dq, dv):
-    """Rows of joint i against the columns of i and of its ancestors j: r1, r2 (and the wrenches' r3)
-    carried inward."""
-    rows = [(S.bind(ctx, comp.inertia(i, s)), S.bind(ctx, comp.bc_t(i, s)), ext and ext.row(i, s))
-            for s in chain.H[i]]
-    j = i
-    while True:
-        for a, (r1, r2, r3) in enumerate(rows):
-            row = chain.vi[i][a]
-            for c, (s, u, w, y) in enumerate(cols[j]):
-                q_entry = -(S.vdot(r1, w) + S.vdot(r2, u))
-                if r3 is not None:
-                    q_entry = q_entry - S.dot(r3, s[:3])
-                dq[row][chain.vi[j][c]] = ctx.bind(q_entry)
-                dv[row][chain.vi[j][c]] = ctx.bind(S.vdot(r1, y) + S.vdot(r2, s))
+class _Entries:
+    """dtau/dq, dtau/dv filled joint by joint from the composites `comp`, each joint's columns (s, u, w, y)
+    and the external wrenches `ext` (None without)."""
+
+    def __init__(self, ctx, chain, X, comp, cols, ext):
+        self.ctx, self.chain, self.X, self.comp, self.cols, self.ext = ctx, chain, X, comp, cols, ext
+        self.dq = [[0] * chain.nv for _ in range(chain.nv)]
+        self.dv = [[0] * chain.nv for _ in range(chain.nv)]
+
+    def ancestors(self, i):
+        """Rows of joint i against the columns of i and of its ancestors j: r1, r2 (and the wrenches' r3)
+        carried inward."""
+        ctx, chain, comp, ext = self.ctx, self.chain, self.comp, self.ext
+        rows = [(S.bind(ctx, comp.inertia(i, s)), S.bind(ctx, comp.bc_t(i, s)), ext and ext.row(i, s))
+                for s in chain.H[i]]
+        j = i
+        while True:
+            for a, (r1, r2, r3) in enumerate(rows):
+                row = chain.vi[i][a]
+                for c, (s, u, w, y) in enumerate(self.cols[j]):
+                    q_entry = -(S.vdot(r1, w) + S.vdot(r2, u))
+                    if r3 is not None:
+                        q_entry = q_entry - S.dot(r3, s[:3])
+                    self.dq[row][chain.vi[j][c]] = ctx.bind(q_entry)
+                    self.dv[row][chain.vi[j][c]] = ctx.bind(S.vdot(r1, y) + S.vdot(r2, s))
+            if chain.parent[j] < 0:
+                return
+            X, R = self.X[j], self.X[j][0]
+            rows = [(S.force_inward(ctx, X, r1), S.bind(ctx, S.rot(R, r2[:3])) + [0, 0, 0],
+                     r3 and S.bind(ctx, S.rot(R, r3))) for r1, r2, r3 in rows]
+            j = chain.parent[j]
+
+    def descendants(self, j):
+        """Columns of joint j against its strict ancestors i: dF(j)/dq_s, dF(j)/dv_s carried inward."""
+        ctx, chain, comp, ext = self.ctx, self.chain, self.comp, self.ext
         if chain.parent[j] < 0:
             return
-        R = X[j][0]
-        rows = [(S.force_inward(ctx, X[j], r1), S.bind(ctx, S.rot(R, r2[:3])) + [0, 0, 0],
-                 r3 and S.bind(ctx, S.rot(R, r3))) for r1, r2, r3 in rows]
-        j = chain.parent[j]
-
-
-def _descendant_entries(ctx, chain, X, comp, cols, ext, j, dq, dv):
-    """Columns of joint j against its strict ancestors i: dF(j)/dq_s, dF(j)/dv_s carried inward."""
-    if chain.parent[j] < 0:
-        return
-    forces = []
-    for c, (s, u, w, y) in enumerate(cols[j]):
-        col = chain.vi[j][c]
-        fq = S.vsub(S.vsub(S.cross_force(s, comp.F[j]), comp.inertia(j, w)), comp.bc(j, u))
-        turned = ext and ext.turned(j, s[:3])
-        if turned is not None:
-            fq = S.vsub(fq, turned)
-        fv = S.vadd(comp.inertia(j, y), comp.bc(j, s))
-        forces.append((col, S.bind(ctx, fq), S.bind(ctx, fv)))
-    k = j
-    while chain.parent[k] >= 0:
-        forces = [(col, S.force_inward(ctx, X[k], fq), S.force_inward(ctx, X[k], fv)) for col, fq, fv in forces]
-        k = chain.parent[k]
-        for a, h in enumerate(chain.H[k]):
-            for col, fq, fv in forces:
-                dq[chain.vi[k][a]][col] = ctx.bind(S.vdot(h, fq))
-                dv[chain.vi[k][a]][col] = ctx.bind(S.vdot(h, fv))
+        forces = []
+        for c, (s, u, w, y) in enumerate(self.cols[j]):
+            fq = S.vsub(S.vsub(S.cross_force(s, comp.F[j]), comp.inertia(j, w)), comp.bc(j, u))
+            turned = ext and ext.turned(j, s[:3])
+            if turned is not None:
+                fq = S.vsub(fq, turned)
+            fv = S.vadd(comp.inertia(j, y), comp.bc(j, s))
+            forces.append((chain.vi[j][c], S.bind(ctx, fq), S.bind(ctx, fv)))
+        k = j
+        while chain.parent[k] >= 0:
+            X = self.X[k]
+            forces = [(col, S.force_inward(ctx, X, fq), S.force_inward(ctx, X, fv)) for col, fq, fv in forces]
+            k = chain.parent[k]
+            for a, h in enumerate(chain.H[k]):
+                for col, fq, fv in forces:
+                    self.dq[chain.vi[k][a]][col] = ctx.bind(S.vdot(h, fq))
+                    self.dv[chain.vi[k][a]][col] = ctx.bind(S.vdot(h, fv))
 
 
 def _add_friction(ctx, chain, qd, dv):
