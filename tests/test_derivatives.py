@@ -92,7 +92,7 @@ def test_analytical_equals_forward_mode(name, wrenches):
 
 
 def test_analytical_form_is_cheaper_than_forward_mode():
-    """The analytical recursions take about half the multiplications of the duals on the Panda (2043 against
+    """The analytical recursions take about half the multiplications of the duals on the Panda (2034 against
     4039 when written), with the same result (test above)."""
     from symdyn.codegen.generator import trace
     from symdyn.functions import Function
