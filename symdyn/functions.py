@@ -317,8 +317,9 @@ DERIVATIVES = (
     Function("inverse_dynamics_derivatives", ("q", "qd", "qdd"), ("dtau_dq", "dtau_dv"),
              ("matrix", "matrix"),
              derivatives.inverse_dynamics_derivatives,
-             "(dtau/dq, dtau/dv) of inverse_dynamics (dtau/dqdd = M): forward-mode differentiation of Newton-Euler; "
-             "dq along the tangent space, d/de f(integrate(q, e)) at e = 0 (Pinocchio's computeRNEADerivatives).",
+             "(dtau/dq, dtau/dv) of inverse_dynamics (dtau/dqdd = M): analytical recursions of Newton-Euler "
+             "(Carpentier & Mansard's structure); dq along the tangent space, d/de f(integrate(q, e)) at e = 0 "
+             "(Pinocchio's computeRNEADerivatives).",
              gravity=True),
     Function("forward_dynamics_derivatives", ("q", "qd", "tau"), ("dqdd_dq", "dqdd_dv", "Minv"),
              ("matrix", "matrix", "matrix"),

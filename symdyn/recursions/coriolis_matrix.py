@@ -16,6 +16,7 @@ make C(i, j): those entries are exact zeros.
 from ..multibody import spatial as S
 from .crba import column_inward, composite_inertias
 from .kinematics import velocities
+from .rnea_derivatives import Gyroscopic
 
 
 def body_coriolis(ctx, V, J, h, m):
@@ -46,21 +47,17 @@ def coriolis_matrix(ctx, chain, X, qd):
     _, V = velocities(ctx, chain, X, qd)
     turned = [None] * n
     Ic = composite_inertias(ctx, chain, X, turned)      # by ten parameters, as in crba
-    Bc = [None] * n
-    for k in chain.inward():
-        total = body_coriolis(ctx, V[k], chain.J[k], chain.h[k], chain.params[k][0])
-        for c in chain.children[k]:
-            total = S.matrix_add(ctx, total, S.congruence_inward(ctx, X[c], Bc[c], symmetric=False), symmetric=False)
-        Bc[k] = total
+    # Bc = 1/2 the gyroscopic composite: a symmetric 3x3 and the subtree's momentum, not a 6x6 congruence
+    gyro = Gyroscopic(ctx, chain, X, V, scale=0.5)
     Sdot = [[S.bind(ctx, S.cross_motion(V[k], h)) for h in H[k]] for k in range(n)]
     C = [[0] * chain.nv for _ in range(chain.nv)]
     vi = chain.vi
     for j in chain.outward():
         for b, hj in enumerate(H[j]):
             c = vi[j][b]
-            F = S.bind(ctx, S.vadd(S.matvec(Ic[j], Sdot[j][b]), S.matvec(Bc[j], hj)))
+            F = S.bind(ctx, S.vadd(S.matvec(Ic[j], Sdot[j][b]), gyro.bc(j, hj)))
             f1 = S.bind(ctx, S.matvec(Ic[j], hj))
-            f2 = S.bind(ctx, S.matvec_t(Bc[j], hj))
+            f2 = S.bind(ctx, gyro.bc_t(j, hj))
             for a, h in enumerate(H[j]):
                 C[vi[j][a]][c] = ctx.bind(S.vdot(h, F))
             k = j

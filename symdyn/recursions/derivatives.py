@@ -1,7 +1,7 @@
-"""Derivatives of the dynamics, by forward-mode differentiation of the recursions (symdyn.scalars.dual), and
-the energies.
+"""Derivatives of the dynamics and the energies.
 
-The recursions run on duals: Newton-Euler with one direction per joint coordinate (along the
+dtau/dq and dtau/dv are the analytical recursions of rnea_derivatives.py. Their forward-mode version
+(inverse_dynamics_derivatives_forward_mode, symdyn.scalars.dual) stays as the independent check: Newton-Euler with one direction per joint coordinate (along the
 tangent space, as Pinocchio's computeRNEADerivatives) and one per joint rate gives dtau/dq and
 dtau/dv together; a direction costs O(N), so both cost O(N^2) (less on a chain: the quantities of a
 link do not depend on the joints outboard of it and their tangents are exact zeros, never carried).
@@ -18,7 +18,7 @@ run on duals; M_dot(q, v) = sum_k dM/dq_k v_k, one direction: the motion along v
 Kinetic energy 1/2 v^T M v = sum over bodies 1/2 V(k) . M(k) V(k) + 1/2 Ia v^2 (rotors);
 potential energy -g . (sum of m c in the world): O(N) each.
 """
-from . import crba, frames, kalman_smoother, kinematics, minverse, rnea
+from . import crba, frames, kalman_smoother, kinematics, minverse, rnea, rnea_derivatives
 from . import friction as _fr
 from ..multibody import spatial as S
 from .centroidal import Composite
@@ -34,7 +34,14 @@ def _wrenches(ctx, chain, X, f_ext):
 
 def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
     """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
-    f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves)."""
+    f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves). The
+    analytical recursions of rnea_derivatives.py (what the generated functions compute)."""
+    return rnea_derivatives.inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext)
+
+
+def inverse_dynamics_derivatives_forward_mode(ctx, chain, X, qd, qdd, f_ext=None):
+    """The same by forward-mode duals through Newton-Euler (about 2 nv RNEA tangents): the independent
+    check of the analytical recursions in the tests."""
     nv = chain.nv
     d = DualContext(ctx)
     Xd = tangent_transforms(d, chain, X, joint_directions(chain))
