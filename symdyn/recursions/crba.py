@@ -27,7 +27,7 @@ def composite_parameters(ctx, chain, X, turned=None):
                 turned[c] = hc
             mk = mk + m[c]
             hk = S.add(hk, S.add(hc, S.scale(m[c], l)))
-            Jk = add3(Jk, shifted_inertia(ctx, l, m[c], hc, S._rotate(ctx, R, J[c], True, X[c])))
+            Jk = add3(Jk, shifted_inertia(ctx, l, m[c], hc, X[c].congruence3(ctx, J[c], True)))
         m[k] = ctx.bind(mk)
         h[k] = S.bind(ctx, hk)
         J[k] = [[ctx.bind(Jk[i][j]) if j >= i else None for j in range(3)] for i in range(3)]
@@ -118,8 +118,6 @@ def _turned_axis(chain, k):
 
     Then the force of the column R(k) H*(k) = [J h; h x c] (c: the composite's first moment) reaches
     the parent with the linear part R (h x c) = (A h) x (R c), and R c is the composite's own term."""
-    A, _, h, kind = chain._geometry[k]
-    if kind.name != "revolute":
-        return None
-    axis = S.rot(A, h)
-    return axis if sum(1 for x in axis if x != 0) == 1 else None
+    A, _, h, kind = chain.geometry[k]
+    axis = kind.turned_axis(A, h)
+    return axis if axis is not None and sum(1 for x in axis if x != 0) == 1 else None

@@ -126,7 +126,7 @@ def from_factors(ctx, chain, X, ric):
     Dinv = [[[ctx.bind(1 / ric.D[a])]] if ric.block[a] is None else ric.block[a].inverse() for a in range(chain.n)]
     R, DR = _inverse_factor(ctx, chain, X, ric, Dinv)
     Minv = [[0] * chain.nv for _ in range(chain.nv)]
-    path = [[k] + list(chain.ancestors(k)) for k in range(chain.n)]
+    path = chain.supports
     for i in range(chain.n):
         mine = set(path[i])
         for j in range(i, chain.n):
@@ -282,9 +282,4 @@ def _upsilon_x(ctx, chain, x, Minv, Uminus, a, i):
 
 def _subtree(chain, k):
     """k and its descendants, depth first."""
-    nodes, stack = [], [k]
-    while stack:
-        k = stack.pop()
-        nodes.append(k)
-        stack.extend(reversed(chain.children[k]))
-    return nodes
+    return chain.subtree[k]
