@@ -16,7 +16,7 @@ as an optional last argument f_ext.
 FUNCTIONS is the default set; the functions of OPTIONAL (derivatives of the dynamics, energies) are
 generated when named (--functions); the numeric engine has them all (ALL).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Tuple
 
 from .recursions import coriolis_matrix as _cm
@@ -54,6 +54,13 @@ class Function:
     gravity: bool = False        # does the result include gravity?
     parametric: bool = True      # built on the model's parameters (symbolic mode passes them as `params`)
     reduced: bool = False        # already in the reduced coordinates of mimic joints (for_model)
+    forms: Tuple[str, ...] = ()  # alternative forms of the same numbers (trace's `form`); the numeric
+                                 # engine takes the default, the generator prices each (generator.trace)
+
+    def in_form(self, form):
+        """This function traced in one of its forms."""
+        trace = self.trace
+        return replace(self, trace=lambda *a: trace(*a, form=form), forms=())
 
     @property
     def shapes(self):
@@ -207,9 +214,10 @@ FUNCTIONS = (
              "Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias "
              "on the diagonal."),
     Function("mass_matrix_inverse", ("q",), "Minv", "matrix",
-             _diagonalized(lambda ctx, chain, X, ric: minverse.mass_matrix_inverse(ctx, chain, X, ric)),
+             lambda ctx, chain, X, form=minverse.FORMS[0]: minverse.mass_matrix_inverse(
+                 ctx, chain, X, Riccati(ctx, chain, X), form),
              "M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries "
-             "summed over common ancestors): no linear solve."),
+             "summed over common ancestors): no linear solve.", forms=minverse.FORMS),
     Function("forward_dynamics", ("q", "qd", "tau"), "qdd", "vector",
              _diagonalized(_forward_dynamics),
              "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, "
