@@ -67,7 +67,7 @@ def mass_matrix_inverse(ctx, chain, X, ric, form=FORMS[0]):
 
 def from_factors(ctx, chain, X, ric):
     """The sums over common ancestors (module docstring, first part)."""
-    Dinv = [[[ctx.bind(1 / ric.D[a])]] if ric.block[a] is None else ric.block[a].inverse() for a in range(chain.n)]
+    Dinv = [ric.D[a].inverse() for a in range(chain.n)]
     R, DR = _inverse_factor(ctx, chain, X, ric, Dinv)
     Minv = [[0] * chain.nv for _ in range(chain.nv)]
     path = chain.supports
@@ -124,14 +124,11 @@ def section_x(ctx, chain, X, ric):
         p = chain.parent[k]
         Uplus[k] = S.congruence_outward(ctx, X[k], Uminus[p]) if p >= 0 else S.zero6()
         u[k] = [S.bind(ctx, S.matvec(Uplus[k], g)) for g in G[k]]
-        if len(H[k]) == 1:
-            d = diag[k] = [[ctx.bind(1 / ric.D[k] + S.vdot(G[k][0], u[k][0]))]]
-        else:
-            Dinv, m = ric.block[k].inverse(), len(H[k])
-            d = diag[k] = [[None] * m for _ in range(m)]
-            for a in range(m):
-                for b in range(a, m):
-                    d[a][b] = d[b][a] = ctx.bind(Dinv[a][b] + S.vdot(G[k][a], u[k][b]))
+        Dinv, m = ric.D[k].inverse(), len(H[k])
+        d = diag[k] = [[None] * m for _ in range(m)]
+        for a in range(m):
+            for b in range(a, m):
+                d[a][b] = d[b][a] = ctx.bind(Dinv[a][b] + S.vdot(G[k][a], u[k][b]))
         for a, i in enumerate(vi[k]):
             for b, j in enumerate(vi[k]):
                 Minv[i][j] = d[a][b]
