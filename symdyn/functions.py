@@ -1,6 +1,6 @@
 """The function set of a generated module, defined once for the numeric engine and the generator.
 
-Each function is a trace: given a context, the robot's Chain, the transforms X(q) and the other
+Each function is a trace: given a context, the robot's Tree (multibody.chain), the transforms X(q) and the other
 input vectors, it runs the recursions and returns a vector or a matrix of scalars, nested lists of
 another shape (frames: "nf,4,4", "nf,6,nv", ...; see `dims`), or, for a function with several
 outputs (shape a tuple), a tuple of them.
@@ -112,9 +112,9 @@ def sizes(model, nparams=None):
     """{named size: int} of a model."""
     from .multibody.constraints import constraint_rows
     nv = model.dof
-    return _Sizes(model, nq=getattr(model, "nq", nv), nv=nv, nf=len(model.kinematic_frames),
+    return _Sizes(model, nq=model.nq, nv=nv, nf=len(model.kinematic_frames),
                   np=len(model.parameters) if nparams is None else nparams,
-                  nc=constraint_rows(getattr(model, "constraints", ())))
+                  nc=constraint_rows(model.constraints))
 
 
 def resolve(dims, size):
@@ -404,15 +404,15 @@ ALL_BY_NAME = {f.name: f for f in ALL}
 def functions_for(model):
     """The function set of a model: FUNCTIONS, CONSTRAINED when it has constraints, LOOPS when it has
     actuated joints of closed loops."""
-    if not getattr(model, "constraints", ()):
+    if not model.constraints:
         return FUNCTIONS
-    return FUNCTIONS + CONSTRAINED + (LOOPS if getattr(model, "actuated", ()) else ())
+    return FUNCTIONS + CONSTRAINED + (LOOPS if model.actuated else ())
 
 
 def for_model(functions, model):
     """The functions as `model`'s modules compute them: with mimic joints, in the reduced
     coordinates (symdyn.recursions.mimic), without those that have no meaning there."""
-    if not getattr(model, "mimic", ()) or all(fn.reduced for fn in functions):
+    if not model.mimic or all(fn.reduced for fn in functions):
         return tuple(functions)
     from .recursions.mimic import UNSUPPORTED, reduced
     return tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)
