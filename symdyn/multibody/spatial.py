@@ -80,6 +80,33 @@ def axis_rotation(ctx, axis, s, c):
             [x * z * v - y * s, y * z * v + x * s, c + z * z * v]]
 
 
+def add3(A, B):
+    return [[A[i][j] + B[i][j] for j in range(3)] for i in range(3)]
+
+
+def _times(c, x):
+    """c x, with c = 1 (a float 2 * 0.5 that symbolic algebra keeps as 1.0) folded away."""
+    if (isinstance(c, (int, float)) or getattr(c, "is_Number", False)) and float(c) == 1.0:
+        return x
+    return c * x
+
+
+def shifted_inertia(ctx, l, m, hc, RJ):
+    """A body's rotational inertia about a point l away from its origin (parent axes), given its mass
+    m, first moment hc and rotational inertia RJ about its origin, all in the parent's axes:
+        RJ + m (|l|^2 1 - l l^T) + 2 (l . hc) 1 - l hc^T - hc l^T.
+    |l|^2 and 2 (l . hc) are bound when they serve several entries (l not on an axis, or moving)."""
+    ll, lh2 = dot(l, l), sum(_times(2 * l[i], hc[i]) for i in range(3))
+    if ctx.symbolic:
+        moving = any(getattr(x, "free_symbols", True) for x in l)       # a prismatic joint's l
+        if moving:
+            ll = ctx.bind(ll)
+        if moving or sum(1 for x in l if x != 0) > 1:
+            lh2 = ctx.bind(lh2)
+    return [[RJ[i][j] - m * l[i] * l[j] - l[i] * hc[j] - hc[i] * l[j] + (m * ll + lh2 if i == j else 0)
+             for j in range(3)] for i in range(3)]
+
+
 # ---------------------------------------------------------------------------- spatial vectors
 def vadd(a, b):
     return [x + y for x, y in zip(a, b)]

@@ -20,7 +20,6 @@ entries of hp and Jp, no product; 4 for d x P, 15 to turn both into the world.) 
 P / M, kept in the first version's form P = R0(k) (m v + w x h) (see com_jacobian).
 """
 from ..multibody import spatial as S
-from .crba import add3, shifted_inertia
 from .frames import Placements, columns, nv, rate_indices
 
 
@@ -40,7 +39,7 @@ class Composite:
                 m = m + self.m[c]
                 h = S.add(h, S.add(self.hp[c], S.scale(self.m[c], l)))
                 if inertia:
-                    J = add3(J, shifted_inertia(ctx, l, self.m[c], self.hp[c], self.Jp[c]))
+                    J = S.add3(J, S.shifted_inertia(ctx, l, self.m[c], self.hp[c], self.Jp[c]))
             self.m[k] = ctx.bind(m)
             self.h[k] = S.bind(ctx, h)
             self.hp[k] = S.bind(ctx, S.rot(X[k][0], self.h[k]))
