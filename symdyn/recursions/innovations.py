@@ -109,8 +109,8 @@ def innovations_factor_inverse(ctx, chain, X, ric):
         for i in chain.ancestors(k):
             xs = [S.force_inward(ctx, X[j], x) for x in xs]
             Hx = [[ctx.bind(S.vdot(h, x)) for x in xs] for h in chain.H[i]]
-            cols = [ric.D[i].sqrt_solve([row[b] for row in Hx]) for b in range(len(xs))]
-            _put(ell, chain, i, k, [[-cols[b][a] for b in range(len(xs))] for a in range(len(Hx))])
+            cols = [ric.D[i].sqrt_solve([-row[b] for row in Hx]) for b in range(len(xs))]
+            _put(ell, chain, i, k, [[cols[b][a] for b in range(len(xs))] for a in range(len(Hx))])
             Gi = ric.columns(i)
             xs = [S.bind(ctx, S.vsub(x, combine([row[b] for row in Hx], Gi))) for b, x in enumerate(xs)]   # tau_bar(i) x
             j = i
