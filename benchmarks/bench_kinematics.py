@@ -45,8 +45,9 @@ def urdf_path(tc, spec):
 
 def build(tc, name, urdf, frames, floating, build_dir, show):
     from symdyn.generate import generate
+    from symdyn.readers.options import LoadOptions
     gen = build_dir / name
-    generate([urdf], gen, ("c",), frames=frames, floating_base=floating)
+    generate([urdf], gen, ("c",), options=LoadOptions(frames=frames, floating_base=floating))
     module = Path(urdf).stem
     obj, exe = gen / f"{module}.o", gen / "bench_kinematics"
     cc = [bench_c.CC, *bench_c.OPT_FLAGS, *bench_c.C_FLAGS, "-c", str(gen / f"{module}.c"), "-o", str(obj)]

@@ -113,13 +113,10 @@ def _check_functions(path, functions, model):
         _fail(f"{path}: --functions: {exc}")
 
 
-def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None,
-          frames=None, mimic="reduced", contacts=None):
+def _load(path, options):
     from .readers.load import load_robot
     try:
-        model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
-                           floating_base=floating, joint_params=joint_params, frames=frames, mimic=mimic,
-                           contacts=contacts)
+        model = load_robot(path, options)
     except SymdynError as exc:
         _fail(exc)
     _warn_all(path, model.warnings)
@@ -188,6 +185,17 @@ def robot_options(command):
     return command
 
 
+def _options(robot):
+    """(LoadOptions, the --functions names) from the values of robot_options."""
+    from .readers.options import LoadOptions
+    selection = _selection(robot["lock"], robot["root"], robot["tip"])
+    options = LoadOptions(snap_right_angles=robot["snap"], selection=selection, strict=robot["strict"],
+                          allow_nonphysical_inertia=robot["nonphysical"], floating_base=robot["floating"],
+                          joint_params=robot["joint_params"], frames=robot["frames"], mimic=robot["mimic"],
+                          contacts=robot["contacts"])
+    return options, _functions(robot["functions"])
+
+
 def _selection(lock, root, tip):
     from .readers.selection import Selection, parse_lock
     try:
@@ -208,14 +216,12 @@ def main():
 @click.option("--base-parameters", "show_base", is_flag=True,
               help="Print the base parameters: each one's combination of the standard parameters.")
 @robot_options
-def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions,
-         frames, contacts, mimic):
+def info(robots, ops, show_base, **robot):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import base_parameter_lines, info_lines, trace_count
-    selection = _selection(lock, root, tip)
-    functions = _functions(functions)
+    options, functions = _options(robot)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
+        model = _load(path, options)
         _check_functions(path, functions, model)
         try:                               # base parameters that fail their check: one line, exit 2
             with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
@@ -238,12 +244,11 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
               help="Of the C module: float32 writes <robot>_f32.h/.c, float arrays (the same as --lang c-float32; "
                    "Python stays float64).")
 @robot_options
-def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, tip, joint_params, strict, nonphysical,
-             floating, functions, frames, contacts, mimic):
+def generate(robots, out_dir, lang, params_mode, precision, **robot):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import CONSTRAINED, FUNCTIONS
     from .generate import generate as run
-    functions = _functions(functions)
+    options, functions = _options(robot)
     languages = tuple(x.strip() for x in lang.split(",") if x.strip())
     unknown = [x for x in languages if x not in LANGUAGES]
     if unknown or not languages:
@@ -254,16 +259,12 @@ def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, ti
         if "c" not in languages:
             _fail("--precision float32 is for the C module: add --lang c")
         languages = tuple("c-float32" if x == "c" else x for x in languages)
-    count = len(functions or FUNCTIONS) + (len(CONSTRAINED) if contacts and functions is None else 0)
+    count = len(functions or FUNCTIONS) + (len(CONSTRAINED) if options.contacts and functions is None else 0)
     warnings = {}                  # per robot file, shown grouped (_warn_all) once the library has loaded them all
     with _progress(len(set(robots)) * count, "generating") as bar:
         try:       # the library loads and checks everything before it writes anything
-            written = run(robots, out_dir, languages, params_mode, progress=lambda name: bar.update(1),
-                          snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
-                          allow_nonphysical_inertia=nonphysical,
-                          on_warning=lambda path, message: warnings.setdefault(path, []).append(message),
-                          floating_base=floating, joint_params=joint_params, functions=functions, frames=frames,
-                          mimic=mimic, contacts=contacts)
+            written = run(robots, out_dir, languages, params_mode, options, functions,
+                          progress=lambda name: bar.update(1), on_warning=lambda path, message: warnings.setdefault(path, []).append(message))
         except SymdynError as exc:
             _fail(exc)
         finally:
@@ -279,15 +280,13 @@ def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, ti
 @click.option("--tol", default=1e-10, show_default=True, help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @robot_options
-def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-            functions, frames, contacts, mimic):
+def compare(robots, states, tol, with_c, **robot):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import JointsDisagree, compare as run, compare_steps
-    selection = _selection(lock, root, tip)
-    functions = _functions(functions)
+    options, functions = _options(robot)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
+        model = _load(path, options)
         _check_functions(path, functions, model)
         notes = []
         try:
@@ -332,7 +331,7 @@ def latex(robot, function, params_mode, simplify, out_file):
     from .functions import BY_NAME
     if function not in BY_NAME:
         _fail(_unknown_function(function))
-    model = _load(robot)
+    model = _load(robot, None)
     try:
         text = run(model, function, params_mode, simplify)
     except SymdynError as exc:

@@ -11,7 +11,7 @@ independent one.
 import numpy as np
 
 from .multibody import lie
-from .multibody.chain import Chain
+from .multibody.chain import Tree
 from .functions import (arg_dims, available_for, baumgarte_variant, fext_variant, flatten, for_model, nest, out_dims,
                         resolve, sizes)
 from .scalars.scalar import NUMERIC
@@ -29,12 +29,12 @@ class Engine:
         self.model, self.n, self.nq = model, model.nv, model.nq
         if params is not None:
             params = np.asarray(params, dtype=float).ravel().tolist()
-        self.chain = Chain(NUMERIC, model, params)
+        self.chain = Tree(NUMERIC, model, params)
         self.PARAMETER_NAMES, self.PARAMETERS = model.parameter_names, np.array(model.parameters)
         self.DOF, self.NQ, self.NV, self.JOINT_NAMES = model.nv, model.nq, model.nv, model.joint_names
         self.FRAMES = tuple(f.name for f in model.kinematic_frames)
         self.CONSTRAINTS = tuple(c.describe() for c in model.constraints)
-        self.ACTUATED = tuple(getattr(model, "actuated", ()))
+        self.ACTUATED = tuple(model.actuated)
         self._sizes = sizes(model)
         for fn in for_model(available_for(model), model):
             setattr(self, fn.name, self._bind(fn))

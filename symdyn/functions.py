@@ -1,6 +1,6 @@
 """The function set of a generated module, defined once for the numeric engine and the generator.
 
-Each function is a trace: given a context, the robot's Chain, the transforms X(q) and the other
+Each function is a trace: given a context, the robot's Tree (multibody.chain), the transforms X(q) and the other
 input vectors, it runs the recursions and returns a vector or a matrix of scalars, nested lists of
 another shape (frames: "nf,4,4", "nf,6,nv", ...; see `dims`), or, for a function with several
 outputs (shape a tuple), a tuple of them.
@@ -16,7 +16,7 @@ as an optional last argument f_ext.
 FUNCTIONS is the default set; the functions of OPTIONAL (derivatives of the dynamics, energies) are
 generated when named (--functions); the numeric engine has them all (ALL).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Tuple
 
 from .recursions import coriolis_matrix as _cm
@@ -54,6 +54,13 @@ class Function:
     gravity: bool = False        # does the result include gravity?
     parametric: bool = True      # built on the model's parameters (symbolic mode passes them as `params`)
     reduced: bool = False        # already in the reduced coordinates of mimic joints (for_model)
+    forms: Tuple[str, ...] = ()  # alternative forms of the same numbers (trace's `form`); the numeric
+                                 # engine takes the default, the generator prices each (generator.trace)
+
+    def in_form(self, form):
+        """This function traced in one of its forms."""
+        trace = self.trace
+        return replace(self, trace=lambda *a: trace(*a, form=form), forms=())
 
     @property
     def shapes(self):
@@ -105,9 +112,9 @@ def sizes(model, nparams=None):
     """{named size: int} of a model."""
     from .multibody.constraints import constraint_rows
     nv = model.dof
-    return _Sizes(model, nq=getattr(model, "nq", nv), nv=nv, nf=len(model.kinematic_frames),
+    return _Sizes(model, nq=model.nq, nv=nv, nf=len(model.kinematic_frames),
                   np=len(model.parameters) if nparams is None else nparams,
-                  nc=constraint_rows(getattr(model, "constraints", ())))
+                  nc=constraint_rows(model.constraints))
 
 
 def resolve(dims, size):
@@ -207,9 +214,10 @@ FUNCTIONS = (
              "Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias "
              "on the diagonal."),
     Function("mass_matrix_inverse", ("q",), "Minv", "matrix",
-             _diagonalized(lambda ctx, chain, X, ric: minverse.mass_matrix_inverse(ctx, chain, X, ric)),
+             lambda ctx, chain, X, form=minverse.FORMS[0]: minverse.mass_matrix_inverse(
+                 ctx, chain, X, Riccati(ctx, chain, X), form),
              "M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries "
-             "summed over common ancestors): no linear solve."),
+             "summed over common ancestors): no linear solve.", forms=minverse.FORMS),
     Function("forward_dynamics", ("q", "qd", "tau"), "qdd", "vector",
              _diagonalized(_forward_dynamics),
              "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, "
@@ -397,15 +405,15 @@ ALL_BY_NAME = {f.name: f for f in ALL}
 def functions_for(model):
     """The function set of a model: FUNCTIONS, CONSTRAINED when it has constraints, LOOPS when it has
     actuated joints of closed loops."""
-    if not getattr(model, "constraints", ()):
+    if not model.constraints:
         return FUNCTIONS
-    return FUNCTIONS + CONSTRAINED + (LOOPS if getattr(model, "actuated", ()) else ())
+    return FUNCTIONS + CONSTRAINED + (LOOPS if model.actuated else ())
 
 
 def for_model(functions, model):
     """The functions as `model`'s modules compute them: with mimic joints, in the reduced
     coordinates (symdyn.recursions.mimic), without those that have no meaning there."""
-    if not getattr(model, "mimic", ()) or all(fn.reduced for fn in functions):
+    if not model.mimic or all(fn.reduced for fn in functions):
         return tuple(functions)
     from .recursions.mimic import UNSUPPORTED, reduced
     return tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)

@@ -71,16 +71,10 @@ def _render(model, programs, module, languages, params_mode):
     return files
 
 
-def load_all(paths, languages=("python",), snap_right_angles=False, params_mode="numeric", selection=None,
-             strict=False, allow_nonphysical_inertia=False, floating_base=False, joint_params=None, frames=None,
-             mimic="reduced", contacts=None):
-    """Load every robot file; RobotFileError for the first bad one or two that would write the same file.
-    (selection, strict, allow_nonphysical_inertia, floating_base, joint_params, frames, mimic, contacts: see
-    load_robot.)"""
-    models = [load_robot(p, snap_right_angles, selection, strict=strict, allow_nonphysical_inertia=allow_nonphysical_inertia,
-                         floating_base=floating_base, joint_params=joint_params, frames=frames, mimic=mimic,
-                         contacts=contacts)
-              for p in paths]
+def load_all(paths, languages=("python",), params_mode="numeric", options=None):
+    """Load every robot file as `options` (a LoadOptions, see load_robot) say; RobotFileError for the first
+    bad one or two that would write the same file."""
+    models = [load_robot(p, options) for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
         same = os.path.realpath(model.path)
@@ -410,29 +404,21 @@ def write_all(rendered, out_dir):
     return [out / name for name in names]
 
 
-def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
-             snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-             on_warning=None, floating_base=False, joint_params=None, functions=None, frames=None, mimic="reduced",
-             contacts=None):
-    """Generate the modules of every robot file in `paths`; returns the written paths.
-
-    floating_base: each robot's base link becomes a free-flyer (joint root_joint, Pinocchio's conventions).
+def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", options=None,
+             functions=None, progress=None, on_warning=None):
+    """Generate the modules of every robot file in `paths`, loaded as `options` (a LoadOptions: floating
+    base, selection, frames, contacts, strict...; see load_robot) say; returns the written paths.
 
     Order: check the function names, load and check every input, check the output folder, render
     everything, then write. on_warning(path, message) is called for each warning of each robot (see
-    load_robot) before anything is written; strict=True makes them errors. `functions`: names (a
+    load_robot) before anything is written; options.strict makes them errors. `functions`: names (a
     list or "a,b") of the functions to generate, None for the default set (functions.FUNCTIONS: the
     derivatives and energies of functions.OPTIONAL only when named); ValueError for an unknown one.
-    frames: the frames that get kinematics (names, in order; default: the leaves of the tree).
-    mimic: "reduced" (default) or "independent": how URDF <mimic> joints are loaded (load_robot).
-    contacts: contacts of frames with the world ("FRAME[:3d|:6d],...", see load_robot): the constraint
-    functions join the set.
     """
     if functions is not None:
         functions = [fn.name for fn in select_functions(functions)]
     # every input is checked before any output
-    models = load_all(paths, languages, snap_right_angles, params_mode, selection, strict,
-                      allow_nonphysical_inertia, floating_base, joint_params, frames, mimic, contacts)
+    models = load_all(paths, languages, params_mode, options)
     for model in models:
         try:
             select_functions(functions, model)

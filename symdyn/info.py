@@ -41,29 +41,29 @@ def trace_count(model, ops=True, functions=None):
 
 def header_lines(model, path):
     """Robot name, DOF, mass, the generated module's name, and the kinematic tree."""
-    nq, nv = getattr(model, "nq", model.dof), getattr(model, "nv", model.dof)
+    nq, nv = model.nq, model.nv
     module = module_name(model.path or path)
     lines = [f"robot '{one_line(model.name)}' ({one_line(path)}): {model.dof} DOF (nq {nq}, nv {nv}), "
              f"total moving mass {model.total_mass:.6g} kg",
              f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
              f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]
-    frames = getattr(model, "kinematic_frames", ())
+    frames = model.kinematic_frames
     if frames:
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
-    if getattr(model, "constraints", ()):
+    if model.constraints:
         from .multibody.constraints import constraint_rows
         loops = any(c.other is not None for c in model.constraints)
         label = "constraints (CONSTRAINTS: contacts, --contact; loops, loops:)" if loops else \
             "contacts (CONSTRAINTS, --contact)"
         names = ", ".join(one_line(c.describe()) for c in model.constraints)
         lines.append(f"  {label}: {names} ({constraint_rows(model.constraints)} rows)")
-    if getattr(model, "actuated", ()):
+    if model.actuated:
         lines.append(f"  actuated joints (ACTUATED, actuated:): {', '.join(one_line(n) for n in model.actuated)}")
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)
     width = max(2 * depth + len(one_line(model.joints[k].name)) for depth, k in tree)
-    follows = {m.joint: m for m in getattr(model, "mimic", ())}
+    follows = {m.joint: m for m in model.mimic}
     if follows:
         lines.append("  joints, each under its parent joint (index = joint number; q and v hold the entries of the "
                      "joints that are not mimic joints, in this order):")
@@ -83,7 +83,7 @@ def header_lines(model, path):
             extra += (f" mimic: q = {m.multiplier:g} * q[{one_line(model.joints[m.master].name)}]"
                       + (f" + {m.offset:g}" if m.offset else ""))
         lines.append(f"  {k:3d}  {name:<{width}s}  {j.type:<10s}{axis}{extra}".rstrip())
-    if getattr(model, "coulomb_smoothing", 0.0):
+    if model.coulomb_smoothing:
         lines.append(f"  Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing:g})")
     return lines
 

@@ -1,5 +1,5 @@
 """Pinocchio as the independent oracle: the same Model rebuilt as a pinocchio.Model."""
-from symdyn.compare import pinocchio_functions, pinocchio_model
+from symdyn.oracle.pinocchio import pinocchio_functions, pinocchio_model
 
 to_pinocchio = pinocchio_model
 

@@ -14,10 +14,9 @@ from oracle import Pinocchio, to_pinocchio
 from symdyn.compare import import_module_file
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import module_name, render
+from symdyn.oracle.pinocchio import PINOCCHIO_NAMES as PIN_FUNCTIONS
 
 TOL = 1e-10
-PIN_FUNCTIONS = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-                 "coriolis_matrix", "nonlinear_effects", "articulated_inertia", "udu_factor", "regressor")
 _CACHE = {}
 
 

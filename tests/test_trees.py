@@ -280,7 +280,7 @@ def test_inverse_of_trees_against_pinocchio(name):
 @pytest.mark.parametrize("form", ["from_factors", "section_x"])
 @pytest.mark.parametrize("name", ["floating_branching", "spherical_hub", "chain"])
 def test_each_form_of_the_inverse_against_pinocchio(form, name):
-    """Both forms of M^-1 (mass_matrix_inverse runs the cheaper one only): Pinocchio's computeMinverse,
+    """Both forms of M^-1 (the engine runs the first, generated code the cheaper): Pinocchio's computeMinverse,
     M M^-1 = I, on a branching free-flyer tree, a spherical joint where a tree branches, a chain."""
     from symdyn.multibody import lie
     from symdyn.recursions import minverse
@@ -299,26 +299,20 @@ def test_each_form_of_the_inverse_against_pinocchio(form, name):
     assert max(relerr(Minv[s], ref(q[s])) for s in range(len(q))) < TOL
 
 
-def _both_forms(monkeypatch, model, params="numeric"):
-    """The ops of M^-1 as chosen and by each form, each traced in full."""
-    from symdyn.recursions import minverse
-    chosen = trace(model, BY_NAME["mass_matrix_inverse"], params).ops
-    forms = {}
-    for form in ("from_factors", "section_x"):
-        monkeypatch.setattr(minverse, "mass_matrix_inverse", getattr(minverse, form))
-        forms[form] = trace(model, BY_NAME["mass_matrix_inverse"], params).ops
-    monkeypatch.undo()
-    return chosen, forms
+def _both_forms(model, params="numeric"):
+    """The program of M^-1 as chosen, and the ops of each form, each traced in full."""
+    fn = BY_NAME["mass_matrix_inverse"]
+    return trace(model, fn, params), {form: trace(model, fn.in_form(form), params).ops for form in fn.forms}
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "robots").glob("*.[uy]*")), ids=lambda p: p.stem)
-def test_the_inverse_of_bundled_robots_takes_the_cheaper_form(monkeypatch, path):
+def test_the_inverse_of_bundled_robots_takes_the_cheaper_form(path):
     """Both forms traced in full: the chosen program is the one with fewer multiplications (numeric
     parameters, and symbolic ones on the Puma, where the parameter symbols change the counts)."""
     model = symdyn.load_robot(path)
     for params in ("numeric", "symbolic") if path.stem == "puma560" else ("numeric",):
-        chosen, forms = _both_forms(monkeypatch, model, params)
-        assert chosen in forms.values() and chosen["mul"] == min(f["mul"] for f in forms.values()), forms
+        chosen, forms = _both_forms(model, params)
+        assert chosen.ops == forms[chosen.form] and chosen.ops["mul"] == min(f["mul"] for f in forms.values()), forms
 
 
 CHOOSER_CASES = {                       # name: (the model, the form with fewer multiplications)
@@ -334,17 +328,12 @@ CHOOSER_CASES = {                       # name: (the model, the form with fewer 
 def test_the_inverse_takes_the_cheaper_form(name):
     """Counted, not fitted: M^-1 takes the form with fewer multiplications on chains of 30 and 36
     frame-aligned joints, a 35-joint chain of general axes and a 60-joint floating tree (10 terms per
-    entry, the former threshold, took Section X on the last two: +7% and +10%). The counts cheaper_form
-    made on its scratch tapes are those of the program the generator then builds."""
-    from symdyn.multibody.chain import Chain
-    from symdyn.recursions import minverse
-    from symdyn.scalars.scalar import NUMERIC
+    entry, the former threshold, took Section X on the last two: +7% and +10%). The generator traces
+    each form and keeps the cheaper program."""
     build, cheaper = CHOOSER_CASES[name]
-    model = build()
-    ops = trace(model, BY_NAME["mass_matrix_inverse"]).ops
-    costs = minverse.form_costs(Chain(NUMERIC, model))
+    chosen, costs = _both_forms(build())
     other = next(form for form in costs if form != cheaper)
-    assert (ops["mul"], ops["add"]) == costs[cheaper] and costs[cheaper][0] < costs[other][0], costs
+    assert chosen.form == cheaper and chosen.ops == costs[cheaper] and costs[cheaper]["mul"] < costs[other]["mul"], costs
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,7 @@ class Program:
     assignments: List                   # [(Symbol, Expr)], live only
     results: List                       # flat, row-major, the outputs one after the other
     ops: Dict[str, int] = field(default_factory=dict)
+    form: str = ""                      # the form chosen among the function's alternatives (Function.forms)
     gravity: bool = False
     arg_shapes: Dict[str, Tuple[int, ...]] = field(default_factory=dict)
     fext: str = None                    # the variant taking f_ext, if any
@@ -71,7 +72,9 @@ C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "
 
 
 def trace(model, fn, params_mode="numeric"):
-    """The straight-line program of one function."""
+    """The straight-line program of one function; of a function with alternative forms (Function.forms),
+    the form with the fewest multiplications, then additions (a tie keeps the first), recorded as
+    program.form."""
     if getattr(model, "mimic", ()) and not fn.reduced:
         own = for_model([fn], model)
         if not own:
@@ -79,6 +82,15 @@ def trace(model, fn, params_mode="numeric"):
             raise RobotFileError(model.path, f"{fn.name} is not defined in the reduced coordinates of mimic joints "
                                              "(use --mimic independent)")
         fn = own[0]
+    if not fn.forms:
+        return _trace(model, fn, params_mode)
+    programs = [_trace(model, fn.in_form(form), params_mode) for form in fn.forms]
+    best = min(range(len(programs)), key=lambda i: (programs[i].ops["mul"], programs[i].ops["add"], i))
+    programs[best].form = fn.forms[best]
+    return programs[best]
+
+
+def _trace(model, fn, params_mode):
     size = sizes(model)
     tape = Tape()
     shapes = {a: resolve(arg_dims(a), size) for a in fn.args}

@@ -1,9 +1,16 @@
 """A model's constants as scalars of one context: the input every recursion starts from."""
+from collections import namedtuple
+
 from . import spatial as S
 
+#: joint k's constants: the neutral placement (A, l0) of frame k in its parent, its axis h, its type
+Geometry = namedtuple("Geometry", "A l0 h kind")
 
-class Chain:
-    """Geometry, joint maps H(k), link inertias M(k) and gravity, ready for a recursion.
+
+class Tree:
+    """Geometry, joint maps H(k), link inertias M(k) and gravity, ready for a recursion (Pinocchio's
+    Model, in the scalars of one context), and the tree's topology computed once: parent, children,
+    supports[k] (k and its ancestors, tip to base) and subtree[k] (k and its descendants, depth first).
 
     Joint k owns the entries qi[k] of q and vi[k] of every velocity-sized vector (qd, qdd, tau);
     H[k] is the list of its nv columns (spatial vectors in frame k), one for a 1-DoF joint.
@@ -23,9 +30,11 @@ class Chain:
         for k, p in enumerate(self.parent):
             if p >= 0:
                 self.children[p].append(k)
+        self.supports = [[k] + self._above(k) for k in range(self.n)]
+        self.subtree = [self._below(k) for k in range(self.n)]
         self.H = [[[c(x) for x in h] for h in j.kind.subspace(j.axis)] for j in model.joints]
-        self._geometry = [([[c(x) for x in row] for row in j.rotation], [c(x) for x in j.offset],
-                           [c(x) for x in j.axis], j.kind) for j in model.joints]
+        self.geometry = [Geometry([[c(x) for x in row] for row in j.rotation], [c(x) for x in j.offset],
+                                  [c(x) for x in j.axis], j.kind) for j in model.joints]
         nb = len(model.bodies)
         flat = [c(x) for x in model.parameters] if params is None else list(params)
         if len(flat) == 10 * nb:                   # inertial parameters only: friction from the model
@@ -43,13 +52,28 @@ class Chain:
         # gravity enters as an upward acceleration of the base (Featherstone)
         self.base_acceleration = [c(0), c(0), c(0)] + [c(-g) for g in model.gravity]
 
+    def _above(self, k):
+        out, k = [], self.parent[k]
+        while k >= 0:
+            out.append(k)
+            k = self.parent[k]
+        return out
+
+    def _below(self, k):
+        nodes, stack = [], [k]
+        while stack:
+            k = stack.pop()
+            nodes.append(k)
+            stack.extend(reversed(self.children[k]))
+        return nodes
+
     def transforms(self, q):
         """X(k) = (parent_R_k(q_k), l(q_k)) for every joint: phi(parent, k); q: the model's coordinates."""
         if self.model.mimic:
             from ..recursions.mimic import tree_configuration
             q = tree_configuration(self, q)
         return [kind.transform(self.ctx, A, l0, h, [q[i] for i in self.qi[k]])
-                for k, (A, l0, h, kind) in enumerate(self._geometry)]
+                for k, (A, l0, h, kind) in enumerate(self.geometry)]
 
     def rates(self, x, k):
         """Joint k's entries of a velocity-sized vector."""
@@ -69,10 +93,11 @@ class Chain:
 
     def ancestors(self, k):
         """Joints from k's parent down to the base."""
-        k = self.parent[k]
-        while k >= 0:
-            yield k
-            k = self.parent[k]
+        return self.supports[k][1:]
+
+
+#: the former name (a tree is not always a chain)
+Chain = Tree
 
 
 def project(ctx, H, x):

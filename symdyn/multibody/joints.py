@@ -19,6 +19,14 @@ class JointType:
     urdf_names = ()
     lie_group = "vector"      # symdyn.multibody.lie: vector | so3 | se3 | se2
     has_axis = False
+    #: parent_R_k H(k) = A H(k): the joint's motion leaves its own axis alone, so its columns in the
+    #: parent's axes are constants (revolute, prismatic)
+    keeps_axis = False
+
+    @staticmethod
+    def turned_axis(A, h):
+        """A h when the joint turns about the constant parent-frame axis A h (a revolute joint), else None."""
+        return None
 
     @classmethod
     def neutral(cls):
@@ -29,6 +37,11 @@ class Revolute(JointType):
     name = "revolute"
     urdf_names = ("revolute", "continuous")
     has_axis = True
+    keeps_axis = True
+
+    @staticmethod
+    def turned_axis(A, h):
+        return S.rot(A, h)
 
     @staticmethod
     def subspace(h):
@@ -44,7 +57,7 @@ class Revolute(JointType):
         axis = unit_axis(h)
         if axis is None or not _signed_permutation(A):
             return S.Transform(R, l0)
-        return S.Transform(R, l0, _axis_congruence(ctx, A, axis, s, c))
+        return S.Transform(R, l0, AxisTurn(ctx, A, axis, s, c, single=True))
 
     @staticmethod
     def pinocchio(h):
@@ -57,6 +70,7 @@ class Prismatic(JointType):
     name = "prismatic"
     urdf_names = ("prismatic",)
     has_axis = True
+    keeps_axis = True
 
     @staticmethod
     def subspace(h):
@@ -66,7 +80,7 @@ class Prismatic(JointType):
     @staticmethod
     def transform(ctx, A, l0, h, q):
         """parent_R_k = A; the origin slides by q along A h."""
-        return A, S.bind(ctx, S.add(l0, S.scale(q[0], S.rot(A, h))))
+        return S.Transform(A, S.bind(ctx, S.add(l0, S.scale(q[0], S.rot(A, h)))))
 
     @staticmethod
     def pinocchio(h):
@@ -160,7 +174,7 @@ class Planar(JointType):
         l = S.bind(ctx, S.add(l0, S.rot(A, [x, y, 0])))
         if not _signed_permutation(A):
             return S.Transform(R, l)
-        return S.Transform(R, l, _axis_congruence(ctx, A, (2, 1), s, c))
+        return S.Transform(R, l, AxisTurn(ctx, A, (2, 1), s, c))
 
     @staticmethod
     def pinocchio(h):
@@ -184,28 +198,55 @@ def _signed_permutation(A):
     return all(x == 0 or abs(x) == 1 for row in A for x in row)
 
 
-def _axis_congruence(ctx, A, axis, s, c):
-    """R M R^T for R = A Rot(+-e_a, q), A a signed permutation: the rotation by double angles
-    (spatial.plane_rotation), A for free. Inverse: R^T M R = Rot^T (A^T M A) Rot."""
-    a, sign = axis
-    i, j = (a + 1) % 3, (a + 2) % 3
-    cache = {}
+class AxisTurn:
+    """R M R^T for R = A Rot(+-e_a, q), A a signed permutation (Transform.turn): the rotation by double
+    angles (spatial.plane_rotation), A for free, the double angles computed once and shared by every
+    matrix the transform turns. Backwards (the inverse transform): R^T M R = Rot^T (A^T M A) Rot.
+    `single`: the joint's own cheaper form for one symmetric matrix (once)."""
 
-    def double_angles():
-        if not cache:
-            cache["c2"] = ctx.bind(c * c - s * s)
-            cache["s2"] = ctx.bind(2 * s * c)
-        return cache["c2"], cache["s2"]
+    def __init__(self, ctx, A, axis, s, c, single=False):
+        self.ctx, self.A, self.s, self.c = ctx, A, s, c
+        a, self.sign = axis
+        self.t, self.i, self.j = a, (a + 1) % 3, (a + 2) % 3
+        self._double = None
+        if single:
+            self.once = self._once
 
-    def rotate(ctx_, M, symmetric, inverse):
-        c2, s2 = double_angles()
-        sgn = -sign if inverse else sign
-        if inverse:
+    def double_angles(self):
+        if self._double is None:
+            ctx, s, c = self.ctx, self.s, self.c
+            self._double = (ctx.bind(c * c - s * s), ctx.bind(2 * s * c))
+        return self._double
+
+    def __call__(self, ctx, M, symmetric, backwards):
+        A, c, s = self.A, self.c, self.s
+        c2, s2 = self.double_angles()
+        sgn = -self.sign if backwards else self.sign
+        if backwards:
             M = S.bind_matrix(ctx, S.matmul3(S.transpose3(A), S.matmul3(M, A)))
-            return S.plane_rotation(ctx, M, i, j, c, sgn * s, c2, sgn * s2, symmetric)
-        M = S.plane_rotation(ctx, M, i, j, c, sgn * s, c2, sgn * s2, symmetric)
+            return S.plane_rotation(ctx, M, self.i, self.j, c, sgn * s, c2, sgn * s2, symmetric)
+        M = S.plane_rotation(ctx, M, self.i, self.j, c, sgn * s, c2, sgn * s2, symmetric)
         return S.bind_matrix(ctx, S.matmul3(A, S.matmul3(M, S.transpose3(A))))
-    return rotate
+
+    once = None
+
+    def _once(self, ctx, J, R):
+        """R J R^T for one symmetric J, with Rot a plane rotation by c, s in the plane of axes i, j:
+            J'ii = Jii - u    J'jj = Jjj + u    J'ij = sc (Jii - Jjj) + (c - s)(c + s) Jij
+            u = ss (Jii - Jjj) + 2 sc Jij       (ss = s s, sc = s c)
+        and the column of the axis t by c and s: 11 multiplications, 13 by the double angles (which
+        pay where several matrices share them: the Riccati and CRBA recursions)."""
+        A, t, i, j = self.A, self.t, self.i, self.j
+        Rot = S.matmul3(S.transpose3(A), R)        # exact: A is a signed permutation
+        c, s = Rot[i][i], Rot[j][i]
+        ss, sc, diff = ctx.bind(s * s), ctx.bind(s * c), ctx.bind(J[i][i] - J[j][j])
+        u = ctx.bind(ss * diff + 2 * ctx.bind(sc * J[i][j]))
+        M = [[None] * 3 for _ in range(3)]
+        M[i][i], M[j][j], M[t][t] = ctx.bind(J[i][i] - u), ctx.bind(J[j][j] + u), J[t][t]
+        M[i][j] = M[j][i] = ctx.bind(sc * diff + ctx.bind((c - s) * (c + s)) * J[i][j])
+        M[i][t] = M[t][i] = ctx.bind(c * J[i][t] - s * J[j][t])
+        M[j][t] = M[t][j] = ctx.bind(s * J[i][t] + c * J[j][t])
+        return S.matmul3(A, S.matmul3(M, S.transpose3(A)))
 
 
 #: every joint type by the name a model uses (continuous is a revolute joint without limits)

@@ -6,7 +6,7 @@ nests more than one operation deep and shared terms are computed once.
 
 - 3-vectors are lists of 3, 3x3 matrices lists of 3 rows, spatial vectors lists of 6
   (angular / moment first), spatial matrices lists of 6 rows.
-- A link transform X = (R, l) stands for phi(parent, k) = [[R, l~R], [0, R]]: R = parent_R_k,
+- A link transform X = Transform(R, l) stands for phi(parent, k) = [[R, l~R], [0, R]]: R = parent_R_k,
   l = O_k seen from the parent origin, in parent coordinates. phi moves forces inward (to the
   parent); its adjoint phi* moves velocities outward (to the child).
 """
@@ -80,6 +80,33 @@ def axis_rotation(ctx, axis, s, c):
             [x * z * v - y * s, y * z * v + x * s, c + z * z * v]]
 
 
+def add3(A, B):
+    return [[A[i][j] + B[i][j] for j in range(3)] for i in range(3)]
+
+
+def _times(c, x):
+    """c x, with c = 1 (a float 2 * 0.5 that symbolic algebra keeps as 1.0) folded away."""
+    if (isinstance(c, (int, float)) or getattr(c, "is_Number", False)) and float(c) == 1.0:
+        return x
+    return c * x
+
+
+def shifted_inertia(ctx, l, m, hc, RJ):
+    """A body's rotational inertia about a point l away from its origin (parent axes), given its mass
+    m, first moment hc and rotational inertia RJ about its origin, all in the parent's axes:
+        RJ + m (|l|^2 1 - l l^T) + 2 (l . hc) 1 - l hc^T - hc l^T.
+    |l|^2 and 2 (l . hc) are bound when they serve several entries (l not on an axis, or moving)."""
+    ll, lh2 = dot(l, l), sum(_times(2 * l[i], hc[i]) for i in range(3))
+    if ctx.symbolic:
+        moving = any(getattr(x, "free_symbols", True) for x in l)       # a prismatic joint's l
+        if moving:
+            ll = ctx.bind(ll)
+        if moving or sum(1 for x in l if x != 0) > 1:
+            lh2 = ctx.bind(lh2)
+    return [[RJ[i][j] - m * l[i] * l[j] - l[i] * hc[j] - hc[i] * l[j] + (m * ll + lh2 if i == j else 0)
+             for j in range(3)] for i in range(3)]
+
+
 # ---------------------------------------------------------------------------- spatial vectors
 def vadd(a, b):
     return [x + y for x, y in zip(a, b)]
@@ -137,11 +164,8 @@ def motion_outward(ctx, X, v):
 
 
 def inverse_transform(ctx, X):
-    """(R, l) of phi(k, parent) = phi(parent, k)^-1: R^T and -R^T l."""
-    R, l = X
-    inv = Transform(transpose3(R), bind(ctx, scale(-1, rot_t(R, l))), getattr(X, "rotate", None))
-    inv.inverse = True          # the structured rotation of X, run backwards
-    return inv
+    """phi(k, parent) = phi(parent, k)^-1 (X.inverse)."""
+    return X.inverse(ctx)
 
 
 # ---------------------------------------------------------------------------- spatial matrices
@@ -161,25 +185,48 @@ def _cross_cols(l, M):
 
 
 class Transform(tuple):
-    """(R, l) of phi(parent, k), optionally with a cheaper way to form R M R^T.
+    """(R, l) of phi(parent, k), what every joint returns (Pinocchio's SE3): unpacks as R, l.
 
-    `rotate(ctx, M, symmetric, inverse)` is given by joints whose R = A Rot(axis, q) has a structure
-    worth exploiting; without it the generic product is used."""
+    `congruence3(ctx, M, symmetric)` forms R M R^T, the product the inertia recursions spend most of
+    their multiplications on. A joint whose R = A Rot(axis, q) has a structure worth exploiting gives
+    `turn(ctx, M, symmetric, backwards)`, which does it cheaper (joints._axis_congruence); without it
+    the generic product is used. The inverse transform runs the same structure backwards."""
 
-    def __new__(cls, R, l, rotate=None):
+    def __new__(cls, R, l, turn=None, backwards=False):
         obj = tuple.__new__(cls, (R, l))
-        obj.rotate = rotate
+        obj.turn, obj.backwards = turn, backwards
         return obj
 
+    @property
+    def R(self):
+        return self[0]
 
-def _rotate(ctx, R, M, symmetric, X=None, inverse=False):
-    """R M R^T, upper triangle mirrored when M is symmetric (X.rotate, when given, does it cheaper;
-    for an inverse transform R is already transposed and X.rotate runs backwards)."""
-    rotate = getattr(X, "rotate", None)
-    if rotate is not None:
-        return rotate(ctx, M, symmetric, inverse)
-    RM = bind_matrix(ctx, matmul3(R, M))
-    return bind_entries(ctx, 3, lambda i, j: RM[i][0] * R[j][0] + RM[i][1] * R[j][1] + RM[i][2] * R[j][2], symmetric)
+    @property
+    def l(self):
+        return self[1]
+
+    def inverse(self, ctx):
+        """phi(k, parent): R^T and -R^T l."""
+        R, l = self
+        return Transform(transpose3(R), bind(ctx, scale(-1, rot_t(R, l))), self.turn, not self.backwards)
+
+    def congruence3(self, ctx, M, symmetric):
+        """R M R^T, upper triangle mirrored when M is symmetric."""
+        if self.turn is not None:
+            return self.turn(ctx, M, symmetric, self.backwards)
+        R = self[0]
+        RM = bind_matrix(ctx, matmul3(R, M))
+        return bind_entries(ctx, 3, lambda i, j: RM[i][0] * R[j][0] + RM[i][1] * R[j][1] + RM[i][2] * R[j][2],
+                            symmetric)
+
+    def congruence3_once(self, ctx, J):
+        """R J R^T for one symmetric J that shares the rotation with no other product: the joint's
+        single-matrix form where it has one (joints.AxisTurn.once), else congruence3."""
+        once = None if self.turn is None or self.backwards else self.turn.once
+        if once is None:
+            return self.congruence3(ctx, J, True)
+        M = once(ctx, J, self[0])
+        return bind_entries(ctx, 3, lambda i, j: M[i][j], True)
 
 
 def plane_rotation(ctx, M, i, j, c, s, c2, s2, symmetric):
@@ -217,12 +264,11 @@ def congruence_inward(ctx, X, P, symmetric=True):
 
     phi = T diag(R, R) with T = [[I, l~], [0, I]]: rotate the four blocks, then shift by l
     (cross products instead of 6x6 products)."""
-    R, l = X
+    l = X[1]
     A, B, C, D = blocks(P)
-    inverse = getattr(X, "inverse", False)
-    A, D = _rotate(ctx, R, A, symmetric, X, inverse), _rotate(ctx, R, D, symmetric, X, inverse)
-    B = _rotate(ctx, R, B, False, X, inverse)
-    C = transpose3(B) if symmetric else _rotate(ctx, R, C, False, X, inverse)
+    A, D = X.congruence3(ctx, A, symmetric), X.congruence3(ctx, D, symmetric)
+    B = X.congruence3(ctx, B, False)
+    C = transpose3(B) if symmetric else X.congruence3(ctx, C, False)
     B2 = bind_matrix(ctx, [[B[i][j] + x for j, x in enumerate(row)] for i, row in enumerate(_cross_cols(l, D))])
     LC = _cross_cols(l, C)
     # (B + l~D) l~^T = (l~ (B + l~D)^T)^T
@@ -245,7 +291,7 @@ def congruence_outward(ctx, X, Y, symmetric=True):
 
     phi* is phi(k, parent) with its blocks swapped, so this is congruence_inward of the
     inverse transform between two block swaps."""
-    return _swap(congruence_inward(ctx, inverse_transform(ctx, X), _swap(Y), symmetric))
+    return _swap(congruence_inward(ctx, X.inverse(ctx), _swap(Y), symmetric))
 
 
 def symmetric(ctx, entry):

@@ -11,14 +11,15 @@ from pathlib import Path
 import yaml
 
 from .description import build_model
+from .options import LoadOptions
 from ..errors import RobotFileError, one_line
 
 SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
-def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-               floating_base=False, joint_params=None, frames=None, mimic="reduced", contacts=None):
-    """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
+def load_robot(path, options=None, **changes):
+    """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model, as `options` (a
+    LoadOptions) with `changes` (its fields by name: load_robot(path, floating_base=True)) say.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
     singular mass matrix, a <mimic> not honored) is in `model.warnings`, one line each, without the
@@ -35,25 +36,26 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     contacts: contacts of frames with the world, "FRAME[:3d|:6d],..." or a list of those or of
     symdyn.multibody.constraints.Constraint; they come after the file's (YAML `contacts:`). A contact frame
     joins FRAMES if it is not there."""
+    o = LoadOptions.of(options, **changes)
     warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
-    model, file_contacts = _load(path, selection, lambda message: warnings.append(one_line(message)),
-                                 allow_nonphysical_inertia, floating_base, mimic)
-    if strict and warnings:
+    model, file_contacts = _load(path, o.selection, lambda message: warnings.append(one_line(message)),
+                                 o.allow_nonphysical_inertia, o.floating_base, o.mimic)
+    if o.strict and warnings:
         raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
     model = replace(model, warnings=tuple(warnings))
-    if snap_right_angles:
+    if o.snap_right_angles:
         from ..multibody.model import snap_right_angles as snap
         model = snap(model)
-    if joint_params:
+    if o.joint_params:
         from .joint_params import apply_joint_parameters
-        model = apply_joint_parameters(model, joint_params)
-    if frames is not None:
+        model = apply_joint_parameters(model, o.joint_params)
+    if o.frames is not None:
         from ..multibody.model import select_frames
         try:
-            model = select_frames(model, tuple(frames))
+            model = select_frames(model, tuple(o.frames))
         except ValueError as exc:
             raise RobotFileError(path, f"--frames: {exc}") from None
-    return _constrain(model, path, file_contacts, contacts)
+    return _constrain(model, path, file_contacts, o.contacts)
 
 
 def _constrain(model, path, file_contacts, contacts):

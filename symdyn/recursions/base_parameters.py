@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import RobotFileError
 from ..multibody import geometry as G
-from ..multibody.chain import Chain
+from ..multibody.chain import Tree
 from ..scalars.scalar import Numeric
 
 #: a column whose part independent of the kept ones is below this fraction of its norm is dependent
@@ -120,7 +120,7 @@ def samples(model, count, seed):
     qd, qdd = ([[lo + (hi - lo) * rng.random() for _ in range(count)] for _ in range(n)]
                for lo, hi in ((-2.0, 2.0), (-2.0, 2.0)))
     ctx = _Deterministic()
-    chain = Chain(ctx, model)
+    chain = Tree(ctx, model)
     arrays = [[np.array(x) for x in v] for v in (q, qd, qdd)]
     if model.mimic:                          # the regressor of the reduced coordinates, G^T Y (symdyn.recursions.mimic)
         from ..functions import BY_NAME, for_model

@@ -20,8 +20,6 @@ entries of hp and Jp, no product; 4 for d x P, 15 to turn both into the world.) 
 P / M, kept in the first version's form P = R0(k) (m v + w x h) (see com_jacobian).
 """
 from ..multibody import spatial as S
-from ..multibody.joints import unit_axis
-from .crba import add3, shifted_inertia
 from .frames import Placements, columns, nv, rate_indices
 
 
@@ -41,39 +39,14 @@ class Composite:
                 m = m + self.m[c]
                 h = S.add(h, S.add(self.hp[c], S.scale(self.m[c], l)))
                 if inertia:
-                    J = add3(J, shifted_inertia(ctx, l, self.m[c], self.hp[c], self.Jp[c]))
+                    J = S.add3(J, S.shifted_inertia(ctx, l, self.m[c], self.hp[c], self.Jp[c]))
             self.m[k] = ctx.bind(m)
             self.h[k] = S.bind(ctx, h)
             self.hp[k] = S.bind(ctx, S.rot(X[k][0], self.h[k]))
             if inertia:
                 self.J[k] = _bind_sym(ctx, J)
                 if chain.parent[k] >= 0:
-                    self.Jp[k] = _turned(ctx, chain, X, k, self.J[k])
-
-
-def _turned(ctx, chain, X, k, J):
-    """R J R^T, J symmetric, in the parent's axes. For a revolute joint on a coordinate axis behind a
-    signed permutation A (R = A Rot, Rot a plane rotation by c, s in the plane of axes i, j), by
-        J'ii = Jii - u    J'jj = Jjj + u    J'ij = sc (Jii - Jjj) + (c - s)(c + s) Jij
-        u = ss (Jii - Jjj) + 2 sc Jij       (ss = s s, sc = s c)
-    and the column of the axis t by c and s: 11 multiplications, 13 by the double angles of the
-    joint's own rotate (which the Riccati and CRBA recursions share between several matrices)."""
-    A, _, h, kind = chain._geometry[k]
-    axis = unit_axis(h) if kind.name == "revolute" else None
-    if axis is None or not all(x == 0 or abs(x) == 1 for row in A for x in row):
-        return S._rotate(ctx, X[k][0], J, True, X[k])
-    t = axis[0]
-    i, j = (t + 1) % 3, (t + 2) % 3
-    Rot = S.matmul3(S.transpose3(A), X[k][0])        # exact: A is a signed permutation
-    c, s = Rot[i][i], Rot[j][i]
-    ss, sc, diff = ctx.bind(s * s), ctx.bind(s * c), ctx.bind(J[i][i] - J[j][j])
-    u = ctx.bind(ss * diff + 2 * ctx.bind(sc * J[i][j]))
-    M = [[None] * 3 for _ in range(3)]
-    M[i][i], M[j][j], M[t][t] = ctx.bind(J[i][i] - u), ctx.bind(J[j][j] + u), J[t][t]
-    M[i][j] = M[j][i] = ctx.bind(sc * diff + ctx.bind((c - s) * (c + s)) * J[i][j])
-    M[i][t] = M[t][i] = ctx.bind(c * J[i][t] - s * J[j][t])
-    M[j][t] = M[t][j] = ctx.bind(s * J[i][t] + c * J[j][t])
-    return _bind_sym(ctx, S.matmul3(A, S.matmul3(M, S.transpose3(A))))
+                    self.Jp[k] = X[k].congruence3_once(ctx, self.J[k])
 
 
 def _bind_sym(ctx, A):
@@ -116,8 +89,8 @@ def _parent_columns(chain, X, k):
     """[(w, R w, R v)]: joint k's columns [w; v], the angular part w as it is and both parts turned
     into the parent's axes: constants for a revolute or prismatic joint (its rotation leaves its
     axis alone), else the columns of R."""
-    A, kind = chain._geometry[k][0], chain._geometry[k][3]
-    R = A if kind.name in ("revolute", "prismatic") else X[k][0]
+    A, _, _, kind = chain.geometry[k]
+    R = A if kind.keeps_axis else X[k][0]
     return [(col[:3], S.rot(R, col[:3]), S.rot(R, col[3:])) for col in columns(chain, k)]
 
 

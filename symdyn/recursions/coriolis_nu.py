@@ -45,11 +45,6 @@ def _relative_cross_P(ctx, chain, ric, k, qd):
 def _tau_bar_congruence(ctx, chain, ric, k, L):
     """tau_bar(k) L tau_bar*(k) = L - G w* - w G* + (H w) G G*, with w = L H*."""
     H = chain.H[k]
-    if len(H) == 1:
-        w = S.bind(ctx, S.matvec(L, H[0]))
-        s = ctx.bind(S.vdot(H[0], w))
-        G = ric.G[k]
-        return S.symmetric(ctx, lambda i, j: L[i][j] - G[i] * w[j] - w[i] * G[j] + s * G[i] * G[j])
     w = [S.bind(ctx, S.matvec(L, h)) for h in H]
     s = [[ctx.bind(S.vdot(h, x)) for x in w] for h in H]
     G, m = ric.G[k], len(H)
@@ -121,7 +116,7 @@ def _normalized_block(ctx, chain, ric, k, Cbar, Pdot, eta):
     Ddot = [[ctx.bind(S.vdot(H[a], S.matvec(Pdot, H[b]))) for b in range(m)] for a in range(m)]
     if m == 1:
         return [ctx.bind((Cbar[0] - 0.5 * Ddot[0][0] * eta[0]) / ric.sqrt_D(k))]
-    B = ric.block[k]
+    B = ric.D[k]
     half = [B.sqrt_solve([Ddot[a][b] for a in range(m)]) for b in range(m)]        # columns of S^-1 Ddot
     Q = [B.sqrt_solve([half[b][a] for b in range(m)]) for a in range(m)]           # (S^-1 Ddot S^-T)^T = itself
     W = [[(Q[j][i] if j > i else 0.5 * Q[i][i] if i == j else 0) for j in range(m)] for i in range(m)]

@@ -14,7 +14,7 @@ def composite_parameters(ctx, chain, X, turned=None):
     (and in `turned`, when given, each non-root subtree's first moment R h in its parent's axes).
 
     A child's (m, h, J) reaches its parent through (R, l) as m, R h + m l and R J R^T plus the
-    parallel-axis terms (shifted_inertia): with the joint's structured rotation about 30
+    parallel-axis terms (spatial.shifted_inertia): with the joint's structured rotation about 30
     multiplications, where the 6x6 congruence phi R phi* costs about 43."""
     n = chain.n
     m, h, J = [None] * n, [None] * n, [None] * n
@@ -27,7 +27,7 @@ def composite_parameters(ctx, chain, X, turned=None):
                 turned[c] = hc
             mk = mk + m[c]
             hk = S.add(hk, S.add(hc, S.scale(m[c], l)))
-            Jk = add3(Jk, shifted_inertia(ctx, l, m[c], hc, S._rotate(ctx, R, J[c], True, X[c])))
+            Jk = S.add3(Jk, S.shifted_inertia(ctx, l, m[c], hc, X[c].congruence3(ctx, J[c], True)))
         m[k] = ctx.bind(mk)
         h[k] = S.bind(ctx, hk)
         J[k] = [[ctx.bind(Jk[i][j]) if j >= i else None for j in range(3)] for i in range(3)]
@@ -36,33 +36,6 @@ def composite_parameters(ctx, chain, X, turned=None):
                 J[k][i][j] = J[k][j][i]
     return [[m[k], *h[k], J[k][0][0], J[k][0][1], J[k][1][1], J[k][0][2], J[k][1][2], J[k][2][2]]
             for k in range(n)]
-
-
-def _times(c, x):
-    """c x, with c = 1 (a float 2 * 0.5 that symbolic algebra keeps as 1.0) folded away."""
-    if (isinstance(c, (int, float)) or getattr(c, "is_Number", False)) and float(c) == 1.0:
-        return x
-    return c * x
-
-
-def add3(A, B):
-    return [[A[i][j] + B[i][j] for j in range(3)] for i in range(3)]
-
-
-def shifted_inertia(ctx, l, m, hc, RJ):
-    """A body's rotational inertia about a point l away from its origin (parent axes), given its mass
-    m, first moment hc and rotational inertia RJ about its origin, all in the parent's axes:
-        RJ + m (|l|^2 1 - l l^T) + 2 (l . hc) 1 - l hc^T - hc l^T.
-    |l|^2 and 2 (l . hc) are bound when they serve several entries (l not on an axis, or moving)."""
-    ll, lh2 = S.dot(l, l), sum(_times(2 * l[i], hc[i]) for i in range(3))
-    if ctx.symbolic:
-        moving = any(getattr(x, "free_symbols", True) for x in l)       # a prismatic joint's l
-        if moving:
-            ll = ctx.bind(ll)
-        if moving or sum(1 for x in l if x != 0) > 1:
-            lh2 = ctx.bind(lh2)
-    return [[RJ[i][j] - m * l[i] * l[j] - l[i] * hc[j] - hc[i] * l[j] + (m * ll + lh2 if i == j else 0)
-             for j in range(3)] for i in range(3)]
 
 
 def put_block(out, rows, cols, block, symmetric=True):
@@ -118,8 +91,6 @@ def _turned_axis(chain, k):
 
     Then the force of the column R(k) H*(k) = [J h; h x c] (c: the composite's first moment) reaches
     the parent with the linear part R (h x c) = (A h) x (R c), and R c is the composite's own term."""
-    A, _, h, kind = chain._geometry[k]
-    if kind.name != "revolute":
-        return None
-    axis = S.rot(A, h)
-    return axis if sum(1 for x in axis if x != 0) == 1 else None
+    A, _, h, kind = chain.geometry[k]
+    axis = kind.turned_axis(A, h)
+    return axis if axis is not None and sum(1 for x in axis if x != 0) == 1 else None

@@ -73,7 +73,7 @@ def forward_dynamics(ctx, chain, X, ric, nu, T):
         s = ctx.bind(T[k] - S.vdot(H, w))
         Ddot = ctx.bind(S.vdot(H, LH))
         nu_dot[k] = ctx.bind((s + Ddot * eta / 2) / ric.sqrt_D(k))
-        wplus[k] = S.bind(ctx, S.vadd(w, S.vscale(s, ric.G[k])))
+        wplus[k] = S.bind(ctx, S.vadd(w, S.vscale(s, ric.G[k][0])))
     return qd, nu_dot
 
 

@@ -74,7 +74,7 @@ class Placements:
 
     def path(self, k):
         """Body k and its ancestors, tip to base."""
-        return [k] + list(self.chain.ancestors(k)) if k >= 0 else []
+        return self.chain.supports[k] if k >= 0 else []
 
     def offset(self, k, point):
         """point - p0(k), bound (the lever from body k's origin)."""

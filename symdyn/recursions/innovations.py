@@ -26,19 +26,14 @@ def _velocity_sweep(ctx, chain, X, ric, x, solve):
 def total_rates(ctx, chain, X, ric, qd):
     """nu(k) = sqrt D(k) [qd(k) + G*(k) V+(k)], outward."""
     def solve(k, qdk, GV):
-        if ric.block[k] is None:
-            return qdk, [ctx.bind(ric.sqrt_D(k) * (qdk[0] + GV[0]))]
-        return qdk, ric.block[k].sqrt_t_mul([ctx.bind(a + b) for a, b in zip(qdk, GV)])
+        return qdk, ric.D[k].sqrt_t_mul([a + b for a, b in zip(qdk, GV)])
     return _velocity_sweep(ctx, chain, X, ric, qd, solve)
 
 
 def joint_rates(ctx, chain, X, ric, nu):
     """qd(k) = nu(k) / sqrt D(k) - G*(k) V+(k), outward."""
     def solve(k, nuk, GV):
-        if ric.block[k] is None:
-            qdk = [ctx.bind(nuk[0] / ric.sqrt_D(k) - GV[0])]
-        else:
-            qdk = [ctx.bind(a - b) for a, b in zip(ric.block[k].sqrt_t_solve(nuk), GV)]
+        qdk = [ctx.bind(a - b) for a, b in zip(ric.D[k].sqrt_t_solve(nuk), GV)]
         return qdk, qdk
     return _velocity_sweep(ctx, chain, X, ric, nu, solve)
 
@@ -64,33 +59,21 @@ def working_moments(ctx, chain, X, ric, T):
     """eps(k) = [T(k) - H(k) z(k)] / sqrt D(k); z+ = z + G y, inward."""
     def solve(k, Tk, Hz):
         y = [ctx.bind(t - h) for t, h in zip(Tk, Hz)]
-        if ric.block[k] is None:
-            return y, [ctx.bind(y[0] / ric.sqrt_D(k))]
-        return y, ric.block[k].sqrt_solve(y)
+        return y, ric.D[k].sqrt_solve(y)
     return _force_sweep(ctx, chain, X, ric, T, solve)
 
 
 def applied_moments(ctx, chain, X, ric, eps):
     """T(k) = sqrt D(k) eps(k) + H(k) z(k); z+ = z + G sqrt D eps, inward."""
     def solve(k, epsk, Hz):
-        if ric.block[k] is None:
-            y = [ctx.bind(ric.sqrt_D(k) * epsk[0])]
-        else:
-            y = ric.block[k].sqrt_mul(epsk)
+        y = ric.D[k].sqrt_mul(epsk)
         return y, [ctx.bind(a + b) for a, b in zip(y, Hz)]
     return _force_sweep(ctx, chain, X, ric, eps, solve)
 
 
-def _sqrt_block(ctx, ric, k):
-    """S(k) (D^1/2 of a 1-DoF joint) as a matrix."""
-    return [[ric.sqrt_D(k)]] if ric.block[k] is None else ric.block[k].sqrt_matrix()
-
-
 def _inv_sqrt_block(ctx, ric, k):
     """S(k)^-1, upper triangular."""
-    if ric.block[k] is None:
-        return [[ctx.bind(1 / ric.sqrt_D(k))]]
-    B = ric.block[k]
+    B = ric.D[k]
     cols = [B.sqrt_solve([1 if i == j else 0 for i in range(B.n)]) for j in range(B.n)]
     return [[cols[j][i] for j in range(B.n)] for i in range(B.n)]
 
@@ -105,13 +88,10 @@ def innovations_factor(ctx, chain, X, ric):
     """m = [I + H phi K] D^1/2; entry (i, k), i inward of k: H(i) phi(i, k) G(k) sqrt D(k)."""
     m = [[0] * chain.nv for _ in range(chain.nv)]
     for k in chain.outward():
-        root = _sqrt_block(ctx, ric, k)
+        root = ric.D[k].sqrt_matrix()
         _put(m, chain, k, k, root)
         G = ric.columns(k)
-        if ric.block[k] is None:
-            xs = [S.bind(ctx, S.vscale(root[0][0], G[0]))]
-        else:
-            xs = [S.bind(ctx, combine([root[a][b] for a in range(len(G))], G)) for b in range(len(G))]
+        xs = [S.bind(ctx, combine([root[a][b] for a in range(len(G))], G)) for b in range(len(G))]
         j = k
         for i in chain.ancestors(k):
             xs = [S.force_inward(ctx, X[j], x) for x in xs]
@@ -129,11 +109,8 @@ def innovations_factor_inverse(ctx, chain, X, ric):
         for i in chain.ancestors(k):
             xs = [S.force_inward(ctx, X[j], x) for x in xs]
             Hx = [[ctx.bind(S.vdot(h, x)) for x in xs] for h in chain.H[i]]
-            if ric.block[i] is None:
-                _put(ell, chain, i, k, [[ctx.bind(-v / ric.sqrt_D(i)) for v in Hx[0]]])
-            else:
-                cols = [ric.block[i].sqrt_solve([row[b] for row in Hx]) for b in range(len(xs))]
-                _put(ell, chain, i, k, [[-cols[b][a] for b in range(len(xs))] for a in range(len(Hx))])
+            cols = [ric.D[i].sqrt_solve([-row[b] for row in Hx]) for b in range(len(xs))]
+            _put(ell, chain, i, k, [[cols[b][a] for b in range(len(xs))] for a in range(len(Hx))])
             Gi = ric.columns(i)
             xs = [S.bind(ctx, S.vsub(x, combine([row[b] for row in Hx], Gi))) for b, x in enumerate(xs)]   # tau_bar(i) x
             j = i

@@ -20,19 +20,10 @@ def forward_dynamics(ctx, chain, X, ric, qd, T, gravity=True, f_ext=None):
         for c in chain.children[k]:
             z = S.vadd(z, S.force_inward(ctx, X[c], zplus[c]))
         z = S.bind(ctx, z)
-        H, Tk = chain.H[k], chain.rates(T, k)
-        if len(H) == 1:
-            e = ctx.bind(Tk[0] - S.vdot(H[0], z))
-            r[k] = [ctx.bind(e / ric.D[k])]
-            Ge = S.vscale(e, ric.G[k])
-        else:
-            e = [ctx.bind(t - S.vdot(h, z)) for t, h in zip(Tk, H)]
-            r[k] = ric.block[k].solve(e)
-            Ge = [0] * 6
-            for x, G in zip(e, ric.G[k]):
-                Ge = S.vadd(Ge, S.vscale(x, G))
+        e = [ctx.bind(t - S.vdot(h, z)) for t, h in zip(chain.rates(T, k), chain.H[k])]
+        r[k] = ric.D[k].solve(e)
         # z+ = z + G e + P+ a
-        zplus[k] = S.bind(ctx, S.vadd(S.vadd(z, Ge), S.matvec(ric.Pplus[k], a[k])))
+        zplus[k] = S.bind(ctx, S.vadd(S.vadd(z, combine(e, ric.G[k])), S.matvec(ric.Pplus[k], a[k])))
     base = chain.base_acceleration if gravity else [0] * 6
     lam, qdd = [None] * chain.n, [None] * chain.n
     for k in chain.outward():                # smoother: qdd = r - G* (lambda+ + a)

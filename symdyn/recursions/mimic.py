@@ -150,11 +150,11 @@ class Coupling:
     Kalman filter and smoother at zero velocity without gravity (O(N) per mimic joint, for the
     forward dynamics)."""
 
-    def __init__(self, ctx, chain, X, ric, full=True):
+    def __init__(self, ctx, chain, X, ric, full=True, form=minverse.FORMS[0]):
         self.ctx, self.chain = ctx, chain
         self.rows = _rows(chain)
         if full:
-            self.Minv = minverse.mass_matrix_inverse(ctx, chain, X, ric)
+            self.Minv = minverse.mass_matrix_inverse(ctx, chain, X, ric, form)
             self.W = [_row_times(ctx, row, self.Minv) for row in self.rows]
         else:
             zero = [0] * chain.nv
@@ -192,21 +192,23 @@ def _forward_dynamics(ctx, chain, X, qd, tau, wrenches=None):
     return _gather(Coupling(ctx, chain, X, ric, full=False).correct(qdd0), _coordinate_index(chain))
 
 
-def _mass_matrix_inverse(ctx, chain, X):
-    P = Coupling(ctx, chain, X, Riccati(ctx, chain, X)).projected_inverse()
+def _mass_matrix_inverse(ctx, chain, X, form=minverse.FORMS[0]):
+    P = Coupling(ctx, chain, X, Riccati(ctx, chain, X), form=form).projected_inverse()
     index = _coordinate_index(chain)
     return [_gather(P[i], index) for i in index]
 
 
-def _operational_space_inertia_inverse(ctx, chain, X):
+def _operational_space_inertia_inverse(ctx, chain, X, form=minverse.FORMS[0]):
     """J_f G (G^T M G)^-1 G^T J_f^T = J_f P J_f^T with the stacked frame Jacobians J_f of the tree."""
-    P = Coupling(ctx, chain, X, Riccati(ctx, chain, X)).projected_inverse()
+    P = Coupling(ctx, chain, X, Riccati(ctx, chain, X), form=form).projected_inverse()
     J = [row for Jf in frames.frame_jacobian(ctx, chain, X) for row in Jf]
     JP = [[ctx.bind(sum(a * P[t][j] for t, a in enumerate(row) if _nonzero(a))) for j in range(chain.nv)]
           for row in J]
     return [[ctx.bind(sum(a * b for a, b in zip(r, row) if _nonzero(b))) for row in J] for r in JP]
 
 
+#: the SPECIAL functions built on the explicit M^-1 (its forms: Function.forms)
+FULL_INVERSE = ("mass_matrix_inverse", "operational_space_inertia_inverse")
 SPECIAL = {
     "forward_dynamics": _forward_dynamics,
     "forward_dynamics_fext": lambda ctx, chain, X, qd, tau, f_ext: _forward_dynamics(
@@ -222,14 +224,15 @@ def reduced(fn):
     from ..functions import arg_dims, out_dims
     if fn.name in SPECIAL:
         special = SPECIAL[fn.name]
-        return replace(fn, trace=lambda *a: special(*a), reduced=True)
+        forms = minverse.FORMS if fn.name in FULL_INVERSE else ()
+        return replace(fn, trace=lambda *a, **form: special(*a, **form), reduced=True, forms=forms)
     rates = [arg_dims(a) == ("nv",) for a in fn.args[fn.args[0] == "q":]]
     axes = [[i for i, d in enumerate(dims) if d == "nv"] for dims in out_dims(fn)]
     several = isinstance(fn.shape, tuple)
 
-    def trace(ctx, chain, X, *inputs):
+    def trace(ctx, chain, X, *inputs, **form):
         inputs = [tree_rates(chain, x) if r else x for x, r in zip(inputs, rates)]
-        result = fn.trace(ctx, chain, X, *inputs)
+        result = fn.trace(ctx, chain, X, *inputs, **form)
         parts = [_project(ctx, chain, part, a) for part, a in zip(result if several else (result,), axes)]
         return tuple(parts) if several else parts[0]
     return replace(fn, trace=trace, reduced=True)

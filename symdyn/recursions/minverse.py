@@ -1,5 +1,5 @@
-"""Explicit elements of the inverse mass matrix, in two forms of the same sums; each robot gets the
-cheaper (mass_matrix_inverse; docs/algorithms.md, Sec. 8).
+"""Explicit elements of the inverse mass matrix, in two forms of the same sums; each robot's generated
+code gets the cheaper (FORMS; docs/algorithms.md, Sec. 8).
 
 1. From the inverse of the tree's factor of M (Jain & Rodriguez, the innovations factorization:
 M^-1 = [I - H psi K]* D^-1 [I - H psi K]; Saha's M = U D U^T, udu.py). U = [I + H phi K] is block unit
@@ -16,7 +16,7 @@ Joints about a frame axis make R(a, k) an entry of x(a, k) and each term one mul
 free-flyer (H = I) gives R = -x and one 6-vector dot product per entry. Joints that share no
 ancestor (different branches of the fixed base) do not couple: exact zeros. No 6x6 recursion:
 O(N * depth) vectors carried, one term per common ancestor and entry. The terms grow with the
-depth: on long chains form 2 is cheaper (cheaper_form counts both).
+depth: on long chains form 2 is cheaper (FORMS: the generator counts both).
 
 2. Section X of Rodriguez 1987 (eq. 83) groups the terms by the deepest common ancestor, at the
 price of a 6x6 recursion (Upsilon- of a joint: the sum of its ancestors' terms), 6 mul per entry:
@@ -52,81 +52,25 @@ from ..multibody import spatial as S
 from ..multibody.chain import combine
 
 
-def mass_matrix_inverse(ctx, chain, X, ric):
-    """M^-1 by the form with fewer multiplications for this robot (cheaper_form)."""
-    form = from_factors if cheaper_form(chain, ctx) == "from_factors" else section_x
-    return form(ctx, chain, X, ric)
+#: the two forms of M^-1: the numeric engine takes the first (both are the same numbers); the generator
+#: traces each on its own tape and keeps the one with fewer operations for the robot (Function.forms):
+#: their costs depend on the depth (terms per entry), the axes (frame-aligned joints make R(a, k) an
+#: entry) and the branching, which no fixed threshold follows (one at 10 terms per entry took the
+#: dearer form by 7% on a 35-joint chain of general axes and by 10% on a 60-joint floating tree)
+FORMS = ("from_factors", "section_x")
 
 
-def cheaper_form(chain, ctx=None):
-    """"from_factors" or "section_x": the form whose straight-line program of M^-1 has fewer
-    multiplications (then fewer additions; a tie keeps from_factors) for this robot, counted by building
-    both on scratch tapes: their costs depend on the depth (terms per entry), the axes (frame-aligned
-    joints make R(a, k) an entry) and the branching, which no fixed threshold follows (one at 10 terms
-    per entry took the dearer form by 7% on a 35-joint chain of general axes and by 10% on a 60-joint
-    floating tree). Two extra traces of M^-1, once per robot: talos_reduced with a free-flyer 1.2-1.5 s
-    (its whole set: 29-30 s).
-
-    The counts are those of the model's numbers, or of the parameter symbols when a symbolic
-    context traces with them (--params symbolic); the numeric engine takes the same form as the
-    generated code of the model's numbers."""
-    params, key = _key(chain, ctx)
-    cached = _CHOICES.get(key)
-    if cached is None or cached[0] is not chain.model:
-        costs = {name: _traced_cost(chain.model, form, params) for name, form in
-                 (("from_factors", from_factors), ("section_x", section_x))}
-        best = min(costs, key=lambda name: (costs[name], name != "from_factors"))
-        if len(_CHOICES) > 256:
-            _CHOICES.clear()
-        _CHOICES[key] = cached = (chain.model, best, costs)
-    return cached[1]
-
-
-#: (id(model), symbolic parameters) -> (model, the cheaper form, {form: (mul, add)})
-_CHOICES = {}
-
-
-def form_costs(chain, ctx=None):
-    """{form: (mul, add)} as cheaper_form counted them."""
-    cheaper_form(chain, ctx)
-    return _CHOICES[_key(chain, ctx)[1]][2]
-
-
-def _key(chain, ctx):
-    """(the parameters to trace with, the cache key): the chain's own parameters, flat in the model's
-    order, when a symbolic context traces with parameter symbols; else None (the model's numbers)."""
-    params = None
-    if ctx is not None and ctx.symbolic:
-        flat = [x for p in chain.params for x in p] + [x for k in range(chain.n) for x in (
-            chain.viscous[k], chain.coulomb[k], chain.friction_offset[k], chain.armature[k])]
-        if any(getattr(x, "is_Symbol", False) for x in flat):
-            params = flat
-    return params, (id(chain.model), params is not None)
-
-
-def _traced_cost(model, form, params):
-    """(mul, add) of the live program of M^-1 by `form` (Riccati recursion included) on a fresh tape,
-    counted as the generator counts it (codegen imports the recursions: imported here, not at the top)."""
-    import symengine as se
-    from ..codegen.printer import count_ops
-    from ..codegen.tape import Tape, live_program
-    from ..multibody.chain import Chain
-    from .riccati import Riccati
-    tape = Tape()
-    chain = Chain(tape, model, params)
-    X = chain.transforms([se.Symbol(f"q{i}") for i in range(model.nq)])
-    flat = [x for row in form(tape, chain, X, Riccati(tape, chain, X)) for x in row]
-    live = live_program(tape.assignments, flat)
-    ops = count_ops([e for _, e in live] + [e for e in flat if isinstance(e, se.Basic) and not e.is_Atom])
-    return ops["mul"], ops["add"]
+def mass_matrix_inverse(ctx, chain, X, ric, form=FORMS[0]):
+    """M^-1 by one of FORMS."""
+    return {"from_factors": from_factors, "section_x": section_x}[form](ctx, chain, X, ric)
 
 
 def from_factors(ctx, chain, X, ric):
     """The sums over common ancestors (module docstring, first part)."""
-    Dinv = [[[ctx.bind(1 / ric.D[a])]] if ric.block[a] is None else ric.block[a].inverse() for a in range(chain.n)]
+    Dinv = [ric.D[a].inverse() for a in range(chain.n)]
     R, DR = _inverse_factor(ctx, chain, X, ric, Dinv)
     Minv = [[0] * chain.nv for _ in range(chain.nv)]
-    path = [[k] + list(chain.ancestors(k)) for k in range(chain.n)]
+    path = chain.supports
     for i in range(chain.n):
         mine = set(path[i])
         for j in range(i, chain.n):
@@ -180,14 +124,11 @@ def section_x(ctx, chain, X, ric):
         p = chain.parent[k]
         Uplus[k] = S.congruence_outward(ctx, X[k], Uminus[p]) if p >= 0 else S.zero6()
         u[k] = [S.bind(ctx, S.matvec(Uplus[k], g)) for g in G[k]]
-        if len(H[k]) == 1:
-            d = diag[k] = [[ctx.bind(1 / ric.D[k] + S.vdot(G[k][0], u[k][0]))]]
-        else:
-            Dinv, m = ric.block[k].inverse(), len(H[k])
-            d = diag[k] = [[None] * m for _ in range(m)]
-            for a in range(m):
-                for b in range(a, m):
-                    d[a][b] = d[b][a] = ctx.bind(Dinv[a][b] + S.vdot(G[k][a], u[k][b]))
+        Dinv, m = ric.D[k].inverse(), len(H[k])
+        d = diag[k] = [[None] * m for _ in range(m)]
+        for a in range(m):
+            for b in range(a, m):
+                d[a][b] = d[b][a] = ctx.bind(Dinv[a][b] + S.vdot(G[k][a], u[k][b]))
         for a, i in enumerate(vi[k]):
             for b, j in enumerate(vi[k]):
                 Minv[i][j] = d[a][b]
@@ -282,9 +223,4 @@ def _upsilon_x(ctx, chain, x, Minv, Uminus, a, i):
 
 def _subtree(chain, k):
     """k and its descendants, depth first."""
-    nodes, stack = [], [k]
-    while stack:
-        k = stack.pop()
-        nodes.append(k)
-        stack.extend(reversed(chain.children[k]))
-    return nodes
+    return chain.subtree[k]

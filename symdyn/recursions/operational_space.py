@@ -20,10 +20,7 @@ from .frames import Placements, columns
 
 def _joint(ctx, chain, ric, k):
     """(H, G, D^-1): joint k's columns of H* and of G, and its D^-1 (an nv x nv block)."""
-    H = columns(chain, k)
-    if len(H) == 1:
-        return H, [ric.G[k]], [[ctx.bind(1 / ric.D[k])]]
-    return H, list(ric.G[k]), ric.block[k].inverse()
+    return columns(chain, k), list(ric.G[k]), ric.D[k].inverse()
 
 
 def _upsilon_minus(ctx, chain, X, ric):

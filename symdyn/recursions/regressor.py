@@ -58,12 +58,8 @@ def body_columns(ctx, s, body):
 
 
 def _subtree_outward(chain, j):
-    """(body, its parent) for the bodies below joint j, parents first."""
-    stack = list(reversed(chain.children[j]))
-    while stack:
-        k = stack.pop()
-        yield k
-        stack.extend(reversed(chain.children[k]))
+    """The bodies below joint j, parents first."""
+    return chain.subtree[j][1:]
 
 
 def regressor(ctx, chain, X, qd, qdd):

@@ -74,6 +74,7 @@ class Block:
     def sqrt_t_mul(self, x):
         """S^T x."""
         r, _ = self.sqrt()
+        x = [self.ctx.bind(v) for v in x]
         return [self.ctx.bind(r[j] * sum((self.U[i][j] * x[i] for i in range(j + 1)), 0)) for j in range(self.n)]
 
     def sqrt_t_solve(self, y):
@@ -98,6 +99,44 @@ class Block:
         return [[self.ctx.bind(self.U[i][j] * r[j]) if j >= i else 0 for j in range(self.n)] for i in range(self.n)]
 
 
+class Scalar(Block):
+    """D of a 1-DoF joint as a 1 x 1 Block: the same products, in the papers' scalar expressions
+    (e / D, sqrt D x, y / sqrt D), with 1/D the one the gain G already computed."""
+
+    def __init__(self, ctx, D, inv):
+        self.ctx, self.n, self.U, self.d, self.inv = ctx, 1, [[1]], [D], [inv]
+        self._root = None
+
+    def root(self):
+        """D^1/2, computed once."""
+        if self._root is None:
+            self._root = self.ctx.bind(self.ctx.sqrt(self.d[0]))
+        return self._root
+
+    def sqrt(self):
+        return [self.root()], [self.ctx.bind(1 / self.root())]
+
+    def solve(self, e):
+        return [self.ctx.bind(e[0] / self.d[0])]
+
+    def inverse(self):
+        return [[self.inv[0]]]
+
+    def sqrt_t_mul(self, x):
+        return [self.ctx.bind(self.root() * x[0])]
+
+    sqrt_mul = sqrt_t_mul
+
+    def sqrt_t_solve(self, y):
+        return [y[0] / self.root()]
+
+    def sqrt_solve(self, y):
+        return [self.ctx.bind(y[0] / self.root())]
+
+    def sqrt_matrix(self):
+        return [[self.root()]]
+
+
 def _is_zero(x):
     """An exact zero (a number, not a symbol): the armature of most joints."""
     try:
@@ -107,16 +146,14 @@ def _is_zero(x):
 
 
 class Riccati:
-    """P, P+, D, G (and g = P H*, 1/D, sqrt D) for every joint, base-to-tip indexed.
+    """P, P+, D, G (and g = P H*) for every joint, base-to-tip indexed (Pinocchio's Data of ABA).
 
-    For a 1-DoF joint D[k] is a scalar and G[k], g[k] are 6-vectors (the papers' notation);
-    for a joint with nv > 1, D[k] is an nv x nv matrix, G[k] and g[k] lists of nv columns, and
-    block[k] its factorization."""
+    D[k] is a Block (its products with D^-1, D^1/2, ...: a Scalar for a 1-DoF joint, whose products
+    are the papers' scalar expressions); G[k] and g[k] are lists of nv columns (6-vectors)."""
 
     def __init__(self, ctx, chain, X):
         n = chain.n
         self.P, self.Pplus, self.D, self.G, self.g = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
-        self.block, self._sqrt = [None] * n, [None] * n
         self.ctx, self.chain = ctx, chain
         for k in chain.inward():
             P = chain.M[k]
@@ -131,7 +168,8 @@ class Riccati:
         ctx = self.ctx
         g = S.bind(ctx, S.matvec(P, H))
         D = ctx.divisor(ctx.bind(S.vdot(H, g) + self.chain.armature[k]))   # an exact 0 only for a singular M (warned)
-        G = S.bind(ctx, S.vscale(ctx.bind(1 / D), g))
+        inv = ctx.bind(1 / D)
+        G = S.bind(ctx, S.vscale(inv, g))
         a = _unit_axis(H)
         if a is None or not _is_zero(self.chain.armature[k]):
             Pplus = S.rank_one_downdate(ctx, P, g, G)
@@ -140,7 +178,7 @@ class Riccati:
             # saying so keeps D/D and D - D from the generated code
             G[a] = H[a]
             Pplus = S.symmetric(ctx, lambda i, j: 0 if a in (i, j) else P[i][j] - g[i] * G[j])
-        self.P[k], self.g[k], self.D[k], self.G[k], self.Pplus[k] = P, g, D, G, Pplus
+        self.P[k], self.g[k], self.D[k], self.G[k], self.Pplus[k] = P, [g], Scalar(ctx, D, inv), [G], Pplus
 
     def _block(self, k, P, H):
         ctx, nv = self.ctx, len(H)
@@ -158,39 +196,30 @@ class Riccati:
               for i in range(6)] for b in range(nv)]
         Pplus = S.symmetric(ctx, lambda i, j: 0 if i in exact or j in exact else
                             P[i][j] - sum((g[b][i] * G[b][j] for b in range(nv)), 0))
-        self.P[k], self.g[k], self.D[k], self.G[k], self.Pplus[k], self.block[k] = P, g, D, G, Pplus, block
+        self.P[k], self.g[k], self.D[k], self.G[k], self.Pplus[k] = P, g, block, G, Pplus
 
     def d(self, k):
         """The UDU^T diagonal entries of joint k (D itself for a 1-DoF joint)."""
-        return [self.D[k]] if self.block[k] is None else list(self.block[k].d)
+        return list(self.D[k].d)
 
     def sqrt_D(self, k):
         """D(k)^1/2 of a 1-DoF joint, computed once."""
-        if self._sqrt[k] is None:
-            self._sqrt[k] = self.ctx.bind(self.ctx.sqrt(self.D[k]))
-        return self._sqrt[k]
+        return self.D[k].root()
 
     def columns(self, k):
-        """G(k) as a list of columns, whatever the joint."""
-        return [self.G[k]] if len(self.chain.H[k]) == 1 else self.G[k]
+        """G(k) as a list of columns."""
+        return self.G[k]
 
     def tau_bar(self, k, x):
         """tau_bar(k) x = x - G(k) (H(k) x) for a force x."""
-        ctx, H = self.ctx, self.chain.H[k]
-        if len(H) == 1:
-            return S.bind(ctx, S.vsub(x, S.vscale(ctx.bind(S.vdot(H[0], x)), self.G[k])))
-        out = x
-        for h, G in zip(H, self.G[k]):
+        ctx, out = self.ctx, x
+        for h, G in zip(self.chain.H[k], self.G[k]):
             out = S.vsub(out, S.vscale(ctx.bind(S.vdot(h, x)), G))
         return S.bind(ctx, out)
 
     def tau_bar_star(self, k, v):
         """tau_bar*(k) v = v - H*(k) (G*(k) v) for a velocity v."""
-        ctx, H = self.ctx, self.chain.H[k]
-        if len(H) == 1:
-            return S.bind(ctx, S.vsub(v, S.vscale(ctx.bind(S.vdot(self.G[k], v)), H[0])))
-        out = v
-        for h, G in zip(H, self.G[k]):
+        ctx, out = self.ctx, v
+        for h, G in zip(self.chain.H[k], self.G[k]):
             out = S.vsub(out, S.vscale(ctx.bind(S.vdot(G, v)), h))
         return S.bind(ctx, out)
-

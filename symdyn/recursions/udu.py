@@ -14,16 +14,12 @@ def udu_factor(ctx, chain, X, ric):
     """U with M = U diag(d) U^T: unit diagonal, U(i, k) = H(i) phi(i, k) G(k) for i an ancestor of k."""
     U = [[0] * chain.nv for _ in range(chain.nv)]
     for k in chain.outward():
-        block = ric.block[k]
-        if block is None:
-            xs = [ric.G[k]]
-            U[chain.vi[k][0]][chain.vi[k][0]] = 1
-        else:
-            m = block.n
-            xs = [S.bind(ctx, combine([block.U[a][b] for a in range(m)], ric.G[k])) for b in range(m)]
-            for a, r in enumerate(chain.vi[k]):
-                for b, c in enumerate(chain.vi[k]):
-                    U[r][c] = block.U[a][b]
+        block = ric.D[k]
+        m = block.n
+        xs = [S.bind(ctx, combine([block.U[a][b] for a in range(m)], ric.G[k])) for b in range(m)]
+        for a, r in enumerate(chain.vi[k]):
+            for b, c in enumerate(chain.vi[k]):
+                U[r][c] = block.U[a][b]
         j = k
         for i in chain.ancestors(k):
             xs = [S.force_inward(ctx, X[j], x) for x in xs]

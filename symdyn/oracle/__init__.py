@@ -1,0 +1,1 @@
+"""Independent libraries that symdyn's functions are checked against."""
