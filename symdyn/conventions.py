@@ -20,9 +20,14 @@ T_dot qvel = [-w x (R^T p_dot); 0] (R_dot = R [w]x). Hence
     forward dynamics   qacc = T^T (FD(q, T qvel, T qfrc) - T_dot qvel)
     Coriolis matrix    C_mj = T^T (C T + M T_dot)      (M_dot - 2C stays skew)
     J_dot qvel         J_dot v + J T_dot qvel.
+The derivatives follow MuJoCo's tangent space (mj_integratePos: a free joint's position moves in
+world axes, its quaternion in body axes): a step e of it is the step T e of symdyn's, so
+d/dq_mj = (d/dq_symdyn) T, with T itself differentiated: the composed function runs on duals along
+symdyn's tangent directions (R as a dual too), then its q columns are mapped by T. Forward dynamics'
+derivatives follow from ID(q, v, FD(q, v, tau)) = tau: -M^-1 dID/dq, -M^-1 dID/dv, M^-1.
 The factorizations of the tree (articulated inertias, innovations, UDU^T, diagonalized dynamics) have no
-counterpart in these coordinates (T^T m is not triangular) and the derivatives would need the
-derivative of T: neither is generated for a MuJoCo-convention model with a free joint (UNSUPPORTED).
+counterpart in these coordinates (T^T m is not triangular): they are not generated for a
+MuJoCo-convention model with a free joint (FACTORIZATIONS; with mimic joints, the derivatives neither).
 """
 from dataclasses import replace
 
@@ -33,11 +38,11 @@ CONVENTIONS = ("pinocchio", "mujoco")
 MUJOCO = "mujoco"
 
 #: not defined in MuJoCo's coordinates of a model with a free joint (see the module's doc)
-UNSUPPORTED = ("articulated_inertia", "innovations_factor", "innovations_factor_inverse", "total_rates",
-               "joint_rates", "working_moments", "applied_moments", "coriolis_nu", "coriolis_eta",
-               "diagonalized_forward_dynamics", "udu_factor", "inverse_dynamics_derivatives",
-               "forward_dynamics_derivatives", "mass_matrix_derivative", "mass_matrix_dot",
-               "inverse_dynamics_derivatives_fext", "forward_dynamics_derivatives_fext")
+FACTORIZATIONS = ("articulated_inertia", "innovations_factor", "innovations_factor_inverse", "total_rates",
+                  "joint_rates", "working_moments", "applied_moments", "coriolis_nu", "coriolis_eta",
+                  "diagonalized_forward_dynamics", "udu_factor")
+DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives", "mass_matrix_derivative",
+               "mass_matrix_dot", "inverse_dynamics_derivatives_fext", "forward_dynamics_derivatives_fext")
 
 
 def mujoco(model):
@@ -159,6 +164,8 @@ def _special(name, base):
         change = Change(ctx, chain, X)
         v = change.velocity(qd)
         C = change.contract(base("coriolis_matrix").trace(ctx, chain, X, v), [1])
+        if not change.R:
+            return C
         M = base("mass_matrix").trace(ctx, chain, X)
         Tdot = _drift_matrix(change, qd, chain.model.nv)
         return change.contract([_add(ctx, c, m) for c, m in zip(C, _matmul(ctx, M, Tdot))], [0])
@@ -175,9 +182,49 @@ def _special(name, base):
             return _add(ctx, result, _matvec(ctx, J, extra))
         return trace
 
-    return {"nonlinear_effects": nonlinear_effects, "coriolis_matrix": coriolis_matrix,
-            "frame_acceleration_bias": bias("frame_jacobian"),
-            "constraint_drift": bias("constraint_jacobian")}.get(name)
+    specials = {"nonlinear_effects": nonlinear_effects, "coriolis_matrix": coriolis_matrix,
+                "frame_acceleration_bias": bias("frame_jacobian"), "constraint_drift": bias("constraint_jacobian")}
+    specials.update(_derivative_traces(base))
+    return specials.get(name)
+
+
+def _derivative_traces(base):
+    """The derivatives in MuJoCo's tangent space (see the module's doc), by name."""
+    from .scalars.dual import Dual, DualContext, along, jacobian, joint_directions, tangent, tangent_transforms
+
+    def inverse(ctx, chain, X, qd, qdd, f_ext=None):
+        nv = chain.nv
+        d = DualContext(ctx)
+        Xd = tangent_transforms(d, chain, X, joint_directions(chain))
+        v = [Dual(x, {nv + i: 1}) for i, x in enumerate(qd)]
+        name = "inverse_dynamics" if f_ext is None else "inverse_dynamics_fext"
+        tau = in_mujoco_one(base(name)).trace(d, chain, Xd, v, qdd, *([] if f_ext is None else [f_ext]))
+        change = Change(ctx, chain, X)
+        return change.contract(jacobian(tau, range(nv)), [1]), jacobian(tau, range(nv, 2 * nv))
+
+    def forward(ctx, chain, X, qd, tau, f_ext=None):
+        name = "forward_dynamics" if f_ext is None else "forward_dynamics_fext"
+        qdd = in_mujoco_one(base(name)).trace(ctx, chain, X, qd, tau, *([] if f_ext is None else [f_ext]))
+        dq, dv = inverse(ctx, chain, X, qd, qdd, f_ext)
+        Minv = in_mujoco_one(base("mass_matrix_inverse")).trace(ctx, chain, X)
+        negative = [[-x for x in row] for row in Minv]
+        return _matmul(ctx, negative, dq), _matmul(ctx, negative, dv), Minv
+
+    def mass_matrix_derivative(ctx, chain, X):
+        d = DualContext(ctx)
+        M = in_mujoco_one(base("mass_matrix")).trace(d, chain, tangent_transforms(d, chain, X, joint_directions(chain)))
+        dM = [[[tangent(x, k) for k in range(chain.nv)] for x in row] for row in M]
+        return Change(ctx, chain, X).contract(dM, [2])
+
+    def mass_matrix_dot(ctx, chain, X, qd):
+        d = DualContext(ctx)
+        motion = along(chain, Change(ctx, chain, X).velocity(qd))
+        M = in_mujoco_one(base("mass_matrix")).trace(d, chain, tangent_transforms(d, chain, X, motion))
+        return [[tangent(x, 0) for x in row] for row in M]
+
+    return {"inverse_dynamics_derivatives": inverse, "inverse_dynamics_derivatives_fext": inverse,
+            "forward_dynamics_derivatives": forward, "forward_dynamics_derivatives_fext": forward,
+            "mass_matrix_derivative": mass_matrix_derivative, "mass_matrix_dot": mass_matrix_dot}
 
 
 def _matvec(ctx, A, x):
@@ -228,8 +275,8 @@ def in_mujoco_one(fn):
 
 
 def in_mujoco(functions, model):
-    """The functions as a MuJoCo-convention model computes them (UNSUPPORTED dropped with a free joint)."""
-    drop = UNSUPPORTED if free_joints(model) else ()
+    """The functions as a MuJoCo-convention model computes them (FACTORIZATIONS dropped with a free joint)."""
+    drop = (FACTORIZATIONS + (DERIVATIVES if model.mimic else ())) if free_joints(model) else ()
     return tuple(in_mujoco_one(fn) for fn in functions if fn.name not in drop)
 
 
