@@ -113,7 +113,10 @@ def functions(model, frames=None):
     def mass_matrix(q):
         state(q)
         M = np.zeros((m.nv, m.nv))
-        mujoco.mj_fullM(m, d, M)
+        try:
+            mujoco.mj_fullM(m, d, M)              # MuJoCo >= 3.3: from the data's sparse M
+        except TypeError:
+            mujoco.mj_fullM(m, M, d.qM)
         return M[np.ix_(lay.v, lay.v)]
 
     def inverse_dynamics(q, v, a):
