@@ -314,18 +314,12 @@ class _Attrs:
 
 
 def read_stl(path):
-    """Triangles (n, 3, 3) of an STL file (binary or ASCII); OSError or ValueError when unreadable."""
+    """Triangles (n, 3, 3) of a binary STL file (MuJoCo reads no ASCII STL); OSError or ValueError."""
     with open(path, "rb") as handle:
         data = handle.read()
-    if len(data) >= 84:
-        count = struct.unpack("<I", data[80:84])[0]
-        if 84 + 50 * count == len(data):
-            rows = np.frombuffer(data, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]),
-                                 count=count, offset=84)
-            return rows["v"].astype(float)
-    text = data.decode("ascii", "replace")
-    vertices = [[float(x) for x in m.groups()] for m in re.finditer(
-        r"vertex\s+(\S+)\s+(\S+)\s+(\S+)", text)]
-    if not vertices or len(vertices) % 3:
-        raise ValueError("not an STL file")
-    return np.array(vertices, dtype=float).reshape(-1, 3, 3)
+    count = struct.unpack("<I", data[80:84])[0] if len(data) >= 84 else -1
+    if count <= 0 or 84 + 50 * count != len(data):
+        raise ValueError("not a binary STL file")
+    rows = np.frombuffer(data, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]),
+                         count=count, offset=84)
+    return rows["v"].astype(float)

@@ -56,6 +56,8 @@ def _gravity(c):
     for option in c.root.findall("option"):
         attrs = c.attrs(option, None)
         gravity = attrs.vec("gravity", 3, gravity)
+        if attrs.number("density") or attrs.number("viscosity"):
+            c.warn("<option density/viscosity>: MuJoCo's fluid forces are not modelled: left out")
         for flag in option.findall("flag"):
             if flag.get("gravity") == "disable":
                 gravity = [0.0, 0.0, 0.0]
@@ -337,7 +339,7 @@ def _mesh(c, body, a):
     except OSError:
         c.fail(f"body '{body.name}': mesh file '{file}' not found ({path})", element)
     except ValueError:
-        c.fail(f"body '{body.name}': mesh file '{file}' is not an STL file", element)
+        c.fail(f"body '{body.name}': mesh file '{file}' is not a binary STL file (MuJoCo reads binary STL)", element)
     if triangles is None:
         c.fail(f"body '{body.name}': mesh file '{file}': only STL meshes are read", element)
     triangles = triangles * np.array(attrs.vec("scale", 3, [1.0, 1.0, 1.0]))
