@@ -19,7 +19,7 @@ SUFFIXES = (".yaml", ".yml", ".urdf")
 def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
                floating_base=False, joint_params=None, frames=None, mimic="reduced", contacts=None,
                conventions=None):
-    """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model.
+    """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF; any file whose root is <mujoco>: MJCF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
     singular mass matrix, a <mimic> not honored) is in `model.warnings`, one line each, without the
@@ -50,12 +50,17 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     if joint_params:
         from .joint_params import apply_joint_parameters
         model = apply_joint_parameters(model, joint_params)
+    if frames is None and file_contacts.get("sites"):
+        frames = file_contacts["sites"]
     if frames is not None:
         from ..multibody.model import select_frames
         try:
             model = select_frames(model, tuple(frames))
         except ValueError as exc:
             raise RobotFileError(path, f"--frames: {exc}") from None
+    if file_contacts.get("mjcf"):        # MuJoCo's coordinates and qpos0 (the reader's, in MuJoCo's order)
+        qpos0 = tuple(float(x) for x in file_contacts.get("qpos0") or ())
+        model = replace(model, conventions="mujoco", reference=qpos0 if len(qpos0) == model.nq else ())
     if conventions is not None:
         from ..conventions import with_conventions
         try:
@@ -73,6 +78,7 @@ def _constrain(model, path, file_contacts, contacts):
     label = "contacts"
     try:
         found = contacts_from_yaml(file_contacts["contacts"]) if file_contacts.get("contacts") is not None else []
+        found += list(file_contacts.get("constraints") or [])
         if file_contacts.get("loops") is not None:
             label = "loops"
             found += loops_from_yaml(file_contacts["loops"])
@@ -111,16 +117,23 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
     raw = read_file(path)
     digest = hashlib.sha256(raw).hexdigest()
     suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
+    extras = {}
+    from .mjcf import is_mjcf, read_mjcf
+    mjcf = is_mjcf(raw)
+    if not mjcf and suffix not in SUFFIXES:
         raise RobotFileError(path, _unknown_suffix(path, suffix))
     if not raw.strip():
         raise RobotFileError(path, "file is empty")
-    if suffix == ".urdf":
+    if mjcf:
+        desc, extras = read_mjcf(path, raw, warn)
+        extras = {**extras, "mjcf": True}
+    elif suffix == ".urdf":
         from .urdf import read_urdf
         desc = read_urdf(path, raw, warn)
     else:
         desc = _read_yaml(path, raw)
     contacts = {key: desc.get(key) for key in ("contacts", "loops", "actuated")} if isinstance(desc, dict) else {}
+    contacts.update(extras)                # MJCF: its sites (the default FRAMES) and <equality> constraints
     # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
     part = selection is not None and bool(selection)
     model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base, mimic)
