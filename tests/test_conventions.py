@@ -212,3 +212,37 @@ def test_cli_conventions(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "symdyn", "info", str(urdf), "--conventions", "drake"],
                          capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2
+
+
+def _gym_asset(name):
+    gymnasium = pytest.importorskip("gymnasium")
+    from pathlib import Path
+    return Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / name
+
+
+def test_mjcf_defaults_to_mujocos_coordinates():
+    """gymnasium's Ant (a free joint): MuJoCo's layout by default, Pinocchio's with --conventions pinocchio, the
+    same dynamics in both (mapped by hand)."""
+    path = _gym_asset("ant.xml")
+    model = load_robot(path)
+    m = oracle.mujoco_model(model)
+    assert model.conventions == "mujoco" and (model.nq, model.nv) == (m.nq, m.nv)
+    e, ref = Engine(model), oracle.functions(model)
+    pin = Engine(load_robot(path, conventions="pinocchio"))
+    for q, v, a, tau in _states(model, count=3, seed=7):
+        for name in ("inverse_dynamics", "mass_matrix", "forward_dynamics", "nonlinear_effects", "gravity"):
+            assert relerr(getattr(e, name)(*_args(name, q, v, a, tau)), ref[name](*_args(name, q, v, a, tau))) < TOL, name
+        qp, T, R = _by_hand(q)
+        drift = np.zeros(model.nv)
+        drift[:3] = -np.cross(v[3:6], R.T @ v[:3])
+        assert relerr(e.inverse_dynamics(q, v, a), T.T @ pin.inverse_dynamics(qp, T @ v, T @ a + drift)) < 1e-12
+
+
+def test_compare_says_it_used_mujoco():
+    run = subprocess.run([sys.executable, "-m", "symdyn", "compare", str(_gym_asset("inverted_double_pendulum.xml")), "--no-c",
+                          "--states", "3", "--functions", "inverse_dynamics,mass_matrix,forward_dynamics,gravity"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert "mujoco column: MuJoCo" in run.stdout, run.stdout + run.stderr
+    header = next(line for line in run.stdout.splitlines() if line.strip().startswith("function"))
+    assert "mujoco" in header.split() and "pinocchio" not in header.split()
+    assert run.returncode == 0, run.stdout
