@@ -27,7 +27,7 @@ symdyn's tangent directions (R as a dual too), then its q columns are mapped by 
 derivatives follow from ID(q, v, FD(q, v, tau)) = tau: -M^-1 dID/dq, -M^-1 dID/dv, M^-1.
 The factorizations of the tree (articulated inertias, innovations, UDU^T, diagonalized dynamics) have no
 counterpart in these coordinates (T^T m is not triangular): they are not generated for a
-MuJoCo-convention model with a free joint (FACTORIZATIONS; with mimic joints, the derivatives neither).
+MuJoCo-convention model with a free joint (FACTORIZATIONS); with mimic joints, the derivatives neither.
 """
 from dataclasses import replace
 
@@ -244,13 +244,18 @@ def _drift_matrix(change, qvel, n):
     return out
 
 
-def in_mujoco_one(fn):
+def in_mujoco_one(fn, mimic=False):
     """fn in MuJoCo's coordinates (the q reorder is Chain.transforms'; this maps velocities, forces,
-    accelerations and the results' nv axes)."""
-    from .functions import BY_NAME, ALL_BY_NAME, arg_dims, out_dims
+    accelerations and the results' nv axes); mimic: the model has mimic joints (the functions the
+    special traces build on are then the reduced ones, symdyn.recursions.mimic)."""
+    from .functions import ALL_BY_NAME, arg_dims, out_dims
     if getattr(fn, "convention", "") == MUJOCO:
         return fn
-    special = _special(fn.name, lambda n: ALL_BY_NAME.get(n) or BY_NAME[n])
+    if mimic:
+        from .recursions.mimic import reduced
+        special = _special(fn.name, lambda n: reduced(ALL_BY_NAME[n]))
+    else:
+        special = _special(fn.name, ALL_BY_NAME.__getitem__)
     if special is not None:
         return replace(fn, trace=special, convention=MUJOCO)
     rest = fn.args[fn.args[0] == "q":]
@@ -276,8 +281,8 @@ def in_mujoco_one(fn):
 
 def in_mujoco(functions, model):
     """The functions as a MuJoCo-convention model computes them (FACTORIZATIONS dropped with a free joint)."""
-    drop = (FACTORIZATIONS + (DERIVATIVES if model.mimic else ())) if free_joints(model) else ()
-    return tuple(in_mujoco_one(fn) for fn in functions if fn.name not in drop)
+    drop = (FACTORIZATIONS if free_joints(model) else ()) + (DERIVATIVES if model.mimic else ())
+    return tuple(in_mujoco_one(fn, bool(model.mimic)) for fn in functions if fn.name not in drop)
 
 
 def with_conventions(model, conventions):

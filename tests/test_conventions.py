@@ -246,3 +246,16 @@ def test_compare_says_it_used_mujoco():
     header = next(line for line in run.stdout.splitlines() if line.strip().startswith("function"))
     assert "mujoco" in header.split() and "pinocchio" not in header.split()
     assert run.returncode == 0, run.stdout
+
+
+def test_mimic_joints_in_mujocos_coordinates():
+    """Hinge joints only: the same functions as Pinocchio's conventions, the specials built on the reduced ones;
+    the derivatives are not offered (their dual directions are the tree's)."""
+    path = ROOT / "tests" / "data" / "urdf_mimic.urdf"
+    mj, pin = Engine(load_robot(path, conventions="mujoco")), Engine(load_robot(path))
+    rng = np.random.default_rng(9)
+    q, v, a = rng.normal(size=(3, 2, pin.NV))
+    for name in ("nonlinear_effects", "coriolis_matrix", "inverse_dynamics", "frame_acceleration_bias"):
+        args = (v, a) if name == "inverse_dynamics" else (v,)
+        assert relerr(getattr(mj, name)(q, *args), getattr(pin, name)(q, *args)) < 1e-14, name
+    assert not hasattr(mj, "inverse_dynamics_derivatives")
