@@ -109,7 +109,9 @@ def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True):
         mujoco.mj_fullM(m, d, M)
         close(T.T @ e.mass_matrix(q) @ T, M)
         close(T.T @ e.inverse_dynamics(q, v, a), d.qfrc_inverse)
-        close(T.T @ e.nonlinear_effects(q, v), d.qfrc_bias - d.qfrc_passive)
+        # MuJoCo's qacc = 0 is symdyn's a = dT v (the free joint's rotating axes)
+        bias = e.nonlinear_effects(q, v) + e.mass_matrix(q) @ lay.dT_v(qpos, qvel)
+        close(T.T @ bias, d.qfrc_bias - d.qfrc_passive)
         tau = rng.uniform(-1, 1, m.nv)
         d.qfrc_applied[:] = tau
         mujoco.mj_forward(m, d)
@@ -162,16 +164,21 @@ def test_unnamed_joints_get_unique_names():
 
 def test_equality_constraints_become_loops():
     model = load_robot(DATA / "equality.xml")
-    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "slider:6d"]
+    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "block:6d"]
     assert any("joint couplings are not supported" in w for w in model.warnings)
-    # at MuJoCo's qpos0 the closures hold: the connect point is where the rocker's copy of it is
+    # at MuJoCo's qpos0 both closures hold: the connect point is where the rocker's copy of it is, and the
+    # welded block's frame is at its anchor in the world
+    m = mujoco_model(DATA / "equality.xml")
     e = Engine(model)
-    placement = e.frame_placement(np.zeros(model.nq))
+    placement = e.frame_placement(Layout(m, model).q(m.qpos0))
     names = list(e.FRAMES)
-    c = model.constraints[0]
-    p_coupler = placement[names.index("coupler")] @ np.r_[c.placement[1], 1]
-    p_rocker = placement[names.index("rocker")] @ np.r_[c.other_placement[1], 1]
+    connect, weld = model.constraints
+    p_coupler = placement[names.index("coupler")] @ np.r_[connect.placement[1], 1]
+    p_rocker = placement[names.index("rocker")] @ np.r_[connect.other_placement[1], 1]
     assert np.allclose(p_coupler, p_rocker, atol=1e-14)
+    block = placement[names.index("block")]
+    assert np.allclose(block[:3, :3], weld.other_placement[0], atol=1e-14)
+    assert np.allclose(block @ np.r_[weld.placement[1], 1], np.r_[weld.other_placement[1], 1], atol=1e-14)
 
 
 def test_unmodelled_passive_forces_warn():
@@ -266,4 +273,4 @@ def test_bad_input_is_one_line_exit_2(name):
                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 2
     lines = run.stderr.splitlines()
-    assert len(lines) == 1 and BAD[name] in lines[0] and str(path) in lines[0], run.stderr
+    assert len(lines) == 1 and BAD[name] in lines[0] and str(path.parent) in lines[0], run.stderr

@@ -49,8 +49,9 @@ class MjcfError(Exception):
 
 def is_mjcf(raw):
     """Is the root element of these bytes <mujoco>? (any extension)"""
-    head = raw[:4096].decode("utf-8", "replace")
-    head = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
+    head = raw[:65536].decode("utf-8", "replace")
+    head = re.sub(r"<\?.*?\?>|<!--.*?-->", "", head, flags=re.S)
+    head = re.sub(r"<!DOCTYPE[^\[>]*(\[.*?\])?\s*>", "", head, flags=re.S)
     return re.match(r"\s*<mujoco[\s>/]", head) is not None
 
 

@@ -271,7 +271,10 @@ def _shape(a, gtype):
     if a.get("fromto") is not None:
         ends = np.array(a.vec("fromto", 6))
         half = float(np.linalg.norm(ends[3:] - ends[:3])) / 2
-        size[2 if gtype in ("box", "ellipsoid") else 1] = half
+        if gtype in ("box", "ellipsoid"):     # MuJoCo: a square section of half-side size[0]
+            size[1:3] = [size[0], half]
+        else:
+            size[1] = half
     r = size[0]
     if gtype == "sphere":
         return 4 / 3 * math.pi * r ** 3, np.eye(3) * 0.4 * r * r
