@@ -240,7 +240,7 @@ class _Compiler:
         cls = element.get("class") or childclass or "main"
         if cls not in self.defaults and cls != "main":
             self.fail(f"<{element.tag}{_label(element)}>: unknown default class '{cls}'", element)
-        tag = "joint" if element.tag == "freejoint" else element.tag
+        tag = {"freejoint": "joint", "fixed": "tendon", "spatial": "tendon"}.get(element.tag, element.tag)
         merged = dict(self.defaults.get(cls, {}).get(tag, {}))
         if element.tag == "freejoint":
             merged = {}                     # a <freejoint> takes no class defaults
