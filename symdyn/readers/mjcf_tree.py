@@ -48,7 +48,8 @@ def build_description(c):
     _apply_total_mass(c, links)
     ignored = sorted({e.tag for e in c.root.iter() if e.tag in IGNORED} | _frictionloss(c, bodies))
     desc = {"name": c.root.get("model", "MuJoCo Model"), "gravity": gravity, "base": "world",
-            "source": f"MJCF {os.path.basename(c.path)}" + (f" (ignored: {', '.join(ignored)})" if ignored else ""),
+            "source": f"MJCF {os.path.basename(c.path)}" + (
+                f" (ignored: {', '.join(ignored)}: they do not change these dynamics)" if ignored else ""),
             "links": links, "joints": joints}
     from .mjcf_equality import equality_constraints
     return desc, {"sites": sites, "constraints": equality_constraints(c, world_pose), "springdamper": (c.springdamper, c.refs)}
