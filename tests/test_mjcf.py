@@ -73,6 +73,15 @@ class Layout:
         return out
 
 
+def full_mass_matrix(m, d):
+    M = np.zeros((m.nv, m.nv))
+    try:
+        mujoco.mj_fullM(m, d, M)            # MuJoCo >= 4
+    except TypeError:
+        mujoco.mj_fullM(m, M, d.qM)
+    return M
+
+
 def random_state(m, rng):
     qpos = m.qpos0 + rng.uniform(-0.8, 0.8, m.nq)
     for j in range(m.njnt):
@@ -107,8 +116,7 @@ def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, mod
         v, a = T @ qvel, T @ qacc + lay.dT_v(qpos, qvel)
         d.qpos[:], d.qvel[:], d.qacc[:] = qpos, qvel, qacc
         mujoco.mj_inverse(m, d)
-        M = np.zeros((m.nv, m.nv))
-        mujoco.mj_fullM(m, d, M)
+        M = full_mass_matrix(m, d)
         close(T.T @ e.mass_matrix(q) @ T, M)
         close(T.T @ e.inverse_dynamics(q, v, a), d.qfrc_inverse)
         # MuJoCo's qacc = 0 is symdyn's a = dT v (the free joint's rotating axes)
