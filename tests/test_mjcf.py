@@ -309,7 +309,8 @@ BAD = {"bomb.xml": "<!DOCTYPE>/<!ENTITY> declarations are refused",
        "include_cycle.xml": "includes itself (an include cycle)",
        "missing_mesh.xml": "body 'hull': mesh file 'hull.stl' not found",
        "unknown_joint_type.xml": "unknown joint type 'twist'",
-       "unknown_class.xml": "unknown default class 'nope'"}
+       "unknown_class.xml": "unknown default class 'nope'",
+       "replicate.xml": "<replicate> is not supported"}
 
 
 @pytest.mark.parametrize("name", sorted(BAD))

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from .mjcf import IGNORED, JOINT_TYPES, axis_angle_matrix, read_stl, z_to_matrix
+from .mjcf import IGNORED, JOINT_TYPES, UNSUPPORTED, axis_angle_matrix, read_obj, read_stl, z_to_matrix
 from ..multibody.geometry import INERTIA_KEYS
 
 IDENTITY = (np.eye(3), np.zeros(3))
@@ -124,6 +124,8 @@ def _collect(c, element, body, pose, childclass, bodies):
             body.joints.append(c.attrs(child, childclass))
         elif tag == "inertial":
             body.inertial = c.attrs(child, childclass)
+        elif tag in UNSUPPORTED:
+            c.fail(f"<{tag}> is not supported (expand it into bodies first, e.g. with MuJoCo's mj_saveLastXML)", child)
 
 
 def _pose(c, attrs, fromto=False):
@@ -301,13 +303,15 @@ def _geom_mass(c, body, a, pose):
     gtype = a.get("type", "sphere")
     if gtype not in ("sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"):
         return None
+    explicit = a.get("mass")
+    if (a.number("mass") if explicit is not None else a.number("density", 1000.0)) == 0:
+        return None                         # no mass (a visual mesh): its file need not be read
     if gtype == "mesh":
         volume, center, unit = _mesh(c, body, a)
         R, p = compose(pose, (np.eye(3), center))
     else:
         volume, unit = _shape(a, gtype)
         R, p = pose
-    explicit = a.get("mass")
     mass = a.number("mass") if explicit is not None else a.number("density", 1000.0) * volume
     return mass, p, R @ (mass * unit) @ R.T
 
@@ -384,14 +388,16 @@ def _mesh(c, body, a):
         a.fail(f"body '{body.name}': mesh '{name}' has no file (inline vertices are not supported)")
     base = os.path.dirname(c.path)
     path = os.path.join(base, c.meshdir or c.assetdir, file)
+    reader = {".stl": read_stl, ".obj": read_obj}.get(os.path.splitext(path)[1].lower())
+    if reader is None:
+        c.fail(f"body '{body.name}': mesh file '{file}': only STL and OBJ meshes are read", element)
     try:
-        triangles = read_stl(path) if path.lower().endswith(".stl") else None
+        triangles = reader(path)
     except OSError:
         c.fail(f"body '{body.name}': mesh file '{file}' not found ({path})", element)
-    except ValueError:
-        c.fail(f"body '{body.name}': mesh file '{file}' is not a binary STL file (MuJoCo reads binary STL)", element)
-    if triangles is None:
-        c.fail(f"body '{body.name}': mesh file '{file}': only STL meshes are read", element)
+    except (ValueError, IndexError):
+        c.fail(f"body '{body.name}': mesh file '{file}' is not a readable {reader.__name__[5:].upper()} file "
+               "(STL: binary, as MuJoCo reads it)", element)
     triangles = triangles * np.array(attrs.vec("scale", 3, [1.0, 1.0, 1.0]))
     mode = attrs.get("inertia", "legacy")
     if mode not in ("legacy", "exact"):
