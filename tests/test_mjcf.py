@@ -141,7 +141,7 @@ def site_frames(m):
 
 def _check_sites(m, d, e, q, T):
     placement, J = e.frame_placement(q), e.frame_jacobian(q)
-    assert e.FRAMES == site_frames(m)
+    assert e.FRAMES[:m.nsite] == site_frames(m)          # then the frames of loop closures
     for s in range(m.nsite):
         f = s
         close(placement[f][:3, 3], d.site_xpos[s])
@@ -161,7 +161,7 @@ def test_feature_matches_mujoco(name):
     m = mujoco_model(DATA / f"{name}.xml")
     assert model.nq == m.nq and model.nv == m.nv
     if m.nsite:   # sites are the default FRAMES, in MuJoCo's order
-        assert tuple(f.name for f in model.kinematic_frames) == site_frames(m)
+        assert tuple(f.name for f in model.kinematic_frames)[:m.nsite] == site_frames(m)
 
 
 def test_masses_match_mujoco():
@@ -181,19 +181,22 @@ def test_unnamed_joints_get_unique_names():
 
 def test_equality_constraints_become_loops():
     model = load_robot(DATA / "equality.xml")
-    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "block:6d"]
+    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "plate:6d", "block-rocker:6d"]
     assert any("joint couplings are not supported" in w for w in model.warnings)
-    # at MuJoCo's qpos0 both closures hold: the connect point is where the rocker's copy of it is, and the
-    # welded block's frame is at its anchor in the world
+    # at MuJoCo's qpos0 the body closures hold: the connect point is where the rocker's copy of it is, and
+    # the welded plate's frame is at its anchor in the world; the sites' weld holds the sites' frames
     m = mujoco_model(DATA / "equality.xml")
     e = Engine(model)
     placement = e.frame_placement(Layout(m, model).q(m.qpos0))
     names = list(e.FRAMES)
-    connect, weld = model.constraints
+    connect, weld, sites = model.constraints
+    assert np.allclose(sites.placement[1], [0.05, 0.05, 0.05]) and np.allclose(sites.other_placement[1], [0, 0, 0.3])
+    assert np.allclose(sites.other_placement[0], [[np.cos(np.pi / 6), 0, np.sin(np.pi / 6)], [0, 1, 0],
+                                                  [-np.sin(np.pi / 6), 0, np.cos(np.pi / 6)]])
     p_coupler = placement[names.index("coupler")] @ np.r_[connect.placement[1], 1]
     p_rocker = placement[names.index("rocker")] @ np.r_[connect.other_placement[1], 1]
     assert np.allclose(p_coupler, p_rocker, atol=1e-14)
-    block = placement[names.index("block")]
+    block = placement[names.index("plate")]
     assert np.allclose(block[:3, :3], weld.other_placement[0], atol=1e-14)
     assert np.allclose(block @ np.r_[weld.placement[1], 1], np.r_[weld.other_placement[1], 1], atol=1e-14)
 

@@ -43,7 +43,7 @@ def build_description(c):
     gravity = _gravity(c)
     _tendon_forces(c)
     c.springdamper, c.springs, c.refs = {}, [], {}
-    links, joints, sites, world_pose = _emit(c, bodies)
+    links, joints, sites, world_pose, site_poses = _emit(c, bodies)
     _warn_springs(c)
     _apply_total_mass(c, links)
     ignored = sorted({e.tag for e in c.root.iter() if e.tag in IGNORED} | _frictionloss(c, bodies))
@@ -52,7 +52,7 @@ def build_description(c):
                 f" (ignored: {', '.join(ignored)}: they do not change these dynamics)" if ignored else ""),
             "links": links, "joints": joints}
     from .mjcf_equality import equality_constraints
-    return desc, {"sites": sites, "constraints": equality_constraints(c, world_pose), "springdamper": (c.springdamper, c.refs)}
+    return desc, {"sites": sites, "constraints": equality_constraints(c, world_pose, site_poses), "springdamper": (c.springdamper, c.refs)}
 
 
 def _gravity(c):
@@ -164,7 +164,7 @@ def _emit(c, bodies):
     body_names = {b.name for b in bodies}
     link_names = _Names(body_names | {a.get("name") for b in bodies for a, _ in b.sites if a.get("name")})
     joint_names = _Names([a.get("name") for b in bodies for a in b.joints if a.get("name")])
-    links, joints, sites = [], [], []
+    links, joints, sites, site_poses = [], [], [], {}
     world_pose = {"world": IDENTITY}
     for body in bodies[1:]:
         world_pose[body.name] = compose(world_pose[body.parent.name], body.pose)
@@ -181,9 +181,11 @@ def _emit(c, bodies):
             name = (link_names.take(f"{name}_site") if name in body_names else name) if name else \
                 link_names.take(f"{body.name}_site{k}")
             sites.append(name)
+            if attrs.get("name"):
+                site_poses[attrs.get("name")] = (body.name, pose)
             links.append({"name": name, "mass": 0.0})
             joints.append(_joint(joint_names.take(name), "fixed", body.name, name, pose))
-    return links, joints, sites, world_pose
+    return links, joints, sites, world_pose, site_poses
 
 
 def _joint(name, jtype, parent, child, pose, **extra):
