@@ -216,6 +216,8 @@ class _Compiler:
         self.balanceinertia = c.get("balanceinertia", "false" if not self.balanceinertia else "true") == "true"
         self.meshdir = c.get("meshdir", self.meshdir)
         self.assetdir = c.get("assetdir", self.assetdir)
+        if c.get("alignfree", "false") == "true":
+            self.fail("<compiler alignfree='true'> is not supported (it moves free bodies' frames to their COM)", c)
         if c.get("coordinate", "local") != "local":
             self.fail("<compiler coordinate='global'> is not supported (MuJoCo 3 removed it)", c)
 

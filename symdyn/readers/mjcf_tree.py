@@ -217,6 +217,8 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
         elif jtype == "ball":
             origin = compose(offset, (np.eye(3), anchor))
         else:
+            if a.get("align", "auto") == "true":
+                a.fail("align='true' is not supported (it moves the free body's frame to its COM)")
             if body.parent.name != "world" or len(body.joints) > 1:
                 a.fail(f"a free joint must be the only joint of a body of the world (body '{body.name}')")
             origin, anchor = IDENTITY, np.zeros(3)
@@ -303,6 +305,8 @@ def _geom_mass(c, body, a, pose):
     if not c.group_range[0] <= group <= c.group_range[1]:
         return None
     gtype = a.get("type", "sphere")
+    if a.get("shellinertia", "false") == "true":
+        a.fail("shellinertia='true' is not supported (the inertia of a hollow shell)")
     if gtype not in ("sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"):
         return None
     explicit = a.get("mass")
