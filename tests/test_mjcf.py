@@ -327,3 +327,15 @@ def test_bad_input_is_one_line_exit_2(name):
     assert run.returncode == 2
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and BAD[name] in lines[0] and str(path.parent) in lines[0], run.stderr
+
+
+@pytest.mark.parametrize("path", [DATA / f"{name}.xml" for name in FEATURES] + GYM + DMC,
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_reader_qpos0_is_mujocos(path):
+    """The reader's qpos0 (MuJoCo's layout: hinge and slide ref, ball identity, a free body's file pose) is m.qpos0."""
+    from symdyn.readers.mjcf import read_mjcf
+    if not _loads_in_mujoco(path) or mujoco.MjModel.from_xml_path(str(path)).nv == 0:
+        pytest.skip("MuJoCo does not load it, or it has no joints")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    _, extras = read_mjcf(path, path.read_bytes())
+    assert np.allclose(extras["qpos0"], m.qpos0, rtol=0, atol=1e-12)

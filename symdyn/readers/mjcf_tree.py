@@ -22,6 +22,22 @@ def inverse(a):
     return a[0].T, -a[0].T @ a[1]
 
 
+def matrix_quat(R):
+    """The unit quaternion (w, x, y, z), w >= 0, of a rotation matrix (Shepperd's method)."""
+    w2 = np.array([1 + R[0, 0] + R[1, 1] + R[2, 2], 1 + R[0, 0] - R[1, 1] - R[2, 2],
+                   1 - R[0, 0] + R[1, 1] - R[2, 2], 1 - R[0, 0] - R[1, 1] + R[2, 2]])
+    k = int(np.argmax(w2))
+    q = np.empty(4)
+    q[k] = math.sqrt(w2[k]) / 2
+    pairs = {0: ((2, 1), (0, 2), (1, 0)), 1: ((2, 1), (0, 1), (0, 2)), 2: ((0, 2), (0, 1), (1, 2)),
+             3: ((1, 0), (0, 2), (1, 2))}
+    others = [i for i in range(4) if i != k]
+    for i, (a, b) in zip(others, pairs[k]):
+        q[i] = (R[a, b] - R[b, a] if k == 0 or i == 0 else R[a, b] + R[b, a]) / (4 * q[k])
+    q = q / np.linalg.norm(q)
+    return q if q[0] >= 0 else -q
+
+
 def is_identity(pose):
     return np.array_equal(pose[0], np.eye(3)) and not np.any(pose[1])
 
@@ -42,7 +58,7 @@ def build_description(c):
         _collect(c, wb, world, IDENTITY, wb.get("childclass"), bodies)
     gravity = _gravity(c)
     _tendon_forces(c)
-    c.springdamper, c.springs, c.refs = {}, [], {}
+    c.springdamper, c.springs, c.refs, c.qpos0 = {}, [], {}, []
     links, joints, sites, world_pose, site_poses = _emit(c, bodies)
     _warn_springs(c)
     _apply_total_mass(c, links)
@@ -52,7 +68,8 @@ def build_description(c):
                 f" (ignored: {', '.join(ignored)}: they do not change these dynamics)" if ignored else ""),
             "links": links, "joints": joints}
     from .mjcf_equality import equality_constraints
-    return desc, {"sites": sites, "constraints": equality_constraints(c, world_pose, site_poses), "springdamper": (c.springdamper, c.refs)}
+    return desc, {"sites": sites, "constraints": equality_constraints(c, world_pose, site_poses), "springdamper": (c.springdamper, c.refs),
+                  "qpos0": c.qpos0}
 
 
 def _gravity(c):
@@ -167,7 +184,7 @@ def _emit(c, bodies):
     links, joints, sites, site_poses = [], [], [], {}
     world_pose = {"world": IDENTITY}
     for body in bodies[1:]:
-        world_pose[body.name] = compose(world_pose[body.parent.name], body.pose)
+        world_pose[body.name] = body.world = compose(world_pose[body.parent.name], body.pose)
         last, offset = _emit_joints(c, body, links, joints, link_names, joint_names)
         links.append(_link(c, body))
         if last is None:                   # no joint: welded to its parent
@@ -227,6 +244,8 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
             c.springdamper[name] = tuple(springdamper)     # damping set from the inertia at qpos0 (load.py)
         if jtype in ("hinge", "slide"):
             c.refs[name] = ref
+        c.qpos0 += [ref] if jtype in ("hinge", "slide") else [1.0, 0.0, 0.0, 0.0] if jtype == "ball" else \
+            list(body.world[1]) + list(matrix_quat(body.world[0]))
         _passive(c, a, name, jtype)
         extra = {"axis": [float(x) for x in axis]} if jtype in ("hinge", "slide") else {}
         dynamics = {k: a.number(k) for k in ("damping", "armature") if a.number(k)}
