@@ -20,6 +20,9 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
 
 FLOATING_HELP = ("Make the base link a free-flyer (joint 'root_joint', Pinocchio's conventions: q = [x, y, z, qx, qy, "
                  "qz, qw, joints...], v = [linear, angular velocity of the base in its frame, joint rates]).")
+CONVENTIONS_HELP = ("The coordinates of q, v and the results: mujoco (qpos, qvel, qacc, qfrc; quaternions w, x, y, z; "
+                    "a free joint's linear velocity in world axes) or pinocchio (default: mujoco for MJCF, pinocchio "
+                    "for the others).")
 STRICT_HELP = "Treat every warning as an error (exit status 2, nothing written)."
 NONPHYSICAL_HELP = ("Accept a link inertia with a clearly negative principal moment (a warning instead of an "
                     "error): the mass matrix may then be indefinite.")
@@ -70,12 +73,12 @@ def _check_functions(path, functions, model):
 
 
 def _load(path, snap=False, selection=None, strict=False, nonphysical=False, floating=False, joint_params=None,
-          frames=None, mimic="reduced", contacts=None):
+          frames=None, mimic="reduced", contacts=None, conventions=None):
     from .readers.load import load_robot
     try:
         model = load_robot(path, snap, selection, strict=strict, allow_nonphysical_inertia=nonphysical,
                            floating_base=floating, joint_params=joint_params, frames=frames, mimic=mimic,
-                           contacts=contacts)
+                           contacts=contacts, conventions=conventions)
     except SymdynError as exc:
         _fail(exc)
     for message in model.warnings:
@@ -133,7 +136,9 @@ def robot_options(command):
             click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP),
             click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP),
             frames_option,
-            mimic_option)):
+            mimic_option,
+            click.option("--conventions", type=click.Choice(["mujoco", "pinocchio"]), default=None,
+                         help=CONVENTIONS_HELP))):
         command = option(command)
     return command
 
@@ -159,13 +164,14 @@ def main():
               help="Print the base parameters: each one's combination of the standard parameters.")
 @robot_options
 def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, nonphysical, floating, functions,
-         frames, contacts, mimic):
+         frames, contacts, mimic, conventions):
     """Print the robot and module names, DOF, joint tree, total mass and operation counts of each ROBOT file."""
     from .info import base_parameter_lines, info_lines, trace_count
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts,
+                      conventions)
         _check_functions(path, functions, model)
         try:                               # base parameters that fail their check: one line, exit 2
             with _progress(trace_count(model, ops, functions), f"tracing {model.name}") as bar:
@@ -189,7 +195,7 @@ def info(robots, ops, snap, show_base, lock, root, tip, joint_params, strict, no
                    "Python stays float64).")
 @robot_options
 def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, tip, joint_params, strict, nonphysical,
-             floating, functions, frames, contacts, mimic):
+             floating, functions, frames, contacts, mimic, conventions):
     """Generate the dynamics modules of each ROBOT file into OUT."""
     from .functions import CONSTRAINED, FUNCTIONS
     from .generate import generate as run
@@ -211,7 +217,7 @@ def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, ti
                           snap_right_angles=snap, selection=_selection(lock, root, tip), strict=strict,
                           allow_nonphysical_inertia=nonphysical, on_warning=_warn, floating_base=floating,
                           joint_params=joint_params, functions=functions, frames=frames, mimic=mimic,
-                          contacts=contacts)
+                          contacts=contacts, conventions=conventions)
         except SymdynError as exc:
             _fail(exc)
     for path in written:
@@ -225,14 +231,15 @@ def generate(robots, out_dir, lang, params_mode, precision, snap, lock, root, ti
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @robot_options
 def compare(robots, states, tol, with_c, snap, lock, root, tip, joint_params, strict, nonphysical, floating,
-            functions, frames, contacts, mimic):
+            functions, frames, contacts, mimic, conventions):
     """Compare generated code with the numeric engine (and Pinocchio, when installed)."""
     from .compare import compare as run, compare_steps
     selection = _selection(lock, root, tip)
     functions = _functions(functions)
     worst = 0.0
     for path in robots:
-        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts)
+        model = _load(path, snap, selection, strict, nonphysical, floating, joint_params, frames, mimic, contacts,
+                      conventions)
         _check_functions(path, functions, model)
         notes = []
         try:

@@ -54,6 +54,7 @@ class Function:
     gravity: bool = False        # does the result include gravity?
     parametric: bool = True      # built on the model's parameters (symbolic mode passes them as `params`)
     reduced: bool = False        # already in the reduced coordinates of mimic joints (for_model)
+    convention: str = ""         # "mujoco": already in MuJoCo's coordinates (symdyn.conventions, for_model)
 
     @property
     def shapes(self):
@@ -403,11 +404,16 @@ def functions_for(model):
 
 def for_model(functions, model):
     """The functions as `model`'s modules compute them: with mimic joints, in the reduced
-    coordinates (symdyn.recursions.mimic), without those that have no meaning there."""
-    if not getattr(model, "mimic", ()) or all(fn.reduced for fn in functions):
-        return tuple(functions)
-    from .recursions.mimic import UNSUPPORTED, reduced
-    return tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)
+    coordinates (symdyn.recursions.mimic), without those that have no meaning there; with MuJoCo's
+    conventions, mapped to its coordinates (symdyn.conventions)."""
+    functions = tuple(functions)
+    if getattr(model, "mimic", ()) and not all(fn.reduced for fn in functions):
+        from .recursions.mimic import UNSUPPORTED, reduced
+        functions = tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)
+    if getattr(model, "conventions", "pinocchio") == "mujoco":
+        from .conventions import in_mujoco
+        functions = in_mujoco(functions, model)
+    return functions
 
 
 def available_for(model):

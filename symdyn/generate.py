@@ -65,13 +65,13 @@ def _render(model, programs, module, languages, params_mode):
 
 def load_all(paths, languages=("python",), snap_right_angles=False, params_mode="numeric", selection=None,
              strict=False, allow_nonphysical_inertia=False, floating_base=False, joint_params=None, frames=None,
-             mimic="reduced", contacts=None):
+             mimic="reduced", contacts=None, conventions=None):
     """Load every robot file; RobotFileError for the first bad one or two that would write the same file.
     (selection, strict, allow_nonphysical_inertia, floating_base, joint_params, frames, mimic, contacts: see
     load_robot.)"""
     models = [load_robot(p, snap_right_angles, selection, strict=strict, allow_nonphysical_inertia=allow_nonphysical_inertia,
                          floating_base=floating_base, joint_params=joint_params, frames=frames, mimic=mimic,
-                         contacts=contacts)
+                         contacts=contacts, conventions=conventions)
               for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
@@ -312,7 +312,7 @@ def write_all(rendered, out_dir):
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", progress=None,
              snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
              on_warning=None, floating_base=False, joint_params=None, functions=None, frames=None, mimic="reduced",
-             contacts=None):
+             contacts=None, conventions=None):
     """Generate the modules of every robot file in `paths`; returns the written paths.
 
     floating_base: each robot's base link becomes a free-flyer (joint root_joint, Pinocchio's conventions).
@@ -326,12 +326,13 @@ def generate(paths, out_dir="generated", languages=("python",), params_mode="num
     mimic: "reduced" (default) or "independent": how URDF <mimic> joints are loaded (load_robot).
     contacts: contacts of frames with the world ("FRAME[:3d|:6d],...", see load_robot): the constraint
     functions join the set.
+    conventions: "pinocchio" | "mujoco" (None: the file's), the coordinates of the functions (symdyn.conventions).
     """
     if functions is not None:
         functions = [fn.name for fn in select_functions(functions)]
     # every input is checked before any output
     models = load_all(paths, languages, snap_right_angles, params_mode, selection, strict,
-                      allow_nonphysical_inertia, floating_base, joint_params, frames, mimic, contacts)
+                      allow_nonphysical_inertia, floating_base, joint_params, frames, mimic, contacts, conventions)
     for model in models:
         try:
             select_functions(functions, model)

@@ -61,6 +61,9 @@ def header_lines(model, path):
         lines.append(f"  {label}: {names} ({constraint_rows(model.constraints)} rows)")
     if getattr(model, "actuated", ()):
         lines.append(f"  actuated joints (ACTUATED, actuated:): {', '.join(one_line(n) for n in model.actuated)}")
+    if getattr(model, "conventions", "pinocchio") == "mujoco":
+        lines.append("  coordinates: MuJoCo's (qpos, qvel, qacc, qfrc; quaternions w, x, y, z; --conventions pinocchio "
+                     "for Pinocchio's)")
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)

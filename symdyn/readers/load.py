@@ -17,7 +17,8 @@ SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path, snap_right_angles=False, selection=None, strict=False, allow_nonphysical_inertia=False,
-               floating_base=False, joint_params=None, frames=None, mimic="reduced", contacts=None):
+               floating_base=False, joint_params=None, frames=None, mimic="reduced", contacts=None,
+               conventions=None):
     """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF; any file whose root is <mujoco>: MJCF) as a Model.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -34,7 +35,9 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     "independent" (each is a degree of freedom of its own, with a warning).
     contacts: contacts of frames with the world, "FRAME[:3d|:6d],..." or a list of those or of
     symdyn.multibody.constraints.Constraint; they come after the file's (YAML `contacts:`). A contact frame
-    joins FRAMES if it is not there."""
+    joins FRAMES if it is not there.
+    conventions: "pinocchio" or "mujoco", the coordinates of the generated functions (symdyn.conventions);
+    None: the file's (MuJoCo's for MJCF, Pinocchio's for the others)."""
     warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
     model, file_contacts = _load(path, selection, lambda message: warnings.append(one_line(message)),
                                  allow_nonphysical_inertia, floating_base, mimic)
@@ -58,6 +61,15 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
             model = select_frames(model, tuple(frames))
         except ValueError as exc:
             raise RobotFileError(path, f"--frames: {exc}") from None
+    if file_contacts.get("mjcf"):        # MuJoCo's coordinates and qpos0 (the reader's, in MuJoCo's order)
+        qpos0 = tuple(float(x) for x in file_contacts.get("qpos0") or ())
+        model = replace(model, conventions="mujoco", reference=qpos0 if len(qpos0) == model.nq else ())
+    if conventions is not None:
+        from ..conventions import with_conventions
+        try:
+            model = with_conventions(model, conventions)
+        except ValueError as exc:
+            raise RobotFileError(path, f"--conventions: {exc}") from None
     return _constrain(model, path, file_contacts, contacts)
 
 
@@ -117,6 +129,7 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
         raise RobotFileError(path, "file is empty")
     if mjcf:
         desc, extras = read_mjcf(path, raw, warn)
+        extras = {**extras, "mjcf": True}
     elif suffix == ".urdf":
         from .urdf import read_urdf
         desc = read_urdf(path, raw, warn)
