@@ -248,3 +248,13 @@ def test_mujoco_computed_torque_tracks():
     r = mujoco_computed_torque.run(path, steps=1000, dt=1e-3, wn=20.0, e0=0.1)
     assert r["max_error"] == pytest.approx(0.1)
     assert r["final_error"] < 1e-3 * r["max_error"]
+
+
+def test_mujoco_computed_torque_drives_gymnasium_ant():
+    """The Ant (a free joint: MuJoCo's qpos and qvel go straight into the generated inverse_dynamics)."""
+    pytest.importorskip("mujoco")
+    pytest.importorskip("gymnasium")
+    import mujoco_computed_torque
+    r = mujoco_computed_torque.run(mujoco_computed_torque.model_file("gymnasium:ant"), steps=800)
+    assert r["dof"] == 14 and r["max_error"] == pytest.approx(0.1)
+    assert r["final_error"] < 1e-3 * r["max_error"]

@@ -2,9 +2,10 @@
 every gymnasium and dm_control suite model MuJoCo loads, and bad input.
 
 MuJoCo runs with its constraint solver, actuation and contacts off, so that mj_inverse's qfrc_inverse is
-M a + qfrc_bias - qfrc_passive (damping here). Hinge and slide coordinates are MuJoCo's; ball and free
-joints are in symdyn's (Pinocchio's) layout, converted here (`Layout`): quaternions (w, x, y, z) ->
-(x, y, z, w), a free joint's linear velocity world axes -> body axes.
+M a + qfrc_bias - qfrc_passive (damping here). An MJCF model is in MuJoCo's coordinates by default
+(symdyn.conventions): compared as it is. With conventions="pinocchio" (hinge and slide coordinates are
+the same) ball and free joints are converted here (`Layout`): quaternions (w, x, y, z) -> (x, y, z, w), a
+free joint's linear velocity world axes -> body axes.
 """
 import subprocess
 import sys
@@ -43,9 +44,11 @@ class Layout:
     """MuJoCo's coordinates <-> symdyn's for the model's ball and free joints (hinge, slide: the same)."""
 
     def __init__(self, m, model):
+        pinocchio = getattr(model, "conventions", "pinocchio") == "pinocchio"    # else MuJoCo's: nothing to convert
         self.free = [(int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])) for j in range(m.njnt)
-                     if int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)]
-        self.ball = [int(m.jnt_qposadr[j]) for j in range(m.njnt) if int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_BALL)]
+                     if pinocchio and int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)]
+        self.ball = [int(m.jnt_qposadr[j]) for j in range(m.njnt)
+                     if pinocchio and int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_BALL)]
         self.nv = m.nv
         assert model.nq == m.nq and model.nv == m.nv
 
@@ -99,12 +102,12 @@ def close(a, b):
     return err
 
 
-def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, module=None):
+def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, module=None, conventions=None):
     """M, inverse dynamics, bias forces, forward dynamics and site kinematics of the numeric engine (or of
     a generated `module`) agree with MuJoCo's."""
     m = mujoco_model(path, zero_unmodelled)
     d = mujoco.MjData(m)
-    model = load_robot(path)
+    model = load_robot(path) if conventions is None else load_robot(path, conventions=conventions)
     e = Engine(model) if module is None else module
     lay = Layout(m, model)
     assert model.joint_names == tuple(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) or model.joint_names[j]
@@ -155,9 +158,12 @@ FEATURES = ["hinge_slide_chain", "orientations", "defaults_frames", "include_mai
             "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality"]
 
 
+@pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
 @pytest.mark.parametrize("name", FEATURES)
-def test_feature_matches_mujoco(name):
-    model = check_against_mujoco(DATA / f"{name}.xml")
+def test_feature_matches_mujoco(name, conventions):
+    """MuJoCo's coordinates (an MJCF file's default) compared directly; Pinocchio's through Layout."""
+    model = check_against_mujoco(DATA / f"{name}.xml", conventions=conventions)
+    assert model.conventions == (conventions or "mujoco")
     m = mujoco_model(DATA / f"{name}.xml")
     assert model.nq == m.nq and model.nv == m.nv
     if m.nsite:   # sites are the default FRAMES, in MuJoCo's order
