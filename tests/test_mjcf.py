@@ -164,6 +164,9 @@ def test_feature_matches_mujoco(name, conventions):
     """MuJoCo's coordinates (an MJCF file's default) compared directly; Pinocchio's through Layout."""
     model = check_against_mujoco(DATA / f"{name}.xml", conventions=conventions)
     assert model.conventions == (conventions or "mujoco")
+    if conventions is None:            # MuJoCo's coordinates: neutral() is qpos0 (the reader's, as MuJoCo's)
+        m = mujoco_model(DATA / f"{name}.xml")
+        assert np.allclose(Engine(model).neutral(), m.qpos0, rtol=0, atol=1e-12)
     m = mujoco_model(DATA / f"{name}.xml")
     assert model.nq == m.nq and model.nv == m.nv
     if m.nsite:   # sites are the default FRAMES, in MuJoCo's order
