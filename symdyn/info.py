@@ -47,6 +47,8 @@ def header_lines(model, path):
              f"total moving mass {model.total_mass:.6g} kg",
              f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
              f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]
+    if "(ignored: " in getattr(model, "source", ""):     # an MJCF file: what does not change these dynamics
+        lines.append(f"  read from {one_line(model.source)}")
     frames = getattr(model, "kinematic_frames", ())
     if frames:
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))

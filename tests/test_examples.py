@@ -237,3 +237,24 @@ def test_mimic_gripper_energy_and_mirrored_fingers(tmp_path):
     result = subprocess.run([sys.executable, "examples/mimic_gripper.py", "--robot", "generated/planar6.py",
                              "--no-plot"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_mujoco_computed_torque_tracks():
+    """MuJoCo's simulation of an MJCF model under computed torque from the generated inverse_dynamics (which
+    includes MuJoCo's armature and damping): the error falls from e0 to the floor of the held torque."""
+    pytest.importorskip("mujoco")
+    import mujoco_computed_torque
+    path = ROOT / "tests" / "data" / "mjcf" / "armature_damping.xml"
+    r = mujoco_computed_torque.run(path, steps=1000, dt=1e-3, wn=20.0, e0=0.1)
+    assert r["max_error"] == pytest.approx(0.1)
+    assert r["final_error"] < 1e-3 * r["max_error"]
+
+
+def test_mujoco_computed_torque_drives_gymnasium_ant():
+    """The Ant (a free joint: MuJoCo's qpos and qvel go straight into the generated inverse_dynamics)."""
+    pytest.importorskip("mujoco")
+    pytest.importorskip("gymnasium")
+    import mujoco_computed_torque
+    r = mujoco_computed_torque.run(mujoco_computed_torque.model_file("gymnasium:ant"), steps=800)
+    assert r["dof"] == 14 and r["max_error"] == pytest.approx(0.1)
+    assert r["final_error"] < 1e-3 * r["max_error"]

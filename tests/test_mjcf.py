@@ -2,9 +2,10 @@
 every gymnasium and dm_control suite model MuJoCo loads, and bad input.
 
 MuJoCo runs with its constraint solver, actuation and contacts off, so that mj_inverse's qfrc_inverse is
-M a + qfrc_bias - qfrc_passive (damping here). Hinge and slide coordinates are MuJoCo's; ball and free
-joints are in symdyn's (Pinocchio's) layout, converted here (`Layout`): quaternions (w, x, y, z) ->
-(x, y, z, w), a free joint's linear velocity world axes -> body axes.
+M a + qfrc_bias - qfrc_passive (damping here). An MJCF model is in MuJoCo's coordinates by default
+(symdyn.conventions): compared as it is. With conventions="pinocchio" (hinge and slide coordinates are
+the same) ball and free joints are converted here (`Layout`): quaternions (w, x, y, z) -> (x, y, z, w), a
+free joint's linear velocity world axes -> body axes.
 """
 import subprocess
 import sys
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOL = 1e-9
 #: MuJoCo passive forces symdyn does not model yet: zeroed in MuJoCo for the comparison, and the
 #: reader must have warned about each (test_unmodelled_passive_forces_warn)
-UNMODELLED = ("stiffness", "gravcomp", "fluid")
+UNMODELLED = ("stiffness", "gravcomp", "fluid", "tendon stiffness and damping")
 
 
 def mujoco_model(path, zero_unmodelled=False):
@@ -34,6 +35,7 @@ def mujoco_model(path, zero_unmodelled=False):
     if zero_unmodelled:
         m.jnt_stiffness[:] = 0
         m.body_gravcomp[:] = 0
+        m.tendon_stiffness[:] = m.tendon_damping[:] = 0
         m.opt.density = m.opt.viscosity = 0
     return m
 
@@ -42,9 +44,11 @@ class Layout:
     """MuJoCo's coordinates <-> symdyn's for the model's ball and free joints (hinge, slide: the same)."""
 
     def __init__(self, m, model):
+        pinocchio = getattr(model, "conventions", "pinocchio") == "pinocchio"    # else MuJoCo's: nothing to convert
         self.free = [(int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])) for j in range(m.njnt)
-                     if int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)]
-        self.ball = [int(m.jnt_qposadr[j]) for j in range(m.njnt) if int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_BALL)]
+                     if pinocchio and int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)]
+        self.ball = [int(m.jnt_qposadr[j]) for j in range(m.njnt)
+                     if pinocchio and int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_BALL)]
         self.nv = m.nv
         assert model.nq == m.nq and model.nv == m.nv
 
@@ -72,6 +76,15 @@ class Layout:
         return out
 
 
+def full_mass_matrix(m, d):
+    M = np.zeros((m.nv, m.nv))
+    try:
+        mujoco.mj_fullM(m, d, M)            # MuJoCo >= 4
+    except TypeError:
+        mujoco.mj_fullM(m, M, d.qM)
+    return M
+
+
 def random_state(m, rng):
     qpos = m.qpos0 + rng.uniform(-0.8, 0.8, m.nq)
     for j in range(m.njnt):
@@ -89,12 +102,13 @@ def close(a, b):
     return err
 
 
-def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True):
-    """M, inverse dynamics, bias forces, forward dynamics and site kinematics agree with MuJoCo's."""
+def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, module=None, conventions=None):
+    """M, inverse dynamics, bias forces, forward dynamics and site kinematics of the numeric engine (or of
+    a generated `module`) agree with MuJoCo's."""
     m = mujoco_model(path, zero_unmodelled)
     d = mujoco.MjData(m)
-    model = load_robot(path)
-    e = Engine(model)
+    model = load_robot(path) if conventions is None else load_robot(path, conventions=conventions)
+    e = Engine(model) if module is None else module
     lay = Layout(m, model)
     assert model.joint_names == tuple(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) or model.joint_names[j]
                                       for j in range(m.njnt))
@@ -105,11 +119,12 @@ def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True):
         v, a = T @ qvel, T @ qacc + lay.dT_v(qpos, qvel)
         d.qpos[:], d.qvel[:], d.qacc[:] = qpos, qvel, qacc
         mujoco.mj_inverse(m, d)
-        M = np.zeros((m.nv, m.nv))
-        mujoco.mj_fullM(m, d, M)
+        M = full_mass_matrix(m, d)
         close(T.T @ e.mass_matrix(q) @ T, M)
         close(T.T @ e.inverse_dynamics(q, v, a), d.qfrc_inverse)
-        close(T.T @ e.nonlinear_effects(q, v), d.qfrc_bias - d.qfrc_passive)
+        # MuJoCo's qacc = 0 is symdyn's a = dT v (the free joint's rotating axes)
+        bias = e.nonlinear_effects(q, v) + e.mass_matrix(q) @ lay.dT_v(qpos, qvel)
+        close(T.T @ bias, d.qfrc_bias - d.qfrc_passive)
         tau = rng.uniform(-1, 1, m.nv)
         d.qfrc_applied[:] = tau
         mujoco.mj_forward(m, d)
@@ -120,10 +135,18 @@ def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True):
     return model
 
 
+def site_frames(m):
+    """The FRAMES of an MJCF model: its sites, in MuJoCo's order (a site named like a body: NAME_site)."""
+    bodies = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(m.nbody)}
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SITE, s) for s in range(m.nsite)]
+    return tuple(f"{n}_site" if n in bodies else n for n in names)
+
+
 def _check_sites(m, d, e, q, T):
     placement, J = e.frame_placement(q), e.frame_jacobian(q)
-    for f, name in enumerate(e.FRAMES):
-        s = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, name)
+    assert e.FRAMES[:m.nsite] == site_frames(m)          # then the frames of loop closures
+    for s in range(m.nsite):
+        f = s
         close(placement[f][:3, 3], d.site_xpos[s])
         close(placement[f][:3, :3], d.site_xmat[s].reshape(3, 3))
         jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
@@ -135,14 +158,19 @@ FEATURES = ["hinge_slide_chain", "orientations", "defaults_frames", "include_mai
             "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality"]
 
 
+@pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
 @pytest.mark.parametrize("name", FEATURES)
-def test_feature_matches_mujoco(name):
-    model = check_against_mujoco(DATA / f"{name}.xml")
+def test_feature_matches_mujoco(name, conventions):
+    """MuJoCo's coordinates (an MJCF file's default) compared directly; Pinocchio's through Layout."""
+    model = check_against_mujoco(DATA / f"{name}.xml", conventions=conventions)
+    assert model.conventions == (conventions or "mujoco")
+    if conventions is None:            # MuJoCo's coordinates: neutral() is qpos0 (the reader's, as MuJoCo's)
+        m = mujoco_model(DATA / f"{name}.xml")
+        assert np.allclose(Engine(model).neutral(), m.qpos0, rtol=0, atol=1e-12)
     m = mujoco_model(DATA / f"{name}.xml")
     assert model.nq == m.nq and model.nv == m.nv
     if m.nsite:   # sites are the default FRAMES, in MuJoCo's order
-        assert tuple(f.name for f in model.kinematic_frames) == tuple(
-            mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SITE, s) for s in range(m.nsite))
+        assert tuple(f.name for f in model.kinematic_frames)[:m.nsite] == site_frames(m)
 
 
 def test_masses_match_mujoco():
@@ -162,16 +190,24 @@ def test_unnamed_joints_get_unique_names():
 
 def test_equality_constraints_become_loops():
     model = load_robot(DATA / "equality.xml")
-    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "slider:6d"]
+    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "plate:6d", "block-rocker:6d"]
     assert any("joint couplings are not supported" in w for w in model.warnings)
-    # at MuJoCo's qpos0 the closures hold: the connect point is where the rocker's copy of it is
+    # at MuJoCo's qpos0 the body closures hold: the connect point is where the rocker's copy of it is, and
+    # the welded plate's frame is at its anchor in the world; the sites' weld holds the sites' frames
+    m = mujoco_model(DATA / "equality.xml")
     e = Engine(model)
-    placement = e.frame_placement(np.zeros(model.nq))
+    placement = e.frame_placement(Layout(m, model).q(m.qpos0))
     names = list(e.FRAMES)
-    c = model.constraints[0]
-    p_coupler = placement[names.index("coupler")] @ np.r_[c.placement[1], 1]
-    p_rocker = placement[names.index("rocker")] @ np.r_[c.other_placement[1], 1]
+    connect, weld, sites = model.constraints
+    assert np.allclose(sites.placement[1], [0.05, 0.05, 0.05]) and np.allclose(sites.other_placement[1], [0, 0, 0.3])
+    assert np.allclose(sites.other_placement[0], [[np.cos(np.pi / 6), 0, np.sin(np.pi / 6)], [0, 1, 0],
+                                                  [-np.sin(np.pi / 6), 0, np.cos(np.pi / 6)]])
+    p_coupler = placement[names.index("coupler")] @ np.r_[connect.placement[1], 1]
+    p_rocker = placement[names.index("rocker")] @ np.r_[connect.other_placement[1], 1]
     assert np.allclose(p_coupler, p_rocker, atol=1e-14)
+    block = placement[names.index("plate")]
+    assert np.allclose(block[:3, :3], weld.other_placement[0], atol=1e-14)
+    assert np.allclose(block @ np.r_[weld.placement[1], 1], np.r_[weld.other_placement[1], 1], atol=1e-14)
 
 
 def test_unmodelled_passive_forces_warn():
@@ -212,6 +248,34 @@ def test_any_extension_is_read(tmp_path):
     assert load_robot(copy).joint_names == ("j1", "j2", "j3")
 
 
+GENERATED = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "forward_dynamics", "frame_placement",
+             "frame_jacobian")
+
+
+@pytest.mark.parametrize("language", ["python", "c"])
+def test_generated_code_matches_mujoco(language, tmp_path):
+    """The generated Python and C (one small compile) of a floating model with several joints per body."""
+    import importlib.util
+    import shutil
+    import symdyn
+    from symdyn.generate import module_name, render
+    if language == "c" and not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
+        pytest.skip("no C compiler")
+    path = DATA / "free.xml"
+    model = load_robot(path)
+    files = render(model, ("python", "c"), functions=GENERATED)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    name = module_name(model.path)
+    if language == "c":
+        module = symdyn.load_c(tmp_path / f"{name}.c")
+    else:
+        spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    check_against_mujoco(path, module=module)
+
+
 # --- the gymnasium and dm_control suite models ---------------------------------------------
 
 def _suite(package, folder):
@@ -242,6 +306,10 @@ def _loads_in_mujoco(path):
 def test_suite_model_matches_mujoco(path):
     if not _loads_in_mujoco(path):
         pytest.skip("MuJoCo itself does not load it")
+    if mujoco.MjModel.from_xml_path(str(path)).nv == 0:     # dm_control's lqr.xml: a template without bodies
+        with pytest.raises(RobotFileError, match="no moving joints"):
+            load_robot(path)
+        return
     check_against_mujoco(path, zero_unmodelled=True, states=5)
 
 
@@ -253,7 +321,8 @@ BAD = {"bomb.xml": "<!DOCTYPE>/<!ENTITY> declarations are refused",
        "include_cycle.xml": "includes itself (an include cycle)",
        "missing_mesh.xml": "body 'hull': mesh file 'hull.stl' not found",
        "unknown_joint_type.xml": "unknown joint type 'twist'",
-       "unknown_class.xml": "unknown default class 'nope'"}
+       "unknown_class.xml": "unknown default class 'nope'",
+       "replicate.xml": "<replicate> is not supported"}
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
@@ -266,4 +335,16 @@ def test_bad_input_is_one_line_exit_2(name):
                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 2
     lines = run.stderr.splitlines()
-    assert len(lines) == 1 and BAD[name] in lines[0] and str(path) in lines[0], run.stderr
+    assert len(lines) == 1 and BAD[name] in lines[0] and str(path.parent) in lines[0], run.stderr
+
+
+@pytest.mark.parametrize("path", [DATA / f"{name}.xml" for name in FEATURES] + GYM + DMC,
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_reader_qpos0_is_mujocos(path):
+    """The reader's qpos0 (MuJoCo's layout: hinge and slide ref, ball identity, a free body's file pose) is m.qpos0."""
+    from symdyn.readers.mjcf import read_mjcf
+    if not _loads_in_mujoco(path) or mujoco.MjModel.from_xml_path(str(path)).nv == 0:
+        pytest.skip("MuJoCo does not load it, or it has no joints")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    _, extras = read_mjcf(path, path.read_bytes())
+    assert np.allclose(extras["qpos0"], m.qpos0, rtol=0, atol=1e-12)

@@ -47,6 +47,9 @@ def load_robot(path, snap_right_angles=False, selection=None, strict=False, allo
     if snap_right_angles:
         from ..multibody.model import snap_right_angles as snap
         model = snap(model)
+    if file_contacts.get("springdamper"):
+        from .mjcf_tree import springdamper_damping
+        model = springdamper_damping(model, *file_contacts["springdamper"])
     if joint_params:
         from .joint_params import apply_joint_parameters
         model = apply_joint_parameters(model, joint_params)

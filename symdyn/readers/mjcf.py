@@ -32,8 +32,8 @@ from ..errors import RobotFileError, one_line
 #: nested <include> files deeper than this are refused (a cycle is refused at once)
 MAX_INCLUDE_DEPTH = 16
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-#: geoms with a volume (planes and height fields have none)
-GEOM_TYPES = ("sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "plane", "hfield", "sdf")
+#: elements of the body tree the reader does not expand: refused rather than silently left out
+UNSUPPORTED = ("replicate", "attach", "composite", "flexcomp")
 JOINT_TYPES = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical", "free": "floating"}
 #: what the reader leaves out, by element: none of it changes M, the bias forces or the kinematics
 IGNORED = ("actuator", "tendon", "sensor", "contact", "visual", "keyframe", "custom", "extension", "statistic")
@@ -49,8 +49,9 @@ class MjcfError(Exception):
 
 def is_mjcf(raw):
     """Is the root element of these bytes <mujoco>? (any extension)"""
-    head = raw[:4096].decode("utf-8", "replace")
-    head = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
+    head = raw[:65536].decode("utf-8", "replace")
+    head = re.sub(r"<\?.*?\?>|<!--.*?-->", "", head, flags=re.S)
+    head = re.sub(r"<!DOCTYPE[^\[>]*(\[.*?\])?\s*>", "", head, flags=re.S)
     return re.match(r"\s*<mujoco[\s>/]", head) is not None
 
 
@@ -215,6 +216,8 @@ class _Compiler:
         self.balanceinertia = c.get("balanceinertia", "false" if not self.balanceinertia else "true") == "true"
         self.meshdir = c.get("meshdir", self.meshdir)
         self.assetdir = c.get("assetdir", self.assetdir)
+        if c.get("alignfree", "false") == "true":
+            self.fail("<compiler alignfree='true'> is not supported (it moves free bodies' frames to their COM)", c)
         if c.get("coordinate", "local") != "local":
             self.fail("<compiler coordinate='global'> is not supported (MuJoCo 3 removed it)", c)
 
@@ -239,7 +242,7 @@ class _Compiler:
         cls = element.get("class") or childclass or "main"
         if cls not in self.defaults and cls != "main":
             self.fail(f"<{element.tag}{_label(element)}>: unknown default class '{cls}'", element)
-        tag = "joint" if element.tag == "freejoint" else element.tag
+        tag = {"freejoint": "joint", "fixed": "tendon", "spatial": "tendon"}.get(element.tag, element.tag)
         merged = dict(self.defaults.get(cls, {}).get(tag, {}))
         if element.tag == "freejoint":
             merged = {}                     # a <freejoint> takes no class defaults
@@ -323,3 +326,22 @@ def read_stl(path):
     rows = np.frombuffer(data, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]),
                          count=count, offset=84)
     return rows["v"].astype(float)
+
+
+def read_obj(path):
+    """Triangles (n, 3, 3) of a Wavefront OBJ file's faces (polygons split into fans); OSError or ValueError."""
+    with open(path, "rb") as handle:
+        lines = handle.read().decode("utf-8", "replace").splitlines()
+    vertices, faces = [], []
+    for line in lines:
+        parts = line.split()
+        if parts[:1] == ["v"]:
+            vertices.append([float(x) for x in parts[1:4]])
+        elif parts[:1] == ["f"]:
+            index = [int(p.split("/")[0]) for p in parts[1:]]
+            index = [i - 1 if i > 0 else len(vertices) + i for i in index]
+            faces += [(index[0], index[k], index[k + 1]) for k in range(1, len(index) - 1)]
+    if not faces:
+        raise ValueError("no faces")
+    # MuJoCo keeps mesh vertices in single precision: so does this, for the same masses
+    return np.array(vertices, dtype=np.float32).astype(float)[np.array(faces)]

@@ -16,32 +16,53 @@ def _placement(pose):
     return tuple(tuple(float(x) for x in row) for row in R), tuple(float(x) for x in p)
 
 
-def equality_constraints(c, world_pose):
-    """The <equality> elements' connect and weld constraints; warnings for the others."""
-    from .mjcf_tree import compose, inverse
+def equality_constraints(c, world_pose, sites):
+    """The <equality> elements' connect and weld constraints; warnings for the others.
+    world_pose: body name -> its pose at qpos0; sites: site name -> (body name, pose in the body)."""
     out = []
     for equality in c.root.findall("equality"):
         for e in equality:
             a = c.attrs(e, None)
             label = f"<equality><{e.tag}{' name=' + repr(e.get('name')) if e.get('name') else ''}>"
-            if e.tag not in ("connect", "weld") or a.get("body1") is None:
+            if e.tag not in ("connect", "weld"):
                 what = "joint couplings" if e.tag == "joint" else f"<{e.tag}> constraints"
                 c.warn(f"{label}: {what} are not supported: ignored")
-                continue
-            if a.get("active", "true") == "false":
+            elif a.get("active", "true") == "false":
                 c.warn(f"{label}: inactive: ignored")
-                continue
-            body1, body2 = a.get("body1"), a.get("body2", "world")
-            for body in (body1, body2):
-                if body not in world_pose:
-                    a.fail(f"unknown body '{body}'")
-            point = (np.eye(3), np.array(a.vec("anchor", 3, [0.0, 0.0, 0.0])))
-            relative = compose(inverse(world_pose[body2]), world_pose[body1])
-            relpose = a.vec("relpose", 7) if e.tag == "weld" else None
-            if relpose is not None and np.any(relpose[3:]):
-                relative = inverse((quat_matrix(relpose[3:]), np.array(relpose[:3])))
-            other = compose(relative, point)
-            kind = "3d" if e.tag == "connect" else "6d"
-            out.append(Constraint(kind, body1, None if body2 == "world" else body2, _placement(point),
-                                  _placement(other)))
+            else:
+                out.append(_by_sites(a, e.tag, sites) if a.get("site1") is not None else
+                           _by_bodies(a, e.tag, world_pose))
     return out
+
+
+def _by_bodies(a, tag, world_pose):
+    """connect: body1's `anchor` on body2 (or the world) where it is at qpos0; weld: body1's frame at
+    `anchor` held at its qpos0 pose relative to body2 (or at `relpose`)."""
+    from .mjcf_tree import compose, inverse
+    body1, body2 = a.get("body1"), a.get("body2", "world")
+    for body in (body1, body2):
+        if body not in world_pose:
+            a.fail(f"unknown body '{body}'")
+    point = (np.eye(3), np.array(a.vec("anchor", 3, [0.0, 0.0, 0.0])))
+    relative = compose(inverse(world_pose[body2]), world_pose[body1])
+    relpose = a.vec("relpose", 7) if tag == "weld" else None
+    if relpose is not None and np.any(relpose[3:]):
+        relative = inverse((quat_matrix(relpose[3:]), np.array(relpose[:3])))
+    other = compose(relative, point)
+    kind = "3d" if tag == "connect" else "6d"
+    return Constraint(kind, body1, None if body2 == "world" else body2, _placement(point), _placement(other))
+
+
+def _by_sites(a, tag, sites):
+    """connect: site1's origin on site2's; weld: site1's frame on site2's."""
+    ends = []
+    for key in ("site1", "site2"):
+        name = a.get(key)
+        if name not in sites:
+            a.fail(f"unknown site '{name}'")
+        ends.append(sites[name])
+    (body1, pose1), (body2, pose2) = ends
+    if tag == "connect":
+        pose1, pose2 = (np.eye(3), pose1[1]), (np.eye(3), pose2[1])
+    kind = "3d" if tag == "connect" else "6d"
+    return Constraint(kind, body1, None if body2 == "world" else body2, _placement(pose1), _placement(pose2))

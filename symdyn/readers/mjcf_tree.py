@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from .mjcf import IGNORED, JOINT_TYPES, axis_angle_matrix, read_stl, z_to_matrix
+from .mjcf import IGNORED, JOINT_TYPES, UNSUPPORTED, axis_angle_matrix, read_obj, read_stl, z_to_matrix
 from ..multibody.geometry import INERTIA_KEYS
 
 IDENTITY = (np.eye(3), np.zeros(3))
@@ -20,6 +20,22 @@ def compose(a, b):
 
 def inverse(a):
     return a[0].T, -a[0].T @ a[1]
+
+
+def matrix_quat(R):
+    """The unit quaternion (w, x, y, z), w >= 0, of a rotation matrix (Shepperd's method)."""
+    w2 = np.array([1 + R[0, 0] + R[1, 1] + R[2, 2], 1 + R[0, 0] - R[1, 1] - R[2, 2],
+                   1 - R[0, 0] + R[1, 1] - R[2, 2], 1 - R[0, 0] - R[1, 1] + R[2, 2]])
+    k = int(np.argmax(w2))
+    q = np.empty(4)
+    q[k] = math.sqrt(w2[k]) / 2
+    pairs = {0: ((2, 1), (0, 2), (1, 0)), 1: ((2, 1), (0, 1), (0, 2)), 2: ((0, 2), (0, 1), (1, 2)),
+             3: ((1, 0), (0, 2), (1, 2))}
+    others = [i for i in range(4) if i != k]
+    for i, (a, b) in zip(others, pairs[k]):
+        q[i] = (R[a, b] - R[b, a] if k == 0 or i == 0 else R[a, b] + R[b, a]) / (4 * q[k])
+    q = q / np.linalg.norm(q)
+    return q if q[0] >= 0 else -q
 
 
 def is_identity(pose):
@@ -41,14 +57,19 @@ def build_description(c):
     for wb in c.root.findall("worldbody"):
         _collect(c, wb, world, IDENTITY, wb.get("childclass"), bodies)
     gravity = _gravity(c)
-    links, joints, sites, world_pose = _emit(c, bodies)
+    _tendon_forces(c)
+    c.springdamper, c.springs, c.refs, c.qpos0 = {}, [], {}, []
+    links, joints, sites, world_pose, site_poses = _emit(c, bodies)
+    _warn_springs(c)
     _apply_total_mass(c, links)
     ignored = sorted({e.tag for e in c.root.iter() if e.tag in IGNORED} | _frictionloss(c, bodies))
     desc = {"name": c.root.get("model", "MuJoCo Model"), "gravity": gravity, "base": "world",
-            "source": f"MJCF {os.path.basename(c.path)}" + (f" (ignored: {', '.join(ignored)})" if ignored else ""),
+            "source": f"MJCF {os.path.basename(c.path)}" + (
+                f" (ignored: {', '.join(ignored)}: they do not change these dynamics)" if ignored else ""),
             "links": links, "joints": joints}
     from .mjcf_equality import equality_constraints
-    return desc, {"sites": sites, "constraints": equality_constraints(c, world_pose)}
+    return desc, {"sites": sites, "constraints": equality_constraints(c, world_pose, site_poses), "springdamper": (c.springdamper, c.refs),
+                  "qpos0": c.qpos0}
 
 
 def _gravity(c):
@@ -62,6 +83,33 @@ def _gravity(c):
             if flag.get("gravity") == "disable":
                 gravity = [0.0, 0.0, 0.0]
     return [float(g) for g in gravity]
+
+
+def _tendon_forces(c):
+    """Warn about tendons with springs or damping: MuJoCo passive forces symdyn does not model."""
+    for tendon in c.root.iter("tendon"):
+        for t in tendon:
+            a = c.attrs(t, None)
+            if a.number("stiffness") or a.number("damping"):
+                c.warn(f"tendon '{t.get('name', '')}': its stiffness and damping (MuJoCo passive forces) are not "
+                       "modelled: left out")
+
+
+def springdamper_damping(model, springdamper, refs):
+    """The model whose joints with MuJoCo's springdamper="timeconst dampratio" have MuJoCo's damping
+    2 / (timeconst w0), w0 their diagonal entry of the inverse mass matrix (armature included) at qpos0
+    (MuJoCo's dof_invweight0: the joint's effective inertia is 1 / w0)."""
+    from dataclasses import replace
+    from ..engine import Engine
+    if not springdamper:
+        return model
+    q0 = np.concatenate([[refs[j.name]] if j.name in refs else j.kind.neutral() for j in model.joints])
+    w0 = np.diag(np.linalg.inv(Engine(model).mass_matrix(q0)))
+    joints = list(model.joints)
+    for k, j in enumerate(joints):
+        if j.name in springdamper:
+            joints[k] = replace(j, damping=float(2 / (springdamper[j.name][0] * w0[model.v_slices[k][0]])))
+    return replace(model, joints=tuple(joints))
 
 
 def _frictionloss(c, bodies):
@@ -93,13 +141,16 @@ def _collect(c, element, body, pose, childclass, bodies):
             body.joints.append(c.attrs(child, childclass))
         elif tag == "inertial":
             body.inertial = c.attrs(child, childclass)
+        elif tag in UNSUPPORTED:
+            c.fail(f"<{tag}> is not supported (expand it into bodies first, e.g. with MuJoCo's mj_saveLastXML)", child)
 
 
 def _pose(c, attrs, fromto=False):
-    """(R, p) of an element's pos and orientation (or fromto: the segment's middle, z along it)."""
+    """(R, p) of an element's pos and orientation (or fromto: the segment's middle, z along it, pointing
+    from `to` to `from` as MuJoCo turns it)."""
     if fromto and attrs.get("fromto") is not None:
         ends = np.array(attrs.vec("fromto", 6))
-        direction = ends[3:] - ends[:3]
+        direction = ends[:3] - ends[3:]
         if not np.linalg.norm(direction) > 0:
             attrs.fail("fromto has zero length")
         return z_to_matrix(direction), (ends[:3] + ends[3:]) / 2
@@ -127,12 +178,13 @@ class _Names:
 
 def _emit(c, bodies):
     """Links and joints (depth first, MuJoCo's body order, joints in file order) and the site names."""
-    link_names = _Names([b.name for b in bodies] + [a.get("name") for b in bodies for a, _ in b.sites if a.get("name")])
+    body_names = {b.name for b in bodies}
+    link_names = _Names(body_names | {a.get("name") for b in bodies for a, _ in b.sites if a.get("name")})
     joint_names = _Names([a.get("name") for b in bodies for a in b.joints if a.get("name")])
-    links, joints, sites = [], [], []
+    links, joints, sites, site_poses = [], [], [], {}
     world_pose = {"world": IDENTITY}
     for body in bodies[1:]:
-        world_pose[body.name] = compose(world_pose[body.parent.name], body.pose)
+        world_pose[body.name] = body.world = compose(world_pose[body.parent.name], body.pose)
         last, offset = _emit_joints(c, body, links, joints, link_names, joint_names)
         links.append(_link(c, body))
         if last is None:                   # no joint: welded to its parent
@@ -141,11 +193,16 @@ def _emit(c, bodies):
             joints.append(_joint(joint_names.take(body.name), "fixed", last, body.name, offset))
     for body in bodies:
         for k, (attrs, pose) in enumerate(body.sites):
-            name = attrs.get("name") or link_names.take(f"{body.name}_site{k}")
+            # a site named like a body (MuJoCo keeps them apart) becomes NAME_site: the body keeps its name
+            name = attrs.get("name")
+            name = (link_names.take(f"{name}_site") if name in body_names else name) if name else \
+                link_names.take(f"{body.name}_site{k}")
             sites.append(name)
+            if attrs.get("name"):
+                site_poses[attrs.get("name")] = (body.name, pose)
             links.append({"name": name, "mass": 0.0})
             joints.append(_joint(joint_names.take(name), "fixed", body.name, name, pose))
-    return links, joints, sites, world_pose
+    return links, joints, sites, world_pose, site_poses
 
 
 def _joint(name, jtype, parent, child, pose, **extra):
@@ -177,9 +234,18 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
         elif jtype == "ball":
             origin = compose(offset, (np.eye(3), anchor))
         else:
+            if a.get("align", "auto") == "true":
+                a.fail("align='true' is not supported (it moves the free body's frame to its COM)")
             if body.parent.name != "world" or len(body.joints) > 1:
                 a.fail(f"a free joint must be the only joint of a body of the world (body '{body.name}')")
             origin, anchor = IDENTITY, np.zeros(3)
+        springdamper = a.vec("springdamper", 2)
+        if springdamper is not None and min(springdamper) > 0 and jtype in ("hinge", "slide"):
+            c.springdamper[name] = tuple(springdamper)     # damping set from the inertia at qpos0 (load.py)
+        if jtype in ("hinge", "slide"):
+            c.refs[name] = ref
+        c.qpos0 += [ref] if jtype in ("hinge", "slide") else [1.0, 0.0, 0.0, 0.0] if jtype == "ball" else \
+            list(body.world[1]) + list(matrix_quat(body.world[0]))
         _passive(c, a, name, jtype)
         extra = {"axis": [float(x) for x in axis]} if jtype in ("hinge", "slide") else {}
         dynamics = {k: a.number(k) for k in ("damping", "armature") if a.number(k)}
@@ -200,10 +266,16 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
 
 
 def _passive(c, a, name, jtype):
-    """Warn about MuJoCo passive forces that symdyn does not model yet (springs)."""
-    if a.number("stiffness"):
-        c.warn(f"joint '{name}': stiffness {a.number('stiffness'):g} (a spring about springref) is not modelled "
-               "yet: the generated functions leave out its force")
+    """Note the joints with springs, a MuJoCo passive force symdyn does not model yet (one warning in all)."""
+    if a.number("stiffness") or name in c.springdamper:
+        c.springs.append(name)
+
+
+def _warn_springs(c):
+    if c.springs:
+        shown = ", ".join(c.springs[:6]) + (f" and {len(c.springs) - 6} more" if len(c.springs) > 6 else "")
+        c.warn(f"joint stiffness (springs about springref) is not modelled yet: the generated functions leave out "
+               f"the spring forces of {shown}")
 
 
 # --- masses --------------------------------------------------------------------------------
@@ -252,15 +324,19 @@ def _geom_mass(c, body, a, pose):
     if not c.group_range[0] <= group <= c.group_range[1]:
         return None
     gtype = a.get("type", "sphere")
+    if a.get("shellinertia", "false") == "true":
+        a.fail("shellinertia='true' is not supported (the inertia of a hollow shell)")
     if gtype not in ("sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh"):
         return None
+    explicit = a.get("mass")
+    if (a.number("mass") if explicit is not None else a.number("density", 1000.0)) == 0:
+        return None                         # no mass (a visual mesh): its file need not be read
     if gtype == "mesh":
         volume, center, unit = _mesh(c, body, a)
         R, p = compose(pose, (np.eye(3), center))
     else:
         volume, unit = _shape(a, gtype)
         R, p = pose
-    explicit = a.get("mass")
     mass = a.number("mass") if explicit is not None else a.number("density", 1000.0) * volume
     return mass, p, R @ (mass * unit) @ R.T
 
@@ -271,7 +347,10 @@ def _shape(a, gtype):
     if a.get("fromto") is not None:
         ends = np.array(a.vec("fromto", 6))
         half = float(np.linalg.norm(ends[3:] - ends[:3])) / 2
-        size[2 if gtype in ("box", "ellipsoid") else 1] = half
+        if gtype in ("box", "ellipsoid"):     # MuJoCo: a square section of half-side size[0]
+            size[1:3] = [size[0], half]
+        else:
+            size[1] = half
     r = size[0]
     if gtype == "sphere":
         return 4 / 3 * math.pi * r ** 3, np.eye(3) * 0.4 * r * r
@@ -334,31 +413,54 @@ def _mesh(c, body, a):
         a.fail(f"body '{body.name}': mesh '{name}' has no file (inline vertices are not supported)")
     base = os.path.dirname(c.path)
     path = os.path.join(base, c.meshdir or c.assetdir, file)
+    reader = {".stl": read_stl, ".obj": read_obj}.get(os.path.splitext(path)[1].lower())
+    if reader is None:
+        c.fail(f"body '{body.name}': mesh file '{file}': only STL and OBJ meshes are read", element)
     try:
-        triangles = read_stl(path) if path.lower().endswith(".stl") else None
+        triangles = reader(path)
     except OSError:
         c.fail(f"body '{body.name}': mesh file '{file}' not found ({path})", element)
-    except ValueError:
-        c.fail(f"body '{body.name}': mesh file '{file}' is not a binary STL file (MuJoCo reads binary STL)", element)
-    if triangles is None:
-        c.fail(f"body '{body.name}': mesh file '{file}': only STL meshes are read", element)
+    except (ValueError, IndexError):
+        c.fail(f"body '{body.name}': mesh file '{file}' is not a readable {reader.__name__[5:].upper()} file "
+               "(STL: binary, as MuJoCo reads it)", element)
     triangles = triangles * np.array(attrs.vec("scale", 3, [1.0, 1.0, 1.0]))
-    return _volume_integral(triangles)
+    mode = attrs.get("inertia", "legacy")
+    if mode not in ("legacy", "exact"):
+        c.fail(f"body '{body.name}': mesh '{name}' inertia='{mode}' is not supported (legacy, exact)", element)
+    return _volume_integral(triangles, legacy=mode == "legacy")
 
 
 def _stem(file):
     return os.path.splitext(os.path.basename(file))[0]
 
 
-def _volume_integral(t):
-    """Volume, centroid and central inertia per unit mass of a closed triangle mesh (tetrahedra from the origin)."""
-    a, b, cc = t[:, 0], t[:, 1], t[:, 2]
+def _volume_integral(t, legacy=True):
+    """Volume, centroid and central inertia per unit mass of a closed triangle mesh (MuJoCo's mesh inertia).
+
+    exact: the divergence theorem (signed tetrahedra from any point). legacy (MuJoCo's default): tetrahedra
+    from a centre to each face, each counted positive (which overestimates non-convex meshes, as MuJoCo
+    does): a first pass from the surface's area-weighted centroid gives the centre of mass, a second pass
+    from that point gives the volume and the inertia about it."""
+    areas = np.linalg.norm(np.cross(t[:, 1] - t[:, 0], t[:, 2] - t[:, 0]), axis=1) / 2
+    centre = (areas[:, None] * t.mean(axis=1)).sum(axis=0) / areas.sum()
+    volume, com, C = _tetrahedra(t, centre, legacy)
+    if legacy:
+        centre = com
+        volume, _, C = _tetrahedra(t, centre, legacy)
+        com = centre
+    else:
+        C -= np.outer(com - centre, com - centre)
+    return abs(volume), com, np.trace(C) * np.eye(3) - C
+
+
+def _tetrahedra(t, centre, positive):
+    """(volume, centroid, second moments about `centre` per unit mass) of the tetrahedra (centre, face)."""
+    a, b, cc = t[:, 0] - centre, t[:, 1] - centre, t[:, 2] - centre
     v = np.einsum("ij,ij->i", a, np.cross(b, cc)) / 6
+    v = np.abs(v) if positive else v
     volume = v.sum()
     com = (v[:, None] * (a + b + cc)).sum(axis=0) / 4 / volume
-    # second moments of each tetrahedron (0, a, b, c): (sum of outer products + (a+b+c)(a+b+c)^T) / 20
+    # second moments of a tetrahedron (0, a, b, c): (a a^T + b b^T + c c^T + s s^T) / 20 times its volume
     s = a + b + cc
-    C = np.einsum("i,ij,ik->jk", v, a, a) + np.einsum("i,ij,ik->jk", v, b, b) + np.einsum("i,ij,ik->jk", v, cc, cc)
-    C = (C + np.einsum("i,ij,ik->jk", v, s, s)) / 20 / volume
-    C -= np.outer(com, com)
-    return abs(volume), com, np.trace(C) * np.eye(3) - C
+    C = sum(np.einsum("i,ij,ik->jk", v, x, x) for x in (a, b, cc, s)) / 20 / volume
+    return volume, com + centre, C
