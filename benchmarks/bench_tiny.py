@@ -18,7 +18,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 

@@ -22,6 +22,9 @@ SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degre
 
 FLOATING_HELP = ("Make the base link a free-flyer (joint 'root_joint', Pinocchio's conventions: q = [x, y, z, qx, qy, "
                  "qz, qw, joints...], v = [linear, angular velocity of the base in its frame, joint rates]).")
+CONVENTIONS_HELP = ("The coordinates of q, v and the results: mujoco (qpos, qvel, qacc, qfrc; quaternions w, x, y, z; "
+                    "a free joint's linear velocity in world axes) or pinocchio (default: mujoco for MJCF, pinocchio "
+                    "for the others).")
 STRICT_HELP = "Treat every warning as an error (exit status 2, nothing written)."
 NONPHYSICAL_HELP = ("Accept a link inertia with a clearly negative principal moment (a warning instead of an "
                     "error): the mass matrix may then be indefinite.")
@@ -180,7 +183,9 @@ def robot_options(command):
             click.option("--floating-base", "floating", is_flag=True, help=FLOATING_HELP),
             click.option("--functions", "functions", metavar="NAME,...", help=FUNCTIONS_HELP),
             frames_option,
-            mimic_option)):
+            mimic_option,
+            click.option("--conventions", type=click.Choice(["mujoco", "pinocchio"]), default=None,
+                         help=CONVENTIONS_HELP))):
         command = option(command)
     return command
 
@@ -192,7 +197,7 @@ def _options(robot):
     options = LoadOptions(snap_right_angles=robot["snap"], selection=selection, strict=robot["strict"],
                           allow_nonphysical_inertia=robot["nonphysical"], floating_base=robot["floating"],
                           joint_params=robot["joint_params"], frames=robot["frames"], mimic=robot["mimic"],
-                          contacts=robot["contacts"])
+                          contacts=robot["contacts"], conventions=robot["conventions"])
     return options, _functions(robot["functions"])
 
 

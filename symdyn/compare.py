@@ -1,4 +1,5 @@
-"""`symdyn compare`: the generated code against the numeric engine, the C module and Pinocchio."""
+"""`symdyn compare`: the generated code against the numeric engine, the C module and Pinocchio (MuJoCo for a
+model in MuJoCo's coordinates, symdyn.oracle.mujoco)."""
 import importlib.util
 from pathlib import Path
 
@@ -6,6 +7,7 @@ import numpy as np
 
 from .engine import Engine
 from .codegen.generator import select_functions
+from .errors import one_line
 from .functions import arg_dims, arguments, resolve, sizes
 from .generate import module_name, render
 # the Pinocchio adapter (symdyn.oracle.pinocchio), also for the modules and tests that import it from here
@@ -78,6 +80,27 @@ def _checked(module, name, args, reference, lang, notes):
         return float("inf")
 
 
+def _mujoco(model, notes):
+    """MuJoCo's functions (symdyn.oracle.mujoco) for a model in its coordinates, or None when it is not
+    installed or cannot load the file (a note says which oracle was used)."""
+    from .oracle import mujoco as oracle
+    if not oracle.available():
+        notes.append("mujoco column: none (MuJoCo is not installed: pip install mujoco)")
+        return None
+    try:
+        functions = oracle.functions(model)
+    except Exception as exc:       # MuJoCo's own loading errors, or other joints than symdyn's (ValueError)
+        notes.append(f"mujoco column: none (MuJoCo {oracle.version()}: {one_line(str(exc))[:200]})")
+        return None
+    try:
+        functions["frame_placement"](functions["neutral"]())
+    except ValueError as exc:      # a frame MuJoCo has no site or body for
+        functions = {k: f for k, f in functions.items() if not k.startswith("frame_")}
+        notes.append(f"mujoco column: no frames ({exc})")
+    notes.append(f"mujoco column: MuJoCo {oracle.version()} loading the file itself (constraints and actuation off)")
+    return functions
+
+
 def compare_steps(with_c=True, functions=None, model=None):
     """How many times `compare` calls progress: each function traced, the C compile, each function checked."""
     return 2 * len(select_functions(functions, model)) + bool(with_c)
@@ -111,8 +134,10 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         generated["c"] = load_c(tmp / f"{module}.c")
         if progress:
             progress("compile C")
-    engine, pino = Engine(model), _pinocchio(model, [] if notes is None else notes)
-    if pino is not None:
+    mujoco = getattr(model, "conventions", "") == "mujoco"      # MuJoCo's coordinates: MuJoCo is the oracle
+    column = "mujoco" if mujoco else "pinocchio"
+    engine, pino = Engine(model), (_mujoco if mujoco else _pinocchio)(model, [] if notes is None else notes)
+    if pino is not None and not mujoco:
         import pinocchio as pin
         pmodel = pinocchio_reference(model)[0]
     report = {}
@@ -129,7 +154,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         if pino is not None and fn.name in pino:
             theirs = [pino[fn.name](*(a[s] for a in args)) for s in range(states)]
             theirs = tuple(map(np.stack, zip(*theirs))) if isinstance(theirs[0], tuple) else np.stack(theirs)
-            row["pinocchio"] = relative_error(reference, theirs)
+            row[column] = relative_error(reference, theirs)
         report[fn.name] = row
         if progress:
             progress(fn.name)
@@ -146,7 +171,11 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         reference = np.stack([ours(engine, s) for s in range(states)])
         row = {lang: relative_error(np.stack([ours(mod, s) for s in range(states)]), reference)
                for lang, mod in generated.items()}
-        if pino is not None and pmodel.nq == model.nq:     # (a mimic model rebuilt as its whole tree: not comparable)
+        if pino is not None and mujoco:
+            args = {"integrate": lambda s: (q[s], vectors[0][s], 0.3), "difference": lambda s: (q[s], q1[s]),
+                    "neutral": lambda s: ()}[name]
+            row[column] = relative_error(reference, np.stack([pino[name](*args(s)) for s in range(states)]))
+        elif pino is not None and pmodel.nq == model.nq:     # (a mimic model rebuilt as its whole tree: not comparable)
             row["pinocchio"] = relative_error(reference, np.stack([theirs(pmodel, s) for s in range(states)]))
         report[name] = row
     return report

@@ -61,6 +61,7 @@ class Function:
         """This function traced in one of its forms."""
         trace = self.trace
         return replace(self, trace=lambda *a: trace(*a, form=form), forms=())
+    convention: str = ""         # "mujoco": already in MuJoCo's coordinates (symdyn.conventions, for_model)
 
     @property
     def shapes(self):
@@ -412,11 +413,16 @@ def functions_for(model):
 
 def for_model(functions, model):
     """The functions as `model`'s modules compute them: with mimic joints, in the reduced
-    coordinates (symdyn.recursions.mimic), without those that have no meaning there."""
-    if not model.mimic or all(fn.reduced for fn in functions):
-        return tuple(functions)
-    from .recursions.mimic import UNSUPPORTED, reduced
-    return tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)
+    coordinates (symdyn.recursions.mimic), without those that have no meaning there; with MuJoCo's
+    conventions, mapped to its coordinates (symdyn.conventions)."""
+    functions = tuple(functions)
+    if model.mimic and not all(fn.reduced for fn in functions):
+        from .recursions.mimic import UNSUPPORTED, reduced
+        functions = tuple(reduced(fn) for fn in functions if fn.name not in UNSUPPORTED)
+    if model.conventions == "mujoco":
+        from .conventions import in_mujoco
+        functions = in_mujoco(functions, model)
+    return functions
 
 
 def available_for(model):

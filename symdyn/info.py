@@ -47,6 +47,8 @@ def header_lines(model, path):
              f"total moving mass {model.total_mass:.6g} kg",
              f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
              f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]
+    if "(ignored: " in model.source:     # an MJCF file: what does not change these dynamics
+        lines.append(f"  read from {one_line(model.source)}")
     frames = model.kinematic_frames
     if frames:
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
@@ -59,6 +61,9 @@ def header_lines(model, path):
         lines.append(f"  {label}: {names} ({constraint_rows(model.constraints)} rows)")
     if model.actuated:
         lines.append(f"  actuated joints (ACTUATED, actuated:): {', '.join(one_line(n) for n in model.actuated)}")
+    if getattr(model, "conventions", "pinocchio") == "mujoco":
+        lines.append("  coordinates: MuJoCo's (qpos, qvel, qacc, qfrc; quaternions w, x, y, z; --conventions pinocchio "
+                     "for Pinocchio's)")
     if model.snapped:
         lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
     tree = joint_tree(model)

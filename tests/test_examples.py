@@ -320,3 +320,24 @@ def test_a_claim_that_fails_exits_1():
     assert result.returncode == 1 and "monotonically decreasing: NO" in result.stdout
     assert result.stderr == ("decoupled_rate_feedback.py: error: the kinetic energy did not decrease at every step "
                              "(a smaller --dt?)\n")
+
+
+def test_mujoco_computed_torque_tracks():
+    """MuJoCo's simulation of an MJCF model under computed torque from the generated inverse_dynamics (which
+    includes MuJoCo's armature and damping): the error falls from e0 to the floor of the held torque."""
+    pytest.importorskip("mujoco")
+    import mujoco_computed_torque
+    path = ROOT / "tests" / "data" / "mjcf" / "armature_damping.xml"
+    r = mujoco_computed_torque.run(path, steps=1000, dt=1e-3, wn=20.0, e0=0.1)
+    assert r["max_error"] == pytest.approx(0.1)
+    assert r["final_error"] < 1e-3 * r["max_error"]
+
+
+def test_mujoco_computed_torque_drives_gymnasium_ant():
+    """The Ant (a free joint: MuJoCo's qpos and qvel go straight into the generated inverse_dynamics)."""
+    pytest.importorskip("mujoco")
+    pytest.importorskip("gymnasium")
+    import mujoco_computed_torque
+    r = mujoco_computed_torque.run(mujoco_computed_torque.model_file("gymnasium:ant"), steps=800)
+    assert r["dof"] == 14 and r["max_error"] == pytest.approx(0.1)
+    assert r["final_error"] < 1e-3 * r["max_error"]

@@ -152,12 +152,9 @@ def used_symbols(e):
 def _lie_pieces(model):
     """(group, q start, q end, v start, v end) per joint, runs of vector joints merged."""
     pieces = []
-    for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
-        if not qi:                                   # a mimic joint has no coordinate
-            continue
-        g = j.kind.lie_group
+    for g, q0, q1, v0, v1 in lie.joint_pieces(model):
         if g == "vector" and pieces and pieces[-1][0] == "vector":
-            pieces[-1] = ("vector", pieces[-1][1], qi[-1] + 1, pieces[-1][3], vi[-1] + 1)
+            pieces[-1] = ("vector", pieces[-1][1], q1, pieces[-1][3], v1)
         else:
-            pieces.append((g, qi[0], qi[-1] + 1, vi[0], vi[-1] + 1))
+            pieces.append((g, q0, q1, v0, v1))
     return pieces

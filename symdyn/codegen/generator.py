@@ -75,12 +75,14 @@ def trace(model, fn, params_mode="numeric"):
     """The straight-line program of one function; of a function with alternative forms (Function.forms),
     the form with the fewest multiplications, then additions (a tie keeps the first), recorded as
     program.form."""
-    if getattr(model, "mimic", ()) and not fn.reduced:
+    if (model.mimic and not fn.reduced) or (model.conventions == "mujoco" and fn.convention != "mujoco"):
         own = for_model([fn], model)
         if not own:
             from ..errors import RobotFileError
             raise RobotFileError(model.path, f"{fn.name} is not defined in the reduced coordinates of mimic joints "
-                                             "(use --mimic independent)")
+                                             "(use --mimic independent)" if model.mimic else
+                                 f"{fn.name} is not defined in MuJoCo's coordinates of a free joint "
+                                 "(use --conventions pinocchio)")
         fn = own[0]
     if not fn.forms:
         return _trace(model, fn, params_mode)
@@ -123,14 +125,16 @@ def select_functions(names=None, model=None):
     A robot with many links needs only some functions: generating just those saves generation and,
     above all, compile time."""
     chosen = _select(names, model)
-    if model is None or not getattr(model, "mimic", ()):
+    if model is None or not (getattr(model, "mimic", ()) or getattr(model, "conventions", "") == "mujoco"):
         return chosen
     own = for_model(chosen, model)
     if len(own) < len(chosen) and names is not None:
         from ..errors import RobotFileError
         missing = next(fn.name for fn in chosen if fn.name not in {f.name for f in own})
         raise RobotFileError(model.path, f"--functions: {missing} is not defined in the reduced coordinates of "
-                                         "mimic joints (use --mimic independent)")
+                                         "mimic joints (use --mimic independent)" if model.mimic else
+                             f"--functions: {missing} is not defined in MuJoCo's coordinates of a free joint "
+                             "(use --conventions pinocchio)")
     return own
 
 
@@ -187,6 +191,8 @@ def set_id(model, params_mode, names=None):
     text = f"{model.digest}|{__version__}|{params_mode}|{model.snapped}|{model.dof}"
     if model.mimic:                     # reduced coordinates (the default for a file with <mimic>)
         text += "|mimic"
+    if getattr(model, "conventions", "pinocchio") != "pinocchio":   # other coordinates, same file
+        text += f"|{model.conventions}"
     if model.joint_params:              # friction and armature from a file beside the robot's
         text += f"|{model.joint_params}"
     if model.constraints:               # contacts from the command line change the functions
@@ -230,7 +236,18 @@ def header_lines(model, params_mode, names=None):
         [f"Functions: {', '.join(names)} (--functions)" +
          ("; the rest of the set is not generated." if _missing(names) else ".")] if _subset(names, model) else []) + (
         ["Not generated: the tree's factorizations (articulated inertias, innovations, UDU^T, diagonalized "
-         "dynamics), which have no counterpart in the reduced coordinates of mimic joints."] if model.mimic else [])
+         "dynamics), which have no counterpart in the reduced coordinates of mimic joints."] if model.mimic else []) + (
+        [_mujoco_line(model)] if getattr(model, "conventions", "") == "mujoco" else [])
+
+
+def _mujoco_line(model):
+    from ..conventions import free_joints
+    line = ("MuJoCo's coordinates (--conventions mujoco): q = qpos (quaternions w, x, y, z), v = qvel (free joint: "
+            "[linear velocity in world axes, angular velocity in body axes]), qacc, qfrc; integrate = mj_integratePos.")
+    if free_joints(model):
+        line += (" Not generated: the tree's factorizations and the derivatives, which have no counterpart in "
+                 "these coordinates of a free joint.")
+    return line
 
 
 def _subset(names, model=None):

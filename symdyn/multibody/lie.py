@@ -118,6 +118,23 @@ def se2_difference(xp, q0, q1):
     return xp.concat([a * px + t / 2 * py, -t / 2 * px + a * py, t], axis=-1)
 
 
+def _xyzw(xp, q):
+    return xp.concat([q[..., 1:], q[..., :1]], axis=-1)
+
+
+def _wxyz(xp, q):
+    return xp.concat([q[..., 3:], q[..., :3]], axis=-1)
+
+
+def mjquat_integrate(xp, q, v):
+    """MuJoCo's quaternion (w, x, y, z) turned by the body-axes rotation vector v (mj_integratePos)."""
+    return _wxyz(xp, so3_integrate(xp, _xyzw(xp, q), v))
+
+
+def mjquat_difference(xp, q0, q1):
+    return so3_difference(xp, _xyzw(xp, q0), _xyzw(xp, q1))
+
+
 def vector_integrate(xp, q, v):
     return q + v
 
@@ -127,19 +144,37 @@ def vector_difference(xp, q0, q1):
 
 
 GROUPS = {"vector": (vector_integrate, vector_difference), "so3": (so3_integrate, so3_difference),
-          "se3": (se3_integrate, se3_difference), "se2": (se2_integrate, se2_difference)}
+          "se3": (se3_integrate, se3_difference), "se2": (se2_integrate, se2_difference),
+          "mjquat": (mjquat_integrate, mjquat_difference)}
 #: the helpers each group's functions call
 _HELPERS = {"vector": (), "so3": (_cross, _quat_mul, _quat_conj, _normalize, _so3_exp, _so3_log),
             "se3": (_cross, _quat_mul, _quat_rotate, _quat_conj, _normalize, _so3_exp, _so3_log,
                     so3_integrate, so3_difference),
-            "se2": (_normalize,)}
+            "se2": (_normalize,),
+            "mjquat": (_cross, _quat_mul, _quat_conj, _normalize, _so3_exp, _so3_log, so3_integrate,
+                       so3_difference, _xyzw, _wxyz)}
+
+
+def joint_pieces(model):
+    """(group, q start, q end, v start, v end) of every joint that owns coordinates. In MuJoCo's
+    coordinates (model.conventions) a quaternion is (w, x, y, z) and a free joint moves as MuJoCo's
+    mj_integratePos does: its position by the rate (a vector), its quaternion in body axes."""
+    mujoco = getattr(model, "conventions", "") == "mujoco"
+    for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
+        if not qi:                                   # a mimic joint has no coordinate
+            continue
+        g = j.kind.lie_group
+        if mujoco and g == "se3":
+            yield "vector", qi[0], qi[0] + 3, vi[0], vi[0] + 3
+            yield "mjquat", qi[0] + 3, qi[-1] + 1, vi[0] + 3, vi[-1] + 1
+        else:
+            yield ("mjquat" if mujoco and g == "so3" else g), qi[0], qi[-1] + 1, vi[0], vi[-1] + 1
 
 
 def _pieces(model):
     """(group, q slice, v slice) of every joint."""
-    for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
-        if qi:                                       # a mimic joint has no coordinate
-            yield j.kind.lie_group, slice(qi[0], qi[-1] + 1), slice(vi[0], vi[-1] + 1)
+    for g, q0, q1, v0, v1 in joint_pieces(model):
+        yield g, slice(q0, q1), slice(v0, v1)
 
 
 def integrate(model, q, v, dt=1.0):
@@ -157,7 +192,17 @@ def difference(model, q0, q1):
 
 
 def neutral(model):
-    return np.array([x for j, qi in zip(model.joints, model.q_slices) if qi for x in j.kind.neutral()])
+    """The model's reference configuration (MJCF: qpos0), else each joint's neutral (identity quaternions)."""
+    if getattr(model, "reference", ()):
+        return np.array(model.reference, dtype=float)
+    mujoco = getattr(model, "conventions", "") == "mujoco"
+    return np.array([x for j, qi in zip(model.joints, model.q_slices) if qi
+                     for x in (_mujoco_neutral(j.kind) if mujoco else j.kind.neutral())])
+
+
+def _mujoco_neutral(kind):
+    x = kind.neutral()
+    return x[:-4] + x[-1:] + x[-4:-1] if kind.lie_group in ("so3", "se3") else x
 
 
 def random_configuration(model, rng, count):

@@ -100,6 +100,8 @@ class Model:
     mimic: Tuple[Mimic, ...] = ()   # joints that follow another: no coordinate of their own (reduced q, v)
     constraints: Tuple = ()      # contacts and loop closures (symdyn.multibody.constraints.Constraint)
     actuated: Tuple[str, ...] = ()   # the independent joints of closed loops (symdyn.recursions.loop_closure)
+    conventions: str = "pinocchio"   # the coordinates of q, v and the results: "pinocchio" | "mujoco" (symdyn.conventions)
+    reference: Tuple[float, ...] = ()   # neutral() in the model's q (MJCF: qpos0); () = each joint's neutral
 
     def children(self, k):
         """The joints whose parent is joint k (-1: the fixed base), in order."""

@@ -18,7 +18,8 @@ SUFFIXES = (".yaml", ".yml", ".urdf")
 
 
 def load_robot(path, options=None, **changes):
-    """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF) as a Model, as `options` (a
+    """Load `path` (.yaml/.yml: symdyn YAML or DH table; .urdf: URDF; any file whose root is <mujoco>: MJCF)
+    as a Model, as `options` (a
     LoadOptions) with `changes` (its fields by name: load_robot(path, floating_base=True)) say.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
@@ -35,7 +36,9 @@ def load_robot(path, options=None, **changes):
     "independent" (each is a degree of freedom of its own, with a warning).
     contacts: contacts of frames with the world, "FRAME[:3d|:6d],..." or a list of those or of
     symdyn.multibody.constraints.Constraint; they come after the file's (YAML `contacts:`). A contact frame
-    joins FRAMES if it is not there."""
+    joins FRAMES if it is not there.
+    conventions: "pinocchio" or "mujoco", the coordinates of the generated functions (symdyn.conventions);
+    None: the file's (MuJoCo's for MJCF, Pinocchio's for the others)."""
     o = LoadOptions.of(options, **changes)
     warnings = []        # names from the file may hold line breaks: each warning is escaped to one line
     model, file_contacts = _load(path, o.selection, lambda message: warnings.append(one_line(message)),
@@ -46,15 +49,30 @@ def load_robot(path, options=None, **changes):
     if o.snap_right_angles:
         from ..multibody.model import snap_right_angles as snap
         model = snap(model)
+    if file_contacts.get("springdamper"):
+        from .mjcf_tree import springdamper_damping
+        model = springdamper_damping(model, *file_contacts["springdamper"])
     if o.joint_params:
         from .joint_params import apply_joint_parameters
         model = apply_joint_parameters(model, o.joint_params)
-    if o.frames is not None:
+    frames = o.frames
+    if frames is None and file_contacts.get("sites"):
+        frames = file_contacts["sites"]
+    if frames is not None:
         from ..multibody.model import select_frames
         try:
-            model = select_frames(model, tuple(o.frames))
+            model = select_frames(model, tuple(frames))
         except ValueError as exc:
             raise RobotFileError(path, f"--frames: {exc}") from None
+    if file_contacts.get("mjcf"):        # MuJoCo's coordinates and qpos0 (the reader's, in MuJoCo's order)
+        qpos0 = tuple(float(x) for x in file_contacts.get("qpos0") or ())
+        model = replace(model, conventions="mujoco", reference=qpos0 if len(qpos0) == model.nq else ())
+    if o.conventions is not None:
+        from ..conventions import with_conventions
+        try:
+            model = with_conventions(model, o.conventions)
+        except ValueError as exc:
+            raise RobotFileError(path, f"--conventions: {exc}") from None
     return _constrain(model, path, file_contacts, o.contacts)
 
 
@@ -66,6 +84,7 @@ def _constrain(model, path, file_contacts, contacts):
     label = "contacts"
     try:
         found = contacts_from_yaml(file_contacts["contacts"]) if file_contacts.get("contacts") is not None else []
+        found += list(file_contacts.get("constraints") or [])
         if file_contacts.get("loops") is not None:
             label = "loops"
             found += loops_from_yaml(file_contacts["loops"])
@@ -104,16 +123,23 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
     raw = read_file(path)
     digest = hashlib.sha256(raw).hexdigest()
     suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
+    extras = {}
+    from .mjcf import is_mjcf, read_mjcf
+    mjcf = is_mjcf(raw)
+    if not mjcf and suffix not in SUFFIXES:
         raise RobotFileError(path, _unknown_suffix(path, suffix))
     if not raw.strip():
         raise RobotFileError(path, "file is empty")
-    if suffix == ".urdf":
+    if mjcf:
+        desc, extras = read_mjcf(path, raw, warn)
+        extras = {**extras, "mjcf": True}
+    elif suffix == ".urdf":
         from .urdf import read_urdf
         desc = read_urdf(path, raw, warn)
     else:
         desc = _read_yaml(path, raw)
     contacts = {key: desc.get(key) for key in ("contacts", "loops", "actuated")} if isinstance(desc, dict) else {}
+    contacts.update(extras)                # MJCF: its sites (the default FRAMES) and <equality> constraints
     # the whole file is checked, then the part chosen; the warnings are those of the part (and the reader's)
     part = selection is not None and bool(selection)
     model = build_model(desc, path, digest, None if part else warn, allow_nonphysical_inertia, floating_base, mimic)

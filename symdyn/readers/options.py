@@ -15,6 +15,7 @@ class LoadOptions:
     frames: Optional[Tuple[str, ...]] = None    # the frames that get kinematics; None: the leaves
     mimic: str = "reduced"                      # or "independent"
     contacts: Optional[object] = None           # "FRAME[:3d|:6d],...", or a list of those or of Constraints
+    conventions: Optional[str] = None           # "pinocchio" or "mujoco"; None: the file's
 
     @classmethod
     def of(cls, options=None, **changes):

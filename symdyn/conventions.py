@@ -1,0 +1,309 @@
+"""MuJoCo's coordinates as a change of coordinates at the trace boundary.
+
+Every recursion works in symdyn's own (Pinocchio's) coordinates. A model whose `conventions` is
+"mujoco" takes and returns MuJoCo's qpos, qvel, qacc and qfrc instead; the functions here map the
+inputs in before a trace and the results out after it, so the tape composes the change into the
+generated code and the numeric engine runs the same maps (one set of recursions).
+
+Per joint (only the quaternion joints differ; hinge and slide are the same in both):
+* ball: qpos (w, x, y, z), Pinocchio's q (x, y, z, w); the velocity is the angular velocity in the
+  body's axes in both.
+* free: qpos [p; (w, x, y, z)], q [p; (x, y, z, w)]; qvel = [p_dot; w] (p_dot: the rate of the
+  position coordinates, world axes for a body under the world), v = [R^T p_dot; w] with R the
+  rotation of the joint's quaternion (body axes). So v = T qvel, T = diag(R^T, I), orthogonal.
+
+With T orthogonal, a generalized force maps as a velocity does (power is invariant: tau = T qfrc),
+and every output axis of size nv is contracted with T (qfrc = T^T tau, M_mj = T^T M T, J_mj = J T).
+T depends on q, so accelerations carry a velocity product: v_dot = T qacc + T_dot qvel with
+T_dot qvel = [-w x (R^T p_dot); 0] (R_dot = R [w]x). Hence
+    inverse dynamics   qfrc = T^T ID(q, T qvel, T qacc + T_dot qvel)
+    forward dynamics   qacc = T^T (FD(q, T qvel, T qfrc) - T_dot qvel)
+    Coriolis matrix    C_mj = T^T (C T + M T_dot)      (M_dot - 2C stays skew)
+    J_dot qvel         J_dot v + J T_dot qvel.
+The derivatives follow MuJoCo's tangent space (mj_integratePos: a free joint's position moves in
+world axes, its quaternion in body axes): a step e of it is the step T e of symdyn's, so
+d/dq_mj = (d/dq_symdyn) T, with T itself differentiated: the composed function runs on duals along
+symdyn's tangent directions (R as a dual too), then its q columns are mapped by T. Forward dynamics'
+derivatives follow from ID(q, v, FD(q, v, tau)) = tau: -M^-1 dID/dq, -M^-1 dID/dv, M^-1.
+The factorizations of the tree (articulated inertias, innovations, UDU^T, diagonalized dynamics) have no
+counterpart in these coordinates (T^T m is not triangular): they are not generated for a
+MuJoCo-convention model with a free joint (FACTORIZATIONS); with mimic joints, the derivatives neither.
+"""
+from dataclasses import replace
+
+from .multibody import spatial as S
+from .multibody.joints import FreeFlyer, Spherical
+
+CONVENTIONS = ("pinocchio", "mujoco")
+MUJOCO = "mujoco"
+
+#: not defined in MuJoCo's coordinates of a model with a free joint (see the module's doc)
+FACTORIZATIONS = ("articulated_inertia", "innovations_factor", "innovations_factor_inverse", "total_rates",
+                  "joint_rates", "working_moments", "applied_moments", "coriolis_nu", "coriolis_eta",
+                  "diagonalized_forward_dynamics", "udu_factor")
+DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives", "mass_matrix_derivative",
+               "mass_matrix_dot", "inverse_dynamics_derivatives_fext", "forward_dynamics_derivatives_fext")
+
+
+def mujoco(model):
+    return getattr(model, "conventions", "pinocchio") == MUJOCO
+
+
+def free_joints(model):
+    """Indices of the free joints that own coordinates (their velocity changes with the conventions)."""
+    return [k for k, (j, vi) in enumerate(zip(model.joints, model.v_slices)) if j.kind is FreeFlyer and vi]
+
+
+def internal_configuration(model, q):
+    """symdyn's q of the model's q (a list of scalars or arrays): quaternions (w, x, y, z) -> (x, y, z, w)."""
+    if not mujoco(model):
+        return q
+    out = list(q)
+    for j, qi in zip(model.joints, model.q_slices):
+        if qi and j.kind in (FreeFlyer, Spherical):
+            quat = qi[-4:]
+            w, x, y, z = (q[i] for i in quat)
+            for i, value in zip(quat, (x, y, z, w)):
+                out[i] = value
+    return out
+
+
+class Change:
+    """T = diag(R^T, I) per free joint at one configuration (X: the joint transforms)."""
+
+    def __init__(self, ctx, chain, X):
+        self.ctx, self.model = ctx, chain.model
+        self.R = {}                       # free joint -> R of its quaternion (parent_R_k = A R)
+        for k in free_joints(self.model):
+            A = self.model.joints[k].rotation
+            R = X[k][0]
+            identity = all(A[r][c] == (r == c) for r in range(3) for c in range(3))
+            self.R[k] = R if identity else S.bind_matrix(ctx, S.matmul3(S.transpose3(
+                [[ctx.const(x) for x in row] for row in A]), R))
+
+    def _linear(self, k):
+        return list(self.model.v_slices[k][:3])
+
+    def _map_linear(self, x, rotate):
+        out = list(x)
+        for k, R in self.R.items():
+            lin = self._linear(k)
+            for i, value in zip(lin, rotate(R, [x[i] for i in lin])):
+                out[i] = value
+        return out
+
+    def velocity(self, x):
+        """T x: symdyn's velocity (or force) of MuJoCo's."""
+        return self._map_linear(x, lambda R, a: S.bind(self.ctx, S.rot_t(R, a)))
+
+    def back(self, x):
+        """T^T x: MuJoCo's velocity (or force) of symdyn's."""
+        return self._map_linear(x, lambda R, a: S.bind(self.ctx, S.rot(R, a)))
+
+    def drift(self, qvel):
+        """T_dot qvel: [-w x (R^T p_dot); 0] per free joint, zero elsewhere."""
+        out = [0] * len(qvel)
+        for k, R in self.R.items():
+            vi = self.model.v_slices[k]
+            u = S.rot_t(R, [qvel[i] for i in vi[:3]])
+            w = [qvel[i] for i in vi[3:]]
+            for i, value in zip(vi[:3], S.bind(self.ctx, S.cross(u, w))):
+                out[i] = value
+        return out
+
+    def acceleration(self, qacc, qvel):
+        """T qacc + T_dot qvel: symdyn's acceleration of MuJoCo's."""
+        return _add(self.ctx, self.velocity(qacc), self.drift(qvel))
+
+    def acceleration_back(self, a, qvel):
+        """T^T (a - T_dot qvel): MuJoCo's acceleration of symdyn's."""
+        return self.back(_add(self.ctx, a, self.drift(qvel), -1))
+
+    def contract(self, x, axes):
+        """T^T along each of the axes `axes` (those of size nv) of the nested list x."""
+        if not axes or not self.R:
+            return x
+        if axes[0] == 0:
+            rest = [a - 1 for a in axes[1:]]
+            columns = [self.contract(item, rest) for item in x]
+            return _transpose_apply(columns, self.back)
+        return [self.contract(row, [a - 1 for a in axes]) for row in x]
+
+
+def _add(ctx, a, b, sign=1):
+    return [x if _zero(y) else ctx.bind(x + sign * y) for x, y in zip(a, b)]
+
+
+def _zero(x):
+    return type(x) is int and x == 0
+
+
+def _transpose_apply(items, apply):
+    """apply() along the first axis of a list of (nested) items of equal shape."""
+    if not isinstance(items[0], list):
+        return apply(items)
+    inner = [_transpose_apply([item[i] for item in items], apply) for i in range(len(items[0]))]
+    return [[inner[i][n] for i in range(len(inner))] for n in range(len(items))]
+
+
+def _matmul(ctx, A, B):
+    """A B for lists of rows, exact zeros skipped."""
+    out = []
+    for row in A:
+        out.append([ctx.bind(sum((a * b for a, b in zip(row, col) if not (_zero(a) or _zero(b))), 0))
+                    for col in zip(*B)])
+    return out
+
+
+def _special(name, base):
+    """The traces that need more than the generic map: base(name) is symdyn's Function of that name."""
+    def nonlinear_effects(ctx, chain, X, qd):
+        return in_mujoco_one(base("inverse_dynamics")).trace(ctx, chain, X, qd, [0] * chain.model.nv)
+
+    def coriolis_matrix(ctx, chain, X, qd):
+        change = Change(ctx, chain, X)
+        v = change.velocity(qd)
+        C = change.contract(base("coriolis_matrix").trace(ctx, chain, X, v), [1])
+        if not change.R:
+            return C
+        M = base("mass_matrix").trace(ctx, chain, X)
+        Tdot = _drift_matrix(change, qd, chain.model.nv)
+        return change.contract([_add(ctx, c, m) for c, m in zip(C, _matmul(ctx, M, Tdot))], [0])
+
+    def bias(jacobian):
+        def trace(ctx, chain, X, qd):
+            change = Change(ctx, chain, X)
+            result = base(name).trace(ctx, chain, X, change.velocity(qd))
+            if not change.R:
+                return result
+            J, extra = base(jacobian).trace(ctx, chain, X), change.drift(qd)
+            if name == "frame_acceleration_bias":               # (nf, 6) and (nf, 6, nv)
+                return [_add(ctx, r, _matvec(ctx, Jf, extra)) for r, Jf in zip(result, J)]
+            return _add(ctx, result, _matvec(ctx, J, extra))
+        return trace
+
+    specials = {"nonlinear_effects": nonlinear_effects, "coriolis_matrix": coriolis_matrix,
+                "frame_acceleration_bias": bias("frame_jacobian"), "constraint_drift": bias("constraint_jacobian")}
+    specials.update(_derivative_traces(base))
+    return specials.get(name)
+
+
+def _derivative_traces(base):
+    """The derivatives in MuJoCo's tangent space (see the module's doc), by name."""
+    from .scalars.dual import Dual, DualContext, along, jacobian, joint_directions, tangent, tangent_transforms
+
+    def inverse(ctx, chain, X, qd, qdd, f_ext=None):
+        nv = chain.nv
+        d = DualContext(ctx)
+        Xd = tangent_transforms(d, chain, X, joint_directions(chain))
+        v = [Dual(x, {nv + i: 1}) for i, x in enumerate(qd)]
+        name = "inverse_dynamics" if f_ext is None else "inverse_dynamics_fext"
+        tau = in_mujoco_one(base(name)).trace(d, chain, Xd, v, qdd, *([] if f_ext is None else [f_ext]))
+        change = Change(ctx, chain, X)
+        return change.contract(jacobian(tau, range(nv)), [1]), jacobian(tau, range(nv, 2 * nv))
+
+    def forward(ctx, chain, X, qd, tau, f_ext=None):
+        name = "forward_dynamics" if f_ext is None else "forward_dynamics_fext"
+        qdd = in_mujoco_one(base(name)).trace(ctx, chain, X, qd, tau, *([] if f_ext is None else [f_ext]))
+        dq, dv = inverse(ctx, chain, X, qd, qdd, f_ext)
+        Minv = in_mujoco_one(base("mass_matrix_inverse")).trace(ctx, chain, X)
+        negative = [[-x for x in row] for row in Minv]
+        return _matmul(ctx, negative, dq), _matmul(ctx, negative, dv), Minv
+
+    def mass_matrix_derivative(ctx, chain, X):
+        d = DualContext(ctx)
+        M = in_mujoco_one(base("mass_matrix")).trace(d, chain, tangent_transforms(d, chain, X, joint_directions(chain)))
+        dM = [[[tangent(x, k) for k in range(chain.nv)] for x in row] for row in M]
+        return Change(ctx, chain, X).contract(dM, [2])
+
+    def mass_matrix_dot(ctx, chain, X, qd):
+        d = DualContext(ctx)
+        motion = along(chain, Change(ctx, chain, X).velocity(qd))
+        M = in_mujoco_one(base("mass_matrix")).trace(d, chain, tangent_transforms(d, chain, X, motion))
+        return [[tangent(x, 0) for x in row] for row in M]
+
+    return {"inverse_dynamics_derivatives": inverse, "inverse_dynamics_derivatives_fext": inverse,
+            "forward_dynamics_derivatives": forward, "forward_dynamics_derivatives_fext": forward,
+            "mass_matrix_derivative": mass_matrix_derivative, "mass_matrix_dot": mass_matrix_dot}
+
+
+def _matvec(ctx, A, x):
+    return [ctx.bind(sum((a * b for a, b in zip(row, x) if not (_zero(a) or _zero(b))), 0)) for row in A]
+
+
+def _drift_matrix(change, qvel, n):
+    """T_dot as a matrix (T_dot qvel = drift(qvel)): per free joint, the block -[w]x R^T on its linear rates."""
+    out = [[0] * n for _ in range(n)]
+    for k, R in change.R.items():
+        vi = change.model.v_slices[k]
+        w = [qvel[i] for i in vi[3:]]
+        for c in range(3):                       # column c: -w x (R^T e_c) = -w x (row c of R)
+            col = S.bind(change.ctx, S.cross([R[c][0], R[c][1], R[c][2]], w))
+            for r in range(3):
+                out[vi[r]][vi[c]] = col[r]
+    return out
+
+
+def in_mujoco_one(fn, mimic=False):
+    """fn in MuJoCo's coordinates (the q reorder is Chain.transforms'; this maps velocities, forces,
+    accelerations and the results' nv axes); mimic: the model has mimic joints (the functions the
+    special traces build on are then the reduced ones, symdyn.recursions.mimic)."""
+    from .functions import ALL_BY_NAME, arg_dims, out_dims
+    if getattr(fn, "convention", "") == MUJOCO:
+        return fn
+    if mimic:
+        from .recursions.mimic import reduced
+        special = _special(fn.name, lambda n: reduced(ALL_BY_NAME[n]))
+    else:
+        special = _special(fn.name, ALL_BY_NAME.__getitem__)
+    if special is not None:
+        return replace(fn, trace=special, convention=MUJOCO)
+    rest = fn.args[fn.args[0] == "q":]
+    kinds = ["acceleration" if a == "qdd" else "rate" if arg_dims(a) == ("nv",) else None for a in rest]
+    velocity_at = rest.index("qd") if "qd" in rest else None
+    axes = [[i for i, d in enumerate(dims) if d == "nv"] for dims in out_dims(fn)]
+    names = fn.outputs
+    several = isinstance(fn.shape, tuple)
+
+    def trace(ctx, chain, X, *inputs):
+        change = Change(ctx, chain, X)
+        if not change.R:
+            return fn.trace(ctx, chain, X, *inputs)
+        qvel = inputs[velocity_at] if velocity_at is not None else None
+        mapped = [change.acceleration(x, qvel) if kind == "acceleration" else change.velocity(x) if kind else x
+                  for x, kind in zip(inputs, kinds)]
+        result = fn.trace(ctx, chain, X, *mapped)
+        parts = [change.acceleration_back(part, qvel) if name == "qdd" else change.contract(part, a)
+                 for part, a, name in zip(result if several else (result,), axes, names)]
+        return tuple(parts) if several else parts[0]
+    return replace(fn, trace=trace, convention=MUJOCO)
+
+
+def in_mujoco(functions, model):
+    """The functions as a MuJoCo-convention model computes them (FACTORIZATIONS dropped with a free joint)."""
+    drop = (FACTORIZATIONS if free_joints(model) else ()) + (DERIVATIVES if model.mimic else ())
+    return tuple(in_mujoco_one(fn, bool(model.mimic)) for fn in functions if fn.name not in drop)
+
+
+def with_conventions(model, conventions):
+    """The model in the coordinates `conventions` (None: as it is); its reference configuration reordered."""
+    if conventions is None or conventions == getattr(model, "conventions", "pinocchio"):
+        return model
+    if conventions not in CONVENTIONS:
+        raise ValueError(f"unknown conventions {conventions!r} (expected {' or '.join(CONVENTIONS)})")
+    reference = tuple(model.reference)
+    if reference and conventions == "pinocchio":          # (w, x, y, z) -> (x, y, z, w)
+        reference = tuple(internal_configuration(model, list(reference)))
+    elif reference:
+        reference = tuple(_to_mujoco(model, list(reference)))
+    return replace(model, conventions=conventions, reference=reference)
+
+
+def _to_mujoco(model, q):
+    out = list(q)
+    for j, qi in zip(model.joints, model.q_slices):
+        if qi and j.kind in (FreeFlyer, Spherical):
+            x, y, z, w = (q[i] for i in qi[-4:])
+            for i, value in zip(qi[-4:], (w, x, y, z)):
+                out[i] = value
+    return out

@@ -1,0 +1,350 @@
+"""MJCF models (symdyn.readers.mjcf) against MuJoCo itself: one small file per feature (tests/data/mjcf),
+every gymnasium and dm_control suite model MuJoCo loads, and bad input.
+
+MuJoCo runs with its constraint solver, actuation and contacts off, so that mj_inverse's qfrc_inverse is
+M a + qfrc_bias - qfrc_passive (damping here). An MJCF model is in MuJoCo's coordinates by default
+(symdyn.conventions): compared as it is. With conventions="pinocchio" (hinge and slide coordinates are
+the same) ball and free joints are converted here (`Layout`): quaternions (w, x, y, z) -> (x, y, z, w), a
+free joint's linear velocity world axes -> body axes.
+"""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip("mujoco")
+
+from symdyn.engine import Engine  # noqa: E402
+from symdyn.errors import RobotFileError  # noqa: E402
+from symdyn.readers.load import load_robot  # noqa: E402
+
+DATA = Path(__file__).parent / "data" / "mjcf"
+ROOT = Path(__file__).resolve().parents[1]
+TOL = 1e-9
+#: MuJoCo passive forces symdyn does not model yet: zeroed in MuJoCo for the comparison, and the
+#: reader must have warned about each (test_unmodelled_passive_forces_warn)
+UNMODELLED = ("stiffness", "gravcomp", "fluid", "tendon stiffness and damping")
+
+
+def mujoco_model(path, zero_unmodelled=False):
+    m = mujoco.MjModel.from_xml_path(str(path))
+    off = mujoco.mjtDisableBit
+    m.opt.disableflags |= off.mjDSBL_CONSTRAINT | off.mjDSBL_ACTUATION | off.mjDSBL_CONTACT
+    if zero_unmodelled:
+        m.jnt_stiffness[:] = 0
+        m.body_gravcomp[:] = 0
+        m.tendon_stiffness[:] = m.tendon_damping[:] = 0
+        m.opt.density = m.opt.viscosity = 0
+    return m
+
+
+class Layout:
+    """MuJoCo's coordinates <-> symdyn's for the model's ball and free joints (hinge, slide: the same)."""
+
+    def __init__(self, m, model):
+        pinocchio = getattr(model, "conventions", "pinocchio") == "pinocchio"    # else MuJoCo's: nothing to convert
+        self.free = [(int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])) for j in range(m.njnt)
+                     if pinocchio and int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_FREE)]
+        self.ball = [int(m.jnt_qposadr[j]) for j in range(m.njnt)
+                     if pinocchio and int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_BALL)]
+        self.nv = m.nv
+        assert model.nq == m.nq and model.nv == m.nv
+
+    def q(self, qpos):
+        q = np.array(qpos, dtype=float)
+        for a in [a + 3 for a, _ in self.free] + self.ball:
+            q[a:a + 4] = np.roll(qpos[a:a + 4], -1)
+        return q
+
+    def T(self, qpos):
+        """v_symdyn = T v_mujoco (a free joint's linear velocity in body axes)."""
+        T = np.eye(self.nv)
+        for a, d in self.free:
+            R = np.zeros(9)
+            mujoco.mju_quat2Mat(R, qpos[a + 3:a + 7] / np.linalg.norm(qpos[a + 3:a + 7]))
+            T[d:d + 3, d:d + 3] = R.reshape(3, 3).T
+        return T
+
+    def dT_v(self, qpos, qvel):
+        """(d/dt T) v: the rate of the body-axes linear velocity from the rotating axes, -w x v_body."""
+        out = np.zeros(self.nv)
+        vb = self.T(qpos) @ qvel
+        for _, d in self.free:
+            out[d:d + 3] = -np.cross(vb[d + 3:d + 6], vb[d:d + 3])
+        return out
+
+
+def full_mass_matrix(m, d):
+    M = np.zeros((m.nv, m.nv))
+    try:
+        mujoco.mj_fullM(m, d, M)            # MuJoCo >= 4
+    except TypeError:
+        mujoco.mj_fullM(m, M, d.qM)
+    return M
+
+
+def random_state(m, rng):
+    qpos = m.qpos0 + rng.uniform(-0.8, 0.8, m.nq)
+    for j in range(m.njnt):
+        kind = int(m.jnt_type[j])
+        if kind in (int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL)):
+            a = m.jnt_qposadr[j] + (3 if kind == int(mujoco.mjtJoint.mjJNT_FREE) else 0)
+            qpos[a:a + 4] /= np.linalg.norm(qpos[a:a + 4])
+    return qpos, rng.uniform(-1, 1, m.nv), rng.uniform(-1, 1, m.nv)
+
+
+def close(a, b):
+    scale = max(np.abs(b).max(), 1.0)
+    err = np.abs(np.asarray(a) - np.asarray(b)).max() / scale
+    assert err <= TOL, err
+    return err
+
+
+def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, module=None, conventions=None):
+    """M, inverse dynamics, bias forces, forward dynamics and site kinematics of the numeric engine (or of
+    a generated `module`) agree with MuJoCo's."""
+    m = mujoco_model(path, zero_unmodelled)
+    d = mujoco.MjData(m)
+    model = load_robot(path) if conventions is None else load_robot(path, conventions=conventions)
+    e = Engine(model) if module is None else module
+    lay = Layout(m, model)
+    assert model.joint_names == tuple(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) or model.joint_names[j]
+                                      for j in range(m.njnt))
+    rng = np.random.default_rng(7)
+    for _ in range(states):
+        qpos, qvel, qacc = random_state(m, rng)
+        q, T = lay.q(qpos), lay.T(qpos)
+        v, a = T @ qvel, T @ qacc + lay.dT_v(qpos, qvel)
+        d.qpos[:], d.qvel[:], d.qacc[:] = qpos, qvel, qacc
+        mujoco.mj_inverse(m, d)
+        M = full_mass_matrix(m, d)
+        close(T.T @ e.mass_matrix(q) @ T, M)
+        close(T.T @ e.inverse_dynamics(q, v, a), d.qfrc_inverse)
+        # MuJoCo's qacc = 0 is symdyn's a = dT v (the free joint's rotating axes)
+        bias = e.nonlinear_effects(q, v) + e.mass_matrix(q) @ lay.dT_v(qpos, qvel)
+        close(T.T @ bias, d.qfrc_bias - d.qfrc_passive)
+        tau = rng.uniform(-1, 1, m.nv)
+        d.qfrc_applied[:] = tau
+        mujoco.mj_forward(m, d)
+        a_sd = e.forward_dynamics(q, v, np.linalg.solve(T.T, tau))
+        close(np.linalg.solve(T, a_sd - lay.dT_v(qpos, qvel)), d.qacc)
+        if frames and m.nsite:
+            _check_sites(m, d, e, q, T)
+    return model
+
+
+def site_frames(m):
+    """The FRAMES of an MJCF model: its sites, in MuJoCo's order (a site named like a body: NAME_site)."""
+    bodies = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(m.nbody)}
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SITE, s) for s in range(m.nsite)]
+    return tuple(f"{n}_site" if n in bodies else n for n in names)
+
+
+def _check_sites(m, d, e, q, T):
+    placement, J = e.frame_placement(q), e.frame_jacobian(q)
+    assert e.FRAMES[:m.nsite] == site_frames(m)          # then the frames of loop closures
+    for s in range(m.nsite):
+        f = s
+        close(placement[f][:3, 3], d.site_xpos[s])
+        close(placement[f][:3, :3], d.site_xmat[s].reshape(3, 3))
+        jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+        mujoco.mj_jacSite(m, d, jacp, jacr, s)
+        close(J[f] @ T, np.vstack([jacp, jacr]))
+
+
+FEATURES = ["hinge_slide_chain", "orientations", "defaults_frames", "include_main", "ball", "free",
+            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality"]
+
+
+@pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
+@pytest.mark.parametrize("name", FEATURES)
+def test_feature_matches_mujoco(name, conventions):
+    """MuJoCo's coordinates (an MJCF file's default) compared directly; Pinocchio's through Layout."""
+    model = check_against_mujoco(DATA / f"{name}.xml", conventions=conventions)
+    assert model.conventions == (conventions or "mujoco")
+    if conventions is None:            # MuJoCo's coordinates: neutral() is qpos0 (the reader's, as MuJoCo's)
+        m = mujoco_model(DATA / f"{name}.xml")
+        assert np.allclose(Engine(model).neutral(), m.qpos0, rtol=0, atol=1e-12)
+    m = mujoco_model(DATA / f"{name}.xml")
+    assert model.nq == m.nq and model.nv == m.nv
+    if m.nsite:   # sites are the default FRAMES, in MuJoCo's order
+        assert tuple(f.name for f in model.kinematic_frames)[:m.nsite] == site_frames(m)
+
+
+def test_masses_match_mujoco():
+    """Every body's mass, COM and inertia (from geoms, meshes, inertial, bounds) as MuJoCo compiles them."""
+    for name in FEATURES:
+        m = mujoco_model(DATA / f"{name}.xml")
+        model = load_robot(DATA / f"{name}.xml")
+        total = sum(b.mass for b in model.bodies)
+        moving = [b for b in range(1, m.nbody) if m.body_weldid[b] != 0]
+        assert total == pytest.approx(sum(m.body_mass[b] for b in moving), rel=1e-12), name
+
+
+def test_unnamed_joints_get_unique_names():
+    model = load_robot(DATA / "free.xml")
+    assert model.joint_names == ("torso_free", "hip", "ball_free")
+
+
+def test_equality_constraints_become_loops():
+    model = load_robot(DATA / "equality.xml")
+    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "plate:6d", "block-rocker:6d"]
+    assert any("joint couplings are not supported" in w for w in model.warnings)
+    # at MuJoCo's qpos0 the body closures hold: the connect point is where the rocker's copy of it is, and
+    # the welded plate's frame is at its anchor in the world; the sites' weld holds the sites' frames
+    m = mujoco_model(DATA / "equality.xml")
+    e = Engine(model)
+    placement = e.frame_placement(Layout(m, model).q(m.qpos0))
+    names = list(e.FRAMES)
+    connect, weld, sites = model.constraints
+    assert np.allclose(sites.placement[1], [0.05, 0.05, 0.05]) and np.allclose(sites.other_placement[1], [0, 0, 0.3])
+    assert np.allclose(sites.other_placement[0], [[np.cos(np.pi / 6), 0, np.sin(np.pi / 6)], [0, 1, 0],
+                                                  [-np.sin(np.pi / 6), 0, np.cos(np.pi / 6)]])
+    p_coupler = placement[names.index("coupler")] @ np.r_[connect.placement[1], 1]
+    p_rocker = placement[names.index("rocker")] @ np.r_[connect.other_placement[1], 1]
+    assert np.allclose(p_coupler, p_rocker, atol=1e-14)
+    block = placement[names.index("plate")]
+    assert np.allclose(block[:3, :3], weld.other_placement[0], atol=1e-14)
+    assert np.allclose(block @ np.r_[weld.placement[1], 1], np.r_[weld.other_placement[1], 1], atol=1e-14)
+
+
+def test_unmodelled_passive_forces_warn():
+    """Springs, gravcomp and fluid forces are named in one warning each; frictionloss and actuators are
+    listed as ignored; with them zeroed in MuJoCo the rest agrees."""
+    path = DATA / "passive_unmodelled.xml"
+    model = check_against_mujoco(path, zero_unmodelled=True)
+    text = " ".join(model.warnings)
+    for word in ("stiffness", "gravcomp", "fluid"):
+        assert word in text, word
+    assert "frictionloss" in model.source and "actuator" in model.source
+    with pytest.raises(AssertionError):
+        check_against_mujoco(path, states=1)
+
+
+def test_frames_option_takes_body_names():
+    model = load_robot(DATA / "hinge_slide_chain.xml", frames=["b", "tip", "a"])
+    m = mujoco_model(DATA / "hinge_slide_chain.xml")
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    qpos, _, _ = random_state(m, rng)
+    d.qpos[:] = qpos
+    mujoco.mj_forward(m, d)
+    e = Engine(model)
+    placement, J = e.frame_placement(qpos), e.frame_jacobian(qpos)
+    for f, body in ((0, "b"), (2, "a")):
+        b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, body)
+        close(placement[f][:3, 3], d.xpos[b])
+        close(placement[f][:3, :3], d.xmat[b].reshape(3, 3))
+        jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+        mujoco.mj_jacBody(m, d, jacp, jacr, b)
+        close(J[f], np.vstack([jacp, jacr]))
+
+
+def test_any_extension_is_read(tmp_path):
+    copy = tmp_path / "robot.mjcf"
+    copy.write_bytes((DATA / "armature_damping.xml").read_bytes())
+    assert load_robot(copy).joint_names == ("j1", "j2", "j3")
+
+
+GENERATED = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "forward_dynamics", "frame_placement",
+             "frame_jacobian")
+
+
+@pytest.mark.parametrize("language", ["python", "c"])
+def test_generated_code_matches_mujoco(language, tmp_path):
+    """The generated Python and C (one small compile) of a floating model with several joints per body."""
+    import importlib.util
+    import shutil
+    import symdyn
+    from symdyn.generate import module_name, render
+    if language == "c" and not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
+        pytest.skip("no C compiler")
+    path = DATA / "free.xml"
+    model = load_robot(path)
+    files = render(model, ("python", "c"), functions=GENERATED)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    name = module_name(model.path)
+    if language == "c":
+        module = symdyn.load_c(tmp_path / f"{name}.c")
+    else:
+        spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    check_against_mujoco(path, module=module)
+
+
+# --- the gymnasium and dm_control suite models ---------------------------------------------
+
+def _suite(package, folder):
+    try:
+        module = __import__(package)
+    except ImportError:
+        return []
+    return sorted((Path(module.__file__).parent / folder).glob("*.xml"))
+
+
+GYM = _suite("gymnasium", "envs/mujoco/assets")
+DMC = _suite("dm_control", "suite")
+#: models with a free or ball joint: compared through Layout (MuJoCo's coordinates are the other helper's
+#: --conventions mujoco)
+NEEDS_CONVENTIONS = {"ant", "humanoid", "humanoidstandup", "point", "ball_in_cup", "dog", "fish", "humanoid_CMU",
+                     "quadruped", "stacker", "humanoid"}
+
+
+def _loads_in_mujoco(path):
+    try:
+        mujoco.MjModel.from_xml_path(str(path))
+        return True
+    except ValueError:
+        return False
+
+
+@pytest.mark.parametrize("path", GYM + DMC, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_suite_model_matches_mujoco(path):
+    if not _loads_in_mujoco(path):
+        pytest.skip("MuJoCo itself does not load it")
+    if mujoco.MjModel.from_xml_path(str(path)).nv == 0:     # dm_control's lqr.xml: a template without bodies
+        with pytest.raises(RobotFileError, match="no moving joints"):
+            load_robot(path)
+        return
+    check_against_mujoco(path, zero_unmodelled=True, states=5)
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+BAD = {"bomb.xml": "<!DOCTYPE>/<!ENTITY> declarations are refused",
+       "external_entity.xml": "<!DOCTYPE>/<!ENTITY> declarations are refused",
+       "missing_include.xml": "<include file='nowhere.xml'>: cannot read",
+       "include_cycle.xml": "includes itself (an include cycle)",
+       "missing_mesh.xml": "body 'hull': mesh file 'hull.stl' not found",
+       "unknown_joint_type.xml": "unknown joint type 'twist'",
+       "unknown_class.xml": "unknown default class 'nope'",
+       "replicate.xml": "<replicate> is not supported"}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_is_one_line_exit_2(name):
+    path = DATA / "bad" / name
+    with pytest.raises(RobotFileError) as caught:
+        load_robot(path)
+    assert BAD[name] in str(caught.value)
+    run = subprocess.run([sys.executable, "-m", "symdyn", "info", str(path)], capture_output=True, text=True,
+                         cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 2
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and BAD[name] in lines[0] and str(path.parent) in lines[0], run.stderr
+
+
+@pytest.mark.parametrize("path", [DATA / f"{name}.xml" for name in FEATURES] + GYM + DMC,
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_reader_qpos0_is_mujocos(path):
+    """The reader's qpos0 (MuJoCo's layout: hinge and slide ref, ball identity, a free body's file pose) is m.qpos0."""
+    from symdyn.readers.mjcf import read_mjcf
+    if not _loads_in_mujoco(path) or mujoco.MjModel.from_xml_path(str(path)).nv == 0:
+        pytest.skip("MuJoCo does not load it, or it has no joints")
+    m = mujoco.MjModel.from_xml_path(str(path))
+    _, extras = read_mjcf(path, path.read_bytes())
+    assert np.allclose(extras["qpos0"], m.qpos0, rtol=0, atol=1e-12)
