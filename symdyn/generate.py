@@ -21,6 +21,7 @@ from .codegen.languages import with_requirements
 from .codegen.printer import NonFiniteError
 from .errors import OutputError, RobotFileError
 from .readers.load import load_robot
+from .readers.options import LoadOptions
 
 try:
     import fcntl
@@ -405,9 +406,10 @@ def write_all(rendered, out_dir):
 
 
 def generate(paths, out_dir="generated", languages=("python",), params_mode="numeric", options=None,
-             functions=None, progress=None, on_warning=None):
+             functions=None, progress=None, on_warning=None, **changes):
     """Generate the modules of every robot file in `paths`, loaded as `options` (a LoadOptions: floating
-    base, selection, frames, contacts, strict...; see load_robot) say; returns the written paths.
+    base, selection, frames, contacts, strict...; see load_robot) with `changes` (its fields by name:
+    generate(paths, out, floating_base=True)) say; returns the written paths.
 
     Order: check the function names, load and check every input, check the output folder, render
     everything, then write. on_warning(path, message) is called for each warning of each robot (see
@@ -418,7 +420,7 @@ def generate(paths, out_dir="generated", languages=("python",), params_mode="num
     if functions is not None:
         functions = [fn.name for fn in select_functions(functions)]
     # every input is checked before any output
-    models = load_all(paths, languages, params_mode, options)
+    models = load_all(paths, languages, params_mode, LoadOptions.of(options, **changes))
     for model in models:
         try:
             select_functions(functions, model)

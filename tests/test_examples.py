@@ -131,9 +131,9 @@ def _blocks(markdown, language):
 
 
 def _tutorial_folder(tmp_path):
-    """A folder holding generated/ur5.{py,h,c} as the tutorial's `symdyn generate` writes them."""
+    """A folder holding generated/ur5.{py,h,c,json} as the tutorial's `symdyn generate` writes them."""
     (tmp_path / "generated").mkdir()
-    for suffix in ("py", "h", "c"):
+    for suffix in ("py", "h", "c", "json"):
         shutil.copy(generated_file(f"ur5.{suffix}"), tmp_path / "generated" / f"ur5.{suffix}")
     return tmp_path
 
