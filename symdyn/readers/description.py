@@ -40,7 +40,7 @@ ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints
 ROOT_JOINT = "root_joint"
 LINK_KEYS = ("name", "mass", "com", "inertia")
 JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis") + (
-    "damping", "friction", "friction_offset", "armature", "mimic")
+    "damping", "friction", "friction_offset", "armature", "stiffness", "springref", "mimic")
 MIMIC_KEYS = ("joint", "multiplier", "offset")
 #: the largest mimic multiplier and offset (gear ratios are far smaller; beyond, M's entries, which hold
 #: the multiplier's square, overflow to inf near 1e155)
@@ -49,7 +49,8 @@ MIMIC_LIMIT = 1e6
 #: coordinates, Pinocchio's mimic=True) or as an independent joint (asked for: no warning)
 MIMIC_MODES = ("reduced", "independent")
 #: the friction and rotor fields of a joint (model.Joint), and whether they must be >= 0
-JOINT_DYNAMICS = {"damping": True, "friction": True, "friction_offset": False, "armature": True}
+JOINT_DYNAMICS = {"damping": True, "friction": True, "friction_offset": False, "armature": True, "stiffness": True,
+                  "springref": False}
 ORIGIN_KEYS = ("xyz", "rpy", "rotation")
 #: a revolute joint whose moving links have less inertia about its axis than this fraction of
 #: their inertia about its origin makes the mass matrix singular (numerically) at q = 0

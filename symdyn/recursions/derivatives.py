@@ -47,7 +47,7 @@ def inverse_dynamics_derivatives_forward_mode(ctx, chain, X, qd, qdd, f_ext=None
     Xd = tangent_transforms(d, chain, X, joint_directions(chain))
     v = [Dual(x, {nv + i: 1}) for i, x in enumerate(qd)]
     tau = rnea.inverse_dynamics(d, chain, Xd, v, qdd, f_ext=_wrenches(d, chain, Xd, f_ext))
-    tau = _fr.add_joint_forces(d, chain, tau, v, qdd)
+    tau = _fr.add_joint_forces(d, chain, tau, v, qdd, Xd)
     return jacobian(tau, range(nv)), jacobian(tau, range(nv, 2 * nv))
 
 
@@ -68,7 +68,7 @@ def _product(ctx, A, B):
 def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
     """(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1), each (nv, nv)."""
     ric = Riccati(ctx, chain, X)
-    T = _fr.subtract_friction(ctx, chain, tau, qd)
+    T = _fr.subtract_friction(ctx, chain, tau, qd, X)
     qdd = kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, T, f_ext=_wrenches(ctx, chain, X, f_ext))
     dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext)
     Minv = minverse.mass_matrix_inverse(ctx, chain, X, ric)

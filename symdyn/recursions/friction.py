@@ -1,11 +1,15 @@
-"""Joint friction and rotor inertia: forces at the joints that the rigid bodies do not see.
+"""Joint friction, springs and rotor inertia: forces at the joints that the rigid bodies do not see.
 
-Per joint k (Fv, Fc, Fo, Ia: model.JOINT_PARAMETER_NAMES):
+Per joint k (Fv, Fc, Fo, Ia: model.JOINT_PARAMETER_NAMES; K, q_ref: Joint.stiffness, springref):
 
     tau_f(k) = Fv qd(k) + Fc sgn(qd(k)) + Fo          friction (viscous, Coulomb, offset)
+    tau_s(k) = K (q(k) - q_ref)                        spring (MuJoCo's stiffness about springref)
     tau_a(k) = Ia qdd(k)                               rotor inertia (armature)
 
-so that T = (M(q) + diag(Ia)) qdd + C(q, qd) qd + g(q) + tau_f(qd). sgn is sign(qd), or
+so that T = (M(q) + diag(Ia)) qdd + C(q, qd) qd + g(q) + tau_f(qd) + tau_s(q): MuJoCo's qfrc_passive
+is -(tau_f + tau_s). The spring reads q(k) from the joint's transform (X[k].coordinates, set by
+Tree.transforms and, as duals, by tangent_transforms), so the derivatives see it too; it is not one of
+the identified parameters (the regressor leaves it out). sgn is sign(qd), or
 tanh(qd / delta) when the model asks for smooth Coulomb friction (delta = coulomb_smoothing > 0),
 which an ODE integrator can step through. The armature enters the other functions through M's
 diagonal and the Riccati recursion's D(k) (riccati.py).
@@ -45,24 +49,33 @@ def joint_friction(ctx, chain, qd, k, i):
     return total
 
 
-def joint_forces(ctx, chain, qd, qdd):
-    """tau_f(qd) + Ia qdd, velocity-sized (qdd None: no armature term, as at zero acceleration)."""
+def joint_spring(chain, X, k):
+    """K (q - q_ref) of joint k (0 without a spring, or without X: the friction alone)."""
+    if X is None or _is_zero(chain.stiffness[k]):
+        return 0
+    q = X[k].coordinates[0]
+    return chain.stiffness[k] * (q if _is_zero(chain.springref[k]) else q - chain.springref[k])
+
+
+def joint_forces(ctx, chain, qd, qdd, X=None):
+    """tau_f(qd) + tau_s(q) + Ia qdd, velocity-sized (qdd None: no armature term, as at zero acceleration;
+    X None: no spring, the friction alone)."""
     out = [0] * chain.nv
     for k, i in one_dof(chain):
-        total = joint_friction(ctx, chain, qd, k, i)
+        total = joint_friction(ctx, chain, qd, k, i) + joint_spring(chain, X, k)
         if qdd is not None and not _is_zero(chain.armature[k]):
             total = total + chain.armature[k] * qdd[i]
         out[i] = total
     return out
 
 
-def add_joint_forces(ctx, chain, T, qd, qdd):
-    """T + tau_f(qd) + Ia qdd, element by element (joints without friction stay as they are)."""
-    extra = joint_forces(ctx, chain, qd, qdd)
+def add_joint_forces(ctx, chain, T, qd, qdd, X):
+    """T + tau_f(qd) + tau_s(q) + Ia qdd, element by element (joints without friction stay as they are)."""
+    extra = joint_forces(ctx, chain, qd, qdd, X)
     return [t if _is_zero(e) else ctx.bind(t + e) for t, e in zip(T, extra)]
 
 
-def subtract_friction(ctx, chain, T, qd):
-    """T - tau_f(qd): the part of the joint forces that accelerates the bodies (and rotors)."""
-    extra = joint_forces(ctx, chain, qd, None)
+def subtract_friction(ctx, chain, T, qd, X):
+    """T - tau_f(qd) - tau_s(q): the part of the joint forces that accelerates the bodies (and rotors)."""
+    extra = joint_forces(ctx, chain, qd, None, X)
     return [t if _is_zero(e) else ctx.bind(t - e) for t, e in zip(T, extra)]

@@ -236,6 +236,7 @@ def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
         entries.ancestors(i)
         entries.descendants(i)
     _add_friction(ctx, chain, qd, entries.dv)
+    _add_springs(ctx, chain, entries.dq)
     return entries.dq, entries.dv
 
 
@@ -305,6 +306,13 @@ def _add_friction(ctx, chain, qd, dv):
         extra = tangent(_fr.joint_friction(d, chain, rates, k, i), 0)
         if not _fr._is_zero(extra):
             dv[i][i] = ctx.bind(dv[i][i] + extra)
+
+
+def _add_springs(ctx, chain, dq):
+    """The joints' springs: d(K (q - q_ref))/dq = K on the diagonal."""
+    for k, i in _fr.one_dof(chain):
+        if not _fr._is_zero(chain.stiffness[k]):
+            dq[i][i] = ctx.bind(dq[i][i] + chain.stiffness[k])
 
 
 __all__ = ["inverse_dynamics_derivatives", "Composites", "Gyroscopic"]
