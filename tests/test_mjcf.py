@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOL = 1e-9
 #: MuJoCo passive forces symdyn does not model yet: zeroed in MuJoCo for the comparison, and the
 #: reader must have warned about each (test_unmodelled_passive_forces_warn)
-UNMODELLED = ("stiffness", "gravcomp", "fluid", "tendon stiffness and damping")
+UNMODELLED = ("ball and free joint stiffness", "gravcomp", "fluid", "tendon stiffness and damping")
 
 
 def mujoco_model(path, zero_unmodelled=False):
@@ -33,7 +33,8 @@ def mujoco_model(path, zero_unmodelled=False):
     off = mujoco.mjtDisableBit
     m.opt.disableflags |= off.mjDSBL_CONSTRAINT | off.mjDSBL_ACTUATION | off.mjDSBL_CONTACT
     if zero_unmodelled:
-        m.jnt_stiffness[:] = 0
+        hinge_slide = np.isin(m.jnt_type, [mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE])
+        m.jnt_stiffness[~hinge_slide] = 0        # hinge and slide springs are modelled: left on
         m.body_gravcomp[:] = 0
         m.tendon_stiffness[:] = m.tendon_damping[:] = 0
         m.opt.density = m.opt.viscosity = 0
@@ -155,7 +156,7 @@ def _check_sites(m, d, e, q, T):
 
 
 FEATURES = ["hinge_slide_chain", "orientations", "defaults_frames", "include_main", "ball", "free",
-            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality"]
+            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality", "springs"]
 
 
 @pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
@@ -211,13 +212,14 @@ def test_equality_constraints_become_loops():
 
 
 def test_unmodelled_passive_forces_warn():
-    """Springs, gravcomp and fluid forces are named in one warning each; frictionloss and actuators are
+    """Ball-joint springs, gravcomp and fluid forces are named in one warning each; frictionloss and actuators are
     listed as ignored; with them zeroed in MuJoCo the rest agrees."""
     path = DATA / "passive_unmodelled.xml"
     model = check_against_mujoco(path, zero_unmodelled=True)
     text = " ".join(model.warnings)
-    for word in ("stiffness", "gravcomp", "fluid"):
+    for word in ("stiffness of ball and free joints", "b2", "gravcomp", "fluid"):
         assert word in text, word
+    assert "j1" not in text                      # the hinge's spring is modelled
     assert "frictionloss" in model.source and "actuator" in model.source
     with pytest.raises(AssertionError):
         check_against_mujoco(path, states=1)
