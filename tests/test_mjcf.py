@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOL = 1e-9
 #: MuJoCo passive forces symdyn does not model yet: zeroed in MuJoCo for the comparison, and the
 #: reader must have warned about each (test_unmodelled_passive_forces_warn)
-UNMODELLED = ("ball and free joint stiffness", "gravcomp", "fluid", "tendon stiffness and damping")
+UNMODELLED = ("ball and free joint stiffness", "fluid", "tendon stiffness and damping")
 
 
 def mujoco_model(path, zero_unmodelled=False):
@@ -35,7 +35,6 @@ def mujoco_model(path, zero_unmodelled=False):
     if zero_unmodelled:
         hinge_slide = np.isin(m.jnt_type, [mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE])
         m.jnt_stiffness[~hinge_slide] = 0        # hinge and slide springs are modelled: left on
-        m.body_gravcomp[:] = 0
         m.tendon_stiffness[:] = m.tendon_damping[:] = 0
         m.opt.density = m.opt.viscosity = 0
     return m
@@ -133,6 +132,10 @@ def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, mod
         close(np.linalg.solve(T, a_sd - lay.dT_v(qpos, qvel)), d.qacc)
         if frames and m.nsite:
             _check_sites(m, d, e, q, T)
+        if hasattr(e, "gravity"):           # qfrc_bias at rest: no springs, no gravcomp
+            d.qvel[:] = 0
+            mujoco.mj_forward(m, d)
+            close(T.T @ e.gravity(q), d.qfrc_bias)
     return model
 
 
@@ -156,7 +159,7 @@ def _check_sites(m, d, e, q, T):
 
 
 FEATURES = ["hinge_slide_chain", "orientations", "defaults_frames", "include_main", "ball", "free",
-            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality", "springs"]
+            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality", "springs", "gravcomp"]
 
 
 @pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
@@ -212,14 +215,14 @@ def test_equality_constraints_become_loops():
 
 
 def test_unmodelled_passive_forces_warn():
-    """Ball-joint springs, gravcomp and fluid forces are named in one warning each; frictionloss and actuators are
+    """Ball-joint springs and fluid forces are named in one warning each; frictionloss and actuators are
     listed as ignored; with them zeroed in MuJoCo the rest agrees."""
     path = DATA / "passive_unmodelled.xml"
     model = check_against_mujoco(path, zero_unmodelled=True)
     text = " ".join(model.warnings)
-    for word in ("stiffness of ball and free joints", "b2", "gravcomp", "fluid"):
+    for word in ("stiffness of ball and free joints", "b2", "fluid"):
         assert word in text, word
-    assert "j1" not in text                      # the hinge's spring is modelled
+    assert "j1" not in text and "gravcomp" not in text      # the hinge's spring and gravcomp are modelled
     assert "frictionloss" in model.source and "actuator" in model.source
     with pytest.raises(AssertionError):
         check_against_mujoco(path, states=1)
@@ -256,14 +259,15 @@ GENERATED = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "forward_dy
 
 @pytest.mark.parametrize("language", ["python", "c"])
 def test_generated_code_matches_mujoco(language, tmp_path):
-    """The generated Python and C (one small compile) of a floating model with several joints per body."""
+    """The generated Python and C (one small compile) of a floating model with several joints per body,
+    springs and gravcomp."""
     import importlib.util
     import shutil
     import symdyn
     from symdyn.generate import module_name, render
     if language == "c" and not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
         pytest.skip("no C compiler")
-    path = DATA / "free.xml"
+    path = DATA / "gravcomp.xml"
     model = load_robot(path)
     files = render(model, ("python", "c"), functions=GENERATED)
     for name, text in files.items():

@@ -48,6 +48,9 @@ class Tree:
         # per joint: spring K (q - springref), not a parameter (symdyn.recursions.friction)
         self.stiffness = [c(j.stiffness) for j in model.joints]
         self.springref = [c(j.springref) for j in model.joints]
+        # per body: the mass and first moment MuJoCo's gravcomp holds up, flat as `params` (None: no gravcomp)
+        self.compensated = [c(x) for b in model.bodies for x in (tuple(b.gravcomp) or (0.0,) * 4) + (0.0,) * 6] \
+            if any(b.gravcomp for b in model.bodies) else None
         self.M = [S.rigid_inertia(p) for p in params]
         # the same inertias by parts: J about O_k and the first moment h = m c
         self.J = [[[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]] for p in params]

@@ -45,6 +45,7 @@ class Joint:
 class Body:
     name: str
     params: Tuple[float, ...]   # PARAMETER_NAMES, about the link origin, in the link frame
+    gravcomp: Tuple[float, ...] = ()   # (m, mx, my, mz) held up against gravity (MJCF gravcomp): () for none
 
     @property
     def mass(self):

@@ -288,12 +288,12 @@ def _warn_springs(c):
 
 def _link(c, body):
     """The link entry of a body: mass, COM and inertia about the COM in the body frame."""
-    if body.element is not None and float(body.element.get("gravcomp", "0") or 0):
-        c.warn(f"body '{body.name}': gravcomp is not modelled yet: the generated functions leave out its force")
     mass, com, I = _mass_properties(c, body)
     mass, I = _bounded(c, mass, I)
+    gravcomp = float(body.element.get("gravcomp", "0") or 0) if body.element is not None else 0.0
     return {"name": body.name, "mass": float(mass), "com": [float(x) for x in com],
-            "inertia": {k: float(I["xyz".index(k[1]), "xyz".index(k[2])]) for k in INERTIA_KEYS}}
+            "inertia": {k: float(I["xyz".index(k[1]), "xyz".index(k[2])]) for k in INERTIA_KEYS},
+            **({"gravcomp": gravcomp} if gravcomp else {})}
 
 
 def _mass_properties(c, body):

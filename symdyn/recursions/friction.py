@@ -6,10 +6,13 @@ Per joint k (Fv, Fc, Fo, Ia: model.JOINT_PARAMETER_NAMES; K, q_ref: Joint.stiffn
     tau_s(k) = K (q(k) - q_ref)                        spring (MuJoCo's stiffness about springref)
     tau_a(k) = Ia qdd(k)                               rotor inertia (armature)
 
-so that T = (M(q) + diag(Ia)) qdd + C(q, qd) qd + g(q) + tau_f(qd) + tau_s(q): MuJoCo's qfrc_passive
-is -(tau_f + tau_s). The spring reads q(k) from the joint's transform (X[k].coordinates, set by
-Tree.transforms and, as duals, by tangent_transforms), so the derivatives see it too; it is not one of
-the identified parameters (the regressor leaves it out). sgn is sign(qd), or
+and, over all the joints, MuJoCo's gravity compensation tau_c(q) = -g_c(q): the generalized force of
+the upward force gravcomp m g at each body's centre of mass, i.e. minus the gravity torques of the
+mass gravcomp m (Body.gravcomp; Newton-Euler at rest on those masses). So that
+T = (M(q) + diag(Ia)) qdd + C(q, qd) qd + g(q) + tau_f(qd) + tau_s(q) - g_c(q): MuJoCo's qfrc_passive
+is -(tau_f + tau_s - g_c), and g(q) (the function `gravity`) stays qfrc_bias at rest. The spring reads q(k) from the joint's transform (X[k].coordinates, set by
+Tree.transforms and, as duals, by tangent_transforms), so the derivatives see it too. Neither springs nor gravcomp are identified parameters (the regressor
+leaves them out). sgn is sign(qd), or
 tanh(qd / delta) when the model asks for smooth Coulomb friction (delta = coulomb_smoothing > 0),
 which an ODE integrator can step through. The armature enters the other functions through M's
 diagonal and the Riccati recursion's D(k) (riccati.py).
@@ -57,15 +60,38 @@ def joint_spring(chain, X, k):
     return chain.stiffness[k] * (q if _is_zero(chain.springref[k]) else q - chain.springref[k])
 
 
+def compensated_tree(chain):
+    """The tree whose bodies have the masses and first moments gravcomp holds up (None without gravcomp)."""
+    if chain.compensated is None:
+        return None
+    from ..multibody.chain import Tree
+    tree = Tree(chain.ctx, chain.model, chain.compensated)
+    tree.compensated, tree.stiffness = None, [0] * tree.n       # its rigid bodies alone: no passive forces
+    return tree
+
+
+def gravity_compensation(ctx, chain, X):
+    """g_c(q): the gravity torques of the compensated masses (Newton-Euler at rest); None without gravcomp."""
+    tree = compensated_tree(chain)
+    if tree is None:
+        return None
+    from .rnea import inverse_dynamics
+    zeros = [0] * chain.nv
+    return inverse_dynamics(ctx, tree, X, zeros, zeros)
+
+
 def joint_forces(ctx, chain, qd, qdd, X=None):
-    """tau_f(qd) + tau_s(q) + Ia qdd, velocity-sized (qdd None: no armature term, as at zero acceleration;
-    X None: no spring, the friction alone)."""
+    """tau_f(qd) + tau_s(q) - g_c(q) + Ia qdd, velocity-sized (qdd None: no armature term, as at zero
+    acceleration; X None: neither spring nor gravcomp, the friction alone)."""
     out = [0] * chain.nv
     for k, i in one_dof(chain):
         total = joint_friction(ctx, chain, qd, k, i) + joint_spring(chain, X, k)
         if qdd is not None and not _is_zero(chain.armature[k]):
             total = total + chain.armature[k] * qdd[i]
         out[i] = total
+    held = None if X is None else gravity_compensation(ctx, chain, X)
+    if held is not None:
+        out = [o - h for o, h in zip(out, held)]
     return out
 
 

@@ -237,6 +237,7 @@ def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
         entries.descendants(i)
     _add_friction(ctx, chain, qd, entries.dv)
     _add_springs(ctx, chain, entries.dq)
+    _add_gravity_compensation(ctx, chain, X, entries.dq)
     return entries.dq, entries.dv
 
 
@@ -313,6 +314,19 @@ def _add_springs(ctx, chain, dq):
     for k, i in _fr.one_dof(chain):
         if not _fr._is_zero(chain.stiffness[k]):
             dq[i][i] = ctx.bind(dq[i][i] + chain.stiffness[k])
+
+
+def _add_gravity_compensation(ctx, chain, X, dq):
+    """MuJoCo's gravcomp, -g_c(q): minus d/dq of the gravity torques of the compensated masses."""
+    tree = _fr.compensated_tree(chain)
+    if tree is None:
+        return
+    zeros = [0] * chain.nv
+    held, _ = inverse_dynamics_derivatives(ctx, tree, X, zeros, zeros)
+    for i, row in enumerate(held):
+        for j, x in enumerate(row):
+            if not _fr._is_zero(x):
+                dq[i][j] = ctx.bind(dq[i][j] - x)
 
 
 __all__ = ["inverse_dynamics_derivatives", "Composites", "Gyroscopic"]
