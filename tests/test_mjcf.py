@@ -387,3 +387,24 @@ def test_passive_force_derivatives_match_finite_differences(name, conventions):
         assert np.abs(dv - fd_v).max() < 1e-6
         Dq, Dv, _ = e.forward_dynamics_derivatives(q, v, tau)
         assert np.abs(Dq - _tangent_fd(lambda x: e.forward_dynamics(x, v, tau), e, q, model.nv)).max() < 1e-5
+
+
+@pytest.mark.parametrize("name", ["springs", "gravcomp"])
+def test_pinocchio_oracle_adds_the_same_passive_forces(name):
+    """Pinocchio's counterparts (symdyn.oracle.pinocchio.passive_forces) agree with the engine on a model
+    with springs and gravcomp in Pinocchio's coordinates: `symdyn compare` stays consistent."""
+    pytest.importorskip("pinocchio")
+    from symdyn.oracle.pinocchio import passive_forces, pinocchio_functions, pinocchio_model
+    model = load_robot(DATA / f"{name}.xml", conventions="pinocchio")
+    e, oracle = Engine(model), pinocchio_functions(pinocchio_model(model), passive=passive_forces(model))
+    m = mujoco_model(DATA / f"{name}.xml")
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = Layout(m, model).q(random_state(m, rng)[0])
+        v, a, tau = rng.normal(size=(3, model.nv))
+        for fn, args in (("inverse_dynamics", (q, v, a)), ("nonlinear_effects", (q, v)), ("gravity", (q,)),
+                         ("forward_dynamics", (q, v, tau)), ("inverse_dynamics_derivatives", (q, v, a)),
+                         ("forward_dynamics_derivatives", (q, v, tau))):
+            ours, theirs = getattr(e, fn)(*args), oracle[fn](*args)
+            for x, y in zip(ours, theirs) if isinstance(ours, tuple) else ((ours, theirs),):
+                close(x, y)
