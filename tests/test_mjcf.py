@@ -408,3 +408,27 @@ def test_pinocchio_oracle_adds_the_same_passive_forces(name):
             ours, theirs = getattr(e, fn)(*args), oracle[fn](*args)
             for x, y in zip(ours, theirs) if isinstance(ours, tuple) else ((ours, theirs),):
                 close(x, y)
+
+
+def test_joint_params_file_gives_springs_to_a_urdf(tmp_path):
+    """stiffness/springref in a joint-parameter file: the engine and the Pinocchio column of `compare` add the
+    same K (q - q_ref), and its K on dtau/dq's diagonal."""
+    pytest.importorskip("pinocchio")
+    from symdyn.compare import _pinocchio
+    params = tmp_path / "springs.yaml"
+    params.write_text("joints:\n  panda_joint2: {stiffness: 7.0, springref: 0.4}\n  panda_joint4: {stiffness: 2.0}\n")
+    model = load_robot(ROOT / "robots" / "panda.urdf", joint_params=params)
+    plain = Engine(load_robot(ROOT / "robots" / "panda.urdf"))
+    e, oracle = Engine(model), _pinocchio(model, [])
+    rng = np.random.default_rng(2)
+    q, v, a = rng.normal(size=(3, model.nv))
+    spring = np.zeros(model.nv)
+    spring[1], spring[3] = 7.0 * (q[1] - 0.4), 2.0 * q[3]
+    close(e.inverse_dynamics(q, v, a), plain.inverse_dynamics(q, v, a) + spring)
+    close(e.gravity(q), plain.gravity(q))
+    for fn in ("inverse_dynamics", "forward_dynamics", "inverse_dynamics_derivatives", "forward_dynamics_derivatives"):
+        ours, theirs = getattr(e, fn)(q, v, a), oracle[fn](q, v, a)
+        for x, y in zip(ours, theirs) if isinstance(ours, tuple) else ((ours, theirs),):
+            close(x, y)
+    assert e.inverse_dynamics_derivatives(q, v, a)[0][1, 1] - plain.inverse_dynamics_derivatives(q, v, a)[0][1, 1] \
+        == pytest.approx(7.0)
