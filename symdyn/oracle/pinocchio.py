@@ -290,7 +290,7 @@ def _derivative_functions(pmodel, data, c, fric, sym, passive=None):
     rigid.armature[:] = 0.0
     rigid_data = rigid.createData()
 
-    spring_dq = passive[1] if passive else (lambda q: 0.0)
+    spring_dq = passive[1] if passive else (lambda q: np.zeros((pmodel.nv, pmodel.nv)))
 
     def rnea_derivatives(q, v, a):
         dq, dv, _ = pin.computeRNEADerivatives(pmodel, data, c(q), v, a)
