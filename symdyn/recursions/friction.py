@@ -10,9 +10,10 @@ and, over all the joints, MuJoCo's gravity compensation tau_c(q) = -g_c(q): the 
 the upward force gravcomp m g at each body's centre of mass, i.e. minus the gravity torques of the
 mass gravcomp m (Body.gravcomp; Newton-Euler at rest on those masses). So that
 T = (M(q) + diag(Ia)) qdd + C(q, qd) qd + g(q) + tau_f(qd) + tau_s(q) - g_c(q): MuJoCo's qfrc_passive
-is -(tau_f + tau_s - g_c), and g(q) (the function `gravity`) stays qfrc_bias at rest. The spring reads q(k) from the joint's transform (X[k].coordinates, set by
-Tree.transforms and, as duals, by tangent_transforms), so the derivatives see it too. Neither springs nor gravcomp are identified parameters (the regressor
-leaves them out). sgn is sign(qd), or
+is -(tau_f + tau_s - g_c), and g(q) (the function `gravity`) stays qfrc_bias at rest. The spring reads
+q(k) from the joint's transform (X[k].coordinates, set by Tree.transforms and, as duals, by
+tangent_transforms), so the derivatives see it too. Neither springs nor gravcomp are identified
+parameters (the regressor leaves them out). sgn is sign(qd), or
 tanh(qd / delta) when the model asks for smooth Coulomb friction (delta = coulomb_smoothing > 0),
 which an ODE integrator can step through. The armature enters the other functions through M's
 diagonal and the Riccati recursion's D(k) (riccati.py).
@@ -96,12 +97,12 @@ def joint_forces(ctx, chain, qd, qdd, X=None):
 
 
 def add_joint_forces(ctx, chain, T, qd, qdd, X):
-    """T + tau_f(qd) + tau_s(q) + Ia qdd, element by element (joints without friction stay as they are)."""
+    """T + tau_f(qd) + tau_s(q) - g_c(q) + Ia qdd, element by element (zero entries leave T as it is)."""
     extra = joint_forces(ctx, chain, qd, qdd, X)
     return [t if _is_zero(e) else ctx.bind(t + e) for t, e in zip(T, extra)]
 
 
 def subtract_friction(ctx, chain, T, qd, X):
-    """T - tau_f(qd) - tau_s(q): the part of the joint forces that accelerates the bodies (and rotors)."""
+    """T - tau_f(qd) - tau_s(q) + g_c(q): the part of the joint forces that accelerates the bodies (and rotors)."""
     extra = joint_forces(ctx, chain, qd, None, X)
     return [t if _is_zero(e) else ctx.bind(t - e) for t, e in zip(T, extra)]
