@@ -432,3 +432,14 @@ def test_joint_params_file_gives_springs_to_a_urdf(tmp_path):
             close(x, y)
     assert e.inverse_dynamics_derivatives(q, v, a)[0][1, 1] - plain.inverse_dynamics_derivatives(q, v, a)[0][1, 1] \
         == pytest.approx(7.0)
+
+
+def test_actuator_gravcomp_is_a_warning(tmp_path):
+    """A joint with actuatorgravcomp="true" gets its gravcomp from MuJoCo's actuators (absent with actuation
+    off), not as a passive force: symdyn keeps it passive and says so."""
+    path = tmp_path / "actgravcomp.xml"
+    path.write_text('<mujoco><worldbody><body name="a" gravcomp="1"><joint name="j" axis="0 1 0" '
+                    'actuatorgravcomp="true"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/></body>'
+                    '</worldbody></mujoco>')
+    assert any("joint 'j': actuatorgravcomp" in w for w in load_robot(path).warnings)
+    assert not any("actuatorgravcomp" in w for w in load_robot(DATA / "gravcomp.xml").warnings)

@@ -250,6 +250,9 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
         c.qpos0 += [ref] if jtype in ("hinge", "slide") else [1.0, 0.0, 0.0, 0.0] if jtype == "ball" else \
             list(body.world[1]) + list(matrix_quat(body.world[0]))
         _passive(c, a, name, jtype)
+        if a.get("actuatorgravcomp", "false") == "true":
+            c.warn(f"joint '{name}': actuatorgravcomp: MuJoCo applies its gravcomp through the actuators (none with "
+                   f"actuation off); symdyn counts it as a passive force")
         extra = {"axis": [float(x) for x in axis]} if jtype in ("hinge", "slide") else {}
         dynamics = {k: a.number(k) for k in ("damping", "armature", "stiffness") if a.number(k)}
         if jtype in ("hinge", "slide") and a.number("springref"):
