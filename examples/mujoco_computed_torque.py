@@ -5,7 +5,8 @@ d.qvel as they are (an MJCF model's generated functions take MuJoCo's qpos and q
 
     tau = inverse_dynamics(q, qd, qdd_d + Kd (qd_d - qd) + Kp (q_d - q))      (d.qfrc_applied)
 
-with the generated inverse_dynamics, which includes the joints' armature and damping as MuJoCo has them.
+with the generated inverse_dynamics, which includes the joints' armature, damping and springs (stiffness
+about springref) and the bodies' gravcomp as MuJoCo has them.
 MuJoCo's constraint solver (joint limits, contacts) and its actuators are switched off: the controller
 drives every joint. The desired trajectory is a sinusoid per joint; the model starts off it, so the
 tracking error has to fall from e0 to the floor that the sampled (held) torque leaves.
@@ -14,8 +15,9 @@ tracking error has to fall from e0 to the floor that the sampled (held) torque l
 
 --model takes an MJCF file or gymnasium:NAME (gymnasium's envs/mujoco/assets/NAME.xml). An MJCF model is
 generated in MuJoCo's coordinates, so free and ball joints take d.qpos and d.qvel as they are too (the Ant's
-torso is held by a wrench on its free joint, the legs follow sinusoids). Joint springs and gravcomp are not
-modelled by symdyn yet: models with them track less well.
+torso is held by a wrench on its free joint, the legs follow sinusoids). gymnasium:humanoid, with springs on
+its joints, tracks too (final error 3.5e-4 of 0.1 here, 2000 steps); MuJoCo's fluid forces and tendon springs
+are not modelled: models with them track less well.
 Exits with status 1 if the error does not fall below --tolerance.
 """
 import sys

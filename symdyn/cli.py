@@ -129,8 +129,9 @@ def _load(path, options):
 def selection_options(command):
     """--lock, --root and --tip: the part of the robot to generate (symdyn.readers.selection); --joint-params."""
     command = click.option("--joint-params", "joint_params", default=None, metavar="FILE",
-                           help="YAML file of per-joint friction and armature (damping, friction, friction_offset, "
-                                "armature) overriding the robot file's; see docs/robot-format.md.")(command)
+                           help="YAML file of per-joint friction, armature and springs (damping, friction, "
+                                "friction_offset, armature, stiffness, springref) overriding the robot file's; "
+                                "see docs/robot-format.md.")(command)
     command = click.option("--tip", default=None, metavar="LINK",
                            help="Keep only the chain from the root to LINK (with what is fixed to it).")(command)
     command = click.option("--root", default=None, metavar="LINK",

@@ -12,7 +12,8 @@ from .functions import arg_dims, arguments, resolve, sizes
 from .generate import module_name, render
 # the Pinocchio adapter (symdyn.oracle.pinocchio), also for the modules and tests that import it from here
 from .oracle.pinocchio import (JointsDisagree, PINOCCHIO_FRAME_NAMES, PINOCCHIO_NAMES, coupling_matrix,  # noqa: F401
-                               joint_dynamics_vectors, pinocchio_constraint_functions, pinocchio_functions,
+                               joint_dynamics_vectors, passive_forces, pinocchio_constraint_functions,
+                               pinocchio_functions,
                                pinocchio_model, pinocchio_reference, set_joint_dynamics, tree_configuration,
                                _mimic_functions)
 
@@ -59,7 +60,8 @@ def _pinocchio(model, notes):
     if model.joint_params:                 # friction and armature from a file Pinocchio did not read
         set_joint_dynamics(pmodel, model)
     functions = pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames],
-                                    joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing)
+                                    joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing,
+                                    passive_forces(model))
     if model.constraints:            # the joint friction as pinocchio_functions adds it
         offset, s = joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing
         sgn = (lambda v: np.tanh(v / s)) if s else np.sign

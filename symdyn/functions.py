@@ -168,7 +168,7 @@ def _zeros(chain):
 
 def _inverse_dynamics(ctx, chain, X, qd, qdd):
     """RNEA, then friction and the rotors' Ia qdd at the joints."""
-    return _fr.add_joint_forces(ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd), qd, qdd)
+    return _fr.add_joint_forces(ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd), qd, qdd, X)
 
 
 def _mass_matrix(ctx, chain, X):
@@ -182,7 +182,7 @@ def _mass_matrix(ctx, chain, X):
 
 def _forward_dynamics(ctx, chain, X, ric, qd, tau):
     """Kalman filter and smoother on the forces left after friction (the armature is in D)."""
-    return kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd))
+    return kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd, X))
 
 
 def _base_regressor(ctx, chain, X, qd, qdd):
@@ -312,12 +312,12 @@ KINEMATICS = (
              "the articulated inertias)."),
     Function("inverse_dynamics_fext", ("q", "qd", "qdd", "f_ext"), "tau", "vector",
              _wrenches(lambda ctx, chain, X, qd, qdd, fb: _fr.add_joint_forces(
-                 ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd, f_ext=fb), qd, qdd)),
+                 ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd, f_ext=fb), qd, qdd, X)),
              "inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
              "world axes at each frame of FRAMES.", gravity=True),
     Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "qdd", "vector",
              _wrenches(_diagonalized(lambda ctx, chain, X, ric, qd, tau, fb: kalman_smoother.forward_dynamics(
-                 ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd), f_ext=fb))),
+                 ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd, X), f_ext=fb))),
              "forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
              "world axes at each frame of FRAMES.", gravity=True),
 )

@@ -82,7 +82,8 @@ def header_lines(model, path):
         name = "  " * depth + one_line(j.name)
         axis = f" axis [{', '.join(f'{a:g}' for a in j.axis)}]" if j.kind.has_axis else ""
         extra = "".join(f" {label} {getattr(j, key, 0.0):g}" for label, key in (
-            ("Fv", "damping"), ("Fc", "friction"), ("Fo", "friction_offset"), ("Ia", "armature")) if getattr(j, key, 0.0))
+            ("Fv", "damping"), ("Fc", "friction"), ("Fo", "friction_offset"), ("Ia", "armature"), ("K", "stiffness"),
+            ("q_ref", "springref")) if getattr(j, key, 0.0))
         if k in follows:
             m = follows[k]
             extra += (f" mimic: q = {m.multiplier:g} * q[{one_line(model.joints[m.master].name)}]"

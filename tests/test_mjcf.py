@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOL = 1e-9
 #: MuJoCo passive forces symdyn does not model yet: zeroed in MuJoCo for the comparison, and the
 #: reader must have warned about each (test_unmodelled_passive_forces_warn)
-UNMODELLED = ("stiffness", "gravcomp", "fluid", "tendon stiffness and damping")
+UNMODELLED = ("ball and free joint stiffness", "fluid", "tendon stiffness and damping")
 
 
 def mujoco_model(path, zero_unmodelled=False):
@@ -33,8 +33,8 @@ def mujoco_model(path, zero_unmodelled=False):
     off = mujoco.mjtDisableBit
     m.opt.disableflags |= off.mjDSBL_CONSTRAINT | off.mjDSBL_ACTUATION | off.mjDSBL_CONTACT
     if zero_unmodelled:
-        m.jnt_stiffness[:] = 0
-        m.body_gravcomp[:] = 0
+        hinge_slide = np.isin(m.jnt_type, [mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE])
+        m.jnt_stiffness[~hinge_slide] = 0        # hinge and slide springs are modelled: left on
         m.tendon_stiffness[:] = m.tendon_damping[:] = 0
         m.opt.density = m.opt.viscosity = 0
     return m
@@ -132,6 +132,10 @@ def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, mod
         close(np.linalg.solve(T, a_sd - lay.dT_v(qpos, qvel)), d.qacc)
         if frames and m.nsite:
             _check_sites(m, d, e, q, T)
+        if hasattr(e, "gravity"):           # qfrc_bias at rest: no springs, no gravcomp
+            d.qvel[:] = 0
+            mujoco.mj_forward(m, d)
+            close(T.T @ e.gravity(q), d.qfrc_bias)
     return model
 
 
@@ -155,7 +159,7 @@ def _check_sites(m, d, e, q, T):
 
 
 FEATURES = ["hinge_slide_chain", "orientations", "defaults_frames", "include_main", "ball", "free",
-            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality"]
+            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality", "springs", "gravcomp"]
 
 
 @pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
@@ -211,13 +215,14 @@ def test_equality_constraints_become_loops():
 
 
 def test_unmodelled_passive_forces_warn():
-    """Springs, gravcomp and fluid forces are named in one warning each; frictionloss and actuators are
+    """Ball-joint springs and fluid forces are named in one warning each; frictionloss and actuators are
     listed as ignored; with them zeroed in MuJoCo the rest agrees."""
     path = DATA / "passive_unmodelled.xml"
     model = check_against_mujoco(path, zero_unmodelled=True)
     text = " ".join(model.warnings)
-    for word in ("stiffness", "gravcomp", "fluid"):
+    for word in ("stiffness of ball and free joints", "b2", "fluid"):
         assert word in text, word
+    assert "j1" not in text and "gravcomp" not in text      # the hinge's spring and gravcomp are modelled
     assert "frictionloss" in model.source and "actuator" in model.source
     with pytest.raises(AssertionError):
         check_against_mujoco(path, states=1)
@@ -254,14 +259,15 @@ GENERATED = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "forward_dy
 
 @pytest.mark.parametrize("language", ["python", "c"])
 def test_generated_code_matches_mujoco(language, tmp_path):
-    """The generated Python and C (one small compile) of a floating model with several joints per body."""
+    """The generated Python and C (one small compile) of a floating model with several joints per body,
+    springs and gravcomp."""
     import importlib.util
     import shutil
     import symdyn
     from symdyn.generate import module_name, render
     if language == "c" and not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
         pytest.skip("no C compiler")
-    path = DATA / "free.xml"
+    path = DATA / "gravcomp.xml"
     model = load_robot(path)
     files = render(model, ("python", "c"), functions=GENERATED)
     for name, text in files.items():
@@ -348,3 +354,92 @@ def test_reader_qpos0_is_mujocos(path):
     m = mujoco.MjModel.from_xml_path(str(path))
     _, extras = read_mjcf(path, path.read_bytes())
     assert np.allclose(extras["qpos0"], m.qpos0, rtol=0, atol=1e-12)
+
+
+def _tangent_fd(f, e, q, nv, h=1e-6):
+    """Central differences of f(q) along each tangent direction (q moved by integrate(q, +-h e_j))."""
+    columns = []
+    for j in range(nv):
+        step = np.zeros(nv)
+        step[j] = h
+        columns.append((f(e.integrate(q, step)) - f(e.integrate(q, -step))) / (2 * h))
+    return np.array(columns).T
+
+
+@pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
+@pytest.mark.parametrize("name", ["springs", "gravcomp"])
+def test_passive_force_derivatives_match_finite_differences(name, conventions):
+    """dtau/dq, dtau/dv and dqdd/dq, dqdd/dv with springs and gravcomp (MuJoCo's coordinates: duals
+    through the trace; Pinocchio's: the analytical recursions) against central differences."""
+    path = DATA / f"{name}.xml"
+    model = load_robot(path) if conventions is None else load_robot(path, conventions=conventions)
+    e = Engine(model)
+    m = mujoco_model(path)
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        qpos, _, _ = random_state(m, rng)
+        q = Layout(m, model).q(qpos) if conventions else qpos
+        v, a, tau = rng.normal(size=(3, model.nv))
+        dq, dv = e.inverse_dynamics_derivatives(q, v, a)
+        assert np.abs(dq - _tangent_fd(lambda x: e.inverse_dynamics(x, v, a), e, q, model.nv)).max() < 1e-6
+        fd_v = _tangent_fd(lambda x: e.inverse_dynamics(q, x, a), e, v, model.nv) if False else np.array(
+            [(e.inverse_dynamics(q, v + h, a) - e.inverse_dynamics(q, v - h, a)) / 2e-6 for h in 1e-6 * np.eye(model.nv)]).T
+        assert np.abs(dv - fd_v).max() < 1e-6
+        Dq, Dv, _ = e.forward_dynamics_derivatives(q, v, tau)
+        assert np.abs(Dq - _tangent_fd(lambda x: e.forward_dynamics(x, v, tau), e, q, model.nv)).max() < 1e-5
+
+
+@pytest.mark.parametrize("name", ["springs", "gravcomp"])
+def test_pinocchio_oracle_adds_the_same_passive_forces(name):
+    """Pinocchio's counterparts (symdyn.oracle.pinocchio.passive_forces) agree with the engine on a model
+    with springs and gravcomp in Pinocchio's coordinates: `symdyn compare` stays consistent."""
+    pytest.importorskip("pinocchio")
+    from symdyn.oracle.pinocchio import passive_forces, pinocchio_functions, pinocchio_model
+    model = load_robot(DATA / f"{name}.xml", conventions="pinocchio")
+    e, oracle = Engine(model), pinocchio_functions(pinocchio_model(model), passive=passive_forces(model))
+    m = mujoco_model(DATA / f"{name}.xml")
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q = Layout(m, model).q(random_state(m, rng)[0])
+        v, a, tau = rng.normal(size=(3, model.nv))
+        for fn, args in (("inverse_dynamics", (q, v, a)), ("nonlinear_effects", (q, v)), ("gravity", (q,)),
+                         ("forward_dynamics", (q, v, tau)), ("inverse_dynamics_derivatives", (q, v, a)),
+                         ("forward_dynamics_derivatives", (q, v, tau))):
+            ours, theirs = getattr(e, fn)(*args), oracle[fn](*args)
+            for x, y in zip(ours, theirs) if isinstance(ours, tuple) else ((ours, theirs),):
+                close(x, y)
+
+
+def test_joint_params_file_gives_springs_to_a_urdf(tmp_path):
+    """stiffness/springref in a joint-parameter file: the engine and the Pinocchio column of `compare` add the
+    same K (q - q_ref), and its K on dtau/dq's diagonal."""
+    pytest.importorskip("pinocchio")
+    from symdyn.compare import _pinocchio
+    params = tmp_path / "springs.yaml"
+    params.write_text("joints:\n  panda_joint2: {stiffness: 7.0, springref: 0.4}\n  panda_joint4: {stiffness: 2.0}\n")
+    model = load_robot(ROOT / "robots" / "panda.urdf", joint_params=params)
+    plain = Engine(load_robot(ROOT / "robots" / "panda.urdf"))
+    e, oracle = Engine(model), _pinocchio(model, [])
+    rng = np.random.default_rng(2)
+    q, v, a = rng.normal(size=(3, model.nv))
+    spring = np.zeros(model.nv)
+    spring[1], spring[3] = 7.0 * (q[1] - 0.4), 2.0 * q[3]
+    close(e.inverse_dynamics(q, v, a), plain.inverse_dynamics(q, v, a) + spring)
+    close(e.gravity(q), plain.gravity(q))
+    for fn in ("inverse_dynamics", "forward_dynamics", "inverse_dynamics_derivatives", "forward_dynamics_derivatives"):
+        ours, theirs = getattr(e, fn)(q, v, a), oracle[fn](q, v, a)
+        for x, y in zip(ours, theirs) if isinstance(ours, tuple) else ((ours, theirs),):
+            close(x, y)
+    assert e.inverse_dynamics_derivatives(q, v, a)[0][1, 1] - plain.inverse_dynamics_derivatives(q, v, a)[0][1, 1] \
+        == pytest.approx(7.0)
+
+
+def test_actuator_gravcomp_is_a_warning(tmp_path):
+    """A joint with actuatorgravcomp="true" gets its gravcomp from MuJoCo's actuators (absent with actuation
+    off), not as a passive force: symdyn keeps it passive and says so."""
+    path = tmp_path / "actgravcomp.xml"
+    path.write_text('<mujoco><worldbody><body name="a" gravcomp="1"><joint name="j" axis="0 1 0" '
+                    'actuatorgravcomp="true"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/></body>'
+                    '</worldbody></mujoco>')
+    assert any("joint 'j': actuatorgravcomp" in w for w in load_robot(path).warnings)
+    assert not any("actuatorgravcomp" in w for w in load_robot(DATA / "gravcomp.xml").warnings)

@@ -45,6 +45,12 @@ class Tree:
         self.viscous, self.coulomb, self.friction_offset, self.armature = (
             [flat[10 * nb + 4 * k + i] for k in range(self.n)] for i in range(4))
         self.coulomb_smoothing = model.coulomb_smoothing
+        # per joint: spring K (q - springref), not a parameter (symdyn.recursions.friction)
+        self.stiffness = [c(j.stiffness) for j in model.joints]
+        self.springref = [c(j.springref) for j in model.joints]
+        # per body: the mass and first moment MuJoCo's gravcomp holds up, flat as `params` (None: no gravcomp)
+        self.compensated = [c(x) for b in model.bodies for x in (tuple(b.gravcomp) or (0.0,) * 4) + (0.0,) * 6] \
+            if any(b.gravcomp for b in model.bodies) else None
         self.M = [S.rigid_inertia(p) for p in params]
         # the same inertias by parts: J about O_k and the first moment h = m c
         self.J = [[[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]] for p in params]
@@ -75,8 +81,11 @@ class Tree:
         if self.model.mimic:
             from ..recursions.mimic import tree_configuration
             q = tree_configuration(self, q)
-        return [kind.transform(self.ctx, A, l0, h, [q[i] for i in self.qi[k]])
-                for k, (A, l0, h, kind) in enumerate(self.geometry)]
+        X = [kind.transform(self.ctx, A, l0, h, [q[i] for i in self.qi[k]])
+             for k, (A, l0, h, kind) in enumerate(self.geometry)]
+        for k, x in enumerate(X):
+            x.coordinates = [q[i] for i in self.qi[k]]    # the joint's own q: springs (friction.py)
+        return X
 
     def rates(self, x, k):
         """Joint k's entries of a velocity-sized vector."""

@@ -33,6 +33,8 @@ class Joint:
     friction: float = 0.0        # Coulomb friction Fc, URDF <dynamics friction>
     friction_offset: float = 0.0  # constant offset Fo of the friction torque
     armature: float = 0.0        # rotor inertia Ia reflected to the joint (added to M's diagonal)
+    stiffness: float = 0.0       # spring K: the joint force K (q - springref) (MJCF stiffness); not a parameter
+    springref: float = 0.0       # the spring's rest coordinate (MJCF springref)
 
     @property
     def kind(self):
@@ -43,6 +45,7 @@ class Joint:
 class Body:
     name: str
     params: Tuple[float, ...]   # PARAMETER_NAMES, about the link origin, in the link frame
+    gravcomp: Tuple[float, ...] = ()   # (m, mx, my, mz) held up against gravity (MJCF gravcomp): () for none
 
     @property
     def mass(self):

@@ -63,6 +63,45 @@ def joint_dynamics_vectors(model, tree=False):
     return out
 
 
+def passive_forces(model, tree=False):
+    """(force(q), d force/dq (q)) of the joint springs K (q - q_ref) minus MuJoCo's gravcomp g_c(q)
+    (symdyn.recursions.friction), which Pinocchio has no field for, in symdyn's q and tangent space (tree=True:
+    the tree's configuration, mimic joints included); None when the model has neither."""
+    import pinocchio as pin
+    q_slices, v_slices = (model.tree_q_slices, model.tree_v_slices) if tree else (model.q_slices, model.v_slices)
+    nv = model.tree_nv if tree else model.nv
+    springs = [(qi[0], vi[0], j.stiffness, j.springref)
+               for j, qi, vi in zip(model.joints, q_slices, v_slices) if len(vi) == 1 and j.stiffness]
+    held = _compensated_model(model) if any(b.gravcomp for b in model.bodies) else None
+    if not springs and held is None:
+        return None
+    data = held.createData() if held is not None else None
+    c = pinocchio_configuration(held) if held is not None else None
+    K = np.zeros((nv, nv))
+    for _, i, k, _ in springs:
+        K[i, i] = k
+
+    def force(q):
+        out = np.zeros(nv)
+        for qi, vi, k, ref in springs:
+            out[vi] = k * (q[qi] - ref)
+        return out if held is None else out - pin.computeGeneralizedGravity(held, data, c(q))
+
+    def derivative(q):
+        return K if held is None else K - pin.computeGeneralizedGravityDerivatives(held, data, c(q))
+    return force, derivative
+
+
+def _compensated_model(model):
+    """Pinocchio's model whose bodies have the masses and first moments MuJoCo's gravcomp holds up."""
+    import pinocchio as pin
+    pm = pinocchio_model(model)
+    for k, body in enumerate(model.bodies):
+        m, h = (body.gravcomp[0], np.array(body.gravcomp[1:4])) if body.gravcomp else (0.0, np.zeros(3))
+        pm.inertias[k + 1] = pin.Inertia(m, h / m if m else np.zeros(3), np.zeros((3, 3)))
+    return pm
+
+
 def set_joint_dynamics(pmodel, model):
     """Pinocchio's model.armature, damping and friction from symdyn's joints."""
     values = joint_dynamics_vectors(model, tree=bool(model.mimic))   # per joint of the tree
@@ -191,7 +230,7 @@ def pinocchio_configuration(pmodel):
     return convert
 
 
-def pinocchio_functions(pmodel, frames=(), offset=None, smoothing=0.0):
+def pinocchio_functions(pmodel, frames=(), offset=None, smoothing=0.0, passive=None):
     """Pinocchio's counterparts of the generated functions, one state at a time, full matrices,
     taking symdyn's q (pinocchio_configuration); with `frames` (names), also those of the frame
     kinematics, centroidal maps and external wrenches.
@@ -199,13 +238,16 @@ def pinocchio_functions(pmodel, frames=(), offset=None, smoothing=0.0):
     Pinocchio's crba, aba, rnea and computeMinverse include model.armature; its model.damping and
     model.friction are data only, so the joint friction Fv v + Fc sign(v) (+ the offset, which
     Pinocchio has no field for) is added here, term by term. The regressor is
-    computeJointTorqueRegressor (rigid bodies) beside the friction and armature columns."""
+    computeJointTorqueRegressor (rigid bodies) beside the friction and armature columns. passive: the
+    (force(q), derivative(q)) of passive_forces, added as the friction is (not to the regressor)."""
     import pinocchio as pin
     data = pmodel.createData()
     c = pinocchio_configuration(pmodel)
     offset = np.zeros(pmodel.nv) if offset is None else np.asarray(offset, dtype=float)
     sgn = (lambda v: np.tanh(v / smoothing)) if smoothing else np.sign
-    fric = lambda v: pmodel.damping * v + pmodel.friction * sgn(v) + offset
+    fric_v = lambda v: pmodel.damping * v + pmodel.friction * sgn(v) + offset
+    spring = passive[0] if passive else (lambda q: 0.0)
+    fric = lambda v, q: fric_v(v) + spring(q)
     sym = lambda A: np.triu(A) + np.triu(A, 1).T        # crba and computeMinverse fill the upper triangle
 
     def udu(q):                                          # M = U D U^T (pinocchio.cholesky)
@@ -224,21 +266,21 @@ def pinocchio_functions(pmodel, frames=(), offset=None, smoothing=0.0):
     extra = _frame_functions(pmodel, data, frames, c) if frames else {}
     if frames:          # the f_ext variants include the joint friction too
         rnea_f, aba_f = extra["inverse_dynamics_fext"], extra["forward_dynamics_fext"]
-        extra["inverse_dynamics_fext"] = lambda q, v, a, w: rnea_f(q, v, a, w) + fric(v)
-        extra["forward_dynamics_fext"] = lambda q, v, t, w: aba_f(q, v, t - fric(v), w)
+        extra["inverse_dynamics_fext"] = lambda q, v, a, w: rnea_f(q, v, a, w) + fric(v, q)
+        extra["forward_dynamics_fext"] = lambda q, v, t, w: aba_f(q, v, t - fric(v, q), w)
     return {**extra,
-            "inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a) + fric(v),
+            "inverse_dynamics": lambda q, v, a: pin.rnea(pmodel, data, c(q), v, a) + fric(v, q),
             "mass_matrix": lambda q: sym(pin.crba(pmodel, data, c(q))),
             "mass_matrix_inverse": lambda q: sym(pin.computeMinverse(pmodel, data, c(q))),
-            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t - fric(v)).copy(),
+            "forward_dynamics": lambda q, v, t: pin.aba(pmodel, data, c(q), v, t - fric(v, q)).copy(),
             "gravity": lambda q: pin.computeGeneralizedGravity(pmodel, data, c(q)).copy(),
             "coriolis_matrix": lambda q, v: pin.computeCoriolisMatrix(pmodel, data, c(q), v).copy(),
-            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v) + fric(v),
+            "nonlinear_effects": lambda q, v: pin.nonLinearEffects(pmodel, data, c(q), v) + fric(v, q),
             "articulated_inertia": lambda q: udu(q)[1], "udu_factor": lambda q: udu(q)[0],
-            "regressor": regressor, **_derivative_functions(pmodel, data, c, fric, sym)}
+            "regressor": regressor, **_derivative_functions(pmodel, data, c, fric, sym, passive)}
 
 
-def _derivative_functions(pmodel, data, c, fric, sym):
+def _derivative_functions(pmodel, data, c, fric, sym, passive=None):
     """Pinocchio's derivatives and energies. Its damping is data only: the viscous friction's diag(Fv)
     enters dtau/dv, and -M^-1 diag(Fv) ddq/dv (aba runs on tau - friction(v)). The kinetic energy is
     the bodies' (computeKineticEnergy on the model without armature: Pinocchio 4.1 counts the armature
@@ -248,14 +290,16 @@ def _derivative_functions(pmodel, data, c, fric, sym):
     rigid.armature[:] = 0.0
     rigid_data = rigid.createData()
 
+    spring_dq = passive[1] if passive else (lambda q: np.zeros((pmodel.nv, pmodel.nv)))
+
     def rnea_derivatives(q, v, a):
         dq, dv, _ = pin.computeRNEADerivatives(pmodel, data, c(q), v, a)
-        return dq.copy(), dv + np.diag(pmodel.damping)
+        return dq + spring_dq(q), dv + np.diag(pmodel.damping)
 
     def aba_derivatives(q, v, tau):
-        dq, dv, Minv = pin.computeABADerivatives(pmodel, data, c(q), v, tau - fric(v))
+        dq, dv, Minv = pin.computeABADerivatives(pmodel, data, c(q), v, tau - fric(v, q))
         Minv = sym(Minv)
-        return dq.copy(), dv - Minv @ np.diag(pmodel.damping), Minv
+        return dq - Minv @ spring_dq(q), dv - Minv @ np.diag(pmodel.damping), Minv
 
     return {"inverse_dynamics_derivatives": rnea_derivatives, "forward_dynamics_derivatives": aba_derivatives,
             "kinetic_energy": lambda q, v: pin.computeKineticEnergy(rigid, rigid_data, c(q), v)
@@ -302,7 +346,7 @@ def _mimic_functions(model, pmodel):
     values = joint_dynamics_vectors(model, tree=True)
     pmodel.armature[:], pmodel.damping[:], pmodel.friction[:] = values["armature"], values["damping"], values["friction"]
     full = pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames], values["friction_offset"],
-                               model.coulomb_smoothing)
+                               model.coulomb_smoothing, passive_forces(model, tree=True))
     G, t = coupling_matrix(model), lambda q: tree_configuration(model, q)
     M = lambda q: G.T @ full["mass_matrix"](t(q)) @ G
     b = lambda q, v: G.T @ full["nonlinear_effects"](t(q), G @ v)

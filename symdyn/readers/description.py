@@ -38,9 +38,9 @@ ROBOT_KEYS = ("name", "source", "gravity", "base", "base_link", "links", "joints
               "contacts", "loops", "actuated")
 #: the free-flyer that --floating-base puts between the world and the base link (Pinocchio's name)
 ROOT_JOINT = "root_joint"
-LINK_KEYS = ("name", "mass", "com", "inertia")
+LINK_KEYS = ("name", "mass", "com", "inertia", "gravcomp")
 JOINT_KEYS = ("name", "type", "parent", "child", "origin", "axis") + (
-    "damping", "friction", "friction_offset", "armature", "mimic")
+    "damping", "friction", "friction_offset", "armature", "stiffness", "springref", "mimic")
 MIMIC_KEYS = ("joint", "multiplier", "offset")
 #: the largest mimic multiplier and offset (gear ratios are far smaller; beyond, M's entries, which hold
 #: the multiplier's square, overflow to inf near 1e155)
@@ -49,7 +49,8 @@ MIMIC_LIMIT = 1e6
 #: coordinates, Pinocchio's mimic=True) or as an independent joint (asked for: no warning)
 MIMIC_MODES = ("reduced", "independent")
 #: the friction and rotor fields of a joint (model.Joint), and whether they must be >= 0
-JOINT_DYNAMICS = {"damping": True, "friction": True, "friction_offset": False, "armature": True}
+JOINT_DYNAMICS = {"damping": True, "friction": True, "friction_offset": False, "armature": True, "stiffness": True,
+                  "springref": False}
 ORIGIN_KEYS = ("xyz", "rpy", "rotation")
 #: a revolute joint whose moving links have less inertia about its axis than this fraction of
 #: their inertia about its origin makes the mass matrix singular (numerically) at q = 0
@@ -163,6 +164,7 @@ def _link_params(chk, link, where):
     """(m, m c, J about the link origin) in the link frame, checked for physical consistency."""
     chk.known(link, LINK_KEYS, where)
     mass = chk.number(chk.field(link, "mass", where), f"{where}: mass")
+    chk.number(link.get("gravcomp", 0.0), f"{where}: gravcomp")        # read by _merge
     if mass < 0:
         chk.fail(f"{where}: mass must not be negative, got {mass!r}")
     com = link.get("com")
@@ -405,7 +407,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     """Walk the tree from the base depth first, children in the order of the joint list (Pinocchio's
     order, so that q vectors are interchangeable): moving joints make bodies, fixed joints merge
     into the owner. Every link and joint keeps its frame, placed in its owner body's frame."""
-    out_joints, body_params, body_names = [], [], []
+    out_joints, body_params, body_names, compensated = [], [], [], []
+    gravcomp = {link.get("name"): float(link.get("gravcomp", 0.0)) for link in desc.get("links") or ()}
     frames = [Frame(base, "link", -1, G.IDENTITY, G.ZERO)]
     # per link: (owning body index or -1 for base, R and p of the link frame in the owner frame)
     frame = {base: (-1, G.IDENTITY, G.ZERO)}
@@ -421,6 +424,7 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 frame[child] = (owner, Rc, pc)
                 if owner >= 0:
                     body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *params))
+                    compensated[owner] = _compensated(compensated[owner], gravcomp.get(child, 0.0), Rc, pc, params)
                 placement = (G.snap_matrix(Rc), G.snap_vector(pc))
                 leaf = owner >= 0 and not children.get(child)     # a moving link without child links
                 frames += [Frame(jname, "fixed-joint", owner, *placement, leaf), Frame(child, "link", owner, *placement, leaf)]
@@ -430,6 +434,7 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
                 out_joints.append(Joint(jname, JOINT_TYPES[jtype].name, owner, G.snap_matrix(Rc), G.snap_vector(pc),
                                         (0.0, 0.0, 0.0) if axis is None else G.snap_vector(axis), **dynamics))
                 body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *params))
+                compensated.append(_compensated((0.0,) * 4, gravcomp.get(child, 0.0), G.IDENTITY, G.ZERO, params))
                 body_names.append(child)
                 k = len(out_joints) - 1
                 frame[child] = (k, G.IDENTITY, G.ZERO)
@@ -439,14 +444,14 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     if not out_joints:
         chk.fail("the robot has no moving joints")
     bodies = []
-    for j, lname, params in zip(out_joints, body_names, body_params):
+    for j, lname, params, gc in zip(out_joints, body_names, body_params, compensated):
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in params + j.offset):
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
         params = _flush_noise(params)
         if any(0.0 < abs(x) < sys.float_info.min for x in params):   # subnormal: 1/m would be inf in the code
             chk.fail(f"link '{lname}': its inertial parameters underflow (a mass, first moment or inertia below "
                      f"{sys.float_info.min:.3g} in magnitude): use other units")
-        bodies.append(Body(lname, tuple(float(x) for x in params)))
+        bodies.append(Body(lname, tuple(float(x) for x in params), tuple(float(x) for x in gc) if any(gc) else ()))
     for f in frames:
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in f.translation):
             chk.fail(f"link '{f.name}': its position overflows (numbers too large)")
@@ -455,6 +460,14 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
                  source="" if source is None else str(source), path=str(path), digest=digest, frames=tuple(frames),
                  coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)))
+
+
+def _compensated(total, fraction, R, p, params):
+    """total + fraction (m, m c) of a link at (R, p): the mass and first moment whose weight MuJoCo's
+    gravcomp holds up (Body.gravcomp)."""
+    if not fraction:
+        return total
+    return G.add_parameters(total, tuple(fraction * x for x in G.moved_parameters(R, p, *params)[:4]))
 
 
 def _flush_noise(params):

@@ -1,10 +1,10 @@
-"""A joint-parameter file: friction and rotor inertias that override the robot file's.
+"""A joint-parameter file: friction, springs and rotor inertias that override the robot file's.
 
     # arm_friction.yaml
     coulomb_smoothing: 0.01        # optional: Fc tanh(qd / 0.01) instead of Fc sign(qd)
     joints:
       panda_joint1: {damping: 0.2, friction: 0.5, friction_offset: 0.0, armature: 0.1}
-      panda_joint2: {armature: 0.1}
+      panda_joint2: {armature: 0.1, stiffness: 5.0, springref: 0.3}
 
 Fields left out keep the robot file's value (URDF <dynamics damping friction>, YAML joint fields,
 else 0). Every problem is a one-line RobotFileError naming this file.

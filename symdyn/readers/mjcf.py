@@ -14,8 +14,9 @@ last one. The zero of a hinge or slide is shifted by its `ref` (MuJoCo's qpos0),
 hinge or slide joint is MuJoCo's qpos. A free joint moves its body frame in world coordinates.
 Ball and free joints keep symdyn's (Pinocchio's) quaternion and velocity layout.
 
-Joint stiffness (springs about springref) and body gravcomp are MuJoCo passive forces that depend on
-q: they are not modelled yet (a warning names them). frictionloss, actuators, tendons, sensors,
+Joint stiffness (springs about springref, springdamper) of hinge and slide joints and body gravcomp
+are read (MuJoCo's passive forces: symdyn.recursions.friction); the stiffness of ball and free joints
+is not modelled yet (a warning names the joints). frictionloss, actuators, tendons, sensors,
 contacts and visuals do not change these dynamics: ignored (listed in the model's source line).
 """
 import math

@@ -97,7 +97,7 @@ def _tendon_forces(c):
 
 def springdamper_damping(model, springdamper, refs):
     """The model whose joints with MuJoCo's springdamper="timeconst dampratio" have MuJoCo's damping
-    2 / (timeconst w0), w0 their diagonal entry of the inverse mass matrix (armature included) at qpos0
+    2 / (timeconst w0) and stiffness 1 / (w0 (timeconst dampratio)^2), w0 their diagonal entry of the inverse mass matrix (armature included) at qpos0
     (MuJoCo's dof_invweight0: the joint's effective inertia is 1 / w0)."""
     from dataclasses import replace
     from ..engine import Engine
@@ -108,7 +108,10 @@ def springdamper_damping(model, springdamper, refs):
     joints = list(model.joints)
     for k, j in enumerate(joints):
         if j.name in springdamper:
-            joints[k] = replace(j, damping=float(2 / (springdamper[j.name][0] * w0[model.v_slices[k][0]])))
+            timeconst, dampratio = springdamper[j.name]
+            inertia = 1 / w0[model.v_slices[k][0]]
+            joints[k] = replace(j, damping=float(2 * inertia / timeconst),
+                                stiffness=float(inertia / (timeconst * dampratio) ** 2))
     return replace(model, joints=tuple(joints))
 
 
@@ -247,10 +250,15 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
         c.qpos0 += [ref] if jtype in ("hinge", "slide") else [1.0, 0.0, 0.0, 0.0] if jtype == "ball" else \
             list(body.world[1]) + list(matrix_quat(body.world[0]))
         _passive(c, a, name, jtype)
+        if a.get("actuatorgravcomp", "false") == "true":
+            c.warn(f"joint '{name}': actuatorgravcomp: MuJoCo applies its gravcomp through the actuators (none with "
+                   f"actuation off); symdyn counts it as a passive force")
         extra = {"axis": [float(x) for x in axis]} if jtype in ("hinge", "slide") else {}
-        dynamics = {k: a.number(k) for k in ("damping", "armature") if a.number(k)}
+        dynamics = {k: a.number(k) for k in ("damping", "armature", "stiffness") if a.number(k)}
+        if jtype in ("hinge", "slide") and a.number("springref"):
+            dynamics["springref"] = c._angle(a.number("springref")) if jtype == "hinge" else a.number("springref")
         if jtype in ("ball", "free") and dynamics:
-            c.warn(f"joint '{name}': damping and armature of {jtype} joints are not modelled yet: left out")
+            c.warn(f"joint '{name}': damping, armature and stiffness of {jtype} joints are not modelled yet: left out")
             dynamics = {}
         child = link_names.take(name) if i < len(body.joints) - 1 else body.name
         if i < len(body.joints) - 1:
@@ -266,15 +274,16 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
 
 
 def _passive(c, a, name, jtype):
-    """Note the joints with springs, a MuJoCo passive force symdyn does not model yet (one warning in all)."""
-    if a.number("stiffness") or name in c.springdamper:
+    """Note the ball and free joints with springs, a MuJoCo passive force symdyn does not model yet (one
+    warning in all; hinge and slide springs are modelled: symdyn.recursions.friction)."""
+    if jtype in ("ball", "free") and (a.number("stiffness") or name in c.springdamper):
         c.springs.append(name)
 
 
 def _warn_springs(c):
     if c.springs:
         shown = ", ".join(c.springs[:6]) + (f" and {len(c.springs) - 6} more" if len(c.springs) > 6 else "")
-        c.warn(f"joint stiffness (springs about springref) is not modelled yet: the generated functions leave out "
+        c.warn(f"the stiffness of ball and free joints is not modelled yet: the generated functions leave out "
                f"the spring forces of {shown}")
 
 
@@ -282,12 +291,12 @@ def _warn_springs(c):
 
 def _link(c, body):
     """The link entry of a body: mass, COM and inertia about the COM in the body frame."""
-    if body.element is not None and float(body.element.get("gravcomp", "0") or 0):
-        c.warn(f"body '{body.name}': gravcomp is not modelled yet: the generated functions leave out its force")
     mass, com, I = _mass_properties(c, body)
     mass, I = _bounded(c, mass, I)
+    gravcomp = float(body.element.get("gravcomp", "0") or 0) if body.element is not None else 0.0
     return {"name": body.name, "mass": float(mass), "com": [float(x) for x in com],
-            "inertia": {k: float(I["xyz".index(k[1]), "xyz".index(k[2])]) for k in INERTIA_KEYS}}
+            "inertia": {k: float(I["xyz".index(k[1]), "xyz".index(k[2])]) for k in INERTIA_KEYS},
+            **({"gravcomp": gravcomp} if gravcomp else {})}
 
 
 def _mass_properties(c, body):

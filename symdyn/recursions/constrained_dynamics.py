@@ -126,7 +126,7 @@ def constrained_forward_dynamics(ctx, chain, X, ric, v, tau, gains=None, error=N
     """(qdd, lambda) for joint forces tau (gravity and friction as in forward_dynamics). gains = (Kp, Kd)
     and error = phi (nc): Baumgarte's stabilization J qdd + J_dot v = -Kd J v - Kp phi."""
     st = Stack(chain)
-    T = _fr.subtract_friction(ctx, chain, tau, v)
+    T = _fr.subtract_friction(ctx, chain, tau, v, X)
     free = kalman_smoother.forward_dynamics(ctx, chain, X, ric, v, T)
     J = constraint_jacobian(ctx, chain, X)
     drift = constraint_drift(ctx, chain, X, v)

@@ -47,7 +47,7 @@ def inverse_dynamics_derivatives_forward_mode(ctx, chain, X, qd, qdd, f_ext=None
     Xd = tangent_transforms(d, chain, X, joint_directions(chain))
     v = [Dual(x, {nv + i: 1}) for i, x in enumerate(qd)]
     tau = rnea.inverse_dynamics(d, chain, Xd, v, qdd, f_ext=_wrenches(d, chain, Xd, f_ext))
-    tau = _fr.add_joint_forces(d, chain, tau, v, qdd)
+    tau = _fr.add_joint_forces(d, chain, tau, v, qdd, Xd)
     return jacobian(tau, range(nv)), jacobian(tau, range(nv, 2 * nv))
 
 
@@ -68,7 +68,7 @@ def _product(ctx, A, B):
 def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
     """(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1), each (nv, nv)."""
     ric = Riccati(ctx, chain, X)
-    T = _fr.subtract_friction(ctx, chain, tau, qd)
+    T = _fr.subtract_friction(ctx, chain, tau, qd, X)
     qdd = kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, T, f_ext=_wrenches(ctx, chain, X, f_ext))
     dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext)
     Minv = minverse.mass_matrix_inverse(ctx, chain, X, ric)
@@ -95,7 +95,8 @@ def _free_flyer_columns(ctx, chain, X, qd, f_ext):
     each, non-zero on its linear rows only); qdd(linear) is the rate of the body-frame velocity v.
     - Turning the base by theta (body frame) changes nothing but gravity seen from it, the base
       acceleration a = R^T (-g), which enters tau as the base's linear qdd does: dtau/dtheta =
-      M[:, linear] [a]x, so dqdd/dtheta = -E_linear [a]x. Not with world-fixed external wrenches (they turn).
+      M[:, linear] [a]x, so dqdd/dtheta = -E_linear [a]x. Not with world-fixed external wrenches (they turn),
+      nor with MuJoCo's gravcomp (world-fixed forces too: friction.py).
     - Galilean invariance: adding u to v (a uniform world velocity R u of every body) leaves every world
       acceleration, joint acceleration and force as they were; only v's rate turns with the base:
       d(v)/dt = R^T a_world - w x v, so dqdd/dv(linear) = -E_linear [w]x.
@@ -106,7 +107,7 @@ def _free_flyer_columns(ctx, chain, X, qd, f_ext):
             continue
         linear, angular = chain.vi[k][:3], chain.vi[k][3:]
         terms = [(known_v, linear, [qd[i] for i in angular])]
-        if f_ext is None:
+        if f_ext is None and chain.compensated is None:
             terms.append((known_q, angular, S.bind(ctx, S.rot_t(X[k][0], chain.base_acceleration[3:]))))
         for known, columns, a in terms:
             skew = _skew(a)

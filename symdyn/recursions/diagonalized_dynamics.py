@@ -46,7 +46,7 @@ def forward_dynamics(ctx, chain, X, ric, nu, T):
     """(q_dot, nu_dot) of the diagonalized equations of motion, gravity and friction included (Alg. 8.1)."""
     n = chain.n
     qd = joint_rates(ctx, chain, X, ric, nu)
-    T = subtract_friction(ctx, chain, T, qd)
+    T = subtract_friction(ctx, chain, T, qd, X)
     if any(len(H) > 1 for H in chain.H):
         g = inverse_dynamics(ctx, chain, X, [0] * chain.nv, [0] * chain.nv)
         eps = working_moments(ctx, chain, X, ric, [ctx.bind(t - x) for t, x in zip(T, g)])

@@ -188,7 +188,7 @@ def _forward_dynamics(ctx, chain, X, qd, tau, wrenches=None):
     for t, x in zip(_coordinate_index(chain), tau):
         tau_tree[t] = x
     qdd0 = kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd_tree,
-                                            _fr.subtract_friction(ctx, chain, tau_tree, qd_tree), f_ext=wrenches)
+                                            _fr.subtract_friction(ctx, chain, tau_tree, qd_tree, X), f_ext=wrenches)
     return _gather(Coupling(ctx, chain, X, ric, full=False).correct(qdd0), _coordinate_index(chain))
 
 

@@ -140,11 +140,16 @@ class Composites(Gyroscopic):
         return _inertia_times(self.IC[k], x)
 
 
+def _congruence(ctx, X, M, symmetric):
+    """R M R^T of the transform X (its joint's cheaper product when it has one)."""
+    return (X if isinstance(X, S.Transform) else S.Transform(*X)).congruence3(ctx, M, symmetric)
+
+
 def _shifted(ctx, X, A, p):
     """A child's symmetric block in its parent's frame: R A R^T - (l~ p~ + p~ l~), p the child's linear
     momentum in parent axes; l~ p~ + p~ l~ = p l^T + l p^T - 2 (l . p) 1."""
     R, l = X
-    RA = X.congruence3(ctx, A, True)
+    RA = _congruence(ctx, X, A, True)
     lp = _sym_outer(l, p)
     lp2 = 2 * S.dot(l, p)
     return [[RA[i][j] - lp[i][j] + (lp2 if i == j else 0) for j in range(3)] for i in range(3)]
@@ -203,7 +208,7 @@ class External:
                     continue
                 R, l = X[c]
                 f = S.bind(ctx, S.rot(R, Fs[c]))
-                moved = S.add3(X[c].congruence3(ctx, T[c], False), _outer_minus_dot(f, l))  # + l~ f~
+                moved = S.add3(_congruence(ctx, X[c], T[c], False), _outer_minus_dot(f, l))  # + l~ f~
                 T[k] = moved if T[k] is None else S.add3(T[k], moved)
                 Fs[k] = f if Fs[k] is None else S.add(Fs[k], f)
             if T[k] is not None:
@@ -236,6 +241,8 @@ def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
         entries.ancestors(i)
         entries.descendants(i)
     _add_friction(ctx, chain, qd, entries.dv)
+    _add_springs(ctx, chain, entries.dq)
+    _add_gravity_compensation(ctx, chain, X, entries.dq)
     return entries.dq, entries.dv
 
 
@@ -305,6 +312,26 @@ def _add_friction(ctx, chain, qd, dv):
         extra = tangent(_fr.joint_friction(d, chain, rates, k, i), 0)
         if not _fr._is_zero(extra):
             dv[i][i] = ctx.bind(dv[i][i] + extra)
+
+
+def _add_springs(ctx, chain, dq):
+    """The joints' springs: d(K (q - q_ref))/dq = K on the diagonal."""
+    for k, i in _fr.one_dof(chain):
+        if not _fr._is_zero(chain.stiffness[k]):
+            dq[i][i] = ctx.bind(dq[i][i] + chain.stiffness[k])
+
+
+def _add_gravity_compensation(ctx, chain, X, dq):
+    """MuJoCo's gravcomp, -g_c(q): minus d/dq of the gravity torques of the compensated masses."""
+    tree = _fr.compensated_tree(chain)
+    if tree is None:
+        return
+    zeros = [0] * chain.nv
+    held, _ = inverse_dynamics_derivatives(ctx, tree, X, zeros, zeros)
+    for i, row in enumerate(held):
+        for j, x in enumerate(row):
+            if not _fr._is_zero(x):
+                dq[i][j] = ctx.bind(dq[i][j] - x)
 
 
 __all__ = ["inverse_dynamics_derivatives", "Composites", "Gyroscopic"]

@@ -182,7 +182,20 @@ def tangent_transforms(ctx, chain, X, directions):
         Rd = [[ctx.bind(Dual(R[i][j], {d: m[i][j] for d, m in dR.items()})) for j in range(3)] for i in range(3)]
         ld = [ctx.bind(Dual(l[i], {d: v[i] for d, v in dl.items()})) for i in range(3)]
         out.append(S.Transform(Rd, ld))
+        out[-1].coordinates = _moved_coordinates(ctx, chain, X[k], k, directions[k])
     return out
+
+
+def _moved_coordinates(ctx, chain, x, k, directions):
+    """The 1-DoF joint k's q as a dual (the springs of friction.py read it): a direction along the joint's
+    column h moves q by its coefficient (1 for h itself)."""
+    q = getattr(x, "coordinates", None)
+    if q is None or len(chain.H[k]) != 1:
+        return q
+    h = chain.H[k][0]
+    j = max(range(6), key=lambda i: abs(float(h[i])))
+    rates = {d: 1 if column is h else column[j] / h[j] for d, column in directions}
+    return [ctx.bind(Dual(q[0], rates))]
 
 
 def joint_directions(chain, offset=0):
