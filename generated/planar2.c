@@ -837,7 +837,7 @@ void planar2_gravity_batch(long count, const double *q, double *g)
 #endif
 }
 
-/* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 11 mul, 7 add, 0 div, 0 sqrt, 2 trig. */
+/* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew. Operations: 15 mul, 9 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
 {
     const double q1 = q[1];
@@ -854,18 +854,22 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x5 = x2*x4;
     const double x6 = x3*x4;
     const double x7 = qd0 + qd1;
-    const double x22 = 0.2*x7 + x6;
-    const double x25 = 0.2*x5;
-    const double x26 = -0.2*x5 + x25;
-    const double x47 = -x2*x22 + x3*x5;
-    const double x52 = 0.5*x47 + x25;
-    const double x57 = -x22 + x6;
-    const double x59 = x2*x57;
-    const double x60 = 0.5*x59 + x26;
+    const double x24 = 0.5*x5;
+    const double x25 = 0.1*x7 + 0.5*x6;
+    const double x28 = 0.2*x5;
+    const double x29 = 2.0*x24;
+    const double x30 = 2.0*x25;
+    const double x31 = -0.2*x5 + x28;
+    const double x34 = -x2*x25 + x24*x3;
+    const double x52 = x28 + x34;
+    const double x53 = -x30 + x6;
+    const double x54 = x29 - x5;
+    const double x56 = x2*x53 + x3*x54;
+    const double x57 = 0.5*x56 + x31;
     C[0] = x52;
-    C[1] = x60;
-    C[2] = x25;
-    C[3] = x26;
+    C[1] = x57;
+    C[2] = x28;
+    C[3] = x31;
 }
 
 #if !defined(SYMDYN_NO_LANES)
@@ -890,18 +894,22 @@ static inline void sd_planar2_coriolis_matrix_lanes1(double (*restrict sd_q)[SD_
         const double x6 = x3*x4;
         const double qd1 = sd_qd[1][sd_k];
         const double x7 = qd0 + qd1;
-        const double x22 = 0.2*x7 + x6;
-        const double x25 = 0.2*x5;
-        sd_C[2][sd_k] = x25;
-        const double x26 = -0.2*x5 + x25;
-        sd_C[3][sd_k] = x26;
-        const double x47 = -x2*x22 + x3*x5;
-        const double x52 = 0.5*x47 + x25;
+        const double x24 = 0.5*x5;
+        const double x25 = 0.1*x7 + 0.5*x6;
+        const double x28 = 0.2*x5;
+        sd_C[2][sd_k] = x28;
+        const double x29 = 2.0*x24;
+        const double x30 = 2.0*x25;
+        const double x31 = -0.2*x5 + x28;
+        sd_C[3][sd_k] = x31;
+        const double x34 = -x2*x25 + x24*x3;
+        const double x52 = x28 + x34;
         sd_C[0][sd_k] = x52;
-        const double x57 = -x22 + x6;
-        const double x59 = x2*x57;
-        const double x60 = 0.5*x59 + x26;
-        sd_C[1][sd_k] = x60;
+        const double x53 = -x30 + x6;
+        const double x54 = x29 - x5;
+        const double x56 = x2*x53 + x3*x54;
+        const double x57 = 0.5*x56 + x31;
+        sd_C[1][sd_k] = x57;
         (void)sd_w;
         sd_big[sd_k] |= sd_far;
     }

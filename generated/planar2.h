@@ -91,7 +91,7 @@ void planar2_gravity_batch(long count, const double *q, double *g);
 /* Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
  * In: q[2], qd[2].
  * Out: C[2*2] (row-major).
- * Operations: 11 mul, 7 add, 0 div, 0 sqrt, 2 trig. */
+ * Operations: 15 mul, 9 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_coriolis_matrix(const double *q, const double *qd, double *C);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_coriolis_matrix_batch(long count, const double *q, const double *qd, double *C);

@@ -409,7 +409,7 @@ def gravity(q):
 def coriolis_matrix(q, qd):
     """Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.
 
-    Operations: 11 mul, 7 add, 0 div, 0 sqrt, 2 trig.
+    Operations: 15 mul, 9 add, 0 div, 0 sqrt, 2 trig.
     """
     xp, batch, (q, qd) = _inputs(("q", "qd"), (q, qd), ((2,), (2,)))
     q1 = q[..., 1]
@@ -421,19 +421,23 @@ def coriolis_matrix(q, qd):
     x5 = x2*x4
     x6 = x3*x4
     x7 = qd0 + qd1
-    x22 = 0.2*x7 + x6
-    x25 = 0.2*x5
-    x26 = -0.2*x5 + x25
-    x47 = -x2*x22 + x3*x5
-    x52 = 0.5*x47 + x25
-    x57 = -x22 + x6
-    x59 = x2*x57
-    x60 = 0.5*x59 + x26
+    x24 = 0.5*x5
+    x25 = 0.1*x7 + 0.5*x6
+    x28 = 0.2*x5
+    x29 = 2.0*x24
+    x30 = 2.0*x25
+    x31 = -0.2*x5 + x28
+    x34 = -x2*x25 + x24*x3
+    x52 = x28 + x34
+    x53 = -x30 + x6
+    x54 = x29 - x5
+    x56 = x2*x53 + x3*x54
+    x57 = 0.5*x56 + x31
     C = xp.reshape(_stack(xp, [
         x52,  # 0, 0
-        x60,  # 0, 1
-        x25,  # 1, 0
-        x26,  # 1, 1
+        x57,  # 0, 1
+        x28,  # 1, 0
+        x31,  # 1, 1
     ]), batch + (2, 2))
     return C
 

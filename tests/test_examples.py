@@ -279,10 +279,10 @@ def floating_and_partial(tmp_path_factory):
     from symdyn.generate import generate
     folder = tmp_path_factory.mktemp("unfit")
     robot = ROOT / "robots" / "planar6.yaml"
-    [floating] = generate([ROOT / "robots" / "puma560.yaml"], folder / "floating", floating_base=True,
-                          functions=["forward_dynamics", "mass_matrix", "nonlinear_effects"])
-    [partial] = generate([robot], folder / "partial", functions=["forward_dynamics", "gravity"])
-    return floating, partial
+    floating = generate([ROOT / "robots" / "puma560.yaml"], folder / "floating", floating_base=True,
+                        functions=["forward_dynamics", "mass_matrix", "nonlinear_effects"])
+    partial = generate([robot], folder / "partial", functions=["forward_dynamics", "gravity"])
+    return tuple(next(p for p in written if p.suffix == ".py") for written in (floating, partial))
 
 
 @pytest.mark.parametrize("script", ["computed_torque", "diagonalized_simulation", "decoupled_rate_feedback",
