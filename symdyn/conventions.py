@@ -265,14 +265,17 @@ def in_mujoco_one(fn, mimic=False):
     names = fn.outputs
     several = isinstance(fn.shape, tuple)
 
-    def trace(ctx, chain, X, *inputs):
+    def trace(ctx, chain, X, *inputs, **form):
+        """form: the function's form (Function.forms), passed through."""
+        if X is None:               # a function of no configuration (friction, base_parameters): nothing to map
+            return fn.trace(ctx, chain, X, *inputs, **form)
         change = Change(ctx, chain, X)
         if not change.R:
-            return fn.trace(ctx, chain, X, *inputs)
+            return fn.trace(ctx, chain, X, *inputs, **form)
         qvel = inputs[velocity_at] if velocity_at is not None else None
         mapped = [change.acceleration(x, qvel) if kind == "acceleration" else change.velocity(x) if kind else x
                   for x, kind in zip(inputs, kinds)]
-        result = fn.trace(ctx, chain, X, *mapped)
+        result = fn.trace(ctx, chain, X, *mapped, **form)
         parts = [change.acceleration_back(part, qvel) if name == "qdd" else change.contract(part, a)
                  for part, a, name in zip(result if several else (result,), axes, names)]
         return tuple(parts) if several else parts[0]
