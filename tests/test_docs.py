@@ -176,7 +176,7 @@ def _resolves(dotted, index):
 
 def test_contributing_names_only_what_exists():
     """Every symdyn/... path (a folder's file list on the same line of a code block included, `file.py:name`
-    its name too) and every dotted or CamelCase Python name in backticks outside code blocks exists."""
+    its name too), every file under tests/, benchmarks/ and docs/, and every dotted or CamelCase Python name in backticks outside code blocks exists."""
     text = (ROOT / "docs" / "contributing.md").read_text()
     for match in re.finditer(r"(symdyn/[\w/.-]*[\w/])(?::(\w+))?([^\n]*)", text):
         path, name, after = ROOT / match.group(1), match.group(2), match.group(3)
@@ -188,6 +188,8 @@ def test_contributing_names_only_what_exists():
             for word in re.findall(r"^\s+((?:[\w.]+\.\w+ ?)+)$", after)[:1]:
                 for file in word.split():
                     assert (path / file).exists(), f"contributing.md: {match.group(1)}{file} does not exist"
+    for other in re.findall(r"\b(?:tests|benchmarks|docs)/[\w/.-]+\.\w+", text):
+        assert (ROOT / other).exists(), f"contributing.md: {other} does not exist"
     index = _symdyn_modules()
     prose = re.sub(r"(?ms)^ *```.*?^ *```", "", text)
     names = set(re.findall(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?`", prose))
