@@ -1,6 +1,7 @@
 """The documents cannot go stale on the function set: every function table in docs/*.md and README.md names
 real functions with their real arguments, api.md documents every function a module can have, and the counts
-the prose gives are the generator's (symdyn.functions)."""
+the prose gives are the generator's (symdyn.functions); docs/contributing.md cites only paths and Python names that
+exist."""
 import re
 
 import pytest
