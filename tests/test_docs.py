@@ -1,6 +1,7 @@
 """The documents cannot go stale on the function set: every function table in docs/*.md and README.md names
 real functions with their real arguments, api.md documents every function a module can have, and the counts
-the prose gives are the generator's (symdyn.functions)."""
+the prose gives are the generator's (symdyn.functions); docs/contributing.md cites only paths and Python names that
+exist."""
 import re
 
 import pytest
@@ -121,3 +122,83 @@ def test_robot_format_refuses_no_joint_type_that_loads(tmp_path):
         path = tmp_path / f"{kind}.yaml"
         path.write_text(robot)
         assert symdyn.load_robot(path).nv == {"planar": 3, "floating": 6}[kind]
+
+
+# --- docs/contributing.md names only what exists ----------------------------------------------------------------
+
+#: file suffixes: a dotted name in backticks ending in one is a file (`module.rs.jinja`), not a Python name
+FILE_SUFFIXES = {"py", "jinja", "md", "json", "yaml", "yml", "urdf", "xml", "c", "h", "hpp", "rs"}
+
+
+def _symdyn_modules():
+    """{module's full dotted name, its name without "symdyn.", its last name, or the name of a class it
+    defines: [module or class]} over the symdyn package."""
+    import importlib
+    import pkgutil
+
+    import symdyn
+    index = {"symdyn": [symdyn]}
+    for info in pkgutil.walk_packages(symdyn.__path__, "symdyn."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for key in (info.name, info.name.rsplit(".", 1)[1], info.name.split(".", 1)[1]):
+            index.setdefault(key, []).append(module)
+        for name, value in vars(module).items():
+            if isinstance(value, type) and value.__module__ == info.name:
+                index.setdefault(name, []).append(value)
+    return index
+
+
+def _has(owner, name):
+    """`owner` (a module or class) has `name`: an attribute, a dataclass field, or an attribute its methods set."""
+    import dataclasses
+    import inspect
+    if hasattr(owner, name):
+        return True
+    if dataclasses.is_dataclass(owner) and name in {f.name for f in dataclasses.fields(owner)}:
+        return True
+    return inspect.isclass(owner) and re.search(rf"\bself\.{name}\b\s*[,=]|\bself\.{name}, ", inspect.getsource(owner))
+
+
+def _resolves(dotted, index):
+    """A dotted name `a.b.c` whose longest prefix naming a symdyn module (or a top-level name of one) has
+    the rest as attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        for owner in index.get(".".join(parts[:cut]), []):
+            rest = parts[cut:]
+            for name in rest[:-1]:
+                owner = getattr(owner, name, None)
+            if owner is not None and _has(owner, rest[-1]):
+                return True
+    return False
+
+
+def test_contributing_names_only_what_exists():
+    """Every symdyn/... path (a folder's file list on the same line of a code block included, `file.py:name`
+    its name too), every file under tests/, benchmarks/ and docs/, and every dotted or CamelCase Python name in backticks outside code blocks exists."""
+    text = (ROOT / "docs" / "contributing.md").read_text()
+    for match in re.finditer(r"(symdyn/[\w/.-]*[\w/])(?::(\w+))?([^\n]*)", text):
+        path, name, after = ROOT / match.group(1), match.group(2), match.group(3)
+        assert path.exists(), f"contributing.md: {match.group(1)} does not exist"
+        if name:
+            assert _resolves(".".join(path.relative_to(ROOT).with_suffix("").parts) + "." + name,
+                             _symdyn_modules()), f"contributing.md: {match.group(0)}"
+        if path.is_dir() and match.group(1).endswith("/"):   # `symdyn/codegen/c/   __init__.py parts.py ...`
+            for word in re.findall(r"^\s+((?:[\w.]+\.\w+ ?)+)$", after)[:1]:
+                for file in word.split():
+                    assert (path / file).exists(), f"contributing.md: {match.group(1)}{file} does not exist"
+    for other in re.findall(r"\b(?:tests|benchmarks|docs)/[\w/.-]+\.\w+", text):
+        assert (ROOT / other).exists(), f"contributing.md: {other} does not exist"
+    index = _symdyn_modules()
+    prose = re.sub(r"(?ms)^ *```.*?^ *```", "", text)
+    names = set(re.findall(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?`", prose))
+    names = {n for n in names if n.rsplit(".", 1)[1] not in FILE_SUFFIXES}
+    assert len(names) >= 30                              # the pattern still finds the page's names
+    missing = sorted(n for n in names if not _resolves(n, index))
+    assert not missing, f"contributing.md names what does not exist: {missing}"
+    classes = set(re.findall(r"`([A-Z][a-z]\w*)(?:\([^`]*\))?`", prose))
+    assert {"Function", "Tree", "Backend"} <= classes
+    missing = sorted(c for c in classes if c not in index)
+    assert not missing, f"contributing.md names classes that do not exist: {missing}"
