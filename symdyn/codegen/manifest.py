@@ -63,6 +63,7 @@ def _function(program, names):
             "args": [{"name": a, "shape": list(program.arg_shapes[a])} for a in program.args],
             "outputs": [{"name": name, "shape": list(shape)} for name, shape, _ in program.outputs()],
             "statements": len(program.assignments), "ops": dict(program.ops), "gravity": program.gravity,
+            "form": program.form or None,
             "fext": program.fext if program.fext in names else None,
             "baumgarte": program.baumgarte if program.baumgarte in names else None}
 

@@ -38,7 +38,7 @@ def number(value):
 
 
 class Printer:
-    """What every language shares; a language's printer (codegen/python.py, codegen/c.py) names its
+    """What every language shares; a language's printer (codegen/python/, codegen/c/) names its
     functions and writes the powers it cannot turn into products."""
     #: the printed name of each function: sin, cos, sqrt, tanh, sign
     funcs = {}
