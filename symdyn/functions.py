@@ -363,7 +363,7 @@ FUNCTIONS = FUNCTIONS + KINEMATICS
 CONSTRAINED = (
     Function("constraint_jacobian", ("q",), "Jc", "nc,nv", constrained_dynamics.constraint_jacobian,
              "Stacked constraint Jacobian J(q), LOCAL_WORLD_ALIGNED rows: [linear] per point contact, [linear; "
-             "angular] per 6-D contact (CONSTRAINTS)."),
+             "angular] per 6-D contact, e_A - scale e_B per joint coupling A-B (CONSTRAINTS)."),
     Function("constraint_drift", ("q", "qd"), "gamma", "nc",
              lambda ctx, chain, X, qd: constrained_dynamics.constraint_drift(ctx, chain, X, qd),
              "J_dot qd: the constraint acceleration at zero qdd (classical accelerations, world axes, no gravity)."),
@@ -371,7 +371,7 @@ CONSTRAINED = (
              _diagonalized(lambda ctx, chain, X, ric, qd, tau: constrained_dynamics.constrained_forward_dynamics(
                  ctx, chain, X, ric, qd, tau)),
              "(qdd, lambda): M qdd + C qd + g + friction = tau + J^T lambda with J qdd + J_dot qd = 0; lambda the "
-             "constraint forces (world axes, at the contact points), from (J M^-1 J^T) lambda = -(J qdd_free + "
+             "constraint forces (world axes, at the contact points; a joint force on A for a joint coupling), from (J M^-1 J^T) lambda = -(J qdd_free + "
              "J_dot qd) (no KKT system).", gravity=True),
     Function("constrained_forward_dynamics_baumgarte", ("q", "qd", "tau", "gains", "error"), ("qdd", "lam"),
              ("vector", "nc"),

@@ -54,11 +54,13 @@ def header_lines(model, path):
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
     if model.constraints:
         from .multibody.constraints import constraint_rows
-        loops = any(c.other is not None for c in model.constraints)
-        label = "constraints (CONSTRAINTS: contacts, --contact; loops, loops:)" if loops else \
+        loops = any(not c.is_contact for c in model.constraints)
+        label = "constraints (CONSTRAINTS: contacts, --contact; loops, loops:; MJCF <equality>)" if loops else \
             "contacts (CONSTRAINTS, --contact)"
         names = ", ".join(one_line(c.describe()) for c in model.constraints)
         lines.append(f"  {label}: {names} ({constraint_rows(model.constraints)} rows)")
+        lines += [f"    joint coupling {one_line(c.describe())}: {one_line(c.relation())} (1 row)"
+                  for c in model.constraints if c.is_joint]
     if model.actuated:
         lines.append(f"  actuated joints (ACTUATED, actuated:): {', '.join(one_line(n) for n in model.actuated)}")
     if getattr(model, "conventions", "pinocchio") == "mujoco":

@@ -159,7 +159,8 @@ def _check_sites(m, d, e, q, T):
 
 
 FEATURES = ["hinge_slide_chain", "orientations", "defaults_frames", "include_main", "ball", "free",
-            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality", "springs", "gravcomp"]
+            "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality", "springs", "gravcomp",
+            "coupling", "coupling_fixed", "coupling_inactive", "coupling_nonlinear"]
 
 
 @pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
@@ -194,15 +195,16 @@ def test_unnamed_joints_get_unique_names():
 
 def test_equality_constraints_become_loops():
     model = load_robot(DATA / "equality.xml")
-    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "plate:6d", "block-rocker:6d"]
-    assert any("joint couplings are not supported" in w for w in model.warnings)
+    assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "plate:6d", "block-rocker:6d",
+                                                         "a-b:joint"]
+    assert not any("<equality>" in w for w in model.warnings)
     # at MuJoCo's qpos0 the body closures hold: the connect point is where the rocker's copy of it is, and
     # the welded plate's frame is at its anchor in the world; the sites' weld holds the sites' frames
     m = mujoco_model(DATA / "equality.xml")
     e = Engine(model)
     placement = e.frame_placement(Layout(m, model).q(m.qpos0))
     names = list(e.FRAMES)
-    connect, weld, sites = model.constraints
+    connect, weld, sites, _ = model.constraints
     assert np.allclose(sites.placement[1], [0.05, 0.05, 0.05]) and np.allclose(sites.other_placement[1], [0, 0, 0.3])
     assert np.allclose(sites.other_placement[0], [[np.cos(np.pi / 6), 0, np.sin(np.pi / 6)], [0, 1, 0],
                                                   [-np.sin(np.pi / 6), 0, np.cos(np.pi / 6)]])
@@ -212,6 +214,145 @@ def test_equality_constraints_become_loops():
     block = placement[names.index("plate")]
     assert np.allclose(block[:3, :3], weld.other_placement[0], atol=1e-14)
     assert np.allclose(block @ np.r_[weld.placement[1], 1], np.r_[weld.other_placement[1], 1], atol=1e-14)
+
+
+# --- <equality joint>: joint couplings, compared with MuJoCo's constraint rows and solver --------------
+
+COUPLINGS = ["coupling", "coupling_fixed"]
+CONSTRAINED = ("constraint_jacobian", "constraint_drift", "constrained_forward_dynamics",
+               "constrained_forward_dynamics_baumgarte", "impact")
+
+
+def mujoco_constrained(path):
+    """MuJoCo with its constraint solver on for the <equality> rows only (no contacts, limits, frictionloss,
+    actuation), dense Jacobians."""
+    m = mujoco.MjModel.from_xml_path(str(path))
+    off = mujoco.mjtDisableBit
+    m.opt.disableflags |= off.mjDSBL_ACTUATION | off.mjDSBL_CONTACT | off.mjDSBL_LIMIT | off.mjDSBL_FRICTIONLOSS
+    m.opt.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
+    return m
+
+
+def _point_drift(m, d, model):
+    """J_dot v of the model's constraints from MuJoCo: 0 for a joint coupling; for a connect of a site to
+    the world, the site's classical acceleration at qacc = 0 without gravity (mj_objectAcceleration)."""
+    qacc, gravity = d.qacc.copy(), m.opt.gravity.copy()
+    d.qacc[:], m.opt.gravity[:] = 0, 0
+    mujoco.mj_rnePostConstraint(m, d)
+    out = []
+    for c in model.constraints:
+        if c.is_joint:
+            out.append(0.0)
+            continue
+        assert c.kind == "3d" and c.other is None     # the feature files' connects: a site on the world
+        site = next(s for s in range(m.nsite) if m.site_bodyid[s] == mujoco.mj_name2id(
+            m, mujoco.mjtObj.mjOBJ_BODY, c.frame) and np.allclose(m.site_pos[s], c.placement[1]))
+        acc = np.zeros(6)
+        mujoco.mj_objectAcceleration(m, d, mujoco.mjtObj.mjOBJ_SITE, site, acc, 0)
+        out += list(acc[3:])
+    d.qacc[:], m.opt.gravity[:] = qacc, gravity
+    return np.array(out)
+
+
+def check_constraints_against_mujoco(path, states=5, module=None):
+    """The joint couplings' (and loops') rows are MuJoCo's efc_J, their position error its efc_pos; the
+    hard constrained dynamics equal those of MuJoCo's M, qacc_smooth, efc_J (and drift); MuJoCo's soft
+    solver solves the same system regularized, (J M^-1 J^T + R) f = aref - J qacc_smooth, with symdyn's
+    J M^-1 J^T; impact and Baumgarte satisfy their defining equations."""
+    m = mujoco_constrained(path)
+    d = mujoco.MjData(m)
+    model = load_robot(path)
+    e = Engine(model) if module is None else module
+    rng = np.random.default_rng(13)
+    for _ in range(states):
+        qpos, qvel, _ = random_state(m, rng)
+        tau = rng.uniform(-1, 1, m.nv)
+        d.qpos[:], d.qvel[:], d.qfrc_applied[:] = qpos, qvel, tau
+        mujoco.mj_forward(m, d)
+        nc = d.nefc
+        assert nc == sum(c.rows for c in model.constraints)
+        assert np.all(d.efc_type[:nc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
+        J = d.efc_J[:nc * m.nv].reshape(nc, m.nv)
+        close(e.constraint_jacobian(qpos), J)
+        rows = np.cumsum([0] + [c.rows for c in model.constraints])
+        for c, r in zip(model.constraints, rows):
+            if c.is_joint:               # efc_pos = q[A] - offset - scale q[B]
+                index = [m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, n)] for n in (c.frame, c.other)
+                         if n is not None]
+                phi = qpos[index[0]] - c.offset - (c.scale * qpos[index[1]] if len(index) > 1 else 0.0)
+                close(phi, d.efc_pos[r])
+        drift = _point_drift(m, d, model)
+        close(e.constraint_drift(qpos, qvel), drift)
+        M, a0 = full_mass_matrix(m, d), d.qacc_smooth.copy()
+        A = J @ np.linalg.solve(M, J.T)
+        lam = np.linalg.solve(A, -(J @ a0 + drift))
+        qdd, lam_sd = e.constrained_forward_dynamics(qpos, qvel, tau)
+        close(qdd, a0 + np.linalg.solve(M, J.T @ lam))
+        close(lam_sd, lam)
+        f = d.efc_force[:nc]           # MuJoCo's solver: J M^-1 J^T + R from symdyn's M and J
+        A_sd = e.constraint_jacobian(qpos) @ np.linalg.solve(e.mass_matrix(qpos), e.constraint_jacobian(qpos).T)
+        close((A_sd + np.diag(d.efc_R[:nc])) @ f, d.efc_aref[:nc] - J @ a0)
+        close(e.forward_dynamics(qpos, qvel, tau + J.T @ f), d.qacc)
+        gains, error = np.array([40.0, 9.0]), d.efc_pos[:nc].copy()
+        qdd_b, _ = e.constrained_forward_dynamics_baumgarte(qpos, qvel, tau, gains, error)
+        close(J @ qdd_b + drift, -gains[1] * J @ qvel - gains[0] * error)
+        for restitution in (0.0, 0.5):
+            vplus, impulse = e.impact(qpos, qvel, np.array([restitution]))
+            close(J @ vplus, -restitution * J @ qvel)
+            close(M @ (vplus - qvel), J.T @ impulse)
+    return model
+
+
+@pytest.mark.parametrize("name", COUPLINGS)
+def test_joint_couplings_match_mujoco(name):
+    model = check_constraints_against_mujoco(DATA / f"{name}.xml")
+    assert any(c.is_joint for c in model.constraints)
+
+
+def test_joint_coupling_constraints_read():
+    """MuJoCo's y - y0 = c0 + c1 (x - x0) as q[A] = offset + scale q[B] (refs in degrees turned to radians;
+    polycoef is not an angle; MuJoCo's default angle unit is the degree); without joint2, q[A] = y0 + c0;
+    `info` lists each."""
+    model = load_robot(DATA / "coupling.xml")
+    c1, c2 = model.constraints
+    assert (c1.kind, c1.frame, c1.other, c1.scale) == ("joint", "j2", "j1", -0.7)
+    assert c1.offset == pytest.approx(np.radians(-20) + 0.1 + 0.7 * np.radians(10), abs=1e-15)
+    assert c2.offset == pytest.approx(0.05 + 0.02, abs=1e-15) and c2.rows == 1 and not c2.is_contact
+    held = load_robot(DATA / "coupling_fixed.xml").constraints[0]
+    assert (held.frame, held.other, held.offset) == ("knee_l", None, pytest.approx(np.radians(-0.2) + 0.15, abs=1e-15))
+    run = subprocess.run([sys.executable, "-m", "symdyn", "info", str(DATA / "coupling_fixed.xml")],
+                         capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr
+    assert "knee_l:joint, slide_r-hip_r:joint, shin_l:3d (5 rows)" in run.stdout
+    assert "joint coupling slide_r-hip_r:joint: q[slide_r] = 0.01 + 0.2 q[hip_r] (1 row)" in run.stdout
+
+
+@pytest.mark.parametrize("name, warning", [
+    ("coupling_inactive", "<equality><joint name='off'>: inactive: ignored"),
+    ("coupling_nonlinear", "<equality><joint name='quadratic'>: a nonlinear polycoef (c2, c3 or c4 not 0) is not "
+                           "supported: ignored")])
+def test_unsupported_joint_equality_is_one_warning(name, warning):
+    """An inactive or nonlinear joint equality: one warning, no constraint, the rest as MuJoCo's."""
+    model = check_against_mujoco(DATA / f"{name}.xml", states=2)
+    assert model.constraints == () and model.warnings == (warning,)
+
+
+def test_joint_equality_of_a_ball_joint_is_a_warning(tmp_path):
+    """MuJoCo refuses it; symdyn warns and ignores it (the joints are read as MuJoCo reads them)."""
+    path = tmp_path / "ball_equality.xml"
+    path.write_text('<mujoco><worldbody><body name="a"><joint name="b" type="ball"/><geom size=".1"/>'
+                    '<body name="c" pos="0 0 .3"><joint name="h"/><geom size=".1"/></body></body></worldbody>'
+                    '<equality><joint joint1="h" joint2="b"/></equality></mujoco>')
+    model = load_robot(path)
+    assert model.constraints == ()
+    assert model.warnings == ("<equality><joint>: joint couplings of ball joints are not supported: ignored",)
+
+
+@pytest.mark.parametrize("language", ["python", "c"])
+def test_generated_joint_couplings_match_mujoco(language, tmp_path):
+    """The generated Python and C constraint functions of joint couplings with a connect."""
+    module = _generated(DATA / "coupling_fixed.xml", language, tmp_path, GENERATED + CONSTRAINED)
+    check_constraints_against_mujoco(DATA / "coupling_fixed.xml", module=module)
 
 
 def test_unmodelled_passive_forces_warn():
@@ -261,25 +402,29 @@ GENERATED = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "forward_dy
 def test_generated_code_matches_mujoco(language, tmp_path):
     """The generated Python and C (one small compile) of a floating model with several joints per body,
     springs and gravcomp."""
+    path = DATA / "gravcomp.xml"
+    check_against_mujoco(path, module=_generated(path, language, tmp_path, GENERATED))
+
+
+def _generated(path, language, tmp_path, functions):
+    """The generated Python or C (one small compile) module of `functions` of the file at `path`."""
     import importlib.util
     import shutil
     import symdyn
     from symdyn.generate import module_name, render
     if language == "c" and not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
         pytest.skip("no C compiler")
-    path = DATA / "gravcomp.xml"
     model = load_robot(path)
-    files = render(model, ("python", "c"), functions=GENERATED)
+    files = render(model, ("python", "c"), functions=functions)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     name = module_name(model.path)
     if language == "c":
-        module = symdyn.load_c(tmp_path / f"{name}.c")
-    else:
-        spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    check_against_mujoco(path, module=module)
+        return symdyn.load_c(tmp_path / f"{name}.c")
+    spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # --- the gymnasium and dm_control suite models ---------------------------------------------

@@ -4,7 +4,10 @@ One object for both (seed 003 Sec. 3, seed 004 Sec. 3.4): a Constraint holds a p
 3 rows, the points coincide, Pinocchio's CONTACT_3D) or a weld (kind "6d": 6 rows, the frames
 coincide, CONTACT_6D) between `frame` and `other`, two frames of the model, each with a placement
 (the constraint point and axes in that frame). `other` None is the world: a contact. A loop
-closure is the same object with a second frame.
+closure is the same object with a second frame. A joint coupling (kind "joint": 1 row, MuJoCo's
+<equality joint>) holds q[frame] = offset + scale q[other] between two 1-dof joints named by `frame`
+and `other` (other None: q[frame] = offset): its row is e_frame - scale e_other, constant, and its
+lambda is the generalized force on joint `frame` (-scale lambda on `other`).
 
 Rows of the constraint Jacobian (Pinocchio's LOCAL_WORLD_ALIGNED, world axes): for a contact, the
 rows of `frame`'s Jacobian at the point, [linear] ("3d") or [linear; angular] ("6d"); for a loop,
@@ -19,7 +22,7 @@ from typing import Optional, Tuple
 
 from . import geometry as G
 
-KINDS = {"3d": 3, "6d": 6}
+KINDS = {"3d": 3, "6d": 6}      # the kinds of contacts and loops (a joint coupling: 1 row)
 #: the identity placement (rotation, translation)
 IDENTITY = (G.IDENTITY, G.ZERO)
 
@@ -31,18 +34,30 @@ class Constraint:
     other: Optional[str] = None  # the second frame; None: the world (a contact)
     placement: Tuple = IDENTITY          # (R, p) of the constraint point in `frame`
     other_placement: Tuple = IDENTITY    # (R, p) in `other` (in the world for a contact: its anchor)
+    scale: float = 0.0           # kind "joint": q[frame] = offset + scale q[other]
+    offset: float = 0.0
 
     @property
     def rows(self):
-        return KINDS[self.kind]
+        return 1 if self.is_joint else KINDS[self.kind]
+
+    @property
+    def is_joint(self):
+        return self.kind == "joint"
 
     @property
     def is_contact(self):
-        return self.other is None
+        return self.other is None and not self.is_joint
 
     def describe(self):
-        """'FRAME:3d' for a contact, 'FRAME-OTHER:6d' for a loop closure (headers, info)."""
+        """'FRAME:3d' for a contact, 'FRAME-OTHER:6d' for a loop closure, 'A-B:joint' or 'A:joint' for a
+        joint coupling (headers, info)."""
         return f"{self.frame}{'' if self.other is None else '-' + self.other}:{self.kind}"
+
+    def relation(self):
+        """A joint coupling as an equation: 'q[A] = offset + scale q[B]'."""
+        rest = f" {'-' if self.scale < 0 else '+'} {abs(self.scale):.12g} q[{self.other}]" if self.other else ""
+        return f"q[{self.frame}] = {self.offset:.12g}{rest}"
 
 
 def constraint_rows(constraints):
@@ -66,6 +81,9 @@ def constraint_points(model, constraints=None):
     constraints = model.constraints if constraints is None else constraints
     points, index, sides = [], {}, []
     for c in constraints:
+        if c.is_joint:                 # no point: its row is constant
+            sides.append((None, None))
+            continue
         pair = []
         for name, placement in ((c.frame, c.placement), (c.other, c.other_placement)):
             if name is None:
@@ -118,33 +136,55 @@ def contacts_from_yaml(value):
 
 
 def attach(model, constraints):
-    """The model with `constraints` (checked: known frames, no repeat, not on the fixed base, the
-    stacked Jacobian of full row rank somewhere); a contact frame joins the frames of the kinematics
-    (FRAMES) if it is not there. ValueError (one line) for a bad set."""
-    known = {f.name for f in model.frames}
+    """The model with `constraints` (checked: known frames, or 1-dof joints for a coupling, no repeat,
+    not on the fixed base, the stacked Jacobian of full row rank somewhere); a contact frame joins the
+    frames of the kinematics (FRAMES) if it is not there. ValueError (one line) for a bad set."""
     seen = set()
     for c in constraints:
-        for name in (c.frame, c.other):
-            if name is not None and name not in known:
-                names = list(dict.fromkeys(f.name for f in model.frames))
-                shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
-                raise ValueError(f"unknown frame '{name}' (frames: {shown})")
-        key = (c.frame, c.other)
+        (_check_coupling if c.is_joint else _check_points)(model, c)
+        key = (c.frame, c.other, c.is_joint)
         if key in seen:
             raise ValueError(f"constraint on '{c.frame}' given twice")
         seen.add(key)
-        body = model.named_frame(c.frame).parent
-        other = -1 if c.other is None else model.named_frame(c.other).parent
-        if body == other:
-            where = "the fixed base" if body < 0 else f"the same body (joint '{model.joints[body].name}')"
-            raise ValueError(f"constraint '{c.describe()}': both sides are on {where}: it constrains nothing")
     model = replace(model, constraints=tuple(model.constraints) + tuple(constraints))
     names = [f.name for f in model.kinematic_frames]
-    missing = [c.frame for c in constraints if c.other is None and c.frame not in names]
+    missing = [c.frame for c in constraints if c.is_contact and c.frame not in names]
     if missing:
         model = replace(model, frame_selection=tuple(names + list(dict.fromkeys(missing))))
     _check_rank(model)
     return model
+
+
+def _check_points(model, c):
+    """A contact or loop: known frames, not both on the same body."""
+    known = {f.name for f in model.frames}
+    for name in (c.frame, c.other):
+        if name is not None and name not in known:
+            names = list(dict.fromkeys(f.name for f in model.frames))
+            shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+            raise ValueError(f"unknown frame '{name}' (frames: {shown})")
+    body = model.named_frame(c.frame).parent
+    other = -1 if c.other is None else model.named_frame(c.other).parent
+    if body == other:
+        where = "the fixed base" if body < 0 else f"the same body (joint '{model.joints[body].name}')"
+        raise ValueError(f"constraint '{c.describe()}': both sides are on {where}: it constrains nothing")
+
+
+def _check_coupling(model, c):
+    """A joint coupling: two distinct 1-dof joints of the model (or one)."""
+    joints = {j.name: j for j in model.joints}
+    for name in (c.frame, c.other):
+        if name is not None and (name not in joints or joints[name].kind.nv != 1):
+            raise ValueError(f"constraint '{c.describe()}': '{name}' is not a 1-dof joint of the model")
+    if c.frame == c.other:
+        raise ValueError(f"constraint '{c.describe()}': a joint coupled to itself")
+
+
+def joint_row(model, c):
+    """A joint coupling's row of the constraint Jacobian: ((v index, coefficient), ...)."""
+    index = {j.name: s[0] for j, s in zip(model.joints, model.tree_v_slices)}
+    own = ((index[c.frame], 1.0),)
+    return own if c.other is None or c.scale == 0 else own + ((index[c.other], -float(c.scale)),)
 
 
 def _check_rank(model, samples=3, tol=1e-9):

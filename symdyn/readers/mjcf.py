@@ -5,7 +5,8 @@ xyaxes or zaxis; <frame>), <compiler angle eulerseq inertiafromgeom inertiagroup
 boundinertia balanceinertia settotalmass meshdir assetdir>, <default> classes (nested, childclass),
 <include file>, hinge, slide, ball and free joints (several in one body), joint ref, armature and
 damping, <inertial> or the geoms' mass and inertia (MuJoCo's formulas; meshes from STL files),
-<option gravity> and <site>s (the default FRAMES). <equality connect/weld> become loop closures.
+<option gravity> and <site>s (the default FRAMES). <equality connect/weld> become loop closures and
+<equality joint> with a linear polycoef a joint coupling (symdyn.readers.mjcf_equality).
 
 A body with joints J1..Jn is a chain: each MuJoCo joint moves the body frame about its anchor (its
 `pos` in the body frame), one after the other (mj_kinematics); joint i becomes a symdyn joint whose

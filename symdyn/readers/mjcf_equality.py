@@ -3,7 +3,10 @@
 connect (a point of body1 on body2, or on the world) is a 3d constraint and weld (body1's frame held
 at its pose relative to body2) a 6d one, between the bodies' frames; the point's placement on the
 second body is taken at MuJoCo's reference configuration qpos0 (the file's poses), as MuJoCo does.
-Coordinates stay MuJoCo's full ones. Joint couplings, tendons and flexes are one warning each.
+A joint equality with a linear polycoef is a joint coupling (kind "joint"): MuJoCo's
+y - y0 = c0 + c1 (x - x0), y and x the qpos of joint1 and joint2 and y0, x0 their qpos0 (without
+joint2: y = y0 + c0). Coordinates stay MuJoCo's full ones. A nonlinear polycoef, a joint equality of
+ball or free joints, tendons and flexes are one warning each.
 """
 import numpy as np
 
@@ -24,15 +27,39 @@ def equality_constraints(c, world_pose, sites):
         for e in equality:
             a = c.attrs(e, None)
             label = f"<equality><{e.tag}{' name=' + repr(e.get('name')) if e.get('name') else ''}>"
-            if e.tag not in ("connect", "weld"):
-                what = "joint couplings" if e.tag == "joint" else f"<{e.tag}> constraints"
-                c.warn(f"{label}: {what} are not supported: ignored")
+            if e.tag not in ("connect", "weld", "joint"):
+                c.warn(f"{label}: <{e.tag}> constraints are not supported: ignored")
             elif a.get("active", "true") == "false":
                 c.warn(f"{label}: inactive: ignored")
+            elif e.tag == "joint":
+                out += _coupling(c, a, label)
             else:
                 out.append(_by_sites(a, e.tag, sites) if a.get("site1") is not None else
                            _by_bodies(a, e.tag, world_pose))
     return out
+
+
+def _coupling(c, a, label):
+    """[the joint coupling q[joint1] = y0 + c0 + c1 (q[joint2] - x0)], or [] and a warning where it is
+    not linear or not between hinge and slide joints."""
+    names = [n for n in (a.get("joint1"), a.get("joint2")) if n is not None]
+    if a.get("joint1") is None:
+        a.fail("joint1 is missing")
+    for name in names:
+        if name not in c.joint_types:
+            a.fail(f"unknown joint '{name}'")
+    kinds = sorted({c.joint_types[n] for n in names} - {"hinge", "slide"})
+    if kinds:
+        c.warn(f"{label}: joint couplings of {' and '.join(kinds)} joints are not supported: ignored")
+        return []
+    coef = [float(x) for x in a.vec("polycoef", 5, [0.0, 1.0, 0.0, 0.0, 0.0])]
+    if any(coef[2:]):
+        c.warn(f"{label}: a nonlinear polycoef (c2, c3 or c4 not 0) is not supported: ignored")
+        return []
+    y0 = c.refs[names[0]]
+    if len(names) == 1:
+        return [Constraint("joint", names[0], offset=y0 + coef[0])]
+    return [Constraint("joint", names[0], names[1], scale=coef[1], offset=y0 + coef[0] - coef[1] * c.refs[names[1]])]
 
 
 def _by_bodies(a, tag, world_pose):

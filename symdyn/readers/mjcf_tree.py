@@ -58,7 +58,7 @@ def build_description(c):
         _collect(c, wb, world, IDENTITY, wb.get("childclass"), bodies)
     gravity = _gravity(c)
     _tendon_forces(c)
-    c.springdamper, c.springs, c.refs, c.qpos0 = {}, [], {}, []
+    c.springdamper, c.springs, c.refs, c.qpos0, c.joint_types = {}, [], {}, [], {}
     links, joints, sites, world_pose, site_poses = _emit(c, bodies)
     _warn_springs(c)
     _apply_total_mass(c, links)
@@ -245,6 +245,7 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
         springdamper = a.vec("springdamper", 2)
         if springdamper is not None and min(springdamper) > 0 and jtype in ("hinge", "slide"):
             c.springdamper[name] = tuple(springdamper)     # damping set from the inertia at qpos0 (load.py)
+        c.joint_types[name] = jtype
         if jtype in ("hinge", "slide"):
             c.refs[name] = ref
         c.qpos0 += [ref] if jtype in ("hinge", "slide") else [1.0, 0.0, 0.0, 0.0] if jtype == "ball" else \

@@ -47,7 +47,8 @@ def with_loop_frames(model):
     """The model whose FRAMES include both frames of every loop (their placements give the closure error)."""
     from dataclasses import replace
     names = [f.name for f in model.kinematic_frames]
-    extra = [n for c in model.constraints if c.other is not None for n in (c.frame, c.other) if n not in names]
+    extra = [n for c in model.constraints if c.other is not None and not c.is_joint
+             for n in (c.frame, c.other) if n not in names]
     if not extra:
         return model
     return replace(model, frame_selection=tuple(names + list(dict.fromkeys(extra))))
