@@ -29,7 +29,12 @@ UNMODELLED = ("ball and free joint stiffness", "fluid", "tendon stiffness and da
 
 
 def mujoco_model(path, zero_unmodelled=False):
-    m = mujoco.MjModel.from_xml_path(str(path))
+    return configure(mujoco.MjModel.from_xml_path(str(path)), zero_unmodelled)
+
+
+def configure(m, zero_unmodelled=False):
+    """MuJoCo model `m` with its constraint solver, actuation and contacts off (and, if asked, the passive
+    forces symdyn does not model zeroed)."""
     off = mujoco.mjtDisableBit
     m.opt.disableflags |= off.mjDSBL_CONSTRAINT | off.mjDSBL_ACTUATION | off.mjDSBL_CONTACT
     if zero_unmodelled:
@@ -102,10 +107,11 @@ def close(a, b):
     return err
 
 
-def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, module=None, conventions=None):
+def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, module=None, conventions=None,
+                         oracle=None):
     """M, inverse dynamics, bias forces, forward dynamics and site kinematics of the numeric engine (or of
-    a generated `module`) agree with MuJoCo's."""
-    m = mujoco_model(path, zero_unmodelled)
+    a generated `module`) agree with MuJoCo's (the model compiled from `path`, or the MjModel `oracle`)."""
+    m = mujoco_model(path, zero_unmodelled) if oracle is None else configure(oracle, zero_unmodelled)
     d = mujoco.MjData(m)
     model = load_robot(path) if conventions is None else load_robot(path, conventions=conventions)
     e = Engine(model) if module is None else module
