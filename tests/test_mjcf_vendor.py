@@ -14,12 +14,14 @@ import importlib.util
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
+from symdyn.engine import Engine  # noqa: E402
 from symdyn.readers.load import load_robot  # noqa: E402
-from test_mjcf import check_against_mujoco  # noqa: E402
+from test_mjcf import check_against_mujoco, close, configure, random_state  # noqa: E402
 
 MENAGERIE = Path(__file__).resolve().parents[1] / "robots" / "mjcf" / "menagerie"
 #: one robot per vendor and kind: quadrupeds (free base), a humanoid, arms, an arm with a gripper whose
@@ -58,6 +60,26 @@ def _generated_module(model, language, folder):
     return module
 
 
+def check_body_frames(e, m, states=5):
+    """The FRAMES that are bodies (a robot without sites gets its leaf bodies) against MuJoCo's xpos, xmat
+    and mj_jacBody; check_against_mujoco checks the sites. Returns how many frames were bodies."""
+    d = mujoco.MjData(configure(m))
+    found = [(f, mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)) for f, name in enumerate(e.FRAMES)]
+    found = [(f, b) for f, b in found if b >= 0]
+    rng = np.random.default_rng(5)
+    for _ in range(states):
+        d.qpos[:] = random_state(m, rng)[0]
+        mujoco.mj_forward(m, d)
+        placement, J = e.frame_placement(d.qpos.copy()), e.frame_jacobian(d.qpos.copy())
+        for f, b in found:
+            close(placement[f][:3, 3], d.xpos[b])
+            close(placement[f][:3, :3], d.xmat[b].reshape(3, 3))
+            jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+            mujoco.mj_jacBody(m, d, jacp, jacr, b)
+            close(J[f], np.vstack([jacp, jacr]))
+    return len(found)
+
+
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_menagerie_robot_loads_without_its_meshes(robot):
     """The reader needs no mesh file here; MuJoCo's model without meshes has the same masses."""
@@ -72,7 +94,9 @@ def test_menagerie_robot_loads_without_its_meshes(robot):
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_menagerie_robot_matches_mujoco(robot):
     path = MENAGERIE / robot
-    check_against_mujoco(path, states=5, oracle=oracle_without_meshes(path))
+    model = check_against_mujoco(path, states=5, oracle=oracle_without_meshes(path))
+    m = oracle_without_meshes(path)
+    assert check_body_frames(Engine(model), m) + m.nsite > 0      # every robot has a frame checked
 
 
 @pytest.mark.parametrize("language", ["python", "c"])
@@ -83,3 +107,4 @@ def test_menagerie_generated_code_matches_mujoco(robot, language, tmp_path):
     path = MENAGERIE / robot
     module = _generated_module(load_robot(path), language, tmp_path)
     check_against_mujoco(path, states=5, module=module, oracle=oracle_without_meshes(path))
+    check_body_frames(module, oracle_without_meshes(path))
