@@ -3,12 +3,19 @@ MuJoCo: mass matrix, inverse dynamics, nonlinear effects, gravity, forward dynam
 Jacobian at 5 random states, relative error <= 1e-9, from the numeric engine, the generated Python and the
 generated C. The reader has no case for any of these files.
 
-Their mesh files are not in this repository. Every body of these robots that has a mesh geom also has an
+Their mesh (and texture) files are not in this repository. Every body of these robots that has a mesh geom also has an
 explicit <inertial>, so the reader never needs a mesh (it reads one only for a body's inertia from geoms).
 MuJoCo, though, refuses a model whose mesh files are missing: the oracle is an in-memory copy of the model
 (mujoco.MjSpec) with the mesh geoms and mesh assets removed, built only after checking that every body
 holding a mesh geom has an explicit <inertial> (and inertiafromgeom is not "true"), so the removal cannot
-change a mass, a centre of mass or an inertia, and with them none of the compared numbers.
+change a mass, a centre of mass or an inertia, and with them none of the compared numbers (textures,
+which MuJoCo also reads, go too: they are pictures).
+
+One passive force of these robots is not modelled yet: the damping of Cassie's two ball joints (the
+reader warns and leaves it out; symdyn's damping and armature are for 1-DoF joints). The oracle then has
+the damping and armature of ball and free joints zeroed, as test_mjcf zeroes the other unmodelled passive
+forces, after checking that the reader named each such joint in a warning; and
+test_ball_joint_damping_is_the_only_difference shows the difference it makes.
 """
 import importlib.util
 import shutil
@@ -27,7 +34,8 @@ MENAGERIE = Path(__file__).resolve().parents[1] / "robots" / "mjcf" / "menagerie
 #: one robot per vendor and kind: quadrupeds (free base), a humanoid, arms, an arm with a gripper whose
 #: fingers are coupled by an <equality joint> and a tendon
 ROBOTS = ["unitree_go2/go2.xml", "unitree_h1/h1.xml", "boston_dynamics_spot/spot.xml",
-          "franka_emika_panda/panda.xml", "universal_robots_ur5e/ur5e.xml", "kuka_iiwa_14/iiwa14.xml"]
+          "franka_emika_panda/panda.xml", "universal_robots_ur5e/ur5e.xml", "kuka_iiwa_14/iiwa14.xml",
+          "agility_cassie/cassie.xml"]
 GENERATED = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "gravity", "forward_dynamics",
              "frame_placement", "frame_jacobian")
 
@@ -40,9 +48,25 @@ def oracle_without_meshes(path):
     meshed = [g for g in spec.geoms if g.type == mujoco.mjtGeom.mjGEOM_MESH]
     for geom in meshed:
         assert geom.parent.explicitinertial, f"body '{geom.parent.name}' takes its inertia from a mesh"
-    for element in meshed + list(spec.meshes):
+    for element in meshed + list(spec.meshes) + list(spec.textures):
         spec.delete(element)
+    for material in spec.materials:
+        material.textures = [""] * len(material.textures)
     return spec.compile()
+
+
+def oracle(path, model):
+    """oracle_without_meshes, with the damping and armature of ball and free joints (not modelled: each such
+    joint named in one of the reader's warnings) zeroed."""
+    m = oracle_without_meshes(path)
+    ball, free = int(mujoco.mjtJoint.mjJNT_BALL), int(mujoco.mjtJoint.mjJNT_FREE)
+    for j in [j for j in range(m.njnt) if int(m.jnt_type[j]) in (ball, free)]:
+        dofs = slice(m.jnt_dofadr[j], m.jnt_dofadr[j] + (3 if int(m.jnt_type[j]) == ball else 6))
+        if np.any(m.dof_damping[dofs]) or np.any(m.dof_armature[dofs]):
+            name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
+            assert any(f"joint '{name}': damping, armature" in w for w in model.warnings), name
+            m.dof_damping[dofs] = m.dof_armature[dofs] = 0
+    return m
 
 
 def _generated_module(model, language, folder):
@@ -94,9 +118,18 @@ def test_menagerie_robot_loads_without_its_meshes(robot):
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_menagerie_robot_matches_mujoco(robot):
     path = MENAGERIE / robot
-    model = check_against_mujoco(path, states=5, oracle=oracle_without_meshes(path))
-    m = oracle_without_meshes(path)
+    model = load_robot(path)
+    check_against_mujoco(path, states=5, oracle=oracle(path, model))
+    m = oracle(path, model)
     assert check_body_frames(Engine(model), m) + m.nsite > 0      # every robot has a frame checked
+
+
+def test_ball_joint_damping_is_the_only_difference():
+    """Cassie's ball-joint damping, which the oracle above leaves out, is a real difference: with it MuJoCo's
+    inverse dynamics differ (when symdyn models it, this test fails: drop the zeroing in `oracle`)."""
+    path = MENAGERIE / "agility_cassie/cassie.xml"
+    with pytest.raises(AssertionError):
+        check_against_mujoco(path, states=1, oracle=oracle_without_meshes(path))
 
 
 @pytest.mark.parametrize("language", ["python", "c"])
@@ -105,6 +138,7 @@ def test_menagerie_generated_code_matches_mujoco(robot, language, tmp_path):
     if language == "c" and not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
         pytest.skip("no C compiler")
     path = MENAGERIE / robot
-    module = _generated_module(load_robot(path), language, tmp_path)
-    check_against_mujoco(path, states=5, module=module, oracle=oracle_without_meshes(path))
-    check_body_frames(module, oracle_without_meshes(path))
+    model = load_robot(path)
+    module = _generated_module(model, language, tmp_path)
+    check_against_mujoco(path, states=5, module=module, oracle=oracle(path, model))
+    check_body_frames(module, oracle(path, model))
