@@ -142,3 +142,26 @@ def test_menagerie_generated_code_matches_mujoco(robot, language, tmp_path):
     module = _generated_module(model, language, tmp_path)
     check_against_mujoco(path, states=5, module=module, oracle=oracle(path, model))
     check_body_frames(module, oracle(path, model))
+
+
+def test_compare_oracle_loads_menagerie_robots_without_meshes(tmp_path):
+    """`symdyn compare`'s MuJoCo column (symdyn.oracle.mujoco) leaves the mesh geoms out where MuJoCo cannot
+    read their files and no body's inertia needs them, says so, and matches a bare <freejoint/> (unnamed in
+    MuJoCo) by the reader's name; where a body's inertia needs its mesh, MuJoCo's error stands."""
+    from symdyn.oracle import mujoco as symdyn_oracle
+    path = MENAGERIE / "unitree_go2/go2.xml"
+    model, notes = load_robot(path), []
+    functions = symdyn_oracle.functions(model, notes=notes)
+    assert any("mesh geoms left out" in n for n in notes), notes
+    m = configure(oracle_without_meshes(path))
+    d = mujoco.MjData(m)
+    q, v, a = random_state(m, np.random.default_rng(1))
+    d.qpos[:], d.qvel[:], d.qacc[:] = q, v, a
+    mujoco.mj_inverse(m, d)
+    close(functions["inverse_dynamics"](q, v, a), d.qfrc_inverse)
+    needed = tmp_path / "needed.xml"
+    needed.write_text('<mujoco><asset><mesh name="m" file="gone.stl"/></asset><worldbody><body name="b">'
+                      '<joint name="j"/><geom type="mesh" mesh="m"/><geom type="box" size="0.1 0.1 0.1"/>'
+                      '</body></worldbody></mujoco>')
+    spec = mujoco.MjSpec.from_file(str(needed))
+    assert not symdyn_oracle.without_meshes(spec) and len(spec.meshes) == 1
