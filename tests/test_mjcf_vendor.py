@@ -1,10 +1,11 @@
 """Held-out MJCF robots of other vendors (MuJoCo Menagerie, robots/mjcf/menagerie, copied unedited) against
-MuJoCo: mass matrix, inverse dynamics, nonlinear effects, gravity, forward dynamics and site placement and
-Jacobian at 5 random states, relative error <= 1e-9, from the numeric engine, the generated Python and the
-generated C. The reader has no case for any of these files.
+MuJoCo: mass matrix, inverse dynamics, nonlinear effects, gravity, forward dynamics and the placement and
+Jacobian of the FRAMES (sites, or leaf bodies where a robot has no site) at 5 random states, relative error
+<= 1e-9, from the numeric engine, the generated Python and the generated C. The reader has no case for any
+of these files.
 
-Their mesh (and texture) files are not in this repository. Every body of these robots that has a mesh geom also has an
-explicit <inertial>, so the reader never needs a mesh (it reads one only for a body's inertia from geoms).
+Their mesh (and texture) files are not in this repository. Every body of these robots that has a mesh geom
+also has an explicit <inertial>, so the reader never needs a mesh (it reads one only for a body's inertia from geoms).
 MuJoCo, though, refuses a model whose mesh files are missing: the oracle is an in-memory copy of the model
 (mujoco.MjSpec) with the mesh geoms and mesh assets removed, built only after checking that every body
 holding a mesh geom has an explicit <inertial> (and inertiafromgeom is not "true"), so the removal cannot
@@ -26,13 +27,14 @@ import pytest
 
 mujoco = pytest.importorskip("mujoco")
 
+from test_mjcf import check_against_mujoco, close, configure, random_state  # noqa: E402
+
 from symdyn.engine import Engine  # noqa: E402
 from symdyn.readers.load import load_robot  # noqa: E402
-from test_mjcf import check_against_mujoco, close, configure, random_state  # noqa: E402
 
 MENAGERIE = Path(__file__).resolve().parents[1] / "robots" / "mjcf" / "menagerie"
 #: one robot per vendor and kind: quadrupeds (free base), a humanoid, arms, an arm with a gripper whose
-#: fingers are coupled by an <equality joint> and a tendon
+#: fingers are coupled by an <equality joint> and a tendon, a biped with closed chains (<equality connect>)
 ROBOTS = ["unitree_go2/go2.xml", "unitree_h1/h1.xml", "boston_dynamics_spot/spot.xml",
           "franka_emika_panda/panda.xml", "universal_robots_ur5e/ur5e.xml", "kuka_iiwa_14/iiwa14.xml",
           "agility_cassie/cassie.xml"]
