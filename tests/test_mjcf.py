@@ -353,7 +353,7 @@ def test_bad_input_is_one_line_exit_2(name):
 
 MESHES = """<mujoco><compiler inertiagrouprange="0 3"/><asset><mesh name="m" file="gone.stl"/></asset><worldbody>
   <body name="b1"><joint name="j1" axis="0 1 0"/><inertial pos="0 0 0.1" mass="1" diaginertia="0.1 0.2 0.3"/>
-    <geom type="mesh" mesh="m"/><site name="s1" pos="0.1 0 0"/>
+    <geom type="mesh" mesh="m"/><geom type="box" mesh="m"/><site name="s1" pos="0.1 0 0"/>
     <body name="b2" pos="0 0 0.3"><joint name="j2" axis="1 0 0"/><geom type="capsule" size="0.05 0.1" pos="0.1 0 0"/>
       <geom type="mesh" mesh="m" density="0"/><geom type="mesh" mesh="m" group="4"/><site name="s2" pos="0 0 0.2"/>
     </body></body></worldbody></mujoco>"""
@@ -361,12 +361,13 @@ MESHES = """<mujoco><compiler inertiagrouprange="0 3"/><asset><mesh name="m" fil
 
 def test_missing_mesh_files_matter_only_where_a_body_needs_them(tmp_path):
     """A mesh file is read only for the inertia of a body without <inertial> (a mesh geom of mass, in
-    inertiagrouprange): a missing one elsewhere loads, and the dynamics are those of MuJoCo's model without the
-    mesh geoms (which MuJoCo itself needs the files for). Where the mesh is needed: one line naming body and file."""
+    inertiagrouprange; or a primitive MuJoCo fits to a mesh): a missing one elsewhere loads, and the
+    dynamics are those of MuJoCo's model without the mesh geoms (which MuJoCo itself needs the files
+    for). Where the mesh is needed: one line naming body and file."""
     import re
     path = tmp_path / "meshes.xml"
     path.write_text(MESHES)
-    without = re.sub(r'<geom type="mesh"[^>]*/>|<asset>.*?</asset>', "", MESHES)
+    without = re.sub(r'<geom [^>]*mesh="m"[^>]*/>|<asset>.*?</asset>', "", MESHES)
     check_against_mujoco(path, oracle=mujoco.MjModel.from_xml_string(without))
     for change, body in (('group="4"', "b2"), ('inertiagrouprange="0 3"', "b1")):
         path.write_text(MESHES.replace(change, 'group="2"' if body == "b2" else 'inertiafromgeom="true"'))
