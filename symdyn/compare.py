@@ -90,7 +90,7 @@ def _mujoco(model, notes):
         notes.append("mujoco column: none (MuJoCo is not installed: pip install mujoco)")
         return None
     try:
-        functions = oracle.functions(model)
+        functions = oracle.functions(model, notes=notes)
     except Exception as exc:       # MuJoCo's own loading errors, or other joints than symdyn's (ValueError)
         notes.append(f"mujoco column: none (MuJoCo {oracle.version()}: {one_line(str(exc))[:200]})")
         return None

@@ -29,7 +29,12 @@ UNMODELLED = ("ball and free joint stiffness", "fluid", "tendon stiffness and da
 
 
 def mujoco_model(path, zero_unmodelled=False):
-    m = mujoco.MjModel.from_xml_path(str(path))
+    return configure(mujoco.MjModel.from_xml_path(str(path)), zero_unmodelled)
+
+
+def configure(m, zero_unmodelled=False):
+    """MuJoCo model `m` with its constraint solver, actuation and contacts off (and, if asked, the passive
+    forces symdyn does not model zeroed)."""
     off = mujoco.mjtDisableBit
     m.opt.disableflags |= off.mjDSBL_CONSTRAINT | off.mjDSBL_ACTUATION | off.mjDSBL_CONTACT
     if zero_unmodelled:
@@ -102,10 +107,11 @@ def close(a, b):
     return err
 
 
-def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, module=None, conventions=None):
+def check_against_mujoco(path, states=5, zero_unmodelled=False, frames=True, module=None, conventions=None,
+                         oracle=None):
     """M, inverse dynamics, bias forces, forward dynamics and site kinematics of the numeric engine (or of
-    a generated `module`) agree with MuJoCo's."""
-    m = mujoco_model(path, zero_unmodelled)
+    a generated `module`) agree with MuJoCo's (the model compiled from `path`, or the MjModel `oracle`)."""
+    m = mujoco_model(path, zero_unmodelled) if oracle is None else configure(oracle, zero_unmodelled)
     d = mujoco.MjData(m)
     model = load_robot(path) if conventions is None else load_robot(path, conventions=conventions)
     e = Engine(model) if module is None else module
@@ -471,6 +477,7 @@ BAD = {"bomb.xml": "<!DOCTYPE>/<!ENTITY> declarations are refused",
        "missing_include.xml": "<include file='nowhere.xml'>: cannot read",
        "include_cycle.xml": "includes itself (an include cycle)",
        "missing_mesh.xml": "body 'hull': mesh file 'hull.stl' not found",
+       "fitted_mesh.xml": "body 'hull': a box fitted to mesh 'hull' is not supported",
        "unknown_joint_type.xml": "unknown joint type 'twist'",
        "unknown_class.xml": "unknown default class 'nope'",
        "replicate.xml": "<replicate> is not supported"}
@@ -487,6 +494,30 @@ def test_bad_input_is_one_line_exit_2(name):
     assert run.returncode == 2
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and BAD[name] in lines[0] and str(path.parent) in lines[0], run.stderr
+
+
+MESHES = """<mujoco><compiler inertiagrouprange="0 3"/><asset><mesh name="m" file="gone.stl"/></asset><worldbody>
+  <body name="b1"><joint name="j1" axis="0 1 0"/><inertial pos="0 0 0.1" mass="1" diaginertia="0.1 0.2 0.3"/>
+    <geom type="mesh" mesh="m"/><geom type="box" mesh="m"/><site name="s1" pos="0.1 0 0"/>
+    <body name="b2" pos="0 0 0.3"><joint name="j2" axis="1 0 0"/><geom type="capsule" size="0.05 0.1" pos="0.1 0 0"/>
+      <geom type="mesh" mesh="m" density="0"/><geom type="mesh" mesh="m" group="4"/><site name="s2" pos="0 0 0.2"/>
+    </body></body></worldbody></mujoco>"""
+
+
+def test_missing_mesh_files_matter_only_where_a_body_needs_them(tmp_path):
+    """A mesh file is read only for the inertia of a body without <inertial> (a mesh geom of mass, in
+    inertiagrouprange; or a primitive MuJoCo fits to a mesh): a missing one elsewhere loads, and the
+    dynamics are those of MuJoCo's model without the mesh geoms (which MuJoCo itself needs the files
+    for). Where the mesh is needed: one line naming body and file."""
+    import re
+    path = tmp_path / "meshes.xml"
+    path.write_text(MESHES)
+    without = re.sub(r'<geom [^>]*mesh="m"[^>]*/>|<asset>.*?</asset>', "", MESHES)
+    check_against_mujoco(path, oracle=mujoco.MjModel.from_xml_string(without))
+    for change, body in (('group="4"', "b2"), ('inertiagrouprange="0 3"', "b1")):
+        path.write_text(MESHES.replace(change, 'group="2"' if body == "b2" else 'inertiafromgeom="true"'))
+        with pytest.raises(RobotFileError, match=f"body '{body}': mesh file 'gone.stl' not found"):
+            load_robot(path)
 
 
 @pytest.mark.parametrize("path", [DATA / f"{name}.xml" for name in FEATURES] + GYM + DMC,

@@ -53,16 +53,48 @@ def _urdf_spec(path, floating):
     return spec
 
 
-def mujoco_model(model):
-    """The MjModel of a symdyn Model's file, constraints and actuation disabled."""
+def mujoco_model(model, notes=None):
+    """The MjModel of a symdyn Model's file, constraints and actuation disabled (`notes`: a list told when
+    the mesh geoms were left out, see _mjcf_model)."""
     import mujoco
     path = Path(model.path)
     if path.suffix.lower() == ".urdf":
         m = _urdf_spec(path, model.floating and model.joints[0].name == "root_joint").compile()
     else:
-        m = mujoco.MjModel.from_xml_path(str(path))
+        m = _mjcf_model(path, [] if notes is None else notes)
     m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT) | int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
     return m
+
+
+def _mjcf_model(path, notes):
+    """MuJoCo's model of an MJCF file. MuJoCo refuses a file whose mesh (or texture) files are missing
+    (Menagerie's robots without their assets); where no body's inertia comes from a mesh, the mesh geoms,
+    meshes and textures cannot change the dynamics, and the model is compiled without them."""
+    import mujoco
+    try:
+        return mujoco.MjModel.from_xml_path(str(path))
+    except ValueError:
+        spec = mujoco.MjSpec.from_file(str(path))
+        if not without_meshes(spec):
+            raise
+        notes.append("mujoco column: the file's mesh geoms left out (MuJoCo cannot read their files; every body "
+                     "with one has an <inertial>)")
+        return spec.compile()
+
+
+def without_meshes(spec):
+    """Remove the mesh geoms (and primitives fitted to a mesh), meshes and textures of an MjSpec when every
+    body holding one has an explicit <inertial> that MuJoCo uses; returns whether it did."""
+    import mujoco
+    meshed = [g for g in spec.geoms if g.type == mujoco.mjtGeom.mjGEOM_MESH or g.meshname]
+    if spec.compiler.inertiafromgeom == mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_TRUE or \
+            not all(g.parent.explicitinertial for g in meshed):
+        return False
+    for element in meshed + list(spec.meshes) + list(spec.textures):
+        spec.delete(element)
+    for material in spec.materials:
+        material.textures = [""] * len(material.textures)
+    return True
 
 
 class Layout:
@@ -71,6 +103,8 @@ class Layout:
     def __init__(self, model, m):
         import mujoco
         names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, i) for i in range(m.njnt)]
+        if len(names) == len(model.joint_names):   # an unnamed MJCF joint (a bare <freejoint/>): the reader's
+            names = [n or mine for n, mine in zip(names, model.joint_names)]   # name, in MuJoCo's joint order
         if m.nq != model.nq or m.nv != model.nv:
             raise ValueError(f"MuJoCo has nq {m.nq}, nv {m.nv}; symdyn nq {model.nq}, nv {model.nv}")
         qpos, dof = [], []
@@ -94,11 +128,11 @@ class Layout:
         return out
 
 
-def functions(model, frames=None):
+def functions(model, frames=None, notes=None):
     """{name: function of one state} of MuJoCo for a model in MuJoCo's coordinates; `frames`: names of
-    sites or bodies (default: the model's FRAMES)."""
+    sites or bodies (default: the model's FRAMES); `notes`: see mujoco_model."""
     import mujoco
-    m = mujoco_model(model)
+    m = mujoco_model(model, notes)
     d = mujoco.MjData(m)
     lay = Layout(model, m)
     frames = [f.name for f in model.kinematic_frames] if frames is None else frames

@@ -341,6 +341,10 @@ def _geom_mass(c, body, a, pose):
     explicit = a.get("mass")
     if (a.number("mass") if explicit is not None else a.number("density", 1000.0)) == 0:
         return None                         # no mass (a visual mesh): its file need not be read
+    if gtype != "mesh" and a.get("mesh") is not None:
+        # MuJoCo sizes such a primitive from the mesh (fitscale, fitaabb): refused rather than given size 0
+        a.fail(f"body '{body.name}': a {gtype} fitted to mesh '{a.get('mesh')}' is not supported where the body's "
+               "inertia comes from its geoms (give the body an <inertial>)")
     if gtype == "mesh":
         volume, center, unit = _mesh(c, body, a)
         R, p = compose(pose, (np.eye(3), center))
