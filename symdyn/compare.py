@@ -1,6 +1,7 @@
 """`symdyn compare`: the generated code against the numeric engine, the C module and Pinocchio (MuJoCo for a
 model in MuJoCo's coordinates, symdyn.oracle.mujoco)."""
 import importlib.util
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -116,15 +117,49 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     generated function that raises is a crash of symdyn: its error is inf and `notes` says so.
     progress(step), if given, is called after each of the `compare_steps(with_c)` steps.
     `functions`: the names to generate and compare (None: the default set)."""
-    import tempfile
     from .multibody.lie import random_configuration
     rng = np.random.default_rng(seed)
+    inputs = _random_inputs(model, rng, states)
+    generated = _generated_modules(model, workdir, with_c, progress, functions)
+    mujoco = getattr(model, "conventions", "") == "mujoco"      # MuJoCo's coordinates: MuJoCo is the oracle
+    engine, oracle = Engine(model), (_mujoco if mujoco else _pinocchio)(model, [] if notes is None else notes)
+    run = _Run(model, states, inputs, engine, generated, oracle, "mujoco" if mujoco else "pinocchio")
+    report = _function_rows(run, functions, notes, progress)
+    report.update(_lie_rows(run, random_configuration(model, rng, states)))
+    return report
+
+
+@dataclass
+class _Run:
+    """One comparison: the random inputs (_random_inputs), the numeric engine (the reference), the generated
+    modules by language, and the oracle's functions by name (None without an oracle) with its column's name."""
+    model: object
+    states: int
+    inputs: dict
+    engine: object
+    generated: dict
+    oracle: "dict | None"
+    column: str
+
+
+def _random_inputs(model, rng, states):
+    """The states and the other arguments the functions are compared at, drawn from rng."""
+    from .multibody.lie import random_configuration
     size = sizes(model)
     q = random_configuration(model, rng, states)
     vectors = [rng.normal(size=(states, size["nv"])) for _ in range(2)]
     f_ext = rng.normal(size=(states,) + resolve(arg_dims("f_ext"), size))
     standard = np.array(model.parameters)
     params = standard * rng.uniform(0.5, 2.0, (states, len(standard)))
+    extra = {"gains": np.column_stack([rng.uniform(10, 100, states), rng.uniform(1, 20, states)]),
+             "error": rng.normal(size=(states, size["nc"])) * 0.01, "restitution": rng.uniform(0, 1, (states, 1))}
+    return {"q": q, "vectors": vectors, "f_ext": f_ext, "params": params, "extra": extra}
+
+
+def _generated_modules(model, workdir, with_c, progress, functions):
+    """The model's generated Python module (and C module, compiled) by language, written to workdir (None: a
+    new temporary folder)."""
+    import tempfile
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
     module = module_name(model.path)
@@ -136,48 +171,57 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         generated["c"] = load_c(tmp / f"{module}.c")
         if progress:
             progress("compile C")
-    mujoco = getattr(model, "conventions", "") == "mujoco"      # MuJoCo's coordinates: MuJoCo is the oracle
-    column = "mujoco" if mujoco else "pinocchio"
-    engine, pino = Engine(model), (_mujoco if mujoco else _pinocchio)(model, [] if notes is None else notes)
-    if pino is not None and not mujoco:
-        import pinocchio as pin
-        pmodel = pinocchio_reference(model)[0]
-    report = {}
-    extra = {"gains": np.column_stack([rng.uniform(10, 100, states), rng.uniform(1, 20, states)]),
-             "error": rng.normal(size=(states, size["nc"])) * 0.01, "restitution": rng.uniform(0, 1, (states, 1))}
-    undefined = []                      # functions with inf or nan in the numeric engine's results
-    for fn in select_functions(functions, model):
-        args = arguments(fn, q, vectors, f_ext, params, extra)
+    return generated
+
+
+def _function_rows(run, functions, notes, progress):
+    """{function: {language or oracle column: relative error}} over the generated functions."""
+    i = run.inputs
+    report, undefined = {}, []          # undefined: functions with inf or nan in the numeric engine's results
+    for fn in select_functions(functions, run.model):
+        args = arguments(fn, i["q"], i["vectors"], i["f_ext"], i["params"], i["extra"])
         with np.errstate(all="ignore"):     # a singular model (warned at load): inf and nan, no numpy warnings
-            reference = getattr(engine, fn.name)(*args)
-            row = {lang: _checked(mod, fn.name, args, reference, lang, notes) for lang, mod in generated.items()}
+            reference = getattr(run.engine, fn.name)(*args)
+            row = {lang: _checked(mod, fn.name, args, reference, lang, notes) for lang, mod in run.generated.items()}
         if _undefined(reference):
             undefined.append(fn.name)
-        if pino is not None and fn.name in pino:
-            theirs = [pino[fn.name](*(a[s] for a in args)) for s in range(states)]
+        if run.oracle is not None and fn.name in run.oracle:
+            theirs = [run.oracle[fn.name](*(a[s] for a in args)) for s in range(run.states)]
             theirs = tuple(map(np.stack, zip(*theirs))) if isinstance(theirs[0], tuple) else np.stack(theirs)
-            row[column] = relative_error(reference, theirs)
+            row[run.column] = relative_error(reference, theirs)
         report[fn.name] = row
         if progress:
             progress(fn.name)
     if undefined and notes is not None:
         notes.append(f"compared where the numeric engine's values are finite (a singular model gives inf or nan): "
                      f"{', '.join(undefined)}")
-    q1 = random_configuration(model, rng, states)
-    lie_calls = {"integrate": (lambda m, s: m.integrate(q[s], vectors[0][s], 0.3),
-                               lambda pm, s: pin.integrate(pm, q[s], 0.3 * vectors[0][s])),
-                 "difference": (lambda m, s: m.difference(q[s], q1[s]),
-                                lambda pm, s: pin.difference(pm, q[s], q1[s])),
-                 "neutral": (lambda m, s: m.neutral(), lambda pm, s: pin.neutral(pm))}
-    for name, (ours, theirs) in lie_calls.items():
-        reference = np.stack([ours(engine, s) for s in range(states)])
-        row = {lang: relative_error(np.stack([ours(mod, s) for s in range(states)]), reference)
-               for lang, mod in generated.items()}
-        if pino is not None and mujoco:
-            args = {"integrate": lambda s: (q[s], vectors[0][s], 0.3), "difference": lambda s: (q[s], q1[s]),
-                    "neutral": lambda s: ()}[name]
-            row[column] = relative_error(reference, np.stack([pino[name](*args(s)) for s in range(states)]))
-        elif pino is not None and pmodel.nq == model.nq:     # (a mimic model rebuilt as its whole tree: not comparable)
-            row["pinocchio"] = relative_error(reference, np.stack([theirs(pmodel, s) for s in range(states)]))
+    return report
+
+
+def _lie_rows(run, q1):
+    """integrate, difference and neutral: the generated modules' and the oracle's against the engine's."""
+    q, v = run.inputs["q"], run.inputs["vectors"][0]
+    calls = {"integrate": lambda s: (q[s], v[s], 0.3), "difference": lambda s: (q[s], q1[s]), "neutral": lambda s: ()}
+    oracle = run.oracle
+    if oracle is not None and run.column == "pinocchio":
+        oracle = _pinocchio_lie(run.model)
+    report = {}
+    for name, args in calls.items():
+        reference = np.stack([getattr(run.engine, name)(*args(s)) for s in range(run.states)])
+        row = {lang: relative_error(np.stack([getattr(mod, name)(*args(s)) for s in range(run.states)]), reference)
+               for lang, mod in run.generated.items()}
+        if oracle is not None:
+            row[run.column] = relative_error(reference, np.stack([oracle[name](*args(s)) for s in range(run.states)]))
         report[name] = row
     return report
+
+
+def _pinocchio_lie(model):
+    """Pinocchio's integrate, difference and neutral on the model, called as the engine's (None for a mimic
+    model, which Pinocchio has as its whole tree: other coordinates)."""
+    import pinocchio as pin
+    pmodel = pinocchio_reference(model)[0]
+    if pmodel.nq != model.nq:
+        return None
+    return {"integrate": lambda q, v, dt: pin.integrate(pmodel, q, dt * v),
+            "difference": lambda q0, q1: pin.difference(pmodel, q0, q1), "neutral": lambda: pin.neutral(pmodel)}

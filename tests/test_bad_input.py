@@ -8,13 +8,16 @@ traceback, and `generate` leaves DIR exactly as it was (no module, no temporary 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import symdyn
+from conftest import assert_one_line
 from symdyn.cli import main
+from symdyn.errors import RobotFileError
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "bad_inputs"
@@ -296,3 +299,52 @@ def test_strange_file_names_stay_one_line(name, tmp_path):
         assert len(lines) == 1 and lines[0].startswith("symdyn: error: "), result.stderr
         assert symdyn.errors.one_line(str(path)) in lines[0]
     assert not out.exists()
+
+
+# ============================================================================================
+# Hostile YAML: alias bombs are refused quickly, and every message is bounded
+# ============================================================================================
+
+def _alias_bomb():
+    """9^9 'x' once expanded, in under 400 bytes."""
+    parts = ["&a [x, x, x, x, x, x, x, x, x]"]
+    for i, c in enumerate("bcdefghi"):
+        parts.append(f"&{c} [" + ", ".join([f"*{'abcdefghi'[i]}"] * 9) + "]")
+    return "[" + ", ".join(parts) + "]"
+
+
+DH_BOMBS = {
+    "convention": "name: bomb\ndh:\n  convention: {bomb}\n  joints: []\n",
+    "type": "name: bomb\ndh:\n  convention: classic\n  joints:\n"
+            "    - {{name: j, type: {bomb}, a: 0, alpha: 0, d: 0, theta: 0}}\n",
+    "theta": "name: bomb\ndh:\n  convention: classic\n  joints:\n"
+             "    - {{name: j, type: revolute, a: 0, alpha: 0, d: 0, theta: {bomb}}}\n",
+    "gravity": "name: bomb\ngravity: {bomb}\ndh:\n  convention: classic\n  joints:\n"
+               "    - {{name: j, type: revolute, a: 0, alpha: 0, d: 0, theta: 0,\n"
+               "       link: {{mass: 1, com: [0, 0, 0], inertia: {{ixx: 1, iyy: 1, izz: 1, ixy: 0, ixz: 0, iyz: 0}}}}}}\n",
+}
+
+
+# the same bombs in a symdyn YAML file's joint type and link mass
+DH_BOMBS["yaml_type"] = ("name: bomb\nlinks:\n  - {{name: l, mass: 1}}\n"
+                         "joints:\n  - {{name: j, type: {bomb}, parent: base, child: l}}\n")
+DH_BOMBS["yaml_mass"] = "name: bomb\nlinks:\n  - {{name: l, mass: {bomb}}}\njoints: []\n"
+
+
+@pytest.mark.parametrize("field", sorted(DH_BOMBS))
+def test_dh_alias_bomb_is_refused_quickly_in_one_short_line(tmp_path, field):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(DH_BOMBS[field].format(bomb=_alias_bomb()))
+    assert path.stat().st_size < 800
+    start = time.perf_counter()
+    with pytest.raises(RobotFileError) as caught:
+        symdyn.load_robot(path)
+    assert time.perf_counter() - start < 5
+    message = str(caught.value)
+    assert_one_line(message, f"{path}: ")
+    assert len(message) < len(str(path)) + 300, message
+
+
+def test_messages_are_bounded():
+    huge = "x" * 10 ** 6
+    assert len(str(RobotFileError("robot.yaml", f"bad name '{huge}'"))) < 2100

@@ -6,9 +6,10 @@ to match on an AVX-512 machine. Each kernel is forced here with OPENBLAS_CORETYP
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import golden
-from conftest import ROOT
+from conftest import BUNDLED, ROOT, child_env
 
 KERNELS = ("Prescott", "Haswell", "SkylakeX", "Zen")
 ROBOTS = ("robots/panda.urdf", "robots/puma560.yaml")    # URDF with rpy origins; a DH table
@@ -54,3 +55,29 @@ def test_model_building_does_not_use_numpy_linear_algebra():
         text = (ROOT / "symdyn" / "readers" / f"{module}.py").read_text()
         for banned in (" @ ", "np.linalg", "np.dot", "np.outer", "np.cross", "np.sin", "np.cos", "np.array("):
             assert banned not in text, f"symdyn/readers/{module}.py uses {banned.strip()}"
+
+
+_GENERATE_ALL = r"""
+import sys
+from symdyn.generate import generate
+out, robots = sys.argv[1], sys.argv[2:]
+generate(robots, out, ("python", "c"))
+"""
+
+
+def test_generation_is_deterministic_across_hash_seeds(tmp_path):
+    procs = []
+    for seed in ("0", "12345"):
+        env = dict(child_env(), PYTHONHASHSEED=seed)
+        procs.append(subprocess.Popen([sys.executable, "-c", _GENERATE_ALL, str(tmp_path / seed), *map(str, BUNDLED)],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    a, b = tmp_path / "0", tmp_path / "12345"
+    files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
+    assert files_a == files_b
+    assert len([f for f in files_a if f.parent == Path(".")]) == 4 * len(BUNDLED)      # .py, .h, .c, .json
+    for rel in files_a:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), f"{rel} differs between hash seeds"

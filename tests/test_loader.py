@@ -442,3 +442,16 @@ def test_a_huge_joint_params_file_is_refused_before_parsing(tmp_path):
 
 def test_output_error_is_importable():
     assert issubclass(OutputError, Exception)
+
+
+def test_zero_states(arm_c, two_arms, tmp_path):
+    """A batch of zero states: an empty array of the right shape, as from the Python module."""
+    _, sets = two_arms
+    c_module = symdyn.load_c(arm_c)
+    (tmp_path / "arm_py.py").write_text(sets[0]["arm.py"])
+    from symdyn.compare import import_module_file
+    py_module = import_module_file(tmp_path / "arm_py.py", "arm_zero_states")
+    for fn, args in (("mass_matrix", (np.zeros((0, 2)),)), ("inverse_dynamics", (np.zeros((0, 2)),) * 3),
+                     ("gravity", (np.zeros((3, 0, 2)),)), ("coriolis_matrix", (np.zeros(2), np.zeros((0, 2))))):
+        got, want = getattr(c_module, fn)(*args), getattr(py_module, fn)(*args)
+        assert got.shape == want.shape and got.size == 0, (fn, got.shape, want.shape)

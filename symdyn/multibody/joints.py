@@ -224,8 +224,8 @@ class AxisTurn:
         sgn = -self.sign if backwards else self.sign
         if backwards:
             M = S.bind_matrix(ctx, S.matmul3(S.transpose3(A), S.matmul3(M, A)))
-            return S.plane_rotation(ctx, M, self.i, self.j, c, sgn * s, c2, sgn * s2, symmetric)
-        M = S.plane_rotation(ctx, M, self.i, self.j, c, sgn * s, c2, sgn * s2, symmetric)
+            return S.plane_rotation(ctx, M, (self.i, self.j), (c, sgn * s, c2, sgn * s2), symmetric)
+        M = S.plane_rotation(ctx, M, (self.i, self.j), (c, sgn * s, c2, sgn * s2), symmetric)
         return S.bind_matrix(ctx, S.matmul3(A, S.matmul3(M, S.transpose3(A))))
 
     once = None

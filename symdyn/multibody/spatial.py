@@ -229,12 +229,14 @@ class Transform(tuple):
         return bind_entries(ctx, 3, lambda i, j: M[i][j], True)
 
 
-def plane_rotation(ctx, M, i, j, c, s, c2, s2, symmetric):
-    """Rot M Rot^T for the rotation by q in the plane of axes (i, j) (c, s of q; c2, s2 of 2q).
+def plane_rotation(ctx, M, plane, angle, symmetric):
+    """Rot M Rot^T for the rotation by q in the plane of axes plane = (i, j); angle = (c, s, c2, s2): c, s of q
+    and c2, s2 of 2q.
 
     Double angles: the symmetric 2x2 part [[a, b], [b, e]] becomes p + m c2 - b s2, p - m c2 + b s2,
     m s2 + b c2 with p, m = (a +- e)/2, and the antisymmetric part of a general block is invariant:
     10 multiplications for a symmetric 3x3 instead of 18."""
+    (i, j), (c, s, c2, s2) = plane, angle
     t = 3 - i - j
     out = [[None] * 3 for _ in range(3)]
     half_sum = ctx.bind(0.5 * (M[i][i] + M[j][j]))

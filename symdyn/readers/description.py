@@ -222,8 +222,45 @@ def build_model(desc, path, digest="", warn=None, allow_nonphysical_inertia=Fals
         return _build(desc, path, digest, warn, allow_nonphysical_inertia, floating_base, mimic)
 
 
+class _Tree:
+    """The kinematic tree as read: joints by name, (type, parent, child, R, xyz, axis, dynamics) in the order of the
+    joint list; each child link's parent joint; each link's child joints; the links' parameters; the base link."""
+
+    def __init__(self, base, links):
+        self.base, self.links = base, links
+        self.joints, self.child_of, self.children = {}, {}, {}
+
+    def add(self, jname, entry):
+        self.joints[jname] = entry
+        self.child_of[entry[2]] = jname
+        self.children.setdefault(entry[1], []).append(jname)
+
+
 def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base=False, mimic="reduced"):
     chk = _Checker(path, warn)
+    name, gravity, base, links_in, joints_in = _robot_fields(chk, desc)
+    tree = _Tree(base, _read_links(chk, links_in, base, allow_nonphysical))
+    base_link = _base_link(chk, desc.get("base_link"), base)
+    if floating_base:
+        _float_base(chk, tree, base_link, allow_nonphysical)
+    mimics = {}
+    for i, joint in enumerate(joints_in):
+        jname, entry, mimic_entry = _read_joint(chk, joint, f"joint #{i + 1}", tree, floating_base)
+        if mimic_entry is not None:
+            mimics[jname] = mimic_entry        # mimic="independent": asked for, no warning
+        tree.add(jname, entry)
+
+    _check_tree(chk, tree)
+    joints, bodies, frames = _merge(chk, tree, desc)
+    source = desc.get("source")
+    model = Model(name=name, joints=joints, bodies=bodies, gravity=tuple(float(g) for g in gravity),
+                  source="" if source is None else str(source), path=str(path), digest=digest, frames=frames,
+                  coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)))
+    return _couple(chk, model, mimics) if mimic == "reduced" and mimics else model
+
+
+def _robot_fields(chk, desc):
+    """The robot's name, gravity and base link name, and its lists of links and joints (not yet read)."""
     chk.mapping(desc, "robot description")
     chk.known(desc, ROBOT_KEYS, "robot")
     name = chk.name(chk.field(desc, "name", "robot"), "robot name")
@@ -237,7 +274,11 @@ def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base
     for key, value in (("links", links_in), ("joints", joints_in)):
         if not isinstance(value, list):
             chk.fail(f"'{key}' must be a list, got {_show(value)}")
+    return name, gravity, base, links_in, joints_in
 
+
+def _read_links(chk, links_in, base, allow_nonphysical):
+    """Each link's (m, m c, J about its origin, principal moments) by name, under the inertia policy."""
     links = {}
     for i, link in enumerate(links_in):
         chk.mapping(link, f"link #{i + 1}")
@@ -248,69 +289,81 @@ def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base
             chk.fail(f"duplicate link name '{lname}'")
         links[lname] = _link_params(chk, link, f"link '{lname}'")
     _check_inertias(chk, links, allow_nonphysical)
+    return links
 
-    joints, child_of, children, mimics = {}, {}, {}, {}
-    base_link = desc.get("base_link")
-    if base_link is not None:
-        chk.mapping(base_link, "base_link")
-        if base_link.get("name", base) != base:
-            chk.fail(f"base_link: name {_show(base_link['name'])} is not the base '{base}'")
-        base_link = {k: v for k, v in base_link.items() if k != "name"}
-    if floating_base:
-        world = "world"
-        while world in links or world == base:
-            world += "_"
-        links[base] = _link_params(chk, base_link if base_link is not None else {"mass": 0}, f"link '{base}'")
-        _check_inertias(chk, links, allow_nonphysical)
-        joints[ROOT_JOINT] = ("floating", world, base, G.IDENTITY, G.ZERO, None, {})
-        child_of[base] = ROOT_JOINT
-        children[world] = [ROOT_JOINT]
-        base = world
-    for i, joint in enumerate(joints_in):
-        chk.mapping(joint, f"joint #{i + 1}")
-        jname = chk.name(chk.field(joint, "name", f"joint #{i + 1}"), f"joint #{i + 1} name")
-        where = f"joint '{jname}'"
-        if jname in joints:
-            chk.fail(f"duplicate joint name '{jname}'" + (" (--floating-base adds it)" if jname == ROOT_JOINT and floating_base else ""))
-        chk.known(joint, JOINT_KEYS, where)
-        jtype = chk.field(joint, "type", where)
-        if not isinstance(jtype, str) or jtype not in MOVING + ("fixed",):
-            chk.fail(f"{where}: unknown joint type {_show(jtype)} (expected {', '.join(MOVING)} or fixed)")
-        if floating_base and jtype == "floating":
-            chk.fail(f"{where}: the robot already has a floating joint (drop --floating-base)")
-        parent = chk.name(chk.field(joint, "parent", where), f"{where}: parent")
-        child = chk.name(chk.field(joint, "child", where), f"{where}: child")
-        for role, lname in (("parent", parent), ("child", child)):
-            if lname != base and lname not in links:
-                chk.fail(f"{where}: {role} link '{lname}' is not defined")
-        if child == parent:
-            chk.fail(f"{where}: link '{child}' is its own parent (kinematic loop)")
-        if child == base:
-            chk.fail(f"{where}: the base link '{base}' cannot be a child (kinematic loop)")
-        if child in child_of:
-            chk.fail(f"{where}: link '{child}' already has parent joint '{child_of[child]}' (kinematic loop)")
-        R, xyz = _origin(chk, joint, where)
-        axis = None
-        if jtype in MOVING and JOINT_TYPES[jtype].has_axis:
-            axis = joint.get("axis")
-            axis = chk.vector([1, 0, 0] if axis is None and "axis" not in joint else axis, f"{where}: axis")
-            length = G.norm(axis)
-            if not length >= 1e-9:
-                chk.fail(f"{where}: axis has zero length")
-            biggest = max(abs(x) for x in axis)   # scale first: [1e200, 1e200, 0] must not overflow
-            axis = G.scale(1 / biggest, axis)
-            axis = G.scale(1 / G.norm(axis), axis)
-        dynamics = {key: chk.number(joint[key], f"{where}: {key}") for key in JOINT_DYNAMICS if key in joint}
-        check_joint_dynamics(chk.fail, dynamics, where)
-        if "mimic" in joint and jtype != "fixed":
-            mimics[jname] = _mimic_entry(chk, joint["mimic"], where)   # mimic="independent": asked for, no warning
-        joints[jname] = (jtype, parent, child, R, xyz, axis, dynamics)
-        child_of[child] = jname
-        children.setdefault(parent, []).append(jname)
 
-    _check_tree(chk, base, links, joints, child_of, children)
-    model = _merge(chk, name, desc, path, digest, gravity, base, links, joints, children)
-    return _couple(chk, model, mimics) if mimic == "reduced" and mimics else model
+def _base_link(chk, base_link, base):
+    """The base link's inertial fields ('base_link', used by --floating-base), without its name."""
+    if base_link is None:
+        return None
+    chk.mapping(base_link, "base_link")
+    if base_link.get("name", base) != base:
+        chk.fail(f"base_link: name {_show(base_link['name'])} is not the base '{base}'")
+    return {k: v for k, v in base_link.items() if k != "name"}
+
+
+def _float_base(chk, tree, base_link, allow_nonphysical):
+    """--floating-base: the base becomes a link (massless unless 'base_link' gives its inertia), joined by a
+    free-flyer to a new base, the world (a name no link has)."""
+    world = "world"
+    while world in tree.links or world == tree.base:
+        world += "_"
+    tree.links[tree.base] = _link_params(chk, base_link if base_link is not None else {"mass": 0},
+                                         f"link '{tree.base}'")
+    _check_inertias(chk, tree.links, allow_nonphysical)
+    tree.add(ROOT_JOINT, ("floating", world, tree.base, G.IDENTITY, G.ZERO, None, {}))
+    tree.base = world
+
+
+def _read_joint(chk, joint, label, tree, floating_base):
+    """One entry of 'joints' (`label`: 'joint #k'), checked against the tree read so far: its name, its
+    (type, parent, child, R, xyz, axis, dynamics) and its mimic entry (None without one or on a fixed joint)."""
+    chk.mapping(joint, label)
+    jname = chk.name(chk.field(joint, "name", label), f"{label} name")
+    where = f"joint '{jname}'"
+    if jname in tree.joints:
+        chk.fail(f"duplicate joint name '{jname}'" + (" (--floating-base adds it)" if jname == ROOT_JOINT and floating_base else ""))
+    chk.known(joint, JOINT_KEYS, where)
+    jtype = chk.field(joint, "type", where)
+    if not isinstance(jtype, str) or jtype not in MOVING + ("fixed",):
+        chk.fail(f"{where}: unknown joint type {_show(jtype)} (expected {', '.join(MOVING)} or fixed)")
+    if floating_base and jtype == "floating":
+        chk.fail(f"{where}: the robot already has a floating joint (drop --floating-base)")
+    parent, child = _joint_links(chk, joint, where, tree)
+    R, xyz = _origin(chk, joint, where)
+    axis = _axis(chk, joint, where) if jtype in MOVING and JOINT_TYPES[jtype].has_axis else None
+    dynamics = {key: chk.number(joint[key], f"{where}: {key}") for key in JOINT_DYNAMICS if key in joint}
+    check_joint_dynamics(chk.fail, dynamics, where)
+    mimic = _mimic_entry(chk, joint["mimic"], where) if "mimic" in joint and jtype != "fixed" else None
+    return jname, (jtype, parent, child, R, xyz, axis, dynamics), mimic
+
+
+def _joint_links(chk, joint, where, tree):
+    """A joint's parent and child links: defined, and no loop with the joints read so far."""
+    parent = chk.name(chk.field(joint, "parent", where), f"{where}: parent")
+    child = chk.name(chk.field(joint, "child", where), f"{where}: child")
+    for role, lname in (("parent", parent), ("child", child)):
+        if lname != tree.base and lname not in tree.links:
+            chk.fail(f"{where}: {role} link '{lname}' is not defined")
+    if child == parent:
+        chk.fail(f"{where}: link '{child}' is its own parent (kinematic loop)")
+    if child == tree.base:
+        chk.fail(f"{where}: the base link '{tree.base}' cannot be a child (kinematic loop)")
+    if child in tree.child_of:
+        chk.fail(f"{where}: link '{child}' already has parent joint '{tree.child_of[child]}' (kinematic loop)")
+    return parent, child
+
+
+def _axis(chk, joint, where):
+    """The unit axis of a joint that has one ([1, 0, 0] when the field is absent, as in URDF)."""
+    axis = joint.get("axis")
+    axis = chk.vector([1, 0, 0] if axis is None and "axis" not in joint else axis, f"{where}: axis")
+    length = G.norm(axis)
+    if not length >= 1e-9:
+        chk.fail(f"{where}: axis has zero length")
+    biggest = max(abs(x) for x in axis)   # scale first: [1e200, 1e200, 0] must not overflow
+    axis = G.scale(1 / biggest, axis)
+    return G.scale(1 / G.norm(axis), axis)
 
 
 def _mimic_entry(chk, value, where):
@@ -374,8 +427,9 @@ def coulomb_smoothing(fail, value, where="coulomb_smoothing"):
     return float(value)
 
 
-def _check_tree(chk, base, links, joints, child_of, children):
+def _check_tree(chk, tree):
     """One tree hanging from the base: no second root, no lonely link, no loop."""
+    base, links, joints, child_of = tree.base, tree.links, tree.joints, tree.child_of
     used = {joints[j][1] for j in joints} | set(child_of)
     lonely = [lname for lname in links if lname not in used]
     if lonely:
@@ -386,7 +440,7 @@ def _check_tree(chk, base, links, joints, child_of, children):
         chk.fail(f"several root links ({names}): only the base '{base}' may lack a parent joint")
     reached, stack = {base}, [base]
     while stack:
-        for jname in children.get(stack.pop(), []):
+        for jname in tree.children.get(stack.pop(), []):
             child = joints[jname][2]
             reached.add(child)
             stack.append(child)
@@ -403,48 +457,77 @@ def _check_tree(chk, base, links, joints, child_of, children):
                  f" (not connected to the base '{base}')")
 
 
-def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children):
+class _Bodies:
+    """What _merge builds as it walks the tree: the moving joints and, per body, its link's name, its inertial
+    parameters and the part of them gravity compensation holds up; the frames; and per link its owner body
+    (-1: the base) and the placement (R, p) of its frame in the owner's frame."""
+
+    def __init__(self, base, links, gravcomp):
+        self.links, self.gravcomp = links, gravcomp
+        self.joints, self.names, self.params, self.compensated = [], [], [], []
+        self.frames = [Frame(base, "link", -1, G.IDENTITY, G.ZERO)]
+        self.placement = {base: (-1, G.IDENTITY, G.ZERO)}
+
+    def merge(self, jname, child, owner, R, p, has_children):
+        """A link on a fixed joint: its parameters join its owner body's; the joint and the link become frames."""
+        params = self.links[child][:3]
+        self.placement[child] = (owner, R, p)
+        if owner >= 0:
+            self.params[owner] = G.add_parameters(self.params[owner], G.moved_parameters(R, p, *params))
+            self.compensated[owner] = _compensated(self.compensated[owner], self.gravcomp.get(child, 0.0), R, p, params)
+        placement = (G.snap_matrix(R), G.snap_vector(p))
+        leaf = owner >= 0 and not has_children     # a moving link without child links
+        self.frames += [Frame(jname, "fixed-joint", owner, *placement, leaf), Frame(child, "link", owner, *placement, leaf)]
+
+    def add(self, joint, child, has_children):
+        """A link on a moving joint: a new body, whose frame is the link's."""
+        params = self.links[child][:3]
+        self.joints.append(joint)
+        self.params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *params))
+        self.compensated.append(_compensated((0.0,) * 4, self.gravcomp.get(child, 0.0), G.IDENTITY, G.ZERO, params))
+        self.names.append(child)
+        k = len(self.joints) - 1
+        self.placement[child] = (k, G.IDENTITY, G.ZERO)
+        leaf = not has_children
+        self.frames += [Frame(joint.name, "joint", k, G.IDENTITY, G.ZERO, leaf),
+                        Frame(child, "link", k, G.IDENTITY, G.ZERO, leaf)]
+
+
+def _merge(chk, tree, desc):
     """Walk the tree from the base depth first, children in the order of the joint list (Pinocchio's
     order, so that q vectors are interchangeable): moving joints make bodies, fixed joints merge
-    into the owner. Every link and joint keeps its frame, placed in its owner body's frame."""
-    out_joints, body_params, body_names, compensated = [], [], [], []
+    into the owner. Every link and joint keeps its frame, placed in its owner body's frame.
+    Returns the moving joints, the bodies and the frames."""
     gravcomp = {link.get("name"): float(link.get("gravcomp", 0.0)) for link in desc.get("links") or ()}
-    frames = [Frame(base, "link", -1, G.IDENTITY, G.ZERO)]
-    # per link: (owning body index or -1 for base, R and p of the link frame in the owner frame)
-    frame = {base: (-1, G.IDENTITY, G.ZERO)}
-    stack = list(reversed(children.get(base, [])))
+    walk = _Bodies(tree.base, tree.links, gravcomp)
+    stack = list(reversed(tree.children.get(tree.base, [])))
     with np.errstate(all="ignore"):          # overflow is reported below, as a message
         while stack:
             jname = stack.pop()
-            jtype, lname, child, R, xyz, axis, dynamics = joints[jname]
-            owner, Ro, po = frame[lname]
+            jtype, lname, child, R, xyz, axis, dynamics = tree.joints[jname]
+            owner, Ro, po = walk.placement[lname]
             Rc, pc = G.compose((Ro, po), (R, xyz))
-            params = links[child][:3]
+            has_children = bool(tree.children.get(child))
             if jtype == "fixed":
-                frame[child] = (owner, Rc, pc)
-                if owner >= 0:
-                    body_params[owner] = G.add_parameters(body_params[owner], G.moved_parameters(Rc, pc, *params))
-                    compensated[owner] = _compensated(compensated[owner], gravcomp.get(child, 0.0), Rc, pc, params)
-                placement = (G.snap_matrix(Rc), G.snap_vector(pc))
-                leaf = owner >= 0 and not children.get(child)     # a moving link without child links
-                frames += [Frame(jname, "fixed-joint", owner, *placement, leaf), Frame(child, "link", owner, *placement, leaf)]
+                walk.merge(jname, child, owner, Rc, pc, has_children)
             else:
                 if JOINT_TYPES[jtype].nv != 1 and any(dynamics.values()):
                     chk.fail(f"joint '{jname}': friction and armature are for 1-DoF joints, not {jtype} joints")
-                out_joints.append(Joint(jname, JOINT_TYPES[jtype].name, owner, G.snap_matrix(Rc), G.snap_vector(pc),
-                                        (0.0, 0.0, 0.0) if axis is None else G.snap_vector(axis), **dynamics))
-                body_params.append(G.moved_parameters(G.IDENTITY, G.ZERO, *params))
-                compensated.append(_compensated((0.0,) * 4, gravcomp.get(child, 0.0), G.IDENTITY, G.ZERO, params))
-                body_names.append(child)
-                k = len(out_joints) - 1
-                frame[child] = (k, G.IDENTITY, G.ZERO)
-                leaf = not children.get(child)
-                frames += [Frame(jname, "joint", k, G.IDENTITY, G.ZERO, leaf), Frame(child, "link", k, G.IDENTITY, G.ZERO, leaf)]
-            stack.extend(reversed(children.get(child, [])))
-    if not out_joints:
+                walk.add(Joint(jname, JOINT_TYPES[jtype].name, owner, G.snap_matrix(Rc), G.snap_vector(pc),
+                               (0.0, 0.0, 0.0) if axis is None else G.snap_vector(axis), **dynamics), child, has_children)
+            stack.extend(reversed(tree.children.get(child, [])))
+    if not walk.joints:
         chk.fail("the robot has no moving joints")
+    bodies = _checked_bodies(chk, walk)
+    _check_axes(chk, walk.joints, bodies)
+    return tuple(walk.joints), tuple(bodies), tuple(walk.frames)
+
+
+def _checked_bodies(chk, walk):
+    """The Body of each moving joint; parameters or frame positions that overflow, or parameters that
+    underflow, are refused."""
     bodies = []
-    for j, lname, params, gc in zip(out_joints, body_names, body_params, compensated):
+    for j, lname, params, gc in zip(walk.joints, walk.names, walk.params, walk.compensated):
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in params + j.offset):
             chk.fail(f"link '{lname}': its inertial parameters overflow (numbers too large)")
         params = _flush_noise(params)
@@ -452,14 +535,10 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
             chk.fail(f"link '{lname}': its inertial parameters underflow (a mass, first moment or inertia below "
                      f"{sys.float_info.min:.3g} in magnitude): use other units")
         bodies.append(Body(lname, tuple(float(x) for x in params), tuple(float(x) for x in gc) if any(gc) else ()))
-    for f in frames:
+    for f in walk.frames:
         if not all(math.isfinite(x) and abs(x) <= 1e300 for x in f.translation):
             chk.fail(f"link '{f.name}': its position overflows (numbers too large)")
-    _check_axes(chk, out_joints, bodies)
-    source = desc.get("source")
-    return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
-                 source="" if source is None else str(source), path=str(path), digest=digest, frames=tuple(frames),
-                 coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)))
+    return bodies
 
 
 def _compensated(total, fraction, R, p, params):
