@@ -191,7 +191,8 @@ def test_forward_dynamics_derivatives_solve_through_the_factors(name, monkeypatc
     results = []
     for forced in (0, 10 ** 9):
         monkeypatch.setattr(derivatives._FactorSolve, "cost", staticmethod(lambda plan, c=forced: c))
-        results.append([np.array(m, dtype=float) for m in derivatives.forward_dynamics_derivatives(ctx, chain, X, v, tau)])
+        matrices = derivatives.forward_dynamics_derivatives(ctx, chain, X, v, tau)
+        results.append([np.array(m, dtype=float) for m in matrices])
     for solved, multiplied in zip(*results):
         assert relerr(solved, multiplied) < TOL and np.abs(multiplied).max() > 1e-3, name
     if name == "solo12_floating":

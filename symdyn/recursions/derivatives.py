@@ -68,20 +68,25 @@ def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
 def _times(ctx, A, B, known, solver):
     """A B = -M^-1 B (A = -M^-1), except the columns given in `known` ({column: its nv entries}), which B's
     are not used for. Column by column, the cheaper of the product with A and the solve through M^-1's
-    factors (solver), both counted on the exact zeros (a tie keeps the product)."""
+    factors (solver), both counted on the exact zeros (a tie keeps the product); the products are
+    written row by row, as the whole product was (the order of the generated statements)."""
     out = [[0] * len(B[0]) for _ in A]
+    product = []
     for j in range(len(B[0])):
         column = known.get(j)
         if column is None:
             b = [row[j] for row in B]
-            pairs = [[(x, y) for x, y in zip(row, b) if not (_fr._is_zero(x) or _fr._is_zero(y))] for row in A]
             plan = solver.plan(b)
-            if solver.cost(plan) < sum(len(p) for p in pairs):
-                column = solver.solve(plan)
-            else:
-                column = [ctx.bind(sum((x * y for x, y in p), 0)) for p in pairs]
+            products = sum(not (_fr._is_zero(x) or _fr._is_zero(y)) for row in A for x, y in zip(row, b))
+            if solver.cost(plan) >= products:
+                product.append(j)
+                continue
+            column = solver.solve(plan)
         for i, x in enumerate(column):
             out[i][j] = x
+    for i, row in enumerate(A):
+        for j in product:
+            out[i][j] = ctx.bind(sum((x * b[j] for x, b in zip(row, B) if not (_fr._is_zero(x) or _fr._is_zero(b[j]))), 0))
     return out
 
 
@@ -104,8 +109,8 @@ class _FactorSolve:
         return [[(x, v) for x, v in zip(row, vector) if not (_fr._is_zero(x) or _fr._is_zero(v))] for row in matrix]
 
     def plan(self, b):
-        """(terms of y, terms of x): for each joint, each of its rows, the (factor, value) products; y's
-        values are b's, x's are y's (None where y is zero)."""
+        """(terms of y, terms of x): for each joint, each of its rows, the non-zero products as (factor,
+        value) for y (values of b) and (factor, (joint, row) of y) for x, the y that are zero left out."""
         chain, vi = self.chain, self.chain.vi
         part = [[b[i] for i in vi[k]] for k in range(chain.n)]
         ys = [self._pairs(self.Dinv[a], part[a]) for a in range(chain.n)]
