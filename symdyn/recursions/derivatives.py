@@ -68,25 +68,24 @@ def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
 def _times(ctx, A, B, known, solver):
     """A B = -M^-1 B (A = -M^-1), except the columns given in `known` ({column: its nv entries}), which B's
     are not used for. Column by column, the cheaper of the product with A and the solve through M^-1's
-    factors (solver), both counted on the exact zeros (a tie keeps the product); the products are
-    written row by row, as the whole product was (the order of the generated statements)."""
+    factors (solver), both counted on the exact zeros (a tie keeps the product). The entries are written
+    row by row, as the whole product was: the order of the generated statements changed the Panda's C
+    time by 1.6x at equal counts."""
     out = [[0] * len(B[0]) for _ in A]
-    product = []
+    entries = {}
     for j in range(len(B[0])):
-        column = known.get(j)
-        if column is None:
-            b = [row[j] for row in B]
-            plan = solver.plan(b)
-            products = sum(not (_fr._is_zero(x) or _fr._is_zero(y)) for row in A for x, y in zip(row, b))
-            if solver.cost(plan) >= products:
-                product.append(j)
-                continue
-            column = solver.solve(plan)
-        for i, x in enumerate(column):
-            out[i][j] = x
-    for i, row in enumerate(A):
-        for j in product:
-            out[i][j] = ctx.bind(sum((x * b[j] for x, b in zip(row, B) if not (_fr._is_zero(x) or _fr._is_zero(b[j]))), 0))
+        if j in known:
+            for i, x in enumerate(known[j]):
+                out[i][j] = x
+            continue
+        b = [row[j] for row in B]
+        plan = solver.plan(b)
+        products = sum(not (_fr._is_zero(x) or _fr._is_zero(y)) for row in A for x, y in zip(row, b))
+        entries[j] = solver.solve(plan) if solver.cost(plan) < products else \
+            [sum((x * y for x, y in zip(row, b) if not (_fr._is_zero(x) or _fr._is_zero(y))), 0) for row in A]
+    for i in range(len(A)):
+        for j, column in entries.items():
+            out[i][j] = ctx.bind(column[i])
     return out
 
 
@@ -135,13 +134,13 @@ class _FactorSolve:
         return sum(len(t) for rows in ys for t in rows) + sum(not _is_one(x) for rows in xs for t in rows for x, _ in t)
 
     def solve(self, plan):
-        """-M^-1 b, nv entries, from its plan."""
+        """-M^-1 b, nv entries (y bound, the entries not yet), from its plan."""
         ctx, ys, xs = self.ctx, plan[0], plan[1]
         y = [[ctx.bind(sum((f * v for f, v in t), 0)) for t in rows] for rows in ys]
         out = [0] * self.chain.nv
         for k, rows in enumerate(xs):
             for c, terms in enumerate(rows):
-                out[self.chain.vi[k][c]] = ctx.bind(-sum((f * y[a][r] for f, (a, r) in terms), 0))
+                out[self.chain.vi[k][c]] = -sum((f * y[a][r] for f, (a, r) in terms), 0)
         return out
 
 
