@@ -856,19 +856,19 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x7 = qd0 + qd1;
     const double x24 = 0.5*x5;
     const double x25 = 0.1*x7 + 0.5*x6;
-    const double x28 = 0.2*x5;
+    const double x26 = 0.2*x5;
     const double x29 = 2.0*x24;
     const double x30 = 2.0*x25;
-    const double x31 = -0.2*x5 + x28;
+    const double x31 = -0.2*x5 + x26;
     const double x34 = -x2*x25 + x24*x3;
-    const double x52 = x28 + x34;
+    const double x52 = x26 + x34;
     const double x53 = -x30 + x6;
     const double x54 = x29 - x5;
     const double x56 = x2*x53 + x3*x54;
     const double x57 = 0.5*x56 + x31;
     C[0] = x52;
     C[1] = x57;
-    C[2] = x28;
+    C[2] = x26;
     C[3] = x31;
 }
 
@@ -896,14 +896,14 @@ static inline void sd_planar2_coriolis_matrix_lanes1(double (*restrict sd_q)[SD_
         const double x7 = qd0 + qd1;
         const double x24 = 0.5*x5;
         const double x25 = 0.1*x7 + 0.5*x6;
-        const double x28 = 0.2*x5;
-        sd_C[2][sd_k] = x28;
+        const double x26 = 0.2*x5;
+        sd_C[2][sd_k] = x26;
         const double x29 = 2.0*x24;
         const double x30 = 2.0*x25;
-        const double x31 = -0.2*x5 + x28;
+        const double x31 = -0.2*x5 + x26;
         sd_C[3][sd_k] = x31;
         const double x34 = -x2*x25 + x24*x3;
-        const double x52 = x28 + x34;
+        const double x52 = x26 + x34;
         sd_C[0][sd_k] = x52;
         const double x53 = -x30 + x6;
         const double x54 = x29 - x5;

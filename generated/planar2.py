@@ -423,12 +423,12 @@ def coriolis_matrix(q, qd):
     x7 = qd0 + qd1
     x24 = 0.5*x5
     x25 = 0.1*x7 + 0.5*x6
-    x28 = 0.2*x5
+    x26 = 0.2*x5
     x29 = 2.0*x24
     x30 = 2.0*x25
-    x31 = -0.2*x5 + x28
+    x31 = -0.2*x5 + x26
     x34 = -x2*x25 + x24*x3
-    x52 = x28 + x34
+    x52 = x26 + x34
     x53 = -x30 + x6
     x54 = x29 - x5
     x56 = x2*x53 + x3*x54
@@ -436,7 +436,7 @@ def coriolis_matrix(q, qd):
     C = xp.reshape(_stack(xp, [
         x52,  # 0, 0
         x57,  # 0, 1
-        x28,  # 1, 0
+        x26,  # 1, 0
         x31,  # 1, 1
     ]), batch + (2, 2))
     return C

@@ -178,6 +178,31 @@ def test_free_flyer_columns_in_closed_form(name, wrenches):
         assert np.all(fq[:, 3:, 3:6] == 0) and np.abs(fq[:, :3, 3:6]).min(axis=0).sum() > 0
 
 
+@pytest.mark.parametrize("name", ["solo12_floating", "tree_friction_armature", "panda"])
+def test_forward_dynamics_derivatives_solve_through_the_factors(name, monkeypatch):
+    """derivatives._times takes, column by column, -M^-1 b as the product with M^-1 or as the solve
+    through its factors R* D^-1 R (_FactorSolve), whichever has fewer products on the exact zeros: each
+    way alone gives the same matrices; on floating trees the solve makes the generated function cheaper
+    (solo12: 11755 -> 10783 multiplications when written)."""
+    from symdyn.recursions import derivatives
+    model = _model(name)
+    ctx, chain, X, rng = _numeric_chain(model, 4)
+    v, tau = list(rng.normal(size=chain.nv)), list(rng.normal(size=chain.nv))
+    results = []
+    for forced in (0, 10 ** 9):
+        monkeypatch.setattr(derivatives._FactorSolve, "cost", staticmethod(lambda plan, c=forced: c))
+        matrices = derivatives.forward_dynamics_derivatives(ctx, chain, X, v, tau)
+        results.append([np.array(m, dtype=float) for m in matrices])
+    for solved, multiplied in zip(*results):
+        assert relerr(solved, multiplied) < TOL and np.abs(multiplied).max() > 1e-3, name
+    if name == "solo12_floating":
+        from symdyn.codegen.generator import trace
+        fn = BY_NAME["forward_dynamics_derivatives"]
+        product_only = trace(model, fn).ops["mul"]          # cost still forced to 10**9
+        monkeypatch.undo()
+        assert trace(model, fn).ops["mul"] < 0.95 * product_only
+
+
 @pytest.mark.parametrize("name", ["panda", "solo12_floating"])
 def test_external_wrench_derivatives(name):
     """f_ext held fixed in world axes at the frames: finite differences of inverse_dynamics_fext and

@@ -65,10 +65,10 @@ def mass_matrix_inverse(ctx, chain, X, ric, form=FORMS[0]):
     return {"from_factors": from_factors, "section_x": section_x}[form](ctx, chain, X, ric)
 
 
-def from_factors(ctx, chain, X, ric):
-    """The sums over common ancestors (module docstring, first part)."""
-    Dinv = [ric.D[a].inverse() for a in range(chain.n)]
-    R, DR = _inverse_factor(ctx, chain, X, ric, Dinv)
+def from_factors(ctx, chain, X, ric, factors=None):
+    """The sums over common ancestors (module docstring, first part); `factors`: inverse_factors'
+    (Dinv, R, DR) when the caller has them."""
+    Dinv, R, DR = factors or inverse_factors(ctx, chain, X, ric)
     Minv = [[0] * chain.nv for _ in range(chain.nv)]
     path = chain.supports
     for i in range(chain.n):
@@ -78,6 +78,12 @@ def from_factors(ctx, chain, X, ric):
             if common:
                 _put(Minv, chain, i, j, _entry(ctx, chain, i, j, common, R, DR, Dinv))
     return Minv
+
+
+def inverse_factors(ctx, chain, X, ric):
+    """(D(a)^-1 per joint, R, DR): M^-1 = R* D^-1 R with R = U^-1 unit upper triangular (_inverse_factor)."""
+    Dinv = [ric.D[a].inverse() for a in range(chain.n)]
+    return (Dinv,) + _inverse_factor(ctx, chain, X, ric, Dinv)
 
 
 def _inverse_factor(ctx, chain, X, ric, Dinv):

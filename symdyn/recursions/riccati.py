@@ -32,11 +32,14 @@ class Block:
         b = ctx.bind
         U = [[1 if i == j else 0 for j in range(n)] for i in range(n)]
         d, inv = [None] * n, [None] * n
+        # N[i][j] = U[i][j] d[j], the numerator before the division: one product per term, not two
+        N = [[None] * n for _ in range(n)]
         for j in reversed(range(n)):
-            d[j] = ctx.divisor(b(D[j][j] - sum((U[j][k] * U[j][k] * d[k] for k in range(j + 1, n)), 0)))
+            d[j] = ctx.divisor(b(D[j][j] - sum((U[j][k] * N[j][k] for k in range(j + 1, n)), 0)))
             inv[j] = b(1 / d[j])
             for i in range(j):
-                U[i][j] = b((D[i][j] - sum((U[i][k] * U[j][k] * d[k] for k in range(j + 1, n)), 0)) * inv[j])
+                N[i][j] = b(D[i][j] - sum((U[i][k] * N[j][k] for k in range(j + 1, n)), 0))
+                U[i][j] = b(N[i][j] * inv[j])
         self.ctx, self.n, self.U, self.d, self.inv = ctx, n, U, d, inv
         self._sqrt = None
 
@@ -67,9 +70,15 @@ class Block:
         return self._ut_solve([self.ctx.bind(y[i] * self.inv[i]) for i in range(self.n)])
 
     def inverse(self):
-        """D^-1 as a symmetric matrix."""
-        cols = [self.solve([1 if i == j else 0 for i in range(self.n)]) for j in range(self.n)]
-        return [[cols[j][i] if i >= j else cols[i][j] for j in range(self.n)] for i in range(self.n)]
+        """D^-1 = V^T diag(1/d) V with V = U^-1 (unit upper triangular), as a symmetric matrix."""
+        ctx, n, U = self.ctx, self.n, self.U
+        V = [[1 if i == j else 0 for j in range(n)] for i in range(n)]
+        for j in range(n):
+            for i in reversed(range(j)):
+                V[i][j] = ctx.bind(-sum((U[i][k] * V[k][j] for k in range(i + 1, j + 1)), 0))
+        Y = [[ctx.bind(self.inv[k] * V[k][j]) if j >= k else 0 for j in range(n)] for k in range(n)]
+        return S.bind_entries(ctx, n, lambda i, j: sum((V[k][min(i, j)] * Y[k][max(i, j)]
+                                                        for k in range(min(i, j) + 1)), 0), symmetric=True)
 
     def sqrt_t_mul(self, x):
         """S^T x."""

@@ -27,6 +27,8 @@ subtree by w changes their link coordinates by [T w ; Fs~ w] (class External), w
 of entries. Friction and rotor terms are added at the joints (their own
 derivative, forward mode on one joint's scalar).
 """
+import symengine as se
+
 from ..multibody import spatial as S
 from ..scalars.dual import Dual, DualContext, tangent
 from . import crba, frames
@@ -62,6 +64,17 @@ def _sym_outer(a, b):
     return [[a[i] * b[j] + b[i] * a[j] for j in range(3)] for i in range(3)]
 
 
+def _is_number(x):
+    return isinstance(x, (int, float)) or (isinstance(x, se.Basic) and x.is_Number)
+
+
+def _twice_dot(a, b):
+    """2 a . b, the 2 folded into a's entries when they are numbers (the model's: no multiplication)."""
+    if all(_is_number(x) for x in a):
+        return S.dot([2 * x for x in a], b)
+    return 2 * S.dot(a, b)
+
+
 def _times(c, x):
     """c x for a number c (1 and exact zeros fold)."""
     return x if c == 1 or (isinstance(x, int) and x == 0) else c * x
@@ -74,10 +87,14 @@ def _body_symmetric(ctx, params, V):
     J, h = [[I[4], I[5], I[7]], [I[5], I[6], I[8]], [I[7], I[8], I[9]]], I[1:4]
     w, v = V[:3], V[3:]
     Jw = [S.rot(J, S.cross(w, e)) for e in ([1, 0, 0], [0, 1, 0], [0, 0, 1])]     # columns of J w~
-    Jw = [[ctx.bind(Jw[j][i]) for j in range(3)] for i in range(3)]
     hv = _sym_outer(v, h)
-    hv2 = ctx.bind(2 * S.dot(h, v))
-    return [[-(Jw[i][j] + Jw[j][i]) - hv[i][j] + (hv2 if i == j else 0) for j in range(3)] for i in range(3)]
+    hv2 = ctx.bind(_twice_dot(h, v))
+    # the diagonal's -2 (J w~)_ii with the 2 folded into J's numbers: -(J w~ + (J w~)^T)_ii
+    diag = [ctx.bind(S.dot([-2 * x for x in J[i]], S.cross(w, e)) if all(_is_number(x) for x in J[i])
+                     else -2 * ctx.bind(Jw[i][i])) for i, e in enumerate(([1, 0, 0], [0, 1, 0], [0, 0, 1]))]
+    Jw = [[ctx.bind(Jw[j][i]) for j in range(3)] for i in range(3)]
+    return [[(diag[i] if i == j else -(Jw[i][j] + Jw[j][i])) - hv[i][j] + (hv2 if i == j else 0) for j in range(3)]
+            for i in range(3)]
 
 
 def _bind_sym(ctx, A):
@@ -151,7 +168,7 @@ def _shifted(ctx, X, A, p):
     R, l = X
     RA = _congruence(ctx, X, A, True)
     lp = _sym_outer(l, p)
-    lp2 = 2 * S.dot(l, p)
+    lp2 = _twice_dot(l, p)
     return [[RA[i][j] - lp[i][j] + (lp2 if i == j else 0) for j in range(3)] for i in range(3)]
 
 
