@@ -18,6 +18,7 @@ mujoco = pytest.importorskip("mujoco")
 
 from symdyn.engine import Engine  # noqa: E402
 from symdyn.errors import RobotFileError  # noqa: E402
+from symdyn.oracle.mujoco import COUNTERPARTS as MUJOCO_COUNTERPARTS  # noqa: E402
 from symdyn.readers.load import load_robot  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "mjcf"
@@ -253,8 +254,8 @@ def test_any_extension_is_read(tmp_path):
     assert load_robot(copy).joint_names == ("j1", "j2", "j3")
 
 
-GENERATED = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "forward_dynamics", "frame_placement",
-             "frame_jacobian")
+#: the functions that declare a MuJoCo counterpart (Function.mujoco)
+GENERATED = tuple(MUJOCO_COUNTERPARTS)
 
 
 @pytest.mark.parametrize("language", ["python", "c"])

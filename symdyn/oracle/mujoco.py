@@ -20,8 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-NAMES = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "gravity", "forward_dynamics", "frame_placement",
-         "frame_jacobian", "integrate", "difference", "neutral")
+from ..functions import counterparts
+
+#: symdyn function -> MuJoCo's quantity it is checked against, every function that declares one (Function.mujoco)
+COUNTERPARTS = counterparts("mujoco")
+#: the configuration maps of every module, which are not Functions
+CONFIGURATION = ("integrate", "difference", "neutral")
+#: the keys of `functions`
+NAMES = tuple(COUNTERPARTS) + CONFIGURATION
 
 
 def available():
@@ -95,8 +101,8 @@ class Layout:
 
 
 def functions(model, frames=None):
-    """{name: function of one state} of MuJoCo for a model in MuJoCo's coordinates; `frames`: names of
-    sites or bodies (default: the model's FRAMES)."""
+    """{name: function of one state} of MuJoCo for a model in MuJoCo's coordinates (NAMES); `frames`: names
+    of sites or bodies (default: the model's FRAMES)."""
     import mujoco
     m = mujoco_model(model)
     d = mujoco.MjData(m)
@@ -109,6 +115,21 @@ def functions(model, frames=None):
         d.qfrc_applied[:] = 0 if tau is None else lay.rates(tau)
         d.qacc[:] = 0
         mujoco.mj_forward(m, d)
+
+    def frame_placement(q):
+        state(q)
+        return np.stack([_placement(m, d, name) for name in frames])
+
+    def frame_jacobian(q):
+        state(q)
+        return np.stack([_jacobian(m, d, name)[:, lay.v] for name in frames])
+    return {**_dynamics(m, d, lay, state), "frame_placement": frame_placement, "frame_jacobian": frame_jacobian,
+            **_configuration(m, lay)}
+
+
+def _dynamics(m, d, lay, state):
+    """MuJoCo's mass matrix, inverse and forward dynamics and bias forces; state(q, v, tau) runs mj_forward."""
+    import mujoco
 
     def mass_matrix(q):
         state(q)
@@ -136,14 +157,13 @@ def functions(model, frames=None):
     def forward_dynamics(q, v, tau):
         state(q, v, tau)
         return d.qacc[lay.v].copy()
+    return {"mass_matrix": mass_matrix, "inverse_dynamics": inverse_dynamics, "nonlinear_effects": nonlinear_effects,
+            "gravity": gravity, "forward_dynamics": forward_dynamics}
 
-    def frame_placement(q):
-        state(q)
-        return np.stack([_placement(m, d, name) for name in frames])
 
-    def frame_jacobian(q):
-        state(q)
-        return np.stack([_jacobian(m, d, name)[:, lay.v] for name in frames])
+def _configuration(m, lay):
+    """MuJoCo's integrate, difference and neutral (mj_integratePos, mj_differentiatePos, qpos0)."""
+    import mujoco
 
     def integrate(q, v, dt=1.0):
         x = lay.qpos(q)
@@ -157,9 +177,7 @@ def functions(model, frames=None):
 
     def neutral():
         return m.qpos0[lay.q].copy()
-    return {"mass_matrix": mass_matrix, "inverse_dynamics": inverse_dynamics, "nonlinear_effects": nonlinear_effects,
-            "gravity": gravity, "forward_dynamics": forward_dynamics, "frame_placement": frame_placement,
-            "frame_jacobian": frame_jacobian, "integrate": integrate, "difference": difference, "neutral": neutral}
+    return {"integrate": integrate, "difference": difference, "neutral": neutral}
 
 
 def _frame(m, name):

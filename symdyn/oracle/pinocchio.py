@@ -1,26 +1,19 @@
 """Pinocchio as the oracle of symdyn's functions: the same Model rebuilt as a pinocchio.Model, and
-Pinocchio's counterpart of each function (COUNTERPARTS: the one list that `symdyn compare` and the
-tests check against)."""
+Pinocchio's counterpart of each function that declares one (`Function.pinocchio` in symdyn.functions: the
+one list that `symdyn compare` and the tests check against)."""
 from pathlib import Path
 
 import numpy as np
 
-#: symdyn function -> the Pinocchio algorithm it is checked against (pinocchio_functions)
-COUNTERPARTS = {
-    "inverse_dynamics": "rnea", "mass_matrix": "crba", "mass_matrix_inverse": "computeMinverse",
-    "forward_dynamics": "aba", "gravity": "computeGeneralizedGravity", "coriolis_matrix": "computeCoriolisMatrix",
-    "nonlinear_effects": "nonLinearEffects", "articulated_inertia": "cholesky.decompose (D)",
-    "udu_factor": "cholesky.decompose (U)", "regressor": "computeJointTorqueRegressor",
-}
+from ..functions import FUNCTIONS, KINEMATICS, counterparts
+
+#: symdyn function -> the Pinocchio algorithm it is checked against, every function that declares one
+#: (the keys of pinocchio_functions, _derivative_functions and pinocchio_constraint_functions)
+DECLARED = counterparts("pinocchio")
 #: the frame functions, with Pinocchio's counterparts when it is given the frames (pinocchio_functions)
-FRAME_COUNTERPARTS = {
-    "frame_placement": "updateFramePlacements", "frame_jacobian": "getFrameJacobian",
-    "frame_velocity": "getFrameVelocity", "frame_acceleration_bias": "getFrameClassicalAcceleration",
-    "center_of_mass": "centerOfMass", "com_jacobian": "jacobianCenterOfMass",
-    "centroidal_momentum_matrix": "computeCentroidalMap", "centroidal_momentum": "computeCentroidalMomentum",
-    "operational_space_inertia_inverse": "computeMinverse (J M^-1 J^T)", "inverse_dynamics_fext": "rnea (f_ext)",
-    "forward_dynamics_fext": "aba (f_ext)",
-}
+FRAME_COUNTERPARTS = counterparts("pinocchio", KINEMATICS)
+#: the other functions of the default set
+COUNTERPARTS = {name: c for name, c in counterparts("pinocchio", FUNCTIONS).items() if name not in FRAME_COUNTERPARTS}
 PINOCCHIO_NAMES = tuple(COUNTERPARTS)
 PINOCCHIO_FRAME_NAMES = tuple(FRAME_COUNTERPARTS)
 
@@ -113,8 +106,7 @@ def set_joint_dynamics(pmodel, model):
 def _frame_functions(pmodel, data, frames, c):
     """Pinocchio's kinematics, centroidal maps and dynamics with wrenches at the frames named `frames`."""
     import pinocchio as pin
-    kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
-    ids = [next(i for i in (pmodel.getFrameId(name, t) for t in kinds) if i < pmodel.nframes) for name in frames]
+    ids = _frame_ids(pmodel, frames)
     world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
     def placements(q):
@@ -160,6 +152,14 @@ def _frame_functions(pmodel, data, frames, c):
             "operational_space_inertia_inverse": inverse_inertia,
             "inverse_dynamics_fext": lambda q, v, a, f: pin.rnea(pmodel, data, c(q), v, a, joint_forces(q, f)).copy(),
             "forward_dynamics_fext": lambda q, v, t, f: pin.aba(pmodel, data, c(q), v, t, joint_forces(q, f)).copy()}
+
+
+def _frame_ids(pmodel, names):
+    """Pinocchio's frame index of each name: a body's frame first, then an operational, a fixed-joint
+    and a joint frame (a URDF link and the joint into it share the name)."""
+    import pinocchio as pin
+    kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
+    return [next(i for i in (pmodel.getFrameId(name, t) for t in kinds) if i < pmodel.nframes) for name in names]
 
 
 def _pinocchio_inertia(params):
@@ -386,11 +386,39 @@ def pinocchio_constraint_functions(pmodel, model, friction=None):
         return {}
     data, c = pmodel.createData(), pinocchio_configuration(pmodel)
     friction = friction or (lambda v: 0.0)
+    ids = _frame_ids(pmodel, [k.frame for k in contacts])
+    constraints = _contact_models(pmodel, data, contacts, ids)
+    plain = constraints()
+    converged, exact = pin.ProximalSettings(1e-14, 1e-12, 20), pin.ProximalSettings(1e-14, 0.0, 1)
+
+    def forward(q, v, tau, pair=None):
+        models, datas = pair or plain
+        a = pin.constraintDynamics(pmodel, data, c(q), v, tau - friction(v), models, datas, converged).copy()
+        return a, data.lambda_c.copy()
+
+    def baumgarte(q, v, tau, gains, error):
+        pin.framesForwardKinematics(pmodel, data, c(q))
+        anchors = [data.oMf[i].translation - e for i, e in zip(ids, np.reshape(error, (-1, 3)))]
+        return forward(q, v, tau, constraints(anchors, gains))
+
+    def impact(q, v, e):
+        vplus = pin.impulseDynamics(pmodel, data, c(q), v, *plain, float(e[0]), exact).copy()
+        return vplus, data.impulse_c.copy()
+
+    out = {**_contact_kinematics(pmodel, data, c, contacts, ids), "constrained_forward_dynamics": forward,
+           "impact": impact}
+    if all(k.kind == "3d" for k in contacts):       # a 6-D anchor's error is a log6 in Pinocchio
+        out["constrained_forward_dynamics_baumgarte"] = baumgarte
+    return out
+
+
+def _contact_models(pmodel, data, contacts, ids):
+    """constraints(anchors=None, gains=None) -> (models, datas): Pinocchio's RigidConstraintModels of the
+    contacts at the frames `ids`, initialized for constraintDynamics; with anchors (one point per contact,
+    world) and Baumgarte gains (Kp, Kd), the contacts hold the frames to those points."""
+    import pinocchio as pin
     kinds = {"3d": pin.ContactType.CONTACT_3D, "6d": pin.ContactType.CONTACT_6D}
     world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-    frame_types = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
-    ids = [next(i for i in (pmodel.getFrameId(k.frame, t) for t in frame_types) if i < pmodel.nframes)
-           for k in contacts]
 
     def constraints(anchors=None, gains=None):
         models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
@@ -407,9 +435,14 @@ def pinocchio_constraint_functions(pmodel, model, friction=None):
             datas.append(cm.createData())
         pin.initConstraintDynamics(pmodel, data, models, datas)
         return models, datas
+    return constraints
 
-    plain = constraints()
-    converged, exact = pin.ProximalSettings(1e-14, 1e-12, 20), pin.ProximalSettings(1e-14, 0.0, 1)
+
+def _contact_kinematics(pmodel, data, c, contacts, ids):
+    """Pinocchio's constraint_jacobian and constraint_drift: the contact frames' Jacobian and classical (point)
+    or spatial (6-D) acceleration at zero qdd, the rows each contact constrains, LOCAL_WORLD_ALIGNED."""
+    import pinocchio as pin
+    world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
     def rows(stacked):
         return np.concatenate([x[:k.rows] for x, k in zip(stacked, contacts)])
@@ -423,23 +456,4 @@ def pinocchio_constraint_functions(pmodel, model, friction=None):
         pin.forwardKinematics(pmodel, data, c(q), v, np.zeros(pmodel.nv))
         return rows([(pin.getFrameClassicalAcceleration if k.kind == "3d" else pin.getFrameAcceleration)(
             pmodel, data, i, world).vector for k, i in zip(contacts, ids)])
-
-    def forward(q, v, tau, pair=None):
-        models, datas = pair or plain
-        a = pin.constraintDynamics(pmodel, data, c(q), v, tau - friction(v), models, datas, converged).copy()
-        return a, data.lambda_c.copy()
-
-    def baumgarte(q, v, tau, gains, error):
-        pin.framesForwardKinematics(pmodel, data, c(q))
-        anchors = [data.oMf[i].translation - e for i, e in zip(ids, np.reshape(error, (-1, 3)))]
-        return forward(q, v, tau, constraints(anchors, gains))
-
-    def impact(q, v, e):
-        vplus = pin.impulseDynamics(pmodel, data, c(q), v, *plain, float(e[0]), exact).copy()
-        return vplus, data.impulse_c.copy()
-
-    out = {"constraint_jacobian": jacobian, "constraint_drift": drift, "constrained_forward_dynamics": forward,
-           "impact": impact}
-    if all(k.kind == "3d" for k in contacts):       # a 6-D anchor's error is a log6 in Pinocchio
-        out["constrained_forward_dynamics_baumgarte"] = baumgarte
-    return out
+    return {"constraint_jacobian": jacobian, "constraint_drift": drift}
