@@ -194,7 +194,7 @@ def test_generated_python_and_c_against_pinocchio(tmp_path, monkeypatch):
         (tmp_path / params).mkdir()
         for filename, text in render(model, ("python", "c"), params).items():
             (tmp_path / params / filename).write_text(text)
-        name = module_name(model.path, params)
+        name = module_name(model.provenance.path, params)
         py = import_module_file(tmp_path / params / f"{name}.py", f"{name}_kin")
         extra = (py.DEFAULT_PARAMS,) if params == "symbolic" else ()
         for module in (py, symdyn.load_c(tmp_path / params / f"{name}.c")):

@@ -196,7 +196,7 @@ def test_unnamed_joints_get_unique_names():
 def test_equality_constraints_become_loops():
     model = load_robot(DATA / "equality.xml")
     assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "plate:6d", "block-rocker:6d"]
-    assert any("joint couplings are not supported" in w for w in model.warnings)
+    assert any("joint couplings are not supported" in w for w in model.provenance.warnings)
     # at MuJoCo's qpos0 the body closures hold: the connect point is where the rocker's copy of it is, and
     # the welded plate's frame is at its anchor in the world; the sites' weld holds the sites' frames
     m = mujoco_model(DATA / "equality.xml")
@@ -220,11 +220,11 @@ def test_unmodelled_passive_forces_warn():
     listed as ignored; with them zeroed in MuJoCo the rest agrees."""
     path = DATA / "passive_unmodelled.xml"
     model = check_against_mujoco(path, zero_unmodelled=True)
-    text = " ".join(model.warnings)
+    text = " ".join(model.provenance.warnings)
     for word in ("stiffness of ball and free joints", "b2", "fluid"):
         assert word in text, word
     assert "j1" not in text and "gravcomp" not in text      # the hinge's spring and gravcomp are modelled
-    assert "frictionloss" in model.source and "actuator" in model.source
+    assert "frictionloss" in model.provenance.source and "actuator" in model.provenance.source
     with pytest.raises(AssertionError):
         check_against_mujoco(path, states=1)
 
@@ -273,7 +273,7 @@ def test_generated_code_matches_mujoco(language, tmp_path):
     files = render(model, ("python", "c"), functions=GENERATED)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    name = module_name(model.path)
+    name = module_name(model.provenance.path)
     if language == "c":
         module = symdyn.load_c(tmp_path / f"{name}.c")
     else:
@@ -442,5 +442,5 @@ def test_actuator_gravcomp_is_a_warning(tmp_path):
     path.write_text('<mujoco><worldbody><body name="a" gravcomp="1"><joint name="j" axis="0 1 0" '
                     'actuatorgravcomp="true"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/></body>'
                     '</worldbody></mujoco>')
-    assert any("joint 'j': actuatorgravcomp" in w for w in load_robot(path).warnings)
-    assert not any("actuatorgravcomp" in w for w in load_robot(DATA / "gravcomp.xml").warnings)
+    assert any("joint 'j': actuatorgravcomp" in w for w in load_robot(path).provenance.warnings)
+    assert not any("actuatorgravcomp" in w for w in load_robot(DATA / "gravcomp.xml").provenance.warnings)

@@ -62,7 +62,7 @@ def _urdf_spec(path, floating):
 def mujoco_model(model):
     """The MjModel of a symdyn Model's file, constraints and actuation disabled."""
     import mujoco
-    path = Path(model.path)
+    path = Path(model.provenance.path)
     if path.suffix.lower() == ".urdf":
         m = _urdf_spec(path, model.floating and model.joints[0].name == "root_joint").compile()
     else:

@@ -176,22 +176,29 @@ def pinocchio_urdf_model(model):
     """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
     reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
     as is (YAML, DH, snapped right angles)."""
-    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut or (model.mimic and model.locked):
+    read = model.provenance
+    if not _urdf_as_read(read) or (model.mimic and read.locked):
         return None                        # (locked joints of a mimic model: Pinocchio's reduction has no mimic)
     import pinocchio as pin
     from ..readers.description import ROOT_JOINT
     added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
     mimic = bool(model.mimic)              # reduced coordinates: Pinocchio's JointModelMimic
-    pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer(), mimic=mimic) if added else \
-        pin.buildModelFromUrdf(str(model.path), mimic=mimic)
-    if model.locked:                       # --lock: Pinocchio's own reduction of its own model
+    pm = pin.buildModelFromUrdf(read.path, pin.JointModelFreeFlyer(), mimic=mimic) if added else \
+        pin.buildModelFromUrdf(read.path, mimic=mimic)
+    if read.locked:                        # --lock: Pinocchio's own reduction of its own model
         q_ref = pin.neutral(pm)
-        for name, value in model.locked:
+        for name, value in read.locked:
             joint = pm.joints[pm.getJointId(name)]
             q_ref[joint.idx_q:joint.idx_q + joint.nq] = (value,) if joint.nq == 1 else (np.cos(value), np.sin(value))
-        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in model.locked], q_ref)
+        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in read.locked], q_ref)
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
     return pm
+
+
+def _urdf_as_read(provenance):
+    """Is the model its URDF file as read (no right angles snapped, no links cut away)? Pinocchio's parser
+    can then read the same file."""
+    return Path(provenance.path).suffix.lower() == ".urdf" and not provenance.snapped and not provenance.cut
 
 
 def pinocchio_reference(model):
@@ -207,7 +214,8 @@ def pinocchio_reference(model):
     if theirs != ours or pm.nv != model.dof:
         raise JointsDisagree(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
                          f"symdyn finds {', '.join(ours)}")
-    return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
+    locked = ", joints locked by its buildReducedModel" if model.provenance.locked else ""
+    return pm, "Pinocchio's own URDF parser" + locked
 
 
 def pinocchio_configuration(pmodel):
@@ -337,11 +345,12 @@ def _mimic_functions(model, pmodel):
     G^T M_tree G. (Pinocchio 4.1's own mimic=True model agrees on rnea but not on crba when a mimic
     joint has children, nor on computeCoriolisMatrix: tests/test_mimic.py.)"""
     import pinocchio as pin
-    if model.locked or model.cut or model.snapped or Path(model.path).suffix.lower() != ".urdf":
+    path = model.provenance.path
+    if model.provenance.locked or not _urdf_as_read(model.provenance):
         pmodel = pinocchio_model(model)    # symdyn's tree rebuilt joint by joint (the mimic joints as joints)
     else:
-        pmodel = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if model.floating and \
-            model.joints[0].name == "root_joint" else pin.buildModelFromUrdf(str(model.path))
+        pmodel = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if model.floating and \
+            model.joints[0].name == "root_joint" else pin.buildModelFromUrdf(path)
         pmodel.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
     values = joint_dynamics_vectors(model, tree=True)
     pmodel.armature[:], pmodel.damping[:], pmodel.friction[:] = values["armature"], values["damping"], values["friction"]

@@ -29,7 +29,7 @@ from ..multibody import geometry as G
 from ..errors import RobotFileError
 from ..multibody.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 from ..multibody.joints import JOINT_TYPES
-from ..multibody.model import Body, Frame, Joint, Mimic, Model
+from ..multibody.model import Body, Frame, Joint, Mimic, Model, Provenance
 from .singular_links import undone_by_children
 
 MOVING = tuple(JOINT_TYPES)
@@ -458,8 +458,8 @@ def _merge(chk, name, desc, path, digest, gravity, base, links, joints, children
     _check_axes(chk, out_joints, bodies)
     source = desc.get("source")
     return Model(name=name, joints=tuple(out_joints), bodies=tuple(bodies), gravity=tuple(float(g) for g in gravity),
-                 source="" if source is None else str(source), path=str(path), digest=digest, frames=tuple(frames),
-                 coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)))
+                 frames=tuple(frames), coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)),
+                 provenance=Provenance(path=str(path), digest=digest, source="" if source is None else str(source)))
 
 
 def _compensated(total, fraction, R, p, params):

@@ -283,6 +283,7 @@ def _verify(model, base):
     reduced = np.array([_dot(row, base.matrix() @ pi) for row in W[:, list(base.kept)]])
     err = np.abs(full - reduced).max() / max(1.0, np.abs(full).max())
     if not err < 1e-9:
-        raise RobotFileError(model.path, f"cannot compute the base parameters of {model.name}: the grouping does "
-                                         f"not reproduce the regressor at fresh states (relative error {err:.1e}): "
-                                         f"nearly dependent columns, beyond double precision")
+        raise RobotFileError(model.provenance.path,
+                             f"cannot compute the base parameters of {model.name}: the grouping does not reproduce "
+                             f"the regressor at fresh states (relative error {err:.1e}): nearly dependent columns, "
+                             f"beyond double precision")
