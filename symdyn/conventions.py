@@ -249,7 +249,7 @@ def in_mujoco_one(fn, mimic=False):
     accelerations and the results' nv axes); mimic: the model has mimic joints (the functions the
     special traces build on are then the reduced ones, symdyn.recursions.mimic)."""
     from .functions import ALL_BY_NAME, arg_dims, out_dims
-    if getattr(fn, "convention", "") == MUJOCO:
+    if fn.convention == MUJOCO:
         return fn
     if mimic:
         from .recursions.mimic import reduced

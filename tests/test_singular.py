@@ -87,7 +87,7 @@ def test_python_batches_as_single_states(name, tmp_path):
 
 def test_nonsingular_planar_below_planar_batches(tmp_path):
     model = chain_with({0: "planar", 2: "planar"}, n=4)
-    model = type(model)(**{**model.__dict__, "path": str(tmp_path / "pp.yaml")})
+    model = model.with_provenance(path=str(tmp_path / "pp.yaml"))
     assert model.provenance.warnings == ()
     module = import_module_file(str(_module(model, tmp_path, functions=FACTORS[:2])) + ".py", "_singular_pp")
     args = _args(model, 3)

@@ -125,7 +125,7 @@ def test_random_tree_symbolic_parameters(tmp_path, monkeypatch):
     module, other parameters give the engine with those parameters."""
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     model = random_tree(7, 21, "RP", False)
-    model = type(model)(**{**model.__dict__, "path": str(tmp_path / "tree7.yaml")})
+    model = model.with_provenance(path=str(tmp_path / "tree7.yaml"))
     for params in ("numeric", "symbolic"):
         (tmp_path / params).mkdir()
         for filename, text in render(model, ("python", "c"), params).items():

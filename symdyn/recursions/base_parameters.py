@@ -141,7 +141,7 @@ def _configurations(model, rng, count):
     (free-flyer, spherical) and unit complex numbers (planar), in plain Python floats."""
     q = [[-math.pi + 2 * math.pi * rng.random() for _ in range(count)] for _ in range(model.nq)]
     for joint, qi in zip(model.joints, model.q_slices):
-        group = getattr(joint.kind, "lie_group", "vector")
+        group = joint.kind.lie_group
         unit = {"so3": 4, "se3": 4, "se2": 2}.get(group)
         if unit:
             for s in range(count):
