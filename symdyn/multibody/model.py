@@ -5,7 +5,7 @@ Joints are numbered 0..n-1 depth first from the base, the joints below a link in
 contiguous range; a chain is numbered base to tip. The papers number from tip to base; the
 recursions say "inward" (tip to base, the papers' k = 1..N) and "outward".
 """
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Tuple
 
 from .joints import JOINT_TYPES
@@ -84,9 +84,8 @@ class Mimic:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a Model comes from and what the run did to it: not physics, and not part of a Model's
-    equality. The generated files' header and manifest, the CLI's warnings and the oracles (which
-    reread the file) read it."""
+    """Where a Model comes from and what the run did to it: not physics. The generated files' header
+    and manifest, the CLI's warnings and the oracles (which reread the file) read it."""
     path: str = ""               # the description file
     digest: str = ""             # sha256 of the description file
     source: str = ""             # where the data come from (free text)
@@ -113,7 +112,7 @@ class Model:
     actuated: Tuple[str, ...] = ()   # the independent joints of closed loops (symdyn.recursions.loop_closure)
     conventions: str = "pinocchio"   # the coordinates of q, v and the results: "pinocchio" | "mujoco" (symdyn.conventions)
     reference: Tuple[float, ...] = ()   # neutral() in the model's q (MJCF: qpos0); () = each joint's neutral
-    provenance: Provenance = field(default=Provenance(), compare=False)
+    provenance: Provenance = Provenance()   # part of equality and hash: caches per model stay per file
 
     def with_provenance(self, **changes):
         """The same physics with the provenance's fields `changes` changed."""
