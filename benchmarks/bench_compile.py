@@ -90,7 +90,7 @@ def main():
         model = robot(spec, args.floating_base)
         t = time.perf_counter()
         programs = trace_all(model, functions=args.functions)
-        module = module_name(model.path)
+        module = module_name(model.provenance.path)
         header, source = render_c(model, programs, module, "numeric", **({"split_above": None} if args.whole else {}))
         seconds = time.perf_counter() - t
         parts = source.count("static SD_NOINLINE void")

@@ -56,7 +56,7 @@ def main(argv=None):
     print("| robot | variant | mul | add | div | sqrt | C ns per state |\n|---|---|---|---|---|---|---|")
     for path in paths:
         model = symdyn.load_robot(path)
-        name = module_name(model.path)
+        name = module_name(model.provenance.path)
         for fname, text in render(model, ("c",)).items():
             (folder / fname).write_text(text)
         ns = timings(symdyn.load_c(folder / f"{name}.c"), model.dof)

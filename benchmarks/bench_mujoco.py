@@ -116,9 +116,9 @@ int main(int argc, char **argv) {
 def _mujoco_xml(model, work):
     """MuJoCo's model file: the MJCF itself, or the URDF as symdyn.oracle.mujoco builds it, saved as MJCF."""
     from symdyn.oracle import mujoco as oracle
-    if Path(model.path).suffix.lower() != ".urdf":
-        return Path(model.path)
-    spec = oracle._urdf_spec(model.path, model.floating)
+    if Path(model.provenance.path).suffix.lower() != ".urdf":
+        return Path(model.provenance.path)
+    spec = oracle._urdf_spec(model.provenance.path, model.floating)
     spec.compile()
     out = work / "mujoco_model.xml"
     out.write_text(spec.to_xml())
@@ -160,7 +160,7 @@ def bench(name, repeat, work):
         return {"model": name, "skipped": str(exc).splitlines()[0][:160]}
     if not _identity_layout(model):
         return {"model": name, "skipped": "symdyn's joint order differs from MuJoCo's"}
-    prefix = module_name(model.path)
+    prefix = module_name(model.provenance.path)
     t = time.perf_counter()
     files = render(model, ("c",), functions=FUNCTIONS)
     generation = time.perf_counter() - t

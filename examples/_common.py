@@ -117,7 +117,7 @@ def generate_module(robot_file, use_c=False, functions=None, folder=None, **opti
         where.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
             (where / name).write_text(text)
-        stem = module_name(model.path)
+        stem = module_name(model.provenance.path)
         module = import_generated(where / f"{stem}.py")
         return (symdyn.load_c(where / f"{stem}.c") if use_c else module), model
 

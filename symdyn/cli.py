@@ -122,7 +122,7 @@ def _load(path, options):
         model = load_robot(path, options)
     except SymdynError as exc:
         _fail(exc)
-    _warn_all(path, model.warnings)
+    _warn_all(path, model.provenance.warnings)
     return model
 
 

@@ -58,7 +58,7 @@ def _pinocchio(model, notes):
     if model.mimic:
         notes.append("mimic joints: Pinocchio's model of the whole tree with the coupling applied (G^T M G, ...)")
         return _mimic_functions(model, pmodel)
-    if model.joint_params:                 # friction and armature from a file Pinocchio did not read
+    if model.provenance.joint_params:      # friction and armature from a file Pinocchio did not read
         set_joint_dynamics(pmodel, model)
     functions = pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames],
                                     joint_dynamics_vectors(model)["friction_offset"], model.coulomb_smoothing,
@@ -121,7 +121,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
     rng = np.random.default_rng(seed)
     inputs = _random_inputs(model, rng, states)
     generated = _generated_modules(model, workdir, with_c, progress, functions)
-    mujoco = getattr(model, "conventions", "") == "mujoco"      # MuJoCo's coordinates: MuJoCo is the oracle
+    mujoco = model.conventions == "mujoco"      # MuJoCo's coordinates: MuJoCo is the oracle
     engine, oracle = Engine(model), (_mujoco if mujoco else _pinocchio)(model, [] if notes is None else notes)
     run = _Run(model, states, inputs, engine, generated, oracle, "mujoco" if mujoco else "pinocchio")
     report = _function_rows(run, functions, notes, progress)
@@ -162,7 +162,7 @@ def _generated_modules(model, workdir, with_c, progress, functions):
     import tempfile
     tmp = Path(workdir or tempfile.mkdtemp(prefix="symdyn-compare-"))
     langs = ("python", "c") if with_c else ("python",)
-    module = module_name(model.path)
+    module = module_name(model.provenance.path)
     for name, text in render(model, langs, progress=progress, functions=functions).items():
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}

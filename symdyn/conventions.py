@@ -46,7 +46,7 @@ DERIVATIVES = ("inverse_dynamics_derivatives", "forward_dynamics_derivatives", "
 
 
 def mujoco(model):
-    return getattr(model, "conventions", "pinocchio") == MUJOCO
+    return model.conventions == MUJOCO
 
 
 def free_joints(model):
@@ -249,7 +249,7 @@ def in_mujoco_one(fn, mimic=False):
     accelerations and the results' nv axes); mimic: the model has mimic joints (the functions the
     special traces build on are then the reduced ones, symdyn.recursions.mimic)."""
     from .functions import ALL_BY_NAME, arg_dims, out_dims
-    if getattr(fn, "convention", "") == MUJOCO:
+    if fn.convention == MUJOCO:
         return fn
     if mimic:
         from .recursions.mimic import reduced
@@ -290,7 +290,7 @@ def in_mujoco(functions, model):
 
 def with_conventions(model, conventions):
     """The model in the coordinates `conventions` (None: as it is); its reference configuration reordered."""
-    if conventions is None or conventions == getattr(model, "conventions", "pinocchio"):
+    if conventions is None or conventions == model.conventions:
         return model
     if conventions not in CONVENTIONS:
         raise ValueError(f"unknown conventions {conventions!r} (expected {' or '.join(CONVENTIONS)})")

@@ -56,12 +56,18 @@ class Function:
     reduced: bool = False        # already in the reduced coordinates of mimic joints (for_model)
     forms: Tuple[str, ...] = ()  # alternative forms of the same numbers (trace's `form`); the numeric
                                  # engine takes the default, the generator prices each (generator.trace)
+    convention: str = ""         # "mujoco": already in MuJoCo's coordinates (symdyn.conventions, for_model)
+    pinocchio: str = ""          # Pinocchio's counterpart, the oracle checks it against (symdyn.oracle.pinocchio)
+    mujoco: str = ""             # MuJoCo's quantity, in MuJoCo's coordinates (symdyn.oracle.mujoco)
+
+    def counterpart(self, oracle):
+        """This function's counterpart in `oracle` ("pinocchio" or "mujoco"); "" when it has none."""
+        return {"pinocchio": self.pinocchio, "mujoco": self.mujoco}[oracle]
 
     def in_form(self, form):
         """This function traced in one of its forms."""
         trace = self.trace
         return replace(self, trace=lambda *a: trace(*a, form=form), forms=())
-    convention: str = ""         # "mujoco": already in MuJoCo's coordinates (symdyn.conventions, for_model)
 
     @property
     def shapes(self):
@@ -210,32 +216,36 @@ FUNCTIONS = (
     Function("inverse_dynamics", ("q", "qd", "qdd"), "tau", "vector",
              _inverse_dynamics,
              "Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) + friction(qd) (recursive Newton-Euler; "
-             "M includes the rotor inertias).", gravity=True),
+             "M includes the rotor inertias).", gravity=True, pinocchio="rnea", mujoco="qfrc_inverse"),
     Function("mass_matrix", ("q",), "M", "matrix", _mass_matrix,
              "Joint-space mass matrix M(q), symmetric (composite bodies, Rodriguez 1987 eq. 32), rotor inertias "
-             "on the diagonal."),
+             "on the diagonal.", pinocchio="crba", mujoco="mj_fullM"),
     Function("mass_matrix_inverse", ("q",), "Minv", "matrix",
              lambda ctx, chain, X, form=minverse.FORMS[0]: minverse.mass_matrix_inverse(
                  ctx, chain, X, Riccati(ctx, chain, X), form),
              "M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries "
-             "summed over common ancestors): no linear solve.", forms=minverse.FORMS),
+             "summed over common ancestors): no linear solve.", forms=minverse.FORMS, pinocchio="computeMinverse"),
     Function("forward_dynamics", ("q", "qd", "tau"), "qdd", "vector",
              _diagonalized(_forward_dynamics),
              "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, "
              "Bryson-Frazier smoother).",
-             gravity=True),
+             gravity=True, pinocchio="aba", mujoco="qacc"),
     Function("gravity", ("q",), "g", "vector",
              lambda ctx, chain, X: rnea.inverse_dynamics(ctx, chain, X, _zeros(chain), _zeros(chain)),
-             "Generalized gravity g(q): the joint forces that hold the arm still.", gravity=True),
+             "Generalized gravity g(q): the joint forces that hold the arm still.", gravity=True,
+             pinocchio="computeGeneralizedGravity", mujoco="qfrc_bias at rest"),
     Function("coriolis_matrix", ("q", "qd"), "C", "matrix",
              lambda ctx, chain, X, qd: _cm.coriolis_matrix(ctx, chain, X, qd),
-             "Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew."),
+             "Coriolis matrix C(q, qd) in Christoffel form: C qd = velocity products, M_dot - 2C skew.",
+             pinocchio="computeCoriolisMatrix"),
     Function("nonlinear_effects", ("q", "qd"), "b", "vector",
              lambda ctx, chain, X, qd: _inverse_dynamics(ctx, chain, X, qd, _zeros(chain)),
-             "Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).", gravity=True),
+             "Bias forces C(q, qd) qd + g(q) + friction(qd) (inverse dynamics at zero acceleration).", gravity=True,
+             pinocchio="nonLinearEffects", mujoco="qfrc_bias - qfrc_passive"),
     Function("articulated_inertia", ("q",), "D", "vector",
              _diagonalized(lambda ctx, chain, X, ric: [d for k in range(chain.n) for d in ric.d(k)]),
-             "D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T."),
+             "D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.",
+             pinocchio="cholesky.decompose (D)"),
     Function("innovations_factor", ("q",), "m", "matrix",
              _diagonalized(lambda ctx, chain, X, ric: innovations.innovations_factor(ctx, chain, X, ric)),
              "m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent)."),
@@ -272,13 +282,15 @@ FUNCTIONS = (
              "recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).", gravity=True),
     Function("udu_factor", ("q",), "U", "matrix",
              _diagonalized(lambda ctx, chain, X, ric: udu.udu_factor(ctx, chain, X, ric)),
-             "U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997)."),
+             "U, unit upper triangular, with M = U diag(d) U^T and d = articulated_inertia(q) (Saha 1997).",
+             pinocchio="cholesky.decompose (U)"),
     Function("friction", ("qd",), "tau_f", "vector",
              lambda ctx, chain, X, qd: [ctx.bind(x) for x in _fr.joint_forces(ctx, chain, qd, None)],
              "Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed)."),
     Function("regressor", ("q", "qd", "qdd"), "Y", "regressor", _reg.regressor,
              "Joint-torque regressor Y(q, qd, qdd), (nv, p): Y @ PARAMETERS = inverse_dynamics(q, qd, qdd) "
-             "(Newton-Euler on the parameter structure).", gravity=True, parametric=False),
+             "(Newton-Euler on the parameter structure).", gravity=True, parametric=False,
+             pinocchio="computeJointTorqueRegressor"),
     Function("base_regressor", ("q", "qd", "qdd"), "Yb", "base_regressor", _base_regressor,
              "The regressor's independent columns, (nv, b): base_regressor @ base_parameters(PARAMETERS) = "
              "inverse_dynamics.", gravity=True, parametric=False),
@@ -289,37 +301,42 @@ FUNCTIONS = (
 
 KINEMATICS = (
     Function("frame_placement", ("q",), "oMf", "nf,4,4", frames.frame_placement,
-             "Homogeneous transforms of the frames FRAMES in the world (base) frame."),
+             "Homogeneous transforms of the frames FRAMES in the world (base) frame.",
+             pinocchio="updateFramePlacements", mujoco="site_xpos, site_xmat"),
     Function("frame_jacobian", ("q",), "J", "nf,6,nv", frames.frame_jacobian,
              "Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame "
-             "origin; angular velocity] in world axes."),
+             "origin; angular velocity] in world axes.", pinocchio="getFrameJacobian", mujoco="mj_jacSite"),
     Function("frame_velocity", ("q", "qd"), "vf", "nf,6", frames.frame_velocity,
-             "Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd)."),
+             "Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd).",
+             pinocchio="getFrameVelocity"),
     Function("frame_acceleration_bias", ("q", "qd"), "af", "nf,6", frames.frame_acceleration_bias,
-             "Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity."),
-    Function("center_of_mass", ("q",), "com", "3", centroidal.center_of_mass, "Centre of mass in the world frame."),
+             "Classical acceleration [of the frame origin; angular] at zero qdd (J_dot qd), world axes, no gravity.",
+             pinocchio="getFrameClassicalAcceleration"),
+    Function("center_of_mass", ("q",), "com", "3", centroidal.center_of_mass, "Centre of mass in the world frame.",
+             pinocchio="centerOfMass"),
     Function("com_jacobian", ("q",), "Jcom", "3,nv", centroidal.com_jacobian,
-             "Jacobian of the centre of mass, world axes: com_dot = Jcom qd."),
+             "Jacobian of the centre of mass, world axes: com_dot = Jcom qd.", pinocchio="jacobianCenterOfMass"),
     Function("centroidal_momentum_matrix", ("q",), "Ag", "6,nv", centroidal.centroidal_momentum_matrix,
              "Centroidal momentum matrix Ag (Pinocchio's ccrba): [linear; angular momentum about the CoM] = Ag qd, "
-             "world axes."),
+             "world axes.", pinocchio="computeCentroidalMap"),
     Function("centroidal_momentum", ("q", "qd"), "hg", "6", centroidal.centroidal_momentum,
-             "Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd)."),
+             "Centroidal momentum [linear; angular about the CoM], world axes (= Ag qd).",
+             pinocchio="computeCentroidalMomentum"),
     Function("operational_space_inertia_inverse", ("q",), "Linv", "6*nf,6*nf",
              _diagonalized(lambda ctx, chain, X, ric: operational_space.operational_space_inertia_inverse(
                  ctx, chain, X, ric)),
              "J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through "
-             "the articulated inertias)."),
+             "the articulated inertias).", pinocchio="computeMinverse (J M^-1 J^T)"),
     Function("inverse_dynamics_fext", ("q", "qd", "qdd", "f_ext"), "tau", "vector",
              _wrenches(lambda ctx, chain, X, qd, qdd, fb: _fr.add_joint_forces(
                  ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd, f_ext=fb), qd, qdd, X)),
              "inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
-             "world axes at each frame of FRAMES.", gravity=True),
+             "world axes at each frame of FRAMES.", gravity=True, pinocchio="rnea (f_ext)"),
     Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "qdd", "vector",
              _wrenches(_diagonalized(lambda ctx, chain, X, ric, qd, tau, fb: kalman_smoother.forward_dynamics(
                  ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd, X), f_ext=fb))),
              "forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
-             "world axes at each frame of FRAMES.", gravity=True),
+             "world axes at each frame of FRAMES.", gravity=True, pinocchio="aba (f_ext)"),
 )
 
 DERIVATIVES = (
@@ -329,21 +346,23 @@ DERIVATIVES = (
              "(dtau/dq, dtau/dv) of inverse_dynamics (dtau/dqdd = M): analytical recursions of Newton-Euler "
              "(Carpentier & Mansard's structure); dq along the tangent space, d/de f(integrate(q, e)) at e = 0 "
              "(Pinocchio's computeRNEADerivatives).",
-             gravity=True),
+             gravity=True, pinocchio="computeRNEADerivatives"),
     Function("forward_dynamics_derivatives", ("q", "qd", "tau"), ("dqdd_dq", "dqdd_dv", "Minv"),
              ("matrix", "matrix", "matrix"),
              derivatives.forward_dynamics_derivatives,
              "(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1) of forward_dynamics: -M^-1 (dtau/dq, dtau/dv) at qdd = "
-             "forward_dynamics(q, qd, tau) (Pinocchio's computeABADerivatives).", gravity=True),
+             "forward_dynamics(q, qd, tau) (Pinocchio's computeABADerivatives).", gravity=True,
+             pinocchio="computeABADerivatives"),
     Function("mass_matrix_derivative", ("q",), "dM_dq", "nv,nv,nv", derivatives.mass_matrix_derivative,
              "dM/dq, (nv, nv, nv): [i, j, k] = d M[i, j] / d q_k along the tangent space (composite bodies on "
              "dual numbers)."),
     Function("mass_matrix_dot", ("q", "qd"), "Mdot", "matrix", derivatives.mass_matrix_dot,
              "M_dot(q, qd) = sum_k dM/dq_k qd_k (M_dot - 2 C is skew-symmetric)."),
     Function("kinetic_energy", ("q", "qd"), "Ek", "scalar", derivatives.kinetic_energy,
-             "Kinetic energy qd . M(q) qd / 2 (rotor inertias included)."),
+             "Kinetic energy qd . M(q) qd / 2 (rotor inertias included).", pinocchio="computeKineticEnergy"),
     Function("potential_energy", ("q",), "Ep", "scalar", derivatives.potential_energy,
-             "Potential energy of gravity, -g . sum of m c (zero at the world origin, as Pinocchio's).", gravity=True),
+             "Potential energy of gravity, -g . sum of m c (zero at the world origin, as Pinocchio's).", gravity=True,
+             pinocchio="computePotentialEnergy"),
     Function("inverse_dynamics_derivatives_fext", ("q", "qd", "qdd", "f_ext"), ("dtau_dq", "dtau_dv"),
              ("matrix", "matrix"),
              derivatives.inverse_dynamics_derivatives,
@@ -363,27 +382,31 @@ FUNCTIONS = FUNCTIONS + KINEMATICS
 CONSTRAINED = (
     Function("constraint_jacobian", ("q",), "Jc", "nc,nv", constrained_dynamics.constraint_jacobian,
              "Stacked constraint Jacobian J(q), LOCAL_WORLD_ALIGNED rows: [linear] per point contact, [linear; "
-             "angular] per 6-D contact, e_A - scale e_B per joint coupling A-B (CONSTRAINTS)."),
+             "angular] per 6-D contact, e_A - scale e_B per joint coupling A-B (CONSTRAINTS).",
+             pinocchio="getFrameJacobian (contact frames)"),
     Function("constraint_drift", ("q", "qd"), "gamma", "nc",
              lambda ctx, chain, X, qd: constrained_dynamics.constraint_drift(ctx, chain, X, qd),
-             "J_dot qd: the constraint acceleration at zero qdd (classical accelerations, world axes, no gravity)."),
+             "J_dot qd: the constraint acceleration at zero qdd (classical accelerations, world axes, no gravity).",
+             pinocchio="getFrameClassicalAcceleration (contact frames)"),
     Function("constrained_forward_dynamics", ("q", "qd", "tau"), ("qdd", "lam"), ("vector", "nc"),
              _diagonalized(lambda ctx, chain, X, ric, qd, tau: constrained_dynamics.constrained_forward_dynamics(
                  ctx, chain, X, ric, qd, tau)),
              "(qdd, lambda): M qdd + C qd + g + friction = tau + J^T lambda with J qdd + J_dot qd = 0; lambda the "
-             "constraint forces (world axes, at the contact points; a joint force on A for a joint coupling), from (J M^-1 J^T) lambda = -(J qdd_free + "
-             "J_dot qd) (no KKT system).", gravity=True),
+             "constraint forces (world axes, at the contact points; a joint force on A for a joint coupling), from "
+             "(J M^-1 J^T) lambda = -(J qdd_free + J_dot qd) (no KKT system).", gravity=True,
+             pinocchio="constraintDynamics"),
     Function("constrained_forward_dynamics_baumgarte", ("q", "qd", "tau", "gains", "error"), ("qdd", "lam"),
              ("vector", "nc"),
              _diagonalized(lambda ctx, chain, X, ric, qd, tau, gains, error:
                            constrained_dynamics.constrained_forward_dynamics(ctx, chain, X, ric, qd, tau, gains,
                                                                              error)),
              "constrained_forward_dynamics stabilized (Baumgarte): J qdd + J_dot qd = -Kd J qd - Kp error, gains = "
-             "(Kp, Kd), error: the constraints' position error (nc).", gravity=True),
+             "(Kp, Kd), error: the constraints' position error (nc).", gravity=True,
+             pinocchio="constraintDynamics (Baumgarte)"),
     Function("impact", ("q", "qd", "restitution"), ("v_plus", "impulse"), ("vector", "nc"),
              _diagonalized(lambda ctx, chain, X, ric, qd, e: constrained_dynamics.impact(ctx, chain, X, ric, qd, e)),
              "(v_plus, impulse): v_plus = qd - M^-1 J^T (J M^-1 J^T)^-1 (1 + e) J qd, restitution = (e,), e = 0 "
-             "plastic (J v_plus = 0); the impulse the constraints exert, world axes."),
+             "plastic (J v_plus = 0); the impulse the constraints exert, world axes.", pinocchio="impulseDynamics"),
 )
 
 #: closed loops with actuated joints (YAML `loops:` and `actuated:`, symdyn.recursions.loop_closure)
@@ -401,6 +424,13 @@ OPTIONAL = DERIVATIVES
 ALL = FUNCTIONS + OPTIONAL + CONSTRAINED + LOOPS
 BY_NAME = {f.name: f for f in FUNCTIONS + OPTIONAL}
 ALL_BY_NAME = {f.name: f for f in ALL}
+
+
+def counterparts(oracle, functions=None):
+    """{name: counterpart} of the functions (default: all, ALL) that `oracle` ("pinocchio" or "mujoco")
+    has, in their order: the one list the oracles, `symdyn compare` and the tests check."""
+    return {fn.name: fn.counterpart(oracle) for fn in (ALL if functions is None else functions)
+            if fn.counterpart(oracle)}
 
 
 def functions_for(model):

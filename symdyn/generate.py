@@ -43,7 +43,7 @@ def module_name(path, params_mode="numeric"):
 
 def output_names(model, languages=("python",), params_mode="numeric"):
     """The file names `render` will produce for `model`."""
-    module = module_name(model.path, params_mode)
+    module = module_name(model.provenance.path, params_mode)
     backends = with_requirements(languages)
     return [name for backend in backends for name in backend.files(module)] + [
         stem + manifest.SUFFIX for stem in manifest.module_names(backends, module)]
@@ -55,12 +55,13 @@ NAME_MAX = 255
 
 def render(model, languages=("python",), params_mode="numeric", progress=None, functions=None):
     """{filename: text} of the modules of one robot; `functions`: the names to generate (None: all)."""
-    module = module_name(model.path, params_mode)
+    module = module_name(model.provenance.path, params_mode)
     programs = trace_all(model, params_mode, progress, functions)
     try:
         return _render(model, programs, module, languages, params_mode)
     except NonFiniteError as exc:
-        raise RobotFileError(model.path, f"{exc} (numbers too small or too large for double precision)") from None
+        raise RobotFileError(model.provenance.path,
+                             f"{exc} (numbers too small or too large for double precision)") from None
 
 
 def _render(model, programs, module, languages, params_mode):
@@ -78,7 +79,7 @@ def load_all(paths, languages=("python",), params_mode="numeric", options=None):
     models = [load_robot(p, options) for p in paths]
     owner, unique = {}, {}
     for path, model in zip(paths, models):
-        same = os.path.realpath(model.path)
+        same = os.path.realpath(model.provenance.path)
         if same in unique:                        # the same file given twice is generated once
             continue
         unique[same] = model
@@ -87,7 +88,7 @@ def load_all(paths, languages=("python",), params_mode="numeric", options=None):
             if key in owner:
                 raise RobotFileError(path, f"would write {name}, as does {owner[key]} "
                                            "(rename one of the two robot files)")
-            owner[key] = model.path
+            owner[key] = model.provenance.path
             if len(name.encode("utf-8")) > NAME_MAX:
                 raise RobotFileError(path, f"the output file name would be {len(name.encode('utf-8'))} characters "
                                            f"long ({name[:20]}...), more than file systems allow ({NAME_MAX}): "
@@ -425,11 +426,11 @@ def generate(paths, out_dir="generated", languages=("python",), params_mode="num
         try:
             select_functions(functions, model)
         except ValueError as exc:
-            raise RobotFileError(model.path, f"--functions: {exc}") from None
+            raise RobotFileError(model.provenance.path, f"--functions: {exc}") from None
     for model in models:
-        for message in model.warnings:
+        for message in model.provenance.warnings:
             if on_warning is not None:
-                on_warning(model.path, message)
+                on_warning(model.provenance.path, message)
     created = _missing_folders(out_dir)
     out = prepare_output(out_dir)
     try:

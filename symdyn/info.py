@@ -25,10 +25,10 @@ def joint_tree(model):
 
 def snap_candidate(model):
     """The model --snap-right-angles would make, or None when it would change nothing (or was applied)."""
-    if model.snapped:
+    if model.provenance.snapped:
         return None
     snapped = snap_right_angles(model)
-    return snapped if snapped.snapped else None
+    return snapped if snapped.provenance.snapped else None
 
 
 def trace_count(model, ops=True, functions=None):
@@ -42,13 +42,13 @@ def trace_count(model, ops=True, functions=None):
 def header_lines(model, path):
     """Robot name, DOF, mass, the generated module's name, and the kinematic tree."""
     nq, nv = model.nq, model.nv
-    module = module_name(model.path or path)
+    module = module_name(model.provenance.path or path)
     lines = [f"robot '{one_line(model.name)}' ({one_line(path)}): {model.dof} DOF (nq {nq}, nv {nv}), "
              f"total moving mass {model.total_mass:.6g} kg",
              f"  module {module}: {module}.py, {module}.h, {module}.c (C functions {module}_*); "
-             f"with --params symbolic {module_name(model.path or path, 'symbolic')}"]
-    if "(ignored: " in model.source:     # an MJCF file: what does not change these dynamics
-        lines.append(f"  read from {one_line(model.source)}")
+             f"with --params symbolic {module_name(model.provenance.path or path, 'symbolic')}"]
+    if "(ignored: " in model.provenance.source:     # an MJCF file: what does not change these dynamics
+        lines.append(f"  read from {one_line(model.provenance.source)}")
     frames = model.kinematic_frames
     if frames:
         lines.append("  frames (FRAMES, --frames): " + ", ".join(one_line(f.name) for f in frames))
@@ -63,11 +63,12 @@ def header_lines(model, path):
                   for c in model.constraints if c.is_joint]
     if model.actuated:
         lines.append(f"  actuated joints (ACTUATED, actuated:): {', '.join(one_line(n) for n in model.actuated)}")
-    if getattr(model, "conventions", "pinocchio") == "mujoco":
+    if model.conventions == "mujoco":
         lines.append("  coordinates: MuJoCo's (qpos, qvel, qacc, qfrc; quaternions w, x, y, z; --conventions pinocchio "
                      "for Pinocchio's)")
-    if model.snapped:
-        lines.append(f"  {model.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)")
+    if model.provenance.snapped:
+        lines.append(f"  {model.provenance.snapped} joint origin rotation(s) snapped to exact right angles "
+                     "(--snap-right-angles)")
     tree = joint_tree(model)
     width = max(2 * depth + len(one_line(model.joints[k].name)) for depth, k in tree)
     follows = {m.joint: m for m in model.mimic}
@@ -83,9 +84,9 @@ def header_lines(model, path):
         j = model.joints[k]
         name = "  " * depth + one_line(j.name)
         axis = f" axis [{', '.join(f'{a:g}' for a in j.axis)}]" if j.kind.has_axis else ""
-        extra = "".join(f" {label} {getattr(j, key, 0.0):g}" for label, key in (
+        extra = "".join(f" {label} {getattr(j, key):g}" for label, key in (
             ("Fv", "damping"), ("Fc", "friction"), ("Fo", "friction_offset"), ("Ia", "armature"), ("K", "stiffness"),
-            ("q_ref", "springref")) if getattr(j, key, 0.0))
+            ("q_ref", "springref")) if getattr(j, key))
         if k in follows:
             m = follows[k]
             extra += (f" mimic: q = {m.multiplier:g} * q[{one_line(model.joints[m.master].name)}]"
@@ -116,8 +117,8 @@ def ops_lines(programs):
 
 def snap_lines(candidate, programs=None, snapped_programs=None):
     """The note that --snap-right-angles would apply, with the multiplications it would save."""
-    note = (f"  {candidate.snapped} joint origin rotation(s) within 1e-4 of a multiple of 90 degrees (URDF's 1.5708 "
-            "for pi/2): --snap-right-angles would make them exact (a slightly different model)")
+    note = (f"  {candidate.provenance.snapped} joint origin rotation(s) within 1e-4 of a multiple of 90 degrees "
+            "(URDF's 1.5708 for pi/2): --snap-right-angles would make them exact (a slightly different model)")
     if not (programs and snapped_programs):
         return [note + " and the code smaller"]
     before = {p.name: p.ops["mul"] for p in programs}

@@ -181,7 +181,7 @@ def generated(solo, tmp_path_factory):
     out = tmp_path_factory.mktemp("contacts")
     for name, text in render(model, ("python", "c"), functions=NAMES).items():
         (out / name).write_text(text)
-    module = module_name(model.path)
+    module = module_name(model.provenance.path)
     return import_module_file(out / f"{module}.py", "_contacts_solo12"), symdyn.load_c(out / f"{module}.c")
 
 
@@ -281,7 +281,7 @@ def test_no_contacts_no_change():
     model = symdyn.load_robot(ROOT / "robots" / "planar2.yaml")
     assert not hasattr(symdyn.Engine(model), "impact")
     text = render(model, ("python",), functions=["gravity"])
-    assert "CONSTRAINTS" not in text[f"{module_name(model.path)}.py"]
+    assert "CONSTRAINTS" not in text[f"{module_name(model.provenance.path)}.py"]
 
 
 def test_solo12_example(tmp_path):
@@ -316,7 +316,7 @@ def test_symbolic_parameters(tmp_path):
     """--params symbolic: the constraint functions take the parameter vector too."""
     model = symdyn.load_robot(ROOT / "robots" / "ur5.urdf", contacts="tool0")
     text = render(model, ("python",), "symbolic", functions=["constrained_forward_dynamics", "impact"])
-    name = module_name(model.path, "symbolic")
+    name = module_name(model.provenance.path, "symbolic")
     (tmp_path / f"{name}.py").write_text(text[f"{name}.py"])
     module = import_module_file(tmp_path / f"{name}.py", "_contacts_ur5_params")
     engine = symdyn.Engine(model)

@@ -20,9 +20,8 @@ mujoco = pytest.importorskip("mujoco")
 from symdyn.oracle import mujoco as oracle  # noqa: E402
 
 TOL = 1e-9
-#: the functions MuJoCo has a counterpart of (symdyn.oracle.mujoco)
-CHECKED = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "nonlinear_effects", "gravity", "frame_placement",
-           "frame_jacobian"]
+#: the functions that declare a MuJoCo counterpart (Function.mujoco, symdyn.oracle.mujoco)
+CHECKED = list(oracle.COUNTERPARTS)
 
 
 def relerr(a, b):
@@ -68,6 +67,10 @@ def test_generated_python_and_c_equal_mujoco(solo, solo_modules):
             theirs = reference[name](*_args(name, *state))
             for lang, module in solo_modules.items():
                 assert relerr(getattr(module, name)(*_args(name, *state)), theirs) < TOL, (lang, name)
+
+
+def test_oracle_implements_exactly_the_declared_counterparts(solo):
+    assert set(oracle.functions(solo)) == set(oracle.NAMES) == set(CHECKED + list(oracle.CONFIGURATION))
 
 
 def test_integrate_difference_neutral_are_mujocos(solo, solo_modules):

@@ -6,18 +6,18 @@ import pytest
 import symdyn
 from conftest import BUNDLED, ERD_ARMS, erd_path, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
+from symdyn.functions import ALL_BY_NAME
+from symdyn.oracle.pinocchio import DECLARED, PINOCCHIO_NAMES, pinocchio_constraint_functions, pinocchio_functions
 
 TOL = 1e-10
-FUNCTIONS = ("inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "gravity",
-             "coriolis_matrix", "nonlinear_effects")
-ARGS = {"inverse_dynamics": 3, "forward_dynamics": 3, "coriolis_matrix": 2, "nonlinear_effects": 2}
 
 
 def compare(engine, oracle, n, count=20):
+    """The worst relative error of each function of the default set with a Pinocchio counterpart."""
     q, qd, qdd = random_states(n, count)
     worst = {}
-    for name in FUNCTIONS:
-        args = (q, qd, qdd)[:ARGS.get(name, 1)]
+    for name in PINOCCHIO_NAMES:
+        args = (q, qd, qdd)[:len(ALL_BY_NAME[name].args)]       # (q), (q, qd) or (q, qd, qdd or tau)
         ours = getattr(engine, name)(*args)                 # the whole batch in one call
         theirs = np.stack([getattr(oracle, name)(*(a[s] for a in args)) for s in range(count)])
         worst[name] = max(relerr(ours[s], theirs[s]) for s in range(count))
@@ -57,6 +57,16 @@ def test_dh_robot_equals_its_urdf():
     urdf_model = symdyn.load_robot(ROOT / "tests" / "data" / "puma560_equivalent.urdf")
     ur = symdyn.Engine(urdf_model)
     q, qd, qdd = random_states(6, 20, seed=3)
-    for name in FUNCTIONS:
-        args = (q, qd, qdd)[:ARGS.get(name, 1)]
+    for name in PINOCCHIO_NAMES:
+        args = (q, qd, qdd)[:len(ALL_BY_NAME[name].args)]
         assert relerr(getattr(dh, name)(*args), getattr(ur, name)(*args)) < TOL, name
+
+
+def test_oracle_implements_exactly_the_declared_counterparts():
+    """The Pinocchio adapter's functions are those whose Function declares a counterpart, no more."""
+    model = symdyn.load_robot(BUNDLED[0].parent / "ur5.urdf", contacts="tool0:3d")
+    pmodel = to_pinocchio(model)
+    implemented = {**pinocchio_functions(pmodel, [f.name for f in model.kinematic_frames]),
+                   **pinocchio_constraint_functions(pmodel, model)}
+    assert set(implemented) == set(DECLARED)
+    assert all(ALL_BY_NAME[name].pinocchio == DECLARED[name] for name in DECLARED)

@@ -75,7 +75,7 @@ def test_solo12_constrained_forward_dynamics_in_c(solo_cfd, tmp_path, monkeypatc
     workaround, 1e-14 with it."""
     model, programs = solo_cfd
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
-    module = module_name(model.path)
+    module = module_name(model.provenance.path)
     header, source = render_c(model, programs, module, "numeric")
     (tmp_path / f"{module}.h").write_text(header)
     (tmp_path / f"{module}.c").write_text(source)

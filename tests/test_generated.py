@@ -202,8 +202,8 @@ def test_snap_right_angles_is_opt_in_and_small(tmp_path):
     from symdyn.multibody.model import snap_right_angles
     path = erd_path(ERD_ARMS["xarm7"])
     exact, snapped = symdyn.load_robot(path), symdyn.load_robot(path, snap_right_angles=True)
-    assert exact.snapped == 0 and snapped.snapped > 0
-    assert snap_right_angles(symdyn.load_robot(ROOT / "robots" / "panda.urdf")).snapped == 0   # already exact
+    assert exact.provenance.snapped == 0 and snapped.provenance.snapped > 0
+    assert snap_right_angles(symdyn.load_robot(ROOT / "robots" / "panda.urdf")).provenance.snapped == 0   # already exact
     for j in snapped.joints:
         assert all(x in (0.0, 1.0, -1.0) for row in j.rotation for x in row)
     assert trace(snapped, BY_NAME["mass_matrix"]).ops["mul"] < 0.5 * trace(exact, BY_NAME["mass_matrix"]).ops["mul"]
@@ -226,7 +226,7 @@ def test_f_ext_only_with_its_variant(tmp_path):
         folder.mkdir()
         for name, text in render(model, ("python",), functions=names).items():
             (folder / name).write_text(text)
-        modules.append(import_module_file(folder / f"{module_name(model.path)}.py", f"_fext_only_{k}"))
+        modules.append(import_module_file(folder / f"{module_name(model.provenance.path)}.py", f"_fext_only_{k}"))
     assert "f_ext" not in inspect.signature(modules[0].inverse_dynamics).parameters
     q, qd, qdd = np.full(2, 0.3), np.full(2, 0.2), np.full(2, 0.1)
     f_ext = np.ones((len(modules[1].FRAMES), 6))

@@ -185,7 +185,7 @@ def test_info_prints_base_parameters_and_joint_params_file(tmp_path):
     assert "Coulomb friction smoothed: Fc tanh(qd / 0.02)" in result.output
     model = symdyn.load_robot(ROOT / "robots" / "panda.urdf", joint_params=params)
     assert model.coulomb_smoothing == 0.02 and model.joints[1].armature == 0.1 and model.joints[0].damping == 0.003
-    assert "friction.yaml" in model.joint_params
+    assert "friction.yaml" in model.provenance.joint_params
 
 
 @pytest.mark.parametrize("text, message", [

@@ -54,10 +54,9 @@ def test_joint_tree_is_written_over_parent_indices():
 
 def test_nq_and_nv_are_shown_when_the_model_has_them():
     chain = symdyn.load_robot(ROOT / "robots" / "planar6.yaml")
-    floating = SimpleNamespace(**{k: getattr(chain, k) for k in ("name", "joints", "dof", "total_mass", "snapped",
-                                                                  "path", "kinematic_frames", "constraints",
-                                                                  "actuated", "mimic", "coulomb_smoothing",
-                                                                  "source")},
+    floating = SimpleNamespace(**{k: getattr(chain, k) for k in ("name", "joints", "dof", "total_mass", "provenance",
+                                                                  "kinematic_frames", "constraints", "actuated",
+                                                                  "mimic", "coulomb_smoothing", "conventions")},
                                nq=13, nv=12)
     assert "6 DOF (nq 13, nv 12)" in header_lines(floating, "x.yaml")[0]
     assert "6 DOF (nq 6, nv 6)" in header_lines(chain, "x.yaml")[0]

@@ -187,14 +187,14 @@ def test_generated_python_and_c_against_pinocchio(tmp_path, monkeypatch):
     numeric and symbolic parameters, batched, and the optional f_ext of inverse/forward dynamics."""
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     model = _random("tree", 7, 41, "RP")
-    model = type(model)(**{**model.__dict__, "path": str(tmp_path / "tree7.yaml")})
+    model = model.with_provenance(path=str(tmp_path / "tree7.yaml"))
     oracle = pinocchio_functions(pinocchio_model(model), [f.name for f in model.kinematic_frames])
     engine = symdyn.Engine(model)
     for params in ("numeric", "symbolic"):
         (tmp_path / params).mkdir()
         for filename, text in render(model, ("python", "c"), params).items():
             (tmp_path / params / filename).write_text(text)
-        name = module_name(model.path, params)
+        name = module_name(model.provenance.path, params)
         py = import_module_file(tmp_path / params / f"{name}.py", f"{name}_kin")
         extra = (py.DEFAULT_PARAMS,) if params == "symbolic" else ()
         for module in (py, symdyn.load_c(tmp_path / params / f"{name}.c")):

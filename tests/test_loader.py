@@ -49,7 +49,7 @@ def both(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(request.param)
     for name, text in render(model, ("python", "c")).items():
         (folder / name).write_text(text)
-    stem = module_name(model.path)
+    stem = module_name(model.provenance.path)
     os.environ["SYMDYN_CACHE"] = str(folder / "cache")
     try:
         c_module = symdyn.load_c(folder / f"{stem}.c", lanes=False)
@@ -171,7 +171,7 @@ def test_manifest_says_what_the_module_holds():
     programs = trace_all(model)
     files = render(model, ("python", "c", "c-float32"))
     data = json.loads(files["planar2.json"])
-    assert (data["format"], data["module"], data["precision"], data["digest"]) == (1, "planar2", "float64", model.digest)
+    assert (data["format"], data["module"], data["precision"], data["digest"]) == (1, "planar2", "float64", model.provenance.digest)
     assert json.loads(files["planar2_f32.json"])["precision"] == "float32"
     assert data["sizes"] == {"dof": 2, "nq": 2, "nv": 2, "nf": 1, "nc": 0, "np": 28}
     assert data["joint_names"] == ["joint1", "joint2"] and data["frames"] == ["link2"]

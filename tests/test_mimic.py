@@ -54,7 +54,7 @@ def test_coordinates_and_rnea_are_pinocchios_mimic_model(name, request):
     """Same reduced q and v, same order, same inverse dynamics as Pinocchio's mimic=True parser (the
     Panda's finger joints have URDF damping: friction G^T Fv G v, which rnea leaves out)."""
     model = request.getfixturevalue(name)
-    pm = pin.buildModelFromUrdf(str(model.path), mimic=True)
+    pm = pin.buildModelFromUrdf(str(model.provenance.path), mimic=True)
     data = pm.createData()
     assert (model.nq, model.nv) == (pm.nq, pm.nv) and len(model.mimic) == len(pm.mimicking_joints)
     assert tuple(pm.names)[1:] == tuple(j.name for j in model.joints)
@@ -145,10 +145,10 @@ def test_independent_is_the_old_behavior():
     an error with --strict; the mimic entries are still checked."""
     model = symdyn.load_robot(TWO_FINGERS, mimic="independent")
     assert model.nv == 3 and not model.mimic
-    assert model.warnings == ()
+    assert model.provenance.warnings == ()
     assert symdyn.load_robot(TWO_FINGERS, mimic="independent", strict=True).nv == 3
     reduced = symdyn.load_robot(TWO_FINGERS)
-    assert reduced.nv == 2 and reduced.warnings == () and reduced.joint_names == ("wrist", "finger_left")
+    assert reduced.nv == 2 and reduced.provenance.warnings == () and reduced.joint_names == ("wrist", "finger_left")
 
 
 def test_cli_generate_info_and_mimic_option(tmp_path):
@@ -250,8 +250,8 @@ def test_lock_of_a_master_locks_its_mimic_joints(tmp_path):
     """--lock wrist=0.4 locks the thumb that follows it at -0.5 * 0.4 + 0.2; the rest stays reduced."""
     from symdyn.readers.selection import Selection
     model = symdyn.load_robot(GRIPPER, selection=Selection({"wrist": 0.4}))
-    assert model.joint_names == ("shoulder", "finger_left_joint", "tip_joint") and model.warnings == ()
-    assert dict(model.locked) == pytest.approx({"wrist": 0.4, "wrist_thumb": 0.0}) and len(model.mimic) == 1
+    assert model.joint_names == ("shoulder", "finger_left_joint", "tip_joint") and model.provenance.warnings == ()
+    assert dict(model.provenance.locked) == pytest.approx({"wrist": 0.4, "wrist_thumb": 0.0}) and len(model.mimic) == 1
     report = compare(model, states=3, workdir=tmp_path, with_c=False)
     assert "pinocchio" in report["mass_matrix"] and "pinocchio" in report["forward_dynamics"]
     for name, row in report.items():

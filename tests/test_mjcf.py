@@ -18,6 +18,7 @@ mujoco = pytest.importorskip("mujoco")
 
 from symdyn.engine import Engine  # noqa: E402
 from symdyn.errors import RobotFileError  # noqa: E402
+from symdyn.oracle.mujoco import COUNTERPARTS as MUJOCO_COUNTERPARTS  # noqa: E402
 from symdyn.readers.load import load_robot  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "mjcf"
@@ -203,7 +204,7 @@ def test_equality_constraints_become_loops():
     model = load_robot(DATA / "equality.xml")
     assert [c.describe() for c in model.constraints] == ["coupler-rocker:3d", "plate:6d", "block-rocker:6d",
                                                          "a-b:joint"]
-    assert not any("<equality>" in w for w in model.warnings)
+    assert not any("<equality>" in w for w in model.provenance.warnings)
     # at MuJoCo's qpos0 the body closures hold: the connect point is where the rocker's copy of it is, and
     # the welded plate's frame is at its anchor in the world; the sites' weld holds the sites' frames
     m = mujoco_model(DATA / "equality.xml")
@@ -340,7 +341,7 @@ def test_joint_coupling_constraints_read():
 def test_unsupported_joint_equality_is_one_warning(name, warning):
     """An inactive or nonlinear joint equality: one warning, no constraint, the rest as MuJoCo's."""
     model = check_against_mujoco(DATA / f"{name}.xml", states=2)
-    assert model.constraints == () and model.warnings == (warning,)
+    assert model.constraints == () and model.provenance.warnings == (warning,)
 
 
 def test_joint_equality_of_a_ball_joint_is_a_warning(tmp_path):
@@ -351,7 +352,7 @@ def test_joint_equality_of_a_ball_joint_is_a_warning(tmp_path):
                     '<equality><joint joint1="h" joint2="b"/></equality></mujoco>')
     model = load_robot(path)
     assert model.constraints == ()
-    assert model.warnings == ("<equality><joint>: joint couplings of ball joints are not supported: ignored",)
+    assert model.provenance.warnings == ("<equality><joint>: joint couplings of ball joints are not supported: ignored",)
 
 
 @pytest.mark.parametrize("language", ["python", "c"])
@@ -366,11 +367,11 @@ def test_unmodelled_passive_forces_warn():
     listed as ignored; with them zeroed in MuJoCo the rest agrees."""
     path = DATA / "passive_unmodelled.xml"
     model = check_against_mujoco(path, zero_unmodelled=True)
-    text = " ".join(model.warnings)
+    text = " ".join(model.provenance.warnings)
     for word in ("stiffness of ball and free joints", "b2", "fluid"):
         assert word in text, word
     assert "j1" not in text and "gravcomp" not in text      # the hinge's spring and gravcomp are modelled
-    assert "frictionloss" in model.source and "actuator" in model.source
+    assert "frictionloss" in model.provenance.source and "actuator" in model.provenance.source
     with pytest.raises(AssertionError):
         check_against_mujoco(path, states=1)
 
@@ -400,8 +401,8 @@ def test_any_extension_is_read(tmp_path):
     assert load_robot(copy).joint_names == ("j1", "j2", "j3")
 
 
-GENERATED = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "forward_dynamics", "frame_placement",
-             "frame_jacobian")
+#: the functions that declare a MuJoCo counterpart (Function.mujoco)
+GENERATED = tuple(MUJOCO_COUNTERPARTS)
 
 
 @pytest.mark.parametrize("language", ["python", "c"])
@@ -424,7 +425,7 @@ def _generated(path, language, tmp_path, functions):
     files = render(model, ("python", "c"), functions=functions)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    name = module_name(model.path)
+    name = module_name(model.provenance.path)
     if language == "c":
         return symdyn.load_c(tmp_path / f"{name}.c")
     spec = importlib.util.spec_from_file_location(name, tmp_path / f"{name}.py")
@@ -617,5 +618,5 @@ def test_actuator_gravcomp_is_a_warning(tmp_path):
     path.write_text('<mujoco><worldbody><body name="a" gravcomp="1"><joint name="j" axis="0 1 0" '
                     'actuatorgravcomp="true"/><geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.04"/></body>'
                     '</worldbody></mujoco>')
-    assert any("joint 'j': actuatorgravcomp" in w for w in load_robot(path).warnings)
-    assert not any("actuatorgravcomp" in w for w in load_robot(DATA / "gravcomp.xml").warnings)
+    assert any("joint 'j': actuatorgravcomp" in w for w in load_robot(path).provenance.warnings)
+    assert not any("actuatorgravcomp" in w for w in load_robot(DATA / "gravcomp.xml").provenance.warnings)

@@ -66,7 +66,7 @@ def oracle(path, model):
         dofs = slice(m.jnt_dofadr[j], m.jnt_dofadr[j] + (3 if int(m.jnt_type[j]) == ball else 6))
         if np.any(m.dof_damping[dofs]) or np.any(m.dof_armature[dofs]):
             name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
-            assert any(f"joint '{name}': damping, armature" in w for w in model.warnings), name
+            assert any(f"joint '{name}': damping, armature" in w for w in model.provenance.warnings), name
             m.dof_damping[dofs] = m.dof_armature[dofs] = 0
     return m
 
@@ -77,7 +77,7 @@ def _generated_module(model, language, folder):
     files = render(model, ("python", "c"), functions=GENERATED)
     for name, text in files.items():
         (folder / name).write_text(text)
-    name = module_name(model.path)
+    name = module_name(model.provenance.path)
     if language == "c":
         return symdyn.load_c(folder / f"{name}.c")
     spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")

@@ -146,7 +146,7 @@ def test_generated_python_and_c(name, params_mode, tmp_path):
     model = MODELS[name]()
     for fname, text in render(model, ("python", "c"), params_mode).items():
         (tmp_path / fname).write_text(text)
-    mod = module_name(model.path, params_mode)
+    mod = module_name(model.provenance.path, params_mode)
     py = import_module_file(tmp_path / f"{mod}.py", f"_multidof_{name}_{params_mode}")
     c = load_c(tmp_path / f"{mod}.c")
     assert (py.NQ, py.NV, py.DOF, c.NQ, c.NV) == (model.nq, model.nv, model.nv, model.nq, model.nv)

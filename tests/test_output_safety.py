@@ -97,9 +97,9 @@ def test_every_file_of_a_set_carries_its_identity(two_arms):
         assert f"ARM_SET_ID != 0x{py_id}u || ARM_DOF != {model.dof}" in files["arm.c"]
         assert f"#define ARM_DOF {model.dof}" in files["arm.h"] and f"DOF = {model.dof}" in files["arm.py"]
         for name, text in files.items():
-            assert f"sha256 {model.digest[:16]}" in text or name == "arm.json"
+            assert f"sha256 {model.provenance.digest[:16]}" in text or name == "arm.json"
         manifest = json.loads(files["arm.json"])
-        assert (manifest["set_id"], manifest["digest"], manifest["sizes"]["dof"]) == (py_id, model.digest, model.dof)
+        assert (manifest["set_id"], manifest["digest"], manifest["sizes"]["dof"]) == (py_id, model.provenance.digest, model.dof)
         ids.append(py_id)
     assert ids[0] != ids[1]
 

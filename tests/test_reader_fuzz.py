@@ -75,7 +75,7 @@ def _load_checked(path):
     assert model.dof >= 1
     assert all(math.isfinite(v) for body in model.bodies for v in body.params)
     assert all(body.mass >= 0 for body in model.bodies)          # 0: a virtual link (a warning if singular)
-    assert all(len(w.splitlines()) == 1 and w.isprintable() for w in model.warnings)
+    assert all(len(w.splitlines()) == 1 and w.isprintable() for w in model.provenance.warnings)
     return model
 
 

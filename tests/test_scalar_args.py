@@ -19,7 +19,7 @@ def arm(tmp_path_factory):
     folder = tmp_path_factory.mktemp("scalars")
     for name, text in render(model, functions=FUNCTIONS).items():
         (folder / name).write_text(text)
-    return model, import_module_file(folder / f"{module_name(model.path)}.py", "_scalar_args_puma")
+    return model, import_module_file(folder / f"{module_name(model.provenance.path)}.py", "_scalar_args_puma")
 
 
 def _states(model, count=3):

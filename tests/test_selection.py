@@ -37,7 +37,7 @@ def test_locked_joints_equal_pinocchio_reduced_model():
         q_ref[full.joints[full.getJointId(name)].idx_q] = value
     reduced = pin.buildReducedModel(full, [full.getJointId(n) for n in lock], q_ref)
     _agree(model, reduced)
-    assert "lock" in model.selection
+    assert "lock" in model.provenance.selection
 
 
 def test_lock_default_value_is_zero_and_prismatic_slides():

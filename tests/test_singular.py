@@ -41,7 +41,7 @@ def _module(model, tmp_path, languages=("python",), functions=FACTORS):
     names = [f for f in functions if f in symdyn.functions.BY_NAME]
     for name, text in render(model, languages, functions=names).items():
         (tmp_path / name).write_text(text)
-    return tmp_path / module_name(model.path)
+    return tmp_path / module_name(model.provenance.path)
 
 
 def _args(model, count, seed=0):
@@ -69,7 +69,7 @@ def test_python_batches_as_single_states(name, tmp_path):
     """The batch crashed ('inhomogeneous shape') and single states raised ZeroDivisionError: the zero
     divisor was a Python 0.0 in the generated code."""
     model = MODELS[name](tmp_path)
-    assert any("singular" in w for w in model.warnings), model.warnings
+    assert any("singular" in w for w in model.provenance.warnings), model.provenance.warnings
     module = import_module_file(str(_module(model, tmp_path)) + ".py", f"_singular_{name}")
     args = _args(model, 3)
     with np.errstate(all="ignore"):
@@ -87,8 +87,8 @@ def test_python_batches_as_single_states(name, tmp_path):
 
 def test_nonsingular_planar_below_planar_batches(tmp_path):
     model = chain_with({0: "planar", 2: "planar"}, n=4)
-    model = type(model)(**{**model.__dict__, "path": str(tmp_path / "pp.yaml")})
-    assert model.warnings == ()
+    model = model.with_provenance(path=str(tmp_path / "pp.yaml"))
+    assert model.provenance.warnings == ()
     module = import_module_file(str(_module(model, tmp_path, functions=FACTORS[:2])) + ".py", "_singular_pp")
     args = _args(model, 3)
     for fn in FACTORS[:2]:
@@ -107,8 +107,8 @@ def test_nonsingular_planar_below_planar_batches(tmp_path):
 ])
 def test_massless_floating_base_warns_exactly_when_singular(path, floating, singular):
     model = symdyn.load_robot(ROOT / path, floating_base=floating)
-    warned = [w for w in model.warnings if FLOATING_SINGULAR in w]
-    assert len(warned) == int(singular), model.warnings
+    warned = [w for w in model.provenance.warnings if FLOATING_SINGULAR in w]
+    assert len(warned) == int(singular), model.provenance.warnings
     M = Engine(model).mass_matrix(random_configuration(model, np.random.default_rng(2), 3))
     eig = np.linalg.eigvalsh(M)
     assert (np.abs(eig[:, 0]).max() < 1e-12 * eig[:, -1].min()) == singular

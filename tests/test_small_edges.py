@@ -52,7 +52,7 @@ def test_lock_at_a_subnormal_value(value):
     path = ROOT / "robots" / "ur5.urdf"
     locked = symdyn.load_robot(path, selection=Selection(lock={"elbow_joint": value}))
     zero = symdyn.load_robot(path, selection=Selection(lock={"elbow_joint": 0.0}))
-    assert locked.dof == 5 and locked.warnings == ()
+    assert locked.dof == 5 and locked.provenance.warnings == ()
     q = np.random.default_rng(3).normal(size=(3, 5))
     np.testing.assert_allclose(Engine(locked).mass_matrix(q), Engine(zero).mass_matrix(q), rtol=1e-15, atol=1e-15)
     assert _cli("info", path, "--lock", f"elbow_joint={value!r}").returncode == 0

@@ -91,7 +91,7 @@ def test_generated_python_and_c_equal_engine_and_pinocchio(erd_tree, tmp_path, m
     """Every function of the set: Python and C equal the engine; those Pinocchio has equal Pinocchio."""
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     model, pmodel = erd_tree
-    name = module_name(model.path)
+    name = module_name(model.provenance.path)
     for filename, text in render(model, ("python", "c")).items():
         (tmp_path / filename).write_text(text)
     modules = {"python": import_module_file(tmp_path / f"{name}.py", f"tree_{name}"),
@@ -125,7 +125,7 @@ def test_random_tree_symbolic_parameters(tmp_path, monkeypatch):
     module, other parameters give the engine with those parameters."""
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
     model = random_tree(7, 21, "RP", False)
-    model = type(model)(**{**model.__dict__, "path": str(tmp_path / "tree7.yaml")})
+    model = model.with_provenance(path=str(tmp_path / "tree7.yaml"))
     for params in ("numeric", "symbolic"):
         (tmp_path / params).mkdir()
         for filename, text in render(model, ("python", "c"), params).items():

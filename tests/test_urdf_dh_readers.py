@@ -275,3 +275,22 @@ def test_bad_dh_raises_one_line_error(case):
     assert message.startswith("robots/bad.yaml: ")
     assert "\n" not in message
     assert expected in message
+
+
+def test_the_model_is_physics_and_its_provenance_travels_beside(tmp_path):
+    """Two copies of a robot file load as the same physics; where each came from, what the loader warned and
+    what the run did (snapped, locked, cut, joint parameters) is in model.provenance, beside it."""
+    import dataclasses
+    from pathlib import Path
+    import symdyn
+    from symdyn.multibody.model import Model, Provenance
+    source = Path(__file__).resolve().parents[1] / "robots" / "ur5.urdf"
+    copy = tmp_path / "copy.urdf"
+    copy.write_bytes(source.read_bytes())
+    a, b = symdyn.load_robot(source), symdyn.load_robot(copy)
+    assert a != b and a == dataclasses.replace(b, provenance=a.provenance) and b.provenance.path == str(copy)
+    assert a.provenance.digest == b.provenance.digest and len(a.provenance.digest) == 64
+    snapped = symdyn.load_robot(source, snap_right_angles=True)
+    assert snapped.provenance.snapped > 0 and snapped != a          # the physics changed too
+    physics = {f.name for f in dataclasses.fields(Model)} - {"provenance"}
+    assert not physics & {f.name for f in dataclasses.fields(Provenance)}

@@ -33,7 +33,7 @@ def _cli(*args):
 def test_misspelled_origin_warns_with_line_and_suggestion(tmp_path):
     path, line = _typo(tmp_path, ORIGIN, ORIGIN.replace("<origin", "<orign"))
     model = symdyn.load_robot(path)
-    assert model.warnings == (f"line {line}: <orign> in joint 'shoulder_pan_joint' is not URDF: ignored "
+    assert model.provenance.warnings == (f"line {line}: <orign> in joint 'shoulder_pan_joint' is not URDF: ignored "
                               "(did you mean <origin>?)",)
     run = _cli("info", path)
     assert run.returncode == 0
@@ -66,7 +66,7 @@ def test_other_typos(tmp_path, old, new, expected):
         with pytest.raises(symdyn.RobotFileError, match="missing <mass>"):
             symdyn.load_robot(path)
         return
-    assert symdyn.load_robot(path).warnings == (f"line {line}: {expected}",)
+    assert symdyn.load_robot(path).provenance.warnings == (f"line {line}: {expected}",)
 
 
 def test_inertial_children_are_checked(tmp_path):

@@ -1,6 +1,6 @@
 """Real vendor files: what is loaded with a warning, what is noise, what stays an error.
 
-The warning corpus (tests/warn_inputs/): each file loads, `model.warnings` holds one line with the
+The warning corpus (tests/warn_inputs/): each file loads, `model.provenance.warnings` holds one line with the
 expected fragment, `symdyn info` / `generate` print it as `symdyn: warning: <path>: ...` on stderr and
 go on (generate writes its modules); with --strict the same line is an error (exit 2, nothing
 written). Then the inertia policy in detail, and example-robot-data: every URDF Pinocchio loads
@@ -51,8 +51,8 @@ def test_corpus_is_complete():
 @pytest.mark.parametrize("name, fragment", CASES)
 def test_load_robot_warns(name, fragment):
     model = symdyn.load_robot(CORPUS / name)
-    assert len(model.warnings) == 1, model.warnings
-    (warning,) = model.warnings
+    assert len(model.provenance.warnings) == 1, model.provenance.warnings
+    (warning,) = model.provenance.warnings
     assert fragment in warning and str(CORPUS) not in warning
     assert len(warning.splitlines()) == 1 and warning.isprintable()
 
@@ -220,4 +220,4 @@ def test_example_robot_data_loads():
 def test_clearly_negative_vendor_inertia_loads_when_allowed():
     path = erd_path("romeo_description/urdf/romeo_laas_small.urdf")
     model = symdyn.load_robot(path, allow_nonphysical_inertia=True)
-    assert any("link 'body': inertia tensor is not positive semi-definite" in w for w in model.warnings)
+    assert any("link 'body': inertia tensor is not positive semi-definite" in w for w in model.provenance.warnings)

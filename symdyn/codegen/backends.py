@@ -124,7 +124,7 @@ def _context(model, programs, module, params_mode, backend):
                 module=module, dof=model.dof, joint_names=model.joint_names,
                 frames=[f.name for f in model.kinematic_frames],
                 constraints=[c.describe() for c in model.constraints], nc=sizes(model)["nc"],
-                actuated=list(getattr(model, "actuated", ())),
+                actuated=list(model.actuated),
                 nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=parameter_layout(model),

@@ -40,16 +40,16 @@ def module_names(backends, module):
 def manifest(model, programs, module, params_mode, precision="float64"):
     """The manifest of one module as a dict (see the module docstring)."""
     from ..recursions.base_parameters import base_parameters
-    size, base = sizes(model), base_parameters(model)
+    size, base, read = sizes(model), base_parameters(model), model.provenance
     names = [p.name for p in programs]
     return {
         "format": FORMAT, "symdyn": __version__, "module": module, "robot": model.name,
-        "source": Path(model.path).name if model.path else "<memory>", "digest": model.digest,
+        "source": Path(read.path).name if read.path else "<memory>", "digest": read.digest,
         "set_id": set_id(model, params_mode, names), "params_mode": params_mode, "precision": precision,
         "sizes": {"dof": model.dof, "nq": model.nq, "nv": model.nv, "nf": size["nf"], "nc": size["nc"],
                   "np": len(model.parameters)},
         "joint_names": list(model.joint_names), "frames": [f.name for f in model.kinematic_frames],
-        "constraints": [c.describe() for c in model.constraints], "actuated": list(getattr(model, "actuated", ())),
+        "constraints": [c.describe() for c in model.constraints], "actuated": list(model.actuated),
         "parameter_names": list(parameter_layout(model)), "base_parameter_names": list(base.labels()),
         "base_parameter_groups": list(base.describe()), "conventions": CONVENTIONS, "gravity": [float(g) for g in model.gravity],
         "functions": [_function(p, names) for p in programs],

@@ -75,7 +75,7 @@ class Tree:
 
     def transforms(self, q):
         """X(k) = (parent_R_k(q_k), l(q_k)) for every joint: phi(parent, k); q: the model's coordinates."""
-        if getattr(self.model, "conventions", "") == "mujoco":
+        if self.model.conventions == "mujoco":
             from ..conventions import internal_configuration
             q = internal_configuration(self.model, q)
         if self.model.mimic:

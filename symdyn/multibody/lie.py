@@ -159,7 +159,7 @@ def joint_pieces(model):
     """(group, q start, q end, v start, v end) of every joint that owns coordinates. In MuJoCo's
     coordinates (model.conventions) a quaternion is (w, x, y, z) and a free joint moves as MuJoCo's
     mj_integratePos does: its position by the rate (a vector), its quaternion in body axes."""
-    mujoco = getattr(model, "conventions", "") == "mujoco"
+    mujoco = model.conventions == "mujoco"
     for j, qi, vi in zip(model.joints, model.q_slices, model.v_slices):
         if not qi:                                   # a mimic joint has no coordinate
             continue
@@ -193,9 +193,9 @@ def difference(model, q0, q1):
 
 def neutral(model):
     """The model's reference configuration (MJCF: qpos0), else each joint's neutral (identity quaternions)."""
-    if getattr(model, "reference", ()):
+    if model.reference:
         return np.array(model.reference, dtype=float)
-    mujoco = getattr(model, "conventions", "") == "mujoco"
+    mujoco = model.conventions == "mujoco"
     return np.array([x for j, qi in zip(model.joints, model.q_slices) if qi
                      for x in (_mujoco_neutral(j.kind) if mujoco else j.kind.neutral())])
 

@@ -83,28 +83,40 @@ class Mimic:
 
 
 @dataclass(frozen=True)
-class Model:
-    name: str
-    joints: Tuple[Joint, ...]
-    bodies: Tuple[Body, ...]
-    gravity: Vec3                # in the base frame
-    source: str = ""             # where the data come from (free text)
+class Provenance:
+    """Where a Model comes from and what the run did to it: not physics. The generated files' header
+    and manifest, the CLI's warnings and the oracles (which reread the file) read it."""
     path: str = ""               # the description file
     digest: str = ""             # sha256 of the description file
+    source: str = ""             # where the data come from (free text)
     snapped: int = 0             # joint rotations snapped to right angles (snap_right_angles)
     selection: str = ""          # locked joints, root and tip (symdyn.readers.selection.Selection.describe)
     locked: Tuple[Tuple[str, float], ...] = ()   # (joint, value) made fixed by the selection
     cut: bool = False            # the selection dropped links (--root, --tip)
-    frames: Tuple[Frame, ...] = ()   # every link and joint of the file, depth first (Frame)
     warnings: Tuple[str, ...] = ()   # what the loader accepted with a warning, one line each
-    coulomb_smoothing: float = 0.0  # delta > 0: Coulomb friction Fc tanh(qd/delta) instead of Fc sign(qd)
     joint_params: str = ""       # the joint-parameter file that overrode friction and armature (name, sha256)
+
+
+@dataclass(frozen=True)
+class Model:
+    """The physics of a robot, and beside it (`provenance`) where it comes from."""
+    name: str
+    joints: Tuple[Joint, ...]
+    bodies: Tuple[Body, ...]
+    gravity: Vec3                # in the base frame
+    frames: Tuple[Frame, ...] = ()   # every link and joint of the file, depth first (Frame)
+    coulomb_smoothing: float = 0.0  # delta > 0: Coulomb friction Fc tanh(qd/delta) instead of Fc sign(qd)
     frame_selection: Tuple[str, ...] = ()   # the frames that get kinematics (FRAMES); () = the leaves
     mimic: Tuple[Mimic, ...] = ()   # joints that follow another: no coordinate of their own (reduced q, v)
     constraints: Tuple = ()      # contacts and loop closures (symdyn.multibody.constraints.Constraint)
     actuated: Tuple[str, ...] = ()   # the independent joints of closed loops (symdyn.recursions.loop_closure)
     conventions: str = "pinocchio"   # the coordinates of q, v and the results: "pinocchio" | "mujoco" (symdyn.conventions)
     reference: Tuple[float, ...] = ()   # neutral() in the model's q (MJCF: qpos0); () = each joint's neutral
+    provenance: Provenance = Provenance()   # part of equality and hash: caches per model stay per file
+
+    def with_provenance(self, **changes):
+        """The same physics with the provenance's fields `changes` changed."""
+        return replace(self, provenance=replace(self.provenance, **changes))
 
     def children(self, k):
         """The joints whose parent is joint k (-1: the fixed base), in order."""
@@ -231,7 +243,7 @@ def snap_right_angles(model, tol=1e-4):
         changed = any(a != b for ra, rb in zip(R, snapped) for a, b in zip(ra, rb))
         joints.append(replace(j, rotation=tuple(tuple(x + 0.0 for x in row) for row in snapped)) if exact and changed else j)
     changed = sum(a is not b for a, b in zip(joints, model.joints))
-    return replace(model, joints=tuple(joints), snapped=changed)
+    return replace(model, joints=tuple(joints)).with_provenance(snapped=changed)
 
 
 def select_frames(model, names):

@@ -20,8 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-NAMES = ("mass_matrix", "inverse_dynamics", "nonlinear_effects", "gravity", "forward_dynamics", "frame_placement",
-         "frame_jacobian", "integrate", "difference", "neutral")
+from ..functions import counterparts
+
+#: symdyn function -> MuJoCo's quantity it is checked against, every function that declares one (Function.mujoco)
+COUNTERPARTS = counterparts("mujoco")
+#: the configuration maps of every module, which are not Functions
+CONFIGURATION = ("integrate", "difference", "neutral")
+#: the keys of `functions`
+NAMES = tuple(COUNTERPARTS) + CONFIGURATION
 
 
 def available():
@@ -57,7 +63,7 @@ def mujoco_model(model, notes=None):
     """The MjModel of a symdyn Model's file, constraints and actuation disabled (`notes`: a list told when
     the mesh geoms were left out, see _mjcf_model)."""
     import mujoco
-    path = Path(model.path)
+    path = Path(model.provenance.path)
     if path.suffix.lower() == ".urdf":
         m = _urdf_spec(path, model.floating and model.joints[0].name == "root_joint").compile()
     else:
@@ -144,6 +150,21 @@ def functions(model, frames=None, notes=None):
         d.qacc[:] = 0
         mujoco.mj_forward(m, d)
 
+    def frame_placement(q):
+        state(q)
+        return np.stack([_placement(m, d, name) for name in frames])
+
+    def frame_jacobian(q):
+        state(q)
+        return np.stack([_jacobian(m, d, name)[:, lay.v] for name in frames])
+    return {**_dynamics(m, d, lay, state), "frame_placement": frame_placement, "frame_jacobian": frame_jacobian,
+            **_configuration(m, lay)}
+
+
+def _dynamics(m, d, lay, state):
+    """MuJoCo's mass matrix, inverse and forward dynamics and bias forces; state(q, v, tau) runs mj_forward."""
+    import mujoco
+
     def mass_matrix(q):
         state(q)
         M = np.zeros((m.nv, m.nv))
@@ -170,14 +191,13 @@ def functions(model, frames=None, notes=None):
     def forward_dynamics(q, v, tau):
         state(q, v, tau)
         return d.qacc[lay.v].copy()
+    return {"mass_matrix": mass_matrix, "inverse_dynamics": inverse_dynamics, "nonlinear_effects": nonlinear_effects,
+            "gravity": gravity, "forward_dynamics": forward_dynamics}
 
-    def frame_placement(q):
-        state(q)
-        return np.stack([_placement(m, d, name) for name in frames])
 
-    def frame_jacobian(q):
-        state(q)
-        return np.stack([_jacobian(m, d, name)[:, lay.v] for name in frames])
+def _configuration(m, lay):
+    """MuJoCo's integrate, difference and neutral (mj_integratePos, mj_differentiatePos, qpos0)."""
+    import mujoco
 
     def integrate(q, v, dt=1.0):
         x = lay.qpos(q)
@@ -191,9 +211,7 @@ def functions(model, frames=None, notes=None):
 
     def neutral():
         return m.qpos0[lay.q].copy()
-    return {"mass_matrix": mass_matrix, "inverse_dynamics": inverse_dynamics, "nonlinear_effects": nonlinear_effects,
-            "gravity": gravity, "forward_dynamics": forward_dynamics, "frame_placement": frame_placement,
-            "frame_jacobian": frame_jacobian, "integrate": integrate, "difference": difference, "neutral": neutral}
+    return {"integrate": integrate, "difference": difference, "neutral": neutral}
 
 
 def _frame(m, name):

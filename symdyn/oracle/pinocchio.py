@@ -1,26 +1,19 @@
 """Pinocchio as the oracle of symdyn's functions: the same Model rebuilt as a pinocchio.Model, and
-Pinocchio's counterpart of each function (COUNTERPARTS: the one list that `symdyn compare` and the
-tests check against)."""
+Pinocchio's counterpart of each function that declares one (`Function.pinocchio` in symdyn.functions: the
+one list that `symdyn compare` and the tests check against)."""
 from pathlib import Path
 
 import numpy as np
 
-#: symdyn function -> the Pinocchio algorithm it is checked against (pinocchio_functions)
-COUNTERPARTS = {
-    "inverse_dynamics": "rnea", "mass_matrix": "crba", "mass_matrix_inverse": "computeMinverse",
-    "forward_dynamics": "aba", "gravity": "computeGeneralizedGravity", "coriolis_matrix": "computeCoriolisMatrix",
-    "nonlinear_effects": "nonLinearEffects", "articulated_inertia": "cholesky.decompose (D)",
-    "udu_factor": "cholesky.decompose (U)", "regressor": "computeJointTorqueRegressor",
-}
+from ..functions import FUNCTIONS, KINEMATICS, counterparts
+
+#: symdyn function -> the Pinocchio algorithm it is checked against, every function that declares one
+#: (the keys of pinocchio_functions, _derivative_functions and pinocchio_constraint_functions)
+DECLARED = counterparts("pinocchio")
 #: the frame functions, with Pinocchio's counterparts when it is given the frames (pinocchio_functions)
-FRAME_COUNTERPARTS = {
-    "frame_placement": "updateFramePlacements", "frame_jacobian": "getFrameJacobian",
-    "frame_velocity": "getFrameVelocity", "frame_acceleration_bias": "getFrameClassicalAcceleration",
-    "center_of_mass": "centerOfMass", "com_jacobian": "jacobianCenterOfMass",
-    "centroidal_momentum_matrix": "computeCentroidalMap", "centroidal_momentum": "computeCentroidalMomentum",
-    "operational_space_inertia_inverse": "computeMinverse (J M^-1 J^T)", "inverse_dynamics_fext": "rnea (f_ext)",
-    "forward_dynamics_fext": "aba (f_ext)",
-}
+FRAME_COUNTERPARTS = counterparts("pinocchio", KINEMATICS)
+#: the other functions of the default set
+COUNTERPARTS = {name: c for name, c in counterparts("pinocchio", FUNCTIONS).items() if name not in FRAME_COUNTERPARTS}
 PINOCCHIO_NAMES = tuple(COUNTERPARTS)
 PINOCCHIO_FRAME_NAMES = tuple(FRAME_COUNTERPARTS)
 
@@ -113,8 +106,7 @@ def set_joint_dynamics(pmodel, model):
 def _frame_functions(pmodel, data, frames, c):
     """Pinocchio's kinematics, centroidal maps and dynamics with wrenches at the frames named `frames`."""
     import pinocchio as pin
-    kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
-    ids = [next(i for i in (pmodel.getFrameId(name, t) for t in kinds) if i < pmodel.nframes) for name in frames]
+    ids = _frame_ids(pmodel, frames)
     world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
     def placements(q):
@@ -162,6 +154,14 @@ def _frame_functions(pmodel, data, frames, c):
             "forward_dynamics_fext": lambda q, v, t, f: pin.aba(pmodel, data, c(q), v, t, joint_forces(q, f)).copy()}
 
 
+def _frame_ids(pmodel, names):
+    """Pinocchio's frame index of each name: a body's frame first, then an operational, a fixed-joint
+    and a joint frame (a URDF link and the joint into it share the name)."""
+    import pinocchio as pin
+    kinds = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
+    return [next(i for i in (pmodel.getFrameId(name, t) for t in kinds) if i < pmodel.nframes) for name in names]
+
+
 def _pinocchio_inertia(params):
     """pin.Inertia of the ten parameters; a massless (virtual) body has no centre of mass to divide
     by: its inertia about the origin is all there is."""
@@ -176,22 +176,29 @@ def pinocchio_urdf_model(model):
     """Pinocchio's own URDF parser on the model's file, fixed base: the independent check of the
     reading too (docs/validation.md, section 4). None when the model was not read from a URDF file
     as is (YAML, DH, snapped right angles)."""
-    if Path(model.path).suffix.lower() != ".urdf" or model.snapped or model.cut or (model.mimic and model.locked):
+    read = model.provenance
+    if not _urdf_as_read(read) or (model.mimic and read.locked):
         return None                        # (locked joints of a mimic model: Pinocchio's reduction has no mimic)
     import pinocchio as pin
     from ..readers.description import ROOT_JOINT
     added = model.floating and model.joints[0].name == ROOT_JOINT     # --floating-base
     mimic = bool(model.mimic)              # reduced coordinates: Pinocchio's JointModelMimic
-    pm = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer(), mimic=mimic) if added else \
-        pin.buildModelFromUrdf(str(model.path), mimic=mimic)
-    if model.locked:                       # --lock: Pinocchio's own reduction of its own model
+    pm = pin.buildModelFromUrdf(read.path, pin.JointModelFreeFlyer(), mimic=mimic) if added else \
+        pin.buildModelFromUrdf(read.path, mimic=mimic)
+    if read.locked:                        # --lock: Pinocchio's own reduction of its own model
         q_ref = pin.neutral(pm)
-        for name, value in model.locked:
+        for name, value in read.locked:
             joint = pm.joints[pm.getJointId(name)]
             q_ref[joint.idx_q:joint.idx_q + joint.nq] = (value,) if joint.nq == 1 else (np.cos(value), np.sin(value))
-        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in model.locked], q_ref)
+        pm = pin.buildReducedModel(pm, [pm.getJointId(name) for name, _ in read.locked], q_ref)
     pm.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
     return pm
+
+
+def _urdf_as_read(provenance):
+    """Is the model its URDF file as read (no right angles snapped, no links cut away)? Pinocchio's parser
+    can then read the same file."""
+    return Path(provenance.path).suffix.lower() == ".urdf" and not provenance.snapped and not provenance.cut
 
 
 def pinocchio_reference(model):
@@ -207,7 +214,8 @@ def pinocchio_reference(model):
     if theirs != ours or pm.nv != model.dof:
         raise JointsDisagree(f"Pinocchio's URDF parser finds the joints {', '.join(theirs)}; "
                          f"symdyn finds {', '.join(ours)}")
-    return pm, "Pinocchio's own URDF parser" + (", joints locked by its buildReducedModel" if model.locked else "")
+    locked = ", joints locked by its buildReducedModel" if model.provenance.locked else ""
+    return pm, "Pinocchio's own URDF parser" + locked
 
 
 def pinocchio_configuration(pmodel):
@@ -337,11 +345,12 @@ def _mimic_functions(model, pmodel):
     G^T M_tree G. (Pinocchio 4.1's own mimic=True model agrees on rnea but not on crba when a mimic
     joint has children, nor on computeCoriolisMatrix: tests/test_mimic.py.)"""
     import pinocchio as pin
-    if model.locked or model.cut or model.snapped or Path(model.path).suffix.lower() != ".urdf":
+    path = model.provenance.path
+    if model.provenance.locked or not _urdf_as_read(model.provenance):
         pmodel = pinocchio_model(model)    # symdyn's tree rebuilt joint by joint (the mimic joints as joints)
     else:
-        pmodel = pin.buildModelFromUrdf(str(model.path), pin.JointModelFreeFlyer()) if model.floating and \
-            model.joints[0].name == "root_joint" else pin.buildModelFromUrdf(str(model.path))
+        pmodel = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if model.floating and \
+            model.joints[0].name == "root_joint" else pin.buildModelFromUrdf(path)
         pmodel.gravity = pin.Motion(np.array(model.gravity), np.zeros(3))
     values = joint_dynamics_vectors(model, tree=True)
     pmodel.armature[:], pmodel.damping[:], pmodel.friction[:] = values["armature"], values["damping"], values["friction"]
@@ -386,11 +395,39 @@ def pinocchio_constraint_functions(pmodel, model, friction=None):
         return {}
     data, c = pmodel.createData(), pinocchio_configuration(pmodel)
     friction = friction or (lambda v: 0.0)
+    ids = _frame_ids(pmodel, [k.frame for k in contacts])
+    constraints = _contact_models(pmodel, data, contacts, ids)
+    plain = constraints()
+    converged, exact = pin.ProximalSettings(1e-14, 1e-12, 20), pin.ProximalSettings(1e-14, 0.0, 1)
+
+    def forward(q, v, tau, pair=None):
+        models, datas = pair or plain
+        a = pin.constraintDynamics(pmodel, data, c(q), v, tau - friction(v), models, datas, converged).copy()
+        return a, data.lambda_c.copy()
+
+    def baumgarte(q, v, tau, gains, error):
+        pin.framesForwardKinematics(pmodel, data, c(q))
+        anchors = [data.oMf[i].translation - e for i, e in zip(ids, np.reshape(error, (-1, 3)))]
+        return forward(q, v, tau, constraints(anchors, gains))
+
+    def impact(q, v, e):
+        vplus = pin.impulseDynamics(pmodel, data, c(q), v, *plain, float(e[0]), exact).copy()
+        return vplus, data.impulse_c.copy()
+
+    out = {**_contact_kinematics(pmodel, data, c, contacts, ids), "constrained_forward_dynamics": forward,
+           "impact": impact}
+    if all(k.kind == "3d" for k in contacts):       # a 6-D anchor's error is a log6 in Pinocchio
+        out["constrained_forward_dynamics_baumgarte"] = baumgarte
+    return out
+
+
+def _contact_models(pmodel, data, contacts, ids):
+    """constraints(anchors=None, gains=None) -> (models, datas): Pinocchio's RigidConstraintModels of the
+    contacts at the frames `ids`, initialized for constraintDynamics; with anchors (one point per contact,
+    world) and Baumgarte gains (Kp, Kd), the contacts hold the frames to those points."""
+    import pinocchio as pin
     kinds = {"3d": pin.ContactType.CONTACT_3D, "6d": pin.ContactType.CONTACT_6D}
     world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
-    frame_types = (pin.FrameType.BODY, pin.FrameType.OP_FRAME, pin.FrameType.FIXED_JOINT, pin.FrameType.JOINT)
-    ids = [next(i for i in (pmodel.getFrameId(k.frame, t) for t in frame_types) if i < pmodel.nframes)
-           for k in contacts]
 
     def constraints(anchors=None, gains=None):
         models, datas = pin.StdVec_RigidConstraintModel(), pin.StdVec_RigidConstraintData()
@@ -407,9 +444,14 @@ def pinocchio_constraint_functions(pmodel, model, friction=None):
             datas.append(cm.createData())
         pin.initConstraintDynamics(pmodel, data, models, datas)
         return models, datas
+    return constraints
 
-    plain = constraints()
-    converged, exact = pin.ProximalSettings(1e-14, 1e-12, 20), pin.ProximalSettings(1e-14, 0.0, 1)
+
+def _contact_kinematics(pmodel, data, c, contacts, ids):
+    """Pinocchio's constraint_jacobian and constraint_drift: the contact frames' Jacobian and classical (point)
+    or spatial (6-D) acceleration at zero qdd, the rows each contact constrains, LOCAL_WORLD_ALIGNED."""
+    import pinocchio as pin
+    world = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
 
     def rows(stacked):
         return np.concatenate([x[:k.rows] for x, k in zip(stacked, contacts)])
@@ -423,23 +465,4 @@ def pinocchio_constraint_functions(pmodel, model, friction=None):
         pin.forwardKinematics(pmodel, data, c(q), v, np.zeros(pmodel.nv))
         return rows([(pin.getFrameClassicalAcceleration if k.kind == "3d" else pin.getFrameAcceleration)(
             pmodel, data, i, world).vector for k, i in zip(contacts, ids)])
-
-    def forward(q, v, tau, pair=None):
-        models, datas = pair or plain
-        a = pin.constraintDynamics(pmodel, data, c(q), v, tau - friction(v), models, datas, converged).copy()
-        return a, data.lambda_c.copy()
-
-    def baumgarte(q, v, tau, gains, error):
-        pin.framesForwardKinematics(pmodel, data, c(q))
-        anchors = [data.oMf[i].translation - e for i, e in zip(ids, np.reshape(error, (-1, 3)))]
-        return forward(q, v, tau, constraints(anchors, gains))
-
-    def impact(q, v, e):
-        vplus = pin.impulseDynamics(pmodel, data, c(q), v, *plain, float(e[0]), exact).copy()
-        return vplus, data.impulse_c.copy()
-
-    out = {"constraint_jacobian": jacobian, "constraint_drift": drift, "constrained_forward_dynamics": forward,
-           "impact": impact}
-    if all(k.kind == "3d" for k in contacts):       # a 6-D anchor's error is a log6 in Pinocchio
-        out["constrained_forward_dynamics_baumgarte"] = baumgarte
-    return out
+    return {"constraint_jacobian": jacobian, "constraint_drift": drift}

@@ -29,7 +29,7 @@ from ..multibody import geometry as G
 from ..errors import RobotFileError
 from ..multibody.geometry import DEFAULT_GRAVITY, INERTIA_KEYS
 from ..multibody.joints import JOINT_TYPES
-from ..multibody.model import Body, Frame, Joint, Mimic, Model
+from ..multibody.model import Body, Frame, Joint, Mimic, Model, Provenance
 from .singular_links import undone_by_children
 
 MOVING = tuple(JOINT_TYPES)
@@ -253,9 +253,9 @@ def _build(desc, path, digest, warn=None, allow_nonphysical=False, floating_base
     _check_tree(chk, tree)
     joints, bodies, frames = _merge(chk, tree, desc)
     source = desc.get("source")
-    model = Model(name=name, joints=joints, bodies=bodies, gravity=tuple(float(g) for g in gravity),
-                  source="" if source is None else str(source), path=str(path), digest=digest, frames=frames,
-                  coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)))
+    model = Model(name=name, joints=joints, bodies=bodies, gravity=tuple(float(g) for g in gravity), frames=frames,
+                  coulomb_smoothing=coulomb_smoothing(chk.fail, desc.get("coulomb_smoothing", 0.0)),
+                  provenance=Provenance(path=str(path), digest=digest, source="" if source is None else str(source)))
     return _couple(chk, model, mimics) if mimic == "reduced" and mimics else model
 
 

@@ -67,5 +67,5 @@ def apply_joint_parameters(model, path):
     joints = tuple(replace(j, **overrides["joints"].get(j.name, {})) for j in model.joints)
     delta = overrides["coulomb_smoothing"]
     digest = hashlib.sha256(raw).hexdigest()[:16]
-    return replace(model, joints=joints, coulomb_smoothing=model.coulomb_smoothing if delta is None else delta,
-                   joint_params=f"{Path(path).name} (sha256 {digest})")
+    return replace(model, joints=joints, coulomb_smoothing=model.coulomb_smoothing if delta is None else delta
+                   ).with_provenance(joint_params=f"{Path(path).name} (sha256 {digest})")

@@ -23,7 +23,7 @@ def load_robot(path, options=None, **changes):
     LoadOptions) with `changes` (its fields by name: load_robot(path, floating_base=True)) say.
 
     What the loader accepts but the user should know (a non-physical inertia of a vendor file, a
-    singular mass matrix, a <mimic> not honored) is in `model.warnings`, one line each, without the
+    singular mass matrix, a <mimic> not honored) is in `model.provenance.warnings`, one line each, without the
     path; `symdyn` prints them as `symdyn: warning: <path>: <warning>`.
     snap_right_angles: see model.snap_right_angles (opt-in: it changes the model slightly).
     selection: a symdyn.readers.selection.Selection (locked joints, root and tip links) or None.
@@ -45,7 +45,7 @@ def load_robot(path, options=None, **changes):
                                  o.allow_nonphysical_inertia, o.floating_base, o.mimic)
     if o.strict and warnings:
         raise RobotFileError(path, f"{warnings[0]} (an error with --strict)")
-    model = replace(model, warnings=tuple(warnings))
+    model = model.with_provenance(warnings=tuple(warnings))
     if o.snap_right_angles:
         from ..multibody.model import snap_right_angles as snap
         model = snap(model)
@@ -147,10 +147,10 @@ def _load(path, selection=None, warn=None, allow_nonphysical_inertia=False, floa
         selection = _lock_followers(desc, selection)
     if part:
         from .selection import select
-        model = replace(build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia,
-                                    floating_base, mimic),
-                        selection=selection.describe(), locked=tuple(selection.lock.items()),
-                        cut=selection.root is not None or selection.tip is not None)
+        model = build_model(select(desc, selection, path), path, digest, warn, allow_nonphysical_inertia,
+                            floating_base, mimic).with_provenance(
+            selection=selection.describe(), locked=tuple(selection.lock.items()),
+            cut=selection.root is not None or selection.tip is not None)
     return model, contacts
 
 

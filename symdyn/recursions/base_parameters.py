@@ -141,7 +141,7 @@ def _configurations(model, rng, count):
     (free-flyer, spherical) and unit complex numbers (planar), in plain Python floats."""
     q = [[-math.pi + 2 * math.pi * rng.random() for _ in range(count)] for _ in range(model.nq)]
     for joint, qi in zip(model.joints, model.q_slices):
-        group = getattr(joint.kind, "lie_group", "vector")
+        group = joint.kind.lie_group
         unit = {"so3": 4, "se3": 4, "se2": 2}.get(group)
         if unit:
             for s in range(count):
@@ -283,6 +283,7 @@ def _verify(model, base):
     reduced = np.array([_dot(row, base.matrix() @ pi) for row in W[:, list(base.kept)]])
     err = np.abs(full - reduced).max() / max(1.0, np.abs(full).max())
     if not err < 1e-9:
-        raise RobotFileError(model.path, f"cannot compute the base parameters of {model.name}: the grouping does "
-                                         f"not reproduce the regressor at fresh states (relative error {err:.1e}): "
-                                         f"nearly dependent columns, beyond double precision")
+        raise RobotFileError(model.provenance.path,
+                             f"cannot compute the base parameters of {model.name}: the grouping does not reproduce "
+                             f"the regressor at fresh states (relative error {err:.1e}): nearly dependent columns, "
+                             f"beyond double precision")
