@@ -38,3 +38,23 @@ def test_tests_readme_lists_exactly_the_test_files():
     others = {p.name + ("/" if p.is_dir() else "") for p in tests.iterdir()
               if not p.name.startswith(("test_", ".", "__")) and p.name != "README.md" and (p.is_dir() or p.suffix == ".py")}
     assert others == set(listed) - listed_tests, (sorted(others - set(listed)), sorted(set(listed) - listed_tests - others))
+
+
+def _function_sizes():
+    """(place, lines, named parameters) of every function in symdyn/ (self, cls, *args and **kwargs not counted:
+    a keyword bag such as generate(..., **changes) forwards a LoadOptions' fields by name)."""
+    for path in sorted((ROOT / "symdyn").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = node.args
+                named = [x for x in a.posonlyargs + a.args + a.kwonlyargs if x.arg not in ("self", "cls")]
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                yield f"{path.relative_to(ROOT)}:{node.lineno} {node.name}", node.end_lineno - first + 1, len(named)
+
+
+def test_functions_are_small():
+    """No function in symdyn/ is over 60 lines or takes more than 8 parameters (issue 25's limits): a longer
+    one is split into named steps, a longer list of arguments grouped into a small frozen dataclass."""
+    over = [f"{place} ({lines} lines, {params} parameters)" for place, lines, params in _function_sizes()
+            if lines > 60 or params > 8]
+    assert not over, "functions over 60 lines or 8 parameters: " + "; ".join(over)
