@@ -132,7 +132,7 @@ def compare(model, states=20, seed=0, workdir=None, with_c=True, notes=None, pro
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
-        from .codegen.cload import load_c
+        from .codegen.c.loader import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
         if progress:
             progress("compile C")

@@ -48,7 +48,7 @@ STRICT_MODULES = {"chain": ("robots/planar6.yaml", {}, None),
 def test_strict_compile_as_load_c_builds(case, compiler, tmp_path):
     """Strict C99 warnings as errors with load_c's own flags (-O3, -march=native, -fopenmp): the batch entries'
     lanes and lane parts included (the conftest's SYMDYN_NO_LANES only changes what load_c compiles)."""
-    from symdyn.codegen import cload
+    from symdyn.codegen.c import loader as cload
     from symdyn.generate import render
     path, options, functions = STRICT_MODULES[case]
     model = symdyn.load_robot(ROOT / path, **options)

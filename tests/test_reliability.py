@@ -23,7 +23,7 @@ import yaml
 from click.testing import CliRunner
 
 import symdyn
-import symdyn.codegen.cload as cload
+import symdyn.codegen.c.loader as cload
 from conftest import ROOT
 from symdyn.cli import main
 from symdyn.codegen.generator import safe_identifier

@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-import symdyn.codegen.cload as cload
+import symdyn.codegen.c.loader as cload
 from symdyn.codegen.backends import environment
 from symdyn.codegen.c import C
 

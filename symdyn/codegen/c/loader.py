@@ -30,10 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
-from .c import C, C32
-from ..errors import CModuleError, one_line
-from ..functions import arg_dims
+from ... import __version__
+from . import C, C32
+from ...errors import CModuleError, one_line
+from ...functions import arg_dims
 
 try:
     import fcntl
@@ -116,7 +116,7 @@ NOTICE_SECONDS = 15
 
 def _compile_cost(manifest, lanes):
     """(seconds, GB) that gcc is expected to take on the module, from the manifest's statement counts."""
-    from .c.tuning import TUNING
+    from .tuning import TUNING
     statements = sum(f["statements"] for f in manifest["functions"])
     in_lanes = min(statements, TUNING.lane_budget) if lanes else 0
     return (statements * SECONDS_PER_STATEMENT + in_lanes * LANE_SECONDS_PER_STATEMENT,
@@ -128,7 +128,7 @@ def _compile_cost(manifest, lanes):
 def _read_set(c_path, h_path, m_path):
     """The texts of the .h, .c and manifest, read together: under the output folder's lock, after
     completing a set that a killed `symdyn generate` left half-renamed (see generate.py)."""
-    from ..generate import folder_lock, recover
+    from ...generate import folder_lock, recover
     texts = []
     with folder_lock(c_path.parent):
         try:
