@@ -288,7 +288,6 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -595,7 +594,6 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -751,7 +749,6 @@ void planar2_gravity(const double *q, double *g)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -965,7 +962,6 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2052,7 +2048,6 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2351,7 +2346,6 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2408,7 +2402,6 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2608,7 +2601,6 @@ void planar2_frame_placement(const double *q, double *oMf)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -2992,7 +2984,6 @@ void planar2_center_of_mass(const double *q, double *com)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3087,7 +3078,6 @@ void planar2_com_jacobian(const double *q, double *Jcom)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3199,7 +3189,6 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3325,7 +3314,6 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3462,7 +3450,6 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3627,7 +3614,6 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];
@@ -3769,7 +3755,6 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     sd_angle[1] = q1;
     sd_angle[2] = 0;
     sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
     sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
     const double x0 = sd_sin[0], x1 = sd_cos[0];
     const double x2 = sd_sin[1], x3 = sd_cos[1];

@@ -229,49 +229,10 @@ def test_input_angles_in_one_block_others_in_pairs():
                      "const double x6 = x1*x5 + x3*x4;"]
 
 
-def test_runs_of_input_angles_copied_from_q():
-    """Angles that are consecutive entries of q are copied from q by memcpy after their single stores
-    (the vectorized loop's loads then read q, not a pair of 8-byte stores); a batch lane drops the copy."""
-    import sympy as sp
-
-    from symdyn.codegen.c.trig import _input_runs, lane_lines as _lane_lines
-    q = sp.symbols("q0:9")
-    entries = {f"q{k}": ("q", k) for k in range(9)}
-    assert _input_runs([q[3], q[4], q[5], q[7], q[1] + 1, q[0], q[1]], entries) == [(0, "q", 3, 3), (5, "q", 0, 2)]
-    assert _input_runs([q[2], q[1], q[8]], entries) == []
-    xs = sp.symbols("x0:8")
-    angles = [q[3], q[4], q[5], q[7]]
-    assignments = [(xs[k], sp.sin(a)) for k, a in enumerate(angles)] + [(xs[4], sum(xs[:4]))]
-    lines = C.statements(assignments, entries)[0].lines
-    assert lines[1:7] == ["sd_angle[0] = q3;", "sd_angle[1] = q4;", "sd_angle[2] = q5;", "sd_angle[3] = q7;",
-                          "memcpy(sd_angle + 0, q + 3, 3 * sizeof sd_angle[0]);", "sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);"]
-    lanes = _lane_lines(lines)
-    assert not any("sd_angle" in line or "memcpy" in line for line in lanes)
-    assert [line for line in lanes if "sd_sincos_lane" in line] == [
-        f"sd_far |= sd_sincos_lane({a}, &x{k}, &x{k}_cos);" for k, a in enumerate(angles)]
-
-
-def test_runs_of_input_angles_follow_the_input_map_not_the_names():
-    """Where an angle comes from is the generator's input map, not its symbol's name: a symbol named
-    q5 that is no input entry is copied from nowhere, and the entries of an argument other than q are
-    copied from that argument."""
-    import sympy as sp
-
-    from symdyn.codegen.c.trig import _input_runs
-    q = sp.symbols("q0:9")
-    theta = {f"q{k}": ("theta", k + 2) for k in range(4)}          # named like entries of q, read from theta
-    assert _input_runs(q[:4], theta) == [(0, "theta", 2, 4)]
-    assert _input_runs(q[4:8], theta) == []                          # q4 ... q7: no input entries at all
-    # consecutive indices of two different arrays are not one run
-    assert _input_runs(q[:3], {"q0": ("q", 0), "q1": ("q", 1), "q2": ("v", 2)}) == [(0, "q", 0, 2)]
-    lines = C.statements([(sp.Symbol("x0"), sp.sin(q[0])), (sp.Symbol("x1"), sp.cos(q[1]))], theta)[0].lines
-    assert "memcpy(sd_angle + 0, theta + 2, 2 * sizeof sd_angle[0]);" in lines
-
-
 def test_angles_of_an_input_not_named_q(tmp_path):
     """A function whose angles are entries of q and of another argument `theta`, whose symbols are named
     q4 ... q7 (like entries of q beyond its end): compiled with load_c's flags, it equals the same
-    expressions evaluated in numpy; the block copies the runs from the right arrays."""
+    expressions evaluated in numpy; the block reads each angle from the right array."""
     import symengine as se
 
     import symdyn
@@ -287,8 +248,7 @@ def test_angles_of_an_input_not_named_q(tmp_path):
                       assignments, results, arg_shapes={"q": (4,), "theta": (4,)}, dims=[(4,)])
     files = C.render(symdyn.load_robot(ROOT / "robots" / "planar2.yaml"), [program], "demo", "numeric")
     source = files["demo.c"]
-    assert "memcpy(sd_angle + 0, q + 1, 2 * sizeof sd_angle[0]);" in source
-    assert "memcpy(sd_angle + 2, theta + 0, 4 * sizeof sd_angle[0]);" in source
+    assert "const double q1 = q[1];" in source and "const double q4 = theta[0];" in source
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     argv, identity = cload._compiler(tmp_path / "demo.c")

@@ -71,7 +71,7 @@ class CBackend(Backend):
             if t:
                 pairs.setdefault(t[1], {})[t[0]] = s
         early = [angle for angle in pairs if not {str(u) for u in used_symbols(angle)} & defined]
-        out = [trig.trig_block(early, pairs, inputs, self.printer, self.real, self.tuning.trig_pad)] if early else []
+        out = [trig.trig_block(early, pairs, self.printer, self.real, self.tuning.trig_pad)] if early else []
         early = set(early)
         for s, e in assignments:
             t = trig.trig(e)
@@ -126,7 +126,6 @@ class CBackend(Backend):
         ctx["uses_lane_sincos"], ctx["uses_trig"] = "sd_sincos_lane" in helpers, bool(helpers)
         ctx["uses_sign"] = any(_program_calls(f["program"], se.sign) for f in functions)
         ctx["uses_lanes"] = any(f["batch"].kind != batch.SINGLE for f in functions)
-        ctx["uses_gather"] = any(f["args"] for f in functions if f["batch"].kind != batch.SINGLE)
         ctx["splits"] = any(f["parts"] or len(f["lane_parts"]) > 1 for f in functions)
 
     def _single_state(self, f):

@@ -40,18 +40,15 @@ def sincos_unit(s, c, angle, uses, real):
     return Unit((str(s), str(c)), uses, [f"{real} {s}, {c};", call])
 
 
-def trig_block(angles, pairs, inputs, printer, real, pad):
+def trig_block(angles, pairs, printer, real, pad):
     """sin and cos of `angles` (in order of first use) in one vectorized loop, sd_sincos_n, over
     arrays padded with zeros to a multiple of `pad` entries; each sin and cos is then a constant read
-    from them. pairs: {angle: {"sin"|"cos": symbol}}; inputs: {input entry's symbol name: (argument,
-    flat index)} (runs of input entries are copied)."""
+    from them. pairs: {angle: {"sin"|"cos": symbol}}."""
     n = -(-len(angles) // pad) * pad
     printed = [printer(a) for a in angles]
     lines = [TrigLine(f"{real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];")]
     lines += [TrigLine(f"sd_angle[{k}] = {a};") for k, a in enumerate(printed)]
     lines += [TrigLine(f"sd_angle[{k}] = 0;") for k in range(len(angles), n)]
-    lines += [TrigLine(f"memcpy(sd_angle + {k}, {arg} + {j}, {m} * sizeof sd_angle[0]);")
-              for k, arg, j, m in _input_runs(angles, inputs)]
     lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});", calls="sd_sincos_n"))
     defs = []
     for k, (a, angle) in enumerate(zip(angles, printed)):
@@ -65,25 +62,6 @@ def trig_block(angles, pairs, inputs, printer, real, pad):
             lane = lane_one(name, t, angle, real)
         lines.append(TrigLine(f"const {real} " + ", ".join(reads) + ";", lane))
     return Unit(tuple(defs), frozenset().union(*(used_symbols(a) for a in angles)), lines)
-
-
-def _input_runs(angles, inputs):
-    """[(k, arg, j, m)]: runs of m >= 2 angles that are the entries arg[j], arg[j + 1], ... of an input
-    (inputs: {symbol name: (argument, flat index)}), at sd_angle[k], ...; the block copies them again
-    by memcpy (gcc drops the single stores before it). The vectorized loop reads its angles in pairs
-    (or fours): a pair written by two 8-byte stores cannot be forwarded to the 16-byte load, which then
-    waits for the stores to reach the cache (the Panda's 7 angles: 47 -> 32 ns for the block alone);
-    copied from the input, the loads read the input itself."""
-    runs, k = [], 0
-    entry = [inputs.get(str(a)) if a.is_Symbol else None for a in angles]
-    while k < len(angles):
-        m = 1
-        while entry[k] is not None and k + m < len(angles) and entry[k + m] == (entry[k][0], entry[k][1] + m):
-            m += 1
-        if m >= 2:
-            runs.append((k, *entry[k], m))
-        k += m
-    return runs
 
 
 def lane_lines(lines):
