@@ -92,37 +92,18 @@ static SD_INLINE void sd_sincos_kernel(double x, double *s, double *c)
     memcpy(c, &b, 8);
 }
 
-/* libm for the angles beyond the kernel's range (|x| >= 1e5, infinite, NaN): rare, out of line. */
-#if defined(__GNUC__)
-__attribute__((noinline, cold))
-#endif
-static void sd_sincos_far(const double *x, double *s, double *c, int n)
+/* sin and cos of one angle, libm's beyond the kernel's range (|x| >= 1e5, infinite, NaN: rare). */
+static void sd_sincos(double x, double *s, double *c)
 {
-    for (int i = 0; i < n; ++i)
-        if (!(fabs(x[i]) < 1.0e5)) {
-            s[i] = sin(x[i]);
-            c[i] = cos(x[i]);
-        }
-}
-
-/* sin and cos of the n angles of a function's inputs, all at its start: one loop that the compiler
- * vectorizes (n is a multiple of 4, inlined as a constant), where one call per angle cost more than
- * the rest of the small functions (the Panda's frame Jacobian: 7 calls, 48 of 67 ns). The flag of an
- * angle beyond range is a double (SSE2 has no 64-bit integer compare) whose bits are or-ed. */
-static SD_INLINE void sd_sincos_n(const double *restrict x, double *restrict s, double *restrict c, int n)
-{
-    uint64_t far = 0;
-    for (int i = 0; i < n; ++i) {
-        double sd, cd, big = fabs(x[i]) < 1.0e5 ? 0.0 : 1.0;
-        uint64_t bits;
-        sd_sincos_kernel(x[i], &sd, &cd);
-        s[i] = (double)sd;
-        c[i] = (double)cd;
-        memcpy(&bits, &big, 8);
-        far |= bits;
+    if (!(fabs(x) < 1.0e5)) {
+        *s = sin(x);
+        *c = cos(x);
+        return;
     }
-    if (far)
-        sd_sincos_far(x, s, c, n);
+    double sd, cd;
+    sd_sincos_kernel(x, &sd, &cd);
+    *s = (double)sd;
+    *c = (double)cd;
 }
 #if !defined(SYMDYN_NO_LANES)
 
@@ -283,14 +264,10 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -325,9 +302,9 @@ static inline void sd_planar2_inverse_dynamics_lanes1(double (*restrict sd_q)[SD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double qd0 = sd_qd[0][sd_k];
@@ -401,13 +378,7 @@ void planar2_inverse_dynamics_batch(long count, const double *q, const double *q
 void planar2_mass_matrix(const double *q, double *M)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x3 = sd_cos[0];
+    const double x3 = cos(q1);
     const double x4 = 0.2*x3;
     const double x16 = 0.47 + x4;
     const double x17 = 0.053333333333333344 + 0.5*x4;
@@ -485,13 +456,8 @@ void planar2_mass_matrix_batch(long count, const double *q, double *M)
 void planar2_mass_matrix_inverse(const double *q, double *Minv)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -589,14 +555,10 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     const double qd1 = qd[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x5 = 2.0*x2*x3;
     const double x10 = 0.375*x4;
@@ -649,9 +611,9 @@ static inline void sd_planar2_forward_dynamics_lanes1(double (*restrict sd_q)[SD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -744,14 +706,10 @@ void planar2_gravity(const double *q, double *g)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 9.81*x0;
     const double x5 = 9.81*x1;
     const double x6 = x2*x5 + x3*x4;
@@ -778,9 +736,9 @@ static inline void sd_planar2_gravity_lanes1(double (*restrict sd_q)[SD_LANES], 
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 9.81*x0;
@@ -840,13 +798,8 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.5*qd0;
     const double x5 = x2*x4;
     const double x6 = x3*x4;
@@ -957,14 +910,10 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -996,9 +945,9 @@ static inline void sd_planar2_nonlinear_effects_lanes1(double (*restrict sd_q)[S
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double qd0 = sd_qd[0][sd_k];
@@ -1065,13 +1014,8 @@ void planar2_nonlinear_effects_batch(long count, const double *q, const double *
 void planar2_articulated_inertia(const double *q, double *D)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1150,13 +1094,8 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D)
 void planar2_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1245,13 +1184,8 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m)
 void planar2_innovations_factor_inverse(const double *q, double *ell)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1346,13 +1280,8 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1448,13 +1377,8 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
     const double q1 = q[1];
     const double nu0 = nu[0];
     const double nu1 = nu[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1550,13 +1474,8 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
     const double q1 = q[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1656,13 +1575,8 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
     const double q1 = q[1];
     const double eps0 = eps[0];
     const double eps1 = eps[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1762,13 +1676,8 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     const double q1 = q[1];
     const double nu0 = nu[0];
     const double nu1 = nu[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1912,13 +1821,8 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double q1 = q[1];
     const double eta0 = eta[0];
     const double eta1 = eta[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x5 = 2.0*x2*x3;
     const double x36 = 0.5*eta0;
     const double x37 = x2*x36;
@@ -2043,14 +1947,10 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     const double nu1 = nu[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x5 = 2.0*x2*x3;
     const double x10 = 0.375*x4;
@@ -2118,9 +2018,9 @@ static inline void sd_planar2_diagonalized_forward_dynamics_lanes1(double (*rest
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -2224,13 +2124,7 @@ void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, co
 void planar2_udu_factor(const double *q, double *U)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x3 = sd_cos[0];
+    const double x3 = cos(q1);
     const double x37 = 3.7499999999999996*x3;
     const double x38 = 0.5*x37 + 1.0;
     U[0] = 1.0;
@@ -2239,66 +2133,13 @@ void planar2_udu_factor(const double *q, double *U)
     U[3] = 1.0;
 }
 
-#if !defined(SYMDYN_NO_LANES)
-/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
-static const int sd_src_udu_factor_U[4] = {
-    0, 1, -1, 0,
-};
-static const double sd_fill_udu_factor_U[4] = {0};
-
-/* udu_factor of a block of states: one loop over its lanes. */
-static inline void sd_planar2_udu_factor_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_U)[SD_LANES], int *restrict sd_big)
-{
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        sd_U[0][sd_k] = 1.0;
-        const double q1 = sd_q[1][sd_k];
-        double x3_sin, x3;
-        sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
-        sd_far |= x3_sin != x3_sin;
-        const double x37 = 3.7499999999999996*x3;
-        const double x38 = 0.5*x37 + 1.0;
-        sd_U[1][sd_k] = x38;
-        (void)sd_w;
-        sd_big[sd_k] |= sd_far;
-    }
-}
-
-/* udu_factor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_udu_factor_lanes(long sd_first, long count, const double *q, double *U)
-{
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_U[2][SD_LANES];
-    double sd_w[1][SD_LANES];
-    int sd_big[SD_LANES] = {0};
-    sd_planar2_udu_factor_lanes1(sd_q, sd_w, sd_U, sd_big);
-    sd_scatter(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 4, sd_n, U + sd_first * 4);
-    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-        if (sd_big[sd_k])
-            planar2_udu_factor(q + (sd_first + sd_k) * 2, U + (sd_first + sd_k) * 4);
-}
-#endif
-
-/* udu_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* udu_factor of `count` states, one after the other, without lanes: it computes fewer than 0.6
+ * statements per entry it moves. */
 void planar2_udu_factor_batch(long count, const double *q, double *U)
 {
-#if !defined(SYMDYN_NO_LANES)
-    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
-        SD_PARALLEL_FOR
-        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
-            sd_planar2_udu_factor_lanes(sd_first, count, q, U);
-    } else {
-        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
-            sd_planar2_udu_factor_lanes(sd_first, count, q, U);
-    }
-#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_udu_factor(q + sd_i * 2, U + sd_i * 4);
-#endif
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -2341,14 +2182,10 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[52] = qd1;
     Y[54] = 1.0;
     Y[55] = qdd1;
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     Y[2] = -x7;
@@ -2397,14 +2234,10 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -2472,9 +2305,9 @@ static inline void sd_planar2_base_regressor_lanes1(double (*restrict sd_q)[SD_L
         const double qdd1 = sd_qdd[1][sd_k];
         sd_Yb[12][sd_k] = qdd1;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = qd0 + qd1;
@@ -2596,14 +2429,10 @@ void planar2_frame_placement(const double *q, double *oMf)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x6 = -x0*x2 + x1*x3;
@@ -2627,87 +2456,21 @@ void planar2_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
-#if !defined(SYMDYN_NO_LANES)
-/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
-static const int sd_src_frame_placement_oMf[16] = {
-    0, 1, -1, 2, 3, 0, -1, 4, -1, -1, -1, -1, -1, -1, -1, -1,
-};
-static const double sd_fill_frame_placement_oMf[16] = {[10] = 1.0, [15] = 1.0};
-
-/* frame_placement of a block of states: one loop over its lanes. */
-static inline void sd_planar2_frame_placement_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_oMf)[SD_LANES], int *restrict sd_big)
-{
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = 0.5*x1;
-        sd_oMf[2][sd_k] = x4;
-        const double x5 = 0.5*x0;
-        sd_oMf[4][sd_k] = x5;
-        const double x6 = -x0*x2 + x1*x3;
-        sd_oMf[0][sd_k] = x6;
-        const double x7 = -x0*x3 - x1*x2;
-        sd_oMf[1][sd_k] = x7;
-        const double x8 = x0*x3 + x1*x2;
-        sd_oMf[3][sd_k] = x8;
-        (void)sd_w;
-        sd_big[sd_k] |= sd_far;
-    }
-}
-
-/* frame_placement of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_frame_placement_lanes(long sd_first, long count, const double *q, double *oMf)
-{
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_oMf[5][SD_LANES];
-    double sd_w[1][SD_LANES];
-    int sd_big[SD_LANES] = {0};
-    sd_planar2_frame_placement_lanes1(sd_q, sd_w, sd_oMf, sd_big);
-    sd_scatter(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
-    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-        if (sd_big[sd_k])
-            planar2_frame_placement(q + (sd_first + sd_k) * 2, oMf + (sd_first + sd_k) * 16);
-}
-#endif
-
-/* frame_placement of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* frame_placement of `count` states, one after the other, without lanes: it computes fewer than 0.6
+ * statements per entry it moves. */
 void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 {
-#if !defined(SYMDYN_NO_LANES)
-    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
-        SD_PARALLEL_FOR
-        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
-            sd_planar2_frame_placement_lanes(sd_first, count, q, oMf);
-    } else {
-        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
-            sd_planar2_frame_placement_lanes(sd_first, count, q, oMf);
-    }
-#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_frame_placement(q + sd_i * 2, oMf + sd_i * 16);
-#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 2 mul, 0 add, 0 div, 0 sqrt, 2 trig. */
 void planar2_frame_jacobian(const double *q, double *J)
 {
     const double q0 = q[0];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     J[0] = -x5;
@@ -2724,65 +2487,13 @@ void planar2_frame_jacobian(const double *q, double *J)
     J[11] = 1.0;
 }
 
-#if !defined(SYMDYN_NO_LANES)
-/* frame_jacobian: the block entry of each column of J (-1: the constant of sd_fill_frame_jacobian_J). */
-static const int sd_src_frame_jacobian_J[12] = {
-    0, -1, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-};
-static const double sd_fill_frame_jacobian_J[12] = {[10] = 1.0, [11] = 1.0};
-
-/* frame_jacobian of a block of states: one loop over its lanes. */
-static inline void sd_planar2_frame_jacobian_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_J)[SD_LANES], int *restrict sd_big)
-{
-    SD_SIMD
-    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
-        int sd_far = 0;
-        const double q0 = sd_q[0][sd_k];
-        double x0, x1;
-        sd_far |= sd_sincos_lane(q0, &x0, &x1);
-        const double x4 = 0.5*x1;
-        sd_J[1][sd_k] = x4;
-        const double x5 = 0.5*x0;
-        sd_J[0][sd_k] = -x5;
-        (void)sd_w;
-        sd_big[sd_k] |= sd_far;
-    }
-}
-
-/* frame_jacobian of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
-static void sd_planar2_frame_jacobian_lanes(long sd_first, long count, const double *q, double *J)
-{
-    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
-    double sd_q[2][SD_LANES];
-    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
-    double sd_J[2][SD_LANES];
-    double sd_w[1][SD_LANES];
-    int sd_big[SD_LANES] = {0};
-    sd_planar2_frame_jacobian_lanes1(sd_q, sd_w, sd_J, sd_big);
-    sd_scatter(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 12, sd_n, J + sd_first * 12);
-    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
-        if (sd_big[sd_k])
-            planar2_frame_jacobian(q + (sd_first + sd_k) * 2, J + (sd_first + sd_k) * 12);
-}
-#endif
-
-/* frame_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
+/* frame_jacobian of `count` states, one after the other, without lanes: it computes fewer than 0.6
+ * statements per entry it moves. */
 void planar2_frame_jacobian_batch(long count, const double *q, double *J)
 {
-#if !defined(SYMDYN_NO_LANES)
-    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
-        SD_PARALLEL_FOR
-        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
-            sd_planar2_frame_jacobian_lanes(sd_first, count, q, J);
-    } else {
-        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
-            sd_planar2_frame_jacobian_lanes(sd_first, count, q, J);
-    }
-#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_frame_jacobian(q + sd_i * 2, J + sd_i * 12);
-#endif
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 4 mul, 1 add, 0 div, 0 sqrt, 2 trig. */
@@ -2791,13 +2502,8 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     const double q0 = q[0];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x9 = qd0 + qd1;
@@ -2885,13 +2591,8 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
 {
     const double q0 = q[0];
     const double qd0 = qd[0];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x10 = -qd0*x5;
@@ -2979,14 +2680,10 @@ void planar2_center_of_mass(const double *q, double *com)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x6 = 1.0 + x4;
@@ -3013,9 +2710,9 @@ static inline void sd_planar2_center_of_mass_lanes1(double (*restrict sd_q)[SD_L
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 0.2*x3;
@@ -3073,14 +2770,10 @@ void planar2_com_jacobian(const double *q, double *Jcom)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x9 = 0.2*x3;
@@ -3116,9 +2809,9 @@ static inline void sd_planar2_com_jacobian_lanes1(double (*restrict sd_q)[SD_LAN
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = -x0*x2 + x1*x3;
@@ -3184,14 +2877,10 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x13 = 1.0 + x4;
@@ -3235,9 +2924,9 @@ static inline void sd_planar2_centroidal_momentum_matrix_lanes1(double (*restric
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 0.2*x3;
@@ -3309,14 +2998,10 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x13 = 1.0 + x4;
@@ -3357,9 +3042,9 @@ static inline void sd_planar2_centroidal_momentum_lanes1(double (*restrict sd_q)
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 0.2*x3;
@@ -3445,14 +3130,10 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[32] = 0.0;
     Linv[33] = 0.0;
     Linv[34] = 0.0;
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -3512,9 +3193,9 @@ static inline void sd_planar2_operational_space_inertia_inverse_lanes1(double (*
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -3609,14 +3290,10 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     const double f_ext0 = f_ext[0];
     const double f_ext1 = f_ext[1];
     const double f_ext5 = f_ext[5];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x8 = x0*x3 + x1*x2;
@@ -3656,9 +3333,9 @@ static inline void sd_planar2_inverse_dynamics_fext_lanes1(double (*restrict sd_
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = -x0*x2 + x1*x3;
@@ -3750,14 +3427,10 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     const double f_ext0 = f_ext[0];
     const double f_ext1 = f_ext[1];
     const double f_ext5 = f_ext[5];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x8 = x0*x3 + x1*x2;
@@ -3818,9 +3491,9 @@ static inline void sd_planar2_forward_dynamics_fext_lanes1(double (*restrict sd_
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = -x0*x2 + x1*x3;

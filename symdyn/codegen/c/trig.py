@@ -1,15 +1,14 @@
-"""The sines and cosines of the C backend: sd_sincos pairs, the vectorized block of the input angles
-(sd_sincos_n), and their branch-free form in the lanes of a batch entry (sd_sincos_lane); the helpers
-themselves are in trig.c.jinja."""
+"""The sines and cosines of the C backend: sd_sincos pairs and their branch-free form in the lanes of a
+batch entry (sd_sincos_lane); the helpers themselves are in trig.c.jinja. A vectorized block of the input
+angles (sd_sincos_n) made the small functions slower than these pairs:
+docs/perf-history.md "Codegen optimizations re-measured"."""
 from ..backends import Unit, used_symbols
 
 
 class TrigLine(str):
-    """A line of C that computes sin or cos (libm, sd_sincos, or the vectorized block of sd_sincos_n),
-    printed as it is in the single-state function; `calls`: the helper of trig.c.jinja it calls there
-    (sd_sincos, sd_sincos_n; None: libm or none); `lane` holds the statements that replace it in the
-    lane loop of a batch entry, each a call of sd_sincos_lane (none: a line of the block that the lanes
-    do without)."""
+    """A line of C that computes sin or cos (libm or sd_sincos), printed as it is in the single-state
+    function; `calls`: the helper of trig.c.jinja it calls there (sd_sincos; None: libm); `lane` holds
+    the statements that replace it in the lane loop of a batch entry, each a call of sd_sincos_lane."""
 
     def __new__(cls, text, lane=(), calls=None):
         line = super().__new__(cls, text)
@@ -25,8 +24,8 @@ def trig(e):
 
 
 def helpers(lines, lanes):
-    """The helpers of trig.c.jinja that `lines` (a function's statements) call: sd_sincos and sd_sincos_n in
-    the single-state function, sd_sincos_lane in its lanes (when `lanes`)."""
+    """The helpers of trig.c.jinja that `lines` (a function's statements) call: sd_sincos in the
+    single-state function, sd_sincos_lane in its lanes (when `lanes`)."""
     trig_lines = [line for line in lines if isinstance(line, TrigLine)]
     used = {line.calls for line in trig_lines if line.calls}
     if lanes and any(line.lane for line in trig_lines):
@@ -40,36 +39,11 @@ def sincos_unit(s, c, angle, uses, real):
     return Unit((str(s), str(c)), uses, [f"{real} {s}, {c};", call])
 
 
-def trig_block(angles, pairs, printer, real, pad):
-    """sin and cos of `angles` (in order of first use) in one vectorized loop, sd_sincos_n, over
-    arrays padded with zeros to a multiple of `pad` entries; each sin and cos is then a constant read
-    from them. pairs: {angle: {"sin"|"cos": symbol}}."""
-    n = -(-len(angles) // pad) * pad
-    printed = [printer(a) for a in angles]
-    lines = [TrigLine(f"{real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];")]
-    lines += [TrigLine(f"sd_angle[{k}] = {a};") for k, a in enumerate(printed)]
-    lines += [TrigLine(f"sd_angle[{k}] = 0;") for k in range(len(angles), n)]
-    lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});", calls="sd_sincos_n"))
-    defs = []
-    for k, (a, angle) in enumerate(zip(angles, printed)):
-        got = {t: str(name) for t, name in pairs[a].items()}
-        reads = [f"{got[t]} = sd_{t}[{k}]" for t in ("sin", "cos") if t in got]
-        defs += [got[t] for t in ("sin", "cos") if t in got]
-        if len(got) == 2:                         # one sd_sincos_lane per angle in the lanes
-            lane = lane_sincos(angle, got["sin"], got["cos"], real)
-        else:
-            (t, name), = got.items()
-            lane = lane_one(name, t, angle, real)
-        lines.append(TrigLine(f"const {real} " + ", ".join(reads) + ";", lane))
-    return Unit(tuple(defs), frozenset().union(*(used_symbols(a) for a in angles)), lines)
-
-
 def lane_lines(lines):
     """The lane statements of single-state lines: the same, except that sin and cos (TrigLine) go
     through sd_sincos_lane, which has no branch (so that the compiler vectorizes the block) and flags
     in `sd_far` an angle beyond its reduction's range: that state is then computed again by the
-    single-state function. The block of sd_sincos_n becomes one sd_sincos_lane per angle (a loop over
-    the angles inside the loop over the lanes would keep the latter from being vectorized)."""
+    single-state function."""
     return [lane for line in lines for lane in (line.lane if isinstance(line, TrigLine) else [line])]
 
 

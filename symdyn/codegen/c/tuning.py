@@ -41,9 +41,6 @@ class Tuning:
     #: load_c's flags: 77 s of gcc without lane parts, 96 s at 20000 (its dynamics, mass matrix, M^-1,
     #: Coriolis matrix get lanes: 2.1-3.1x the single calls), 171 s with all 75k. bench_compile.py
     lane_budget: int = 20000
-    #: sin and cos of the input angles are computed in arrays of a multiple of this many entries: gcc
-    #: vectorizes a loop of a constant count without a scalar remainder (one AVX2 vector of doubles)
-    trig_pad: int = 4
     #: runs of at least zero_run exact zeros of an output are stored by loops of zero_chunk entries (64
     #: bytes of doubles, a few vector stores); one loop over a long run becomes `rep stos`, whose start-up
     #: made the Panda's regressor slower than single stores. bench_c.py
