@@ -2133,13 +2133,66 @@ void planar2_udu_factor(const double *q, double *U)
     U[3] = 1.0;
 }
 
-/* udu_factor of `count` states, one after the other, without lanes: it computes fewer than 0.6
- * statements per entry it moves. */
+#if !defined(SYMDYN_NO_LANES)
+/* udu_factor: the block entry of each column of U (-1: the constant of sd_fill_udu_factor_U). */
+static const int sd_src_udu_factor_U[4] = {
+    0, 1, -1, 0,
+};
+static const double sd_fill_udu_factor_U[4] = {0};
+
+/* udu_factor of a block of states: one loop over its lanes. */
+static inline void sd_planar2_udu_factor_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_U)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        sd_U[0][sd_k] = 1.0;
+        const double q1 = sd_q[1][sd_k];
+        double x3_sin, x3;
+        sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
+        sd_far |= x3_sin != x3_sin;
+        const double x37 = 3.7499999999999996*x3;
+        const double x38 = 0.5*x37 + 1.0;
+        sd_U[1][sd_k] = x38;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
+/* udu_factor of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_udu_factor_lanes(long sd_first, long count, const double *q, double *U)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_U[2][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_udu_factor_lanes1(sd_q, sd_w, sd_U, sd_big);
+    sd_scatter(sd_U[0], sd_src_udu_factor_U, sd_fill_udu_factor_U, 4, sd_n, U + sd_first * 4);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_udu_factor(q + (sd_first + sd_k) * 2, U + (sd_first + sd_k) * 4);
+}
+#endif
+
+/* udu_factor of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_udu_factor_batch(long count, const double *q, double *U)
 {
+#if !defined(SYMDYN_NO_LANES)
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_udu_factor_lanes(sd_first, count, q, U);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_udu_factor_lanes(sd_first, count, q, U);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_udu_factor(q + sd_i * 2, U + sd_i * 4);
+#endif
 }
 
 /* Joint friction Fv qd + Fc sgn(qd) + Fo (sgn: sign, or tanh(qd/delta) when smoothed). Operations: 0 mul, 0 add, 0 div, 0 sqrt, 0 trig. */
@@ -2456,13 +2509,74 @@ void planar2_frame_placement(const double *q, double *oMf)
     oMf[15] = 1.0;
 }
 
-/* frame_placement of `count` states, one after the other, without lanes: it computes fewer than 0.6
- * statements per entry it moves. */
+#if !defined(SYMDYN_NO_LANES)
+/* frame_placement: the block entry of each column of oMf (-1: the constant of sd_fill_frame_placement_oMf). */
+static const int sd_src_frame_placement_oMf[16] = {
+    0, 1, -1, 2, 3, 0, -1, 4, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_placement_oMf[16] = {[10] = 1.0, [15] = 1.0};
+
+/* frame_placement of a block of states: one loop over its lanes. */
+static inline void sd_planar2_frame_placement_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_oMf)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
+        double x2, x3;
+        sd_far |= sd_sincos_lane(q1, &x2, &x3);
+        const double x4 = 0.5*x1;
+        sd_oMf[2][sd_k] = x4;
+        const double x5 = 0.5*x0;
+        sd_oMf[4][sd_k] = x5;
+        const double x6 = -x0*x2 + x1*x3;
+        sd_oMf[0][sd_k] = x6;
+        const double x7 = -x0*x3 - x1*x2;
+        sd_oMf[1][sd_k] = x7;
+        const double x8 = x0*x3 + x1*x2;
+        sd_oMf[3][sd_k] = x8;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
+/* frame_placement of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_frame_placement_lanes(long sd_first, long count, const double *q, double *oMf)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_oMf[5][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_frame_placement_lanes1(sd_q, sd_w, sd_oMf, sd_big);
+    sd_scatter(sd_oMf[0], sd_src_frame_placement_oMf, sd_fill_frame_placement_oMf, 16, sd_n, oMf + sd_first * 16);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_frame_placement(q + (sd_first + sd_k) * 2, oMf + (sd_first + sd_k) * 16);
+}
+#endif
+
+/* frame_placement of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 {
+#if !defined(SYMDYN_NO_LANES)
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_placement_lanes(sd_first, count, q, oMf);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_placement_lanes(sd_first, count, q, oMf);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_frame_placement(q + sd_i * 2, oMf + sd_i * 16);
+#endif
 }
 
 /* Frame Jacobians in Pinocchio's LOCAL_WORLD_ALIGNED convention: rows [linear velocity of the frame origin; angular velocity] in world axes. Operations: 2 mul, 0 add, 0 div, 0 sqrt, 2 trig. */
@@ -2487,13 +2601,65 @@ void planar2_frame_jacobian(const double *q, double *J)
     J[11] = 1.0;
 }
 
-/* frame_jacobian of `count` states, one after the other, without lanes: it computes fewer than 0.6
- * statements per entry it moves. */
+#if !defined(SYMDYN_NO_LANES)
+/* frame_jacobian: the block entry of each column of J (-1: the constant of sd_fill_frame_jacobian_J). */
+static const int sd_src_frame_jacobian_J[12] = {
+    0, -1, 1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+static const double sd_fill_frame_jacobian_J[12] = {[10] = 1.0, [11] = 1.0};
+
+/* frame_jacobian of a block of states: one loop over its lanes. */
+static inline void sd_planar2_frame_jacobian_lanes1(double (*restrict sd_q)[SD_LANES], double (*restrict sd_w)[SD_LANES], double (*restrict sd_J)[SD_LANES], int *restrict sd_big)
+{
+    SD_SIMD
+    for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
+        int sd_far = 0;
+        const double q0 = sd_q[0][sd_k];
+        double x0, x1;
+        sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double x4 = 0.5*x1;
+        sd_J[1][sd_k] = x4;
+        const double x5 = 0.5*x0;
+        sd_J[0][sd_k] = -x5;
+        (void)sd_w;
+        sd_big[sd_k] |= sd_far;
+    }
+}
+
+/* frame_jacobian of the block of states sd_first ... sd_first + SD_LANES - 1 (fewer at the end of `count`). */
+static void sd_planar2_frame_jacobian_lanes(long sd_first, long count, const double *q, double *J)
+{
+    const int sd_n = count - sd_first < SD_LANES ? (int)(count - sd_first) : SD_LANES;
+    double sd_q[2][SD_LANES];
+    sd_gather(q + sd_first * 2, 2, sd_n, sd_q[0]);
+    double sd_J[2][SD_LANES];
+    double sd_w[1][SD_LANES];
+    int sd_big[SD_LANES] = {0};
+    sd_planar2_frame_jacobian_lanes1(sd_q, sd_w, sd_J, sd_big);
+    sd_scatter(sd_J[0], sd_src_frame_jacobian_J, sd_fill_frame_jacobian_J, 12, sd_n, J + sd_first * 12);
+    for (int sd_k = 0; sd_k < sd_n; ++sd_k)
+        if (sd_big[sd_k])
+            planar2_frame_jacobian(q + (sd_first + sd_k) * 2, J + (sd_first + sd_k) * 12);
+}
+#endif
+
+/* frame_jacobian of `count` states, PLANAR2_BATCH_LANES at a time (see "Batches" above). */
 void planar2_frame_jacobian_batch(long count, const double *q, double *J)
 {
+#if !defined(SYMDYN_NO_LANES)
+    if (SD_THREADS(count >= SD_THREAD_LANES * SD_LANES)) {
+        SD_PARALLEL_FOR
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_jacobian_lanes(sd_first, count, q, J);
+    } else {
+        for (long sd_first = 0; sd_first < count; sd_first += SD_LANES)
+            sd_planar2_frame_jacobian_lanes(sd_first, count, q, J);
+    }
+#else
     SD_PARALLEL_FOR
     for (long sd_i = 0; sd_i < count; ++sd_i)
         planar2_frame_jacobian(q + sd_i * 2, J + sd_i * 12);
+#endif
 }
 
 /* Frame velocities [linear of the origin; angular], world axes (= frame_jacobian(q) qd). Operations: 4 mul, 1 add, 0 div, 0 sqrt, 2 trig. */

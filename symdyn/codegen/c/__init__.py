@@ -141,7 +141,7 @@ class CBackend(Backend):
 
     def _batches(self, functions):
         """The batch plan of every function (f["batch"]) and the lane loops it asks for (f["lane_parts"])."""
-        costs = [(len(f["lines"]), _entries(f)) for f in functions]
+        costs = [(len(f["lines"]), _entries(f), trig.count(f["lines"])) for f in functions]
         parts = {}
 
         def workspace(k):

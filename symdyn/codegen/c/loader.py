@@ -17,6 +17,7 @@ import functools
 import inspect
 import hashlib
 import json
+import math
 import os
 import platform
 import shlex
@@ -548,7 +549,7 @@ class CModule:
         """(batch shape, the checked arguments broadcast to it and flattened to (count, n) rows)."""
         batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
         count = int(np.prod(batch, dtype=np.int64))
-        return batch, [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
+        return batch, [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, math.prod(shape)))
                        for a, shape in zip(arrays, shapes)]
 
     def _make_lie(self):

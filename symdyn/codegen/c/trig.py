@@ -33,6 +33,12 @@ def helpers(lines, lanes):
     return used
 
 
+def count(lines):
+    """The sines and cosines (a pair counting once) that a function's lines compute: each is some twenty
+    operations of the kernel, which its batch lanes vectorize (batch.plan weighs them)."""
+    return sum(isinstance(line, TrigLine) for line in lines)
+
+
 def sincos_unit(s, c, angle, uses, real):
     """sin and cos of one angle (printed) into s and c by sd_sincos."""
     call = TrigLine(f"sd_sincos({angle}, &{s}, &{c});", lane_sincos(angle, s, c), calls="sd_sincos")

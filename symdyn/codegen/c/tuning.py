@@ -28,6 +28,11 @@ class Tuning:
     #: frame_jacobian (0.58) 0.89-0.98x; planar2's frame_jacobian (0.64) 7.7x, stanford's regressor
     #: (0.68) 1.4x, z1's regressor (0.72) 2.1x.
     lane_work: float = 0.6
+    #: a sin/cos (pair) counts as this many more statements in lane_work's comparison (only): about the lines of
+    #: the vectorized block of input angles that it replaced (docs/perf-history.md "Codegen optimizations
+    #: re-measured"), so that the plans of the bundled robots stay as they were (planar2's frame_jacobian,
+    #: one angle in 4 lines, in lanes: 7.7x)
+    trig_statements: int = 5
     #: a function of more statements than this runs its lanes in parts of lane_part statements: gcc's time
     #: on one lane loop grows faster than its length (talos_reduced floating's inverse dynamics, 1538
     #: statements: 6.7 s in one loop, 1.0 s as single calls). The xarm7's coriolis_nu (1331) stays one
