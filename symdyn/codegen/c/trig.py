@@ -2,7 +2,7 @@
 batch entry (sd_sincos_lane); the helpers themselves are in trig.c.jinja. A vectorized block of the input
 angles (sd_sincos_n) made the small functions slower than these pairs:
 docs/perf-history.md "Codegen optimizations re-measured"."""
-from ..backends import Unit, used_symbols
+from ..backends import Unit
 
 
 class TrigLine(str):
