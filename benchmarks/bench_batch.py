@@ -5,7 +5,7 @@
     python benchmarks/bench_batch.py generated/panda.c --functions mass_matrix,gravity
     python benchmarks/bench_batch.py before/panda.c generated/panda.c --rounds 4   # two modules, in turn
 
-The module is compiled with load_c's flags (symdyn.codegen.cload.OPT_FLAGS, -fopenmp) together with a driver
+The module is compiled with load_c's flags (symdyn.codegen.c.loader.OPT_FLAGS, -fopenmp) together with a driver
 that, for each function, times `count` random states three ways on the same arrays: the loop of
 single calls (what load_c did before batch entries), the batch entry on one OpenMP thread, and on
 --threads threads; best of --repeat runs, then median and range over --rounds runs of the driver. It also
@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 import symdyn
-from symdyn.codegen import cload
+from symdyn.codegen.c import loader as cload
 
 DRIVER = r"""
 %(include)s

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import symdyn
-from symdyn.codegen import cload
+from symdyn.codegen.c import loader as cload
 from symdyn.codegen.c import render_c
 from symdyn.codegen.generator import trace_all
 from symdyn.generate import module_name

@@ -149,7 +149,7 @@ def _identity_layout(model):
 
 def bench(name, repeat, work):
     import mujoco
-    from symdyn.codegen.cload import load_c
+    from symdyn.codegen.c.loader import load_c
     from symdyn.generate import module_name, render
     from symdyn.multibody.lie import random_configuration
     from symdyn.readers.load import load_robot

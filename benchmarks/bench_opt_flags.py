@@ -17,7 +17,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import numpy as np  # noqa: E402
 
 import symdyn  # noqa: E402
-import symdyn.codegen.cload as cload  # noqa: E402
+import symdyn.codegen.c.loader as cload  # noqa: E402
 from conftest import function_args  # noqa: E402
 from symdyn.functions import ALL_BY_NAME  # noqa: E402
 

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 import symdyn
-from symdyn.codegen import cload
+from symdyn.codegen.c import loader as cload
 from symdyn.functions import out_dims, resolve
 
 DRIVER = r"""

@@ -92,37 +92,18 @@ static SD_INLINE void sd_sincos_kernel(double x, double *s, double *c)
     memcpy(c, &b, 8);
 }
 
-/* libm for the angles beyond the kernel's range (|x| >= 1e5, infinite, NaN): rare, out of line. */
-#if defined(__GNUC__)
-__attribute__((noinline, cold))
-#endif
-static void sd_sincos_far(const double *x, double *s, double *c, int n)
+/* sin and cos of one angle, libm's beyond the kernel's range (|x| >= 1e5, infinite, NaN: rare). */
+static void sd_sincos(double x, double *s, double *c)
 {
-    for (int i = 0; i < n; ++i)
-        if (!(fabs(x[i]) < 1.0e5)) {
-            s[i] = sin(x[i]);
-            c[i] = cos(x[i]);
-        }
-}
-
-/* sin and cos of the n angles of a function's inputs, all at its start: one loop that the compiler
- * vectorizes (n is a multiple of 4, inlined as a constant), where one call per angle cost more than
- * the rest of the small functions (the Panda's frame Jacobian: 7 calls, 48 of 67 ns). The flag of an
- * angle beyond range is a double (SSE2 has no 64-bit integer compare) whose bits are or-ed. */
-static SD_INLINE void sd_sincos_n(const double *restrict x, double *restrict s, double *restrict c, int n)
-{
-    uint64_t far = 0;
-    for (int i = 0; i < n; ++i) {
-        double sd, cd, big = fabs(x[i]) < 1.0e5 ? 0.0 : 1.0;
-        uint64_t bits;
-        sd_sincos_kernel(x[i], &sd, &cd);
-        s[i] = (double)sd;
-        c[i] = (double)cd;
-        memcpy(&bits, &big, 8);
-        far |= bits;
+    if (!(fabs(x) < 1.0e5)) {
+        *s = sin(x);
+        *c = cos(x);
+        return;
     }
-    if (far)
-        sd_sincos_far(x, s, c, n);
+    double sd, cd;
+    sd_sincos_kernel(x, &sd, &cd);
+    *s = (double)sd;
+    *c = (double)cd;
 }
 #if !defined(SYMDYN_NO_LANES)
 
@@ -283,15 +264,10 @@ void planar2_inverse_dynamics(const double *q, const double *qd, const double *q
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -326,9 +302,9 @@ static inline void sd_planar2_inverse_dynamics_lanes1(double (*restrict sd_q)[SD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double qd0 = sd_qd[0][sd_k];
@@ -402,13 +378,7 @@ void planar2_inverse_dynamics_batch(long count, const double *q, const double *q
 void planar2_mass_matrix(const double *q, double *M)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x3 = sd_cos[0];
+    const double x3 = cos(q1);
     const double x4 = 0.2*x3;
     const double x16 = 0.47 + x4;
     const double x17 = 0.053333333333333344 + 0.5*x4;
@@ -486,13 +456,8 @@ void planar2_mass_matrix_batch(long count, const double *q, double *M)
 void planar2_mass_matrix_inverse(const double *q, double *Minv)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -590,15 +555,10 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     const double qd1 = qd[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x5 = 2.0*x2*x3;
     const double x10 = 0.375*x4;
@@ -651,9 +611,9 @@ static inline void sd_planar2_forward_dynamics_lanes1(double (*restrict sd_q)[SD
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -746,15 +706,10 @@ void planar2_gravity(const double *q, double *g)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 9.81*x0;
     const double x5 = 9.81*x1;
     const double x6 = x2*x5 + x3*x4;
@@ -781,9 +736,9 @@ static inline void sd_planar2_gravity_lanes1(double (*restrict sd_q)[SD_LANES], 
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 9.81*x0;
@@ -843,13 +798,8 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.5*qd0;
     const double x5 = x2*x4;
     const double x6 = x3*x4;
@@ -960,15 +910,10 @@ void planar2_nonlinear_effects(const double *q, const double *qd, double *b)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -1000,9 +945,9 @@ static inline void sd_planar2_nonlinear_effects_lanes1(double (*restrict sd_q)[S
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double qd0 = sd_qd[0][sd_k];
@@ -1069,13 +1014,8 @@ void planar2_nonlinear_effects_batch(long count, const double *q, const double *
 void planar2_articulated_inertia(const double *q, double *D)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1154,13 +1094,8 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D)
 void planar2_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1249,13 +1184,8 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m)
 void planar2_innovations_factor_inverse(const double *q, double *ell)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1350,13 +1280,8 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1452,13 +1377,8 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
     const double q1 = q[1];
     const double nu0 = nu[0];
     const double nu1 = nu[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1554,13 +1474,8 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
     const double q1 = q[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1660,13 +1575,8 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
     const double q1 = q[1];
     const double eps0 = eps[0];
     const double eps1 = eps[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1766,13 +1676,8 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     const double q1 = q[1];
     const double nu0 = nu[0];
     const double nu1 = nu[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -1916,13 +1821,8 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double q1 = q[1];
     const double eta0 = eta[0];
     const double eta1 = eta[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x2 = sd_sin[0], x3 = sd_cos[0];
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x5 = 2.0*x2*x3;
     const double x36 = 0.5*eta0;
     const double x37 = x2*x36;
@@ -2047,15 +1947,10 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     const double nu1 = nu[1];
     const double tau0 = tau[0];
     const double tau1 = tau[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x5 = 2.0*x2*x3;
     const double x10 = 0.375*x4;
@@ -2123,9 +2018,9 @@ static inline void sd_planar2_diagonalized_forward_dynamics_lanes1(double (*rest
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -2229,13 +2124,7 @@ void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, co
 void planar2_udu_factor(const double *q, double *U)
 {
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q1;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x3 = sd_cos[0];
+    const double x3 = cos(q1);
     const double x37 = 3.7499999999999996*x3;
     const double x38 = 0.5*x37 + 1.0;
     U[0] = 1.0;
@@ -2346,15 +2235,10 @@ void planar2_regressor(const double *q, const double *qd, const double *qdd, dou
     Y[52] = qd1;
     Y[54] = 1.0;
     Y[55] = qdd1;
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     Y[2] = -x7;
@@ -2403,15 +2287,10 @@ void planar2_base_regressor(const double *q, const double *qd, const double *qdd
     const double qd1 = qd[1];
     const double qdd0 = qdd[0];
     const double qdd1 = qdd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = qd0 + qd1;
     const double x7 = 9.81*x0;
     const double x8 = 9.81*x1;
@@ -2479,9 +2358,9 @@ static inline void sd_planar2_base_regressor_lanes1(double (*restrict sd_q)[SD_L
         const double qdd1 = sd_qdd[1][sd_k];
         sd_Yb[12][sd_k] = qdd1;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = qd0 + qd1;
@@ -2603,15 +2482,10 @@ void planar2_frame_placement(const double *q, double *oMf)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x6 = -x0*x2 + x1*x3;
@@ -2649,9 +2523,9 @@ static inline void sd_planar2_frame_placement_lanes1(double (*restrict sd_q)[SD_
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 0.5*x1;
@@ -2709,13 +2583,8 @@ void planar2_frame_placement_batch(long count, const double *q, double *oMf)
 void planar2_frame_jacobian(const double *q, double *J)
 {
     const double q0 = q[0];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     J[0] = -x5;
@@ -2799,13 +2668,8 @@ void planar2_frame_velocity(const double *q, const double *qd, double *vf)
     const double q0 = q[0];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x9 = qd0 + qd1;
@@ -2893,13 +2757,8 @@ void planar2_frame_acceleration_bias(const double *q, const double *qd, double *
 {
     const double q0 = q[0];
     const double qd0 = qd[0];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = 0;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
     const double x4 = 0.5*x1;
     const double x5 = 0.5*x0;
     const double x10 = -qd0*x5;
@@ -2987,15 +2846,10 @@ void planar2_center_of_mass(const double *q, double *com)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x6 = 1.0 + x4;
@@ -3022,9 +2876,9 @@ static inline void sd_planar2_center_of_mass_lanes1(double (*restrict sd_q)[SD_L
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 0.2*x3;
@@ -3082,15 +2936,10 @@ void planar2_com_jacobian(const double *q, double *Jcom)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x9 = 0.2*x3;
@@ -3126,9 +2975,9 @@ static inline void sd_planar2_com_jacobian_lanes1(double (*restrict sd_q)[SD_LAN
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = -x0*x2 + x1*x3;
@@ -3194,15 +3043,10 @@ void planar2_centroidal_momentum_matrix(const double *q, double *Ag)
 {
     const double q0 = q[0];
     const double q1 = q[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x13 = 1.0 + x4;
@@ -3246,9 +3090,9 @@ static inline void sd_planar2_centroidal_momentum_matrix_lanes1(double (*restric
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 0.2*x3;
@@ -3320,15 +3164,10 @@ void planar2_centroidal_momentum(const double *q, const double *qd, double *hg)
     const double q1 = q[1];
     const double qd0 = qd[0];
     const double qd1 = qd[1];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = 0.2*x3;
     const double x5 = 0.2*x2;
     const double x13 = 1.0 + x4;
@@ -3369,9 +3208,9 @@ static inline void sd_planar2_centroidal_momentum_lanes1(double (*restrict sd_q)
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = 0.2*x3;
@@ -3457,15 +3296,10 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     Linv[32] = 0.0;
     Linv[33] = 0.0;
     Linv[34] = 0.0;
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x4 = -x2*x2 + x3*x3;
     const double x10 = 0.375*x4;
     const double x13 = 0.625 - x10;
@@ -3525,9 +3359,9 @@ static inline void sd_planar2_operational_space_inertia_inverse_lanes1(double (*
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x4 = -x2*x2 + x3*x3;
@@ -3622,15 +3456,10 @@ void planar2_inverse_dynamics_fext(const double *q, const double *qd, const doub
     const double f_ext0 = f_ext[0];
     const double f_ext1 = f_ext[1];
     const double f_ext5 = f_ext[5];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x8 = x0*x3 + x1*x2;
@@ -3670,9 +3499,9 @@ static inline void sd_planar2_inverse_dynamics_fext_lanes1(double (*restrict sd_
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = -x0*x2 + x1*x3;
@@ -3764,15 +3593,10 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     const double f_ext0 = f_ext[0];
     const double f_ext1 = f_ext[1];
     const double f_ext5 = f_ext[5];
-    double sd_angle[4], sd_sin[4], sd_cos[4];
-    sd_angle[0] = q0;
-    sd_angle[1] = q1;
-    sd_angle[2] = 0;
-    sd_angle[3] = 0;
-    memcpy(sd_angle + 0, q + 0, 2 * sizeof sd_angle[0]);
-    sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);
-    const double x0 = sd_sin[0], x1 = sd_cos[0];
-    const double x2 = sd_sin[1], x3 = sd_cos[1];
+    double x0, x1;
+    sd_sincos(q0, &x0, &x1);
+    double x2, x3;
+    sd_sincos(q1, &x2, &x3);
     const double x6 = -x0*x2 + x1*x3;
     const double x7 = -x0*x3 - x1*x2;
     const double x8 = x0*x3 + x1*x2;
@@ -3833,9 +3657,9 @@ static inline void sd_planar2_forward_dynamics_fext_lanes1(double (*restrict sd_
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q0 = sd_q[0][sd_k];
-        const double q1 = sd_q[1][sd_k];
         double x0, x1;
         sd_far |= sd_sincos_lane(q0, &x0, &x1);
+        const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
         const double x6 = -x0*x2 + x1*x3;

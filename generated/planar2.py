@@ -5,10 +5,10 @@ Robot "planar2", 2 DOF, parameters: numeric.
 Joint order (base to tip): "joint1", "joint2".
 Frames (FRAMES): "link2".
 
-Every argument has shape (..., 2) (`params`: (..., 28)): any leading batch shape,
-broadcast between arguments; vectors come back as (..., 2), matrices as (..., 2, 2),
-the regressor as (..., 2, 28); diagonalized_forward_dynamics returns the tuple
-(qd, nu_dot). Units: SI (rad, m, N m, N).
+Every argument has shape (..., 2) (`params`: (..., 28)):
+any leading batch shape, broadcast between arguments; vectors come back as (..., 2), matrices as
+(..., 2, 2), the regressor as (..., 2, 28); diagonalized_forward_dynamics
+returns the tuple (qd, nu_dot). Units: SI (rad, m, N m, N).
 integrate, difference and neutral move configurations as pinocchio.integrate, difference, neutral.
 A scalar argument (restitution, integrate's dt) takes a number, a 0-d array or a batch (...,) (or
 (..., 1)); a vector argument may also be the sequence of its entries, each a number or a batch

@@ -1,7 +1,7 @@
 """symdyn: symbolic rigid-body dynamics of robot arms, generated as straight-line Python and C."""
 __version__ = "0.1.0"
 
-from .codegen.cload import load_c  # noqa: E402
+from .codegen.c.loader import load_c  # noqa: E402
 from .engine import Engine  # noqa: E402
 from .errors import CModuleError, RobotFileError, SymdynError  # noqa: E402
 from .expressions import expressions  # noqa: E402

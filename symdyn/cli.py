@@ -68,7 +68,7 @@ def _progress(length, label):
         if hidden:
             yield bar
             return
-        from .codegen import cload
+        from .codegen.c import loader as cload
         previous, cload.notice_hook = cload.notice_hook, lambda line: click.echo("\n" + line, err=True)
         try:
             yield bar

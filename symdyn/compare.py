@@ -167,7 +167,7 @@ def _generated_modules(model, workdir, with_c, progress, functions):
         (tmp / name).write_text(text)
     generated = {"python": import_module_file(tmp / f"{module}.py", f"_symdyn_cmp_{module}")}
     if with_c:
-        from .codegen.cload import load_c
+        from .codegen.c.loader import load_c
         generated["c"] = load_c(tmp / f"{module}.c")
         if progress:
             progress("compile C")

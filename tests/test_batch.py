@@ -16,7 +16,8 @@ import symdyn
 from conftest import ROOT, function_args, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
 from symdyn.codegen import c as c_backend
-from symdyn.codegen import cload, manifest
+from symdyn.codegen import manifest
+from symdyn.codegen.c import loader as cload
 from symdyn.codegen.c.tuning import TUNING
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import render

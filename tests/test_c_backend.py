@@ -48,7 +48,7 @@ STRICT_MODULES = {"chain": ("robots/planar6.yaml", {}, None),
 def test_strict_compile_as_load_c_builds(case, compiler, tmp_path):
     """Strict C99 warnings as errors with load_c's own flags (-O3, -march=native, -fopenmp): the batch entries'
     lanes and lane parts included (the conftest's SYMDYN_NO_LANES only changes what load_c compiles)."""
-    from symdyn.codegen import cload
+    from symdyn.codegen.c import loader as cload
     from symdyn.generate import render
     path, options, functions = STRICT_MODULES[case]
     model = symdyn.load_robot(ROOT / path, **options)
@@ -175,7 +175,7 @@ def test_load_c_batches_and_cache(tmp_path, monkeypatch):
 def _helpers_defined_where_called(source):
     """{helper: (defined, called)} of the static helpers of a generated .c that are written only where used."""
     out = {}
-    for helper in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_sincos_kernel"):
+    for helper in ("sd_sign", "sd_sincos", "sd_sincos_lane", "sd_sincos_kernel"):
         defined = bool(re.search(rf"^static [^\n(]*\b{helper}\(", source, re.M))
         out[helper] = (defined, source.count(f"{helper}(") - defined > 0)
     return out
@@ -189,7 +189,7 @@ def test_static_helpers_exactly_where_called(tmp_path):
     from symdyn.codegen.generator import trace_all
     params = tmp_path / "friction.yaml"
     params.write_text("joints:\n  panda_joint1: {damping: 0.2, friction: 0.3}\n  panda_joint2: {damping: 0.4, friction: 0.0}\n")
-    cases = [(ROOT / "robots" / "planar2.yaml", {}, ("frame_jacobian",)),          # the angles' block (and lanes)
+    cases = [(ROOT / "robots" / "planar2.yaml", {}, ("frame_jacobian",)),          # sd_sincos pairs (and lanes)
              (ROOT / "robots" / "planar2.yaml", {}, ("regressor",)),               # sign
              (ROOT / "tests" / "data" / "mimic_gripper.urdf", {}, ("center_of_mass",)),  # sd_sincos, lanes
              (ROOT / "robots" / "panda.urdf", {"joint_params": params, "floating_base": True}, ("friction",))]  # none
@@ -203,7 +203,7 @@ def test_static_helpers_exactly_where_called(tmp_path):
             for helper, (defined, called) in _helpers_defined_where_called(source).items():
                 assert defined == called, (path.name, functions, backend.name, helper)
                 seen.add((helper, called))
-    assert seen == {(h, c) for h in ("sd_sign", "sd_sincos", "sd_sincos_n", "sd_sincos_lane", "sd_sincos_kernel")
+    assert seen == {(h, c) for h in ("sd_sign", "sd_sincos", "sd_sincos_lane", "sd_sincos_kernel")
                     for c in (True, False)}
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import symdyn
-import symdyn.codegen.cload as cload
+import symdyn.codegen.c.loader as cload
 from conftest import GCC, ROOT, assert_one_line, child_env, posix
 from symdyn.errors import CModuleError
 

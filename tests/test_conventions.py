@@ -47,7 +47,7 @@ def _args(name, q, v, a, tau):
 
 @pytest.fixture(scope="module")
 def solo_modules(solo, tmp_path_factory):
-    from symdyn.codegen.cload import load_c
+    from symdyn.codegen.c.loader import load_c
     tmp = tmp_path_factory.mktemp("solo_mujoco")
     for name, text in render(solo, ("python", "c"), functions=CHECKED).items():
         (tmp / name).write_text(text)

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import symdyn
-import symdyn.codegen.cload as cload
+import symdyn.codegen.c.loader as cload
 from conftest import ROOT, erd_path, relerr
 from symdyn.codegen.backends import _function_context
 from symdyn.codegen import manifest

@@ -16,7 +16,8 @@ import symdyn
 from conftest import ROOT, relerr
 from random_chain import random_chain, random_description, random_tree
 from symdyn.cli import main
-from symdyn.codegen import cload, manifest
+from symdyn.codegen import manifest
+from symdyn.codegen.c import loader as cload
 from symdyn.codegen.c import C32
 from symdyn.codegen.generator import trace_all
 from symdyn.compare import import_module_file

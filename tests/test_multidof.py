@@ -142,7 +142,7 @@ def test_articulated_inertia_rate(name):
 @pytest.mark.parametrize("params_mode", ["numeric", "symbolic"])
 @pytest.mark.parametrize("name", ["panda_floating", "two_spherical", "planar_inner"])
 def test_generated_python_and_c(name, params_mode, tmp_path):
-    from symdyn.codegen.cload import load_c
+    from symdyn.codegen.c.loader import load_c
     model = MODELS[name]()
     for fname, text in render(model, ("python", "c"), params_mode).items():
         (tmp_path / fname).write_text(text)

@@ -211,7 +211,7 @@ def test_load_c_estimates_a_long_compile_from_the_manifest(tmp_path, monkeypatch
 
 def test_notice_keeps_a_progress_bar_line(tmp_path, monkeypatch):
     """Under a progress bar on a terminal, the CLI's hook prints the notice on a line of its own."""
-    from symdyn.codegen import cload
+    from symdyn.codegen.c import loader as cload
     lines = []
     monkeypatch.setattr(cload, "notice_hook", lines.append)
     monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))

@@ -128,7 +128,7 @@ def test_cli_warns_about_a_massless_floating_base():
 def test_c_gives_what_python_gives(tmp_path):
     """--lang c refused the massless leaf ('would contain the constant inf'); now C and Python agree,
     inf and nan included."""
-    from symdyn.codegen.cload import load_c
+    from symdyn.codegen.c.loader import load_c
     model = symdyn.load_robot(WARN)
     stem = _module(model, tmp_path, ("python", "c"))
     python, c = import_module_file(str(stem) + ".py", "_singular_c"), load_c(str(stem) + ".c")

@@ -1,8 +1,7 @@
 """The sin and cos of the generated C (symdyn/codegen/c/trig.c.jinja), compiled alone with load_c's flags:
-the vectorized loop over a function's angles (sd_sincos_n), the single angle (sd_sincos) and the batch
-lane (sd_sincos_lane) give the same bits on random, huge, infinite and NaN angles; libm's values beyond
-the kernel's range; at most 2.2e-16 from libm on |x| < 1e5; and gcc vectorizes the loop with load_c's
-flags and with baseline x86-64 (SSE2)."""
+the single angle (sd_sincos) and the batch lane (sd_sincos_lane) give the same bits on random, huge,
+infinite and NaN angles; libm's values beyond the kernel's range; at most 2.2e-16 from libm on |x| < 1e5;
+and gcc vectorizes a long lane loop of them."""
 import ctypes
 import platform
 import subprocess
@@ -10,11 +9,11 @@ import subprocess
 import numpy as np
 import pytest
 
-import symdyn.codegen.cload as cload
+import symdyn.codegen.c.loader as cload
 from symdyn.codegen.backends import environment
 from symdyn.codegen.c import C
 
-#: the entries of a function's trig block in the harness (a multiple of c.TRIG_PAD)
+#: the angles are padded with zeros to a multiple of this
 N = 8
 
 HARNESS = """
@@ -22,12 +21,6 @@ HARNESS = """
 #include <stdint.h>
 #include <string.h>
 {trig}
-void trig_n(const {real} *x, {real} *s, {real} *c, long count)
-{{
-    for (long i = 0; i < count; i += {n})
-        sd_sincos_n(x + i, s + i, c + i, {n});
-}}
-
 void trig_one(const {real} *x, {real} *s, {real} *c, long count)
 {{
     for (long i = 0; i < count; ++i)
@@ -52,8 +45,8 @@ void trig_libm(const double *x, double *s, double *c, long count)
 
 def _source(real):
     trig = environment(C).get_template("trig.c.jinja").render(
-        real=real, uses_trig=True, uses_sincos=True, uses_sincos_n=True, uses_lane_sincos=True)
-    return HARNESS.format(trig=trig, real=real, n=N)
+        real=real, uses_trig=True, uses_sincos=True, uses_lane_sincos=True)
+    return HARNESS.format(trig=trig, real=real)
 
 
 def _build(tmp_path, real, flags=None):
@@ -106,24 +99,21 @@ def _same_bits(a, b):
 
 
 @pytest.mark.parametrize("real", ["double", "float"])
-def test_loop_single_and_lane_agree_to_the_bit(real, double_lib, tmp_path):
+def test_single_and_lane_agree_to_the_bit(real, double_lib, tmp_path):
     lib = double_lib if real == "double" else _build(tmp_path, real)
     with np.errstate(over="ignore"):                   # 1e300 becomes a float32 inf
         x = _angles().astype(np.float64 if real == "double" else np.float32)
-    s_n, c_n = _run(lib, "trig_n", x, real)
     s_1, c_1 = _run(lib, "trig_one", x, real)
     s_l, c_l, far = _run(lib, "trig_lane", x, real)
-    _same_bits(s_n, s_1)
-    _same_bits(c_n, c_1)
     near = np.abs(x) < 1e5
     assert np.array_equal(far, (~near).astype(np.intc))
     _same_bits(s_l[near], s_1[near])
     _same_bits(c_l[near], c_1[near])
     # beyond the kernel's range: libm's (in double, rounded to the module's type)
     s_m, c_m = _run(double_lib, "trig_libm", x[~near].astype(np.float64), "double")
-    _same_bits(s_n[~near], s_m.astype(x.dtype))
-    _same_bits(c_n[~near], c_m.astype(x.dtype))
-    assert np.isnan(s_n[np.isinf(x)]).all() and np.isnan(s_n[np.isnan(x)]).all()
+    _same_bits(s_1[~near], s_m.astype(x.dtype))
+    _same_bits(c_1[~near], c_m.astype(x.dtype))
+    assert np.isnan(s_1[np.isinf(x)]).all() and np.isnan(s_1[np.isnan(x)]).all()
 
 
 def test_accuracy_against_libm(double_lib):
@@ -131,7 +121,7 @@ def test_accuracy_against_libm(double_lib):
     [0.5, 1]; near a zero of sin or cos at a large angle, the reduction's error of about 1e-21 * k is
     many units of the tiny value's last place, as it always was)."""
     x = _angles()
-    s, c = _run(double_lib, "trig_n", x, "double")
+    s, c = _run(double_lib, "trig_one", x, "double")
     s_m, c_m = _run(double_lib, "trig_libm", x, "double")
     near = np.abs(x) < 1e5
     for got, want in ((s, s_m), (c, c_m)):
@@ -139,25 +129,6 @@ def test_accuracy_against_libm(double_lib):
         assert err.max() <= 2.0 ** -52, (err.max(), x[near][err.argmax()])
         small = near & (np.abs(x) < 1e-8)                  # sin x = x there: exact
         assert np.array_equal(got[small], want[small])
-
-
-@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 flags")
-@pytest.mark.parametrize("march", ["native", "x86-64"])
-def test_gcc_vectorizes_the_loop(march, tmp_path):
-    """The loop of sd_sincos_n (in trig_n, the count a constant) is vectorized with load_c's flags for
-    this processor and for baseline x86-64 (SSE2: what the benchmarks build by default)."""
-    c_path = tmp_path / "trig.c"
-    c_path.write_text(_source("double"))
-    argv, identity = cload._compiler(c_path)
-    if not cload._is_gcc(identity):
-        pytest.skip("gcc's -fopt-info-vec")
-    flags = [f for f in cload._opt_flags(identity) if not f.startswith("-march")] + [f"-march={march}"]
-    result = subprocess.run([*argv, *flags, "-std=c99", "-fopt-info-vec", "-c", str(c_path), "-o",
-                             str(tmp_path / "trig.o")], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    line = next(k for k, text in enumerate(_source("double").splitlines(), 1) if "uint64_t far = 0;" in text) + 1
-    assert any(text.startswith(f"{c_path}:{line}:") and "loop vectorized" in text
-               for text in result.stderr.splitlines()), result.stderr
 
 
 def _long_lane_loop(angles=36, statements=400):
@@ -202,76 +173,33 @@ def test_a_long_lane_loop_of_many_angles_is_vectorized(tmp_path):
                for text in result.stderr.splitlines() for line in (far + 1, far + 2)), result.stderr
 
 
-def test_input_angles_in_one_block_others_in_pairs():
-    """The sin and cos of angles of the inputs alone come first, in one sd_sincos_n block (padded to a
-    multiple of TRIG_PAD); an angle computed on the way keeps its sd_sincos where it was; a batch lane
-    turns the block back into one sd_sincos_lane per angle."""
+def test_angles_in_pairs():
+    """The sin and cos of one angle come together from sd_sincos, where the first of them is assigned
+    (here cos before sin for q2); an angle of which only one is used takes libm's; a batch lane turns each
+    into sd_sincos_lane."""
     import sympy as sp
 
     from symdyn.codegen.c.trig import lane_lines as _lane_lines
-    TRIG_PAD = C.tuning.trig_pad
-    q0, q1, q2, x0, x1, x2, x3, x4, x5, x6 = sp.symbols("q0 q1 q2 x0 x1 x2 x3 x4 x5 x6")
+    q0, q1, q2, x0, x1, x2, x3, x4, x5, x6, x7, x8 = sp.symbols("q0 q1 q2 x0 x1 x2 x3 x4 x5 x6 x7 x8")
     assignments = [(x0, q0 * q1), (x1, sp.sin(q1)), (x2, sp.cos(q1)), (x3, sp.sin(x0)), (x4, sp.cos(x0)),
-                   (x5, sp.cos(q2 + 1)), (x6, x1 * x5 + x3 * x4)]
+                   (x5, sp.cos(q2 + 1)), (x6, sp.cos(q2)), (x7, sp.sin(q2)), (x8, x1 * x5 + x3 * x4 + x6 * x7)]
     units = C.statements(assignments, {f"q{k}": ("q", k) for k in range(3)})
-    block = units[0]
-    assert block.defs == ("x1", "x2", "x5") and {str(s) for s in block.uses} == {"q1", "q2"}
-    assert block.lines[0] == f"double sd_angle[{TRIG_PAD}], sd_sin[{TRIG_PAD}], sd_cos[{TRIG_PAD}];"
-    assert block.lines[1:3] == ["sd_angle[0] = q1;", "sd_angle[1] = 1.0 + q2;"]
-    assert block.lines[-3:] == [f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {TRIG_PAD});",
-                                "const double x1 = sd_sin[0], x2 = sd_cos[0];", "const double x5 = sd_cos[1];"]
-    assert [u.lines for u in units[1:]] == [["const double x0 = q0*q1;"], ["double x3, x4;", "sd_sincos(x0, &x3, &x4);"],
-                                            ["const double x6 = x1*x5 + x3*x4;"]]
+    assert [u.lines for u in units] == [["const double x0 = q0*q1;"], ["double x1, x2;", "sd_sincos(q1, &x1, &x2);"],
+                                        ["double x3, x4;", "sd_sincos(x0, &x3, &x4);"],
+                                        ["const double x5 = cos(1.0 + q2);"], ["double x7, x6;", "sd_sincos(q2, &x7, &x6);"],
+                                        ["const double x8 = x1*x5 + x3*x4 + x6*x7;"]]
+    assert [u.defs for u in units[1:5]] == [("x1", "x2"), ("x3", "x4"), ("x5",), ("x7", "x6")]
     lanes = _lane_lines([line for u in units for line in u.lines])
-    assert lanes == ["double x1, x2;", "sd_far |= sd_sincos_lane(q1, &x1, &x2);",
+    assert lanes == ["const double x0 = q0*q1;", "double x1, x2;", "sd_far |= sd_sincos_lane(q1, &x1, &x2);",
+                     "double x3, x4;", "sd_far |= sd_sincos_lane(x0, &x3, &x4);",
                      "double x5_sin, x5;", "sd_far |= sd_sincos_lane(1.0 + q2, &x5_sin, &x5);", "sd_far |= x5_sin != x5_sin;",
-                     "const double x0 = q0*q1;", "double x3, x4;", "sd_far |= sd_sincos_lane(x0, &x3, &x4);",
-                     "const double x6 = x1*x5 + x3*x4;"]
-
-
-def test_runs_of_input_angles_copied_from_q():
-    """Angles that are consecutive entries of q are copied from q by memcpy after their single stores
-    (the vectorized loop's loads then read q, not a pair of 8-byte stores); a batch lane drops the copy."""
-    import sympy as sp
-
-    from symdyn.codegen.c.trig import _input_runs, lane_lines as _lane_lines
-    q = sp.symbols("q0:9")
-    entries = {f"q{k}": ("q", k) for k in range(9)}
-    assert _input_runs([q[3], q[4], q[5], q[7], q[1] + 1, q[0], q[1]], entries) == [(0, "q", 3, 3), (5, "q", 0, 2)]
-    assert _input_runs([q[2], q[1], q[8]], entries) == []
-    xs = sp.symbols("x0:8")
-    angles = [q[3], q[4], q[5], q[7]]
-    assignments = [(xs[k], sp.sin(a)) for k, a in enumerate(angles)] + [(xs[4], sum(xs[:4]))]
-    lines = C.statements(assignments, entries)[0].lines
-    assert lines[1:7] == ["sd_angle[0] = q3;", "sd_angle[1] = q4;", "sd_angle[2] = q5;", "sd_angle[3] = q7;",
-                          "memcpy(sd_angle + 0, q + 3, 3 * sizeof sd_angle[0]);", "sd_sincos_n(sd_angle, sd_sin, sd_cos, 4);"]
-    lanes = _lane_lines(lines)
-    assert not any("sd_angle" in line or "memcpy" in line for line in lanes)
-    assert [line for line in lanes if "sd_sincos_lane" in line] == [
-        f"sd_far |= sd_sincos_lane({a}, &x{k}, &x{k}_cos);" for k, a in enumerate(angles)]
-
-
-def test_runs_of_input_angles_follow_the_input_map_not_the_names():
-    """Where an angle comes from is the generator's input map, not its symbol's name: a symbol named
-    q5 that is no input entry is copied from nowhere, and the entries of an argument other than q are
-    copied from that argument."""
-    import sympy as sp
-
-    from symdyn.codegen.c.trig import _input_runs
-    q = sp.symbols("q0:9")
-    theta = {f"q{k}": ("theta", k + 2) for k in range(4)}          # named like entries of q, read from theta
-    assert _input_runs(q[:4], theta) == [(0, "theta", 2, 4)]
-    assert _input_runs(q[4:8], theta) == []                          # q4 ... q7: no input entries at all
-    # consecutive indices of two different arrays are not one run
-    assert _input_runs(q[:3], {"q0": ("q", 0), "q1": ("q", 1), "q2": ("v", 2)}) == [(0, "q", 0, 2)]
-    lines = C.statements([(sp.Symbol("x0"), sp.sin(q[0])), (sp.Symbol("x1"), sp.cos(q[1]))], theta)[0].lines
-    assert "memcpy(sd_angle + 0, theta + 2, 2 * sizeof sd_angle[0]);" in lines
+                     "double x7, x6;", "sd_far |= sd_sincos_lane(q2, &x7, &x6);", "const double x8 = x1*x5 + x3*x4 + x6*x7;"]
 
 
 def test_angles_of_an_input_not_named_q(tmp_path):
     """A function whose angles are entries of q and of another argument `theta`, whose symbols are named
     q4 ... q7 (like entries of q beyond its end): compiled with load_c's flags, it equals the same
-    expressions evaluated in numpy; the block copies the runs from the right arrays."""
+    expressions evaluated in numpy; the block reads each angle from the right array."""
     import symengine as se
 
     import symdyn
@@ -287,8 +215,7 @@ def test_angles_of_an_input_not_named_q(tmp_path):
                       assignments, results, arg_shapes={"q": (4,), "theta": (4,)}, dims=[(4,)])
     files = C.render(symdyn.load_robot(ROOT / "robots" / "planar2.yaml"), [program], "demo", "numeric")
     source = files["demo.c"]
-    assert "memcpy(sd_angle + 0, q + 1, 2 * sizeof sd_angle[0]);" in source
-    assert "memcpy(sd_angle + 2, theta + 0, 4 * sizeof sd_angle[0]);" in source
+    assert "const double q1 = q[1];" in source and "const double q4 = theta[0];" in source
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     argv, identity = cload._compiler(tmp_path / "demo.c")

@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 
 from ..functions import sizes
-from .generator import PARAMS, header_lines, parameter_layout, python_string, set_id
+from .generator import PARAMS, header_lines, python_string, set_id
 from .printer import float_value, number
 from ..multibody import lie
 
@@ -92,12 +92,10 @@ def input_entries(program):
 def _function_context(program, backend):
     printer = backend.printer
     units = backend.statements(program.assignments, input_entries(program))
-    outputs = [{"name": name, "shape": shape, "dims": shape, "size": len(values),
+    outputs = [{"name": name, "shape": shape, "size": len(values),
                 "results": [(idx, printer(values[flat])) for idx, flat in _indices(shape)],
                 # the value of each entry that is a constant, else None
-                "numbers": [float_value(e) if e.is_Number else None for e in values],
-                # an output that is mostly exact zeros (the regressor) starts from zeros in Python
-                "sparse": sum(e == 0 for e in values) > len(values) // 2}
+                "numbers": [float_value(e) if e.is_Number else None for e in values]}
                for name, shape, values in program.outputs()]
     result_uses = [used_symbols(e) for e in program.results]     # the outputs one after the other
     used = frozenset().union(*(u.uses for u in units), *result_uses)
@@ -107,8 +105,7 @@ def _function_context(program, backend):
                "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _variant_call(program, ["f_ext"]),
                "baumgarte": program.baumgarte, "baumgarte_call": _variant_call(program, ["gains", "error"]),
                "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
-               "gravity": program.gravity, "program": program,
-               "units": units, "result_uses": result_uses}
+               "program": program, "units": units}
     placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
     # (output, flat index, expression, symbols it uses) of every output entry
     context["placed"] = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
@@ -127,7 +124,7 @@ def _context(model, programs, module, params_mode, backend):
                 actuated=list(model.actuated),
                 nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],
-                params_mode=params_mode, parameter_layout=parameter_layout(model),
+                params_mode=params_mode, parameter_layout=list(model.parameter_names),
                 num_params=len(model.parameters), num_base=base.b,
                 default_params=[number(v) for v in model.parameters],
                 base_names=base.labels(), base_groups=base.describe(),

@@ -78,11 +78,7 @@ def trace(model, fn, params_mode="numeric"):
     if (model.mimic and not fn.reduced) or (model.conventions == "mujoco" and fn.convention != "mujoco"):
         own = for_model([fn], model)
         if not own:
-            from ..errors import RobotFileError
-            raise RobotFileError(model.provenance.path, f"{fn.name} is not defined in the reduced coordinates of "
-                                 "mimic joints (use --mimic independent)" if model.mimic else
-                                 f"{fn.name} is not defined in MuJoCo's coordinates of a free joint "
-                                 "(use --conventions pinocchio)")
+            raise _undefined(model, fn.name)
         fn = own[0]
     if not fn.forms:
         return _trace(model, fn, params_mode)
@@ -129,13 +125,16 @@ def select_functions(names=None, model=None):
         return chosen
     own = for_model(chosen, model)
     if len(own) < len(chosen) and names is not None:
-        from ..errors import RobotFileError
-        missing = next(fn.name for fn in chosen if fn.name not in {f.name for f in own})
-        raise RobotFileError(model.provenance.path, f"--functions: {missing} is not defined in the reduced "
-                             "coordinates of mimic joints (use --mimic independent)" if model.mimic else
-                             f"--functions: {missing} is not defined in MuJoCo's coordinates of a free joint "
-                             "(use --conventions pinocchio)")
+        raise _undefined(model, "--functions: " + next(fn.name for fn in chosen if fn.name not in {f.name for f in own}))
     return own
+
+
+def _undefined(model, name):
+    """The error for a function that the model's coordinates (mimic joints, MuJoCo's) do not define."""
+    from ..errors import RobotFileError
+    return RobotFileError(model.provenance.path, f"{name} is not defined in the reduced coordinates of mimic joints "
+                                      "(use --mimic independent)" if model.mimic else
+                          f"{name} is not defined in MuJoCo's coordinates of a free joint (use --conventions pinocchio)")
 
 
 def _select(names, model):
@@ -165,11 +164,6 @@ def trace_all(model, params_mode="numeric", progress=None, functions=None):
         if progress:
             progress(fn.name)
     return programs
-
-
-def parameter_layout(model):
-    """Names of the entries of the standard parameter vector (PARAMETERS, symbolic-parameter mode)."""
-    return list(model.parameter_names)
 
 
 def quoted(name):

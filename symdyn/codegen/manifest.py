@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..functions import sizes
-from .generator import parameter_layout, set_id
+from .generator import set_id
 
 #: bumped when a field changes meaning; a loader refuses a format it does not know
 FORMAT = 1
@@ -50,7 +50,7 @@ def manifest(model, programs, module, params_mode, precision="float64"):
                   "np": len(model.parameters)},
         "joint_names": list(model.joint_names), "frames": [f.name for f in model.kinematic_frames],
         "constraints": [c.describe() for c in model.constraints], "actuated": list(model.actuated),
-        "parameter_names": list(parameter_layout(model)), "base_parameter_names": list(base.labels()),
+        "parameter_names": list(model.parameter_names), "base_parameter_names": list(base.labels()),
         "base_parameter_groups": list(base.describe()), "conventions": CONVENTIONS, "gravity": [float(g) for g in model.gravity],
         "functions": [_function(p, names) for p in programs],
     }

@@ -102,7 +102,7 @@ class Printer:
         coeff, factors = split_coeff(e)
         num, den = [], []
         for f in factors:
-            if f.is_Pow and f.args[1].is_Number and float(f.args[1]) < 0:
+            if _is_reciprocal(f):
                 den.append(f.args[0] ** (-f.args[1]))
             else:
                 num.append(f)

@@ -61,29 +61,25 @@ class CBackend(Backend):
         return dict(zip(self.files(module), files.values()))
 
     def statements(self, assignments, inputs):
-        """One const per assignment; sin and cos of the angles of the inputs alone (no intermediate value)
-        all in one block first (trig.trig_block), those of other angles in pairs by sd_sincos.
-        inputs: {input entry's symbol name: (argument, flat index)}."""
-        defined = {str(s) for s, _ in assignments}
+        """One const per assignment; the sin and cos of one angle together by sd_sincos, where the first
+        of them is assigned."""
         pairs = {}
         for s, e in assignments:
             t = trig.trig(e)
             if t:
                 pairs.setdefault(t[1], {})[t[0]] = s
-        early = [angle for angle in pairs if not {str(u) for u in used_symbols(angle)} & defined]
-        out = [trig.trig_block(early, pairs, inputs, self.printer, self.real, self.tuning.trig_pad)] if early else []
-        early = set(early)
+        out, done = [], set()
         for s, e in assignments:
             t = trig.trig(e)
-            if t and t[1] in early:
-                continue
             if t and len(pairs[t[1]]) == 2:
-                if t[0] == "sin":
-                    out.append(trig.sincos_unit(s, pairs[t[1]]["cos"], self.printer(t[1]), used_symbols(e), self.real))
+                if t[1] not in done:
+                    done.add(t[1])
+                    out.append(trig.sincos_unit(pairs[t[1]]["sin"], pairs[t[1]]["cos"], self.printer(t[1]),
+                                                used_symbols(e), self.real))
                 continue
             line = f"const {self.real} {s} = {self.printer(e)};"
-            if t and t[1].is_Symbol:                  # sin or cos of an input or intermediate value alone
-                line = trig.TrigLine(line, trig.lane_one(str(s), t[0], str(t[1]), self.real))
+            if t:                                     # sin or cos of an angle alone
+                line = trig.TrigLine(line, trig.lane_one(str(s), t[0], self.printer(t[1]), self.real))
             out.append(Unit((str(s),), used_symbols(e), [line]))
         return out
 
@@ -122,11 +118,10 @@ class CBackend(Backend):
             self._single_state(f)
         self._batches(functions)
         helpers = set().union(*(trig.helpers(f["lines"], f["batch"].kind != batch.SINGLE) for f in functions))
-        ctx["uses_sincos"], ctx["uses_sincos_n"] = "sd_sincos" in helpers, "sd_sincos_n" in helpers
+        ctx["uses_sincos"] = "sd_sincos" in helpers
         ctx["uses_lane_sincos"], ctx["uses_trig"] = "sd_sincos_lane" in helpers, bool(helpers)
         ctx["uses_sign"] = any(_program_calls(f["program"], se.sign) for f in functions)
         ctx["uses_lanes"] = any(f["batch"].kind != batch.SINGLE for f in functions)
-        ctx["uses_gather"] = any(f["args"] for f in functions if f["batch"].kind != batch.SINGLE)
         ctx["splits"] = any(f["parts"] or len(f["lane_parts"]) > 1 for f in functions)
 
     def _single_state(self, f):
@@ -146,7 +141,7 @@ class CBackend(Backend):
 
     def _batches(self, functions):
         """The batch plan of every function (f["batch"]) and the lane loops it asks for (f["lane_parts"])."""
-        costs = [(len(f["lines"]), _entries(f)) for f in functions]
+        costs = [(len(f["lines"]), _entries(f), trig.count(f["lines"])) for f in functions]
         parts = {}
 
         def workspace(k):

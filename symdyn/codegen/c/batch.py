@@ -24,12 +24,13 @@ class Batch:
 
 
 def plan(costs, tuning, workspace=lambda k: 0):
-    """[Batch] of each function, in order. costs: [(statements, reals it reads and writes per state)];
-    workspace(k): the size of function k's lane workspace in parts (asked for only for a function that
-    would have them). The module's lane parts share tuning.lane_budget statements, in function order."""
+    """[Batch] of each function, in order. costs: [(statements, reals it reads and writes per state[, sines
+    and cosines])]; workspace(k): the size of function k's lane workspace in parts (asked for only for a
+    function that would have them). The module's lane parts share tuning.lane_budget statements, in
+    function order."""
     budget, plans = tuning.lane_budget, []
-    for k, (statements, entries) in enumerate(costs):
-        batch = _plan_one(statements, entries, budget, tuning)
+    for k, (statements, entries, *trig) in enumerate(costs):
+        batch = _plan_one(statements, entries, budget, tuning, sum(trig))
         if batch.kind == LANE_PARTS:
             if workspace(k) + entries > tuning.batch_entries:
                 batch = Batch(SINGLE, f"its blocks and workspace would exceed {tuning.batch_entries} entries per lane")
@@ -39,10 +40,10 @@ def plan(costs, tuning, workspace=lambda k: 0):
     return plans
 
 
-def _plan_one(statements, entries, budget, tuning):
+def _plan_one(statements, entries, budget, tuning, trig=0):
     if entries > tuning.batch_entries:
         return Batch(SINGLE, f"its blocks would exceed {tuning.batch_entries} entries per lane")
-    if statements <= tuning.lane_work * entries:
+    if statements + tuning.trig_statements * trig <= tuning.lane_work * entries:
         return Batch(SINGLE, f"it computes fewer than {tuning.lane_work} statements per entry it moves")
     if statements <= tuning.lane_statements:
         return Batch(LANES)

@@ -9,11 +9,10 @@ one goes through the public function's local array `w` (its slot is reused once 
 has loaded it); everything else stays a local constant of its part. Small functions (every
 function of a 7-DoF arm) stay one piece, so their code and speed do not change. The sizes: tuning.py.
 
-Of a single-state function, only the first part reads the input arrays. It loads the entries the
-function uses at its top, but then writes the outputs of constants and inputs alone before its statements,
-and the first of these (the block of sines and cosines, trig.py `trig_block`) copies its angles from the input
-array itself, as the one-piece function does: an output array must not overlap an input, in parts or in one
-piece (docs/api.md, "Pass output arrays that do not overlap the inputs").
+Of a single-state function, only the first part reads the input arrays: it loads the entries the function
+uses at its top, then writes the outputs of constants and inputs alone before its statements (an output
+array must not overlap an input, in parts or in one piece: docs/api.md, "Pass output arrays that do not
+overlap the inputs").
 
 The lanes of a batch entry are cut the same way (a Dialect prints the loads and stores: batch.py LaneDialect):
 each part is a loop over the lanes of a block of states, `w` is a block [slot][lane], and every part loads

@@ -1,15 +1,14 @@
-"""The sines and cosines of the C backend: sd_sincos pairs, the vectorized block of the input angles
-(sd_sincos_n), and their branch-free form in the lanes of a batch entry (sd_sincos_lane); the helpers
-themselves are in trig.c.jinja."""
-from ..backends import Unit, used_symbols
+"""The sines and cosines of the C backend: sd_sincos pairs and their branch-free form in the lanes of a
+batch entry (sd_sincos_lane); the helpers themselves are in trig.c.jinja. A vectorized block of the input
+angles (sd_sincos_n) made the small functions slower than these pairs:
+docs/perf-history.md "Codegen optimizations re-measured"."""
+from ..backends import Unit
 
 
 class TrigLine(str):
-    """A line of C that computes sin or cos (libm, sd_sincos, or the vectorized block of sd_sincos_n),
-    printed as it is in the single-state function; `calls`: the helper of trig.c.jinja it calls there
-    (sd_sincos, sd_sincos_n; None: libm or none); `lane` holds the statements that replace it in the
-    lane loop of a batch entry, each a call of sd_sincos_lane (none: a line of the block that the lanes
-    do without)."""
+    """A line of C that computes sin or cos (libm or sd_sincos), printed as it is in the single-state
+    function; `calls`: the helper of trig.c.jinja it calls there (sd_sincos; None: libm); `lane` holds
+    the statements that replace it in the lane loop of a batch entry, each a call of sd_sincos_lane."""
 
     def __new__(cls, text, lane=(), calls=None):
         line = super().__new__(cls, text)
@@ -25,13 +24,19 @@ def trig(e):
 
 
 def helpers(lines, lanes):
-    """The helpers of trig.c.jinja that `lines` (a function's statements) call: sd_sincos and sd_sincos_n in
-    the single-state function, sd_sincos_lane in its lanes (when `lanes`)."""
+    """The helpers of trig.c.jinja that `lines` (a function's statements) call: sd_sincos in the
+    single-state function, sd_sincos_lane in its lanes (when `lanes`)."""
     trig_lines = [line for line in lines if isinstance(line, TrigLine)]
     used = {line.calls for line in trig_lines if line.calls}
     if lanes and any(line.lane for line in trig_lines):
         used.add("sd_sincos_lane")
     return used
+
+
+def count(lines):
+    """The sines and cosines (a pair counting once) that a function's lines compute: each is some twenty
+    operations of the kernel, which its batch lanes vectorize (batch.plan weighs them)."""
+    return sum(isinstance(line, TrigLine) for line in lines)
 
 
 def sincos_unit(s, c, angle, uses, real):
@@ -40,58 +45,11 @@ def sincos_unit(s, c, angle, uses, real):
     return Unit((str(s), str(c)), uses, [f"{real} {s}, {c};", call])
 
 
-def trig_block(angles, pairs, inputs, printer, real, pad):
-    """sin and cos of `angles` (in order of first use) in one vectorized loop, sd_sincos_n, over
-    arrays padded with zeros to a multiple of `pad` entries; each sin and cos is then a constant read
-    from them. pairs: {angle: {"sin"|"cos": symbol}}; inputs: {input entry's symbol name: (argument,
-    flat index)} (runs of input entries are copied)."""
-    n = -(-len(angles) // pad) * pad
-    printed = [printer(a) for a in angles]
-    lines = [TrigLine(f"{real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];")]
-    lines += [TrigLine(f"sd_angle[{k}] = {a};") for k, a in enumerate(printed)]
-    lines += [TrigLine(f"sd_angle[{k}] = 0;") for k in range(len(angles), n)]
-    lines += [TrigLine(f"memcpy(sd_angle + {k}, {arg} + {j}, {m} * sizeof sd_angle[0]);")
-              for k, arg, j, m in _input_runs(angles, inputs)]
-    lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});", calls="sd_sincos_n"))
-    defs = []
-    for k, (a, angle) in enumerate(zip(angles, printed)):
-        got = {t: str(name) for t, name in pairs[a].items()}
-        reads = [f"{got[t]} = sd_{t}[{k}]" for t in ("sin", "cos") if t in got]
-        defs += [got[t] for t in ("sin", "cos") if t in got]
-        if len(got) == 2:                         # one sd_sincos_lane per angle in the lanes
-            lane = lane_sincos(angle, got["sin"], got["cos"], real)
-        else:
-            (t, name), = got.items()
-            lane = lane_one(name, t, angle, real)
-        lines.append(TrigLine(f"const {real} " + ", ".join(reads) + ";", lane))
-    return Unit(tuple(defs), frozenset().union(*(used_symbols(a) for a in angles)), lines)
-
-
-def _input_runs(angles, inputs):
-    """[(k, arg, j, m)]: runs of m >= 2 angles that are the entries arg[j], arg[j + 1], ... of an input
-    (inputs: {symbol name: (argument, flat index)}), at sd_angle[k], ...; the block copies them again
-    by memcpy (gcc drops the single stores before it). The vectorized loop reads its angles in pairs
-    (or fours): a pair written by two 8-byte stores cannot be forwarded to the 16-byte load, which then
-    waits for the stores to reach the cache (the Panda's 7 angles: 47 -> 32 ns for the block alone);
-    copied from the input, the loads read the input itself."""
-    runs, k = [], 0
-    entry = [inputs.get(str(a)) if a.is_Symbol else None for a in angles]
-    while k < len(angles):
-        m = 1
-        while entry[k] is not None and k + m < len(angles) and entry[k + m] == (entry[k][0], entry[k][1] + m):
-            m += 1
-        if m >= 2:
-            runs.append((k, *entry[k], m))
-        k += m
-    return runs
-
-
 def lane_lines(lines):
     """The lane statements of single-state lines: the same, except that sin and cos (TrigLine) go
     through sd_sincos_lane, which has no branch (so that the compiler vectorizes the block) and flags
     in `sd_far` an angle beyond its reduction's range: that state is then computed again by the
-    single-state function. The block of sd_sincos_n becomes one sd_sincos_lane per angle (a loop over
-    the angles inside the loop over the lanes would keep the latter from being vectorized)."""
+    single-state function."""
     return [lane for line in lines for lane in (line.lane if isinstance(line, TrigLine) else [line])]
 
 

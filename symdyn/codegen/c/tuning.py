@@ -28,6 +28,11 @@ class Tuning:
     #: frame_jacobian (0.58) 0.89-0.98x; planar2's frame_jacobian (0.64) 7.7x, stanford's regressor
     #: (0.68) 1.4x, z1's regressor (0.72) 2.1x.
     lane_work: float = 0.6
+    #: a sin/cos (pair) counts as this many more statements in lane_work's comparison (only): about the lines of
+    #: the vectorized block of input angles that it replaced (docs/perf-history.md "Codegen optimizations
+    #: re-measured"), so that the plans of the bundled robots stay as they were (planar2's frame_jacobian,
+    #: one angle in 4 lines, in lanes: 7.7x)
+    trig_statements: int = 5
     #: a function of more statements than this runs its lanes in parts of lane_part statements: gcc's time
     #: on one lane loop grows faster than its length (talos_reduced floating's inverse dynamics, 1538
     #: statements: 6.7 s in one loop, 1.0 s as single calls). The xarm7's coriolis_nu (1331) stays one
@@ -41,9 +46,6 @@ class Tuning:
     #: load_c's flags: 77 s of gcc without lane parts, 96 s at 20000 (its dynamics, mass matrix, M^-1,
     #: Coriolis matrix get lanes: 2.1-3.1x the single calls), 171 s with all 75k. bench_compile.py
     lane_budget: int = 20000
-    #: sin and cos of the input angles are computed in arrays of a multiple of this many entries: gcc
-    #: vectorizes a loop of a constant count without a scalar remainder (one AVX2 vector of doubles)
-    trig_pad: int = 4
     #: runs of at least zero_run exact zeros of an output are stored by loops of zero_chunk entries (64
     #: bytes of doubles, a few vector stores); one loop over a long run becomes `rep stos`, whose start-up
     #: made the Panda's regressor slower than single stores. bench_c.py

@@ -17,6 +17,7 @@ import functools
 import inspect
 import hashlib
 import json
+import math
 import os
 import platform
 import shlex
@@ -30,10 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
-from .c import C, C32
-from ..errors import CModuleError, one_line
-from ..functions import arg_dims
+from ... import __version__
+from . import C, C32
+from ...errors import CModuleError, one_line
+from ...functions import arg_dims
 
 try:
     import fcntl
@@ -116,7 +117,7 @@ NOTICE_SECONDS = 15
 
 def _compile_cost(manifest, lanes):
     """(seconds, GB) that gcc is expected to take on the module, from the manifest's statement counts."""
-    from .c.tuning import TUNING
+    from .tuning import TUNING
     statements = sum(f["statements"] for f in manifest["functions"])
     in_lanes = min(statements, TUNING.lane_budget) if lanes else 0
     return (statements * SECONDS_PER_STATEMENT + in_lanes * LANE_SECONDS_PER_STATEMENT,
@@ -128,7 +129,7 @@ def _compile_cost(manifest, lanes):
 def _read_set(c_path, h_path, m_path):
     """The texts of the .h, .c and manifest, read together: under the output folder's lock, after
     completing a set that a killed `symdyn generate` left half-renamed (see generate.py)."""
-    from ..generate import folder_lock, recover
+    from ...generate import folder_lock, recover
     texts = []
     with folder_lock(c_path.parent):
         try:
@@ -280,17 +281,11 @@ def _private_folder(path):
         link, st = os.lstat(path), os.stat(path)
     except OSError as exc:
         raise CModuleError(path, f"cannot create the compile cache folder: {exc.strerror or exc}") from None
-    uid = _uid()
-    if uid is None:
-        return path
-    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (uid, 0):
+    if _uid() is not None and stat.S_ISLNK(link.st_mode) and link.st_uid not in (_uid(), 0):
         _refuse(path, "a symbolic link owned by another user")
     if not stat.S_ISDIR(st.st_mode):
         _refuse(path, "not a folder")
-    if st.st_uid != uid:
-        _refuse(path, f"owned by another user (uid {st.st_uid})")
-    if st.st_mode & 0o022:
-        _refuse(path, f"writable by others (mode {stat.S_IMODE(st.st_mode):04o})")
+    _check_owner(path, st)
     return path
 
 
@@ -303,13 +298,18 @@ def _entry_ok(path):
         return False
     if not stat.S_ISREG(st.st_mode):
         _refuse(path, "not a regular file")
+    _check_owner(path, st)
+    return True
+
+
+def _check_owner(path, st):
+    """Refuse a cache folder or entry (its stat `st`) that another user owns or may write."""
     if _uid() is None:
-        return True
+        return
     if st.st_uid != _uid():
         _refuse(path, f"owned by another user (uid {st.st_uid})")
     if st.st_mode & 0o022:
         _refuse(path, f"writable by others (mode {stat.S_IMODE(st.st_mode):04o})")
-    return True
 
 
 def _sha256_file(path):
@@ -490,18 +490,19 @@ class CModule:
             setattr(self, f["name"], self._make(f))
         self._make_lie()
 
+    #: the module's constants: (attribute, manifest key) of the sizes, then of the name lists
+    SIZES = (("DOF", "dof"), ("NQ", "nq"), ("NV", "nv"), ("NC", "nc"))
+    NAMES = (("JOINT_NAMES", "joint_names"), ("FRAMES", "frames"), ("CONSTRAINTS", "constraints"),
+             ("ACTUATED", "actuated"), ("PARAMETER_NAMES", "parameter_names"),
+             ("BASE_PARAMETER_NAMES", "base_parameter_names"), ("BASE_PARAMETER_GROUPS", "base_parameter_groups"))
+
     def _constants(self, manifest):
         """The Python module's constants, from the manifest."""
-        sizes = manifest["sizes"]
-        self._sizes = sizes
-        self.DOF, self.NQ, self.NV, self.NC = sizes["dof"], sizes["nq"], sizes["nv"], sizes["nc"]
-        self.JOINT_NAMES, self.FRAMES = tuple(manifest["joint_names"]), tuple(manifest["frames"])
-        self.CONSTRAINTS, self.ACTUATED = tuple(manifest["constraints"]), tuple(manifest.get("actuated", ()))
-        self.SET_ID = manifest["set_id"]
-        self.PARAMETER_NAMES = tuple(manifest.get("parameter_names", ()))
-        self.BASE_PARAMETER_NAMES = tuple(manifest.get("base_parameter_names", ()))
-        self.BASE_PARAMETER_GROUPS = tuple(manifest.get("base_parameter_groups", ()))
-        self.manifest = manifest
+        self.manifest, self._sizes, self.SET_ID = manifest, manifest["sizes"], manifest["set_id"]
+        for attr, key in self.SIZES:
+            setattr(self, attr, self._sizes[key])
+        for attr, key in self.NAMES:
+            setattr(self, attr, tuple(manifest.get(key, ())))
 
     def _build(self, paths, header, source, threads, lanes, cost):
         """The path of the module's library in the cache: compiled now (once, under the entry's lock)
@@ -543,20 +544,25 @@ class CModule:
             raise ValueError(f"{label} must have shape (..., {', '.join(map(str, shape))}), got {given}")
         return np.ascontiguousarray(a)
 
+    @staticmethod
+    def _rows(arrays, shapes):
+        """(batch shape, the checked arguments broadcast to it and flattened to (count, n) rows)."""
+        batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
+        count = int(np.prod(batch, dtype=np.int64))
+        return batch, [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, math.prod(shape)))
+                       for a, shape in zip(arrays, shapes)]
+
     def _make_lie(self):
-        """neutral(like=None), integrate(q, v, dt=1.0), difference(q0, q1): one state at a time, or looped
-        over a batch; as the Python module's (dt: a number or an array broadcast against v)."""
-        lib, buf, p = self._lib, self._ffi.from_buffer, self._prefix
-        array_type = f"{self._real}[]"
+        """neutral(like=None), integrate(q, v, dt=1.0), difference(q0, q1): one state at a time, looped
+        over a batch in Python; as the Python module's (dt: a number or an array broadcast against v)."""
+        lib, buf, p, array_type = self._lib, self._ffi.from_buffer, self._prefix, f"{self._real}[]"
         nq, nv = (self.NQ,), (self.NV,)
 
-        def looped(c_fn, arrays, labels, shapes, out_size, dtype, scalar=()):
-            arrays = [self._array(a, label, shape) for a, label, shape in zip(arrays, labels, shapes)]
-            batch = np.broadcast_shapes(*(a.shape[:-1] for a in arrays))
-            flat = [np.ascontiguousarray(np.broadcast_to(a, batch + a.shape[-1:]).reshape(-1, a.shape[-1])) for a in arrays]
-            out = np.empty((len(flat[0]), out_size), self.dtype)
+        def looped(name, arrays, shapes, out_size, dtype, scalar=()):
+            batch, rows = self._rows(arrays, shapes)
+            out = np.empty((len(rows[0]), out_size), self.dtype)
             for i in range(len(out)):
-                c_fn(*(buf(array_type, f[i]) for f in flat), *scalar, buf(array_type, out[i]))
+                getattr(lib, f"{p}_{name}")(*(buf(array_type, r[i]) for r in rows), *scalar, buf(array_type, out[i]))
             return out.reshape(batch + (out_size,)).astype(dtype, copy=False)
 
         def neutral(like=None):
@@ -569,13 +575,13 @@ class CModule:
         def integrate(q, v, dt=1.0):
             """The configuration reached from q moving with the constant velocity v during dt (exact on the
             Lie group)."""
-            dtype = _result_dtype((q, v), self.dtype)
-            v = self._array(v, "v", nv) * np.asarray(dt, dtype=self.dtype)
-            return looped(getattr(lib, f"{p}_integrate"), (q, v), ("q", "v"), (nq, nv), self.NQ, dtype, (1.0,))
+            step = self._array(v, "v", nv) * np.asarray(dt, dtype=self.dtype)
+            return looped("integrate", (self._array(q, "q", nq), step), (nq, nv), self.NQ,
+                          _result_dtype((q, v), self.dtype), (1.0,))
 
         def difference(q0, q1):
             """The velocity that integrates q0 to q1 in unit time."""
-            return looped(getattr(lib, f"{p}_difference"), (q0, q1), ("q0", "q1"), (nq, nq), self.NV,
+            return looped("difference", (self._array(q0, "q0", nq), self._array(q1, "q1", nq)), (nq, nq), self.NV,
                           _result_dtype((q0, q1), self.dtype))
 
         self.neutral, self.integrate, self.difference = neutral, integrate, difference
@@ -617,11 +623,9 @@ class CModule:
         name, args = entry["name"], [a["name"] for a in entry["args"]]
         c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
         c_single = getattr(self._lib, f"{self._prefix}_{name}")
-        array_type, buf = f"{self._real}[]", self._ffi.from_buffer
-        set_threads = self._lib.symdyn_set_threads
+        array_type, buf, set_threads = f"{self._real}[]", self._ffi.from_buffer, self._lib.symdyn_set_threads
         shapes = [tuple(a["shape"]) for a in entry["args"]]
         out_shapes = [tuple(o["shape"]) for o in entry["outputs"]]
-        several = len(out_shapes) > 1
 
         def run(arrays):
             dtype = _result_dtype(arrays, self.dtype)
@@ -630,20 +634,17 @@ class CModule:
                 outs = [np.empty(shape, self.dtype) for shape in out_shapes]
                 c_single(*(buf(array_type, a) for a in arrays), *(buf(array_type, o) for o in outs))
             else:
-                batch = np.broadcast_shapes(*(a.shape[:a.ndim - len(shape)] for a, shape in zip(arrays, shapes)))
-                count = int(np.prod(batch, dtype=np.int64))
-                outs = [np.empty((count,) + shape, self.dtype) for shape in out_shapes]
-                if count:                                        # a batch of zero states: an empty result
-                    flat = [np.ascontiguousarray(np.broadcast_to(a, batch + shape).reshape(count, -1))
-                            for a, shape in zip(arrays, shapes)]
+                batch, rows = self._rows(arrays, shapes)
+                outs = [np.empty((len(rows[0]),) + shape, self.dtype) for shape in out_shapes]
+                if len(rows[0]):                                 # a batch of zero states: an empty result
                     previous = set_threads(self.threads)
                     try:
-                        c_batch(count, *(buf(array_type, a) for a in flat), *(buf(array_type, o) for o in outs))
+                        c_batch(len(rows[0]), *(buf(array_type, r) for r in rows), *(buf(array_type, o) for o in outs))
                     finally:
                         set_threads(previous)
                 outs = [o.reshape(batch + shape) for o, shape in zip(outs, out_shapes)]
             outs = [o.astype(dtype, copy=False) for o in outs]
-            return tuple(outs) if several else outs[0]
+            return tuple(outs) if len(outs) > 1 else outs[0]
         return run
 
 
