@@ -1,44 +1,48 @@
 #!/usr/bin/env python3
-"""Time Pinocchio's C++ (and, if present, symdyn-generated C99) dynamics.
+"""Time Pinocchio's C++ and symdyn-generated C side by side in one process.
 
 Builds ``benchmarks/cpp/bench.cpp`` against the Pinocchio installed by the
-``pin`` wheel (cmeel prefix), runs it for each robot and prints a Markdown
-table.
+``pin`` wheel (cmeel prefix), builds each robot's generated module as a shared
+library that the harness loads, runs it for each robot and prints Markdown.
+Issue 26's table (benchmarks/README.md; ``run_all.py --only pinocchio``):
 
-    python benchmarks/bench_c.py --robots panda ur5 xarm7
-    python benchmarks/bench_c.py --generated generated --robots panda ur5 xarm7
-    python benchmarks/bench_c.py --generated /tmp/gen --robots panda solo12 talos_reduced \
-        --march-native --pinocchio-inline
+    python benchmarks/bench_c.py --generate --generated /tmp/gen \
+        --robots panda ur5 baxter solo12 anymal talos_reduced \
+        --march-native --pinocchio-inline --table --iterations 5000 --reps 11
 
-solo12 and talos_reduced (trees) are loaded by Pinocchio with a free-flyer root
-(``--floating NAME ...`` to choose): generate them with ``symdyn generate
---floating-base``; q has nq entries (unit quaternion), v, a, tau nv.
+``--generate`` first writes each robot's module into ``--generated`` with this
+checkout's symdyn: the 11 functions of the table (TABLE_FUNCTIONS), the frames
+of FRAMES, ``--floating-base`` for the robots loaded with a free-flyer root
+(FLOATING: solo12, anymal, talos_reduced; ``--floating NAME ...`` to choose),
+the options of GENERATE_OPTIONS; and reports the CPU seconds of generation and
+compile. Without it, ``<generated>/R.c``, ``R.h`` and ``R.json`` (the manifest:
+sizes, FRAMES) are used as they are, and the harness times every function the
+module has; a robot without them is timed with Pinocchio only:
+
+    python benchmarks/bench_c.py --robots panda ur5 xarm7          # Pinocchio only
+
+``--march-native --pinocchio-inline`` give both sides -march=native, Pinocchio's
+algorithms compiled from its headers into the harness (without them: baseline
+x86-64 and the wheel's precompiled libpinocchio_default).
 
 ``--contacts solo12`` (or ``NAME=FRAME,...``) also times Pinocchio's
 constraintDynamics and impulseDynamics on point contacts of those frames, and,
-when the module was generated with the same ``--contact`` (its header defines
-R_NC), R_constrained_forward_dynamics and R_impact beside them:
+when the module was generated with the same ``--contact`` (R_NC rows),
+R_constrained_forward_dynamics and R_impact beside them:
 
     symdyn generate solo12.urdf --floating-base --contact FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT --lang c --out /tmp/gen
     python benchmarks/bench_c.py --generated /tmp/gen --robots solo12 --contacts solo12
 
-The derivatives (computeRNEADerivatives, computeABADerivatives) are timed for
-symdyn when the module has them: generate the default set and the two with
-``--functions`` (see docs/perf-history.md "Derivatives of the dynamics").
+Compiling bench.cpp takes minutes (Pinocchio's templates; ~4 min of CPU with
+--pinocchio-inline) but happens once per set of flags: it is robot-independent.
+The harness and the modules' libraries are cached in benchmarks/cpp/build/ and
+rebuilt only when bench.cpp, the generated R.c or a compile command changes.
+Each robot is run in ``--runs`` fresh processes; in each, every function is
+checked against Pinocchio on every state of the pool, then timed ``--reps``
+times (round-robin over functions, Pinocchio and symdyn interleaved) and the
+medians are reported.  ``--show-cmd`` prints the exact compile and run commands.
 
-For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``
-(``--generated`` defaults to the repository's ``generated/``).  When it is
-missing, only the Pinocchio column is measured for that robot.
-
-Compiling bench.cpp takes a few minutes (Pinocchio's templates); executables
-are cached in benchmarks/cpp/build/ and rebuilt only when bench.cpp, the
-generated R.c/R.h or a compile command changes.  Each robot is run in
-``--runs`` fresh processes; in each, every function is timed ``--reps`` times
-(round-robin over functions, Pinocchio and symdyn interleaved) and the medians
-are reported.  ``--show-cmd`` prints the exact compile and run commands.
-
-Needs: g++/gcc, ``pip install pin example-robot-data cmeel-eigen
-cmeel-urdfdom-headers``.
+Needs: g++/gcc, ``pip install pin example-robot-data cmeel-urdfdom-headers``.
 """
 
 from __future__ import annotations
