@@ -308,7 +308,7 @@ def aggregate(runs: list[dict]) -> dict:
     the per-run ratios (Pinocchio and symdyn are interleaved within a run),
     worst error."""
     def med(key):
-        vals = [r[key] for r in runs if r[key] is not None]
+        vals = [r.get(key) for r in runs if r.get(key) is not None]
         return statistics.median(vals) if vals else None
 
     out = dict(runs[0])
@@ -316,6 +316,7 @@ def aggregate(runs: list[dict]) -> dict:
     out["symdyn_ns"] = med("symdyn_ns")
     out["ratio"] = med("ratio")
     out["ratios"] = [r["ratio"] for r in runs if r["ratio"] is not None]
+    out["ratio_of_minima"] = med("ratio_of_minima")
     errs = [r["max_rel_err"] for r in runs if r["max_rel_err"] is not None]
     out["max_rel_err"] = max(errs) if errs else None
     out["runs"] = len(runs)
@@ -357,6 +358,8 @@ def compact_tables(rows: list[dict]) -> str:
     """Ratios (median over the processes, their range), both sides' ns, the worst disagreement."""
     return "\n\n".join([
         "Ratio Pinocchio ns / generated C ns (median over the processes, range):\n\n" + compact(rows, ratio_cell),
+        "Ratio of the fastest repetitions (median over the processes; where it is far from the ratio above, the "
+        "load disturbed the run):\n\n" + compact(rows, lambda r: fmt(r.get("ratio_of_minima"), ".1f")),
         "ns per call, Pinocchio / generated C:\n\n" + compact(
             rows, lambda r: f"{fmt(r['pinocchio_ns'], '.0f')} / {fmt(r['symdyn_ns'], '.0f')}"),
         "Largest disagreement over every state of the pool, ‖x − x_pin‖∞ / ‖x_pin‖∞:\n\n" + compact(
