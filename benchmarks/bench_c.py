@@ -1,50 +1,55 @@
 #!/usr/bin/env python3
-"""Time Pinocchio's C++ (and, if present, symdyn-generated C99) dynamics.
+"""Time Pinocchio's C++ and symdyn-generated C side by side in one process.
 
 Builds ``benchmarks/cpp/bench.cpp`` against the Pinocchio installed by the
-``pin`` wheel (cmeel prefix), runs it for each robot and prints a Markdown
-table.
+``pin`` wheel (cmeel prefix), builds each robot's generated module as a shared
+library that the harness loads, runs it for each robot and prints Markdown.
+Issue 26's table (benchmarks/README.md; ``run_all.py --only pinocchio``):
 
-    python benchmarks/bench_c.py --robots panda ur5 xarm7
-    python benchmarks/bench_c.py --generated generated --robots panda ur5 xarm7
-    python benchmarks/bench_c.py --generated /tmp/gen --robots panda solo12 talos_reduced \
-        --march-native --pinocchio-inline
+    python benchmarks/bench_c.py --generate --generated /tmp/gen \
+        --robots panda ur5 baxter solo12 anymal talos_reduced \
+        --march-native --pinocchio-inline --table --iterations 5000 --reps 11
 
-solo12 and talos_reduced (trees) are loaded by Pinocchio with a free-flyer root
-(``--floating NAME ...`` to choose): generate them with ``symdyn generate
---floating-base``; q has nq entries (unit quaternion), v, a, tau nv.
+``--generate`` first writes each robot's module into ``--generated`` with this
+checkout's symdyn: the 11 functions of the table (TABLE_FUNCTIONS), the frames
+of FRAMES, ``--floating-base`` for the robots loaded with a free-flyer root
+(FLOATING: solo12, anymal, talos_reduced; ``--floating NAME ...`` to choose),
+the options of GENERATE_OPTIONS; and reports the CPU seconds of generation and
+compile. Without it, ``<generated>/R.c``, ``R.h`` and ``R.json`` (the manifest:
+sizes, FRAMES) are used as they are, and the harness times every function the
+module has; a robot without them is timed with Pinocchio only:
+
+    python benchmarks/bench_c.py --robots panda ur5 xarm7          # Pinocchio only
+
+``--march-native --pinocchio-inline`` give both sides -march=native, Pinocchio's
+algorithms compiled from its headers into the harness (without them: baseline
+x86-64 and the wheel's precompiled libpinocchio_default).
 
 ``--contacts solo12`` (or ``NAME=FRAME,...``) also times Pinocchio's
 constraintDynamics and impulseDynamics on point contacts of those frames, and,
-when the module was generated with the same ``--contact`` (its header defines
-R_NC), R_constrained_forward_dynamics and R_impact beside them:
+when the module was generated with the same ``--contact`` (R_NC rows),
+R_constrained_forward_dynamics and R_impact beside them:
 
     symdyn generate solo12.urdf --floating-base --contact FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT --lang c --out /tmp/gen
     python benchmarks/bench_c.py --generated /tmp/gen --robots solo12 --contacts solo12
 
-The derivatives (computeRNEADerivatives, computeABADerivatives) are timed for
-symdyn when the module has them: generate the default set and the two with
-``--functions`` (see docs/perf-history.md "Derivatives of the dynamics").
+Compiling bench.cpp takes minutes (Pinocchio's templates; ~4 min of CPU with
+--pinocchio-inline) but happens once per set of flags: it is robot-independent.
+The harness and the modules' libraries are cached in benchmarks/cpp/build/ and
+rebuilt only when bench.cpp, the generated R.c or a compile command changes.
+Each robot is run in ``--runs`` fresh processes; in each, every function is
+checked against Pinocchio on every state of the pool, then timed ``--reps``
+times (round-robin over functions, Pinocchio and symdyn interleaved) and the
+medians are reported.  ``--show-cmd`` prints the exact compile and run commands.
 
-For a robot ``R`` the generated module is ``<generated>/R.c`` + ``R.h``
-(``--generated`` defaults to the repository's ``generated/``).  When it is
-missing, only the Pinocchio column is measured for that robot.
-
-Compiling bench.cpp takes a few minutes (Pinocchio's templates); executables
-are cached in benchmarks/cpp/build/ and rebuilt only when bench.cpp, the
-generated R.c/R.h or a compile command changes.  Each robot is run in
-``--runs`` fresh processes; in each, every function is timed ``--reps`` times
-(round-robin over functions, Pinocchio and symdyn interleaved) and the medians
-are reported.  ``--show-cmd`` prints the exact compile and run commands.
-
-Needs: g++/gcc, ``pip install pin example-robot-data cmeel-eigen
-cmeel-urdfdom-headers``.
+Needs: g++/gcc, ``pip install pin example-robot-data cmeel-urdfdom-headers``.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import datetime
 import hashlib
 import json
 import os
@@ -105,17 +110,30 @@ PIN_TARGETS = ["pinocchio_headers", "pinocchio_default", "pinocchio_parsers"]
 # `symdyn generate --floating-base`).
 # --------------------------------------------------------------------------
 ROBOTS = {
-    "solo12": ("solo_description/robots/solo12.urdf", []),
-    "talos_reduced": ("talos_data/robots/talos_reduced.urdf", []),
     "panda": ("panda_description/urdf/panda.urdf", ["panda_finger_joint1", "panda_finger_joint2"]),
     "ur5": ("ur_description/urdf/ur5_robot.urdf", []),
+    "baxter": ("baxter_description/urdf/baxter.urdf", []),
+    "solo12": ("solo_description/robots/solo12.urdf", []),
+    "anymal": ("anymal_c_simple_description/urdf/anymal.urdf", []),
+    "talos_reduced": ("talos_data/robots/talos_reduced.urdf", []),
     "xarm7": ("xarm_description/urdf/xarm7.urdf", []),
     "z1": ("z1_description/urdf/z1.urdf", []),
 }
 DEFAULT_ROBOTS = ["panda", "ur5", "xarm7"]
-FLOATING = {"solo12", "talos_reduced"}
+FLOATING = {"solo12", "anymal", "talos_reduced"}
 # --contacts NAME: the point contacts (frames) a robot stands on by default
 CONTACTS = {"solo12": "FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT"}
+# --generate: the frames of the frame Jacobians (end effectors, feet) and the functions of the table
+FRAMES = {
+    "panda": "panda_hand", "ur5": "tool0", "baxter": "left_gripper,right_gripper",
+    "solo12": "FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT", "anymal": "LF_FOOT,RF_FOOT,LH_FOOT,RH_FOOT",
+    "talos_reduced": "left_sole_link,right_sole_link", "xarm7": "link7", "z1": "link06",
+}
+# --generate: further options of a robot (Pinocchio's URDF parser keeps mimic joints as joints of their own)
+GENERATE_OPTIONS = {"baxter": ["--mimic", "independent"]}
+TABLE_FUNCTIONS = ("inverse_dynamics,gravity,mass_matrix,forward_dynamics,mass_matrix_inverse,coriolis_matrix,"
+                   "frame_jacobian,centroidal_momentum_matrix,inverse_dynamics_derivatives,"
+                   "forward_dynamics_derivatives,regressor")
 
 
 # --------------------------------------------------------------------------
@@ -177,16 +195,15 @@ class Toolchain:
                     defines.append(item)
         return defines or list(PIN_DEFINES_FALLBACK)
 
-    def cxx_command(self, out: Path, *, objects=(), extra_defines=(), extra_includes=(),
-                    native=False, pin_inline=False) -> list[str]:
+    def cxx_command(self, out: Path, *, native=False, pin_inline=False) -> list[str]:
         defines = [d for d in self.defines
                    if not (pin_inline and d == "PINOCCHIO_ENABLE_TEMPLATE_INSTANTIATION")]
         cmd = [CXX, *OPT_FLAGS, *CXX_FLAGS]
         if native:
             cmd += NATIVE_FLAGS + NATIVE_CXX_DEFINES
-        cmd += [f"-D{d}" for d in defines] + list(extra_defines)
-        cmd += [f"-I{d}" for d in [*extra_includes, *self.include_dirs]]
-        cmd += [str(BENCH_SRC), *map(str, objects), "-o", str(out)]
+        cmd += [f"-D{d}" for d in defines]
+        cmd += [f"-I{d}" for d in self.include_dirs]
+        cmd += [str(BENCH_SRC), "-o", str(out), "-ldl"]
         cmd += [f"-L{self.lib_dir}", f"-Wl,-rpath,{self.lib_dir}",
                 f"-Wl,-rpath-link,{self.lib_dir}"]
         cmd += [f"-l{lib}" for lib in PIN_LIBS]
@@ -194,18 +211,24 @@ class Toolchain:
 
     @staticmethod
     def cc_command(src: Path, out: Path, *, native=False) -> list[str]:
+        """The generated C as a shared library (the harness loads it): single calls only, so the batch
+        entries are built as loops of single calls (-DSYMDYN_NO_LANES, much faster to compile)."""
         cmd = [CC, *OPT_FLAGS, *C_FLAGS]
         if native:
             cmd += NATIVE_FLAGS
-        return cmd + ["-c", str(src), "-o", str(out)]
+        return cmd + ["-fPIC", "-shared", "-DSYMDYN_NO_LANES", str(src), "-o", str(out)]
 
 
-def run(cmd: list[str], show: bool) -> None:
+def run(cmd: list[str], show: bool) -> float:
+    """Run `cmd`; its CPU seconds (user + system, the compiler's own: the machine may be shared)."""
     if show:
         print("$ " + shlex.join(cmd), file=sys.stderr)
-    r = subprocess.run(cmd)
-    if r.returncode:
-        raise RuntimeError(f"command failed ({r.returncode}): {shlex.join(cmd)}")
+    proc = subprocess.Popen(cmd)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise RuntimeError(f"command failed ({proc.returncode}): {shlex.join(cmd)}")
+    return usage.ru_utime + usage.ru_stime
 
 
 def build_key(native: bool, pin_inline: bool) -> str:
@@ -217,6 +240,7 @@ class Build:
 
     def __init__(self, exe: Path, commands: list[list[str]], inputs: list[Path]):
         self.exe, self.commands, self.inputs = exe, commands, inputs
+        self.cpu_seconds = None           # set when built by this process
 
     def stamp(self) -> str:
         h = hashlib.sha256()
@@ -233,62 +257,36 @@ class Build:
     def run(self, show: bool) -> None:
         stamp = self.stamp()  # inputs as they are when compilation starts
         self.exe.with_suffix(".stamp").unlink(missing_ok=True)
-        for c in self.commands:
-            run(c, show)
+        self.cpu_seconds = sum(run(c, show) for c in self.commands)
         self.exe.with_suffix(".stamp").write_text(stamp)
 
 
-def find_dof_macro(header: Path, robot: str, suffix: str = "DOF",
-                   required: bool = True) -> str | None:
-    """Name of the DOF (or NQ) macro in a generated header: R_DOF, or e.g. PANDA_DOF."""
-    names = re.findall(r"^\s*#\s*define\s+(\w+_%s)\b" % suffix, header.read_text(), re.M)
-    for want in (f"{robot}_{suffix}", f"{robot.upper()}_{suffix}"):
-        if want in names:
-            return want
-    matches = [n for n in names if n.lower() == f"{robot}_{suffix}".lower()]
-    if not matches:
-        if not required:
-            return None
-        sys.exit(f"error: no {robot}_{suffix} / {robot.upper()}_{suffix} macro in {header}")
-    return matches[0]
+def module_args(gen_dir: Path, robot: str) -> list[str]:
+    """The harness's --module/--prefix/--sizes/--frames for <gen_dir>/<robot>: read from the module's
+    manifest (<robot>.json), the base parameters' count from its header."""
+    manifest = json.loads((gen_dir / f"{robot}.json").read_text())
+    z = manifest["sizes"]
+    header = (gen_dir / f"{robot}.h").read_text()
+    m = re.search(r"^#define\s+\w+_NUM_BASE_PARAMS\s+(\d+)", header, re.M)
+    nb = int(m.group(1)) if m and f"{robot}_base_regressor(" in header else 0
+    sizes = ",".join(str(x) for x in (z["nq"], z["nv"], z["np"], nb, z["nf"], z["nc"]))
+    return [f"--prefix={manifest['module']}", f"--sizes={sizes}", "--frames=" + ",".join(manifest["frames"])]
 
 
-def plan_build(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
-               args: argparse.Namespace) -> Build:
-    """Harness executable for `robot`; with gen_dir, <gen_dir>/<robot>.c is linked in.
-
-    Without a generated module the executable is robot-independent (shared).
-    Compiling bench.cpp takes minutes (Pinocchio's templates), so executables
-    are cached: rebuilt only when a command or an input file changes.
-    """
+def plan_builds(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
+                args: argparse.Namespace) -> list[Build]:
+    """The harness (robot-independent: compiled once per set of flags, minutes for Pinocchio's templates)
+    and, with gen_dir, <gen_dir>/<robot>.c as a shared library that the harness loads. Both are cached:
+    rebuilt only when a command or an input file changes."""
     key = build_key(args.march_native, args.pinocchio_inline)
-    if gen_dir is None:
-        exe = build_dir / f"bench-pinocchio-{key}"
-        cmd = tc.cxx_command(exe, native=args.march_native, pin_inline=args.pinocchio_inline)
-        return Build(exe, [cmd], [BENCH_SRC])
-    obj = build_dir / f"{robot}-{key}.o"
-    exe = build_dir / f"bench-{robot}-{key}"
-    cc = tc.cc_command(gen_dir / f"{robot}.c", obj, native=args.march_native)
-    defines = [f"-DSYMDYN_ROBOT={robot}", f'-DSYMDYN_HEADER="{robot}.h"']
-    dof_macro = find_dof_macro(gen_dir / f"{robot}.h", robot)
-    if dof_macro != f"{robot}_DOF":
-        defines.append(f"-DSYMDYN_DOF={dof_macro}")
-    defines.append(f"-DSYMDYN_NUM_PARAMS={dof_macro[:-len('_DOF')]}_NUM_PARAMS")
-    if f"{robot}_inverse_dynamics_derivatives(" in (gen_dir / f"{robot}.h").read_text():
-        defines.append("-DSYMDYN_DERIVATIVES=1")     # generated with --functions ...,*_derivatives
-    base_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NUM_BASE_PARAMS", required=False)
-    if base_macro and f"{robot}_base_regressor(" in (gen_dir / f"{robot}.h").read_text():
-        defines += ["-DSYMDYN_BASE_REGRESSOR=1", f"-DSYMDYN_NUM_BASE={base_macro}"]
-    nq_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NQ", required=False)
-    if nq_macro:
-        defines.append(f"-DSYMDYN_NQ={nq_macro}")
-    nc_macro = find_dof_macro(gen_dir / f"{robot}.h", robot, "NC", required=False)
-    if nc_macro:                                  # generated with --contact
-        defines.append(f"-DSYMDYN_NC={nc_macro}")
-    cxx = tc.cxx_command(exe, objects=[obj], native=args.march_native,
-                         pin_inline=args.pinocchio_inline, extra_defines=defines,
-                         extra_includes=[gen_dir])
-    return Build(exe, [cc, cxx], [BENCH_SRC, gen_dir / f"{robot}.c", gen_dir / f"{robot}.h"])
+    exe = build_dir / f"bench-{key}"
+    builds = [Build(exe, [tc.cxx_command(exe, native=args.march_native, pin_inline=args.pinocchio_inline)],
+                    [BENCH_SRC])]
+    if gen_dir is not None:
+        lib = build_dir / f"{robot}-{key}.so"
+        src = gen_dir / f"{robot}.c"
+        builds.append(Build(lib, [tc.cc_command(src, lib, native=args.march_native)], [src]))
+    return builds
 
 
 def build_all(builds: list[Build], args: argparse.Namespace) -> None:
@@ -310,13 +308,15 @@ def aggregate(runs: list[dict]) -> dict:
     the per-run ratios (Pinocchio and symdyn are interleaved within a run),
     worst error."""
     def med(key):
-        vals = [r[key] for r in runs if r[key] is not None]
+        vals = [r.get(key) for r in runs if r.get(key) is not None]
         return statistics.median(vals) if vals else None
 
     out = dict(runs[0])
     out["pinocchio_ns"] = med("pinocchio_ns")
     out["symdyn_ns"] = med("symdyn_ns")
     out["ratio"] = med("ratio")
+    out["ratios"] = [r["ratio"] for r in runs if r["ratio"] is not None]
+    out["ratio_of_minima"] = med("ratio_of_minima")
     errs = [r["max_rel_err"] for r in runs if r["max_rel_err"] is not None]
     out["max_rel_err"] = max(errs) if errs else None
     out["runs"] = len(runs)
@@ -325,6 +325,45 @@ def aggregate(runs: list[dict]) -> dict:
 
 def fmt(x, spec):
     return "—" if x is None else format(x, spec)
+
+
+#: the compact table's columns: function -> heading (issue 26's order)
+COLUMNS = {"inverse_dynamics": "ID", "gravity": "g", "mass_matrix": "M", "forward_dynamics": "FD",
+           "mass_matrix_inverse": "M⁻¹", "coriolis_matrix": "C", "frame_jacobian": "J",
+           "centroidal_momentum_matrix": "Ag", "inverse_dynamics_derivatives": "∂ID",
+           "forward_dynamics_derivatives": "∂FD", "regressor": "Y"}
+
+
+def compact(rows: list[dict], cell) -> str:
+    """One line per robot, one column per function of COLUMNS; cell(row) -> text."""
+    robots = list(dict.fromkeys(r["robot"] for r in rows))
+    by = {(r["robot"], r["function"]): r for r in rows}
+    lines = ["| robot | nv | " + " | ".join(COLUMNS.values()) + " |",
+             "|---|---:|" + "---:|" * len(COLUMNS)]
+    for robot in robots:
+        nv = next(r["dof"] for r in rows if r["robot"] == robot)
+        cells = [cell(by[robot, f]) if (robot, f) in by else "—" for f in COLUMNS]
+        lines.append(f"| {robot} | {nv} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ratio_cell(r: dict) -> str:
+    if r["ratio"] is None:
+        return "—"
+    lo, hi = min(r["ratios"]), max(r["ratios"])
+    return f"{r['ratio']:.1f}" + (f" ({lo:.1f}-{hi:.1f})" if len(r["ratios"]) > 1 else "")
+
+
+def compact_tables(rows: list[dict]) -> str:
+    """Ratios (median over the processes, their range), both sides' ns, the worst disagreement."""
+    return "\n\n".join([
+        "Ratio Pinocchio ns / generated C ns (median over the processes, range):\n\n" + compact(rows, ratio_cell),
+        "Ratio of the fastest repetitions (median over the processes; where it is far from the ratio above, the "
+        "load disturbed the run):\n\n" + compact(rows, lambda r: fmt(r.get("ratio_of_minima"), ".1f")),
+        "ns per call, Pinocchio / generated C:\n\n" + compact(
+            rows, lambda r: f"{fmt(r['pinocchio_ns'], '.0f')} / {fmt(r['symdyn_ns'], '.0f')}"),
+        "Largest disagreement over every state of the pool, ‖x − x_pin‖∞ / ‖x_pin‖∞:\n\n" + compact(
+            rows, lambda r: fmt(r["max_rel_err"], ".0e"))])
 
 
 def markdown(rows: list[dict], with_symdyn: bool) -> str:
@@ -356,14 +395,19 @@ def parse_urdf_overrides(items: list[str]) -> dict:
     return out
 
 
-def main(argv=None) -> int:
+def parse_args(argv) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--robots", nargs="+", default=DEFAULT_ROBOTS,
                    help=f"robots to run (known: {', '.join(ROBOTS)}; default: %(default)s)")
     p.add_argument("--generated", type=Path, default=REPO / "generated",
-                   help="directory holding generated R.c/R.h (default: %(default)s); robots "
+                   help="directory holding generated R.c/R.h/R.json (default: %(default)s); robots "
                         "without R.c there are timed with Pinocchio only")
+    p.add_argument("--generate", action="store_true",
+                   help="first generate each robot's module into --generated with this checkout's symdyn "
+                        "(the functions of the table, FRAMES, --floating-base for the floating ones)")
+    p.add_argument("--table", action="store_true",
+                   help="print the compact tables (one line per robot) instead of one line per function")
     p.add_argument("--floating", nargs="*", default=None, metavar="NAME",
                    help="robots loaded with a free-flyer root joint (default: "
                         f"{', '.join(sorted(FLOATING))}; their modules must be generated "
@@ -397,13 +441,69 @@ def main(argv=None) -> int:
     p.add_argument("--json-out", type=Path, help="also write the JSON lines to this file")
     p.add_argument("--show-cmd", action="store_true", help="print compile/run commands")
     p.add_argument("--rebuild", action="store_true", help="ignore cached executables")
+    p.add_argument("--build-only", action="store_true", help="build (and generate) only, time nothing")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="parallel compilations (default: %(default)s; each needs ~4 GB RAM)")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
 
-    if shutil.which(CXX) is None or shutil.which(CC) is None:
-        sys.exit(f"error: need {CXX} and {CC} on PATH")
-    tc = Toolchain(find_cmeel_prefix())
+
+def robot_urdf(tc: Toolchain, robots: dict, robot: str) -> tuple[Path, list[str]]:
+    if robot not in robots:
+        sys.exit(f"error: unknown robot {robot!r}; known: {', '.join(robots)} (or use --urdf)")
+    rel, locked = robots[robot]
+    urdf = Path(rel)
+    if not urdf.is_absolute():
+        if tc.robots_dir is None:
+            sys.exit("error: example-robot-data not installed; `pip install example-robot-data`")
+        urdf = tc.robots_dir / rel
+    if not urdf.is_file():
+        sys.exit(f"error: URDF not found: {urdf}")
+    return urdf, locked
+
+
+def generate_module(urdf: Path, robot: str, locked: list[str], floating: bool, out: Path,
+                    show: bool) -> float:
+    """Generate <out>/<robot>.c/.h/.json with this checkout's symdyn; its CPU seconds."""
+    out.mkdir(parents=True, exist_ok=True)
+    link = out / f"{robot}.urdf"               # the module is named after the file
+    if link.resolve() != urdf.resolve():
+        link.unlink(missing_ok=True)
+        link.symlink_to(urdf)
+    cmd = [sys.executable, "-m", "symdyn", "generate", str(link), "--lang", "c", "--out", str(out),
+           "--functions", TABLE_FUNCTIONS]
+    cmd += ["--frames", FRAMES[robot]] if robot in FRAMES else []
+    cmd += ["--lock", ",".join(locked)] if locked else []
+    cmd += ["--floating-base"] if floating else []
+    cmd += GENERATE_OPTIONS.get(robot, [])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    if show:
+        print("$ " + shlex.join(cmd), file=sys.stderr)
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        sys.exit(f"error: generation failed: {shlex.join(cmd)}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_robot(exe: Path, robot: str, urdf: Path, locked: list[str], extra: list[str],
+              args: argparse.Namespace) -> list[dict]:
+    """One benchmark process: its JSON rows."""
+    cmd = [str(exe), str(urdf), str(args.iterations), *locked, f"--name={robot}",
+           f"--reps={args.reps}", f"--pool={args.pool}", f"--seed={args.seed}", *extra]
+    if args.cpu is not None:
+        cmd.append(f"--cpu={args.cpu}")
+    if args.show_cmd:
+        print("$ " + shlex.join(cmd), file=sys.stderr)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode or args.show_cmd:
+        sys.stderr.write(r.stderr)
+    if r.returncode:
+        sys.exit(f"error: benchmark failed for {robot} ({r.returncode})")
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip().startswith("{")]
+
+
+def plan_jobs(tc: Toolchain, args: argparse.Namespace) -> tuple[list, dict]:
+    """(robot, urdf, locked, harness arguments, builds) per robot, and the generation CPU seconds."""
     robots = dict(ROBOTS)
     robots.update(parse_urdf_overrides(args.urdf))
     floating = FLOATING if args.floating is None else set(args.floating)
@@ -413,74 +513,91 @@ def main(argv=None) -> int:
         if not frames and name not in CONTACTS:
             sys.exit(f"error: --contacts {name}: give the frames (NAME=FRAME,...)")
         contacts[name] = frames or CONTACTS[name]
-
-    jobs = []  # (robot, urdf, locked, Build)
-    any_symdyn = False
+    gdir = args.generated.resolve()
+    jobs, gen_seconds = [], {}
     for robot in args.robots:
-        if robot not in robots:
-            sys.exit(f"error: unknown robot {robot!r}; known: {', '.join(robots)} (or use --urdf)")
-        rel, locked = robots[robot]
-        urdf = Path(rel)
-        if not urdf.is_absolute():
-            if tc.robots_dir is None:
-                sys.exit("error: example-robot-data not installed; `pip install example-robot-data`")
-            urdf = tc.robots_dir / rel
-        if not urdf.is_file():
-            sys.exit(f"error: URDF not found: {urdf}")
-
+        urdf, locked = robot_urdf(tc, robots, robot)
+        if args.generate and not args.pinocchio_only:
+            gen_seconds[robot] = generate_module(urdf, robot, locked, robot in floating, gdir, args.show_cmd)
+        extra = (["--floating"] if robot in floating else []) + (
+            [f"--contacts={contacts[robot]}"] if robot in contacts else [])
         gen_dir = None
         if not args.pinocchio_only:
-            gdir = args.generated.resolve()
-            if (gdir / f"{robot}.c").is_file() and (gdir / f"{robot}.h").is_file():
+            if all((gdir / f"{robot}{ext}").is_file() for ext in (".c", ".h", ".json")):
                 gen_dir = gdir
-                any_symdyn = True
             else:
-                print(f"note: {gdir / (robot + '.c')} not found; timing Pinocchio only for "
+                print(f"note: {gdir / (robot + '.c')} (.h, .json) not found; timing Pinocchio only for "
                       f"{robot}", file=sys.stderr)
-        jobs.append((robot, urdf, locked, plan_build(tc, args.build_dir, robot, gen_dir, args)))
+        builds = plan_builds(tc, args.build_dir, robot, gen_dir, args)
+        if gen_dir is not None:
+            extra += [f"--module={builds[1].exe}", *module_args(gen_dir, robot)]
+        jobs.append((robot, urdf, locked, extra, builds))
+    return jobs, gen_seconds
 
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if shutil.which(CXX) is None or shutil.which(CC) is None:
+        sys.exit(f"error: need {CXX} and {CC} on PATH")
+    tc = Toolchain(find_cmeel_prefix())
+    jobs, gen_seconds = plan_jobs(tc, args)
     # Build everything first, then time sequentially (never while compiling).
     args.build_dir.mkdir(parents=True, exist_ok=True)
-    unique = {b.exe: b for *_, b in jobs}
+    unique = {b.exe: b for *_, builds in jobs for b in builds}
     build_all(list(unique.values()), args)
-
+    if args.build_only:
+        return 0
+    loads = [os.getloadavg()[0]]
     # Fresh processes, robots interleaved: run-to-run differences on a shared
     # machine are larger than the spread within one run.
     per_run: dict[tuple, list[dict]] = {}
     for _ in range(args.runs):
-        for robot, urdf, locked, b in jobs:
-            name = robot + (" (floating base)" if robot in floating else "")
-            cmd = [str(b.exe), str(urdf), str(args.iterations), *locked, f"--name={name}",
-                   f"--reps={args.reps}", f"--pool={args.pool}", f"--seed={args.seed}"]
-            if args.cpu is not None:
-                cmd.append(f"--cpu={args.cpu}")
-            if robot in floating:
-                cmd.append("--floating")
-            if robot in contacts:
-                cmd.append(f"--contacts={contacts[robot]}")
-            if args.show_cmd:
-                print("$ " + shlex.join(cmd), file=sys.stderr)
-            r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if r.returncode or args.show_cmd:
-                sys.stderr.write(r.stderr)
-            if r.returncode:
-                sys.exit(f"error: benchmark failed for {robot} ({r.returncode})")
-            for line in r.stdout.splitlines():
-                line = line.strip()
-                if line.startswith("{"):
-                    row = json.loads(line)
-                    per_run.setdefault((row["robot"], row["function"]), []).append(row)
+        for robot, urdf, locked, extra, builds in jobs:
+            for row in run_robot(builds[0].exe, robot, urdf, locked, extra, args):
+                per_run.setdefault((row["robot"], row["function"]), []).append(row)
+            loads.append(os.getloadavg()[0])
     rows = [aggregate(v) for v in per_run.values()]
-
     if args.json_out:
         args.json_out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    flags = ("-march=native" if args.march_native else "baseline x86-64") + (
-        ", Pinocchio inlined" if args.pinocchio_inline else ", libpinocchio_default")
-    print(f"ns per call: median over {args.runs} run(s) of the median of {args.reps} reps x "
-          f"{args.iterations} calls over {args.pool} random states; "
-          f"{CXX} {' '.join(OPT_FLAGS)} ({flags})\n")
-    print(markdown(rows, any_symdyn))
+    print(summary(args, loads))
+    print(compact_tables(rows) if args.table else markdown(rows, any(r["symdyn_ns"] for r in rows)))
+    if gen_seconds:
+        print("\n" + build_table(jobs, gen_seconds))
     return 0
+
+
+def summary(args: argparse.Namespace, loads: list[float]) -> str:
+    flags = ("-march=native" if args.march_native else "baseline x86-64") + (
+        ", Pinocchio's algorithms compiled into the harness" if args.pinocchio_inline
+        else ", libpinocchio_default")
+    return (f"{machine()}; ns per call: median over {args.runs} process(es) of the median of {args.reps} repetitions x "
+            f"{args.iterations} calls over {args.pool} random states; {CXX}/{CC} {' '.join(OPT_FLAGS)} ({flags}); "
+            f"1-minute load average {min(loads):.1f}-{max(loads):.1f} during the runs.\n")
+
+
+def machine() -> str:
+    """CPU model (/proc/cpuinfo), cores, date (UTC)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        model = re.search(r"^model name\s*:\s*(.*)$", text, re.M).group(1).strip()
+    except (OSError, AttributeError):
+        model = "unknown CPU"
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{when}, {model}, {os.cpu_count()} cores"
+
+
+def build_table(jobs: list, gen_seconds: dict) -> str:
+    """Generation and compile CPU seconds of the table's functions, per robot."""
+    lines = ["Generation (`symdyn generate`, the 11 functions above) and compile (`cc`, the flags above, "
+             "-DSYMDYN_NO_LANES) of each module, CPU seconds:\n",
+             "| robot | generation (s) | C (MB) | compile (s) |", "|---|---:|---:|---:|"]
+    for robot, *_, builds in jobs:
+        lib = builds[1] if len(builds) > 1 else None
+        size = lib.inputs[0].stat().st_size / 1e6 if lib else None
+        cpu = lib.cpu_seconds if lib else None
+        lines.append(f"| {robot} | {fmt(gen_seconds.get(robot), '.1f')} | {fmt(size, '.2f')} | "
+                     f"{fmt(cpu, '.1f') if cpu is not None else 'cached'} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,18 @@
-// symdyn vs Pinocchio timing harness.
+// symdyn vs Pinocchio timing harness: generated C and Pinocchio's C++ side by side in one process.
 //
-// How to (re)run: use the driver, which locates Pinocchio / Eigen / Boost in the
-// installed cmeel packages, holds the compile flags, builds this file and prints
-// a Markdown table:
+// How to (re)run: use the driver, which locates Pinocchio / Eigen / Boost in the installed cmeel
+// packages, holds the compile flags, builds this file once, builds each generated module as a shared
+// library and prints a Markdown table:
 //
-//   python benchmarks/bench_c.py --robots panda ur5 xarm7              # Pinocchio only
-//   python benchmarks/bench_c.py --generated generated --robots panda  # + generated R.c
+//   python benchmarks/bench_c.py --robots panda ur5 xarm7                 # Pinocchio only
+//   python benchmarks/bench_c.py --generated GEN --robots panda           # + GEN/panda.c
 //   python benchmarks/bench_c.py --show-cmd ...   # print compile/run commands
 //
 // Direct use (after building with the command that bench_c.py prints):
 //
 //   bench <urdf> <iterations> [locked_joint ...] [--name=R] [--reps=N] [--pool=N]
-//         [--seed=N] [--cpu=N]
+//         [--seed=N] [--cpu=N] [--floating] [--contacts=F,...]
+//         [--module=R.so --prefix=R --sizes=nq,nv,np,nb,nf,nc --frames=F,...]
 //
 //   <iterations>   calls per timed repetition (rounded up to a whole number of
 //                  passes over the state pool)
@@ -22,34 +23,38 @@
 //   --reps=N       timed repetitions; the reported time is their median (11)
 //   --pool=N       number of random states cycled through (1000)
 //   --cpu=N        pin the process to CPU N (Linux)
+//   --floating     Pinocchio's model gets a free-flyer root (q: xyz, quaternion xyzw)
 //   --contacts=F,..  point contacts (CONTACT_3D, LOCAL_WORLD_ALIGNED) of these frames with the
 //                  world: also times constraintDynamics and impulseDynamics (restitution 0.5),
-//                  and with a module generated with the same contacts (R_NC, -DSYMDYN_NC=R_NC)
+//                  and, when the module has them (generated with the same --contact),
 //                  R_constrained_forward_dynamics and R_impact
+//   --module=PATH  the generated R.c compiled as a shared library; its functions R_<name> are looked
+//                  up by name (dlsym): those it has are timed beside Pinocchio's counterpart, on the
+//                  same states, interleaved, and checked against it first. --sizes gives the module's
+//                  R_NQ, R_NV, R_NUM_PARAMS, R_NUM_BASE_PARAMS (0: no base regressor), R_NF, R_NC;
+//                  --frames its FRAMES in order (the frame Jacobians are compared frame by frame).
 //
-// Compiled with -DSYMDYN_ROBOT=R -DSYMDYN_HEADER='"R.h"' and linked with the
-// generated R.c (compiled as C99), it also times R_inverse_dynamics, ... on the
-// same states, interleaving Pinocchio and symdyn repetitions, and checks the
-// results against Pinocchio. If the header's DOF macro is not R_DOF (e.g.
-// PANDA_DOF), add -DSYMDYN_DOF=PANDA_DOF (bench_c.py does this automatically).
-//
-// With -DSYMDYN_DERIVATIVES=1 (the header declares R_inverse_dynamics_derivatives, R_forward_dynamics_
-// derivatives) it times them against computeRNEADerivatives and computeABADerivatives too.
+// Loading the module at run time keeps this file robot-independent: it is compiled once per set of
+// flags (minutes: Pinocchio's templates), and each robot costs only the compile of its own C.
 //
 // Output: one JSON object per line on stdout:
-//   {"robot", "dof", "function", "pinocchio_fn", "pinocchio_ns", "symdyn_ns",
-//    "ratio", "max_rel_err"}
-//   ratio       = pinocchio_ns / symdyn_ns  (> 1 means symdyn is faster)
+//   {"robot", "dof", "function", "pinocchio_fn", "pinocchio_ns", "symdyn_ns", "ratio",
+//    "pinocchio_min_ns", "symdyn_min_ns", "ratio_of_minima", "max_rel_err"}
+//   ratio       = pinocchio_ns / symdyn_ns  (> 1 means symdyn is faster; medians of the repetitions)
+//   ratio_of_minima = the same of the fastest repetitions (the least disturbed on a loaded machine)
 //   max_rel_err = max over all pool states of ||x_symdyn - x_pin||_inf / ||x_pin||_inf
 //                 (M and Minv from Pinocchio are symmetrized first)
-//   symdyn_ns / ratio / max_rel_err are null without a generated module.
+//   symdyn_ns / ratio / max_rel_err are null where the module lacks the function.
 // Diagnostics go to stderr.
 
 #include <pinocchio/algorithm/aba-derivatives.hpp>
 #include <pinocchio/algorithm/aba.hpp>
+#include <pinocchio/algorithm/centroidal.hpp>
 #include <pinocchio/algorithm/constrained-dynamics.hpp>
-#include <pinocchio/algorithm/impulse-dynamics.hpp>
 #include <pinocchio/algorithm/crba.hpp>
+#include <pinocchio/algorithm/frames.hpp>
+#include <pinocchio/algorithm/impulse-dynamics.hpp>
+#include <pinocchio/algorithm/jacobian.hpp>
 #include <pinocchio/algorithm/joint-configuration.hpp>
 #include <pinocchio/algorithm/model.hpp>
 #include <pinocchio/algorithm/regressor.hpp>
@@ -58,6 +63,8 @@
 #include <pinocchio/multibody.hpp>
 #include <pinocchio/parsers/urdf.hpp>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -65,6 +72,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -72,45 +80,6 @@
 
 #ifdef __linux__
 #include <sched.h>
-#endif
-
-#if defined(SYMDYN_ROBOT) != defined(SYMDYN_HEADER)
-#error "define both SYMDYN_ROBOT and SYMDYN_HEADER, or neither"
-#endif
-
-#ifdef SYMDYN_ROBOT
-extern "C" {
-#include SYMDYN_HEADER
-}
-#define SYMDYN_CAT_(a, b) a##b
-#define SYMDYN_CAT(a, b) SYMDYN_CAT_(a, b)
-#define SYMDYN_FN(suffix) SYMDYN_CAT(SYMDYN_ROBOT, suffix)
-// DOF macro of the generated header: R_DOF unless given (e.g. -DSYMDYN_DOF=PANDA_DOF)
-#ifndef SYMDYN_DOF
-#define SYMDYN_DOF SYMDYN_CAT(SYMDYN_ROBOT, _DOF)
-#endif
-#ifndef SYMDYN_NUM_PARAMS
-#define SYMDYN_NUM_PARAMS SYMDYN_CAT(SYMDYN_ROBOT, _NUM_PARAMS)
-#endif
-// NQ macro of the generated header (floating bases: nq = nv + 1); DOF when absent
-#ifndef SYMDYN_NQ
-#define SYMDYN_NQ SYMDYN_DOF
-#endif
-#define SYMDYN_STR_(x) #x
-#define SYMDYN_STR(x) SYMDYN_STR_(x)
-#define HAVE_SYMDYN 1
-#else
-#define HAVE_SYMDYN 0
-#endif
-// -DSYMDYN_DERIVATIVES=1: the module also has <R>_inverse_dynamics_derivatives and
-// <R>_forward_dynamics_derivatives (generated with --functions; bench_c.py sets it from the header)
-#ifndef SYMDYN_DERIVATIVES
-#define SYMDYN_DERIVATIVES 0
-#endif
-// -DSYMDYN_BASE_REGRESSOR=1 -DSYMDYN_NUM_BASE=<R>_NUM_BASE_PARAMS: the module has <R>_base_regressor and
-// <R>_base_parameters (the default set; bench_c.py sets both from the header)
-#ifndef SYMDYN_BASE_REGRESSOR
-#define SYMDYN_BASE_REGRESSOR 0
 #endif
 
 namespace
@@ -146,14 +115,32 @@ struct Options
   int cpu = -1;
   bool floating = false; // root joint: Pinocchio's free-flyer (q: xyz, quaternion xyzw)
   std::vector<std::string> contacts; // frames in point contact with the world
+  std::string module;                // generated module, compiled as a shared library (--module=PATH)
+  std::string prefix;                // its functions' prefix, e.g. panda for panda_inverse_dynamics
+  std::vector<int> sizes;            // --sizes=nq,nv,np,nb,nf,nc of the module (its manifest / header)
+  std::vector<std::string> frames;   // the module's FRAMES, in order (--frames=F,...)
 };
+
+std::vector<std::string> split(const std::string & list)
+{
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= list.size();)
+  {
+    size_t end = std::min(list.find(',', start), list.size());
+    if (end > start)
+      out.push_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
 
 [[noreturn]] void usage(const char * msg)
 {
   std::fprintf(
     stderr,
     "error: %s\nusage: bench <urdf> <iterations> [locked_joint ...] [--name=R] "
-    "[--reps=N] [--pool=N] [--seed=N] [--cpu=N] [--floating] [--contacts=F,...]\n",
+    "[--reps=N] [--pool=N] [--seed=N] [--cpu=N] [--floating] [--contacts=F,...]\n"
+    "             [--module=R.so --prefix=R --sizes=nq,nv,np,nb,nf,nc --frames=F,...]\n",
     msg);
   std::exit(2);
 }
@@ -182,16 +169,16 @@ Options parse_args(int argc, char ** argv)
     else if (a == "--floating")
       o.floating = true;
     else if (const char * v = val("--contacts="))
-    {
-      std::string list = v;
-      for (size_t start = 0; start <= list.size();)
-      {
-        size_t end = std::min(list.find(',', start), list.size());
-        if (end > start)
-          o.contacts.push_back(list.substr(start, end - start));
-        start = end + 1;
-      }
-    }
+      o.contacts = split(v);
+    else if (const char * v = val("--module="))
+      o.module = v;
+    else if (const char * v = val("--prefix="))
+      o.prefix = v;
+    else if (const char * v = val("--frames="))
+      o.frames = split(v);
+    else if (const char * v = val("--sizes="))
+      for (const std::string & x : split(v))
+        o.sizes.push_back(std::atoi(x.c_str()));
     else if (a.compare(0, 2, "--") == 0)
       usage(("unknown option " + a).c_str());
     else
@@ -203,6 +190,8 @@ Options parse_args(int argc, char ** argv)
   o.iterations = std::atol(pos[1].c_str());
   if (o.iterations <= 0 || o.reps <= 0 || o.pool <= 0)
     usage("iterations, reps and pool must be positive");
+  if (!o.module.empty() && (o.prefix.empty() || o.sizes.size() != 6))
+    usage("--module needs --prefix and --sizes=nq,nv,np,nb,nf,nc");
   for (size_t i = 2; i < pos.size(); ++i)
   {
     // accept "a,b" as well as "a b"; "-" or "" mean no locked joint
@@ -221,12 +210,8 @@ Options parse_args(int argc, char ** argv)
   }
   if (o.name.empty())
   {
-#if HAVE_SYMDYN
-    o.name = SYMDYN_STR(SYMDYN_ROBOT);
-#else
     std::string stem = o.urdf.substr(o.urdf.find_last_of('/') + 1);
-    o.name = stem.substr(0, stem.find('.'));
-#endif
+    o.name = o.prefix.empty() ? stem.substr(0, stem.find('.')) : o.prefix;
   }
   return o;
 }
@@ -340,20 +325,21 @@ std::string json_num(double x, const char * fmt = "%.2f")
   return buf;
 }
 
-void emit(
-  const Options & o,
-  int dof,
-  const char * fn,
-  const char * pin_fn,
-  double pin_ns,
-  double sym_ns,
-  double err)
+// One JSON line: the medians of the repetitions and their ratio, and the fastest repetitions and their ratio
+// (on a loaded machine the fastest repetition of each side is its least disturbed one); ts empty: no symdyn.
+void emit(const Options & o, int dof, const char * fn, const char * pin_fn, double err,
+          const std::vector<double> & tp, const std::vector<double> & ts)
 {
+  const double pin_ns = median(tp), pin_min = *std::min_element(tp.begin(), tp.end());
+  const double sym_ns = ts.empty() ? NAN : median(ts);
+  const double sym_min = ts.empty() ? NAN : *std::min_element(ts.begin(), ts.end());
   std::printf(
     "{\"robot\": \"%s\", \"dof\": %d, \"function\": \"%s\", \"pinocchio_fn\": \"%s\", "
-    "\"pinocchio_ns\": %s, \"symdyn_ns\": %s, \"ratio\": %s, \"max_rel_err\": %s}\n",
+    "\"pinocchio_ns\": %s, \"symdyn_ns\": %s, \"ratio\": %s, \"pinocchio_min_ns\": %s, \"symdyn_min_ns\": %s, "
+    "\"ratio_of_minima\": %s, \"max_rel_err\": %s}\n",
     o.name.c_str(), dof, fn, pin_fn, json_num(pin_ns).c_str(), json_num(sym_ns).c_str(),
-    json_num(pin_ns / sym_ns, "%.3f").c_str(), json_num(err, "%.3e").c_str());
+    json_num(pin_ns / sym_ns, "%.3f").c_str(), json_num(pin_min).c_str(), json_num(sym_min).c_str(),
+    json_num(pin_min / sym_min, "%.3f").c_str(), json_num(err, "%.3e").c_str());
   std::fflush(stdout);
 }
 
@@ -375,385 +361,430 @@ double rel_err(const Eigen::MatrixBase<A> & a, const Eigen::MatrixBase<B> & b)
   return s;
 }
 
+// ---- the generated module, loaded at run time ----
+typedef void (*Fn1)(const double *, double *);
+typedef void (*Fn2)(const double *, const double *, double *);
+typedef void (*Fn3)(const double *, const double *, const double *, double *);
+typedef void (*Fn3x2)(const double *, const double *, const double *, double *, double *);
+typedef void (*Fn3x3)(const double *, const double *, const double *, double *, double *, double *);
+
+struct Module
+{
+  void * handle = nullptr;
+  std::string prefix;
+  int nq = 0, nv = 0, np = 0, nb = 0, nf = 0, nc = 0;
+
+  // R_<name>, or nullptr when there is no module or it lacks the function
+  template<class F>
+  F get(const char * name) const
+  {
+    return handle ? reinterpret_cast<F>(dlsym(handle, (prefix + "_" + name).c_str())) : nullptr;
+  }
+};
+
+Module load_module(const Options & o)
+{
+  Module m;
+  if (o.module.empty())
+    return m;
+  m.handle = dlopen(o.module.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m.handle)
+    throw std::runtime_error(std::string("cannot load the module: ") + dlerror());
+  m.prefix = o.prefix;
+  m.nq = o.sizes[0], m.nv = o.sizes[1], m.np = o.sizes[2], m.nb = o.sizes[3], m.nf = o.sizes[4],
+  m.nc = o.sizes[5];
+  return m;
+}
+
+// One timed function: Pinocchio's repetition, symdyn's (empty without the function), the check's error.
+struct Row
+{
+  std::string fn, pin_fn;
+  std::function<double(long)> pin, sym;
+  double err = NAN;
+};
+
+// Everything the kernels share: the model, its data, the states, the module and its output buffers.
+struct Bench
+{
+  Model & model;
+  Data & data;
+  const StatePool & P;
+  Module mod;
+  int nq, nv, pool;
+  std::vector<double> out, out2, out3;
+  Eigen::VectorXd fbuf, tbuf;
+  std::vector<Row> rows;
+
+  Bench(Model & m, Data & d, const StatePool & p, const Module & md)
+  : model(m), data(d), P(p), mod(md), nq(m.nq), nv(m.nv), pool(p.size), fbuf(m.nv), tbuf(m.nv)
+  {
+    size_t big = std::max({size_t(nv) * std::max(md.np, md.nb), size_t(6) * std::max(md.nf, 1) * nv,
+                           size_t(nv) * nv, size_t(std::max(md.nc, 1))});
+    out.resize(big + 64), out2.resize(size_t(nv) * nv + 64), out3.resize(size_t(nv) * nv + 64);
+  }
+  CRef Q(int s) const { return CRef(CVecMap(&P.q[size_t(s) * nq], nq)); }
+  CRef V(int s) const { return CRef(CVecMap(&P.qd[size_t(s) * nv], nv)); }
+  CRef A(int s) const { return CRef(CVecMap(&P.qdd[size_t(s) * nv], nv)); }
+  CRef T(int s) const { return CRef(CVecMap(&P.tau[size_t(s) * nv], nv)); }
+  const double * q(int s) const { return &P.q[size_t(s) * nq]; }
+  const double * v(int s) const { return &P.qd[size_t(s) * nv]; }
+  const double * a(int s) const { return &P.qdd[size_t(s) * nv]; }
+  const double * t(int s) const { return &P.tau[size_t(s) * nv]; }
+  Eigen::Map<const Eigen::VectorXd> yv() const { return Eigen::Map<const Eigen::VectorXd>(out.data(), nv); }
+  Eigen::Map<const RowMat> ym(const std::vector<double> & b, int rows_, int off = 0) const
+  {
+    return Eigen::Map<const RowMat>(b.data() + off, rows_, nv);
+  }
+
+  // rnea, aba and crba include model.armature; model.damping and model.friction (read from the
+  // URDF's <dynamics>) are not used by Pinocchio's algorithms, so the joint friction
+  // damping * v + friction * sign(v) is added to rnea and taken from the torques of aba here, as
+  // symdyn's inverse and forward dynamics do.
+  const Eigen::VectorXd & friction(int s)
+  {
+    fbuf.noalias() = model.damping.cwiseProduct(V(s));
+    fbuf.array() += model.friction.array() * V(s).array().sign();
+    return fbuf;
+  }
+  const Eigen::VectorXd & rnea(int s)
+  {
+    pinocchio::rnea(model, data, Q(s), V(s), A(s));
+    data.tau += friction(s);
+    return data.tau;
+  }
+  const Eigen::VectorXd & aba(int s)
+  {
+    tbuf = T(s) - friction(s);
+    return pinocchio::aba(model, data, Q(s), V(s), tbuf);
+  }
+
+  // Time `pin` (and `sym` when `have`); `check(s)` runs symdyn on state s and returns its error.
+  template<class PinF, class SymF, class CheckF>
+  void add(const char * fn, const char * pin_fn, PinF pin, bool have, SymF sym, CheckF check)
+  {
+    Row r;
+    r.fn = fn, r.pin_fn = pin_fn;
+    const int n = pool;
+    r.pin = [pin, n](long passes) mutable { return time_rep(pin, n, passes); };
+    if (have)
+    {
+      r.sym = [sym, n](long passes) mutable { return time_rep(sym, n, passes); };
+      r.err = 0;
+      for (int s = 0; s < pool; ++s)
+        r.err = std::max(r.err, check(s));
+    }
+    rows.push_back(r);
+  }
+};
+
+// ID, g, M, FD, M^-1, C
+void add_dynamics(Bench & b)
+{
+  double * y = b.out.data();
+  auto id = b.mod.get<Fn3>("inverse_dynamics");
+  b.add("inverse_dynamics", "rnea", [&b](int s) { escape(b.rnea(s).data()); }, id != nullptr,
+        [&b, id, y](int s) { id(b.q(s), b.v(s), b.a(s), y); escape(y); },
+        [&b, id, y](int s) { id(b.q(s), b.v(s), b.a(s), y); return rel_err(b.yv(), b.rnea(s)); });
+  auto g = b.mod.get<Fn1>("gravity");
+  b.add("gravity", "computeGeneralizedGravity",
+        [&b](int s) { escape(pinocchio::computeGeneralizedGravity(b.model, b.data, b.Q(s)).data()); }, g != nullptr,
+        [&b, g, y](int s) { g(b.q(s), y); escape(y); },
+        [&b, g, y](int s) {
+          g(b.q(s), y);
+          return rel_err(b.yv(), pinocchio::computeGeneralizedGravity(b.model, b.data, b.Q(s)));
+        });
+  auto M = b.mod.get<Fn1>("mass_matrix");
+  b.add("mass_matrix", "crba", [&b](int s) { escape(pinocchio::crba(b.model, b.data, b.Q(s)).data()); },
+        M != nullptr, [&b, M, y](int s) { M(b.q(s), y); escape(y); },
+        [&b, M, y](int s) {
+          M(b.q(s), y);
+          return rel_err(b.ym(b.out, b.nv), symmetrize_upper(pinocchio::crba(b.model, b.data, b.Q(s))));
+        });
+  auto fd = b.mod.get<Fn3>("forward_dynamics");
+  b.add("forward_dynamics", "aba", [&b](int s) { escape(b.aba(s).data()); }, fd != nullptr,
+        [&b, fd, y](int s) { fd(b.q(s), b.v(s), b.t(s), y); escape(y); },
+        [&b, fd, y](int s) { fd(b.q(s), b.v(s), b.t(s), y); return rel_err(b.yv(), b.aba(s)); });
+  auto Mi = b.mod.get<Fn1>("mass_matrix_inverse");
+  b.add("mass_matrix_inverse", "computeMinverse",
+        [&b](int s) { escape(pinocchio::computeMinverse(b.model, b.data, b.Q(s)).data()); }, Mi != nullptr,
+        [&b, Mi, y](int s) { Mi(b.q(s), y); escape(y); },
+        [&b, Mi, y](int s) {
+          Mi(b.q(s), y);
+          return rel_err(b.ym(b.out, b.nv), symmetrize_upper(pinocchio::computeMinverse(b.model, b.data, b.Q(s))));
+        });
+  auto C = b.mod.get<Fn2>("coriolis_matrix");
+  b.add("coriolis_matrix", "computeCoriolisMatrix",
+        [&b](int s) { escape(pinocchio::computeCoriolisMatrix(b.model, b.data, b.Q(s), b.V(s)).data()); },
+        C != nullptr, [&b, C, y](int s) { C(b.q(s), b.v(s), y); escape(y); },
+        [&b, C, y](int s) {
+          C(b.q(s), b.v(s), y);
+          return rel_err(b.ym(b.out, b.nv), pinocchio::computeCoriolisMatrix(b.model, b.data, b.Q(s), b.V(s)));
+        });
+}
+
+// J (every frame of FRAMES, LOCAL_WORLD_ALIGNED) and Ag
+void add_kinematics(Bench & b, const std::vector<pinocchio::FrameIndex> & frames)
+{
+  double * y = b.out.data();
+  auto Jbuf = std::make_shared<Data::Matrix6x>(6, b.nv);
+  auto pin_J = [&b, frames, Jbuf](int s) {
+    pinocchio::computeJointJacobians(b.model, b.data, b.Q(s));
+    for (pinocchio::FrameIndex f : frames)
+    {
+      Jbuf->setZero();
+      pinocchio::getFrameJacobian(b.model, b.data, f, pinocchio::LOCAL_WORLD_ALIGNED, *Jbuf);
+      escape(Jbuf->data());
+    }
+  };
+  auto J = b.mod.get<Fn1>("frame_jacobian");
+  b.add("frame_jacobian", "computeJointJacobians+getFrameJacobian", pin_J, J != nullptr && !frames.empty(),
+        [&b, J, y](int s) { J(b.q(s), y); escape(y); },
+        [&b, J, y, frames](int s) {
+          J(b.q(s), y);
+          pinocchio::computeJointJacobians(b.model, b.data, b.Q(s));
+          Data::Matrix6x Jp(6, b.nv);
+          double e = 0;
+          for (size_t f = 0; f < frames.size(); ++f)
+          {
+            Jp.setZero();
+            pinocchio::getFrameJacobian(b.model, b.data, frames[f], pinocchio::LOCAL_WORLD_ALIGNED, Jp);
+            e = std::max(e, rel_err(b.ym(b.out, 6, int(6 * f * b.nv)), Jp));
+          }
+          return e;
+        });
+  auto Ag = b.mod.get<Fn1>("centroidal_momentum_matrix");
+  b.add("centroidal_momentum_matrix", "computeCentroidalMap",
+        [&b](int s) { escape(pinocchio::computeCentroidalMap(b.model, b.data, b.Q(s)).data()); }, Ag != nullptr,
+        [&b, Ag, y](int s) { Ag(b.q(s), y); escape(y); },
+        [&b, Ag, y](int s) {
+          Ag(b.q(s), y);
+          return rel_err(b.ym(b.out, 6), pinocchio::computeCentroidalMap(b.model, b.data, b.Q(s)));
+        });
+}
+
+// dID and dFD. The viscous friction's diag(damping) is added to Pinocchio's dtau/dv (cheap); forward
+// dynamics' -Minv diag(damping) on ddq/dv is left out of the timed call (it favours Pinocchio) and added in
+// the check.
+void add_derivatives(Bench & b)
+{
+  double *d0 = b.out.data(), *d1 = b.out2.data(), *d2 = b.out3.data();
+  auto pin_drnea = [&b](int s) {
+    pinocchio::computeRNEADerivatives(b.model, b.data, b.Q(s), b.V(s), b.A(s));
+    b.data.dtau_dv.diagonal() += b.model.damping;
+    escape(b.data.dtau_dq.data());
+    escape(b.data.dtau_dv.data());
+  };
+  auto pin_daba = [&b](int s) {
+    b.tbuf = b.T(s) - b.friction(s);
+    pinocchio::computeABADerivatives(b.model, b.data, b.Q(s), b.V(s), b.tbuf);
+    escape(b.data.ddq_dq.data());
+    escape(b.data.ddq_dv.data());
+    escape(b.data.Minv.data());
+  };
+  auto did = b.mod.get<Fn3x2>("inverse_dynamics_derivatives");
+  b.add("inverse_dynamics_derivatives", "computeRNEADerivatives", pin_drnea, did != nullptr,
+        [&b, did, d0, d1](int s) { did(b.q(s), b.v(s), b.a(s), d0, d1); escape(d0); escape(d1); },
+        [&b, did, d0, d1, pin_drnea](int s) mutable {
+          did(b.q(s), b.v(s), b.a(s), d0, d1);
+          pin_drnea(s);
+          return std::max(rel_err(b.ym(b.out, b.nv), b.data.dtau_dq), rel_err(b.ym(b.out2, b.nv), b.data.dtau_dv));
+        });
+  auto dfd = b.mod.get<Fn3x3>("forward_dynamics_derivatives");
+  b.add("forward_dynamics_derivatives", "computeABADerivatives", pin_daba, dfd != nullptr,
+        [&b, dfd, d0, d1, d2](int s) { dfd(b.q(s), b.v(s), b.t(s), d0, d1, d2); escape(d0); escape(d1); escape(d2); },
+        [&b, dfd, d0, d1, d2, pin_daba](int s) mutable {
+          dfd(b.q(s), b.v(s), b.t(s), d0, d1, d2);
+          pin_daba(s);
+          Eigen::MatrixXd Minv = symmetrize_upper(b.data.Minv);
+          Eigen::MatrixXd ddq_dv = b.data.ddq_dv - Minv * b.model.damping.asDiagonal();
+          return std::max({rel_err(b.ym(b.out, b.nv), b.data.ddq_dq), rel_err(b.ym(b.out2, b.nv), ddq_dv),
+                           rel_err(b.ym(b.out3, b.nv), Minv)});
+        });
+}
+
+// Y (its first columns, Pinocchio's 10 per joint, are compared) and, when the module has it, the base
+// regressor, checked as base_regressor @ base_parameters(PARAMETERS) = rnea (+ friction).
+void add_regressors(Bench & b)
+{
+  double * y = b.out.data();
+  auto pin_Y = [&b](int s) {
+    escape(pinocchio::computeJointTorqueRegressor(b.model, b.data, b.Q(s), b.V(s), b.A(s)).data());
+  };
+  auto Y = b.mod.get<Fn3>("regressor");
+  b.add("regressor", "computeJointTorqueRegressor", pin_Y, Y != nullptr,
+        [&b, Y, y](int s) { Y(b.q(s), b.v(s), b.a(s), y); escape(y); },
+        [&b, Y, y](int s) {
+          Y(b.q(s), b.v(s), b.a(s), y);
+          const auto & Yp = pinocchio::computeJointTorqueRegressor(b.model, b.data, b.Q(s), b.V(s), b.A(s));
+          if (Yp.cols() > b.mod.np)
+            return double(INFINITY);
+          Eigen::Map<const RowMat, 0, Eigen::OuterStride<>> ys(y, b.nv, Yp.cols(), Eigen::OuterStride<>(b.mod.np));
+          return rel_err(ys, Yp);
+        });
+  auto Yb = b.mod.get<Fn3>("base_regressor");
+  auto base = b.mod.get<Fn1>("base_parameters");
+  auto params = b.mod.get<const double *>("parameters");
+  if (!Yb || !base || !params || b.mod.nb <= 0)
+    return;
+  auto beta = std::make_shared<std::vector<double>>(b.mod.nb);
+  base(params, beta->data());
+  b.add("base_regressor", "computeJointTorqueRegressor", pin_Y, true,
+        [&b, Yb, y](int s) { Yb(b.q(s), b.v(s), b.a(s), y); escape(y); },
+        [&b, Yb, y, beta](int s) {
+          Yb(b.q(s), b.v(s), b.a(s), y);
+          Eigen::Map<const RowMat> ym(y, b.nv, b.mod.nb);
+          Eigen::VectorXd tau = ym * Eigen::Map<const Eigen::VectorXd>(beta->data(), b.mod.nb);
+          return rel_err(tau, b.rnea(s));
+        });
+}
+
+// constraintDynamics and impulseDynamics on point contacts (world-aligned), against the module's
+// constrained_forward_dynamics and impact where it has them (same contacts: R_NC = 3 per frame)
+struct Contacts
+{
+  PINOCCHIO_STD_VECTOR_WITH_EIGEN_ALLOCATOR(pinocchio::RigidConstraintModel) models;
+  PINOCCHIO_STD_VECTOR_WITH_EIGEN_ALLOCATOR(pinocchio::RigidConstraintData) datas;
+  // mu = 0 and one iteration: one exact Cholesky solve of the contact problem (the cheapest setting)
+  pinocchio::ProximalSettings prox{1e-12, 0.0, 1};
+  double restitution = 0.5;
+  std::vector<double> lam;
+};
+
+void add_contacts(Bench & b, Contacts & c, const std::vector<std::string> & names)
+{
+  for (const std::string & f : names)
+  {
+    if (!b.model.existFrame(f))
+      throw std::runtime_error("no frame " + f);
+    const pinocchio::Frame & frame = b.model.frames[b.model.getFrameId(f)];
+    c.models.push_back(pinocchio::RigidConstraintModel(
+      pinocchio::CONTACT_3D, b.model, frame.parentJoint, frame.placement, pinocchio::LOCAL_WORLD_ALIGNED));
+  }
+  for (const auto & cm : c.models)
+    c.datas.push_back(pinocchio::RigidConstraintData(cm));
+  pinocchio::initConstraintDynamics(b.model, b.data, c.models, c.datas);
+  auto pin_cfd = [&b, &c](int s) -> const Eigen::VectorXd & {
+    b.tbuf = b.T(s) - b.friction(s);
+    return pinocchio::constraintDynamics(b.model, b.data, b.Q(s), b.V(s), b.tbuf, c.models, c.datas, c.prox);
+  };
+  auto pin_imp = [&b, &c](int s) -> const Eigen::VectorXd & {
+    return pinocchio::impulseDynamics(b.model, b.data, b.Q(s), b.V(s), c.models, c.datas, c.restitution, c.prox);
+  };
+  auto cfd = b.mod.get<Fn3x2>("constrained_forward_dynamics");
+  auto imp = b.mod.get<Fn3x2>("impact");
+  bool have = b.mod.nc == 3 * int(c.models.size());
+  if ((cfd || imp) && !have)
+    std::fprintf(stderr, "warning: the module has %d constraint rows, --contacts gives %d: Pinocchio only\n",
+                 b.mod.nc, 3 * int(c.models.size()));
+  c.lam.resize(size_t(std::max(b.mod.nc, 1)));
+  double * y = b.out.data();
+  double * lam = c.lam.data();
+  const double * r = &c.restitution;
+  auto lv = [&b, lam]() { return Eigen::Map<const Eigen::VectorXd>(lam, b.mod.nc); };
+  b.add("constrained_forward_dynamics", "constraintDynamics", [pin_cfd](int s) { escape(pin_cfd(s).data()); },
+        have && cfd, [&b, cfd, y, lam](int s) { cfd(b.q(s), b.v(s), b.t(s), y, lam); escape(y); escape(lam); },
+        [&b, cfd, y, lam, lv, pin_cfd](int s) {
+          cfd(b.q(s), b.v(s), b.t(s), y, lam);
+          double e = rel_err(b.yv(), pin_cfd(s));
+          return std::max(e, rel_err(lv(), b.data.lambda_c));
+        });
+  b.add("impact", "impulseDynamics", [pin_imp](int s) { escape(pin_imp(s).data()); }, have && imp,
+        [&b, imp, y, lam, r](int s) { imp(b.q(s), b.v(s), r, y, lam); escape(y); escape(lam); },
+        [&b, imp, y, lam, r, lv, pin_imp](int s) {
+          imp(b.q(s), b.v(s), r, y, lam);
+          double e = rel_err(b.yv(), pin_imp(s));
+          return std::max(e, rel_err(lv(), b.data.impulse_c));
+        });
+}
+
+// Each repetition runs every function once (round-robin), Pinocchio and symdyn alternating which goes first,
+// so that transient interference (other load, frequency changes) is spread over all functions and both
+// implementations; the median over repetitions then discards it.
+void time_all(const std::vector<Row> & rows, const Options & o, int nv, long passes)
+{
+  const long warm = std::max(1L, passes / 4); // caches, branch predictors, page faults, CPU frequency
+  for (const Row & r : rows)
+  {
+    r.pin(warm);
+    if (r.sym)
+      r.sym(warm);
+  }
+  const size_t NF = rows.size();
+  std::vector<std::vector<double>> tp(NF), ts(NF);
+  for (int rep = 0; rep < o.reps; ++rep)
+    for (size_t k = 0; k < NF; ++k)
+    {
+      if (rep % 2 == 0 || !rows[k].sym)
+        tp[k].push_back(rows[k].pin(passes));
+      if (rows[k].sym)
+        ts[k].push_back(rows[k].sym(passes));
+      if (rep % 2 == 1 && rows[k].sym)
+        tp[k].push_back(rows[k].pin(passes));
+    }
+  for (size_t k = 0; k < NF; ++k)
+    emit(o, nv, rows[k].fn.c_str(), rows[k].pin_fn.c_str(), rows[k].err, tp[k], ts[k]);
+}
+
+std::vector<pinocchio::FrameIndex> frame_ids(const Model & model, const std::vector<std::string> & names)
+{
+  std::vector<pinocchio::FrameIndex> ids;
+  for (const std::string & f : names)
+  {
+    if (!model.existFrame(f))
+      throw std::runtime_error("no frame " + f + " in the Pinocchio model");
+    ids.push_back(model.getFrameId(f));
+  }
+  return ids;
+}
+
+void pin_to_cpu(int cpu)
+{
+#ifdef __linux__
+  if (cpu < 0)
+    return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    std::perror("sched_setaffinity");
+#endif
+}
+
 } // namespace
 
 int main(int argc, char ** argv)
 {
   Options o = parse_args(argc, argv);
-
-#ifdef __linux__
-  if (o.cpu >= 0)
-  {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(o.cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0)
-      std::perror("sched_setaffinity");
-  }
-#endif
-
-  Model model;
+  pin_to_cpu(o.cpu);
   try
   {
-    model = load_model(o);
+    Model model = load_model(o);
+    Data data(model);
+    Module mod = load_module(o);
+    if (mod.handle && (mod.nq != model.nq || mod.nv != model.nv))
+      throw std::runtime_error("the module has nq=" + std::to_string(mod.nq) + " nv=" + std::to_string(mod.nv) +
+                               ", the Pinocchio model nq=" + std::to_string(model.nq) +
+                               " nv=" + std::to_string(model.nv));
+    StatePool P = make_pool(model, data, o);
+    const long passes = std::max(1L, (o.iterations + P.size - 1) / P.size);
+    std::fprintf(stderr, "# robot=%s nq=%d nv=%d locked=%zu pool=%d calls/rep=%ld reps=%d module=%s\n",
+                 o.name.c_str(), model.nq, model.nv, o.locked.size(), P.size, passes * P.size, o.reps,
+                 mod.handle ? o.module.c_str() : "none");
+    Bench b(model, data, P, mod);
+    add_dynamics(b);
+    add_kinematics(b, frame_ids(model, o.frames));
+    add_derivatives(b);
+    add_regressors(b);
+    Contacts c;
+    if (!o.contacts.empty())
+      add_contacts(b, c, o.contacts);
+    time_all(b.rows, o, model.nv, passes);
   }
   catch (const std::exception & e)
   {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
-  Data data(model);
-  const int nq = model.nq, nv = model.nv;
-
-  StatePool P = make_pool(model, data, o);
-  const int pool = P.size;
-  const long passes = std::max(1L, (o.iterations + pool - 1) / pool);
-
-  std::fprintf(
-    stderr, "# robot=%s nq=%d nv=%d locked=%zu pool=%d calls/rep=%ld reps=%d symdyn=%s\n",
-    o.name.c_str(), nq, nv, o.locked.size(), pool, passes * pool, o.reps,
-    HAVE_SYMDYN ? "yes" : "no");
-
-  auto Q = [&](int s) { return CRef(CVecMap(&P.q[size_t(s) * nq], nq)); };
-  auto V = [&](int s) { return CRef(CVecMap(&P.qd[size_t(s) * nv], nv)); };
-  auto A = [&](int s) { return CRef(CVecMap(&P.qdd[size_t(s) * nv], nv)); };
-  auto T = [&](int s) { return CRef(CVecMap(&P.tau[size_t(s) * nv], nv)); };
-
-  // ---- Pinocchio kernels (default Convention::LOCAL for crba / aba) ----
-  // rnea, aba and crba include model.armature; model.damping and model.friction (read from the
-  // URDF's <dynamics>) are not used by Pinocchio's algorithms, so the joint friction
-  // damping * v + friction * sign(v) is added to rnea and taken from the torques of aba here, as
-  // symdyn's inverse and forward dynamics do.
-  Eigen::VectorXd fbuf(nv), tbuf(nv);
-  auto friction = [&](int s) -> const Eigen::VectorXd & {
-    fbuf.noalias() = model.damping.cwiseProduct(V(s));
-    fbuf.array() += model.friction.array() * V(s).array().sign();
-    return fbuf;
-  };
-  auto pin_rnea = [&](int s) -> const Eigen::VectorXd & {
-    pinocchio::rnea(model, data, Q(s), V(s), A(s));
-    data.tau += friction(s);
-    return data.tau;
-  };
-  auto pin_aba = [&](int s) -> const Eigen::VectorXd & {
-    tbuf = T(s) - friction(s);
-    return pinocchio::aba(model, data, Q(s), V(s), tbuf);
-  };
-  auto pin_id = [&](int s) { escape(pin_rnea(s).data()); };
-  auto pin_Y = [&](int s) {
-    escape(pinocchio::computeJointTorqueRegressor(model, data, Q(s), V(s), A(s)).data());
-  };
-  auto pin_M = [&](int s) { escape(pinocchio::crba(model, data, Q(s)).data()); };
-  auto pin_Minv = [&](int s) { escape(pinocchio::computeMinverse(model, data, Q(s)).data()); };
-  auto pin_fd = [&](int s) { escape(pin_aba(s).data()); };
-  auto pin_g = [&](int s) { escape(pinocchio::computeGeneralizedGravity(model, data, Q(s)).data()); };
-  auto pin_C = [&](int s) { escape(pinocchio::computeCoriolisMatrix(model, data, Q(s), V(s)).data()); };
-  // derivatives: the viscous friction's diag(damping) is added to dtau/dv (cheap); forward dynamics'
-  // -Minv diag(damping) on ddq/dv is left out of the timed call (it favours Pinocchio) and added in the check
-  auto pin_drnea = [&](int s) {
-    pinocchio::computeRNEADerivatives(model, data, Q(s), V(s), A(s));
-    data.dtau_dv.diagonal() += model.damping;
-    escape(data.dtau_dq.data());
-    escape(data.dtau_dv.data());
-  };
-  auto pin_daba = [&](int s) {
-    tbuf = T(s) - friction(s);
-    pinocchio::computeABADerivatives(model, data, Q(s), V(s), tbuf);
-    escape(data.ddq_dq.data());
-    escape(data.ddq_dv.data());
-    escape(data.Minv.data());
-  };
-
-  const double NaN = NAN;
-
-#if HAVE_SYMDYN
-  if (SYMDYN_NQ != nq || SYMDYN_DOF != nv)
-  {
-    std::fprintf(
-      stderr, "error: generated module has nq=%d nv=%d but the Pinocchio model has nq=%d nv=%d\n",
-      int(SYMDYN_NQ), int(SYMDYN_DOF), nq, nv);
-    return 1;
-  }
-  const int n = nv;
-  const int np = SYMDYN_NUM_PARAMS;   // regressor columns (-DSYMDYN_NUM_PARAMS=<R>_NUM_PARAMS)
-  std::vector<double> out(size_t(n) * np);
-  double * y = out.data();
-  const double * q0 = P.q.data();
-  const double * qd0 = P.qd.data();
-  const double * qdd0 = P.qdd.data();
-  const double * tau0 = P.tau.data();
-
-  auto sym_id = [&](int s) {
-    SYMDYN_FN(_inverse_dynamics)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
-    escape(y);
-  };
-  auto sym_M = [&](int s) {
-    SYMDYN_FN(_mass_matrix)(q0 + size_t(s) * nq, y);
-    escape(y);
-  };
-  auto sym_Minv = [&](int s) {
-    SYMDYN_FN(_mass_matrix_inverse)(q0 + size_t(s) * nq, y);
-    escape(y);
-  };
-  auto sym_fd = [&](int s) {
-    SYMDYN_FN(_forward_dynamics)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, tau0 + size_t(s) * n, y);
-    escape(y);
-  };
-  auto sym_g = [&](int s) {
-    SYMDYN_FN(_gravity)(q0 + size_t(s) * nq, y);
-    escape(y);
-  };
-  auto sym_C = [&](int s) {
-    SYMDYN_FN(_coriolis_matrix)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, y);
-    escape(y);
-  };
-  auto sym_Y = [&](int s) {
-    SYMDYN_FN(_regressor)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
-    escape(y);
-  };
-#if SYMDYN_BASE_REGRESSOR
-  // base_regressor (n x b) beside the regressor: timed against the same computeJointTorqueRegressor,
-  // checked as base_regressor @ base_parameters(PARAMETERS) = Pinocchio's rnea (+ friction)
-  const int nb = SYMDYN_NUM_BASE;
-  std::vector<double> beta(nb), tau_b(n);
-  SYMDYN_FN(_base_parameters)(SYMDYN_FN(_parameters), beta.data());
-  auto sym_Yb = [&](int s) {
-    SYMDYN_FN(_base_regressor)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, y);
-    escape(y);
-  };
-#endif
-  std::vector<double> dbuf(size_t(3) * n * n);
-  double * d0 = dbuf.data();
-  double * d1 = d0 + size_t(n) * n;
-  double * d2 = d1 + size_t(n) * n;
-#if SYMDYN_DERIVATIVES
-  auto sym_drnea = [&](int s) {
-    SYMDYN_FN(_inverse_dynamics_derivatives)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, qdd0 + size_t(s) * n, d0, d1);
-    escape(d0);
-    escape(d1);
-  };
-  auto sym_daba = [&](int s) {
-    SYMDYN_FN(_forward_dynamics_derivatives)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, tau0 + size_t(s) * n, d0, d1, d2);
-    escape(d0);
-    escape(d1);
-    escape(d2);
-  };
-#else
-  auto sym_drnea = [&](int) {};
-  auto sym_daba = [&](int) {};
-#endif
-
-  // ---- correctness: every pool state, outside the timed loops ----
-  double e_id = 0, e_M = 0, e_Minv = 0, e_fd = 0, e_g = 0, e_C = 0, e_Y = 0, e_drnea = NAN, e_daba = NAN, e_Yb = NAN;
-  Eigen::MatrixXd yr(n, 10 * n);
-  Eigen::Map<const Eigen::VectorXd> yv(y, n);
-  Eigen::Map<const RowMat> ym(y, n, n);
-  for (int s = 0; s < pool; ++s)
-  {
-    sym_id(s);
-    e_id = std::max(e_id, rel_err(yv, pin_rnea(s)));
-    sym_M(s);
-    e_M = std::max(e_M, rel_err(ym, symmetrize_upper(pinocchio::crba(model, data, Q(s)))));
-    sym_Minv(s);
-    e_Minv = std::max(
-      e_Minv,
-      rel_err(ym, symmetrize_upper(pinocchio::computeMinverse(model, data, Q(s)))));
-    sym_fd(s);
-    e_fd = std::max(e_fd, rel_err(yv, pin_aba(s)));
-    sym_g(s);
-    e_g = std::max(e_g, rel_err(yv, pinocchio::computeGeneralizedGravity(model, data, Q(s))));
-    sym_C(s);
-    e_C = std::max(e_C, rel_err(ym, pinocchio::computeCoriolisMatrix(model, data, Q(s), V(s))));
-    sym_Y(s);   // n x np, row-major; its first 10 n columns are the rigid-body ones
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < 10 * n; ++j)
-        yr(i, j) = y[size_t(i) * np + j];
-    e_Y = std::max(e_Y, rel_err(yr, pinocchio::computeJointTorqueRegressor(model, data, Q(s), V(s), A(s))));
-#if SYMDYN_BASE_REGRESSOR
-    sym_Yb(s);
-    for (int i = 0; i < n; ++i)
-    {
-      tau_b[i] = 0;
-      for (int j = 0; j < nb; ++j)
-        tau_b[i] += y[size_t(i) * nb + j] * beta[j];
-    }
-    e_Yb = std::max(s ? e_Yb : 0.0, rel_err(Eigen::Map<const Eigen::VectorXd>(tau_b.data(), n), pin_rnea(s)));
-#endif
-#if SYMDYN_DERIVATIVES
-    Eigen::Map<const RowMat> m0(d0, n, n), m1(d1, n, n), m2(d2, n, n);
-    sym_drnea(s);
-    pin_drnea(s);
-    e_drnea = std::max(s ? e_drnea : 0.0, std::max(rel_err(m0, data.dtau_dq), rel_err(m1, data.dtau_dv)));
-    sym_daba(s);
-    pin_daba(s);
-    Eigen::MatrixXd Minv = symmetrize_upper(data.Minv);
-    Eigen::MatrixXd ddq_dv = data.ddq_dv - Minv * model.damping.asDiagonal();
-    e_daba = std::max(s ? e_daba : 0.0, std::max(std::max(rel_err(m0, data.ddq_dq), rel_err(m1, ddq_dv)),
-                                                 rel_err(m2, Minv)));
-#endif
-  }
-#endif
-
-  // ---- contacts: constraintDynamics and impulseDynamics (point contacts, world-aligned) ----
-  typedef pinocchio::RigidConstraintModel ContactModel;
-  typedef pinocchio::RigidConstraintData ContactData;
-  PINOCCHIO_STD_VECTOR_WITH_EIGEN_ALLOCATOR(ContactModel) contact_models;
-  PINOCCHIO_STD_VECTOR_WITH_EIGEN_ALLOCATOR(ContactData) contact_datas;
-  for (const std::string & f : o.contacts)
-  {
-    if (!model.existFrame(f))
-    {
-      std::fprintf(stderr, "error: no frame %s\n", f.c_str());
-      return 1;
-    }
-    const pinocchio::Frame & frame = model.frames[model.getFrameId(f)];
-    contact_models.push_back(ContactModel(
-      pinocchio::CONTACT_3D, model, frame.parentJoint, frame.placement, pinocchio::LOCAL_WORLD_ALIGNED));
-  }
-  for (const ContactModel & cm : contact_models)
-    contact_datas.push_back(ContactData(cm));
-  // mu = 0 and one iteration: one exact Cholesky solve of the contact problem (the cheapest setting)
-  pinocchio::ProximalSettings prox(1e-12, 0.0, 1);
-  const double restitution = 0.5;
-  if (!contact_models.empty())
-    pinocchio::initConstraintDynamics(model, data, contact_models, contact_datas);
-  auto pin_cfd_eval = [&](int s) -> const Eigen::VectorXd & {
-    tbuf = T(s) - friction(s);
-    return pinocchio::constraintDynamics(model, data, Q(s), V(s), tbuf, contact_models, contact_datas, prox);
-  };
-  auto pin_imp_eval = [&](int s) -> const Eigen::VectorXd & {
-    return pinocchio::impulseDynamics(model, data, Q(s), V(s), contact_models, contact_datas, restitution, prox);
-  };
-  auto pin_cfd = [&](int s) { escape(pin_cfd_eval(s).data()); };
-  auto pin_imp = [&](int s) { escape(pin_imp_eval(s).data()); };
-
-  // ---- timing ----
-  // Each repetition runs every function once (round-robin), Pinocchio and
-  // symdyn alternating which goes first, so that transient interference (other
-  // load, frequency changes) is spread over all functions and both
-  // implementations; the median over repetitions then discards it.
-  std::vector<const char *> fn_names = {"inverse_dynamics", "mass_matrix", "mass_matrix_inverse",
-                                        "forward_dynamics", "gravity", "coriolis_matrix", "regressor"};
-  std::vector<const char *> pin_names = {"rnea", "crba", "computeMinverse", "aba",
-                                         "computeGeneralizedGravity", "computeCoriolisMatrix",
-                                         "computeJointTorqueRegressor"};
-  std::vector<std::function<double(long)>> pin_reps = {
-    [&](long np) { return time_rep(pin_id, pool, np); },   [&](long np) { return time_rep(pin_M, pool, np); },
-    [&](long np) { return time_rep(pin_Minv, pool, np); }, [&](long np) { return time_rep(pin_fd, pool, np); },
-    [&](long np) { return time_rep(pin_g, pool, np); },    [&](long np) { return time_rep(pin_C, pool, np); },
-    [&](long np) { return time_rep(pin_Y, pool, np); }};
-  // the derivatives: timed for symdyn when the module has them (SYMDYN_DERIVATIVES)
-  fn_names.push_back("inverse_dynamics_derivatives");
-  pin_names.push_back("computeRNEADerivatives");
-  pin_reps.push_back([&](long np) { return time_rep(pin_drnea, pool, np); });
-  fn_names.push_back("forward_dynamics_derivatives");
-  pin_names.push_back("computeABADerivatives");
-  pin_reps.push_back([&](long np) { return time_rep(pin_daba, pool, np); });
-  fn_names.push_back("base_regressor");   // timed for symdyn when the module has it (SYMDYN_BASE_REGRESSOR)
-  pin_names.push_back("computeJointTorqueRegressor");
-  pin_reps.push_back([&](long np) { return time_rep(pin_Y, pool, np); });
-  if (!contact_models.empty())
-  {
-    fn_names.push_back("constrained_forward_dynamics");
-    pin_names.push_back("constraintDynamics");
-    pin_reps.push_back([&](long np) { return time_rep(pin_cfd, pool, np); });
-    fn_names.push_back("impact");
-    pin_names.push_back("impulseDynamics");
-    pin_reps.push_back([&](long np) { return time_rep(pin_imp, pool, np); });
-  }
-  const int NF = int(fn_names.size());
-  std::vector<std::function<double(long)>> sym_reps(NF, [&](long) { return NaN; });
-  std::vector<double> errs(NF, NaN);
-#if HAVE_SYMDYN
-  sym_reps = {
-    [&](long np) { return time_rep(sym_id, pool, np); },   [&](long np) { return time_rep(sym_M, pool, np); },
-    [&](long np) { return time_rep(sym_Minv, pool, np); }, [&](long np) { return time_rep(sym_fd, pool, np); },
-    [&](long np) { return time_rep(sym_g, pool, np); },    [&](long np) { return time_rep(sym_C, pool, np); },
-    [&](long np) { return time_rep(sym_Y, pool, np); }};
-  errs = {e_id, e_M, e_Minv, e_fd, e_g, e_C, e_Y, e_drnea, e_daba, e_Yb};
-  sym_reps.push_back([&](long np) { return SYMDYN_DERIVATIVES ? time_rep(sym_drnea, pool, np) : NaN; });
-  sym_reps.push_back([&](long np) { return SYMDYN_DERIVATIVES ? time_rep(sym_daba, pool, np) : NaN; });
-#if SYMDYN_BASE_REGRESSOR
-  sym_reps.push_back([&](long np) { return time_rep(sym_Yb, pool, np); });
-#else
-  sym_reps.push_back([&](long) { return NaN; });
-#endif
-  bool sym_contacts = false;
-#ifdef SYMDYN_NC
-  std::vector<double> lam(size_t(SYMDYN_NC));
-  auto sym_cfd = [&](int s) {
-    SYMDYN_FN(_constrained_forward_dynamics)(
-      q0 + size_t(s) * nq, qd0 + size_t(s) * n, tau0 + size_t(s) * n, y, lam.data());
-    escape(y);
-    escape(lam.data());
-  };
-  auto sym_imp = [&](int s) {
-    SYMDYN_FN(_impact)(q0 + size_t(s) * nq, qd0 + size_t(s) * n, &restitution, y, lam.data());
-    escape(y);
-    escape(lam.data());
-  };
-  if (!contact_models.empty())
-  {
-    if (int(SYMDYN_NC) != 3 * int(contact_models.size()))
-    {
-      std::fprintf(stderr, "error: the module has %d constraint rows, --contacts gives %d\n", int(SYMDYN_NC),
-                   3 * int(contact_models.size()));
-      return 1;
-    }
-    double e_cfd = 0, e_lam = 0, e_imp = 0, e_P = 0;
-    Eigen::Map<const Eigen::VectorXd> lv(lam.data(), SYMDYN_NC);
-    for (int s = 0; s < pool; ++s)
-    {
-      sym_cfd(s);
-      e_cfd = std::max(e_cfd, rel_err(yv, pin_cfd_eval(s)));
-      e_lam = std::max(e_lam, rel_err(lv, data.lambda_c));
-      sym_imp(s);
-      e_imp = std::max(e_imp, rel_err(yv, pin_imp_eval(s)));
-      e_P = std::max(e_P, rel_err(lv, data.impulse_c));
-    }
-    std::fprintf(stderr, "# contacts: lambda max rel err %.3e, impulse %.3e\n", e_lam, e_P);
-    sym_reps.push_back([&](long np) { return time_rep(sym_cfd, pool, np); });
-    sym_reps.push_back([&](long np) { return time_rep(sym_imp, pool, np); });
-    errs.push_back(std::max(e_cfd, e_lam));
-    errs.push_back(std::max(e_imp, e_P));
-    sym_contacts = true;
-  }
-#endif
-  if (!contact_models.empty() && !sym_contacts)
-  {
-    sym_reps.resize(NF, [&](long) { return NaN; });
-    errs.resize(NF, NaN);
-  }
-#endif
-  // warm-up: caches, branch predictors, page faults, CPU frequency
-  const long warm = std::max(1L, passes / 4);
-  for (int k = 0; k < NF; ++k)
-  {
-    pin_reps[k](warm);
-    if (HAVE_SYMDYN)
-      sym_reps[k](warm);
-  }
-  std::vector<std::vector<double>> tp(NF), ts(NF);
-  for (int r = 0; r < o.reps; ++r)
-    for (int k = 0; k < NF; ++k)
-    {
-      if (!HAVE_SYMDYN)
-        tp[k].push_back(pin_reps[k](passes));
-      else if (r % 2 == 0)
-      {
-        tp[k].push_back(pin_reps[k](passes));
-        ts[k].push_back(sym_reps[k](passes));
-      }
-      else
-      {
-        ts[k].push_back(sym_reps[k](passes));
-        tp[k].push_back(pin_reps[k](passes));
-      }
-    }
-  for (int k = 0; k < NF; ++k)
-    emit(
-      o, nv, fn_names[k], pin_names[k], median(tp[k]), HAVE_SYMDYN ? median(ts[k]) : NaN,
-      errs[k]);
-
   return 0;
 }
