@@ -26,7 +26,7 @@ Joints on other branches do not see body k: their entries are exact zeros. A joi
 columns (free-flyer, spherical, planar) has one row per column, each carried out the same way.
 """
 from ..multibody import spatial as S
-from .friction import coulomb_sign, one_dof
+from .friction import coulomb_sign, multi_dof, one_dof
 from .rnea import accelerations
 
 
@@ -79,4 +79,8 @@ def regressor(ctx, chain, X, qd, qdd):
                 Y[row][10 * k:10 * k + 10] = body_columns(ctx, s[k], body[k])
     for j, i in one_dof(chain):       # friction and rotor: Fv qd, Fc sgn(qd), Fo, Ia qdd
         Y[i][10 * nb + 4 * j:10 * nb + 4 * j + 4] = [qd[i], coulomb_sign(ctx, chain, qd[i]), 1, qdd[i]]
+    for j, i in multi_dof(chain, "damping"):      # a ball or free joint's Fv and Ia, where the model has them
+        Y[i][10 * nb + 4 * j] = qd[i]
+    for j, i in multi_dof(chain, "armature"):
+        Y[i][10 * nb + 4 * j + 3] = qdd[i]
     return Y
