@@ -62,6 +62,14 @@ def _subtree_outward(chain, j):
     return chain.subtree[j][1:]
 
 
+def _free_rotor_rates(ctx, chain, qd):
+    """(joint, (linear entry, (w x v) of it)) of the free joints with armature."""
+    joints = [k for k, j in enumerate(chain.model.joints) if j.kind.nv == 6 and j.armature]
+    return [(k, (chain.vi[k][a], ctx.bind(qd[chain.vi[k][3 + b]] * qd[chain.vi[k][c]]
+                                         - qd[chain.vi[k][3 + c]] * qd[chain.vi[k][b]])))
+            for k in joints for a, b, c in ((0, 1, 2), (1, 2, 0), (2, 0, 1))]
+
+
 def regressor(ctx, chain, X, qd, qdd):
     """Y(q, qd, qdd) as nv rows of 10 n_bodies + 4 n_joints entries (model.parameters order)."""
     n = chain.n
@@ -83,4 +91,6 @@ def regressor(ctx, chain, X, qd, qdd):
         Y[i][10 * nb + 4 * j] = qd[i]
     for j, i in multi_dof(chain, "armature"):
         Y[i][10 * nb + 4 * j + 3] = qdd[i]
+    for j, (i, wv) in _free_rotor_rates(ctx, chain, qd):     # a free joint's Ia (v_dot + w x v) (friction.py)
+        Y[i][10 * nb + 4 * j + 3] = ctx.bind(qdd[i] + wv)
     return Y
