@@ -123,7 +123,7 @@ def gravity_compensation(ctx, chain, X):
 
 def joint_forces(ctx, chain, qd, qdd, X=None):
     """tau_f(qd) + tau_s(q) - g_c(q) + Ia qdd, velocity-sized (qdd None: no armature term, as at zero
-    acceleration; X None: neither spring nor gravcomp, the friction alone)."""
+    acceleration; X None: neither spring, gravcomp nor a free joint's rotor term Ia w x v, the friction alone)."""
     out = [0] * chain.nv
     for k, i in one_dof(chain):
         out[i] = joint_friction(ctx, chain, qd, k, i) + joint_spring(chain, X, k)
