@@ -284,7 +284,8 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
 
 def _passive(c, a, name, jtype):
     """Note the ball and free joints with springs, a MuJoCo passive force symdyn does not model yet (one
-    warning in all; hinge and slide springs are modelled: symdyn.recursions.friction)."""
+    warning in all; hinge and slide springs are modelled: symdyn.recursions.friction; a ball or free joint's
+    damping and armature too: multi_dof_dynamics)."""
     if jtype in ("ball", "free") and (a.number("stiffness") or name in c.springdamper):
         c.springs.append(name)
 
@@ -292,8 +293,8 @@ def _passive(c, a, name, jtype):
 def _warn_springs(c):
     if c.springs:
         shown = ", ".join(c.springs[:6]) + (f" and {len(c.springs) - 6} more" if len(c.springs) > 6 else "")
-        c.warn(f"the stiffness of ball and free joints is not modelled yet: the generated functions leave out "
-               f"the spring forces of {shown}")
+        c.warn(f"the stiffness of ball and free joints (and a springdamper's damping) is not modelled yet: the "
+               f"generated functions leave out the spring forces of {shown}")
 
 
 # --- masses --------------------------------------------------------------------------------
