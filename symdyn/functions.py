@@ -180,7 +180,7 @@ def _inverse_dynamics(ctx, chain, X, qd, qdd):
 def _mass_matrix(ctx, chain, X):
     """CRBA, and the rotor inertias on the diagonal."""
     M = crba.mass_matrix(ctx, chain, X)
-    for k, i in _fr.one_dof(chain):
+    for k, i in _fr.rotors(chain):
         if not _fr._is_zero(chain.armature[k]):
             M[i][i] = ctx.bind(M[i][i] + chain.armature[k])
     return M

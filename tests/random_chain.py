@@ -6,7 +6,8 @@ from symdyn.multibody.synthetic import (random_chain, random_description, random
 
 
 def with_joint_dynamics(model, seed, friction=True, armature=True):
-    """The model with random rotor inertias and (optionally) viscous, Coulomb and offset friction."""
+    """The model with random rotor inertias and (optionally) viscous, Coulomb and offset friction on its
+    1-DoF joints (the same draws whatever the joint types)."""
     from dataclasses import replace
     rng = np.random.default_rng(1000 + seed)
     joints = []
@@ -17,7 +18,8 @@ def with_joint_dynamics(model, seed, friction=True, armature=True):
         if friction:
             values.update(damping=float(rng.uniform(0.1, 1.0)), friction=float(rng.uniform(0.1, 1.0)),
                           friction_offset=float(rng.normal()))
-        joints.append(replace(j, **values))
+        # a multi-DoF joint keeps none (its damping and armature are MuJoCo's: test_mjcf, test_identification)
+        joints.append(replace(j, **values) if j.kind.nv == 1 else j)
     return replace(model, joints=tuple(joints))
 
 

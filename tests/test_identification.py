@@ -257,3 +257,27 @@ def test_friction_on_a_multi_dof_joint_is_refused(tmp_path):
                                        "--joint-params", str(params)])
     assert result.exit_code == 2
     assert "root_joint': friction and armature are for 1-DoF joints" in result.output
+
+
+def test_ball_and_free_joint_damping_and_armature_columns():
+    """An MJCF ball or free joint's damping and armature (on each of its DoFs, as MuJoCo) are parameters:
+    Y PARAMETERS = inverse_dynamics, in MuJoCo's coordinates and Pinocchio's, its Fc and Fo columns zero,
+    and the base parameters reproduce Y p."""
+    path = ROOT / "tests" / "data" / "mjcf" / "ball_free_damping.xml"
+    rng = np.random.default_rng(4)
+    for conventions in ("mujoco", "pinocchio"):
+        model = symdyn.load_robot(path, conventions=conventions)
+        engine = symdyn.Engine(model)
+        q = np.stack([engine.integrate(engine.neutral(), rng.normal(size=model.nv)) for _ in range(4)])
+        qd, qdd = rng.normal(size=(2, 4, model.nv))
+        Y = engine.regressor(q, qd, qdd)
+        assert relerr(Y @ engine.PARAMETERS, engine.inverse_dynamics(q, qd, qdd)) < TOL
+        nb = len(model.bodies)
+        for k, j in enumerate(model.joints):
+            columns = Y[..., 10 * nb + 4 * k:10 * nb + 4 * k + 4]
+            if j.kind.nv > 1:
+                assert np.any(columns[..., 0]) == bool(j.damping) and np.any(columns[..., 3]) == bool(j.armature)
+                assert not np.any(columns[..., 1:3]), j.name
+        pi = engine.PARAMETERS * rng.uniform(0.5, 2.0, len(engine.PARAMETERS))
+        assert relerr(np.einsum("...ij,j->...i", engine.base_regressor(q, qd, qdd), engine.base_parameters(pi)),
+                      Y @ pi) < TOL

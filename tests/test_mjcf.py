@@ -167,7 +167,7 @@ def _check_sites(m, d, e, q, T):
 
 FEATURES = ["hinge_slide_chain", "orientations", "defaults_frames", "include_main", "ball", "free",
             "armature_damping", "inertial", "geoms", "bounds", "totalmass", "mesh", "equality", "springs", "gravcomp",
-            "coupling", "coupling_fixed", "coupling_inactive", "coupling_nonlinear"]
+            "coupling", "coupling_fixed", "coupling_inactive", "coupling_nonlinear", "ball_free_damping"]
 
 
 @pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
@@ -405,11 +405,12 @@ def test_any_extension_is_read(tmp_path):
 GENERATED = tuple(MUJOCO_COUNTERPARTS)
 
 
+@pytest.mark.parametrize("name", ["gravcomp", "ball_free_damping"])
 @pytest.mark.parametrize("language", ["python", "c"])
-def test_generated_code_matches_mujoco(language, tmp_path):
+def test_generated_code_matches_mujoco(language, name, tmp_path):
     """The generated Python and C (one small compile) of a floating model with several joints per body,
-    springs and gravcomp."""
-    path = DATA / "gravcomp.xml"
+    springs and gravcomp, and of one with damping and armature on ball and free joints."""
+    path = DATA / f"{name}.xml"
     check_against_mujoco(path, module=_generated(path, language, tmp_path, GENERATED))
 
 
@@ -544,9 +545,9 @@ def _tangent_fd(f, e, q, nv, h=1e-6):
 
 
 @pytest.mark.parametrize("conventions", [None, "pinocchio"], ids=["mujoco", "pinocchio"])
-@pytest.mark.parametrize("name", ["springs", "gravcomp"])
+@pytest.mark.parametrize("name", ["springs", "gravcomp", "ball_free_damping"])
 def test_passive_force_derivatives_match_finite_differences(name, conventions):
-    """dtau/dq, dtau/dv and dqdd/dq, dqdd/dv with springs and gravcomp (MuJoCo's coordinates: duals
+    """dtau/dq, dtau/dv and dqdd/dq, dqdd/dv with springs, gravcomp and ball and free joints' damping and armature (MuJoCo's coordinates: duals
     through the trace; Pinocchio's: the analytical recursions) against central differences."""
     path = DATA / f"{name}.xml"
     model = load_robot(path) if conventions is None else load_robot(path, conventions=conventions)
@@ -564,6 +565,8 @@ def test_passive_force_derivatives_match_finite_differences(name, conventions):
         assert np.abs(dv - fd_v).max() < 1e-6
         Dq, Dv, _ = e.forward_dynamics_derivatives(q, v, tau)
         assert np.abs(Dq - _tangent_fd(lambda x: e.forward_dynamics(x, v, tau), e, q, model.nv)).max() < 1e-5
+        assert np.abs(Dv - np.array([(e.forward_dynamics(q, v + h, tau) - e.forward_dynamics(q, v - h, tau)) / 2e-6
+                                     for h in 1e-6 * np.eye(model.nv)]).T).max() < 1e-5
 
 
 @pytest.mark.parametrize("name", ["springs", "gravcomp"])

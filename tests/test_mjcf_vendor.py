@@ -12,11 +12,8 @@ holding a mesh geom has an explicit <inertial> (and inertiafromgeom is not "true
 change a mass, a centre of mass or an inertia, and with them none of the compared numbers (textures,
 which MuJoCo also reads, go too: they are pictures).
 
-One passive force of these robots is not modelled yet: the damping of Cassie's two ball joints (the
-reader warns and leaves it out; symdyn's damping and armature are for 1-DoF joints). The oracle then has
-the damping and armature of ball and free joints zeroed, as test_mjcf zeroes the other unmodelled passive
-forces, after checking that the reader named each such joint in a warning; and
-test_ball_joint_damping_is_the_only_difference shows the difference it makes.
+Cassie's two ball joints have damping, which symdyn models as MuJoCo applies it (on each of the joint's
+DoFs); test_ball_joint_damping_is_modelled checks that it is read and that it matters.
 """
 import importlib.util
 import shutil
@@ -55,20 +52,6 @@ def oracle_without_meshes(path):
     for material in spec.materials:
         material.textures = [""] * len(material.textures)
     return spec.compile()
-
-
-def oracle(path, model):
-    """oracle_without_meshes, with the damping and armature of ball and free joints (not modelled: each such
-    joint named in one of the reader's warnings) zeroed."""
-    m = oracle_without_meshes(path)
-    ball, free = int(mujoco.mjtJoint.mjJNT_BALL), int(mujoco.mjtJoint.mjJNT_FREE)
-    for j in [j for j in range(m.njnt) if int(m.jnt_type[j]) in (ball, free)]:
-        dofs = slice(m.jnt_dofadr[j], m.jnt_dofadr[j] + (3 if int(m.jnt_type[j]) == ball else 6))
-        if np.any(m.dof_damping[dofs]) or np.any(m.dof_armature[dofs]):
-            name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
-            assert any(f"joint '{name}': damping, armature" in w for w in model.provenance.warnings), name
-            m.dof_damping[dofs] = m.dof_armature[dofs] = 0
-    return m
 
 
 def _generated_module(model, language, folder):
@@ -121,17 +104,27 @@ def test_menagerie_robot_loads_without_its_meshes(robot):
 def test_menagerie_robot_matches_mujoco(robot):
     path = MENAGERIE / robot
     model = load_robot(path)
-    check_against_mujoco(path, states=5, oracle=oracle(path, model))
-    m = oracle(path, model)
+    m = oracle_without_meshes(path)
+    check_against_mujoco(path, states=5, oracle=m)
     assert check_body_frames(Engine(model), m) + m.nsite > 0      # every robot has a frame checked
 
 
-def test_ball_joint_damping_is_the_only_difference():
-    """Cassie's ball-joint damping, which the oracle above leaves out, is a real difference: with it MuJoCo's
-    inverse dynamics differ (when symdyn models it, this test fails: drop the zeroing in `oracle`)."""
+def test_ball_joint_damping_is_modelled():
+    """Cassie's ball-joint damping is read without a warning, on each DoF as MuJoCo's dof_damping, and it
+    matters: with it zeroed in MuJoCo the inverse dynamics differ (test_menagerie_robot_matches_mujoco
+    compares with it)."""
     path = MENAGERIE / "agility_cassie/cassie.xml"
+    model = load_robot(path)
+    m = oracle_without_meshes(path)
+    ball = [j for j in range(m.njnt) if int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_BALL)]
+    assert len(ball) == 2 and not any("damping" in w for w in model.provenance.warnings)
+    for j in ball:
+        dofs = slice(m.jnt_dofadr[j], m.jnt_dofadr[j] + 3)
+        joint = model.joints[model.joint_names.index(mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j))]
+        assert joint.damping > 0 and np.all(m.dof_damping[dofs] == joint.damping)
+        m.dof_damping[dofs] = 0
     with pytest.raises(AssertionError):
-        check_against_mujoco(path, states=1, oracle=oracle_without_meshes(path))
+        check_against_mujoco(path, states=1, oracle=m)
 
 
 @pytest.mark.parametrize("language", ["python", "c"])
@@ -142,8 +135,8 @@ def test_menagerie_generated_code_matches_mujoco(robot, language, tmp_path):
     path = MENAGERIE / robot
     model = load_robot(path)
     module = _generated_module(model, language, tmp_path)
-    check_against_mujoco(path, states=5, module=module, oracle=oracle(path, model))
-    check_body_frames(module, oracle(path, model))
+    check_against_mujoco(path, states=5, module=module, oracle=oracle_without_meshes(path))
+    check_body_frames(module, oracle_without_meshes(path))
 
 
 def test_compare_oracle_loads_menagerie_robots_without_meshes(tmp_path):

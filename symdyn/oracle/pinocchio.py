@@ -45,7 +45,7 @@ def pinocchio_model(model):
 
 def joint_dynamics_vectors(model, tree=False):
     """{field: velocity-sized array} of the joints' armature, damping, friction, friction_offset
-    (zero for the entries of multi-DoF joints, which have none); tree=True: of every joint of the tree
+    (a multi-DoF joint's damping and armature on each of its entries; it has no other); tree=True: of every joint of the tree
     (mimic joints included)."""
     nv, slices = (model.tree_nv, model.tree_v_slices) if tree else (model.nv, model.v_slices)
     out = {key: np.zeros(nv) for key in ("armature", "damping", "friction", "friction_offset")}
@@ -53,6 +53,8 @@ def joint_dynamics_vectors(model, tree=False):
         if len(vi) == 1:
             for key in out:
                 out[key][vi[0]] = getattr(joint, key)
+        else:                           # MJCF's ball and free joints: their one value on each DoF
+            out["damping"][list(vi)], out["armature"][list(vi)] = joint.damping, joint.armature
     return out
 
 
@@ -269,6 +271,10 @@ def pinocchio_functions(pmodel, frames=(), offset=None, smoothing=0.0, passive=N
             if joint.nv == 1:
                 i = joint.idx_v
                 joints[i, 4 * k:4 * k + 4] = v[i], sgn(v[i]), 1.0, a[i]
+            else:                       # a ball or free joint's Fv and Ia, where the model has them
+                i = slice(joint.idx_v, joint.idx_v + joint.nv)
+                joints[i, 4 * k] = v[i] if pmodel.damping[i].any() else 0.0
+                joints[i, 4 * k + 3] = a[i] if pmodel.armature[i].any() else 0.0
         return np.hstack([pin.computeJointTorqueRegressor(pmodel, data, c(q), v, a), joints])
 
     extra = _frame_functions(pmodel, data, frames, c) if frames else {}

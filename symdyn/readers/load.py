@@ -49,6 +49,9 @@ def load_robot(path, options=None, **changes):
     if o.snap_right_angles:
         from ..multibody.model import snap_right_angles as snap
         model = snap(model)
+    if file_contacts.get("multi_dof"):
+        from .mjcf_tree import multi_dof_dynamics
+        model = multi_dof_dynamics(model, file_contacts["multi_dof"])
     if file_contacts.get("springdamper"):
         from .mjcf_tree import springdamper_damping
         model = springdamper_damping(model, *file_contacts["springdamper"])

@@ -4,7 +4,7 @@ What changes the rigid-body dynamics is read: the <worldbody> tree (pos and quat
 xyaxes or zaxis; <frame>), <compiler angle eulerseq inertiafromgeom inertiagrouprange boundmass
 boundinertia balanceinertia settotalmass meshdir assetdir>, <default> classes (nested, childclass),
 <include file>, hinge, slide, ball and free joints (several in one body), joint ref, armature and
-damping, <inertial> or the geoms' mass and inertia (MuJoCo's formulas; meshes from STL files),
+damping (of a ball or free joint: on each of its DoFs, mjcf_tree.multi_dof_dynamics), <inertial> or the geoms' mass and inertia (MuJoCo's formulas; meshes from STL files),
 <option gravity> and <site>s (the default FRAMES). <equality connect/weld> become loop closures and
 <equality joint> with a linear polycoef a joint coupling (symdyn.readers.mjcf_equality).
 

@@ -58,7 +58,7 @@ def build_description(c):
         _collect(c, wb, world, IDENTITY, wb.get("childclass"), bodies)
     gravity = _gravity(c)
     _tendon_forces(c)
-    c.springdamper, c.springs, c.refs, c.qpos0, c.joint_types = {}, [], {}, [], {}
+    c.springdamper, c.springs, c.refs, c.qpos0, c.joint_types, c.multi_dof = {}, [], {}, [], {}, {}
     links, joints, sites, world_pose, site_poses = _emit(c, bodies)
     _warn_springs(c)
     _apply_total_mass(c, links)
@@ -69,7 +69,7 @@ def build_description(c):
             "links": links, "joints": joints}
     from .mjcf_equality import equality_constraints
     return desc, {"sites": sites, "constraints": equality_constraints(c, world_pose, site_poses), "springdamper": (c.springdamper, c.refs),
-                  "qpos0": c.qpos0}
+                  "qpos0": c.qpos0, "multi_dof": c.multi_dof}
 
 
 def _gravity(c):
@@ -93,6 +93,14 @@ def _tendon_forces(c):
             if a.number("stiffness") or a.number("damping"):
                 c.warn(f"tendon '{t.get('name', '')}': its stiffness and damping (MuJoCo passive forces) are not "
                        "modelled: left out")
+
+
+def multi_dof_dynamics(model, values):
+    """The model whose ball and free joints have the damping and armature `values` ({joint: {field: value}}):
+    MuJoCo applies each to every DoF of the joint (the description formats keep these for 1-DoF joints)."""
+    from dataclasses import replace
+    joints = tuple(replace(j, **values[j.name]) if values.get(j.name) else j for j in model.joints)
+    return replace(model, joints=joints)
 
 
 def springdamper_damping(model, springdamper, refs):
@@ -258,8 +266,8 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
         dynamics = {k: a.number(k) for k in ("damping", "armature", "stiffness") if a.number(k)}
         if jtype in ("hinge", "slide") and a.number("springref"):
             dynamics["springref"] = c._angle(a.number("springref")) if jtype == "hinge" else a.number("springref")
-        if jtype in ("ball", "free") and dynamics:
-            c.warn(f"joint '{name}': damping, armature and stiffness of {jtype} joints are not modelled yet: left out")
+        if jtype in ("ball", "free"):     # damping and armature on each DoF, set on the model (load.py); springs: _passive
+            c.multi_dof[name] = {k: v for k, v in dynamics.items() if k in ("damping", "armature")}
             dynamics = {}
         child = link_names.take(name) if i < len(body.joints) - 1 else body.name
         if i < len(body.joints) - 1:
@@ -276,7 +284,8 @@ def _emit_joints(c, body, links, joints, link_names, joint_names):
 
 def _passive(c, a, name, jtype):
     """Note the ball and free joints with springs, a MuJoCo passive force symdyn does not model yet (one
-    warning in all; hinge and slide springs are modelled: symdyn.recursions.friction)."""
+    warning in all; hinge and slide springs are modelled: symdyn.recursions.friction; a ball or free joint's
+    damping and armature too: multi_dof_dynamics)."""
     if jtype in ("ball", "free") and (a.number("stiffness") or name in c.springdamper):
         c.springs.append(name)
 
@@ -284,8 +293,8 @@ def _passive(c, a, name, jtype):
 def _warn_springs(c):
     if c.springs:
         shown = ", ".join(c.springs[:6]) + (f" and {len(c.springs) - 6} more" if len(c.springs) > 6 else "")
-        c.warn(f"the stiffness of ball and free joints is not modelled yet: the generated functions leave out "
-               f"the spring forces of {shown}")
+        c.warn(f"the stiffness of ball and free joints (and a springdamper's damping) is not modelled yet: the "
+               f"generated functions leave out the spring forces of {shown}")
 
 
 # --- masses --------------------------------------------------------------------------------

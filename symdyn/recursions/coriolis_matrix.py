@@ -68,4 +68,16 @@ def coriolis_matrix(ctx, chain, X, qd):
                     C[vi[i][a]][c] = ctx.bind(S.vdot(h, F))
                     C[c][vi[i][a]] = ctx.bind(S.vdot(f1, Sdot[i][a]) + S.vdot(f2, h))
                 k = i
+    _free_rotors(ctx, chain, qd, C)
     return C
+
+
+def _free_rotors(ctx, chain, qd, C):
+    """A free joint's armature: Ia w x v (symdyn.recursions.friction.translating_rotors) as Ia w~ v, so that
+    M_dot - 2C stays skew-symmetric (M's Ia on the diagonal is constant)."""
+    from .friction import free_rotors
+    for Ia, lin, ang in free_rotors(chain):
+        for a, i in enumerate(lin):
+            b, c = (a + 1) % 3, (a + 2) % 3
+            C[i][lin[c]] = ctx.bind(C[i][lin[c]] + Ia * qd[ang[b]])
+            C[i][lin[b]] = ctx.bind(C[i][lin[b]] - Ia * qd[ang[c]])

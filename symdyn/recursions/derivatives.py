@@ -154,18 +154,21 @@ def _free_flyer_columns(ctx, chain, X, qd, f_ext):
     - Turning the base by theta (body frame) changes nothing but gravity seen from it, the base
       acceleration a = R^T (-g), which enters tau as the base's linear qdd does: dtau/dtheta =
       M[:, linear] [a]x, so dqdd/dtheta = -E_linear [a]x. Not with world-fixed external wrenches (they turn),
-      nor with MuJoCo's gravcomp (world-fixed forces too: friction.py).
+      nor with MuJoCo's gravcomp (world-fixed forces too: friction.py), nor with the free joint's armature
+      (in M[:, linear], but gravity does not pull it).
     - Galilean invariance: adding u to v (a uniform world velocity R u of every body) leaves every world
       acceleration, joint acceleration and force as they were; only v's rate turns with the base:
       d(v)/dt = R^T a_world - w x v, so dqdd/dv(linear) = -E_linear [w]x.
+      Not with the free joint's damping (MuJoCo's, a force against the world velocity).
     The translation columns of dqdd/dq are exact zeros anyway (nothing depends on where the base is)."""
     known_q, known_v = {}, {}
     for k in range(chain.n):
         if chain.parent[k] >= 0 or chain.model.joints[k].kind is not FreeFlyer:
             continue
         linear, angular = chain.vi[k][:3], chain.vi[k][3:]
-        terms = [(known_v, linear, [qd[i] for i in angular])]
-        if f_ext is None and chain.compensated is None:
+        # MuJoCo's damping of a free joint (on its world velocity) is not Galilean invariant
+        terms = [] if chain.model.joints[k].damping else [(known_v, linear, [qd[i] for i in angular])]
+        if f_ext is None and chain.compensated is None and not chain.model.joints[k].armature:
             terms.append((known_q, angular, S.bind(ctx, S.rot_t(X[k][0], chain.base_acceleration[3:]))))
         for known, columns, a in terms:
             skew = _skew(a)
@@ -196,7 +199,7 @@ def kinetic_energy(ctx, chain, X, qd):
     total = 0
     for k in range(chain.n):
         total = total + ctx.bind(S.vdot(V[k], S.bind(ctx, S.matvec(chain.M[k], V[k]))))
-    for k, i in _fr.one_dof(chain):
+    for k, i in _fr.rotors(chain):
         if not _fr._is_zero(chain.armature[k]):
             total = total + ctx.bind(chain.armature[k] * qd[i] * qd[i])
     return ctx.bind(0.5 * total)

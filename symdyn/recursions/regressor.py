@@ -26,7 +26,7 @@ Joints on other branches do not see body k: their entries are exact zeros. A joi
 columns (free-flyer, spherical, planar) has one row per column, each carried out the same way.
 """
 from ..multibody import spatial as S
-from .friction import coulomb_sign, one_dof
+from .friction import coulomb_sign, multi_dof, one_dof
 from .rnea import accelerations
 
 
@@ -62,6 +62,14 @@ def _subtree_outward(chain, j):
     return chain.subtree[j][1:]
 
 
+def _free_rotor_rates(ctx, chain, qd):
+    """(joint, (linear entry, (w x v) of it)) of the free joints with armature."""
+    joints = [k for k, j in enumerate(chain.model.joints) if j.kind.nv == 6 and j.armature]
+    return [(k, (chain.vi[k][a], ctx.bind(qd[chain.vi[k][3 + b]] * qd[chain.vi[k][c]]
+                                         - qd[chain.vi[k][3 + c]] * qd[chain.vi[k][b]])))
+            for k in joints for a, b, c in ((0, 1, 2), (1, 2, 0), (2, 0, 1))]
+
+
 def regressor(ctx, chain, X, qd, qdd):
     """Y(q, qd, qdd) as nv rows of 10 n_bodies + 4 n_joints entries (model.parameters order)."""
     n = chain.n
@@ -79,4 +87,10 @@ def regressor(ctx, chain, X, qd, qdd):
                 Y[row][10 * k:10 * k + 10] = body_columns(ctx, s[k], body[k])
     for j, i in one_dof(chain):       # friction and rotor: Fv qd, Fc sgn(qd), Fo, Ia qdd
         Y[i][10 * nb + 4 * j:10 * nb + 4 * j + 4] = [qd[i], coulomb_sign(ctx, chain, qd[i]), 1, qdd[i]]
+    for j, i in multi_dof(chain, "damping"):      # a ball or free joint's Fv and Ia, where the model has them
+        Y[i][10 * nb + 4 * j] = qd[i]
+    for j, i in multi_dof(chain, "armature"):
+        Y[i][10 * nb + 4 * j + 3] = qdd[i]
+    for j, (i, wv) in _free_rotor_rates(ctx, chain, qd):     # a free joint's Ia (v_dot + w x v) (friction.py)
+        Y[i][10 * nb + 4 * j + 3] = ctx.bind(qdd[i] + wv)
     return Y

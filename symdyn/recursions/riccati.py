@@ -196,11 +196,15 @@ class Riccati:
         for a in range(nv):
             for b in range(a, nv):
                 D[a][b] = D[b][a] = ctx.bind(S.vdot(H[a], g[b]))
+        rotor = self.chain.model.joints[k].armature      # MJCF's ball and free joints: Ia on each DoF
+        if rotor:
+            D = [[ctx.bind(x + self.chain.armature[k]) if a == b else x for b, x in enumerate(row)]
+                 for a, row in enumerate(D)]
         block = Block(ctx, D)
         Dinv = block.inverse()
-        # G = g D^-1; where the columns of H are +-e_a, H G = 1 fixes those rows of G exactly
+        # G = g D^-1; where the columns of H are +-e_a (and no armature), H G = 1 fixes those rows of G exactly
         axes = [unit_axis(h) for h in H]
-        exact = {ax[0] for ax in axes if ax is not None} if all(axes) else set()
+        exact = {ax[0] for ax in axes if ax is not None} if all(axes) and not rotor else set()
         G = [[H[b][i] if i in exact else ctx.bind(sum((g[a][i] * Dinv[a][b] for a in range(nv)), 0))
               for i in range(6)] for b in range(nv)]
         Pplus = S.symmetric(ctx, lambda i, j: 0 if i in exact or j in exact else

@@ -329,6 +329,13 @@ def _add_friction(ctx, chain, qd, dv):
         extra = tangent(_fr.joint_friction(d, chain, rates, k, i), 0)
         if not _fr._is_zero(extra):
             dv[i][i] = ctx.bind(dv[i][i] + extra)
+    for k, i in _fr.multi_dof(chain, "damping"):      # Fv qd on each DoF of a ball or free joint
+        dv[i][i] = ctx.bind(dv[i][i] + chain.viscous[k])
+    for Ia, lin, ang in _fr.free_rotors(chain):       # d(Ia w x v)/d(v, w) = Ia (w~, -v~)
+        for a, i in enumerate(lin):
+            b, c = (a + 1) % 3, (a + 2) % 3
+            for j, x in ((lin[c], qd[ang[b]]), (lin[b], -qd[ang[c]]), (ang[b], qd[lin[c]]), (ang[c], -qd[lin[b]])):
+                dv[i][j] = ctx.bind(dv[i][j] + Ia * x)
 
 
 def _add_springs(ctx, chain, dq):
