@@ -44,17 +44,10 @@ class Composite:
             self.h[k] = S.bind(ctx, h)
             self.hp[k] = S.bind(ctx, S.rot(X[k][0], self.h[k]))
             if inertia:
-                self.J[k] = _bind_sym(ctx, J)
+                self.J[k] = S.bind_entries(ctx, 3, lambda i, j: J[i][j], symmetric=True)
                 if chain.parent[k] >= 0:
                     self.Jp[k] = X[k].congruence3_once(ctx, self.J[k])
 
-
-def _bind_sym(ctx, A):
-    out = [[None] * 3 for _ in range(3)]
-    for i in range(3):
-        for j in range(i, 3):
-            out[i][j] = out[j][i] = ctx.bind(A[i][j])
-    return out
 
 
 def _center(ctx, chain, pl, comp):

@@ -97,13 +97,6 @@ def _body_symmetric(ctx, params, V):
             for i in range(3)]
 
 
-def _bind_sym(ctx, A):
-    out = [[None] * 3 for _ in range(3)]
-    for i in range(3):
-        for j in range(i, 3):
-            out[i][j] = out[j][i] = ctx.bind(A[i][j])
-    return out
-
 
 class Gyroscopic:
     """The composite of B(k) x = V x* I x - I (V x x) + x x* (I V) over each subtree, as the composite
@@ -124,7 +117,7 @@ class Gyroscopic:
                 A = S.add3(A, _shifted(ctx, X[c], self.A[c], hc[3:]))
             self.Hm[k] = S.bind(ctx, hk)
             self.p2[k] = S.bind(ctx, S.scale(2, self.Hm[k][3:]))
-            self.A[k] = _bind_sym(ctx, A)
+            self.A[k] = S.bind_entries(ctx, 3, lambda i, j: A[i][j], symmetric=True)
 
     def bc(self, k, x):
         """BC(k) x = [A xw + xw x n ; 2 xw x p]."""
