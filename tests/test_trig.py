@@ -1,6 +1,6 @@
 """The sin and cos of the generated C (symdyn/codegen/c/trig.c.jinja), compiled alone with load_c's flags:
-the single angle (sd_sincos) and the batch lane (sd_sincos_lane) give the same bits on random, huge,
-infinite and NaN angles; libm's values beyond the kernel's range; at most 2.2e-16 from libm on |x| < 1e5;
+the single angle (sd_sincos), the vectorized block (sd_sincos_n) and the batch lane (sd_sincos_lane) give
+the same bits on random, huge, infinite and NaN angles; libm's values beyond the kernel's range; at most 2.2e-16 from libm on |x| < 1e5;
 and gcc vectorizes a long lane loop of them."""
 import ctypes
 import platform
@@ -9,9 +9,12 @@ import subprocess
 import numpy as np
 import pytest
 
+from dataclasses import replace
+
 import symdyn.codegen.c.loader as cload
 from symdyn.codegen.backends import environment
-from symdyn.codegen.c import C
+from symdyn.codegen.c import C, CBackend
+from symdyn.codegen.c.tuning import TUNING
 
 #: the angles are padded with zeros to a multiple of this
 N = 8
@@ -25,6 +28,12 @@ void trig_one(const {real} *x, {real} *s, {real} *c, long count)
 {{
     for (long i = 0; i < count; ++i)
         sd_sincos(x[i], s + i, c + i);
+}}
+
+void trig_block(const {real} *x, {real} *s, {real} *c, long count)
+{{
+    for (long i = 0; i + 8 <= count; i += 8)
+        sd_sincos_n(x + i, s + i, c + i, 8);
 }}
 
 void trig_lane(const {real} *x, {real} *s, {real} *c, int *far, long count)
@@ -45,7 +54,7 @@ void trig_libm(const double *x, double *s, double *c, long count)
 
 def _source(real):
     trig = environment(C).get_template("trig.c.jinja").render(
-        real=real, uses_trig=True, uses_sincos=True, uses_lane_sincos=True)
+        real=real, uses_trig=True, uses_sincos=True, uses_sincos_n=True, uses_lane_sincos=True)
     return HARNESS.format(trig=trig, real=real)
 
 
@@ -105,6 +114,9 @@ def test_single_and_lane_agree_to_the_bit(real, double_lib, tmp_path):
         x = _angles().astype(np.float64 if real == "double" else np.float32)
     s_1, c_1 = _run(lib, "trig_one", x, real)
     s_l, c_l, far = _run(lib, "trig_lane", x, real)
+    s_n, c_n = _run(lib, "trig_block", x, real)
+    _same_bits(s_n, s_1)                                # everywhere: the block takes libm's beyond range
+    _same_bits(c_n, c_1)
     near = np.abs(x) < 1e5
     assert np.array_equal(far, (~near).astype(np.intc))
     _same_bits(s_l[near], s_1[near])
@@ -196,10 +208,45 @@ def test_angles_in_pairs():
                      "double x7, x6;", "sd_far |= sd_sincos_lane(q2, &x7, &x6);", "const double x8 = x1*x5 + x3*x4 + x6*x7;"]
 
 
-def test_angles_of_an_input_not_named_q(tmp_path):
+def _many_angles(n):
+    import sympy as sp
+    q, x = sp.symbols(f"q0:{n + 1}"), sp.symbols(f"x0:{2 * n + 3}")
+    assignments = [(x[0], q[0] * q[1])]
+    for k in range(1, n + 1):           # q1 ... qn; q0's sin alone
+        assignments += [(x[2 * k - 1], sp.sin(q[k])), (x[2 * k], sp.cos(q[k]))]
+    assignments += [(x[2 * n + 1], sp.sin(q[0])), (x[2 * n + 2], sum(x[1:2 * n + 2]) * x[0])]
+    return assignments, {f"q{k}": ("q", k) for k in range(n + 1)}
+
+
+def test_many_input_angles_go_through_one_block():
+    """From tuning.trig_block angles of the inputs alone on, their sin and cos come from one sd_sincos_n over
+    arrays padded to trig_pad entries, a run of consecutive entries of q copied by one memcpy; the batch
+    lanes compute each angle by sd_sincos_lane as without the block, and the batch plan weighs the same
+    statements (trig.statements, trig.count)."""
+    from symdyn.codegen.c import trig
+    assignments, inputs = _many_angles(TUNING.trig_block - 2)
+    few = C.statements(assignments, inputs)       # trig_block - 1 angles in all: q0 (sin alone) and q1 ...
+    assert not any("sd_sincos_n" in line for u in few for line in u.lines)
+    assignments, inputs = _many_angles(TUNING.trig_block)
+    units = C.statements(assignments, inputs)
+    lines = [line for u in units for line in u.lines]
+    n, pad = TUNING.trig_block + 1, -(-(TUNING.trig_block + 1) // TUNING.trig_pad) * TUNING.trig_pad
+    assert lines[:3] == [f"double sd_angle[{pad}], sd_sin[{pad}], sd_cos[{pad}];",
+                         f"memcpy(sd_angle + 0, q + 1, {n - 1} * sizeof sd_angle[0]);", f"sd_angle[{n - 1}] = q0;"]
+    assert lines[3 + pad - n] == f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {pad});"
+    assert lines[4 + pad - n] == "const double x1 = sd_sin[0], x2 = sd_cos[0];"
+    assert f"const double x{2 * n - 1} = sd_sin[{n - 1}];" in lines
+    pairs = CBackend(tuning=replace(TUNING, trig_block=10 ** 6)).statements(assignments, inputs)
+    paired = [line for u in pairs for line in u.lines]
+    assert sorted(trig.lane_lines(lines)) == sorted(trig.lane_lines(paired)), "the lanes do without the block"
+    assert (trig.count(lines), trig.statements(lines)) == (trig.count(paired), trig.statements(paired))
+
+
+@pytest.mark.parametrize("block", [False, True])
+def test_angles_of_an_input_not_named_q(tmp_path, block):
     """A function whose angles are entries of q and of another argument `theta`, whose symbols are named
     q4 ... q7 (like entries of q beyond its end): compiled with load_c's flags, it equals the same
-    expressions evaluated in numpy; the block reads each angle from the right array."""
+    expressions evaluated in numpy, in pairs and in the block (which reads each angle from the right array)."""
     import symengine as se
 
     import symdyn
@@ -213,9 +260,11 @@ def test_angles_of_an_input_not_named_q(tmp_path):
     results = [x[0] * x[4] + x[3], x[1] + x[2] * x[5], x[6] - x[0] * q[0], x[3] * x[2] + theta[3]]
     program = Program("angles", "A test function.", ("q", "theta"), "vector", "out", {"q": q, "theta": theta},
                       assignments, results, arg_shapes={"q": (4,), "theta": (4,)}, dims=[(4,)])
-    files = C.render(symdyn.load_robot(ROOT / "robots" / "planar2.yaml"), [program], "demo", "numeric")
+    backend = CBackend(tuning=replace(TUNING, trig_block=2 if block else 10 ** 6))
+    files = backend.render(symdyn.load_robot(ROOT / "robots" / "planar2.yaml"), [program], "demo", "numeric")
     source = files["demo.c"]
     assert "const double q1 = q[1];" in source and "const double q4 = theta[0];" in source
+    assert ("memcpy(sd_angle + 2, theta + 0, 4 * sizeof sd_angle[0]);" in source) == block
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     argv, identity = cload._compiler(tmp_path / "demo.c")

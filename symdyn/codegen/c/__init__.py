@@ -62,15 +62,24 @@ class CBackend(Backend):
 
     def statements(self, assignments, inputs):
         """One const per assignment; the sin and cos of one angle together by sd_sincos, where the first
-        of them is assigned."""
+        of them is assigned; those of the angles of the inputs alone all in one vectorized block first
+        when they are tuning.trig_block or more (trig.block). inputs: {input entry's symbol name:
+        (argument, flat index)}."""
         pairs = {}
         for s, e in assignments:
             t = trig.trig(e)
             if t:
                 pairs.setdefault(t[1], {})[t[0]] = s
-        out, done = [], set()
+        defined = {str(s) for s, _ in assignments}
+        early = [angle for angle in pairs if not {str(u) for u in used_symbols(angle)} & defined]
+        if len(early) < self.tuning.trig_block:
+            early = []
+        out = [trig.block(early, pairs, inputs, self.printer, self.real, self.tuning.trig_pad)] if early else []
+        blocked, done = set(early), set()
         for s, e in assignments:
             t = trig.trig(e)
+            if t and t[1] in blocked:
+                continue
             if t and len(pairs[t[1]]) == 2:
                 if t[1] not in done:
                     done.add(t[1])
@@ -118,7 +127,7 @@ class CBackend(Backend):
             self._single_state(f)
         self._batches(functions)
         helpers = set().union(*(trig.helpers(f["lines"], f["batch"].kind != batch.SINGLE) for f in functions))
-        ctx["uses_sincos"] = "sd_sincos" in helpers
+        ctx["uses_sincos"], ctx["uses_sincos_n"] = "sd_sincos" in helpers, "sd_sincos_n" in helpers
         ctx["uses_lane_sincos"], ctx["uses_trig"] = "sd_sincos_lane" in helpers, bool(helpers)
         ctx["uses_sign"] = any(_program_calls(f["program"], se.sign) for f in functions)
         ctx["uses_lanes"] = any(f["batch"].kind != batch.SINGLE for f in functions)
@@ -141,7 +150,7 @@ class CBackend(Backend):
 
     def _batches(self, functions):
         """The batch plan of every function (f["batch"]) and the lane loops it asks for (f["lane_parts"])."""
-        costs = [(len(f["lines"]), _entries(f), trig.count(f["lines"])) for f in functions]
+        costs = [(trig.statements(f["lines"]), _entries(f), trig.count(f["lines"])) for f in functions]
         parts = {}
 
         def workspace(k):

@@ -1,19 +1,21 @@
-"""The sines and cosines of the C backend: sd_sincos pairs and their branch-free form in the lanes of a
-batch entry (sd_sincos_lane); the helpers themselves are in trig.c.jinja. A vectorized block of the input
-angles (sd_sincos_n) made the small functions slower than these pairs:
-docs/perf-history.md "Codegen optimizations re-measured"."""
-from ..backends import Unit
+"""The sines and cosines of the C backend: sd_sincos pairs, the vectorized block of a function's input
+angles (sd_sincos_n, for functions of many angles: tuning.trig_block) and their branch-free form in the lanes
+of a batch entry (sd_sincos_lane); the helpers themselves are in trig.c.jinja."""
+from ..backends import Unit, used_symbols
 
 
 class TrigLine(str):
-    """A line of C that computes sin or cos (libm or sd_sincos), printed as it is in the single-state
-    function; `calls`: the helper of trig.c.jinja it calls there (sd_sincos; None: libm); `lane` holds
-    the statements that replace it in the lane loop of a batch entry, each a call of sd_sincos_lane."""
+    """A line of C that computes sin or cos (libm, sd_sincos, or the block of sd_sincos_n), printed as it
+    is in the single-state function; `calls`: the helper of trig.c.jinja it calls there (sd_sincos,
+    sd_sincos_n; None: libm or none); `lane` holds the statements that replace it in the lane loop of a
+    batch entry, each a call of sd_sincos_lane (none: a line of the block that the lanes do without);
+    `weight`: the statements it counts as in the batch plan (those of the same sines and cosines in pairs)."""
 
-    def __new__(cls, text, lane=(), calls=None):
+    def __new__(cls, text, lane=(), calls=None, weight=1):
         line = super().__new__(cls, text)
         line.lane = list(lane)
         line.calls = calls
+        line.weight = weight
         return line
 
 
@@ -24,8 +26,8 @@ def trig(e):
 
 
 def helpers(lines, lanes):
-    """The helpers of trig.c.jinja that `lines` (a function's statements) call: sd_sincos in the
-    single-state function, sd_sincos_lane in its lanes (when `lanes`)."""
+    """The helpers of trig.c.jinja that `lines` (a function's statements) call: sd_sincos and sd_sincos_n
+    in the single-state function, sd_sincos_lane in its lanes (when `lanes`)."""
     trig_lines = [line for line in lines if isinstance(line, TrigLine)]
     used = {line.calls for line in trig_lines if line.calls}
     if lanes and any(line.lane for line in trig_lines):
@@ -36,13 +38,62 @@ def helpers(lines, lanes):
 def count(lines):
     """The sines and cosines (a pair counting once) that a function's lines compute: each is some twenty
     operations of the kernel, which its batch lanes vectorize (batch.plan weighs them)."""
-    return sum(isinstance(line, TrigLine) for line in lines)
+    return sum(isinstance(line, TrigLine) and bool(line.lane) for line in lines)
+
+
+def statements(lines):
+    """The statements of a function as the batch plan weighs them: the block's as the same sines and
+    cosines in pairs (its lanes compute each angle by sd_sincos_lane as they do)."""
+    return sum(line.weight if isinstance(line, TrigLine) else 1 for line in lines)
 
 
 def sincos_unit(s, c, angle, uses, real):
     """sin and cos of one angle (printed) into s and c by sd_sincos."""
     call = TrigLine(f"sd_sincos({angle}, &{s}, &{c});", lane_sincos(angle, s, c), calls="sd_sincos")
     return Unit((str(s), str(c)), uses, [f"{real} {s}, {c};", call])
+
+
+def block(angles, pairs, inputs, printer, real, pad):
+    """sin and cos of `angles` (angles of the inputs alone, in order of first use) in one loop that the
+    compiler vectorizes, sd_sincos_n, over arrays padded with zeros to a multiple of `pad` entries; each
+    sin and cos is then a constant read from them. pairs: {angle: {"sin"|"cos": symbol}}; inputs: {input
+    entry's symbol name: (argument, flat index)}."""
+    n = -(-len(angles) // pad) * pad
+    printed = [printer(a) for a in angles]
+    lines = [TrigLine(f"{real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];", weight=0)] + _fill(angles, printed, inputs, n)
+    lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});", calls="sd_sincos_n", weight=0))
+    defs = []
+    for k, (a, angle) in enumerate(zip(angles, printed)):
+        got = {t: str(name) for t, name in pairs[a].items()}
+        reads = [f"{got[t]} = sd_{t}[{k}]" for t in ("sin", "cos") if t in got]
+        defs += [got[t] for t in ("sin", "cos") if t in got]
+        if len(got) == 2:                         # one sd_sincos_lane per angle in the lanes
+            lane = lane_sincos(angle, got["sin"], got["cos"], real)
+        else:
+            (t, name), = got.items()
+            lane = lane_one(name, t, angle, real)
+        lines.append(TrigLine(f"const {real} " + ", ".join(reads) + ";", lane, weight=len(reads)))
+    return Unit(tuple(defs), frozenset().union(*(used_symbols(a) for a in angles)), lines)
+
+
+def _fill(angles, printed, inputs, n):
+    """The stores of the block's angles: a run of angles that are consecutive entries of one input by one
+    memcpy from it (the loop reads its angles two or four at a time: separate 8-byte stores cannot be
+    forwarded to a wider load, which then waits for them to reach the cache), the others one by one,
+    the padding zeros."""
+    entry = [inputs.get(str(a)) if a.is_Symbol else None for a in angles]
+    lines, k = [], 0
+    while k < len(angles):
+        m = 1
+        while entry[k] is not None and k + m < len(angles) and entry[k + m] == (entry[k][0], entry[k][1] + m):
+            m += 1
+        if m >= 2:
+            arg, j = entry[k]
+            lines.append(TrigLine(f"memcpy(sd_angle + {k}, {arg} + {j}, {m} * sizeof sd_angle[0]);", weight=0))
+        else:
+            lines.append(TrigLine(f"sd_angle[{k}] = {printed[k]};", weight=0))
+        k += m
+    return lines + [TrigLine(f"sd_angle[{k}] = 0;", weight=0) for k in range(len(angles), n)]
 
 
 def lane_lines(lines):

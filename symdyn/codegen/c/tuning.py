@@ -46,6 +46,15 @@ class Tuning:
     #: load_c's flags: 77 s of gcc without lane parts, 96 s at 20000 (its dynamics, mass matrix, M^-1,
     #: Coriolis matrix get lanes: 2.1-3.1x the single calls), 171 s with all 75k. bench_compile.py
     lane_budget: int = 20000
+    #: the sin and cos of the angles of a function's inputs alone go through one vectorized block
+    #: (sd_sincos_n) when there are at least this many, else through one sd_sincos per angle, inlined: the
+    #: block made the arms' functions (6-7 angles) slower (UR5 gravity 37 -> 45 ns, docs/perf-history.md
+    #: "Codegen optimizations re-measured"), the floating robots' faster (solo12's gravity 79 -> 51 ns,
+    #: talos_reduced's 225 -> 129: "The vectorized sin/cos block for many angles"). bench_batch.py
+    trig_block: int = 8
+    #: the block's arrays are padded with zeros to a multiple of this many entries: gcc vectorizes a loop
+    #: of a constant count without a scalar remainder (one AVX2 vector of doubles)
+    trig_pad: int = 4
     #: runs of at least zero_run exact zeros of an output are stored by loops of zero_chunk entries (64
     #: bytes of doubles, a few vector stores); one loop over a long run becomes `rep stos`, whose start-up
     #: made the Panda's regressor slower than single stores. bench_c.py
