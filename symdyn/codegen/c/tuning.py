@@ -49,8 +49,9 @@ class Tuning:
     #: the sin and cos of the angles of a function's inputs alone go through one vectorized block
     #: (sd_sincos_n) when there are at least this many, else through one sd_sincos per angle, inlined: the
     #: block made the arms' functions (6-7 angles) slower (UR5 gravity 37 -> 45 ns, docs/perf-history.md
-    #: "Codegen optimizations re-measured"), the floating robots' faster (solo12's gravity 79 -> 51 ns,
-    #: talos_reduced's 225 -> 129: "The vectorized sin/cos block for many angles"). bench_batch.py
+    #: "Codegen optimizations re-measured"), those of 12-32 angles faster (single calls, gravity: solo12
+    #: 97 -> 63 ns, anymal 96 -> 63, baxter 127 -> 103, talos_reduced 247 -> 149; docs/perf-history.md
+    #: "The vectorized sin/cos block for many angles"). bench_batch.py
     trig_block: int = 8
     #: the block's arrays are padded with zeros to a multiple of this many entries: gcc vectorizes a loop
     #: of a constant count without a scalar remainder (one AVX2 vector of doubles)
