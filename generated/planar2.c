@@ -380,11 +380,11 @@ void planar2_mass_matrix(const double *q, double *M)
     const double q1 = q[1];
     const double x3 = cos(q1);
     const double x4 = 0.2*x3;
-    const double x16 = 0.47 + x4;
-    const double x17 = 0.053333333333333344 + 0.5*x4;
-    M[0] = x16;
-    M[1] = x17;
-    M[2] = x17;
+    const double x17 = 0.47 + x4;
+    const double x18 = 0.053333333333333344 + 0.5*x4;
+    M[0] = x17;
+    M[1] = x18;
+    M[2] = x18;
     M[3] = 0.053333333333333344;
 }
 
@@ -407,10 +407,10 @@ static inline void sd_planar2_mass_matrix_lanes1(double (*restrict sd_q)[SD_LANE
         sd_far |= sd_sincos_lane(q1, &x3_sin, &x3);
         sd_far |= x3_sin != x3_sin;
         const double x4 = 0.2*x3;
-        const double x16 = 0.47 + x4;
-        sd_M[0][sd_k] = x16;
-        const double x17 = 0.053333333333333344 + 0.5*x4;
-        sd_M[1][sd_k] = x17;
+        const double x17 = 0.47 + x4;
+        sd_M[0][sd_k] = x17;
+        const double x18 = 0.053333333333333344 + 0.5*x4;
+        sd_M[1][sd_k] = x18;
         (void)sd_w;
         sd_big[sd_k] |= sd_far;
     }

@@ -123,11 +123,54 @@ class Change:
         """T^T along each of the axes `axes` (those of size nv) of the nested list x."""
         if not axes or not self.R:
             return x
+        if axes == [0, 1]:
+            return self.congruence(x)
         if axes[0] == 0:
             rest = [a - 1 for a in axes[1:]]
             columns = [self.contract(item, rest) for item in x]
             return _transpose_apply(columns, self.back)
         return [self.contract(row, [a - 1 for a in axes]) for row in x]
+
+    def congruence(self, x):
+        """T^T x T for an nv x nv matrix x. A free joint's linear block is R B R^T (T is block diagonal);
+        where B = c 1 (a mass matrix's m 1: its linear columns are the body's own axes) that is c 1
+        exactly, R R^T = 1: numbers, not the products of c R R^T (tests/data/mjcf/free.xml's mass_matrix
+        140 -> 50 mul). MuJoCo's own M holds m 1 there too: its free joint's linear rates are world axes."""
+        scalar = [self._linear(k) for k in self.R if _scalar_block(x, self._linear(k))]
+        y = [list(row) for row in x]
+        for lin in scalar:               # the rest of T^T x T does not read this block: zero it
+            for i in lin:
+                y[i][i] = 0
+        out = self._contract_both(y)
+        for lin in scalar:
+            for i in lin:
+                for j in lin:
+                    out[i][j] = x[i][j]
+        return out
+
+    def _contract_both(self, x):
+        """T^T x T, every entry (contract(x, [0, 1]) without congruence's shortcut)."""
+        columns = [self.back(row) for row in x]
+        return _transpose_apply(columns, self.back)
+
+
+def _scalar_block(x, lin):
+    """x[lin, lin] = c 1: one diagonal value (the same symbol or number) and exact zeros elsewhere."""
+    c = x[lin[0]][lin[0]]
+    return all(_same(x[i][j], c) if i == j else _exact_zero(x[i][j]) for i in lin for j in lin)
+
+
+def _same(a, b):
+    if a is b:
+        return True
+    try:
+        return bool(a == b)           # numbers and symbols; a batch of numbers is not one value
+    except (TypeError, ValueError):
+        return False
+
+
+def _exact_zero(x):
+    return (isinstance(x, (int, float)) and x == 0) or getattr(x, "is_zero", None) is True
 
 
 def _add(ctx, a, b, sign=1):

@@ -262,3 +262,30 @@ def test_mimic_joints_in_mujocos_coordinates():
         args = (v, a) if name == "inverse_dynamics" else (v,)
         assert relerr(getattr(mj, name)(q, *args), getattr(pin, name)(q, *args)) < 1e-14, name
     assert not hasattr(mj, "inverse_dynamics_derivatives")
+
+
+def test_free_joints_linear_block_of_the_mass_matrix_is_m_times_identity():
+    """A free joint's linear rates are world axes in MuJoCo's coordinates: its block of M = T^T M T is
+    R (m 1) R^T = m 1, generated as numbers (the subtree's mass), not products of the rotation."""
+    from symdyn.codegen.generator import trace
+    from symdyn.functions import BY_NAME
+    model = load_robot(str(ROOT / "tests" / "data" / "mjcf" / "free.xml"))
+    program = trace(model, BY_NAME["mass_matrix"])
+    M = np.array(program.results, dtype=object).reshape(model.nv, model.nv)
+    mj = oracle.mujoco_model(model)
+    for free in (j for j in range(mj.njnt) if mj.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE):
+        lin = range(mj.jnt_dofadr[free], mj.jnt_dofadr[free] + 3)
+        body = mj.jnt_bodyid[free]
+        mass = sum(mj.body_mass[b] for b in range(mj.nbody) if _under(mj, b, body))
+        for i in lin:
+            for j in lin:
+                assert M[i, j].is_Number, (i, j, M[i, j])
+                assert float(M[i, j]) == pytest.approx(mass if i == j else 0.0, rel=1e-12)
+
+
+def _under(mj, b, root):
+    while b > 0:
+        if b == root:
+            return True
+        b = mj.body_parentid[b]
+    return False

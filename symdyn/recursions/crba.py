@@ -3,15 +3,22 @@ docs/algorithms.md, Sec. 6)."""
 from ..multibody import spatial as S
 
 
-def composite_inertias(ctx, chain, X, turned=None):
+def composite_inertias(ctx, chain, X, turned=None, once=False):
     """R(k) = M(k) + sum over children phi R(child) phi*, the inertia of the subtree at k, as a 6x6
     matrix over the ten parameters of composite_parameters (mass_matrix and coriolis_matrix)."""
-    return [S.rigid_inertia(p) for p in composite_parameters(ctx, chain, X, turned)]
+    return [S.rigid_inertia(p) for p in composite_parameters(ctx, chain, X, turned, once)]
 
 
-def composite_parameters(ctx, chain, X, turned=None):
+def composite_parameters(ctx, chain, X, turned=None, once=False):
     """(m, h, J) of every subtree about its joint's origin, as rigid_inertia's ten parameters
     (and in `turned`, when given, each non-root subtree's first moment R h in its parent's axes).
+
+    `once`: the caller's program turns no other matrix by X, so each R J R^T takes the joint's
+    single-matrix form (Transform.congruence3_once: 11 multiplications for a revolute joint on a
+    coordinate axis, not 10 plus the double angles). Callers that also turn other matrices by X
+    (coriolis_matrix's and rnea_derivatives' gyroscopic terms) share the double angles instead: with
+    `once` there, coriolis_matrix cost solo12 (floating) 2257 mul instead of 2233 (docs/perf-history.md
+    "Composite inertias").
 
     A child's (m, h, J) reaches its parent through (R, l) as m, R h + m l and R J R^T plus the
     parallel-axis terms (spatial.shifted_inertia): with the joint's structured rotation about 30
@@ -27,7 +34,8 @@ def composite_parameters(ctx, chain, X, turned=None):
                 turned[c] = hc
             mk = mk + m[c]
             hk = S.add(hk, S.add(hc, S.scale(m[c], l)))
-            Jk = S.add3(Jk, S.shifted_inertia(ctx, l, m[c], hc, X[c].congruence3(ctx, J[c], True)))
+            RJ = X[c].congruence3_once(ctx, J[c]) if once else X[c].congruence3(ctx, J[c], True)
+            Jk = S.add3(Jk, S.shifted_inertia(ctx, l, m[c], hc, RJ))
         m[k] = ctx.bind(mk)
         h[k] = S.bind(ctx, hk)
         J[k] = [[ctx.bind(Jk[i][j]) if j >= i else None for j in range(3)] for i in range(3)]
@@ -53,7 +61,7 @@ def mass_matrix(ctx, chain, X):
     Joints on different branches of a tree (neither is an ancestor of the other) do not couple:
     their entries are exact zeros, which cost nothing in generated code."""
     turned = [None] * chain.n
-    R = composite_inertias(ctx, chain, X, turned)
+    R = composite_inertias(ctx, chain, X, turned, once=True)
     M = [[0] * chain.nv for _ in range(chain.nv)]
     vi = chain.vi
     for i in chain.inward():
