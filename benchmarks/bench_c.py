@@ -684,7 +684,7 @@ def main(argv=None) -> int:
         args.json_out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(summary(args, loads))
     if args.before:
-        print(f"Before ({args.before}, {describe_ref(args.before)}) / after (this checkout, "
+        print(f"Before ({describe_ref(args.before)}) / after (this checkout, "
               f"{describe_ref('HEAD')}), ratio = Pinocchio ns / generated C ns, speed-up = before ns / after ns "
               "(median over the processes, range):\n\n" + before_after_table(rows) + "\n")
     print(compact_tables(rows) if args.table else markdown(rows, any(r["symdyn_ns"] for r in rows)))
@@ -694,12 +694,14 @@ def main(argv=None) -> int:
 
 
 def describe_ref(ref: str) -> str:
-    """The commit of `ref`, short, with ' + uncommitted changes' for HEAD of a dirty checkout."""
+    """`ref` and its commit, short (once if `ref` is that commit), with ' + uncommitted changes' for HEAD of a
+    dirty checkout."""
     r = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", ref], stdout=subprocess.PIPE, text=True)
     sha = r.stdout.strip() or "?"
+    text = sha if sha.startswith(ref) or ref.startswith(sha) or ref == "HEAD" else f"{ref} = {sha}"
     if ref == "HEAD" and subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD"]).returncode:
-        sha += " + uncommitted changes"
-    return sha
+        text += " + uncommitted changes"
+    return text
 
 
 def summary(args: argparse.Namespace, loads: list[float]) -> str:
