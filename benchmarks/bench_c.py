@@ -33,6 +33,17 @@ R_constrained_forward_dynamics and R_impact beside them:
     symdyn generate solo12.urdf --floating-base --contact FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT --lang c --out /tmp/gen
     python benchmarks/bench_c.py --generated /tmp/gen --robots solo12 --contacts solo12
 
+Before/after a change (issue 25): ``--before REF`` (any git ref, e.g. ``main`` or a commit) also generates
+each module with the symdyn of REF, from a temporary ``git worktree`` (same options; its ``symdyn generate``
+must accept them), and the harness loads both modules into one process: Pinocchio, REF's C and this
+checkout's C are checked against Pinocchio on the same states and timed in the same repetitions (the three
+take turns going first). It implies ``--generate``, into ``<build-dir>/generated`` and ``.../before`` unless
+``--generated`` is given, and prints, per robot and function, Pinocchio/before, Pinocchio/after and the
+speed-up before ns / after ns (medians over the processes, ranges), before the usual table:
+
+    python benchmarks/bench_c.py --before main --robots panda ur5 solo12 \
+        --march-native --pinocchio-inline --iterations 5000 --reps 11
+
 Compiling bench.cpp takes minutes (Pinocchio's templates; ~4 min of CPU with
 --pinocchio-inline) but happens once per set of flags: it is robot-independent.
 The harness and the modules' libraries are cached in benchmarks/cpp/build/ and
@@ -61,6 +72,8 @@ import statistics
 import subprocess
 import sys
 import sysconfig
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -274,10 +287,10 @@ def module_args(gen_dir: Path, robot: str) -> list[str]:
 
 
 def plan_builds(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None,
-                args: argparse.Namespace) -> list[Build]:
+                args: argparse.Namespace, before_dir: Path | None = None) -> list[Build]:
     """The harness (robot-independent: compiled once per set of flags, minutes for Pinocchio's templates)
-    and, with gen_dir, <gen_dir>/<robot>.c as a shared library that the harness loads. Both are cached:
-    rebuilt only when a command or an input file changes."""
+    and, with gen_dir, <gen_dir>/<robot>.c as a shared library that the harness loads (and, with before_dir,
+    <before_dir>/<robot>.c as a second one). All are cached: rebuilt only when a command or an input changes."""
     key = build_key(args.march_native, args.pinocchio_inline)
     exe = build_dir / f"bench-{key}"
     builds = [Build(exe, [tc.cxx_command(exe, native=args.march_native, pin_inline=args.pinocchio_inline)],
@@ -285,6 +298,10 @@ def plan_builds(tc: Toolchain, build_dir: Path, robot: str, gen_dir: Path | None
     if gen_dir is not None:
         lib = build_dir / f"{robot}-{key}.so"
         src = gen_dir / f"{robot}.c"
+        builds.append(Build(lib, [tc.cc_command(src, lib, native=args.march_native)], [src]))
+    if gen_dir is not None and before_dir is not None:
+        lib = build_dir / f"{robot}-before-{key}.so"
+        src = before_dir / f"{robot}.c"
         builds.append(Build(lib, [tc.cc_command(src, lib, native=args.march_native)], [src]))
     return builds
 
@@ -320,6 +337,24 @@ def aggregate(runs: list[dict]) -> dict:
     errs = [r["max_rel_err"] for r in runs if r["max_rel_err"] is not None]
     out["max_rel_err"] = max(errs) if errs else None
     out["runs"] = len(runs)
+    if "before_ns" in runs[0]:
+        out.update(aggregate_before(runs))
+    return out
+
+
+def aggregate_before(runs: list[dict]) -> dict:
+    """--before: per-run ratios Pinocchio/before and before/after (the three are interleaved within a run),
+    their medians over the runs, and the before module's median ns and worst error."""
+    def per_run(num, den):
+        return [r[num] / r[den] for r in runs if r.get(num) and r.get(den)]
+
+    out = {"ratios_before": per_run("pinocchio_ns", "before_ns"), "speedups": per_run("before_ns", "symdyn_ns")}
+    out["ratio_before"] = statistics.median(out["ratios_before"]) if out["ratios_before"] else None
+    out["speedup"] = statistics.median(out["speedups"]) if out["speedups"] else None
+    ns = [r["before_ns"] for r in runs if r.get("before_ns") is not None]
+    out["before_ns"] = statistics.median(ns) if ns else None
+    errs = [r["before_max_rel_err"] for r in runs if r.get("before_max_rel_err") is not None]
+    out["before_max_rel_err"] = max(errs) if errs else None
     return out
 
 
@@ -366,6 +401,31 @@ def compact_tables(rows: list[dict]) -> str:
             rows, lambda r: fmt(r["max_rel_err"], ".0e"))])
 
 
+def spread(median, values: list, spec: str = ".2f") -> str:
+    """median (lo-hi over the processes), or — without values."""
+    if median is None or not values:
+        return "—"
+    lo, hi = min(values), max(values)
+    return format(median, spec) + (f" ({lo:{spec}}-{hi:{spec}})" if len(values) > 1 else "")
+
+
+def before_after_table(rows: list[dict]) -> str:
+    """--before: per robot and function, Pinocchio/before, Pinocchio/after, after's speed-up over before
+    (before ns / after ns; > 1: after is faster), both sides' ns and worst disagreement with Pinocchio."""
+    lines = ["| robot | nv | function | Pinocchio/before | Pinocchio/after | after/before speed-up | "
+             "ns Pinocchio / before / after | max rel err before / after |", "|---|---:|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.get("symdyn_ns") is None and r.get("before_ns") is None:
+            continue
+        ns = " / ".join(fmt(r.get(k), ".0f") for k in ("pinocchio_ns", "before_ns", "symdyn_ns"))
+        err = f"{fmt(r.get('before_max_rel_err'), '.0e')} / {fmt(r.get('max_rel_err'), '.0e')}"
+        lines.append(f"| {r['robot']} | {r.get('dof', '')} | {r['function']} | "
+                     f"{spread(r.get('ratio_before'), r.get('ratios_before', []))} | "
+                     f"{spread(r.get('ratio'), r.get('ratios', []))} | "
+                     f"{spread(r.get('speedup'), r.get('speedups', []))} | {ns} | {err} |")
+    return "\n".join(lines)
+
+
 def markdown(rows: list[dict], with_symdyn: bool) -> str:
     if with_symdyn:
         head = ["robot", "nv", "function", "pinocchio", "pinocchio ns", "symdyn ns",
@@ -400,12 +460,16 @@ def parse_args(argv) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--robots", nargs="+", default=DEFAULT_ROBOTS,
                    help=f"robots to run (known: {', '.join(ROBOTS)}; default: %(default)s)")
-    p.add_argument("--generated", type=Path, default=REPO / "generated",
-                   help="directory holding generated R.c/R.h/R.json (default: %(default)s); robots "
-                        "without R.c there are timed with Pinocchio only")
+    p.add_argument("--generated", type=Path, default=None,
+                   help=f"directory holding generated R.c/R.h/R.json (default: {REPO / 'generated'}; with "
+                        "--before: BUILD_DIR/generated); robots without R.c there are timed with Pinocchio only")
     p.add_argument("--generate", action="store_true",
                    help="first generate each robot's module into --generated with this checkout's symdyn "
                         "(the functions of the table, FRAMES, --floating-base for the floating ones)")
+    p.add_argument("--before", metavar="REF",
+                   help="before/after: also generate each module with the symdyn of git REF (a temporary "
+                        "worktree; into GENERATED/before) and time Pinocchio, REF's and this checkout's C in "
+                        "the same process (implies --generate)")
     p.add_argument("--table", action="store_true",
                    help="print the compact tables (one line per robot) instead of one line per function")
     p.add_argument("--floating", nargs="*", default=None, metavar="NAME",
@@ -444,7 +508,18 @@ def parse_args(argv) -> argparse.Namespace:
     p.add_argument("--build-only", action="store_true", help="build (and generate) only, time nothing")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="parallel compilations (default: %(default)s; each needs ~4 GB RAM)")
-    return p.parse_args(argv)
+    return defaults(p, p.parse_args(argv))
+
+
+def defaults(p: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """--before implies --generate, and generates into the build directory unless --generated is given."""
+    if args.before:
+        args.generate = True
+        if args.pinocchio_only:
+            p.error("--before needs generated modules, not --pinocchio-only")
+    if args.generated is None:
+        args.generated = args.build_dir / "generated" if args.before else REPO / "generated"
+    return args
 
 
 def robot_urdf(tc: Toolchain, robots: dict, robot: str) -> tuple[Path, list[str]]:
@@ -462,8 +537,8 @@ def robot_urdf(tc: Toolchain, robots: dict, robot: str) -> tuple[Path, list[str]
 
 
 def generate_module(urdf: Path, robot: str, locked: list[str], floating: bool, out: Path,
-                    show: bool) -> float:
-    """Generate <out>/<robot>.c/.h/.json with this checkout's symdyn; its CPU seconds."""
+                    show: bool, repo: Path = REPO) -> float:
+    """Generate <out>/<robot>.c/.h/.json with the symdyn of `repo` (default: this checkout); its CPU seconds."""
     out.mkdir(parents=True, exist_ok=True)
     link = out / f"{robot}.urdf"               # the module is named after the file
     if link.resolve() != urdf.resolve():
@@ -475,14 +550,55 @@ def generate_module(urdf: Path, robot: str, locked: list[str], floating: bool, o
     cmd += ["--lock", ",".join(locked)] if locked else []
     cmd += ["--floating-base"] if floating else []
     cmd += GENERATE_OPTIONS.get(robot, [])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
     if show:
-        print("$ " + shlex.join(cmd), file=sys.stderr)
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
+        print(f"$ (cd {repo}) " + shlex.join(cmd), file=sys.stderr)
+    proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status):
         sys.exit(f"error: generation failed: {shlex.join(cmd)}")
     return usage.ru_utime + usage.ru_stime
+
+
+@contextmanager
+def ref_worktree(ref: str | None, show: bool):
+    """A temporary detached `git worktree` of `ref` (None: no worktree), removed afterwards."""
+    if not ref:
+        yield None
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="symdyn-before-"))
+    cmd = ["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(tmp), ref]
+    if show:
+        print("$ " + shlex.join(cmd), file=sys.stderr)
+    if subprocess.run(cmd).returncode:
+        shutil.rmtree(tmp, ignore_errors=True)
+        sys.exit(f"error: cannot make a worktree of {ref!r}")
+    try:
+        check_cli(tmp, ref)
+        yield tmp
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tmp)])
+
+
+def check_cli(repo: Path, ref: str) -> None:
+    """Exit unless `symdyn generate` of `repo` accepts the options generate_module passes."""
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    r = subprocess.run([sys.executable, "-m", "symdyn", "generate", "--help"], cwd=repo, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    options = {"--lang", "--out", "--functions", "--frames", "--lock", "--floating-base",
+               *(o for opts in GENERATE_OPTIONS.values() for o in opts if o.startswith("--"))}
+    missing = sorted(o for o in options if o not in r.stdout)
+    if r.returncode or missing:
+        sys.exit(f"error: `symdyn generate` of {ref} lacks {', '.join(missing) or 'a working --help'}:\n{r.stdout}")
+
+
+def before_args(before_dir: Path, robot: str, lib: Path) -> list[str]:
+    """The harness's --before/--before-prefix/--before-sizes for <before_dir>/<robot> (its FRAMES are --module's)."""
+    args = [f"--before={lib}"]
+    for a in module_args(before_dir, robot):
+        if a.startswith(("--prefix=", "--sizes=")):
+            args.append("--before-" + a[2:])
+    return args
 
 
 def run_robot(exe: Path, robot: str, urdf: Path, locked: list[str], extra: list[str],
@@ -502,8 +618,9 @@ def run_robot(exe: Path, robot: str, urdf: Path, locked: list[str], extra: list[
     return [json.loads(line) for line in r.stdout.splitlines() if line.strip().startswith("{")]
 
 
-def plan_jobs(tc: Toolchain, args: argparse.Namespace) -> tuple[list, dict]:
-    """(robot, urdf, locked, harness arguments, builds) per robot, and the generation CPU seconds."""
+def plan_jobs(tc: Toolchain, args: argparse.Namespace, before_repo: Path | None = None) -> tuple[list, dict]:
+    """(robot, urdf, locked, harness arguments, builds) per robot, and the generation CPU seconds (this
+    checkout's). With before_repo, each module is also generated by its symdyn, into <generated>/before."""
     robots = dict(ROBOTS)
     robots.update(parse_urdf_overrides(args.urdf))
     floating = FLOATING if args.floating is None else set(args.floating)
@@ -514,11 +631,14 @@ def plan_jobs(tc: Toolchain, args: argparse.Namespace) -> tuple[list, dict]:
             sys.exit(f"error: --contacts {name}: give the frames (NAME=FRAME,...)")
         contacts[name] = frames or CONTACTS[name]
     gdir = args.generated.resolve()
+    bdir = gdir / "before" if before_repo else None
     jobs, gen_seconds = [], {}
     for robot in args.robots:
         urdf, locked = robot_urdf(tc, robots, robot)
         if args.generate and not args.pinocchio_only:
             gen_seconds[robot] = generate_module(urdf, robot, locked, robot in floating, gdir, args.show_cmd)
+            if bdir:
+                generate_module(urdf, robot, locked, robot in floating, bdir, args.show_cmd, before_repo)
         extra = (["--floating"] if robot in floating else []) + (
             [f"--contacts={contacts[robot]}"] if robot in contacts else [])
         gen_dir = None
@@ -528,9 +648,11 @@ def plan_jobs(tc: Toolchain, args: argparse.Namespace) -> tuple[list, dict]:
             else:
                 print(f"note: {gdir / (robot + '.c')} (.h, .json) not found; timing Pinocchio only for "
                       f"{robot}", file=sys.stderr)
-        builds = plan_builds(tc, args.build_dir, robot, gen_dir, args)
+        builds = plan_builds(tc, args.build_dir, robot, gen_dir, args, bdir)
         if gen_dir is not None:
             extra += [f"--module={builds[1].exe}", *module_args(gen_dir, robot)]
+        if gen_dir is not None and bdir:
+            extra += before_args(bdir, robot, builds[2].exe)
         jobs.append((robot, urdf, locked, extra, builds))
     return jobs, gen_seconds
 
@@ -540,7 +662,8 @@ def main(argv=None) -> int:
     if shutil.which(CXX) is None or shutil.which(CC) is None:
         sys.exit(f"error: need {CXX} and {CC} on PATH")
     tc = Toolchain(find_cmeel_prefix())
-    jobs, gen_seconds = plan_jobs(tc, args)
+    with ref_worktree(args.before, args.show_cmd) as before_repo:
+        jobs, gen_seconds = plan_jobs(tc, args, before_repo)
     # Build everything first, then time sequentially (never while compiling).
     args.build_dir.mkdir(parents=True, exist_ok=True)
     unique = {b.exe: b for *_, builds in jobs for b in builds}
@@ -560,10 +683,25 @@ def main(argv=None) -> int:
     if args.json_out:
         args.json_out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(summary(args, loads))
+    if args.before:
+        print(f"Before ({describe_ref(args.before)}) / after (this checkout, "
+              f"{describe_ref('HEAD')}), ratio = Pinocchio ns / generated C ns, speed-up = before ns / after ns "
+              "(median over the processes, range):\n\n" + before_after_table(rows) + "\n")
     print(compact_tables(rows) if args.table else markdown(rows, any(r["symdyn_ns"] for r in rows)))
     if gen_seconds:
         print("\n" + build_table(jobs, gen_seconds))
     return 0
+
+
+def describe_ref(ref: str) -> str:
+    """`ref` and its commit, short (once if `ref` is that commit), with ' + uncommitted changes' for HEAD of a
+    dirty checkout."""
+    r = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", ref], stdout=subprocess.PIPE, text=True)
+    sha = r.stdout.strip() or "?"
+    text = sha if sha.startswith(ref) or ref.startswith(sha) or ref == "HEAD" else f"{ref} = {sha}"
+    if ref == "HEAD" and subprocess.run(["git", "-C", str(REPO), "diff", "--quiet", "HEAD"]).returncode:
+        text += " + uncommitted changes"
+    return text
 
 
 def summary(args: argparse.Namespace, loads: list[float]) -> str:

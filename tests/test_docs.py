@@ -103,6 +103,34 @@ def test_benchmark_page_has_one_section_per_headline_of_run_all():
         run_all.replace_section("no markers", "batch", "x")
 
 
+def test_bench_c_before_after_table():
+    """bench_c.py --before (the README's "Before/after a change"): per-run ratios are combined into medians
+    and ranges, and the table shows Pinocchio/before, Pinocchio/after and before/after for each function
+    (no Pinocchio compile here: the harness's JSON rows are made up)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_c", ROOT / "benchmarks" / "bench_c.py")
+    bench_c = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_c)
+    args = bench_c.parse_args(["--before", "HEAD~1", "--robots", "panda"])
+    assert args.generate and args.generated == args.build_dir / "generated"
+    assert bench_c.parse_args([]).generated == ROOT / "generated" and not bench_c.parse_args([]).generate
+
+    def run(pin, after, before):
+        return {"robot": "panda", "dof": 7, "function": "gravity", "pinocchio_fn": "g", "pinocchio_ns": pin,
+                "symdyn_ns": after, "ratio": pin / after, "ratio_of_minima": None, "max_rel_err": 1e-15,
+                "before_ns": before, "before_min_ns": before, "before_max_rel_err": 2e-15}
+    row = bench_c.aggregate([run(100.0, 20.0, 40.0), run(110.0, 25.0, 40.0), run(90.0, 20.0, 30.0)])
+    assert row["ratio_before"] == 2.75 and row["speedup"] == 1.6 and row["before_ns"] == 40.0
+    lacking = bench_c.aggregate([dict(run(100.0, 20.0, 1.0), before_ns=None, before_max_rel_err=None)])
+    table = bench_c.before_after_table([row, lacking]).splitlines()
+    assert table[0].startswith("| robot | nv | function | Pinocchio/before | Pinocchio/after | after/before")
+    assert table[2] == ("| panda | 7 | gravity | 2.75 (2.50-3.00) | 4.50 (4.40-5.00) | 1.60 (1.50-2.00) | "
+                        "100 / 40 / 20 | 2e-15 / 1e-15 |")
+    assert table[3].split(" | ")[3:6] == ["—", "5.00", "—"]     # a function the before module lacks
+    assert "before_ns" not in bench_c.aggregate([{k: v for k, v in run(1.0, 1.0, 1.0).items()
+                                                  if not k.startswith("before")}])
+
+
 def test_robot_format_refuses_no_joint_type_that_loads(tmp_path):
     """docs/robot-format.md's list of what the readers refuse named floating and planar joints after both
     loaded: every joint type of its YAML section loads, and a refusal clause naming one must say it loads."""
