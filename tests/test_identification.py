@@ -281,3 +281,21 @@ def test_ball_and_free_joint_damping_and_armature_columns():
         pi = engine.PARAMETERS * rng.uniform(0.5, 2.0, len(engine.PARAMETERS))
         assert relerr(np.einsum("...ij,j->...i", engine.base_regressor(q, qd, qdd), engine.base_parameters(pi)),
                       Y @ pi) < TOL
+
+
+@pytest.mark.parametrize("name", ["panda-floating", "spherical-inner"])
+def test_regressor_inward_and_outward_rows_agree(name, monkeypatch):
+    """A joint's rows from each body's block carried inward (block_inward) equal those from its
+    columns carried outward (body_columns): both forms forced on every joint, numerically."""
+    from symdyn.multibody import lie
+    from symdyn.recursions import regressor as reg
+    model = FLOATING[name]()
+    rng = np.random.default_rng(8)
+    q, qd, qdd = lie.random_configuration(model, rng, 4), rng.normal(size=(4, model.nv)), rng.normal(size=(4, model.nv))
+    Y = {}
+    for form, cost in (("inward", 0), ("outward", 10 ** 9)):
+        monkeypatch.setattr(reg, "INWARD_PER_BODY", cost)
+        Y[form] = symdyn.Engine(model).regressor(q, qd, qdd)
+    assert relerr(Y["inward"], Y["outward"]) < 1e-12
+    tau = symdyn.Engine(model).inverse_dynamics(q, qd, qdd)
+    assert relerr(Y["inward"] @ symdyn.Engine(model).PARAMETERS, tau) < TOL

@@ -23,7 +23,10 @@ a dot product of a with a row formed once per body (body_terms): 33 mul per pair
 (docs/algorithms.md, Sec. 22).
 
 Joints on other branches do not see body k: their entries are exact zeros. A joint with several
-columns (free-flyer, spherical, planar) has one row per column, each carried out the same way.
+columns (free-flyer, spherical, planar) has one row per column; carrying each out costs per column,
+so such a joint takes the other exact form when a count of multiplications on its number of columns
+says it is cheaper (_rows): Y(k) itself carried inward to O_j at once with k's placement relative to
+j, then its rows H(j)^T (block_inward; docs/perf-history.md "Regressor of floating bases").
 """
 from ..multibody import spatial as S
 from .friction import coulomb_sign, multi_dof, one_dof
@@ -57,6 +60,67 @@ def body_columns(ctx, s, body):
     return [ctx.bind(x) for x in [m] + h + J]
 
 
+def block_inward(ctx, X, body):
+    """phi(j, k) Y(k), body k's 6x10 block f(k) = Y(k) pi(k) carried to O_j, as its 6 rows, with
+    X = (R, l) k's placement relative to j (body: body_terms of k). Y(k)'s columns are
+        m: [0; v_dot]    h_i: [e_i x v_dot; U e_i]    J: [L(w_dot) + w~ L(w); 0]
+    Moment row i is r_i . n + (l x R f)_i with r_i = R's row i: the first term is body_columns for the
+    motion vector [r_i; 0] (its cheap J terms); only m and h have a force R f, and a moment l x R f."""
+    R, l = X
+    vd, U = body[1], body[2]
+    F = [S.bind(ctx, S.rot(R, c)) for c in [vd] + [[U[r][c] for r in range(3)] for c in range(3)]]
+    M = [S.bind(ctx, S.cross(l, f)) for f in F]
+    top = [body_columns(ctx, list(R[i]) + [0, 0, 0], body) for i in range(3)]
+    moment = [[ctx.bind(top[i][c] + M[c][i]) for c in range(4)] + top[i][4:] for i in range(3)]
+    return moment + [[F[c][i] for c in range(4)] + [0] * 6 for i in range(3)]
+
+
+def _compose(ctx, Xjp, Xk):
+    """phi(j, k) from phi(j, parent) and phi(parent, k), both as (R, l)."""
+    (Rp, lp), (R, l) = Xjp, Xk
+    return S.bind_matrix(ctx, S.matmul3(Rp, R)), S.bind(ctx, S.add(lp, S.rot(Rp, l)))
+
+
+def _inward_rows(ctx, chain, X, j, body):
+    """{k: rows of joint j for body k's 10 parameters}, each body's block Y(k) carried inward to O_j
+    at once with k's placement relative to j (composed outward), then the rows H(j)^T of it: the
+    cost per body does not grow with the columns of H(j)."""
+    Xj, rows = {}, {j: [body_columns(ctx, H, body[j]) for H in chain.H[j]]}
+    for k in _subtree_outward(chain, j):
+        p = chain.parent[k]
+        Xj[k] = X[k] if p == j else _compose(ctx, Xj[p], X[k])
+        block = block_inward(ctx, Xj[k], body[k])
+        rows[k] = [[ctx.bind(S.vdot(H, c)) for c in zip(*block)] for H in chain.H[j]]
+    return rows
+
+
+def _outward_rows(ctx, chain, X, j, body):
+    """{k: rows of joint j for body k's 10 parameters}, each column s of H(j) carried outward to
+    body k (one motion transform per column) and dotted with Y(k) (body_columns)."""
+    rows = {k: [] for k in chain.subtree[j]}
+    for H in chain.H[j]:
+        s = {j: H}
+        rows[j].append(body_columns(ctx, H, body[j]))
+        for k in _subtree_outward(chain, j):
+            s[k] = S.bind(ctx, S.motion_outward(ctx, X[k], s[chain.parent[k]]))
+            rows[k].append(body_columns(ctx, s[k], body[k]))
+    return rows
+
+
+# Rough multiplications per body of j's subtree, dense rotations. Outward, per column of H(j): a
+# motion transform and body_columns. Inward, once: the composed placement, R f and l x R f for the
+# 4 columns with a force, and the J and h terms of 3 body_columns with b = 0 (block_inward).
+OUTWARD_PER_COLUMN = 24 + 33
+INWARD_PER_BODY = 36 + 4 * (9 + 6) + 3 * (15 + 6)
+
+
+def _rows(ctx, chain, X, j, body):
+    """Joint j's rows, in the cheaper of the two exact forms for its number of columns."""
+    if len(chain.H[j]) * OUTWARD_PER_COLUMN > INWARD_PER_BODY:
+        return _inward_rows(ctx, chain, X, j, body)
+    return _outward_rows(ctx, chain, X, j, body)
+
+
 def _subtree_outward(chain, j):
     """The bodies below joint j, parents first."""
     return chain.subtree[j][1:]
@@ -78,13 +142,9 @@ def regressor(ctx, chain, X, qd, qdd):
     body = [body_terms(ctx, w[k], alpha[k], U[k]) for k in range(n)]
     Y = [[0] * (10 * nb + 4 * n) for _ in range(chain.nv)]
     for j in range(n):
-        below = list(_subtree_outward(chain, j))
-        for row, H in zip(chain.vi[j], chain.H[j]):
-            s = {j: H}
-            Y[row][10 * j:10 * j + 10] = body_columns(ctx, H, body[j])
-            for k in below:
-                s[k] = S.bind(ctx, S.motion_outward(ctx, X[k], s[chain.parent[k]]))
-                Y[row][10 * k:10 * k + 10] = body_columns(ctx, s[k], body[k])
+        for k, rows in _rows(ctx, chain, X, j, body).items():
+            for row, entries in zip(chain.vi[j], rows):
+                Y[row][10 * k:10 * k + 10] = entries
     for j, i in one_dof(chain):       # friction and rotor: Fv qd, Fc sgn(qd), Fo, Ia qdd
         Y[i][10 * nb + 4 * j:10 * nb + 4 * j + 4] = [qd[i], coulomb_sign(ctx, chain, qd[i]), 1, qdd[i]]
     for j, i in multi_dof(chain, "damping"):      # a ball or free joint's Fv and Ia, where the model has them
