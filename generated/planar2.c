@@ -172,6 +172,11 @@ void planar2_difference(const double *q0, const double *q1, double *v)
 #else
 #define SD_SIMD
 #endif
+#if defined(__clang__)
+/* omp simd asks for vector code: a lane loop clang cannot vectorize stays a correct loop, not an error of
+ * a -Werror build (-Wpass-failed) */
+#pragma clang diagnostic ignored "-Wpass-failed"
+#endif
 /* Whether a batch entry starts threads: only for enough states, and without entering a parallel region
  * for one thread (entering one costs about 0.3 us even then: the time of a lane block of 16 states of
  * the Panda's inverse dynamics; docs/perf-history.md "Batch of tiny functions"). Lane entries start

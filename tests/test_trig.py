@@ -231,10 +231,12 @@ def test_many_input_angles_go_through_one_block():
     units = C.statements(assignments, inputs)
     lines = [line for u in units for line in u.lines]
     n, pad = TUNING.trig_block + 1, -(-(TUNING.trig_block + 1) // TUNING.trig_pad) * TUNING.trig_pad
-    assert lines[:3] == [f"double sd_angle[{pad}], sd_sin[{pad}], sd_cos[{pad}];",
-                         f"memcpy(sd_angle + 0, q + 1, {n - 1} * sizeof sd_angle[0]);", f"sd_angle[{n - 1}] = q0;"]
-    assert lines[3 + pad - n] == f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {pad});"
-    assert lines[4 + pad - n] == "const double x1 = sd_sin[0], x2 = sd_cos[0];"
+    assert lines[:n + 1] == [f"double sd_angle[{pad}], sd_sin[{pad}], sd_cos[{pad}];",
+                             *(f"sd_angle[{k}] = q{k + 1};" for k in range(n - 1)), f"sd_angle[{n - 1}] = q0;"]
+    assert lines[n + 1:pad + 1] == [f"sd_angle[{k}] = 0;" for k in range(n, pad)]
+    assert lines[pad + 1:pad + 3] == [f"memcpy(sd_angle + 0, q + 1, {n - 1} * sizeof sd_angle[0]);",
+                                      f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {pad});"]
+    assert lines[pad + 3] == "const double x1 = sd_sin[0], x2 = sd_cos[0];"
     assert f"const double x{2 * n - 1} = sd_sin[{n - 1}];" in lines
     pairs = CBackend(tuning=replace(TUNING, trig_block=10 ** 6)).statements(assignments, inputs)
     paired = [line for u in pairs for line in u.lines]
@@ -269,7 +271,8 @@ def test_angles_of_an_input_not_named_q(tmp_path, block):
         (tmp_path / name).write_text(text)
     argv, identity = cload._compiler(tmp_path / "demo.c")
     lib_path = tmp_path / "demo.so"
-    build = subprocess.run([*argv, *cload._opt_flags(identity), *cload.CFLAGS, str(tmp_path / "demo.c"), "-o",
+    strict = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]    # q1, q2: angles alone, loads still used
+    build = subprocess.run([*argv, *cload._opt_flags(identity), *cload.CFLAGS, *strict, str(tmp_path / "demo.c"), "-o",
                             str(lib_path), "-lm"], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     lib = ctypes.CDLL(str(lib_path))

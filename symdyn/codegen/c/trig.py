@@ -77,12 +77,15 @@ def block(angles, pairs, inputs, printer, real, pad):
 
 
 def _fill(angles, printed, inputs, n):
-    """The stores of the block's angles: a run of angles that are consecutive entries of one input by one
-    memcpy from it (the loop reads its angles two or four at a time: separate 8-byte stores cannot be
-    forwarded to a wider load, which then waits for them to reach the cache), the others one by one,
-    the padding zeros."""
+    """The stores of the block's angles one by one, the padding zeros, then a run of angles that are
+    consecutive entries of one input copied again by one memcpy from it: the loop reads its angles two or
+    four at a time, and separate 8-byte stores cannot be forwarded to a wider load, which then waits for
+    them to reach the cache; gcc drops the single stores that the copy overwrites (they keep each input
+    entry's load used: -Wunused-variable)."""
+    lines = [TrigLine(f"sd_angle[{k}] = {a};", weight=0) for k, a in enumerate(printed)]
+    lines += [TrigLine(f"sd_angle[{k}] = 0;", weight=0) for k in range(len(angles), n)]
     entry = [inputs.get(str(a)) if a.is_Symbol else None for a in angles]
-    lines, k = [], 0
+    k = 0
     while k < len(angles):
         m = 1
         while entry[k] is not None and k + m < len(angles) and entry[k + m] == (entry[k][0], entry[k][1] + m):
@@ -90,10 +93,8 @@ def _fill(angles, printed, inputs, n):
         if m >= 2:
             arg, j = entry[k]
             lines.append(TrigLine(f"memcpy(sd_angle + {k}, {arg} + {j}, {m} * sizeof sd_angle[0]);", weight=0))
-        else:
-            lines.append(TrigLine(f"sd_angle[{k}] = {printed[k]};", weight=0))
         k += m
-    return lines + [TrigLine(f"sd_angle[{k}] = 0;", weight=0) for k in range(len(angles), n)]
+    return lines
 
 
 def lane_lines(lines):
