@@ -112,6 +112,8 @@ def _check_functions(path, functions, model):
     from .codegen.generator import select_functions
     try:
         select_functions(functions, model)
+    except SymdynError as exc:         # names the file already (a function the model does not define)
+        _fail(exc)
     except ValueError as exc:
         _fail(f"{path}: --functions: {exc}")
 

@@ -257,3 +257,15 @@ def test_lock_of_a_master_locks_its_mimic_joints(tmp_path):
     for name, row in report.items():
         for column, err in row.items():
             assert err < TOL, (name, column, err)
+
+
+@pytest.mark.parametrize("command", ["info", "generate", "compare"])
+def test_cli_function_not_defined_for_mimic_is_one_line(command, tmp_path):
+    """A function the reduced coordinates do not define (the forward dynamics' derivatives), asked of any
+    command: one line naming the file, exit 2, nothing written (`info` gave a traceback, exit 1)."""
+    extra = {"generate": ["--out", str(tmp_path)], "compare": ["--states", "1"], "info": ["--ops"]}[command]
+    result = CliRunner().invoke(main, [command, str(GRIPPER), "--functions", "forward_dynamics_derivatives", *extra])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    assert str(GRIPPER) in result.output and "mimic" in result.output
+    assert list(tmp_path.iterdir()) == []
