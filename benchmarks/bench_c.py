@@ -131,6 +131,8 @@ ROBOTS = {
     "talos_reduced": ("talos_data/robots/talos_reduced.urdf", []),
     "xarm7": ("xarm_description/urdf/xarm7.urdf", []),
     "z1": ("z1_description/urdf/z1.urdf", []),
+    # not in example-robot-data: bundled here (benchmarks/robots/README.md names its source and license)
+    "iiwa14": (str(Path(__file__).resolve().parent / "robots" / "iiwa14.urdf"), []),
 }
 DEFAULT_ROBOTS = ["panda", "ur5", "xarm7"]
 FLOATING = {"solo12", "anymal", "talos_reduced"}
@@ -141,6 +143,7 @@ FRAMES = {
     "panda": "panda_hand", "ur5": "tool0", "baxter": "left_gripper,right_gripper",
     "solo12": "FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT", "anymal": "LF_FOOT,RF_FOOT,LH_FOOT,RH_FOOT",
     "talos_reduced": "left_sole_link,right_sole_link", "xarm7": "link7", "z1": "link06",
+    "iiwa14": "lbr_iiwa_link_7",
 }
 # --generate: further options of a robot (Pinocchio's URDF parser keeps mimic joints as joints of their own)
 GENERATE_OPTIONS = {"baxter": ["--mimic", "independent"]}

@@ -50,6 +50,18 @@ def test_example_robot_data_arm_matches_pinocchio(name):
     assert max(worst.values()) < TOL, worst
 
 
+def test_benchmark_robots_match_pinocchio():
+    """The robots the benchmarks bundle (benchmarks/robots/: the KUKA iiwa 14) load as Pinocchio loads them."""
+    from conftest import ROOT
+    paths = sorted((ROOT / "benchmarks" / "robots").glob("*.urdf"))
+    assert [p.stem for p in paths] == ["iiwa14"]
+    for path in paths:
+        model, pmodel = symdyn.load_robot(path), pin.buildModelFromUrdf(str(path))
+        assert list(pmodel.names[1:]) == list(model.joint_names)
+        worst = compare(symdyn.Engine(model), Pinocchio(pmodel), model.dof)
+        assert max(worst.values()) < TOL, worst
+
+
 def test_dh_robot_equals_its_urdf():
     """PUMA 560 from its DH table and from a hand-converted URDF: same dynamics."""
     from conftest import ROOT
