@@ -82,3 +82,11 @@ def test_latex_too_long_for_the_terminal_says_its_size_and_takes_out(tmp_path, m
     assert out.read_text() == full.stdout
     bad = _runner().invoke(main, ["latex", robot, "mass_matrix", "--out", str(tmp_path / "no" / "M.tex")])
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1 and "cannot write it" in bad.stderr
+
+
+@pytest.mark.parametrize("states", ["0", "-1"])
+def test_compare_needs_a_state(states):
+    """`compare --states 0` or a negative count: click's one-line usage error, exit 2 (a numpy traceback before)."""
+    result = _runner().invoke(main, ["compare", str(ROOT / "robots" / "planar2.yaml"), "--states", states])
+    assert result.exit_code == 2, result.output
+    assert "'--states'" in result.output + result.stderr and "Traceback" not in result.output + result.stderr
