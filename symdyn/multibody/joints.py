@@ -141,8 +141,7 @@ class FreeFlyer(JointType):
 
     @staticmethod
     def transform(ctx, A, l0, h, q):
-        R = S.bind_matrix(ctx, S.matmul3(A, _quaternion_rotation(ctx, *q[3:])))
-        return S.Transform(R, S.bind(ctx, S.add(l0, S.rot(A, q[:3]))))
+        return S.Transform(A, l0).act(ctx, (_quaternion_rotation(ctx, *q[3:]), q[:3]))
 
     @staticmethod
     def pinocchio(h):
@@ -170,8 +169,7 @@ class Planar(JointType):
     def transform(ctx, A, l0, h, q):
         x, y, c, s = q
         rotation = S.bind_matrix(ctx, S.axis_rotation(ctx, [0, 0, 1], s, c))
-        R = S.bind_matrix(ctx, S.matmul3(A, rotation))
-        l = S.bind(ctx, S.add(l0, S.rot(A, [x, y, 0])))
+        R, l = S.Transform(A, l0).act(ctx, (rotation, [x, y, 0]))
         if not _signed_permutation(A):
             return S.Transform(R, l)
         return S.Transform(R, l, AxisTurn(ctx, A, (2, 1), s, c))

@@ -190,7 +190,8 @@ class Transform(tuple):
     `congruence3(ctx, M, symmetric)` forms R M R^T, the product the inertia recursions spend most of
     their multiplications on. A joint whose R = A Rot(axis, q) has a structure worth exploiting gives
     `turn(ctx, M, symmetric, backwards)`, which does it cheaper (joints._axis_congruence); without it
-    the generic product is used. The inverse transform runs the same structure backwards."""
+    the generic product is used. The inverse transform runs the same structure backwards. `act(ctx, X)`
+    composes two transforms (generic products: a composition has no turn)."""
 
     def __new__(cls, R, l, turn=None, backwards=False):
         obj = tuple.__new__(cls, (R, l))
@@ -204,6 +205,15 @@ class Transform(tuple):
     @property
     def l(self):
         return self[1]
+
+    def act(self, ctx, X, lever=None):
+        """phi(a, c) = phi(a, b) phi(b, c) of self = phi(a, b) and X = phi(b, c) (Pinocchio's SE3::act on
+        an SE3): R R_X and l + R l_X. lever: R l_X bound by a caller that keeps it (Placements.r),
+        else it is summed within l's entries."""
+        R, l = self
+        Rx, lx = X
+        lever = rot(R, lx) if lever is None else lever
+        return Transform(bind_matrix(ctx, matmul3(R, Rx)), bind(ctx, add(l, lever)))
 
     def inverse(self, ctx):
         """phi(k, parent): R^T and -R^T l."""

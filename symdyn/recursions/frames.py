@@ -58,8 +58,7 @@ class Placements:
                 self.levers.append(None)
             else:
                 lever = S.bind(ctx, S.rot(self.R[k], pf))
-                self.frames.append((k, S.bind_matrix(ctx, S.matmul3(self.R[k], Rf)),
-                                    S.bind(ctx, S.add(self.p[k], lever))))
+                self.frames.append((k, *S.Transform(self.R[k], self.p[k]).act(ctx, (Rf, pf), lever)))
                 self.levers.append(lever)
 
     def place(self, k):
@@ -69,8 +68,7 @@ class Placements:
             self.R[k], self.p[k], self.r[k] = [list(row) for row in R], list(l), list(l)
         else:
             self.r[k] = S.bind(ctx, S.rot(self.R[parent], l))
-            self.R[k] = S.bind_matrix(ctx, S.matmul3(self.R[parent], R))
-            self.p[k] = S.bind(ctx, S.add(self.p[parent], self.r[k]))
+            self.R[k], self.p[k] = S.Transform(self.R[parent], self.p[parent]).act(ctx, self.X[k], self.r[k])
 
     def path(self, k):
         """Body k and its ancestors, tip to base."""

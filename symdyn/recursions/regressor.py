@@ -75,12 +75,6 @@ def block_inward(ctx, X, body):
     return moment + [[F[c][i] for c in range(4)] + [0] * 6 for i in range(3)]
 
 
-def _compose(ctx, Xjp, Xk):
-    """phi(j, k) from phi(j, parent) and phi(parent, k), both as (R, l)."""
-    (Rp, lp), (R, l) = Xjp, Xk
-    return S.bind_matrix(ctx, S.matmul3(Rp, R)), S.bind(ctx, S.add(lp, S.rot(Rp, l)))
-
-
 def _inward_rows(ctx, chain, X, j, body):
     """{k: rows of joint j for body k's 10 parameters}, each body's block Y(k) carried inward to O_j
     at once with k's placement relative to j (composed outward), then the rows H(j)^T of it: the
@@ -88,7 +82,7 @@ def _inward_rows(ctx, chain, X, j, body):
     Xj, rows = {}, {j: [body_columns(ctx, H, body[j]) for H in chain.H[j]]}
     for k in _subtree_outward(chain, j):
         p = chain.parent[k]
-        Xj[k] = X[k] if p == j else _compose(ctx, Xj[p], X[k])
+        Xj[k] = X[k] if p == j else Xj[p].act(ctx, X[k])      # phi(j, k)
         block = block_inward(ctx, Xj[k], body[k])
         rows[k] = [[ctx.bind(S.vdot(H, c)) for c in zip(*block)] for H in chain.H[j]]
     return rows
