@@ -119,11 +119,12 @@ class Change:
         """T^T (a - T_dot qvel): MuJoCo's acceleration of symdyn's."""
         return self.back(_add(self.ctx, a, self.drift(qvel), -1))
 
-    def contract(self, x, axes):
-        """T^T along each of the axes `axes` (those of size nv) of the nested list x."""
+    def contract(self, x, axes, shortcut=True):
+        """T^T along each of the axes `axes` (those of size nv) of the nested list x. shortcut: a matrix
+        (axes [0, 1]) goes through congruence, which calls back with shortcut=False for the other entries."""
         if not axes or not self.R:
             return x
-        if axes == [0, 1]:
+        if axes == [0, 1] and shortcut:
             return self.congruence(x)
         if axes[0] == 0:
             rest = [a - 1 for a in axes[1:]]
@@ -141,17 +142,12 @@ class Change:
         for lin in scalar:               # the rest of T^T x T does not read this block: zero it
             for i in lin:
                 y[i][i] = 0
-        out = self._contract_both(y)
+        out = self.contract(y, [0, 1], shortcut=False)
         for lin in scalar:
             for i in lin:
                 for j in lin:
                     out[i][j] = x[i][j]
         return out
-
-    def _contract_both(self, x):
-        """T^T x T, every entry (contract(x, [0, 1]) without congruence's shortcut)."""
-        columns = [self.back(row) for row in x]
-        return _transpose_apply(columns, self.back)
 
 
 def _scalar_block(x, lin):
