@@ -33,6 +33,7 @@ from dataclasses import replace
 
 from .multibody import spatial as S
 from .multibody.joints import FreeFlyer, Spherical
+from .scalars.scalar import exact_zero, literal_zero
 
 CONVENTIONS = ("pinocchio", "mujoco")
 MUJOCO = "mujoco"
@@ -153,7 +154,7 @@ class Change:
 def _scalar_block(x, lin):
     """x[lin, lin] = c 1: one diagonal value (the same symbol or number) and exact zeros elsewhere."""
     c = x[lin[0]][lin[0]]
-    return all(_same(x[i][j], c) if i == j else _exact_zero(x[i][j]) for i in lin for j in lin)
+    return all(_same(x[i][j], c) if i == j else exact_zero(x[i][j]) for i in lin for j in lin)
 
 
 def _same(a, b):
@@ -165,16 +166,8 @@ def _same(a, b):
         return False
 
 
-def _exact_zero(x):
-    return (isinstance(x, (int, float)) and x == 0) or getattr(x, "is_zero", None) is True
-
-
 def _add(ctx, a, b, sign=1):
-    return [x if _zero(y) else ctx.bind(x + sign * y) for x, y in zip(a, b)]
-
-
-def _zero(x):
-    return type(x) is int and x == 0
+    return [x if literal_zero(y) else ctx.bind(x + sign * y) for x, y in zip(a, b)]
 
 
 def _transpose_apply(items, apply):
@@ -186,10 +179,10 @@ def _transpose_apply(items, apply):
 
 
 def _matmul(ctx, A, B):
-    """A B for lists of rows, exact zeros skipped."""
+    """A B for lists of rows, literal zeros skipped."""
     out = []
     for row in A:
-        out.append([ctx.bind(sum((a * b for a, b in zip(row, col) if not (_zero(a) or _zero(b))), 0))
+        out.append([ctx.bind(sum((a * b for a, b in zip(row, col) if not (literal_zero(a) or literal_zero(b))), 0))
                     for col in zip(*B)])
     return out
 
@@ -267,7 +260,7 @@ def _derivative_traces(base):
 
 
 def _matvec(ctx, A, x):
-    return [ctx.bind(sum((a * b for a, b in zip(row, x) if not (_zero(a) or _zero(b))), 0)) for row in A]
+    return [ctx.bind(sum((a * b for a, b in zip(row, x) if not (literal_zero(a) or literal_zero(b))), 0)) for row in A]
 
 
 def _drift_matrix(change, qvel, n):

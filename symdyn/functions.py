@@ -26,6 +26,7 @@ from .recursions import (centroidal, constrained_dynamics, crba, derivatives, di
 from .recursions import friction as _fr
 from .recursions import regressor as _reg
 from .recursions.riccati import Riccati
+from .scalars.scalar import exact_zero
 
 #: the shape of each argument in named sizes; any other argument is ("nv",).
 #: np: the standard parameters (10 per body, then 4 per joint); b: the base parameters (computed on first use)
@@ -181,7 +182,7 @@ def _mass_matrix(ctx, chain, X):
     """CRBA, and the rotor inertias on the diagonal."""
     M = crba.mass_matrix(ctx, chain, X)
     for k, i in _fr.rotors(chain):
-        if not _fr._is_zero(chain.armature[k]):
+        if not exact_zero(chain.armature[k]):
             M[i][i] = ctx.bind(M[i][i] + chain.armature[k])
     return M
 

@@ -9,6 +9,8 @@ enter as exact integers and fold on construction.
 """
 import symengine as se
 
+from ..scalars.scalar import exact_zero
+
 
 class Tape:
     symbolic = True
@@ -34,7 +36,7 @@ class Tape:
         """x, about to be divided by. An exact zero (a zero-mass leaf: a singular mass matrix, which
         the loader warns about) becomes a variable set to 0.0, so that the generated code divides at
         run time (inf or nan, as Pinocchio) instead of the generator failing on 1/0."""
-        if isinstance(x, (int, float, se.Number)) and x == 0:
+        if exact_zero(x):
             symbol = se.Symbol(f"{self.prefix}{len(self.assignments)}")
             self.assignments.append((symbol, se.RealDouble(0.0)))
             return symbol

@@ -32,6 +32,7 @@ from . import kalman_smoother
 from ..multibody import spatial as S
 from ..multibody.constraints import constraint_points, joint_row
 from .riccati import Block
+from ..scalars.scalar import literal_zero
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class Stack:
         T = list(T)
         for row, x in zip(self.rows, lam):
             if self.is_joint(row):
-                T = [t if isinstance(f, int) and f == 0 else ctx.bind(t + f)
+                T = [t if literal_zero(f) else ctx.bind(t + f)
                      for t, f in zip(T, self.joint_vector(row, x))]
         return T
 
@@ -158,7 +159,7 @@ def constraint_drift(ctx, chain, X, v):
 
 
 def _matvec(ctx, J, x):
-    return [ctx.bind(sum((a * b for a, b in zip(row, x) if not (isinstance(a, int) and a == 0)), 0)) for row in J]
+    return [ctx.bind(sum((a * b for a, b in zip(row, x) if not literal_zero(a)), 0)) for row in J]
 
 
 def _solve(tree, st, J, rhs):

@@ -26,6 +26,7 @@ from ..scalars.dual import Dual, DualContext, along, jacobian, joint_directions,
 from .frames import Placements
 from ..multibody.joints import FreeFlyer
 from .riccati import Riccati
+from ..scalars.scalar import exact_zero
 
 
 def _wrenches(ctx, chain, X, f_ext):
@@ -80,9 +81,9 @@ def _times(ctx, A, B, known, solver):
             continue
         b = [row[j] for row in B]
         plan = solver.plan(b)
-        products = sum(not (_fr._is_zero(x) or _fr._is_zero(y)) for row in A for x, y in zip(row, b))
+        products = sum(not (exact_zero(x) or exact_zero(y)) for row in A for x, y in zip(row, b))
         entries[j] = solver.solve(plan) if solver.cost(plan) < products else \
-            [sum((x * y for x, y in zip(row, b) if not (_fr._is_zero(x) or _fr._is_zero(y))), 0) for row in A]
+            [sum((x * y for x, y in zip(row, b) if not (exact_zero(x) or exact_zero(y))), 0) for row in A]
     for i in range(len(A)):
         for j, column in entries.items():
             out[i][j] = ctx.bind(column[i])
@@ -105,7 +106,7 @@ class _FactorSolve:
         self.Dinv, self.R, self.DR = factors
 
     def _pairs(self, matrix, vector):
-        return [[(x, v) for x, v in zip(row, vector) if not (_fr._is_zero(x) or _fr._is_zero(v))] for row in matrix]
+        return [[(x, v) for x, v in zip(row, vector) if not (exact_zero(x) or exact_zero(v))] for row in matrix]
 
     def plan(self, b):
         """(terms of y, terms of x): for each joint, each of its rows, the non-zero products as (factor,
@@ -124,7 +125,7 @@ class _FactorSolve:
                 R = self.R[a, k]
                 for c in range(len(vi[k])):
                     xs[k][c] += [(R[r][c], (a, r)) for r in range(len(vi[a]))
-                                 if nonzero[a][r] and not _fr._is_zero(R[r][c])]
+                                 if nonzero[a][r] and not exact_zero(R[r][c])]
         return ys, xs
 
     @staticmethod
@@ -200,7 +201,7 @@ def kinetic_energy(ctx, chain, X, qd):
     for k in range(chain.n):
         total = total + ctx.bind(S.vdot(V[k], S.bind(ctx, S.matvec(chain.M[k], V[k]))))
     for k, i in _fr.rotors(chain):
-        if not _fr._is_zero(chain.armature[k]):
+        if not exact_zero(chain.armature[k]):
             total = total + ctx.bind(chain.armature[k] * qd[i] * qd[i])
     return ctx.bind(0.5 * total)
 

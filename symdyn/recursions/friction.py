@@ -21,13 +21,7 @@ tanh(qd / delta) when the model asks for smooth Coulomb friction (delta = coulom
 which an ODE integrator can step through. The armature enters the other functions through M's
 diagonal and the Riccati recursion's D(k) (riccati.py).
 """
-
-
-def _is_zero(x):
-    try:
-        return float(x) == 0
-    except (TypeError, RuntimeError):       # a symbol
-        return False
+from ..scalars.scalar import exact_zero
 
 
 def coulomb_sign(ctx, chain, qd):
@@ -66,21 +60,21 @@ def rotors(chain):
 def joint_friction(ctx, chain, qd, k, i):
     """Fv qd + Fc sgn(qd) + Fo of joint k, entry i (terms with a zero coefficient left out)."""
     total = 0
-    if not _is_zero(chain.viscous[k]):
+    if not exact_zero(chain.viscous[k]):
         total = total + chain.viscous[k] * qd[i]
-    if not _is_zero(chain.coulomb[k]):
+    if not exact_zero(chain.coulomb[k]):
         total = total + chain.coulomb[k] * coulomb_sign(ctx, chain, qd[i])
-    if not _is_zero(chain.friction_offset[k]):
+    if not exact_zero(chain.friction_offset[k]):
         total = total + chain.friction_offset[k]
     return total
 
 
 def joint_spring(chain, X, k):
     """K (q - q_ref) of joint k (0 without a spring, or without X: the friction alone)."""
-    if X is None or _is_zero(chain.stiffness[k]):
+    if X is None or exact_zero(chain.stiffness[k]):
         return 0
     q = X[k].coordinates[0]
-    return chain.stiffness[k] * (q if _is_zero(chain.springref[k]) else q - chain.springref[k])
+    return chain.stiffness[k] * (q if exact_zero(chain.springref[k]) else q - chain.springref[k])
 
 
 def free_rotors(chain):
@@ -130,7 +124,7 @@ def joint_forces(ctx, chain, qd, qdd, X=None):
     for k, i in multi_dof(chain, "damping"):
         out[i] = chain.viscous[k] * qd[i]
     for k, i in rotors(chain) if qdd is not None else ():
-        if not _is_zero(chain.armature[k]):
+        if not exact_zero(chain.armature[k]):
             out[i] = out[i] + chain.armature[k] * qdd[i]
     for i, value in ([] if X is None else translating_rotors(ctx, chain, qd)):
         out[i] = out[i] + value
@@ -143,10 +137,10 @@ def joint_forces(ctx, chain, qd, qdd, X=None):
 def add_joint_forces(ctx, chain, T, qd, qdd, X):
     """T + tau_f(qd) + tau_s(q) - g_c(q) + Ia qdd, element by element (zero entries leave T as it is)."""
     extra = joint_forces(ctx, chain, qd, qdd, X)
-    return [t if _is_zero(e) else ctx.bind(t + e) for t, e in zip(T, extra)]
+    return [t if exact_zero(e) else ctx.bind(t + e) for t, e in zip(T, extra)]
 
 
 def subtract_friction(ctx, chain, T, qd, X):
     """T - tau_f(qd) - tau_s(q) + g_c(q): the part of the joint forces that accelerates the bodies (and rotors)."""
     extra = joint_forces(ctx, chain, qd, None, X)
-    return [t if _is_zero(e) else ctx.bind(t - e) for t, e in zip(T, extra)]
+    return [t if exact_zero(e) else ctx.bind(t - e) for t, e in zip(T, extra)]

@@ -20,6 +20,7 @@ nc x nc matrix J_p is solved (through J_p^T J_p and J_p J_p^T, symmetric positiv
 the passive joints are independent in the loops: checked on loading).
 """
 from ..multibody.constraints import KINDS, Constraint, constraint_rows
+from ..scalars.scalar import literal_zero
 
 LOOP_KEYS = ("frame", "other", "type")
 
@@ -97,12 +98,12 @@ def passive_indices(model):
 
 
 def _matvec(ctx, rows, x):
-    return [ctx.bind(sum((a * b for a, b in zip(row, x) if not (type(a) is int and a == 0)), 0)) for row in rows]
+    return [ctx.bind(sum((a * b for a, b in zip(row, x) if not literal_zero(a)), 0)) for row in rows]
 
 
 def _gram(ctx, A):
     """A A^T of a list of rows."""
-    return [[ctx.bind(sum((x * y for x, y in zip(a, b) if not (type(x) is int and x == 0)), 0)) for b in A]
+    return [[ctx.bind(sum((x * y for x, y in zip(a, b) if not literal_zero(x)), 0)) for b in A]
             for a in A]
 
 

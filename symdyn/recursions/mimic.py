@@ -27,6 +27,7 @@ from dataclasses import replace
 from . import frames, kalman_smoother, minverse
 from . import friction as _fr
 from .riccati import Riccati
+from ..scalars.scalar import literal_zero
 
 #: functions that need the tree's own factorization or parameter grouping
 UNSUPPORTED = ("articulated_inertia", "innovations_factor", "innovations_factor_inverse", "total_rates",
@@ -99,11 +100,6 @@ def _combine(ctx, terms):
     for x, f in terms:
         total = total + (x if f == 1 else f * x)
     return ctx.bind(total)
-
-
-def _nonzero(x):
-    """False for the exact zeros of a Jacobian (joints that do not move the frame)."""
-    return not (type(x) is int and x == 0)
 
 
 def _gather(values, index):
@@ -202,9 +198,9 @@ def _operational_space_inertia_inverse(ctx, chain, X, form=minverse.FORMS[0]):
     """J_f G (G^T M G)^-1 G^T J_f^T = J_f P J_f^T with the stacked frame Jacobians J_f of the tree."""
     P = Coupling(ctx, chain, X, Riccati(ctx, chain, X), form=form).projected_inverse()
     J = [row for Jf in frames.frame_jacobian(ctx, chain, X) for row in Jf]
-    JP = [[ctx.bind(sum(a * P[t][j] for t, a in enumerate(row) if _nonzero(a))) for j in range(chain.nv)]
+    JP = [[ctx.bind(sum(a * P[t][j] for t, a in enumerate(row) if not literal_zero(a))) for j in range(chain.nv)]
           for row in J]
-    return [[ctx.bind(sum(a * b for a, b in zip(r, row) if _nonzero(b))) for row in J] for r in JP]
+    return [[ctx.bind(sum(a * b for a, b in zip(r, row) if not literal_zero(b))) for row in J] for r in JP]
 
 
 #: the SPECIAL functions built on the explicit M^-1 (its forms: Function.forms)

@@ -16,6 +16,7 @@ triangular). No matrix is inverted: D^-1 and S^-1 are applied by triangular subs
 """
 from ..multibody import spatial as S
 from ..multibody.joints import unit_axis
+from ..scalars.scalar import exact_zero
 
 
 def _unit_axis(H):
@@ -146,14 +147,6 @@ class Scalar(Block):
         return [[self.root()]]
 
 
-def _is_zero(x):
-    """An exact zero (a number, not a symbol): the armature of most joints."""
-    try:
-        return float(x) == 0
-    except (TypeError, RuntimeError):
-        return False
-
-
 class Riccati:
     """P, P+, D, G (and g = P H*) for every joint, base-to-tip indexed (Pinocchio's Data of ABA).
 
@@ -180,7 +173,7 @@ class Riccati:
         inv = ctx.bind(1 / D)
         G = S.bind(ctx, S.vscale(inv, g))
         a = _unit_axis(H)
-        if a is None or not _is_zero(self.chain.armature[k]):
+        if a is None or not exact_zero(self.chain.armature[k]):
             Pplus = S.rank_one_downdate(ctx, P, g, G)
         else:
             # H = +-e_a: G(a) = H(a) exactly and P+ H* = 0, so row and column a of P+ vanish;

@@ -33,6 +33,7 @@ from ..multibody import spatial as S
 from ..scalars.dual import Dual, DualContext, tangent
 from . import crba, frames
 from . import friction as _fr
+from ..scalars.scalar import exact_zero, literal_zero
 
 
 def _motions(ctx, chain, X, qd, qdd):
@@ -77,7 +78,7 @@ def _twice_dot(a, b):
 
 def _times(c, x):
     """c x for a number c (1 and exact zeros fold)."""
-    return x if c == 1 or (isinstance(x, int) and x == 0) else c * x
+    return x if c == 1 or literal_zero(x) else c * x
 
 
 def _body_symmetric(ctx, params, V):
@@ -320,7 +321,7 @@ def _add_friction(ctx, chain, qd, dv):
         rates = list(qd)
         rates[i] = Dual(qd[i], {0: 1})
         extra = tangent(_fr.joint_friction(d, chain, rates, k, i), 0)
-        if not _fr._is_zero(extra):
+        if not exact_zero(extra):
             dv[i][i] = ctx.bind(dv[i][i] + extra)
     for k, i in _fr.multi_dof(chain, "damping"):      # Fv qd on each DoF of a ball or free joint
         dv[i][i] = ctx.bind(dv[i][i] + chain.viscous[k])
@@ -334,7 +335,7 @@ def _add_friction(ctx, chain, qd, dv):
 def _add_springs(ctx, chain, dq):
     """The joints' springs: d(K (q - q_ref))/dq = K on the diagonal."""
     for k, i in _fr.one_dof(chain):
-        if not _fr._is_zero(chain.stiffness[k]):
+        if not exact_zero(chain.stiffness[k]):
             dq[i][i] = ctx.bind(dq[i][i] + chain.stiffness[k])
 
 
@@ -347,7 +348,7 @@ def _add_gravity_compensation(ctx, chain, X, dq):
     held, _ = inverse_dynamics_derivatives(ctx, tree, X, zeros, zeros)
     for i, row in enumerate(held):
         for j, x in enumerate(row):
-            if not _fr._is_zero(x):
+            if not exact_zero(x):
                 dq[i][j] = ctx.bind(dq[i][j] - x)
 
 

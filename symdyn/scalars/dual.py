@@ -16,16 +16,8 @@ X = (R, l) then moves, along the direction of a motion-subspace column [w; u] (f
 (revolute: dR = R h~; prismatic: dl = A h; free-flyer and spherical: Pinocchio's right-multiplied
 exponential), so `tangent_transforms` needs X and the joint map H only, not the parametrization of q.
 """
-import symengine as se
-
 from ..multibody import spatial as S
-
-
-def _zero(x):
-    """An exact zero (a literal or a folded symbolic number): a tangent that need not be carried."""
-    if isinstance(x, (int, float)):
-        return x == 0
-    return isinstance(x, se.Number) and x == 0
+from .scalar import exact_zero
 
 
 def _dual(value, tangent):
@@ -35,7 +27,7 @@ def _dual(value, tangent):
 
 def _scaled(t, s):
     """{k: s x} of a tangent t."""
-    if _zero(s):
+    if exact_zero(s):
         return {}
     return {k: s * x for k, x in t.items()}
 
@@ -80,7 +72,7 @@ class Dual:
         if isinstance(other, Dual):
             return _dual(self.value * other.value,
                          _sum(_scaled(self.tangent, other.value), _scaled(other.tangent, self.value)))
-        if _zero(other):
+        if exact_zero(other):
             return other * self.value
         return _dual(self.value * other, _scaled(self.tangent, other))
 
@@ -114,7 +106,7 @@ class DualContext:
         tangent = {}
         for k, t in x.tangent.items():
             t = b(t)
-            if not _zero(t):
+            if not exact_zero(t):
                 tangent[k] = t
         return _dual(b(x.value), tangent)
 
