@@ -162,7 +162,7 @@ def _skew_product(R, w):
 def tangent_transforms(ctx, chain, X, directions):
     """The transforms X as duals: directions[k] lists (direction, [w; u]) moving joint k by the spatial
     velocity [w; u] (frame k), dR = R w~, dl = R u (see the module's docstring). `ctx` is the DualContext;
-    the structured rotation of X (Transform.rotate) is dropped: duals take the generic product."""
+    the structured rotation of X (the `turn` of a Transform) is dropped: duals take the generic product."""
     inner = ctx.inner
     out = []
     for k, (R, l) in enumerate(X):
