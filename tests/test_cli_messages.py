@@ -84,9 +84,10 @@ def test_latex_too_long_for_the_terminal_says_its_size_and_takes_out(tmp_path, m
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1 and "cannot write it" in bad.stderr
 
 
-@pytest.mark.parametrize("states", ["0", "-1"])
-def test_compare_needs_a_state(states):
-    """`compare --states 0` or a negative count: click's one-line usage error, exit 2 (a numpy traceback before)."""
-    result = _runner().invoke(main, ["compare", str(ROOT / "robots" / "planar2.yaml"), "--states", states])
+@pytest.mark.parametrize("option, value", [("--states", "0"), ("--states", "-1"), ("--tol", "0"), ("--tol", "-1e-10")])
+def test_compare_needs_a_state_and_a_tolerance(option, value):
+    """`compare --states 0`, a negative count (a numpy traceback before) or a tolerance <= 0 (every function
+    failed): click's one-line usage error, exit 2."""
+    result = _runner().invoke(main, ["compare", str(ROOT / "robots" / "planar2.yaml"), option, value])
     assert result.exit_code == 2, result.output
-    assert "'--states'" in result.output + result.stderr and "Traceback" not in result.output + result.stderr
+    assert f"'{option}'" in result.output + result.stderr and "Traceback" not in result.output + result.stderr
