@@ -285,7 +285,7 @@ def generate(robots, out_dir, lang, params_mode, precision, **robot):
 @main.command()
 @click.argument("robots", nargs=-1, required=True)
 @click.option("--states", default=20, show_default=True, type=click.IntRange(min=1), help="Random states per function.")
-@click.option("--tol", default=1e-10, show_default=True, type=click.FloatRange(min=0, min_open=True), help="Largest relative difference accepted.")
+@click.option("--tol", default=1e-10, show_default=True, type=click.FloatRange(min=0), help="Largest relative difference accepted.")
 @click.option("--c/--no-c", "with_c", default=True, help="Also compile and compare the C module.")
 @robot_options
 def compare(robots, states, tol, with_c, **robot):
