@@ -4,6 +4,7 @@
     python benchmarks/bench_batch.py generated/ur5.c --count 8192 --threads 2
     python benchmarks/bench_batch.py generated/panda.c --functions mass_matrix,gravity
     python benchmarks/bench_batch.py before/panda.c generated/panda.c --rounds 4   # two modules, in turn
+    python benchmarks/bench_batch.py --before 70c49d1 robots/panda.urdf --rounds 5   # a git ref's module and this one's
 
 The module is compiled with load_c's flags (symdyn.codegen.c.loader.OPT_FLAGS, -fopenmp) together with a driver
 that, for each function, times `count` random states three ways on the same arrays: the loop of
@@ -28,6 +29,13 @@ the loop of single calls').
     python benchmarks/bench_batch.py generated/panda.c --split --functions frame_jacobian,regressor --rounds 5
 
 (--floor is another name of --split, the one of docs/perf-history.md "Batch frame Jacobian, issue 15".)
+
+--before REF: the arguments are robot files; each is generated as C (`symdyn generate --lang c`, --functions and
+--generate-args passed on) by the symdyn of REF (a temporary git worktree, as bench_c.py --before) and by this
+checkout, both modules are timed in turn as above, and a last table gives after/before per function (batch, one
+thread, and single calls): the batch half of issue 25's before/after in one run.
+
+    python benchmarks/bench_batch.py --before 70c49d1 ~/solo12.urdf --generate-args=--floating-base --threads 1
 """
 import argparse
 import math
@@ -41,6 +49,9 @@ from pathlib import Path
 
 import symdyn
 from symdyn.codegen.c import loader as cload
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_c import REPO, ref_worktree  # noqa: E402  (the temporary worktree of --before, shared)
 
 DRIVER = r"""
 %(include)s
@@ -246,10 +257,11 @@ def driver(module, c_module, names, count, repeat, threads, copies=None):
     return DRIVER % dict(include=include, count=count, repeat=repeat, threads=threads, body="\n".join(body))
 
 
-def build(c_path, names, args, folder, split=False):
+def build(c_path, names, args, folder, split=False, like=None):
     """The driver of one module, compiled into folder; returns its path. split: the driver of --split (a
-    patched copy of the module included), of the lane functions among names; exits if there are none."""
-    c_module = symdyn.load_c(c_path, lanes=False)          # its signatures (a quick compile)
+    patched copy of the module included), of the lane functions among names; exits if there are none.
+    like: the module whose signatures (load_c) stand for c_path's (an older module: no manifest to load)."""
+    c_module = symdyn.load_c(like or c_path, lanes=False)  # its signatures (a quick compile)
     names = names or list(c_module._signatures)
     src = Path(folder) / "driver.c"
     sources = [str(c_path)]
@@ -286,16 +298,31 @@ def main():
     ap.add_argument("--split", "--floor", action="store_true",
                     help="instead, per lane entry: the lane loop alone, the copy alone, the lane loop + memset (the "
                          "roofline) beside the single calls and the batch, one thread")
+    ap.add_argument("--before", metavar="REF", default=None,
+                    help="the arguments are robot files: generate each with REF's symdyn and this checkout's, time both")
+    ap.add_argument("--generate-args", default="", help="with --before: more options of symdyn generate")
     args = ap.parse_args()
+    if args.before:
+        with tempfile.TemporaryDirectory() as tmp, ref_worktree(args.before, show=False) as ref:
+            pairs = [_before_after(Path(robot).resolve(), ref, Path(tmp), args) for robot in args.c_files]
+            runs = _time_modules([p for pair in pairs for p in pair], args, like=[a for _, a in pairs for _ in "ba"])
+        for (before, after), (b, a) in zip(pairs, zip(runs[::2], runs[1::2])):
+            _print_before_after(before, after, b, a, args)
+        return
+    runs = _time_modules([Path(c).resolve() for c in args.c_files], args)
+
+
+def _time_modules(paths, args, like=None):
+    """Build every module's driver, run them in turn --rounds times and print their tables; each module's
+    {function: one (loop, one, many, diff, fill, entries) per round}. like: per module, build's."""
     names = args.functions.split(",") if args.functions else None
-    paths = [Path(c).resolve() for c in args.c_files]
     runs = [{} for _ in paths]                   # per module, function: one (loop, one, many, diff, fill, entries) per round
     splits = [{} for _ in paths]                 # --split: one (alone, + memset, copy, wrong, diff) per round
     with tempfile.TemporaryDirectory() as tmp:
         exes = []
         for k, c_path in enumerate(paths):
             (Path(tmp) / str(k)).mkdir()
-            exes.append((build(c_path, names, args, Path(tmp) / str(k)), runs[k]))
+            exes.append((build(c_path, names, args, Path(tmp) / str(k), like=like and like[k]), runs[k]))
             if args.split:
                 (Path(tmp) / f"{k}-split").mkdir()
                 exes.append((build(c_path, names, args, Path(tmp) / f"{k}-split", split=True), splits[k]))
@@ -308,7 +335,7 @@ def main():
     if args.split:
         for c_path, times, split in zip(paths, runs, splits):
             _print_split(c_path, times, split, args)
-        return
+        return runs
     for c_path, times in zip(paths, runs):
         print(f"{c_path}: {args.count} random states, {args.rounds} rounds of best of {args.repeat}; ns per state: "
               f"median [range] over the rounds; x = median single calls / median batch; memset = the same bytes "
@@ -324,6 +351,35 @@ def main():
                   f"{m['loop'] / m['many']:.2f} | {1e3 / m['one']:.1f} / {1e3 / m['many']:.1f} | {8 * rounds[0][5]:.0f} | "
                   f"{_spread(fill)} | {diff:.1e} |")
         print()
+    return runs
+
+
+def _before_after(robot, ref, folder, args):
+    """(REF's module, this checkout's module) of one robot file, generated into folder/before, folder/after."""
+    paths = []
+    for side, repo in (("before", ref), ("after", REPO)):
+        out = folder / side
+        cmd = [sys.executable, "-m", "symdyn", "generate", str(robot), "--lang", "c", "--out", str(out),
+               *(["--functions", args.functions] if args.functions else []), *args.generate_args.split()]
+        env = dict(os.environ, PYTHONPATH=str(repo))
+        if subprocess.run(cmd, cwd=repo, env=env, stdout=subprocess.DEVNULL).returncode:
+            sys.exit(f"error: generation failed ({side}): {' '.join(cmd)}")
+        paths.append(out / f"{robot.stem}.c")
+    return paths
+
+
+def _print_before_after(before, after, b, a, args):
+    """after/before of one robot, per function both modules have: batch (one thread) and single calls."""
+    print(f"{after.stem}: before = {args.before}, after = this checkout; ns per state, median over the rounds; "
+          f"speed-up = before / after\n")
+    print("| function | batch 1 thread before | after | speed-up | single calls before | after | speed-up |")
+    print("|---|---|---|---|---|---|---|")
+    for name in (n for n in a if n in b):
+        one_b, one_a, loop_b, loop_a = (statistics.median(r[k] * 1e9 for r in side[name])
+                                        for k, side in ((1, b), (1, a), (0, b), (0, a)))
+        print(f"| {name} | {one_b:.0f} | {one_a:.0f} | {one_b / one_a:.2f} | {loop_b:.0f} | {loop_a:.0f} | "
+              f"{loop_b / loop_a:.2f} |")
+    print()
 
 
 def _print_split(c_path, times, split, args):

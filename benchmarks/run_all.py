@@ -24,8 +24,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 README = HERE / "README.md"
 
-#: the robots of the Pinocchio table (issue 26's, but iiwa14: no URDF of it is installed)
-PINOCCHIO_ROBOTS = ["panda", "ur5", "baxter", "solo12", "anymal", "talos_reduced"]
+#: the robots of the Pinocchio table (issue 26's; iiwa14 from benchmarks/robots/)
+PINOCCHIO_ROBOTS = ["panda", "ur5", "iiwa14", "baxter", "solo12", "anymal", "talos_reduced"]
 #: name: (robot files to generate as C into {gen}, the script's command line); {gen} is that folder
 HEADLINES = {
     # bench_c.py generates its own modules (per-robot options: frames, floating base, locked joints)

@@ -103,6 +103,26 @@ def test_benchmark_page_has_one_section_per_headline_of_run_all():
         run_all.replace_section("no markers", "batch", "x")
 
 
+def test_bench_batch_before_after_table(capsys):
+    """bench_batch.py --before: the last table gives, per function both modules have, the batch (one thread)
+    and single-call ns of REF's module and this checkout's and before/after (made-up rounds, no compile)."""
+    import importlib.util
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("bench_batch", ROOT / "benchmarks" / "bench_batch.py")
+    bench_batch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_batch)
+    rounds = lambda loop, one: [[loop * 1e-9, one * 1e-9, one * 1e-9, 0.0, 1e-9, 7]] * 3   # (loop, one, many, ...)
+    before = {"gravity": rounds(60, 30), "mass_matrix": rounds(50, 20)}
+    after = {"gravity": rounds(40, 20), "regressor": rounds(100, 50)}
+    args = type("Args", (), {"before": "HEAD~1"})
+    bench_batch._print_before_after(None, ROOT / "panda.c", before, after, args)
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].startswith("panda: before = HEAD~1")
+    rows = [line for line in table if line.startswith("| ") and not line.startswith("| function")]
+    assert rows == ["| gravity | 30 | 20 | 1.50 | 60 | 40 | 1.50 |"]       # only the functions both have
+
+
 def test_bench_c_before_after_table():
     """bench_c.py --before (the README's "Before/after a change"): per-run ratios are combined into medians
     and ranges, and the table shows Pinocchio/before, Pinocchio/after and before/after for each function
