@@ -347,13 +347,13 @@ DERIVATIVES = (
              "(dtau/dq, dtau/dv) of inverse_dynamics (dtau/dqdd = M): analytical recursions of Newton-Euler "
              "(Carpentier & Mansard's structure); dq along the tangent space, d/de f(integrate(q, e)) at e = 0 "
              "(Pinocchio's computeRNEADerivatives).",
-             gravity=True, pinocchio="computeRNEADerivatives"),
+             gravity=True, pinocchio="computeRNEADerivatives", forms=derivatives.FORMS),
     Function("forward_dynamics_derivatives", ("q", "qd", "tau"), ("dqdd_dq", "dqdd_dv", "Minv"),
              ("matrix", "matrix", "matrix"),
              derivatives.forward_dynamics_derivatives,
              "(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1) of forward_dynamics: -M^-1 (dtau/dq, dtau/dv) at qdd = "
              "forward_dynamics(q, qd, tau) (Pinocchio's computeABADerivatives).", gravity=True,
-             pinocchio="computeABADerivatives"),
+             pinocchio="computeABADerivatives", forms=derivatives.FORMS),
     Function("mass_matrix_derivative", ("q",), "dM_dq", "nv,nv,nv", derivatives.mass_matrix_derivative,
              "dM/dq, (nv, nv, nv): [i, j, k] = d M[i, j] / d q_k along the tangent space (composite bodies on "
              "dual numbers)."),
@@ -368,12 +368,12 @@ DERIVATIVES = (
              ("matrix", "matrix"),
              derivatives.inverse_dynamics_derivatives,
              "inverse_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
-             "FRAMES, held fixed in the world as q moves).", gravity=True),
+             "FRAMES, held fixed in the world as q moves).", gravity=True, forms=derivatives.FORMS),
     Function("forward_dynamics_derivatives_fext", ("q", "qd", "tau", "f_ext"), ("dqdd_dq", "dqdd_dv", "Minv"),
              ("matrix", "matrix", "matrix"),
              derivatives.forward_dynamics_derivatives,
              "forward_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
-             "FRAMES, held fixed in the world as q moves).", gravity=True),
+             "FRAMES, held fixed in the world as q moves).", gravity=True, forms=derivatives.FORMS),
 )
 
 #: the default set: what `symdyn generate` writes unless --functions names others

@@ -75,16 +75,19 @@ def _numeric_chain(model, seed):
 
 @pytest.mark.parametrize("name", sorted(MODELS) + ["gripper_mimic"])
 @pytest.mark.parametrize("wrenches", [False, True])
-def test_analytical_equals_forward_mode(name, wrenches):
-    """rnea_derivatives.py (the generated form) against the forward-mode duals through Newton-Euler, an
-    independent derivation (derivatives.inverse_dynamics_derivatives_forward_mode), on the whole tree (a
-    mimic joint's body too), with and without external wrenches (which do not turn with the links)."""
+@pytest.mark.parametrize("form", ["inward", "outward"])
+def test_analytical_equals_forward_mode(name, wrenches, form):
+    """rnea_derivatives.py (each of its FORMS, the generated code takes the cheaper) against the
+    forward-mode duals through Newton-Euler, an independent derivation
+    (derivatives.inverse_dynamics_derivatives_forward_mode), on the whole tree (a mimic joint's body
+    too), with and without external wrenches (which do not turn with the links)."""
     from symdyn.recursions import derivatives
     model = load_robot(ROOT / "tests" / "data" / "mimic_gripper.urdf") if name == "gripper_mimic" else _model(name)
     ctx, chain, X, rng = _numeric_chain(model, 11)
     v, a = list(rng.normal(size=chain.nv)), list(rng.normal(size=chain.nv) * 2)
     f_ext = rng.normal(size=(len(model.kinematic_frames), 6)) * 5 if wrenches else None
-    ours = derivatives.inverse_dynamics_derivatives(ctx, chain, X, v, a, f_ext)
+    assert form in derivatives.FORMS
+    ours = derivatives.inverse_dynamics_derivatives(ctx, chain, X, v, a, f_ext, form)
     ref = derivatives.inverse_dynamics_derivatives_forward_mode(ctx, chain, X, v, a, f_ext)
     for mine, theirs in zip(ours, ref):
         mine, theirs = np.array(mine, dtype=float), np.array(theirs, dtype=float)

@@ -33,11 +33,15 @@ def _wrenches(ctx, chain, X, f_ext):
     return None if f_ext is None else frames.body_wrenches(ctx, chain, X, f_ext)
 
 
-def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
+#: the forms of the analytical recursions (rnea_derivatives.FORMS: the generator keeps the cheaper)
+FORMS = rnea_derivatives.FORMS
+
+
+def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None, form=FORMS[0]):
     """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
     f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves). The
-    analytical recursions of rnea_derivatives.py (what the generated functions compute)."""
-    return rnea_derivatives.inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext)
+    analytical recursions of rnea_derivatives.py (what the generated functions compute), in one of FORMS."""
+    return rnea_derivatives.inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext, form)
 
 
 def inverse_dynamics_derivatives_forward_mode(ctx, chain, X, qd, qdd, f_ext=None):
@@ -52,12 +56,12 @@ def inverse_dynamics_derivatives_forward_mode(ctx, chain, X, qd, qdd, f_ext=None
     return jacobian(tau, range(nv)), jacobian(tau, range(nv, 2 * nv))
 
 
-def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
-    """(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1), each (nv, nv)."""
+def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None, form=FORMS[0]):
+    """(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1), each (nv, nv); form: of inverse_dynamics_derivatives."""
     ric = Riccati(ctx, chain, X)
     T = _fr.subtract_friction(ctx, chain, tau, qd, X)
     qdd = kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, T, f_ext=_wrenches(ctx, chain, X, f_ext))
-    dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext)
+    dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext, form)
     factors = minverse.inverse_factors(ctx, chain, X, ric)
     Minv = minverse.from_factors(ctx, chain, X, ric, factors)
     negative = [[-x for x in row] for row in Minv]

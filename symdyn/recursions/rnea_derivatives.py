@@ -241,19 +241,30 @@ class External:
         return S.bind(self.ctx, S.add(S.rot_t(self.T[k], h[:3]), S.cross(h[3:], self.Fs[k])))
 
 
-def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None):
+#: the two forms of the entries of a joint i against its descendants j (the same numbers): "inward", the
+#: forces dF(j) carried inward to i (a force transform per pair, two forces per column); "outward", the
+#: rows S(i) carried outward to j (a motion transform per pair, one per row) where no joint above has
+#: several rows. Which is cheaper depends on the geometry's zeros (a right-angled arm's force transforms
+#: are cheap): the generator traces both and keeps the cheaper (Function.forms); the engine the first.
+FORMS = ("inward", "outward")
+
+
+def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None, form=FORMS[0]):
     """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
-    f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves)."""
+    f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves); form: one
+    of FORMS."""
     ext = None if f_ext is None else External(ctx, chain, X, f_ext)
     V, Acc, Vp, Ap = _motions(ctx, chain, X, qd, qdd)
     comp = Composites(ctx, chain, X, V, Acc, None if ext is None else ext.wrench)
-    entries = _Entries(ctx, chain, X, comp, [_columns(ctx, chain, k, V, Vp, Ap) for k in range(chain.n)], ext)
+    entries = _Entries(ctx, chain, X, comp, [_columns(ctx, chain, k, V, Vp, Ap) for k in range(chain.n)], ext,
+                       _outward_joints(chain, form))
     for i in range(chain.n):
         entries.ancestors(i)
         entries.descendants(i)
+        entries.outward(i)
     _add_friction(ctx, chain, qd, entries.dv)
     _add_springs(ctx, chain, entries.dq)
-    _add_gravity_compensation(ctx, chain, X, entries.dq)
+    _add_gravity_compensation(ctx, chain, X, entries.dq, form)
     return entries.dq, entries.dv
 
 
@@ -261,10 +272,12 @@ class _Entries:
     """dtau/dq, dtau/dv filled joint by joint from the composites `comp`, each joint's columns (s, u, w, y)
     and the external wrenches `ext` (None without)."""
 
-    def __init__(self, ctx, chain, X, comp, cols, ext):
+    def __init__(self, ctx, chain, X, comp, cols, ext, outward_joints=()):
         self.ctx, self.chain, self.X, self.comp, self.cols, self.ext = ctx, chain, X, comp, cols, ext
+        self.outward_joints = outward_joints
         self.dq = [[0] * chain.nv for _ in range(chain.nv)]
         self.dv = [[0] * chain.nv for _ in range(chain.nv)]
+        self._forces = {}
 
     def ancestors(self, i):
         """Rows of joint i against the columns of i and of its ancestors j: r1, r2 (and the wrenches' r3)
@@ -290,27 +303,57 @@ class _Entries:
             j = chain.parent[j]
 
     def descendants(self, j):
-        """Columns of joint j against its strict ancestors i: dF(j)/dq_s, dF(j)/dv_s carried inward."""
-        ctx, chain, comp, ext = self.ctx, self.chain, self.comp, self.ext
-        if chain.parent[j] < 0:
-            return
-        forces = []
-        for c, (s, u, w, y) in enumerate(self.cols[j]):
-            fq = S.vsub(S.vsub(S.cross_force(s, comp.F[j]), comp.inertia(j, w)), comp.bc(j, u))
-            turned = ext and ext.turned(j, s[:3])
-            if turned is not None:
-                fq = S.vsub(fq, turned)
-            fv = S.vadd(comp.inertia(j, y), comp.bc(j, s))
-            forces.append((chain.vi[j][c], S.bind(ctx, fq), S.bind(ctx, fv)))
-        k = j
-        while chain.parent[k] >= 0:
-            X = self.X[k]
-            forces = [(col, S.force_inward(ctx, X, fq), S.force_inward(ctx, X, fv)) for col, fq, fv in forces]
+        """Columns of joint j against its strict ancestors i that take them inward: dF(j)/dq_s, dF(j)/dv_s
+        carried inward from j (the rest come outward, `outward`)."""
+        ctx, chain = self.ctx, self.chain
+        forces, k = None, j
+        while chain.parent[k] >= 0 and chain.parent[k] not in self.outward_joints:
+            forces = [(col, S.force_inward(ctx, self.X[k], fq), S.force_inward(ctx, self.X[k], fv))
+                      for col, fq, fv in (forces or self.forces(j))]
             k = chain.parent[k]
             for a, h in enumerate(chain.H[k]):
                 for col, fq, fv in forces:
                     self.dq[chain.vi[k][a]][col] = ctx.bind(S.vdot(h, fq))
                     self.dv[chain.vi[k][a]][col] = ctx.bind(S.vdot(h, fv))
+
+    def outward(self, i):
+        """Rows of joint i against the columns of its strict descendants, taken outward: each row h of
+        S(i) carried out to the descendant j (one motion transform per body) and dotted with dF(j)/dq_s,
+        dF(j)/dv_s at O_j (no force transform per pair)."""
+        if i not in self.outward_joints:
+            return
+        ctx, chain = self.ctx, self.chain
+        rows = {i: chain.H[i]}
+        for k in chain.subtree[i][1:]:
+            rows[k] = [S.bind(ctx, S.motion_outward(ctx, self.X[k], h)) for h in rows[chain.parent[k]]]
+            for a, h in enumerate(rows[k]):
+                for col, fq, fv in self.forces(k):
+                    self.dq[chain.vi[i][a]][col] = ctx.bind(S.vdot(h, fq))
+                    self.dv[chain.vi[i][a]][col] = ctx.bind(S.vdot(h, fv))
+
+    def forces(self, j):
+        """Joint j's columns as (column, dF(j)/dq_s, dF(j)/dv_s) at O_j, formed once."""
+        if j not in self._forces:
+            ctx, chain, comp, ext = self.ctx, self.chain, self.comp, self.ext
+            forces = []
+            for c, (s, u, w, y) in enumerate(self.cols[j]):
+                fq = S.vsub(S.vsub(S.cross_force(s, comp.F[j]), comp.inertia(j, w)), comp.bc(j, u))
+                turned = ext and ext.turned(j, s[:3])
+                if turned is not None:
+                    fq = S.vsub(fq, turned)
+                fv = S.vadd(comp.inertia(j, y), comp.bc(j, s))
+                forces.append((chain.vi[j][c], S.bind(ctx, fq), S.bind(ctx, fv)))
+            self._forces[j] = forces
+        return self._forces[j]
+
+
+def _outward_joints(chain, form):
+    """The joints whose rows against their descendants take the outward form: in form "outward", those
+    with one column whose ancestors all have one (a joint with several rows, a free-flyer, carries one
+    motion per row: its descendants' forces come inward, and then through every joint between)."""
+    if form == "inward":
+        return set()
+    return {i for i in range(chain.n) if all(len(chain.H[a]) == 1 for a in chain.supports[i])}
 
 
 def _add_friction(ctx, chain, qd, dv):
@@ -339,17 +382,17 @@ def _add_springs(ctx, chain, dq):
             dq[i][i] = ctx.bind(dq[i][i] + chain.stiffness[k])
 
 
-def _add_gravity_compensation(ctx, chain, X, dq):
+def _add_gravity_compensation(ctx, chain, X, dq, form):
     """MuJoCo's gravcomp, -g_c(q): minus d/dq of the gravity torques of the compensated masses."""
     tree = _fr.compensated_tree(chain)
     if tree is None:
         return
     zeros = [0] * chain.nv
-    held, _ = inverse_dynamics_derivatives(ctx, tree, X, zeros, zeros)
+    held, _ = inverse_dynamics_derivatives(ctx, tree, X, zeros, zeros, form=form)
     for i, row in enumerate(held):
         for j, x in enumerate(row):
             if not exact_zero(x):
                 dq[i][j] = ctx.bind(dq[i][j] - x)
 
 
-__all__ = ["inverse_dynamics_derivatives", "Composites", "Gyroscopic"]
+__all__ = ["inverse_dynamics_derivatives", "Composites", "Gyroscopic", "FORMS"]
