@@ -21,6 +21,10 @@ Entries, joint i against joint j:
                            cancels against the turning of S(i));
     i an ancestor of j:    S(i) . dF(j)/dq_s, S(i) . dF(j)/dv_s, the forces carried inward from j to i.
 r1, r2 come free in link i's frame (columns of IC, BC for the axis-aligned S), r2 is a pure moment.
+A joint's own block (i = j) is read off the forces dF(j) its parent's rows need anyway:
+S_a . dF(j)/dq_s + (s x S_a) . F(j) (the turning of S_a, zero for a = s) and S_a . dF(j)/dv_s; only
+a root joint (which has no parent to need them) takes r1, r2. The rows of a joint against its
+descendants come in one of two forms (FORMS): the forces carried inward, or the rows carried outward.
 
 External wrenches (held fixed in world axes at their frames) do not turn with the links: turning a
 subtree by w changes their link coordinates by [T w ; Fs~ w] (class External), which enters both kinds
@@ -286,8 +290,10 @@ class _Entries:
         rows = [(S.bind(ctx, comp.inertia(i, s)), S.bind(ctx, comp.bc_t(i, s)), ext and ext.row(i, s))
                 for s in chain.H[i]]
         j = i
+        if chain.parent[i] >= 0:        # its own block from its forces, formed anyway for its parent's rows
+            self.own(i)
         while True:
-            for a, (r1, r2, r3) in enumerate(rows):
+            for a, (r1, r2, r3) in enumerate(rows if j != i or chain.parent[i] < 0 else ()):
                 row = chain.vi[i][a]
                 for c, (s, u, w, y) in enumerate(self.cols[j]):
                     q_entry = -(S.vdot(r1, w) + S.vdot(r2, u))
@@ -330,6 +336,15 @@ class _Entries:
                 for col, fq, fv in self.forces(k):
                     self.dq[chain.vi[i][a]][col] = ctx.bind(S.vdot(h, fq))
                     self.dv[chain.vi[i][a]][col] = ctx.bind(S.vdot(h, fv))
+
+    def own(self, i):
+        """Joint i's own block, S(i) . dF(i)/dq_s and S(i) . dF(i)/dv_s with the turning of S(i):
+        d(S_a . F)/dq_s = S_a . dF/dq_s + (s x S_a) . F (zero for a = s)."""
+        ctx, chain = self.ctx, self.chain
+        for a, h in enumerate(chain.H[i]):
+            for (col, fq, fv), s in zip(self.forces(i), chain.H[i]):
+                self.dq[chain.vi[i][a]][col] = ctx.bind(S.vdot(h, fq) + S.vdot(S.cross_motion(s, h), self.comp.F[i]))
+                self.dv[chain.vi[i][a]][col] = ctx.bind(S.vdot(h, fv))
 
     def forces(self, j):
         """Joint j's columns as (column, dF(j)/dq_s, dF(j)/dv_s) at O_j, formed once."""
