@@ -288,8 +288,8 @@ def in_mujoco_one(fn, mimic=False):
         special = _special(fn.name, lambda n: reduced(ALL_BY_NAME[n]))
     else:
         special = _special(fn.name, ALL_BY_NAME.__getitem__)
-    if special is not None:
-        return replace(fn, trace=special, convention=MUJOCO)
+    if special is not None:             # a trace of its own: the function's forms are not its own
+        return replace(fn, trace=special, convention=MUJOCO, forms=())
     rest = fn.args[fn.args[0] == "q":]
     kinds = ["acceleration" if a == "qdd" else "rate" if arg_dims(a) == ("nv",) else None for a in rest]
     velocity_at = rest.index("qd") if "qd" in rest else None
