@@ -289,3 +289,16 @@ def _under(mj, b, root):
             return True
         b = mj.body_parentid[b]
     return False
+
+
+def test_derivatives_trace_in_mujocos_coordinates(solo):
+    """The derivatives' own traces in MuJoCo's coordinates (forward-mode duals) have no forms of their own:
+    generating them does not pass a form of rnea_derivatives (it failed on every MuJoCo model when
+    inverse_dynamics_derivatives got its forms)."""
+    from symdyn.codegen.generator import trace
+    from symdyn.conventions import in_mujoco_one
+    from symdyn.functions import BY_NAME
+    for name in ("inverse_dynamics_derivatives", "forward_dynamics_derivatives"):
+        fn = in_mujoco_one(BY_NAME[name])
+        assert BY_NAME[name].forms and not fn.forms
+        assert trace(solo, fn).ops["mul"] > 0
