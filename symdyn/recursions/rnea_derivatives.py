@@ -98,7 +98,12 @@ def _body_symmetric(ctx, params, V):
     diag = [ctx.bind(S.dot([-2 * x for x in J[i]], S.cross(w, e)) if all(_is_number(x) for x in J[i])
                      else -2 * ctx.bind(Jw[i][i])) for i, e in enumerate(([1, 0, 0], [0, 1, 0], [0, 0, 1]))]
     Jw = [[ctx.bind(Jw[j][i]) for j in range(3)] for i in range(3)]
-    return [[(diag[i] if i == j else -(Jw[i][j] + Jw[j][i])) - hv[i][j] + (hv2 if i == j else 0) for j in range(3)]
+    # off the diagonal, (J w~)_ij + (J w~)_ji = (J_i x w)_j + (J_j x w)_i: with J's numbers, one combination
+    # of w (3 products, not 4)
+    numeric = all(_is_number(x) for row in J for x in row)
+    off = [[-(S.cross(J[i], w)[j] + S.cross(J[j], w)[i]) if numeric else -(Jw[i][j] + Jw[j][i]) for j in range(3)]
+           for i in range(3)]
+    return [[(diag[i] if i == j else off[i][j]) - hv[i][j] + (hv2 if i == j else 0) for j in range(3)]
             for i in range(3)]
 
 
