@@ -29,6 +29,8 @@ MODELS = {
     "tree_friction_armature": lambda: with_joint_dynamics(random_tree(7, 4), 4, friction=True),
     "chain_RP_armature": lambda: with_joint_dynamics(random_chain(5, 2), 2, friction=False),
     "spherical_planar": lambda: chain_with({0: "planar", 3: "spherical"}, n=5, seed=6),
+    # several rows below one-row joints: the outward form's rows stop above it, its own come inward
+    "spherical_below_revolutes": lambda: chain_with({2: "spherical"}, n=5, seed=6),
     "ur5_floating": lambda: load_robot(ROOT / "robots" / "ur5.urdf", floating_base=True),
 }
 
