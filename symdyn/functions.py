@@ -57,6 +57,8 @@ class Function:
     reduced: bool = False        # already in the reduced coordinates of mimic joints (for_model)
     forms: Tuple[str, ...] = ()  # alternative forms of the same numbers (trace's `form`); the numeric
                                  # engine takes the default, the generator prices each (generator.trace)
+    form_applies: Callable = None  # (model, form) -> False where the form would trace the first form's
+                                   # program on that model (the generator does not trace it twice)
     convention: str = ""         # "mujoco": already in MuJoCo's coordinates (symdyn.conventions, for_model)
     pinocchio: str = ""          # Pinocchio's counterpart, the oracle checks it against (symdyn.oracle.pinocchio)
     mujoco: str = ""             # MuJoCo's quantity, in MuJoCo's coordinates (symdyn.oracle.mujoco)
@@ -347,13 +349,15 @@ DERIVATIVES = (
              "(dtau/dq, dtau/dv) of inverse_dynamics (dtau/dqdd = M): analytical recursions of Newton-Euler "
              "(Carpentier & Mansard's structure); dq along the tangent space, d/de f(integrate(q, e)) at e = 0 "
              "(Pinocchio's computeRNEADerivatives).",
-             gravity=True, pinocchio="computeRNEADerivatives", forms=derivatives.FORMS),
+             gravity=True, pinocchio="computeRNEADerivatives", forms=derivatives.FORMS,
+             form_applies=derivatives.form_applies),
     Function("forward_dynamics_derivatives", ("q", "qd", "tau"), ("dqdd_dq", "dqdd_dv", "Minv"),
              ("matrix", "matrix", "matrix"),
              derivatives.forward_dynamics_derivatives,
              "(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1) of forward_dynamics: -M^-1 (dtau/dq, dtau/dv) at qdd = "
              "forward_dynamics(q, qd, tau) (Pinocchio's computeABADerivatives).", gravity=True,
-             pinocchio="computeABADerivatives", forms=derivatives.FORMS),
+             pinocchio="computeABADerivatives", forms=derivatives.FORMS,
+             form_applies=derivatives.form_applies),
     Function("mass_matrix_derivative", ("q",), "dM_dq", "nv,nv,nv", derivatives.mass_matrix_derivative,
              "dM/dq, (nv, nv, nv): [i, j, k] = d M[i, j] / d q_k along the tangent space (composite bodies on "
              "dual numbers)."),
@@ -368,12 +372,14 @@ DERIVATIVES = (
              ("matrix", "matrix"),
              derivatives.inverse_dynamics_derivatives,
              "inverse_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
-             "FRAMES, held fixed in the world as q moves).", gravity=True, forms=derivatives.FORMS),
+             "FRAMES, held fixed in the world as q moves).", gravity=True, forms=derivatives.FORMS,
+             form_applies=derivatives.form_applies),
     Function("forward_dynamics_derivatives_fext", ("q", "qd", "tau", "f_ext"), ("dqdd_dq", "dqdd_dv", "Minv"),
              ("matrix", "matrix", "matrix"),
              derivatives.forward_dynamics_derivatives,
              "forward_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
-             "FRAMES, held fixed in the world as q moves).", gravity=True, forms=derivatives.FORMS),
+             "FRAMES, held fixed in the world as q moves).", gravity=True, forms=derivatives.FORMS,
+             form_applies=derivatives.form_applies),
 )
 
 #: the default set: what `symdyn generate` writes unless --functions names others

@@ -109,6 +109,22 @@ def test_analytical_form_is_cheaper_than_forward_mode():
     assert ours < 0.6 * theirs, (ours, theirs)
 
 
+@pytest.mark.parametrize("name", ["panda", "solo12_floating", "ur5_floating", "tree_friction_armature"])
+def test_the_generated_form_is_the_cheaper(name):
+    """Both forms traced in full: the generated program has the fewer multiplications; where the generator
+    does not trace "outward" (form_applies: no root joint of one column), it is the same program."""
+    from symdyn.codegen.generator import trace
+    from symdyn.recursions.derivatives import form_applies
+    model = _model(name)
+    fn = BY_NAME["inverse_dynamics_derivatives"]
+    ops = {form: trace(model, fn.in_form(form)).ops for form in fn.forms}
+    chosen = trace(model, fn)
+    assert chosen.ops == ops[chosen.form] and chosen.ops["mul"] == min(o["mul"] for o in ops.values()), ops
+    assert form_applies(model, "outward") == (name in ("panda", "tree_friction_armature"))
+    if not form_applies(model, "outward"):
+        assert ops["outward"] == ops["inward"], ops
+
+
 def _central(f, x, directions, step, move):
     """Central differences of f along each direction, stacked on the last axis."""
     cols = [(f(move(x, step * d)) - f(move(x, -step * d))) / (2 * step) for d in directions]

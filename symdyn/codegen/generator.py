@@ -74,7 +74,8 @@ C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "
 def trace(model, fn, params_mode="numeric"):
     """The straight-line program of one function; of a function with alternative forms (Function.forms),
     the form with the fewest multiplications, then additions (a tie keeps the first), recorded as
-    program.form."""
+    program.form; a form that would repeat the first's program on the model (Function.form_applies) is
+    not traced."""
     if (model.mimic and not fn.reduced) or (model.conventions == "mujoco" and fn.convention != "mujoco"):
         own = for_model([fn], model)
         if not own:
@@ -82,9 +83,10 @@ def trace(model, fn, params_mode="numeric"):
         fn = own[0]
     if not fn.forms:
         return _trace(model, fn, params_mode)
-    programs = [_trace(model, fn.in_form(form), params_mode) for form in fn.forms]
+    forms = [f for i, f in enumerate(fn.forms) if i == 0 or fn.form_applies is None or fn.form_applies(model, f)]
+    programs = [_trace(model, fn.in_form(form), params_mode) for form in forms]
     best = min(range(len(programs)), key=lambda i: (programs[i].ops["mul"], programs[i].ops["add"], i))
-    programs[best].form = fn.forms[best]
+    programs[best].form = forms[best]
     return programs[best]
 
 

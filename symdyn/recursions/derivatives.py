@@ -35,6 +35,7 @@ def _wrenches(ctx, chain, X, f_ext):
 
 #: the forms of the analytical recursions (rnea_derivatives.FORMS: the generator keeps the cheaper)
 FORMS = rnea_derivatives.FORMS
+form_applies = rnea_derivatives.form_applies
 
 
 def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None, form=FORMS[0]):

@@ -367,6 +367,12 @@ class _Entries:
         return self._forces[j]
 
 
+def form_applies(model, form):
+    """False where `form` is FORMS[0]'s program on the model: "outward" without a root joint of one column
+    (a floating base), where no joint takes it."""
+    return form == FORMS[0] or any(j.parent < 0 and j.kind.nv == 1 for j in model.joints)
+
+
 def _outward_joints(chain, form):
     """The joints whose rows against their descendants take the outward form: in form "outward", those
     with one column whose ancestors all have one (a joint with several rows, a free-flyer, carries one
@@ -415,4 +421,4 @@ def _add_gravity_compensation(ctx, chain, X, dq, form):
                 dq[i][j] = ctx.bind(dq[i][j] - x)
 
 
-__all__ = ["inverse_dynamics_derivatives", "Composites", "Gyroscopic", "FORMS"]
+__all__ = ["inverse_dynamics_derivatives", "Composites", "Gyroscopic", "FORMS", "form_applies"]
