@@ -1,9 +1,8 @@
 """The C backend: one C99 header and source per robot (module.h.jinja, module.c.jinja beside this file).
 
-Its parts: the printer (below), the statements of one function (CBackend.statements, with trig.py's sines
-and cosines), the Dialect of every load and store (parts.py, and batch.py's for the lanes of a batch entry),
-the cutting of long functions into parts (parts.py), the batch plan (batch.py) and the tuning constants
-(tuning.py). Precision is a parameter: CBackend(real="float") writes <robot>_f32.h/.c in single precision.
+Here the printer and the statements (with trig.py's sines and cosines); parts.py: loads, stores and long
+functions in parts; batch.py: the batch plan and its lanes; tuning.py: the constants. CBackend(real="float")
+writes <robot>_f32.h/.c in single precision.
 """
 import math
 from dataclasses import replace
@@ -61,10 +60,9 @@ class CBackend(Backend):
         return dict(zip(self.files(module), files.values()))
 
     def statements(self, assignments, inputs):
-        """One const per assignment; the sin and cos of one angle together by sd_sincos, where the first
-        of them is assigned; those of the angles of the inputs alone all in one vectorized block first
-        when they are tuning.trig_block or more (trig.block). inputs: {input entry's symbol name:
-        (argument, flat index)}."""
+        """One const per assignment; the sin and cos of one angle together by sd_sincos where the first is
+        assigned, those of angles of the inputs alone in one vectorized block first when there are
+        tuning.trig_block or more (trig.block). inputs: {input entry's symbol: (argument, flat index)}."""
         pairs = {}
         for s, e in assignments:
             t = trig.trig(e)
@@ -93,8 +91,7 @@ class CBackend(Backend):
         return out
 
     def prototype(self, module, name, args, outputs):
-        """The C declaration of one function (without the semicolon): input arrays, then one out
-        pointer per output. load_c declares the functions of a header with it."""
+        """The C declaration of one function (no semicolon; load_c's too): input arrays, then one per output."""
         return (f"void {module}_{name}(" + "".join(f"const {self.real} *{a}, " for a in args)
                 + ", ".join(f"{self.real} *{o}" for o in outputs) + ")")
 
@@ -107,8 +104,7 @@ class CBackend(Backend):
         return f"void {module}_{name}_batch(" + ", ".join(self.batch_params(args, outputs)) + ")"
 
     def lie_prototypes(self, module):
-        """{name: declaration (without the semicolon)} of the configuration functions: the header
-        declares them, lie.c.jinja defines them, load_c declares them to cffi."""
+        """{name: declaration} of the configuration functions (the header's, lie.c.jinja's and load_c's)."""
         r = self.real
         return {"neutral": f"void {module}_neutral({r} *q)",
                 "integrate": f"void {module}_integrate(const {r} *q, const {r} *v, {r} dt, {r} *q_out)",
@@ -129,13 +125,14 @@ class CBackend(Backend):
         helpers = set().union(*(trig.helpers(f["lines"], f["batch"].kind != batch.SINGLE) for f in functions))
         ctx["uses_sincos"], ctx["uses_sincos_n"] = "sd_sincos" in helpers, "sd_sincos_n" in helpers
         ctx["uses_lane_sincos"], ctx["uses_trig"] = "sd_sincos_lane" in helpers, bool(helpers)
-        ctx["uses_sign"] = any(_program_calls(f["program"], se.sign) for f in functions)
+        ctx["uses_sign"] = any(e.atoms(se.sign) for f in functions         # then the module needs sd_sign
+                               for e in [e for _, e in f["program"].assignments] + list(f["program"].results))
         ctx["uses_lanes"] = any(f["batch"].kind != batch.SINGLE for f in functions)
         ctx["splits"] = any(f["parts"] or len(f["lane_parts"]) > 1 for f in functions)
 
     def _single_state(self, f):
-        """The single-state function: in parts (f["parts"], f["workspace"]) when longer than
-        tuning.split_above statements, else in one piece (f["body"], after its input loads)."""
+        """The single-state function: in parts (f["parts"], f["workspace"]) above tuning.split_above
+        statements, else in one piece (f["body"])."""
         dialect, tuning = Dialect(self.real), self.tuning
         f["parts"], f["workspace"], f["body"] = [], 0, []
         if tuning.split_above is not None and len(f["units"]) > tuning.split_above:
@@ -150,7 +147,9 @@ class CBackend(Backend):
 
     def _batches(self, functions):
         """The batch plan of every function (f["batch"]) and the lane loops it asks for (f["lane_parts"])."""
-        costs = [(trig.statements(f["lines"]), _entries(f), trig.count(f["lines"])) for f in functions]
+        # per function: statements, reals read and written per state, sines and cosines
+        costs = [(trig.statements(f["lines"]), sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"]),
+                  trig.count(f["lines"])) for f in functions]
         parts = {}
 
         def workspace(k):
@@ -161,17 +160,6 @@ class CBackend(Backend):
             f["batch"], f["lane_parts"], f["lane_workspace"] = plan, [], 0
             if plan.kind != batch.SINGLE:
                 f["lane_parts"], f["lane_workspace"] = parts.get(k) or batch.lanes(f, plan, self.real, self.tuning)
-
-
-def _program_calls(program, function):
-    """Whether an expression of the program (an assignment or a result) calls `function`, a symengine
-    class (se.sign: the module then needs its helper sd_sign)."""
-    return any(e.atoms(function) for e in [e for _, e in program.assignments] + list(program.results))
-
-
-def _entries(f):
-    """The entries of a function's inputs and outputs: reals per state."""
-    return sum(f["arg_sizes"].values()) + sum(o["size"] for o in f["outputs"])
 
 
 C = CBackend()

@@ -1,16 +1,11 @@
-"""Load a generated C module into Python: `symdyn.load_c("generated/panda.c")`.
+"""Load a generated C module into Python: `symdyn.load_c("generated/panda.c")`, compiled once with the system C
+compiler into a private cache, opened with cffi, with the functions of the Python module (numpy in and out).
 
-The module is compiled once with the system C compiler into a private cache and opened with cffi.
-The returned object has the functions of the Python module, numpy in and out, with batches of
-states looped in C. A function with several outputs (C: one out pointer each) returns a tuple
-of arrays, as in Python.
-
-The cache runs what it finds, so it trusts nothing it did not write itself: the folder and each
-entry must belong to the user and be writable by nobody else, every file is created exclusively
-(never through a symbolic link), and a library is loaded only if its SHA-256, stored beside it,
-matches. The key covers the header, the source, the batch wrapper, the compiler (its path and
-`--version`), the flags and, for `-march=native`, the processor, so a sanitizer build, another
-compiler or another machine sharing the home folder never picks up a library it did not build.
+The cache runs what it finds, so it trusts nothing it did not write itself: the folder and each entry must
+belong to the user and be writable by nobody else, every file is created exclusively (never through a
+symbolic link), and a library is loaded only if its SHA-256, stored beside it, matches. The key covers the
+header, the source, the batch wrapper, the compiler (path and `--version`), the flags and, for
+`-march=native`, the processor: another build, compiler or machine never picks up a library it did not build.
 """
 import contextlib
 import functools
@@ -43,21 +38,13 @@ except ImportError:                                # not POSIX: no lock (concurr
 
 #: flags every build needs (a shared library of C99)
 CFLAGS = ("-std=c99", "-fPIC", "-shared")
-#: the fastest flags that keep the results: floating-point contraction (fused multiply-adds: one
-#: rounding instead of two, within the tests' 1e-10) and the instructions of this processor (the
-#: cache is per machine: the key includes the processor);
-#: -fno-math-errno: sqrt without the branch that sets errno for a negative argument (the generated
-#: code never reads errno), which would keep gcc from vectorizing a batch block
+#: the fastest flags that keep the results: fused multiply-adds (one rounding instead of two, within the
+#: tests' 1e-10), this processor's instructions (the cache key includes it), and sqrt without the errno
+#: branch (never read) that would keep gcc from vectorizing a batch block
 OPT_FLAGS = ("-O3", "-ffp-contract=fast", "-fno-math-errno", "-march=native")
-#: added for gcc: gcc 12.2's SLP vectorizer (basic-block vectorization, -ftree-slp-vectorize, on at
-#: -O2) miscompiles straight-line code with 512-bit AVX-512 vectors (-march=native on a Zen 4
-#: processor, which gcc 12 calls znver3 + AVX-512): one part of solo12's constrained forward dynamics
-#: (floating base, 4 contacts) stored two wrong values, relative error 1e-3 instead of 1e-14, in a
-#: function that reads and writes nothing but its own double array (no undefined behaviour; clang,
-#: -O1 and -fno-tree-slp-vectorize get it right). Turning the pass off costs nothing measurable
-#: on the Panda's functions (docs/perf-history.md "gcc's SLP vectorizer turned off"). Every gcc gets it: which release
-#: fixes the bug is not known, and a wrong result is worse than a vector instruction less. A
-#: standalone reproducer: tests/data/gcc12_slp_avx512.c.
+#: for gcc: gcc 12.2's SLP vectorizer miscompiles straight-line code with AVX-512 (solo12, 1e-3 wrong; reproducer
+#: tests/data/gcc12_slp_avx512.c), and turning it off costs nothing measurable (docs/perf-history.md "gcc's SLP
+#: vectorizer turned off"). Every gcc gets it: the release that fixes the bug is not known
 GCC_FLAGS = ("-fno-tree-slp-vectorize",)
 #: a long robot name is cut in cache file names (the key makes them unique)
 _NAME = 48
@@ -90,8 +77,7 @@ def _cache_dir():
 
 
 def _notice(text):
-    """A line for the person at the terminal (not a warning): through `notice_hook` when a command
-    shows a progress bar there (it keeps the bar's line), else on stderr."""
+    """A line for the person at the terminal (not a warning): through `notice_hook` (a progress bar's), else stderr."""
     line = f"symdyn: {text}"
     if notice_hook is not None:
         notice_hook(line)
@@ -101,14 +87,8 @@ def _notice(text):
 
 #: set by a command that draws a progress bar on stderr (symdyn.cli) to print a notice on a line of its own
 notice_hook = None
-#: gcc's cost with load_c's flags per statement of the generated code (the manifest's counts): CPU seconds
-#: and GB of memory, and more per statement in batch lanes (at most TUNING.lane_budget of them). Measured
-#: (one run each, a loaded 2-core machine, CPU time of gcc): the UR5's full set, 8406 statements, 2.2 s
-#: and 0.10 GB without lanes, 11.5 s and 0.33 GB with (estimates: 5.0 s, 14 s); talos_reduced floating's
-#: full set (~75k statements, the count in tuning.py's note, not recounted here), 77 s and 0.51 GB
-#: without lanes, 96 s and 0.77 GB with 20000 in lanes (docs/perf-history.md "Batch lanes in parts"; estimate 67 s).
-#: Per statement gcc's cost grows with the module: small modules get an estimate too high, the largest
-#: one about 30% too low.
+#: gcc's CPU seconds and GB per statement of the generated code (the manifest's counts), more in batch lanes
+#: (at most TUNING.lane_budget); rough: docs/perf-history.md "Compile cost per statement"
 SECONDS_PER_STATEMENT, LANE_SECONDS_PER_STATEMENT = 6e-4, 1.1e-3
 GB_PER_STATEMENT, LANE_GB_PER_STATEMENT = 7e-6, 2e-5
 #: an estimated compile shorter than this goes without an estimate
@@ -127,8 +107,8 @@ def _compile_cost(manifest, lanes):
 # --- the module's files ------------------------------------------------------------------------
 
 def _read_set(c_path, h_path, m_path):
-    """The texts of the .h, .c and manifest, read together: under the output folder's lock, after
-    completing a set that a killed `symdyn generate` left half-renamed (see generate.py)."""
+    """The texts of the .h, .c and manifest, read under the output folder's lock after completing a set that a
+    killed `symdyn generate` left half-renamed (see generate.py)."""
     from ...generate import folder_lock, recover
     texts = []
     with folder_lock(c_path.parent):
@@ -167,9 +147,8 @@ def _manifest(text, m_path):
 
 
 def _check_set(header, source, manifest, prefix, paths):
-    """The .h, .c and manifest come from one run (their set id and DOF agree): the .c's
-    `#if ... #error` would stop the compiler too; this says it before, in one line, and also for a
-    library of the set that would be found in the cache."""
+    """The .h, .c and manifest come from one run (set id and DOF agree): the .c's `#error` would stop the compiler
+    too; this says it first, in one line, also for a library of the set found in the cache."""
     h_path, c_path, m_path = paths
     P, set_id, dof = prefix.upper(), manifest["set_id"], manifest["sizes"]["dof"]
     in_header = f"#define {P}_SET_ID 0x{set_id}u" in header and f"#define {P}_DOF {dof}\n" in header
@@ -182,8 +161,7 @@ def _check_set(header, source, manifest, prefix, paths):
 
 
 def _declarations(header, manifest, prefix, backend, h_path):
-    """The cffi declarations of the module's functions: each one the manifest lists, as the backend
-    declares it, which the header must hold (it does unless someone edited it)."""
+    """The cffi declarations of the functions the manifest lists, which the header must hold (unless edited)."""
     cdef = [f"extern const {backend.real} {prefix}_parameters[{manifest['sizes']['np']}]"]
     for f in manifest["functions"]:
         args, outs = [a["name"] for a in f["args"]], [o["name"] for o in f["outputs"]]
@@ -290,8 +268,7 @@ def _private_folder(path):
 
 
 def _entry_ok(path):
-    """True if the cache entry is the user's own regular file; CModuleError if someone else could
-    have written it; False if it is missing."""
+    """True if the cache entry is the user's own regular file, False if missing; CModuleError if another could write it."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -335,9 +312,8 @@ def _new_file(folder, prefix, suffix, data=b""):
 
 @contextlib.contextmanager
 def _entry_lock(lib_path):
-    """An exclusive lock on one cache entry (flock of `<entry>.lock`, the user's own file, left in
-    place): concurrent processes loading the same module compile it once, the others wait and load
-    it. Released by the kernel when the process dies, even by SIGKILL."""
+    """An exclusive flock of `<entry>.lock` (the user's own, left in place): concurrent loads of one module compile
+    it once. The kernel releases it when the process dies, even by SIGKILL."""
     lock_path = lib_path.with_name(lib_path.name + ".lock")
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
@@ -358,9 +334,8 @@ def _entry_lock(lib_path):
 
 
 def _clean_builds(cache, entry):
-    """Remove what killed compiles left in the cache: the build folders and temporary files of this
-    entry (the caller holds its lock: whoever made them is gone) and any of ours older than
-    STALE_BUILD_MINUTES. Only `.build-*` names, only the user's own: the rest of the cache is kept."""
+    """Remove what killed compiles left: the user's own `.build-*` folders and files of this entry (the caller holds
+    its lock: whoever made them is gone) or older than STALE_BUILD_MINUTES. The rest of the cache is kept."""
     now = time.time()
     try:
         names = [p for p in cache.iterdir() if p.name.startswith(BUILD_PREFIX)]
@@ -383,9 +358,8 @@ def _clean_builds(cache, entry):
 
 
 def _compile(c_path, texts, lib_path, sum_path, extra=(), cost=(0.0, 0.0)):
-    """Compile the .h, .c and wrapper texts (copies in a private build folder: the files beside the
-    robot cannot change under the compiler, and no -I of the output folder lets a generated header
-    named like a system one, e.g. features.h, shadow it) into lib_path, then store its hash."""
+    """Compile the .h, .c and wrapper texts into lib_path, then store its hash. They are copied into a private build
+    folder: the files cannot change under the compiler, and no -I lets a header named like a system one shadow it."""
     argv, identity = _compiler(c_path)
     cache, entry = lib_path.parent, lib_path.stem
     _clean_builds(cache, entry)
@@ -402,16 +376,15 @@ def _compile(c_path, texts, lib_path, sum_path, extra=(), cost=(0.0, 0.0)):
         expect = (f": expect about {max(10, round(seconds, -1)):.0f} s and {gigabytes:.1f} GB of memory"
                   if seconds >= NOTICE_SECONDS else "")
         _notice(f"compiling {one_line(c_path.name)} once, then cached ({' '.join(argv + flags)}){expect}")
-        while True:
+        for retry in (True, False):
             cmd = [*argv, *flags, *CFLAGS, str(build / c_name), str(build / wrapper), "-o", str(out), "-lm"]
             try:
                 result = subprocess.run(cmd, capture_output=True, text=True, cwd=build)
             except FileNotFoundError:
                 raise CModuleError(c_path, f"cannot compile: no C compiler ('{argv[0]}' not found)") from None
-            if result.returncode != 0 and "-march=native" in flags and "native" in result.stderr:
-                flags.remove("-march=native")         # a compiler that does not know it: portable code
-                continue
-            break
+            if not (retry and result.returncode != 0 and "-march=native" in flags and "native" in result.stderr):
+                break
+            flags.remove("-march=native")             # a compiler that does not know it: portable code
         if result.returncode != 0:
             errors = [line for line in result.stderr.splitlines() if "error" in line] or result.stderr.splitlines() or [""]
             raise CModuleError(c_path, f"compiling failed ({' '.join(cmd[:len(argv)])}): "
@@ -442,20 +415,11 @@ def _threads(threads):
 
 
 def _result_dtype(arrays, real):
-    """The dtype of the results, as the Python module's: float32 where an argument is float32 and none
-    float64, else float64 (lists and numbers count for neither). A float32 module (real float)
-    returns float32 always: it computes in single precision."""
-    if real == np.float32:
-        return np.dtype(np.float32)
+    """The Python module's: float32 where an argument is float32 and none float64 (lists and numbers count for
+    neither), else float64; always float32 from a float32 module."""
     kinds = [getattr(a, "dtype", None) for a in arrays]
     single = any(k == np.float32 for k in kinds) and not any(k == np.float64 for k in kinds)
-    return np.dtype(np.float32 if single else np.float64)
-
-
-def _fixed_size(arg):
-    """An argument of a fixed small shape (gains (2,), restitution (1,)): a number or 0-d array
-    broadcasts to it."""
-    return all(isinstance(d, int) for d in arg_dims(arg))
+    return np.dtype(np.float32 if single or real == np.float32 else np.float64)
 
 
 class CModule:
@@ -490,23 +454,17 @@ class CModule:
             setattr(self, f["name"], self._make(f))
         self._make_lie()
 
-    #: the module's constants: (attribute, manifest key) of the sizes, then of the name lists
-    SIZES = (("DOF", "dof"), ("NQ", "nq"), ("NV", "nv"), ("NC", "nc"))
-    NAMES = (("JOINT_NAMES", "joint_names"), ("FRAMES", "frames"), ("CONSTRAINTS", "constraints"),
-             ("ACTUATED", "actuated"), ("PARAMETER_NAMES", "parameter_names"),
-             ("BASE_PARAMETER_NAMES", "base_parameter_names"), ("BASE_PARAMETER_GROUPS", "base_parameter_groups"))
-
     def _constants(self, manifest):
-        """The Python module's constants, from the manifest."""
+        """The Python module's constants (DOF, NQ, ..., JOINT_NAMES, ...: the manifest's keys in capitals)."""
         self.manifest, self._sizes, self.SET_ID = manifest, manifest["sizes"], manifest["set_id"]
-        for attr, key in self.SIZES:
-            setattr(self, attr, self._sizes[key])
-        for attr, key in self.NAMES:
-            setattr(self, attr, tuple(manifest.get(key, ())))
+        for key in ("dof", "nq", "nv", "nc"):
+            setattr(self, key.upper(), self._sizes[key])
+        for key in ("joint_names", "frames", "constraints", "actuated", "parameter_names", "base_parameter_names",
+                    "base_parameter_groups"):
+            setattr(self, key.upper(), tuple(manifest.get(key, ())))
 
     def _build(self, paths, header, source, threads, lanes, cost):
-        """The path of the module's library in the cache: compiled now (once, under the entry's lock)
-        unless a verified one is there."""
+        """The module's library in the cache: compiled now (once, under the entry's lock) unless a verified one is there."""
         h_path, c_path, _ = paths
         argv, compiler = _compiler(c_path)
         openmp = _openmp(argv)
@@ -524,7 +482,7 @@ class CModule:
         key = hashlib.sha256(key_text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         cache = _private_folder(_cache_dir())
         lib_path = cache / f"{c_path.stem[:_NAME]}-{key}.so"
-        sum_path = cache / f"{c_path.stem[:_NAME]}-{key}.so.sha256"
+        sum_path = lib_path.with_name(lib_path.name + ".sha256")
         if not _verified(lib_path, sum_path):
             with _entry_lock(lib_path):
                 if not _verified(lib_path, sum_path):        # another process may have built it meanwhile
@@ -534,11 +492,11 @@ class CModule:
         return lib_path
 
     def _array(self, a, label, shape):
-        """One argument as a contiguous array of the module's type, its shape checked against
-        (..., *shape); a number for an argument of a fixed small shape (restitution, gains) broadcasts."""
+        """One argument as a contiguous array of the module's type, of shape (..., *shape); a number broadcasts to
+        an argument of a fixed small shape (restitution, gains)."""
         given = np.shape(a)
         a = np.asarray(a, dtype=self.dtype)
-        if a.ndim == 0 and _fixed_size(label):
+        if a.ndim == 0 and all(isinstance(d, int) for d in arg_dims(label)):
             a = np.broadcast_to(a, shape)
         if a.ndim < len(shape) or a.shape[a.ndim - len(shape):] != shape:
             raise ValueError(f"{label} must have shape (..., {', '.join(map(str, shape))}), got {given}")
@@ -553,8 +511,7 @@ class CModule:
                        for a, shape in zip(arrays, shapes)]
 
     def _make_lie(self):
-        """neutral(like=None), integrate(q, v, dt=1.0), difference(q0, q1): one state at a time, looped
-        over a batch in Python; as the Python module's (dt: a number or an array broadcast against v)."""
+        """neutral, integrate and difference as the Python module's: one state at a time, looped in Python."""
         lib, buf, p, array_type = self._lib, self._ffi.from_buffer, self._prefix, f"{self._real}[]"
         nq, nv = (self.NQ,), (self.NV,)
 
@@ -566,15 +523,13 @@ class CModule:
             return out.reshape(batch + (out_size,)).astype(dtype, copy=False)
 
         def neutral(like=None):
-            """The reference configuration (zero angles and offsets, identity quaternions), of the dtype
-            of `like` (default float64)."""
+            """The reference configuration (zero angles and offsets, identity quaternions), of `like`'s dtype."""
             out = np.empty(self.NQ, self.dtype)
             getattr(lib, f"{p}_neutral")(buf(array_type, out))
             return out.astype(np.float64 if like is None else np.asarray(like).dtype, copy=False)
 
         def integrate(q, v, dt=1.0):
-            """The configuration reached from q moving with the constant velocity v during dt (exact on the
-            Lie group)."""
+            """The configuration reached from q moving with the constant velocity v during dt (exact on the Lie group)."""
             step = self._array(v, "v", nv) * np.asarray(dt, dtype=self.dtype)
             return looped("integrate", (self._array(q, "q", nq), step), (nq, nv), self.NQ,
                           _result_dtype((q, v), self.dtype), (1.0,))
@@ -587,9 +542,8 @@ class CModule:
         self.neutral, self.integrate, self.difference = neutral, integrate, difference
 
     def _make(self, entry):
-        """The function of one manifest entry, with the Python module's signature: its arguments, then
-        f_ext=None (it has a variant taking external wrenches) or gains=None, error=None (a
-        stabilized variant), which call the variant."""
+        """The function of one manifest entry, with the Python module's signature: its arguments, then f_ext=None or
+        gains=None, error=None, which call its variant (external wrenches; stabilized)."""
         name, args = entry["name"], [a["name"] for a in entry["args"]]
         fext, stabilized = entry.get("fext"), entry.get("baumgarte")
         keyword = [*(("f_ext",) if fext else ()), *(("gains", "error") if stabilized else ())]
@@ -618,8 +572,7 @@ class CModule:
         return call
 
     def _runner(self, entry):
-        """The call of the C function on arrays: one state straight to C, a batch through the batch entry
-        (over self.threads OpenMP threads); the results in the Python module's dtype."""
+        """The call of the C function: one state straight to C, a batch through the batch entry (on self.threads)."""
         name, args = entry["name"], [a["name"] for a in entry["args"]]
         c_batch = getattr(self._lib, f"{self._prefix}_{name}_batch")
         c_single = getattr(self._lib, f"{self._prefix}_{name}")

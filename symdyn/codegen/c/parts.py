@@ -1,22 +1,13 @@
-"""Large C functions cut into parts that a compiler handles well.
+"""Every load and store of the C code (Dialect), and large functions cut into parts a compiler handles well.
 
-gcc -O2 grows faster than linearly with the size of one straight-line function (one basic block of
-tens of thousands of statements for register allocation and scheduling): the Coriolis matrix of a
-100-link chain (95k statements) ran out of memory at 18 GB. A long function (above the backend's
-tuning.split_above statements) therefore becomes a chain of static, non-inlined parts of at most
-`part_size` statements, run one after the other by the public function. A value computed in one part and read in a later
-one goes through the public function's local array `w` (its slot is reused once its last reader
-has loaded it); everything else stays a local constant of its part. Small functions (every
-function of a 7-DoF arm) stay one piece, so their code and speed do not change. The sizes: tuning.py.
-
-Of a single-state function, only the first part reads the input arrays: it loads the entries the function
-uses at its top, then writes the outputs of constants and inputs alone before its statements (an output
-array must not overlap an input, in parts or in one piece: docs/api.md, "Pass output arrays that do not
-overlap the inputs").
-
-The lanes of a batch entry are cut the same way (a Dialect prints the loads and stores: batch.py LaneDialect):
-each part is a loop over the lanes of a block of states, `w` is a block [slot][lane], and every part loads
-the inputs it reads from their blocks.
+gcc -O2 grows faster than linearly with one basic block (a 100-link Coriolis matrix, 95k statements, ran
+out of memory at 18 GB): a function above tuning.split_above statements becomes a chain of static,
+non-inlined parts of at most `part_size` statements. A value read in a later part than its own goes through
+the public function's array `w` (a slot is reused after its last reader); the rest stays local to its part.
+Only the first part of a single-state function reads the input arrays, and writes the outputs of constants
+and inputs first (outputs must not overlap inputs: docs/api.md, "Pass output arrays that do not overlap the
+inputs"). The lanes of a batch entry are cut the same way (batch.py LaneDialect): each part is a loop over
+the lanes of a block of states, `w` a block [slot][lane], and every part loads the inputs it reads.
 """
 import heapq
 from dataclasses import dataclass, field
