@@ -1,10 +1,6 @@
-"""What every backend shares: the Backend class, the template environment and the context the
-templates render. Backends only format: they print the optimized programs through jinja2 templates.
-Nothing here writes a statement of any language: the statements come from the backend
-(Backend.statements, its printer), the rest of the context is data.
-
-A language is one package (codegen/python/, codegen/c/, ...) holding its Backend and its templates
-(package data); codegen/languages.py lists them for the CLI, generate and load_c (docs/contributing.md).
+"""What every backend shares: the Backend class, the template environment and the templates' context, which is
+data: every statement comes from the backend (Backend.statements, its printer). A language is one package
+(codegen/python/, codegen/c/, ...) with its Backend and templates; codegen/languages.py lists them.
 """
 import itertools
 import sys
@@ -68,10 +64,6 @@ def environment(backend):
     return env
 
 
-def _ops_text(ops):
-    return ", ".join(f"{v} {k}" for k, v in ops.items())
-
-
 def _indices(shape):
     """(numpy index "i, j", flat index) of every entry, row-major."""
     return [(", ".join(map(str, idx)), flat) for flat, idx in enumerate(itertools.product(*map(range, shape)))]
@@ -104,11 +96,11 @@ def _function_context(program, backend):
     context = {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
                "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _variant_call(program, ["f_ext"]),
                "baumgarte": program.baumgarte, "baumgarte_call": _variant_call(program, ["gains", "error"]),
-               "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": _ops_text(program.ops),
+               "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": ", ".join(f"{v} {k}" for k, v in program.ops.items()),
                "program": program, "units": units}
-    placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
     # (output, flat index, expression, symbols it uses) of every output entry
-    context["placed"] = [(name, k, rhs, uses) for (name, k, rhs), uses in zip(placed, result_uses)]
+    placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
+    context["placed"] = [entry + (uses,) for entry, uses in zip(placed, result_uses)]
     context["flat_inputs"] = [(sym, arg, flat) for sym, arg, _, flat in inputs]
     return context
 

@@ -24,7 +24,6 @@ from .reserved import shadows
 from .tape import Tape, live_program
 
 
-
 @dataclass
 class Program:
     """One generated function as straight-line code."""
@@ -65,10 +64,9 @@ def safe_identifier(name):
     return ident
 
 
-C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
-              "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
-              "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
-              "_Bool", "_Complex", "_Imaginary"}
+C_KEYWORDS = set("""auto break case char const continue default do double else enum extern float for goto if inline int
+long register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+_Bool _Complex _Imaginary""".split())
 
 
 def trace(model, fn, params_mode="numeric"):

@@ -1,8 +1,5 @@
-"""The registry of output languages: the CLI's --lang, generate and load_c iterate it.
-
-Adding a language is one package under codegen/ defining its Backend (see backends.py) with its templates
-beside it, and its line here (or, from outside symdyn, `register`; docs/contributing.md); the order is the
-order of the files written.
+"""The registry of output languages (--lang), in the order of the files written: a language is one package
+under codegen/ with its Backend and templates, listed here or `register`ed (docs/contributing.md).
 """
 from .c import C, C32
 from .cpp import CPP

@@ -1,10 +1,7 @@
-"""The manifest beside every generated module: `<module>.json`, written in the same all-or-nothing
-set as the module's other files (symdyn.generate.write_all).
+"""The manifest beside every generated module, `<module>.json`, written with its files (symdyn.generate.write_all).
 
-It says in data what the module's comments say in prose: its functions (arguments and outputs
-with their shapes, statement and operation counts, variants), sizes, joint names, frames,
-constraints, conventions, precision and the input's digest. Loaders (symdyn.load_c) read it
-instead of parsing C; nothing else about a module has to be guessed from its text.
+It says in data what the module's comments say in prose (functions with their shapes, counts and variants,
+sizes, names, frames, constraints, conventions, precision, the input's digest): loaders read it, not the C.
 """
 import json
 from pathlib import Path
@@ -28,8 +25,7 @@ CONVENTIONS = {
 
 
 def module_names(backends, module):
-    """{module file stem: precision} of the modules the backends write for `module` (the Python and
-    C modules share one stem, a float32 C module has its own)."""
+    """{module file stem: precision} of the modules the backends write (a float32 C module has its own stem)."""
     stems = {}
     for backend in backends:
         for name in backend.files(module):
@@ -57,8 +53,8 @@ def manifest(model, programs, module, params_mode, precision="float64"):
 
 
 def _function(program, names):
-    """One function's entry: its arguments and outputs with their shapes (ints), its statement count
-    (the straight-line code's assignments, what compile time grows with) and its variants."""
+    """One function's entry: arguments and outputs with their shapes, statement count (compile time grows with
+    it), operations and variants."""
     return {"name": program.name, "doc": program.doc,
             "args": [{"name": a, "shape": list(program.arg_shapes[a])} for a in program.args],
             "outputs": [{"name": name, "shape": list(shape)} for name, shape, _ in program.outputs()],

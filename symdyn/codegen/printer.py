@@ -60,13 +60,10 @@ class Printer:
         return f"({text})" if prec < parent else text
 
     def _node(self, e):
-        if isinstance(e, (int, float)):
-            return (self.literal(e), 2) if e >= 0 else (self.literal(e), 0)
+        if isinstance(e, (int, float)) or e.is_Number:
+            return self.literal(e), (2 if float_value(e) >= 0 else 0)
         if e.is_Symbol:
             return str(e), 2
-        if e.is_Number:
-            text = self.literal(e)
-            return text, (2 if float_value(e) >= 0 else 0)
         if e.is_Add:
             return self._add(e), 0
         if e.is_Mul:
@@ -79,14 +76,9 @@ class Printer:
         raise TypeError(f"cannot print {name}: {e}")
 
     def _add(self, e):
-        terms = sorted(((self._signed(t)) for t in e.args), key=lambda st: (st[1], st[0]))
-        out = ""
-        for negative, text in terms:
-            if not out:
-                out = f"-{text}" if negative else text
-            else:
-                out += f" - {text}" if negative else f" + {text}"
-        return out
+        terms = sorted((self._signed(t) for t in e.args), key=lambda st: (st[1], st[0]))
+        text = "".join(f" - {t}" if negative else f" + {t}" for negative, t in terms)
+        return ("-" if terms[0][0] else "") + text[3:]
 
     def _signed(self, t):
         """(is it subtracted, its printed magnitude) of a term of a sum."""
@@ -144,9 +136,7 @@ def split_coeff(m):
 
 def _rebuild(coeff, factors):
     out = se.Integer(int(coeff)) if float(coeff).is_integer() else se.RealDouble(coeff)
-    for f in factors:
-        out = out * f
-    return out
+    return math.prod(factors, start=out)
 
 
 def _is_reciprocal(f):
@@ -158,7 +148,7 @@ def count_ops(exprs):
     c = Counter()
     for e in exprs:
         _count(e, c)
-    return {k: c.get(k, 0) for k in ("mul", "add", "div", "sqrt", "trig")}
+    return {k: c[k] for k in ("mul", "add", "div", "sqrt", "trig")}
 
 
 def _count(e, c):

@@ -1,12 +1,8 @@
-"""Names a generated module must not take: it would hide a C header or a Python module.
+"""Names a generated module must not take, and gets with a trailing underscore (`features_.h`, `inspect_.py`).
 
-A robot file named `features.urdf` once gave `features.h`, which a compile with `-I generated`
-found before glibc's own <features.h> (included by <math.h>): every module of the folder stopped
-compiling. A `re.py`, `inspect.py` or `numbers.py` in a folder on sys.path is imported instead of
-the standard module (`import numpy` itself fails). Such names get a trailing underscore
-(`features_.h`, `inspect_.py`). The lists are fixed, not read from the machine, so that the
-same robot file gives the same file names everywhere; names are compared case-insensitively
-(`Math.h` is <math.h> on a case-insensitive file system).
+A `features.h` in `-I generated` hides glibc's (included by <math.h>: nothing compiles); a `re.py` or
+`numbers.py` on sys.path hides the standard module (`import numpy` fails). The lists are fixed, not read from
+the machine (the same file names everywhere), and compared case-insensitively (`Math.h` on macOS).
 """
 
 #: headers of ISO C (C89 to C23), POSIX, and the C libraries' own top-level headers (glibc, musl,

@@ -1,10 +1,8 @@
 """The batch entries of the C functions: a pure plan, then the lanes it asks for.
 
-`plan` decides, per function and from its size alone, how its batch entry `<f>_batch(count, ...)` runs:
-its statements on a block of states stored structure-of-arrays ([entry][lane]), in one loop over the
-lanes ("lanes") or cut into several ("lane parts", for a long function: compile time), or a loop of
-single calls ("single", with the reason). `lanes` prints the loops of the first two: the same cutting
-as the single-state parts (parts.py), through LaneDialect. The numbers it decides by: tuning.py.
+`plan` decides from a function's size alone how `<f>_batch(count, ...)` runs: on blocks of states stored
+structure-of-arrays ([entry][lane]) in one loop over the lanes ("lanes") or several ("lane parts": compile
+time), or as a loop of single calls ("single", with the reason). `lanes` prints the loops (parts.py's cutting).
 """
 import math
 from dataclasses import dataclass
@@ -24,10 +22,8 @@ class Batch:
 
 
 def plan(costs, tuning, workspace=lambda k: 0):
-    """[Batch] of each function, in order. costs: [(statements, reals it reads and writes per state[, sines
-    and cosines])]; workspace(k): the size of function k's lane workspace in parts (asked for only for a
-    function that would have them). The module's lane parts share tuning.lane_budget statements, in
-    function order."""
+    """[Batch] of each function. costs: [(statements, reals read and written per state[, sines and cosines])];
+    workspace(k): function k's lane workspace in parts. Lane parts share tuning.lane_budget, in function order."""
     budget, plans = tuning.lane_budget, []
     for k, (statements, entries, *trig) in enumerate(costs):
         batch = _plan_one(statements, entries, budget, tuning, sum(trig))
@@ -54,8 +50,7 @@ def _plan_one(statements, entries, budget, tuning, trig=0):
 
 
 def lanes(f, batch, real, tuning):
-    """(parts, workspace size) of the lane loops of a function (the template's dict) planned LANES (one part)
-    or LANE_PARTS; sets each output's block (see output_block)."""
+    """(parts, workspace size) of the lane loops of a function planned LANES or LANE_PARTS; sets its output blocks."""
     for o in f["outputs"]:
         o.update(output_block(o["results"], o["numbers"]))
     blocks = {(o["name"], j): k for o in f["outputs"] for j, k in enumerate(o["src"])}
@@ -64,10 +59,8 @@ def lanes(f, batch, real, tuning):
 
 
 class LaneDialect(Dialect):
-    """The lane loops of a batch entry (parts.py): each part is a loop over the lanes of a block whose arrays
-    are structure-of-arrays blocks [entry][lane], sd_<name> (the workspace: sd_w). Every part loads the
-    inputs it reads from their blocks, and stores only the computed entries of the outputs, each distinct
-    one once (blocks: {(output, flat index): block entry, -1: a constant})."""
+    """The lane loops of a batch entry: blocks [entry][lane] named sd_<array> (workspace sd_w); each part loads the
+    inputs it reads, and stores each distinct computed output entry once (blocks: {(output, flat): entry, -1})."""
     inputs_everywhere = True
 
     def __init__(self, real, blocks):
@@ -98,14 +91,11 @@ class LaneDialect(Dialect):
 
 
 def output_block(results, numbers):
-    """Where each entry of an output goes between the lane loop and the rows: the lane loop stores only
-    the computed entries, each distinct expression once (`block`), so that the block is small (the
-    Panda's regressor: 275 of its 686 entries; a symmetric matrix: its upper triangle); `src[j]` is the
-    block entry of column j, or -1 for a constant, written into the rows from `fill` (j, literal; zeros
-    left out). sd_scatter copies columns 4 at a time: a group of four constants is one stored vector per
-    row; in a group that mixes entries a zero comes from a row of zeros, any other constant goes through
-    the block. results: (index, printed value) of each entry; numbers: the value of each entry that is a
-    constant, else None (the output's "numbers")."""
+    """Where each output entry goes between the lane loop and the rows. The loop stores each distinct computed
+    expression once (`block` entries: the Panda's regressor 275 of 686); `src[j]`: column j's block entry, or -1
+    for a constant written from `fill` (j, literal; zeros left out). sd_scatter copies 4 columns at a time: four
+    constants are one vector, in a mixed group only +0.0 (a row of zeros) stays out of the block.
+    results: (index, printed value) per entry; numbers: each entry's constant value, else None."""
     values = [rhs for _, rhs in results]
     plus_zero = [n == 0 and math.copysign(1.0, n) > 0 if n is not None else False for n in numbers]
     constant = [n is not None for n in numbers]

@@ -5,11 +5,9 @@ from ..backends import Unit, used_symbols
 
 
 class TrigLine(str):
-    """A line of C that computes sin or cos (libm, sd_sincos, or the block of sd_sincos_n), printed as it
-    is in the single-state function; `calls`: the helper of trig.c.jinja it calls there (sd_sincos,
-    sd_sincos_n; None: libm or none); `lane` holds the statements that replace it in the lane loop of a
-    batch entry, each a call of sd_sincos_lane (none: a line of the block that the lanes do without);
-    `weight`: the statements it counts as in the batch plan (those of the same sines and cosines in pairs)."""
+    """A line of C that computes sin or cos, as the single-state function has it. `calls`: the helper of
+    trig.c.jinja it calls (None: libm or none); `lane`: the statements that replace it in a batch entry's lanes
+    (sd_sincos_lane calls; none for a line of the block); `weight`: the statements the batch plan counts."""
 
     def __new__(cls, text, lane=(), calls=None, weight=1):
         line = super().__new__(cls, text)
@@ -26,8 +24,7 @@ def trig(e):
 
 
 def helpers(lines, lanes):
-    """The helpers of trig.c.jinja that `lines` (a function's statements) call: sd_sincos and sd_sincos_n
-    in the single-state function, sd_sincos_lane in its lanes (when `lanes`)."""
+    """The helpers of trig.c.jinja that a function's `lines` call, with sd_sincos_lane if it has `lanes`."""
     trig_lines = [line for line in lines if isinstance(line, TrigLine)]
     used = {line.calls for line in trig_lines if line.calls}
     if lanes and any(line.lane for line in trig_lines):
@@ -36,14 +33,12 @@ def helpers(lines, lanes):
 
 
 def count(lines):
-    """The sines and cosines (a pair counting once) that a function's lines compute: each is some twenty
-    operations of the kernel, which its batch lanes vectorize (batch.plan weighs them)."""
+    """The sines and cosines (a pair once) of a function's lines: some twenty operations each, which lanes vectorize."""
     return sum(isinstance(line, TrigLine) and bool(line.lane) for line in lines)
 
 
 def statements(lines):
-    """The statements of a function as the batch plan weighs them: the block's as the same sines and
-    cosines in pairs (its lanes compute each angle by sd_sincos_lane as they do)."""
+    """The statements of a function as the batch plan weighs them: the block's as the sincos pairs its lanes run."""
     return sum(line.weight if isinstance(line, TrigLine) else 1 for line in lines)
 
 
@@ -54,10 +49,9 @@ def sincos_unit(s, c, angle, uses, real):
 
 
 def block(angles, pairs, inputs, printer, real, pad):
-    """sin and cos of `angles` (angles of the inputs alone, in order of first use) in one loop that the
-    compiler vectorizes, sd_sincos_n, over arrays padded with zeros to a multiple of `pad` entries; each
-    sin and cos is then a constant read from them. pairs: {angle: {"sin"|"cos": symbol}}; inputs: {input
-    entry's symbol name: (argument, flat index)}."""
+    """sin and cos of `angles` (of the inputs alone, in order of first use) by one vectorized loop, sd_sincos_n, over
+    arrays padded with zeros to a multiple of `pad`, then read from them. pairs: {angle: {"sin"|"cos": symbol}};
+    inputs: {input entry's symbol: (argument, flat index)}."""
     n = -(-len(angles) // pad) * pad
     printed = [printer(a) for a in angles]
     lines = [TrigLine(f"{real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];", weight=0)] + _fill(angles, printed, inputs, n)
@@ -77,11 +71,9 @@ def block(angles, pairs, inputs, printer, real, pad):
 
 
 def _fill(angles, printed, inputs, n):
-    """The stores of the block's angles one by one, the padding zeros, then a run of angles that are
-    consecutive entries of one input copied again by one memcpy from it: the loop reads its angles two or
-    four at a time, and separate 8-byte stores cannot be forwarded to a wider load, which then waits for
-    them to reach the cache; gcc drops the single stores that the copy overwrites (they keep each input
-    entry's load used: -Wunused-variable)."""
+    """The stores of the block's angles one by one and the padding zeros; then consecutive entries of one input
+    copied again by one memcpy: 8-byte stores cannot be forwarded to the loop's wider loads. gcc drops the stores
+    the copy overwrites (they keep each input entry's load used: -Wunused-variable)."""
     lines = [TrigLine(f"sd_angle[{k}] = {a};", weight=0) for k, a in enumerate(printed)]
     lines += [TrigLine(f"sd_angle[{k}] = 0;", weight=0) for k in range(len(angles), n)]
     entry = [inputs.get(str(a)) if a.is_Symbol else None for a in angles]
@@ -98,10 +90,8 @@ def _fill(angles, printed, inputs, n):
 
 
 def lane_lines(lines):
-    """The lane statements of single-state lines: the same, except that sin and cos (TrigLine) go
-    through sd_sincos_lane, which has no branch (so that the compiler vectorizes the block) and flags
-    in `sd_far` an angle beyond its reduction's range: that state is then computed again by the
-    single-state function."""
+    """The lane statements of single-state lines: sin and cos go through the branch-free sd_sincos_lane, which flags
+    in `sd_far` an angle beyond its range (that state is then computed again by the single-state function)."""
     return [lane for line in lines for lane in (line.lane if isinstance(line, TrigLine) else [line])]
 
 
@@ -115,6 +105,5 @@ def lane_one(name, t, angle, real):
 
 
 def lane_sincos(angle, s, c, real=None):
-    """The lane statements of the sin and cos of one angle into s and c (declared first, as `real`, when
-    given): sd_sincos_lane flags in sd_far an angle beyond the kernel's range."""
+    """The lane statements of the sin and cos of one angle into s and c (declared first when `real` is given)."""
     return ([f"{real} {s}, {c};"] if real else []) + [f"sd_far |= sd_sincos_lane({angle}, &{s}, &{c});"]

@@ -24,10 +24,8 @@ class PythonBackend(Backend):
         return [Unit((str(s),), used_symbols(e), [f"{s} = {self._value(e, args)}"]) for s, e in assignments]
 
     def _value(self, expr, args):
-        """A constant (the exact zero divisor of a singular model, Tape.divisor) becomes an array of the
-        batch's shape and dtype: a Python 0.0 would make what follows it a scalar (1.0/0.0 raises
-        ZeroDivisionError; an output entry of another shape breaks _stack), where the model's
-        documented answer is inf or nan."""
+        """A constant (a singular model's zero divisor, Tape.divisor) as an array of the batch's shape: a Python 0.0
+        would make what follows a scalar (1.0/0.0 raises; _stack breaks) where the answer is inf or nan."""
         if expr.is_Number and "q" in args:
             return f"xp.zeros_like(q[..., 0]) + {self.printer(expr)}"
         return self.printer(expr)
