@@ -70,10 +70,9 @@ _Bool _Complex _Imaginary""".split())
 
 
 def trace(model, fn, params_mode="numeric"):
-    """The straight-line program of one function; of a function with alternative forms (Function.forms),
-    the form with the fewest multiplications, then additions (a tie keeps the first), recorded as
-    program.form; a form that would repeat the first's program on the model (Function.form_applies) is
-    not traced."""
+    """The straight-line program of one function; of alternative forms (Function.forms) the one of fewest
+    multiplications, then additions (a tie keeps the first), recorded as program.form; a form that would repeat
+    the first's program on the model (Function.form_applies) is not traced."""
     if (model.mimic and not fn.reduced) or (model.conventions == "mujoco" and fn.convention != "mujoco"):
         own = for_model([fn], model)
         if not own:
@@ -112,14 +111,10 @@ def _trace(model, fn, params_mode):
 
 
 def select_functions(names=None, model=None):
-    """The functions called `names` (None: the default set, FUNCTIONS), in the order of the table;
-    ValueError for an unknown name. With a model: its set (the constraint functions when it has
-    constraints), and ValueError for a constraint function of a model without constraints; with mimic
-    joints, the functions as that model computes them (symdyn.functions.for_model), and a RobotFileError
-    for a function named explicitly that has no reduced form.
-
-    A robot with many links needs only some functions: generating just those saves generation and,
-    above all, compile time."""
+    """The functions called `names` (None: the default set, or a model's: with its constraint functions), in the
+    table's order; ValueError for an unknown name or a constraint function of a model without constraints. Of a
+    model with mimic joints or MuJoCo's coordinates, the functions as it computes them (functions.for_model);
+    RobotFileError for one named that it does not define. (Fewer functions: less compile time.)"""
     chosen = _select(names, model)
     if model is None or not (model.mimic or model.conventions == "mujoco"):
         return chosen
@@ -167,21 +162,18 @@ def trace_all(model, params_mode="numeric", progress=None, functions=None):
 
 
 def quoted(name):
-    """A name as a JSON string that can neither end nor open a C comment (`/*` inside one is a
-    -Wcomment warning) nor end a Python docstring."""
+    """A name as a JSON string that can neither open nor end a C comment (-Wcomment) nor end a Python docstring."""
     return json.dumps(name).replace("*/", "*\\/").replace("/*", "/\\u002a")
 
 
 def python_string(name):
-    """A double-quoted, ASCII-only Python literal of `name`. JSON writes a character outside the
-    Basic Multilingual Plane as a surrogate pair, which Python would read as two lone surrogates."""
+    """A double-quoted, ASCII-only Python literal of `name` (not JSON's: its surrogate pairs are two characters)."""
     return '"' + "".join(json.dumps(ch)[1:-1] if ord(ch) < 0x10000 else "\\U%08x" % ord(ch) for ch in name) + '"'
 
 
 def set_id(model, params_mode, names=None):
-    """Identity of the set of files of one run, in each of them: 64 bits of the SHA-256 of the robot
-    file's digest, the symdyn version and the options. A .c compiled with the .h of another set stops
-    at an #error; load_c refuses the pair."""
+    """The identity of the files of one run, in each (64 bits of the SHA-256 of the robot file's digest, symdyn's
+    version and the options): a .c compiled with another set's .h stops at an #error; load_c refuses the pair."""
     read = model.provenance
     text = f"{read.digest}|{__version__}|{params_mode}|{read.snapped}|{model.dof}"
     if model.mimic:                     # reduced coordinates (the default for a file with <mimic>)

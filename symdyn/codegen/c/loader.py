@@ -112,10 +112,8 @@ def _read_set(c_path, h_path, m_path):
     from ...generate import folder_lock, recover
     texts = []
     with folder_lock(c_path.parent):
-        try:
+        with contextlib.suppress(OSError):       # a folder we may not write: the checks below still hold
             recover(c_path.parent)
-        except OSError:                          # a folder we may not write: the checks below still hold
-            pass
         for p in (h_path, c_path, m_path):
             try:
                 texts.append(p.read_text(encoding="utf-8"))
@@ -230,13 +228,9 @@ def _openmp(argv):
 def _processor():
     """What -march=native means here: the processor's name and features."""
     text = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            text = fh.read().split("\n\n")[0]
-        text = "\n".join(line for line in text.splitlines()
+    with contextlib.suppress(OSError), open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+        text = "\n".join(line for line in fh.read().split("\n\n")[0].splitlines()
                          if line.split(":")[0].strip() in ("vendor_id", "model name", "flags", "Features", "CPU part"))
-    except OSError:
-        pass
     return f"{platform.machine()} {platform.processor()}\n{text}"
 
 
@@ -324,10 +318,8 @@ def _entry_lock(lib_path):
         if not stat.S_ISREG(st.st_mode) or (_uid() is not None and st.st_uid != _uid()):
             _refuse(lock_path, "not a regular file of this user")
         if fcntl is not None:
-            try:
+            with contextlib.suppress(OSError):  # a file system without locks: compiles are not serialized
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError:                    # a file system without locks: compiles are not serialized
-                pass
         yield
     finally:
         os.close(fd)
@@ -346,9 +338,8 @@ def _clean_builds(cache, entry):
             st = os.lstat(p)
         except OSError:
             continue
-        if _uid() is not None and st.st_uid != _uid():
-            continue
-        if not (p.name.startswith(f"{BUILD_PREFIX}{entry}-") or now - st.st_mtime > 60 * STALE_BUILD_MINUTES):
+        ours = _uid() is None or st.st_uid == _uid()
+        if not ours or not (p.name.startswith(f"{BUILD_PREFIX}{entry}-") or now - st.st_mtime > 60 * STALE_BUILD_MINUTES):
             continue
         if stat.S_ISDIR(st.st_mode):
             shutil.rmtree(p, ignore_errors=True)

@@ -59,12 +59,9 @@ class Dialect:
 
 
 def split(units, inputs, args, results, part_size, dialect):
-    """The parts of one function and the size of its workspace `w`.
-
-    units: [Unit] in program order; inputs: [(symbol, arg, index)] of the inputs the function uses;
-    args: the function's input arrays; results: [(output array, flat index, C expression, symbols it
-    uses)]; dialect: how the parts print their loads and stores.
-    """
+    """The parts of one function and the size of its workspace `w`. units: [Unit] in program order; inputs:
+    [(symbol, arg, index)] that the function uses; args: its input arrays; results: [(output array, flat index,
+    C expression, symbols it uses)]; dialect: how the parts print their loads and stores."""
     count = -(-len(units) // part_size)
     size = -(-len(units) // count)                   # balanced: parts differ by one statement at most
     chunks = [units[i:i + size] for i in range(0, len(units), size)]
@@ -106,10 +103,9 @@ def split(units, inputs, args, results, part_size, dialect):
 
 
 def _part(p, chunk, inputs, args, placed, where, dialect):
-    """The lines of one part. A value from an earlier part (or, inputs_everywhere, an input) is loaded
-    just before its first use and an output written just after its last operand: short live ranges
-    keep register allocation cheap. where: ({symbol: its slot of w}, {symbol: the part that defines it},
-    {symbol: its rank in program order})."""
+    """The lines of one part: a value from an earlier part (or an input, inputs_everywhere) loaded just before its
+    first use, an output written just after its last operand (short live ranges: cheap register allocation).
+    where: ({symbol: its slot of w}, {symbol: the part that defines it}, {symbol: its rank in program order})."""
     slots, home, order = where
     everywhere = dialect.inputs_everywhere
     source = {sym: (arg, i) for sym, arg, i in inputs}
@@ -161,11 +157,9 @@ def _part(p, chunk, inputs, args, placed, where, dialect):
 
 
 def one_piece(units, results, zeros, dialect, tuning):
-    """The statements of a function in one piece (after its input loads). With tuning.early_stores output
-    entries or more, each entry is written just after the statement that computes the last of its operands
-    (written at the end, every entry would be held, spilled, until then), entries of inputs and constants
-    first, runs of exact zeros as loops. results: [(output array, flat index, expression text, symbols it
-    uses)]; zeros: the (output array, flat index) of the entries that are exact zeros."""
+    """The statements of a function in one piece (after its input loads). From tuning.early_stores output entries
+    on, each is written just after its last operand (not held, spilled, to the end), those of inputs and constants
+    first, runs of exact zeros as loops. results: as split's; zeros: the (output, flat index) of exact zeros."""
     if len(results) < tuning.early_stores:           # a few entries: held in registers to the end
         return [line for unit in units for line in unit.lines] + [dialect.output(*r[:3]) for r in results]
     at = {sym: k for k, unit in enumerate(units) for sym in unit.defs}

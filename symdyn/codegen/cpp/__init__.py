@@ -1,13 +1,9 @@
-"""The C++ backend: a header-only Eigen interface (module.hpp.jinja beside this file) over the C module.
+"""The C++ backend: a header-only Eigen interface (module.hpp.jinja beside this file) over the C module, whose
+inline wrappers return Eigen objects of the robot's fixed sizes (NQ, NV, NF, ...): nothing of its own to print.
 
-No code of its own to print: each function is an inline wrapper that passes the data of Eigen
-inputs to the C function and returns Eigen objects of fixed sizes (the robot's NQ, NV, NF, ...),
-so a C++ stack (ROS 2 controllers, Eigen-based solvers) gets the C speed with its own types.
-
-Layouts. The C functions write row-major arrays; Eigen's matrices are column-major. A vector needs
-no conversion; a matrix is written into its transpose's storage (the same bytes) and transposed
-once on return; per-frame vectors (f_ext, frame_velocity: "nf,6") are the columns of a 6 x NF
-matrix, which is exactly the C layout; per-frame matrices ("nf,6,nv") come as a std::array of them.
+Layouts: a vector is the C array; a (row-major) C matrix is written into its transpose's (column-major)
+storage and transposed on return; per-frame vectors ("nf,6") are the columns of a 6 x NF matrix, the C
+layout exactly; per-frame matrices ("nf,6,nv") come as a std::array of them.
 """
 from ...functions import ALL_BY_NAME, arg_dims, dims
 from ..backends import Backend, environment
