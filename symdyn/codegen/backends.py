@@ -114,7 +114,7 @@ def _context(model, programs, module, params_mode, backend):
                 frames=[f.name for f in model.kinematic_frames],
                 constraints=[c.describe() for c in model.constraints], nc=sizes(model)["nc"],
                 actuated=list(model.actuated),
-                nq=model.nq, nv=model.nv, nparams=10 * len(model.bodies), lie=_lie_pieces(model),
+                nq=model.nq, nv=model.nv, lie=_lie_pieces(model),
                 neutral=[number(x) for x in lie.neutral(model)],
                 params_mode=params_mode, parameter_layout=list(model.parameter_names),
                 num_params=len(model.parameters), num_base=base.b,

@@ -69,20 +69,19 @@ class CBackend(Backend):
             if t:
                 pairs.setdefault(t[1], {})[t[0]] = s
         defined = {str(s) for s, _ in assignments}
-        early = [angle for angle in pairs if not {str(u) for u in used_symbols(angle)} & defined]
+        early = [angle for angle in pairs if not used_symbols(angle) & defined]
         if len(early) < self.tuning.trig_block:
             early = []
         out = [trig.block(early, pairs, inputs, self.printer, self.real, self.tuning.trig_pad)] if early else []
-        blocked, done = set(early), set()
+        done = set(early)                             # angles whose sin and cos are computed already
         for s, e in assignments:
             t = trig.trig(e)
-            if t and t[1] in blocked:
+            if t and t[1] in done:
                 continue
             if t and len(pairs[t[1]]) == 2:
-                if t[1] not in done:
-                    done.add(t[1])
-                    out.append(trig.sincos_unit(pairs[t[1]]["sin"], pairs[t[1]]["cos"], self.printer(t[1]),
-                                                used_symbols(e), self.real))
+                done.add(t[1])
+                out.append(trig.sincos_unit(pairs[t[1]]["sin"], pairs[t[1]]["cos"], self.printer(t[1]),
+                                            used_symbols(e), self.real))
                 continue
             line = f"const {self.real} {s} = {self.printer(e)};"
             if t:                                     # sin or cos of an angle alone
