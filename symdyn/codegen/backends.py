@@ -33,6 +33,7 @@ class Backend:
     printer = None             # a Printer: one expression as text in this language
     requires = ()              # the languages whose files this one's files include
     real = "double"            # the reals of its arrays (the C backend takes "float" too)
+    suffix = ""                # of the module's name (a float32 C module sits beside the double one)
 
     def statements(self, assignments, inputs):
         """[Unit] of the straight-line code of one function's assignments [(Symbol, Expr)]; `inputs`:
@@ -43,11 +44,11 @@ class Backend:
         """Add what this language's templates need beyond the shared context."""
 
     def files(self, module):
-        return [module + ext for ext in self.extensions]
+        return [module + self.suffix + ext for ext in self.extensions]
 
     def render(self, model, programs, module, params_mode):
         """{file name: text} of the module."""
-        ctx = _context(model, programs, module, params_mode, self)
+        ctx = _context(model, programs, module + self.suffix, params_mode, self)
         self.extend(ctx)
         env = environment(self)
         return {name: env.get_template(template).render(**ctx)
@@ -81,7 +82,8 @@ def input_entries(program):
     return {str(sym): (arg, flat) for arg, symbols in program.inputs.items() for flat, sym in enumerate(symbols)}
 
 
-def _function_context(program, backend):
+def _function_context(program, backend, names):
+    """The template's dict of one function; it forwards f_ext (gains) to a variant generated too (in `names`)."""
     printer = backend.printer
     units = backend.statements(program.assignments, input_entries(program))
     outputs = [{"name": name, "shape": shape, "size": len(values),
@@ -93,11 +95,12 @@ def _function_context(program, backend):
     used = frozenset().union(*(u.uses for u in units), *result_uses)
     inputs = [(str(program.inputs[arg][flat]), arg, idx, flat) for arg in program.inputs
               for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
+    present = {key: getattr(program, key) if getattr(program, key) in names else None for key in ("fext", "baumgarte")}
     context = {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
-               "arg_shapes": program.arg_shapes, "fext": program.fext, "fext_call": _variant_call(program, ["f_ext"]),
-               "baumgarte": program.baumgarte, "baumgarte_call": _variant_call(program, ["gains", "error"]),
-               "inputs": inputs, "lines": [line for u in units for line in u.lines], "ops": ", ".join(f"{v} {k}" for k, v in program.ops.items()),
-               "program": program, "units": units}
+               "arg_shapes": program.arg_shapes, **present, "fext_call": _variant_call(program, ["f_ext"]),
+               "baumgarte_call": _variant_call(program, ["gains", "error"]), "inputs": inputs,
+               "lines": [line for u in units for line in u.lines], "program": program, "units": units,
+               "ops": ", ".join(f"{v} {k}" for k, v in program.ops.items())}
     # (output, flat index, expression, symbols it uses) of every output entry
     placed = [(o["name"], k, rhs) for o in outputs for k, (_, rhs) in enumerate(o["results"])]
     context["placed"] = [entry + (uses,) for entry, uses in zip(placed, result_uses)]
@@ -120,17 +123,7 @@ def _context(model, programs, module, params_mode, backend):
                 num_params=len(model.parameters), num_base=base.b,
                 default_params=[number(v) for v in model.parameters],
                 base_names=base.labels(), base_groups=base.describe(),
-                functions=[_variants_present(_function_context(p, backend), names)
-                           for p in programs])
-
-
-def _variants_present(context, names):
-    """A function forwards f_ext (gains) to its variant only when the variant is generated too
-    (--functions may name one without the other)."""
-    for key in ("fext", "baumgarte"):
-        if context.get(key) not in names:
-            context[key] = None
-    return context
+                functions=[_function_context(p, backend, names) for p in programs])
 
 
 def used_symbols(e):

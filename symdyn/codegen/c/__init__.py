@@ -52,13 +52,6 @@ class CBackend(Backend):
         self.real, self.printer, self.suffix = PRECISIONS[real]
         self.tuning = tuning
 
-    def files(self, module):
-        return super().files(module + self.suffix)
-
-    def render(self, model, programs, module, params_mode):
-        files = super().render(model, programs, module + self.suffix, params_mode)
-        return dict(zip(self.files(module), files.values()))
-
     def statements(self, assignments, inputs):
         """One const per assignment; the sin and cos of one angle together by sd_sincos where the first is
         assigned, those of angles of the inputs alone in one vectorized block first when there are

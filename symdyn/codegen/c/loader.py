@@ -49,19 +49,9 @@ GCC_FLAGS = ("-fno-tree-slp-vectorize",)
 #: a long robot name is cut in cache file names (the key makes them unique)
 _NAME = 48
 #: OpenMP's thread count for the calling thread, set around each batch call and put back after
-_THREADS = {True: """#include <omp.h>
-int symdyn_set_threads(int n)
-{
-    const int old = omp_get_max_threads();
-    omp_set_num_threads(n);
-    return old;
-}
-""", False: """int symdyn_set_threads(int n)
-{
-    (void)n;
-    return 1;
-}
-"""}
+_THREADS = {True: "#include <omp.h>\nint symdyn_set_threads(int n)\n{\n    const int old = omp_get_max_threads();\n"
+                  "    omp_set_num_threads(n);\n    return old;\n}\n",
+            False: "int symdyn_set_threads(int n)\n{\n    (void)n;\n    return 1;\n}\n"}
 #: the names of the temporary build folders and files in the cache
 BUILD_PREFIX = ".build-"
 #: a build folder of ours untouched this long is a killed compile's (the longest module takes ~3 min)
@@ -262,7 +252,7 @@ def _private_folder(path):
 
 
 def _entry_ok(path):
-    """True if the cache entry is the user's own regular file, False if missing; CModuleError if another could write it."""
+    """True if the entry is the user's own regular file, False if missing; CModuleError if others could write it."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -338,8 +328,8 @@ def _clean_builds(cache, entry):
             st = os.lstat(p)
         except OSError:
             continue
-        ours = _uid() is None or st.st_uid == _uid()
-        if not ours or not (p.name.startswith(f"{BUILD_PREFIX}{entry}-") or now - st.st_mtime > 60 * STALE_BUILD_MINUTES):
+        done = p.name.startswith(f"{BUILD_PREFIX}{entry}-") or now - st.st_mtime > 60 * STALE_BUILD_MINUTES
+        if not done or (_uid() is not None and st.st_uid != _uid()):
             continue
         if stat.S_ISDIR(st.st_mode):
             shutil.rmtree(p, ignore_errors=True)
@@ -455,7 +445,7 @@ class CModule:
             setattr(self, key.upper(), tuple(manifest.get(key, ())))
 
     def _build(self, paths, header, source, threads, lanes, cost):
-        """The module's library in the cache: compiled now (once, under the entry's lock) unless a verified one is there."""
+        """The module's library in the cache: compiled now (once, under its lock) unless a verified one is there."""
         h_path, c_path, _ = paths
         argv, compiler = _compiler(c_path)
         openmp = _openmp(argv)
@@ -520,7 +510,7 @@ class CModule:
             return out.astype(np.float64 if like is None else np.asarray(like).dtype, copy=False)
 
         def integrate(q, v, dt=1.0):
-            """The configuration reached from q moving with the constant velocity v during dt (exact on the Lie group)."""
+            """The configuration reached from q moving with the constant velocity v during dt (exact on the group)."""
             step = self._array(v, "v", nv) * np.asarray(dt, dtype=self.dtype)
             return looped("integrate", (self._array(q, "q", nq), step), (nq, nv), self.NQ,
                           _result_dtype((q, v), self.dtype), (1.0,))
@@ -593,26 +583,11 @@ class CModule:
 
 
 def load_c(path, threads=1, lanes=None):
-    """Compile (once, cached) and load the generated C module at `path` (.c or .h; its manifest
-    `<module>.json`, written with it, says what it holds).
-
-    The module offers what the Python module of the same robot does: the same functions with the same
-    signatures (inverse_dynamics(q, qd, qdd, f_ext=None) calls inverse_dynamics_fext when given
-    f_ext; constrained_forward_dynamics(q, qd, tau, gains=None, error=None) the stabilized one), the
-    constants NQ, NV, DOF, JOINT_NAMES, FRAMES, CONSTRAINTS, NC, PARAMETERS, PARAMETER_NAMES, ..., and
-    neutral, integrate and difference. Arguments are numpy arrays (or lists, numbers) of shape (..., n),
-    broadcast between them; restitution and gains also take a number. Results are float32 where an
-    argument is float32 and none float64, else float64, as in Python (a double module computes in
-    double and rounds; a float32 module, --precision float32, always returns float32).
-
-    Batches of states go through the module's batch entries, several states per vector instruction,
-    and over `threads` OpenMP threads (1 to 4 per processor, at least 16 allowed; one, with a note on
-    stderr, if the compiler cannot build OpenMP code). lanes=False (default: True unless the
-    environment sets SYMDYN_NO_LANES=1) compiles the batch entries as loops of single calls
-    (-DSYMDYN_NO_LANES): the same results to about 1e-16, several times slower on batches, but
-    faster to compile.
-
-    CModuleError (one line) if there is no C compiler, if the module has no manifest, if its files
-    come from different robots or runs, if the cache folder is not private, or if the compilation
-    fails; ValueError for a bad `threads`."""
+    """Compile (once, cached) and load the generated C module at `path` (.c or .h, with its manifest
+    `<module>.json`): the functions, signatures and constants of the Python module of the same robot, on numpy
+    arrays of shape (..., n); results float32 where an argument is float32 and none float64 (always from a
+    float32 module), else float64. Batches run through the batch entries, over `threads` OpenMP threads;
+    lanes=False (default: unless SYMDYN_NO_LANES=1) compiles those as loops of single calls (faster to compile).
+    CModuleError (one line) for no compiler, no manifest, a mixed set, a shared cache folder or a failed
+    compile; ValueError for a bad `threads`. In full: docs/api.md, "`load_c`: the C module from Python"."""
     return CModule(path, threads, lanes)
