@@ -62,29 +62,18 @@ class LaneDialect(Dialect):
     """The lane loops of a batch entry: blocks [entry][lane] named sd_<array> (workspace sd_w); each part loads the
     inputs it reads, and stores each distinct computed output entry once (blocks: {(output, flat): entry, -1})."""
     inputs_everywhere = True
+    prefix, lane = "sd_", "[sd_k]"
 
     def __init__(self, real, blocks):
         super().__init__(real)
         self.blocks, self.stored = blocks, set()
-
-    def load_input(self, sym, arg, flat):
-        return f"const {self.real} {sym} = sd_{arg}[{flat}][sd_k];"
-
-    def load(self, sym, slot):
-        return f"const {self.real} {sym} = sd_{self.workspace}[{slot}][sd_k];"
-
-    def store(self, slot, sym):
-        return f"sd_{self.workspace}[{slot}][sd_k] = {sym};"
 
     def output(self, name, flat, rhs):
         k = self.blocks[name, flat]
         if k < 0 or (name, k) in self.stored:
             return None
         self.stored.add((name, k))
-        return f"sd_{name}[{k}][sd_k] = {rhs};"
-
-    def unused(self, name):
-        return f"(void)sd_{name};"
+        return f"{self.at(name, k)} = {rhs};"
 
     def lines(self, unit):
         return lane_lines(unit.lines)

@@ -31,18 +31,22 @@ class Dialect:
     #: loads the inputs it reads from their arrays (a batch block of inputs is there for all parts)
     inputs_everywhere = False
     workspace = "w"
+    prefix, lane = "", ""               # of every array's name, after every index (the lanes': sd_, [sd_k])
 
     def __init__(self, real="double"):
         self.real = real
 
+    def at(self, array, index):
+        return f"{self.prefix}{array}[{index}]{self.lane}"
+
     def load_input(self, sym, arg, flat):
-        return f"const {self.real} {sym} = {arg}[{flat}];"
+        return f"const {self.real} {sym} = {self.at(arg, flat)};"
 
     def load(self, sym, slot):
-        return f"const {self.real} {sym} = {self.workspace}[{slot}];"
+        return f"const {self.real} {sym} = {self.at(self.workspace, slot)};"
 
     def store(self, slot, sym):
-        return f"{self.workspace}[{slot}] = {sym};"
+        return f"{self.at(self.workspace, slot)} = {sym};"
 
     def output(self, name, flat, rhs):
         """The store of one output entry (None: this dialect leaves it out)."""
@@ -52,7 +56,7 @@ class Dialect:
         return f"for (int sd_i = {start}; sd_i < {stop}; ++sd_i) {name}[sd_i] = 0;"
 
     def unused(self, name):
-        return f"(void){name};"
+        return f"(void){self.prefix}{name};"
 
     def lines(self, unit):
         return unit.lines
