@@ -91,13 +91,7 @@ class Printer:
         return False, self._print(t, 1)
 
     def _mul(self, e):
-        coeff, factors = split_coeff(e)
-        num, den = [], []
-        for f in factors:
-            if _is_reciprocal(f):
-                den.append(f.args[0] ** (-f.args[1]))
-            else:
-                num.append(f)
+        coeff, num, den = _fraction(e)
         num_text = sorted(self._print(f, 2) for f in num)
         if abs(coeff) != 1:
             num_text.insert(0, self.literal(abs(coeff)))
@@ -139,8 +133,12 @@ def _rebuild(coeff, factors):
     return math.prod(factors, start=out)
 
 
-def _is_reciprocal(f):
-    return f.is_Pow and f.args[1].is_Number and float(f.args[1]) < 0
+def _fraction(m):
+    """(coefficient, numerator factors, denominator factors as printed) of a product."""
+    coeff, factors = split_coeff(m)
+    reciprocal = [f.is_Pow and f.args[1].is_Number and float(f.args[1]) < 0 for f in factors]
+    return (coeff, [f for f, r in zip(factors, reciprocal) if not r],
+            [f.args[0] ** (-f.args[1]) for f, r in zip(factors, reciprocal) if r])
 
 
 def count_ops(exprs):
@@ -159,15 +157,11 @@ def _count(e, c):
         for a in e.args:
             _count(a, c)
     elif e.is_Mul:
-        coeff, factors = split_coeff(e)
-        num = [f for f in factors if not _is_reciprocal(f)]
-        den = [f for f in factors if _is_reciprocal(f)]
+        coeff, num, den = _fraction(e)
         c["mul"] += max(len(num) + (abs(coeff) != 1) - 1, 0) + max(len(den) - 1, 0)
         c["div"] += bool(den)
-        for f in num:
+        for f in num + den:
             _count(f, c)
-        for f in den:
-            _count(f.args[0] ** (-f.args[1]), c)      # the denominator as printed
     elif e.is_Pow:
         base, exp = e.args
         x = float(exp)
