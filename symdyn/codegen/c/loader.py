@@ -166,13 +166,10 @@ def _declarations(header, manifest, prefix, backend, h_path):
 
 def _compiler(c_path):
     """(argv, identity): $CC split like a shell would (`ccache gcc`), its path and version."""
-    text = os.environ.get("CC") or "cc"
     try:
-        argv = shlex.split(text)
+        argv = shlex.split(os.environ.get("CC") or "cc") or ["cc"]
     except ValueError as exc:
         raise CModuleError(c_path, f"cannot compile: $CC is not a valid command ({exc})") from None
-    if not argv:
-        argv = ["cc"]
     key = tuple(argv)
     if key not in _COMPILERS:
         exe = shutil.which(argv[0])
@@ -206,9 +203,8 @@ def _openmp(argv):
             src = Path(folder) / "omp.c"
             src.write_text("#include <omp.h>\nint symdyn_probe(void) { return omp_get_max_threads(); }\n")
             try:
-                result = subprocess.run([*argv, "-fopenmp", *CFLAGS, str(src), "-o", str(Path(folder) / "omp.so")],
-                                        capture_output=True, timeout=120)
-                _OPENMP[key] = result.returncode == 0
+                _OPENMP[key] = subprocess.run([*argv, "-fopenmp", *CFLAGS, str(src), "-o", str(Path(folder) / "omp.so")],
+                                              capture_output=True, timeout=120).returncode == 0
             except (OSError, subprocess.SubprocessError):
                 _OPENMP[key] = False
     return _OPENMP[key]
