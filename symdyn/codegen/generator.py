@@ -221,8 +221,9 @@ def header_lines(model, params_mode, names=None):
         [f"Part of the robot: {quoted(read.selection)} (--lock, --root, --tip)."] if read.selection else []) + (
         [f"Friction and armature from {quoted(read.joint_params)} (--joint-params)."] if read.joint_params else []) + (
         [f"Coulomb friction smoothed: Fc tanh(qd / {model.coulomb_smoothing!r})."] if model.coulomb_smoothing else []) + (
-        [f"Functions: {', '.join(names)} (--functions)" +
-         ("; the rest of the set is not generated." if _missing(names) else ".")] if _subset(names, model) else []) + (
+        [f"Functions: {', '.join(names)} (--functions)" + ("; the rest of the set is not generated."
+                                                           if {fn.name for fn in FUNCTIONS} - set(names) else ".")]
+        if _subset(names, model) else []) + (
         ["Not generated: the tree's factorizations (articulated inertias, innovations, UDU^T, diagonalized "
          "dynamics), which have no counterpart in the reduced coordinates of mimic joints."] if model.mimic else []) + (
         [_mujoco_line(model)] if model.conventions == "mujoco" else [])
@@ -245,7 +246,3 @@ def _subset(names, model=None):
     full = for_model(functions_for(model), model) if model is not None else FUNCTIONS
     return set(names) != {fn.name for fn in full}
 
-
-def _missing(names):
-    """Does the default set have functions that `names` leaves out?"""
-    return bool({fn.name for fn in FUNCTIONS} - set(names))

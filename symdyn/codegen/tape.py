@@ -23,7 +23,7 @@ class Tape:
     def bind(self, expr):
         if not isinstance(expr, se.Basic):
             return expr                  # python numbers of the recursions' literals
-        if expr.is_Atom or _is_negated_atom(expr):
+        if expr.is_Atom or (expr.is_Mul and len(expr.args) == 2 and expr.args[0] == -1 and expr.args[1].is_Atom):
             return expr                  # numbers, symbols and -x stay inline: they cost nothing
         symbol = self._memo.get(expr)
         if symbol is None:
@@ -54,13 +54,6 @@ class Tape:
     sqrt = staticmethod(se.sqrt)
     sign = staticmethod(se.sign)
     tanh = staticmethod(se.tanh)
-
-
-def _is_negated_atom(expr):
-    if not expr.is_Mul:
-        return False
-    args = expr.args
-    return len(args) == 2 and args[0] == -1 and args[1].is_Atom
 
 
 def live_program(assignments, outputs):

@@ -62,10 +62,6 @@ _COMPILERS = {}
 _OPENMP = {}
 
 
-def _cache_dir():
-    return Path(os.environ.get("SYMDYN_CACHE") or Path.home() / ".cache" / "symdyn")
-
-
 def _notice(text):
     """A line for the person at the terminal (not a warning): through `notice_hook` (a progress bar's), else stderr."""
     line = f"symdyn: {text}"
@@ -203,7 +199,7 @@ def _openmp(argv):
             src = Path(folder) / "omp.c"
             src.write_text("#include <omp.h>\nint symdyn_probe(void) { return omp_get_max_threads(); }\n")
             try:
-                _OPENMP[key] = subprocess.run([*argv, "-fopenmp", *CFLAGS, str(src), "-o", str(Path(folder) / "omp.so")],
+                _OPENMP[key] = subprocess.run([*argv, "-fopenmp", *CFLAGS, str(src), "-o", str(src.with_suffix(".so"))],
                                               capture_output=True, timeout=120).returncode == 0
             except (OSError, subprocess.SubprocessError):
                 _OPENMP[key] = False
@@ -413,7 +409,12 @@ class CModule:
         header, source, text = _read_set(paths[1], paths[0], paths[2])
         manifest = _manifest(text, paths[2])
         _check_set(header, source, manifest, prefix, paths)
-        self._constants(manifest)
+        self.manifest, self._sizes, self.SET_ID = manifest, manifest["sizes"], manifest["set_id"]
+        for key in ("dof", "nq", "nv", "nc"):                  # the Python module's constants, in capitals
+            setattr(self, key.upper(), self._sizes[key])
+        for key in ("joint_names", "frames", "constraints", "actuated", "parameter_names", "base_parameter_names",
+                    "base_parameter_groups"):
+            setattr(self, key.upper(), tuple(manifest.get(key, ())))
         backend = C32 if manifest["precision"] == "float32" else C
         self._real, self.dtype = backend.real, np.dtype(np.float32 if backend.real == "float" else np.float64)
         cdef = _declarations(header, manifest, prefix, backend, paths[0])
@@ -430,15 +431,6 @@ class CModule:
         for f in manifest["functions"]:
             setattr(self, f["name"], self._make(f))
         self._make_lie()
-
-    def _constants(self, manifest):
-        """The Python module's constants (DOF, NQ, ..., JOINT_NAMES, ...: the manifest's keys in capitals)."""
-        self.manifest, self._sizes, self.SET_ID = manifest, manifest["sizes"], manifest["set_id"]
-        for key in ("dof", "nq", "nv", "nc"):
-            setattr(self, key.upper(), self._sizes[key])
-        for key in ("joint_names", "frames", "constraints", "actuated", "parameter_names", "base_parameter_names",
-                    "base_parameter_groups"):
-            setattr(self, key.upper(), tuple(manifest.get(key, ())))
 
     def _build(self, paths, header, source, threads, lanes, cost):
         """The module's library in the cache: compiled now (once, under its lock) unless a verified one is there."""
@@ -457,7 +449,7 @@ class CModule:
         key_text = "\0".join([__version__, *texts, *texts.values(), *argv, compiler, *_opt_flags(compiler), *extra,
                               *CFLAGS, native])
         key = hashlib.sha256(key_text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        cache = _private_folder(_cache_dir())
+        cache = _private_folder(Path(os.environ.get("SYMDYN_CACHE") or Path.home() / ".cache" / "symdyn"))
         lib_path = cache / f"{c_path.stem[:_NAME]}-{key}.so"
         sum_path = lib_path.with_name(lib_path.name + ".sha256")
         if not _verified(lib_path, sum_path):
