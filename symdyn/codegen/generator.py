@@ -88,17 +88,10 @@ def trace(model, fn, params_mode="numeric"):
 
 
 def _trace(model, fn, params_mode):
-    size = sizes(model)
-    tape = Tape()
-    shapes = {a: resolve(arg_dims(a), size) for a in fn.args}
-    prefix = {PARAMS: "p"}
-    inputs = {a: [se.Symbol(f"{prefix.get(a, a)}{i}") for i in range(math.prod(shapes[a]))] for a in fn.args}
-    params = None
-    args = fn.signature(params_mode)
-    if PARAMS in args:
-        shapes[PARAMS] = resolve(arg_dims(PARAMS), size)
-        inputs[PARAMS] = params = [se.Symbol(f"p{i}") for i in range(math.prod(shapes[PARAMS]))]
-    chain = Chain(tape, model, params)
+    size, tape, args = sizes(model), Tape(), fn.signature(params_mode)
+    shapes = {a: resolve(arg_dims(a), size) for a in args}
+    inputs = {a: [se.Symbol(f"{'p' if a == PARAMS else a}{i}") for i in range(math.prod(shapes[a]))] for a in args}
+    chain = Chain(tape, model, inputs.get(PARAMS))                  # symbolic parameters if an argument
     X = chain.transforms(inputs["q"]) if fn.args[0] == "q" else None
     result = fn.trace(tape, chain, X, *(nest(inputs[a], shapes[a]) for a in fn.args[fn.args[0] == "q":]))
     flat = [se.sympify(x) for x in flatten(result)]
