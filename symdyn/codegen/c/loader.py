@@ -516,9 +516,9 @@ class CModule:
         name, args = entry["name"], [a["name"] for a in entry["args"]]
         fext, stabilized = entry.get("fext"), entry.get("baumgarte")
         keyword = [*(("f_ext",) if fext else ()), *(("gains", "error") if stabilized else ())]
-        signature = inspect.Signature([inspect.Parameter(a, inspect.Parameter.POSITIONAL_OR_KEYWORD) for a in args] +
-                                      [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
-                                       for k in keyword])
+        P = inspect.Parameter
+        signature = inspect.Signature([P(a, P.POSITIONAL_OR_KEYWORD) for a in args] +
+                                      [P(k, P.POSITIONAL_OR_KEYWORD, default=None) for k in keyword])
         run = self._runner(entry)
 
         def call(*arguments, **named):

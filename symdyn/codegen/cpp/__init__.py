@@ -89,7 +89,11 @@ class CppBackend(Backend):
             fn = ALL_BY_NAME[p.name]
             args = [{"name": a, "type": eigen_type(arg_dims(a)), "vector": len(arg_dims(a)) == 1} for a in p.args]
             outputs = [_output(name, dims(shape)) for name, shape in zip(fn.outputs, fn.shapes)]
-            functions.append({"name": p.name, "doc": p.doc, "args": args, "outputs": outputs})
+            several = len(outputs) > 1                     # a std::tuple of them
+            types, values = ", ".join(o["type"] for o in outputs), ", ".join(o["name"] for o in outputs)
+            functions.append({"name": p.name, "doc": p.doc, "args": args, "outputs": outputs,
+                              "result": f"::std::tuple<{types}>" if several else types,
+                              "returned": f"::std::make_tuple({values})" if several else values})
         ctx = dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
                    module=module, namespace=namespace(module), params_mode=params_mode, functions=functions,
                    constraints=bool(model.constraints))
