@@ -62,8 +62,11 @@ def _layout(shape):
 
 
 def _output(name, shape):
-    out = {"name": name, "type": eigen_type(shape), "layout": _layout(shape)}
-    if out["layout"] == "transposed":              # C's rows x cols, row-major = Eigen's cols x rows
+    """How the template declares an output (buffer, data: the C function's array) and turns it into the result."""
+    out = {"name": name, "type": eigen_type(shape), "layout": _layout(shape), "data": name + "_c"}
+    if out["layout"] == "direct":
+        out["buffer"], out["data"] = out["type"], name
+    elif out["layout"] == "transposed":              # C's rows x cols, row-major = Eigen's cols x rows
         out["buffer"] = _matrix(_size(shape[1]), _size(shape[0]))
     elif out["layout"] == "frames":                # NF blocks rows x cols = Eigen's cols x (rows NF)
         out["buffer"] = _matrix(_size(shape[2]), f"{_size(shape[1])} * NF")
