@@ -28,8 +28,7 @@ def module_names(backends, module):
     """{module file stem: precision} of the modules the backends write (a float32 C module has its own stem)."""
     stems = {}
     for backend in backends:
-        for name in backend.files(module):
-            stems.setdefault(Path(name).stem, "float32" if backend.real == "float" else "float64")
+        stems.setdefault(module + backend.suffix, "float32" if backend.real == "float" else "float64")
     return stems
 
 

@@ -92,9 +92,8 @@ def output_block(results, numbers):
         if not all(constant[g:g + 4]):           # a mixed group: only +0.0 stays out of the block
             for j in range(g, g + 4):
                 constant[j] = constant[j] and plus_zero[j]
-    block, src = {}, []
-    for v, c in zip(values, constant):
-        src.append(-1 if c else block.setdefault(v, len(block)))
+    block = {}                                   # each distinct computed expression's entry, in order
+    src = [-1 if c else block.setdefault(v, len(block)) for v, c in zip(values, constant)]
     fill = [(j, v) for j, (v, c, z) in enumerate(zip(values, constant, plus_zero)) if c and not z]
     return {"block": len(block), "src": src, "fill": fill}
 
