@@ -82,8 +82,9 @@ def input_entries(program):
     return {str(sym): (arg, flat) for arg, symbols in program.inputs.items() for flat, sym in enumerate(symbols)}
 
 
-def _function_context(program, backend, names):
-    """The template's dict of one function; it forwards f_ext (gains) to a variant generated too (in `names`)."""
+def _function_context(program, backend, names=None):
+    """The template's dict of one function; it forwards f_ext (gains) to its variant if generated too (in `names`;
+    None: all are)."""
     printer = backend.printer
     units = backend.statements(program.assignments, input_entries(program))
     outputs = [{"name": name, "shape": shape, "size": len(values),
@@ -95,7 +96,8 @@ def _function_context(program, backend, names):
     used = frozenset().union(*(u.uses for u in units), *result_uses)
     inputs = [(str(program.inputs[arg][flat]), arg, idx, flat) for arg in program.inputs
               for idx, flat in _indices(program.arg_shapes[arg]) if str(program.inputs[arg][flat]) in used]
-    present = {key: getattr(program, key) if getattr(program, key) in names else None for key in ("fext", "baumgarte")}
+    present = {key: getattr(program, key) if names is None or getattr(program, key) in names else None
+               for key in ("fext", "baumgarte")}
     context = {"name": program.name, "doc": program.doc, "args": program.args, "outputs": outputs,
                "arg_shapes": program.arg_shapes, **present, "fext_call": _variant_call(program, ["f_ext"]),
                "baumgarte_call": _variant_call(program, ["gains", "error"]), "inputs": inputs,
