@@ -53,24 +53,16 @@ def eigen_type(shape):
     raise ValueError(f"no C++ type for the shape {shape}")
 
 
-def _layout(shape):
-    """How the C function's row-major array becomes the Eigen value: written in place ("direct"),
-    into the transpose ("transposed"), or per frame ("frames")."""
-    if len(shape) == 1 or (shape[0] == "nf" and len(shape) == 2):
-        return "direct"
-    return "frames" if shape[0] == "nf" else "transposed"
-
-
 def _output(name, shape):
-    """How the template declares an output (buffer, data: the C function's array) and turns it into the result."""
-    out = {"name": name, "type": eigen_type(shape), "layout": _layout(shape), "data": name + "_c"}
-    if out["layout"] == "direct":
-        out["buffer"], out["data"] = out["type"], name
-    elif out["layout"] == "transposed":              # C's rows x cols, row-major = Eigen's cols x rows
-        out["buffer"] = _matrix(_size(shape[1]), _size(shape[0]))
-    elif out["layout"] == "frames":                # NF blocks rows x cols = Eigen's cols x (rows NF)
-        out["buffer"] = _matrix(_size(shape[2]), f"{_size(shape[1])} * NF")
-        out["rows"] = _size(shape[1])
+    """How the C function's row-major array becomes the Eigen value: written in place ("direct"), into the
+    transpose ("transposed") or per frame ("frames"); the template declares `buffer` and passes `data` to C."""
+    out = {"name": name, "type": eigen_type(shape), "data": name + "_c"}
+    if len(shape) == 1 or (shape[0] == "nf" and len(shape) == 2):
+        out.update(layout="direct", buffer=out["type"], data=name)
+    elif shape[0] == "nf":                         # NF blocks rows x cols = Eigen's cols x (rows NF)
+        out.update(layout="frames", buffer=_matrix(_size(shape[2]), f"{_size(shape[1])} * NF"), rows=_size(shape[1]))
+    else:                                          # C's rows x cols, row-major = Eigen's cols x rows
+        out.update(layout="transposed", buffer=_matrix(_size(shape[1]), _size(shape[0])))
     return out
 
 
