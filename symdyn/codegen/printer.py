@@ -119,13 +119,7 @@ class Printer:
 
 def split_coeff(m):
     """(numeric coefficient, [other factors]) of a product."""
-    coeff, factors = 1.0, []
-    for f in m.args:
-        if f.is_Number:
-            coeff *= float_value(f)
-        else:
-            factors.append(f)
-    return coeff, factors
+    return math.prod((float_value(f) for f in m.args if f.is_Number), start=1.0), [f for f in m.args if not f.is_Number]
 
 
 def _rebuild(coeff, factors):
