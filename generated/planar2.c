@@ -457,15 +457,15 @@ void planar2_mass_matrix_batch(long count, const double *q, double *M)
 #endif
 }
 
-/* M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries summed over common ancestors): no linear solve. Operations: 9 mul, 5 add, 1 div, 0 sqrt, 2 trig. */
+/* M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries summed over common ancestors): no linear solve. Operations: 8 mul, 5 add, 1 div, 0 sqrt, 2 trig. */
 void planar2_mass_matrix_inverse(const double *q, double *Minv)
 {
     const double q1 = q[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -496,9 +496,9 @@ static inline void sd_planar2_mass_matrix_inverse_lanes1(double (*restrict sd_q)
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -551,7 +551,7 @@ void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv
 #endif
 }
 
-/* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 31 mul, 17 add, 2 div, 0 sqrt, 4 trig. */
+/* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother). Operations: 29 mul, 17 add, 2 div, 0 sqrt, 4 trig. */
 void planar2_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd)
 {
     const double q0 = q[0];
@@ -564,12 +564,12 @@ void planar2_forward_dynamics(const double *q, const double *qd, const double *t
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x5 = 2.0*x2*x3;
-    const double x10 = 0.375*x4;
-    const double x11 = 0.375*x5;
-    const double x13 = 0.625 - x10;
-    const double x17 = 0.5*x11;
+    const double x4 = x2*x2;
+    const double x5 = x2*x3;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x12 = 0.75*x5;
+    const double x13 = 1.25 - x11;
+    const double x17 = 0.5*x12;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -621,12 +621,12 @@ static inline void sd_planar2_forward_dynamics_lanes1(double (*restrict sd_q)[SD
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x5 = 2.0*x2*x3;
-        const double x10 = 0.375*x4;
-        const double x11 = 0.375*x5;
-        const double x13 = 0.625 - x10;
-        const double x17 = 0.5*x11;
+        const double x4 = x2*x2;
+        const double x5 = x2*x3;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x12 = 0.75*x5;
+        const double x13 = 1.25 - x11;
+        const double x17 = 0.5*x12;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -809,22 +809,22 @@ void planar2_coriolis_matrix(const double *q, const double *qd, double *C)
     const double x5 = x2*x4;
     const double x6 = x3*x4;
     const double x7 = qd0 + qd1;
-    const double x24 = 0.5*x5;
-    const double x25 = 0.1*x7 + 0.5*x6;
-    const double x26 = 0.2*x5;
-    const double x29 = 2.0*x24;
+    const double x25 = 0.5*x5;
+    const double x26 = 0.1*x7 + 0.5*x6;
+    const double x27 = 0.2*x5;
     const double x30 = 2.0*x25;
-    const double x31 = -0.2*x5 + x26;
-    const double x34 = -x2*x25 + x24*x3;
-    const double x52 = x26 + x34;
-    const double x53 = -x30 + x6;
-    const double x54 = x29 - x5;
-    const double x56 = x2*x53 + x3*x54;
-    const double x57 = 0.5*x56 + x31;
-    C[0] = x52;
-    C[1] = x57;
-    C[2] = x26;
-    C[3] = x31;
+    const double x31 = 2.0*x26;
+    const double x32 = -0.2*x5 + x27;
+    const double x35 = -x2*x26 + x25*x3;
+    const double x48 = x27 + x35;
+    const double x49 = -x31 + x6;
+    const double x50 = x30 - x5;
+    const double x52 = x2*x49 + x3*x50;
+    const double x53 = 0.5*x52 + x32;
+    C[0] = x48;
+    C[1] = x53;
+    C[2] = x27;
+    C[3] = x32;
 }
 
 #if !defined(SYMDYN_NO_LANES)
@@ -849,22 +849,22 @@ static inline void sd_planar2_coriolis_matrix_lanes1(double (*restrict sd_q)[SD_
         const double x6 = x3*x4;
         const double qd1 = sd_qd[1][sd_k];
         const double x7 = qd0 + qd1;
-        const double x24 = 0.5*x5;
-        const double x25 = 0.1*x7 + 0.5*x6;
-        const double x26 = 0.2*x5;
-        sd_C[2][sd_k] = x26;
-        const double x29 = 2.0*x24;
+        const double x25 = 0.5*x5;
+        const double x26 = 0.1*x7 + 0.5*x6;
+        const double x27 = 0.2*x5;
+        sd_C[2][sd_k] = x27;
         const double x30 = 2.0*x25;
-        const double x31 = -0.2*x5 + x26;
-        sd_C[3][sd_k] = x31;
-        const double x34 = -x2*x25 + x24*x3;
-        const double x52 = x26 + x34;
-        sd_C[0][sd_k] = x52;
-        const double x53 = -x30 + x6;
-        const double x54 = x29 - x5;
-        const double x56 = x2*x53 + x3*x54;
-        const double x57 = 0.5*x56 + x31;
-        sd_C[1][sd_k] = x57;
+        const double x31 = 2.0*x26;
+        const double x32 = -0.2*x5 + x27;
+        sd_C[3][sd_k] = x32;
+        const double x35 = -x2*x26 + x25*x3;
+        const double x48 = x27 + x35;
+        sd_C[0][sd_k] = x48;
+        const double x49 = -x31 + x6;
+        const double x50 = x30 - x5;
+        const double x52 = x2*x49 + x3*x50;
+        const double x53 = 0.5*x52 + x32;
+        sd_C[1][sd_k] = x53;
         (void)sd_w;
         sd_big[sd_k] |= sd_far;
     }
@@ -1015,15 +1015,14 @@ void planar2_nonlinear_effects_batch(long count, const double *q, const double *
 #endif
 }
 
-/* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 5 mul, 3 add, 0 div, 0 sqrt, 2 trig. */
+/* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T. Operations: 4 mul, 3 add, 0 div, 0 sqrt, 1 trig. */
 void planar2_articulated_inertia(const double *q, double *D)
 {
     const double q1 = q[1];
-    double x2, x3;
-    sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x2 = sin(q1);
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1045,11 +1044,12 @@ static inline void sd_planar2_articulated_inertia_lanes1(double (*restrict sd_q)
     for (int sd_k = 0; sd_k < SD_LANES; ++sd_k) {
         int sd_far = 0;
         const double q1 = sd_q[1][sd_k];
-        double x2, x3;
-        sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        double x2, x2_cos;
+        sd_far |= sd_sincos_lane(q1, &x2, &x2_cos);
+        sd_far |= x2_cos != x2_cos;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -1095,15 +1095,15 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D)
 #endif
 }
 
-/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig. */
+/* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent). Operations: 6 mul, 4 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_innovations_factor(const double *q, double *m)
 {
     const double q1 = q[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1133,9 +1133,9 @@ static inline void sd_planar2_innovations_factor_lanes1(double (*restrict sd_q)[
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -1185,15 +1185,15 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m)
 #endif
 }
 
-/* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 7 mul, 4 add, 2 div, 1 sqrt, 2 trig. */
+/* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l. Operations: 6 mul, 4 add, 2 div, 1 sqrt, 2 trig. */
 void planar2_innovations_factor_inverse(const double *q, double *ell)
 {
     const double q1 = q[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1225,9 +1225,9 @@ static inline void sd_planar2_innovations_factor_inverse_lanes1(double (*restric
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -1279,7 +1279,7 @@ void planar2_innovations_factor_inverse_batch(long count, const double *q, doubl
 #endif
 }
 
-/* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
+/* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2). Operations: 9 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_total_rates(const double *q, const double *qd, double *nu)
 {
     const double q1 = q[1];
@@ -1287,9 +1287,9 @@ void planar2_total_rates(const double *q, const double *qd, double *nu)
     const double qd1 = qd[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1318,9 +1318,9 @@ static inline void sd_planar2_total_rates_lanes1(double (*restrict sd_q)[SD_LANE
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -1376,7 +1376,7 @@ void planar2_total_rates_batch(long count, const double *q, const double *qd, do
 #endif
 }
 
-/* Joint rates qd = l* nu (inverse of total_rates). Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
+/* Joint rates qd = l* nu (inverse of total_rates). Operations: 8 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
 void planar2_joint_rates(const double *q, const double *nu, double *qd)
 {
     const double q1 = q[1];
@@ -1384,9 +1384,9 @@ void planar2_joint_rates(const double *q, const double *nu, double *qd)
     const double nu1 = nu[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1415,9 +1415,9 @@ static inline void sd_planar2_joint_rates_lanes1(double (*restrict sd_q)[SD_LANE
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -1473,7 +1473,7 @@ void planar2_joint_rates_batch(long count, const double *q, const double *nu, do
 #endif
 }
 
-/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
+/* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd). Operations: 8 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
 void planar2_working_moments(const double *q, const double *tau, double *eps)
 {
     const double q1 = q[1];
@@ -1481,9 +1481,9 @@ void planar2_working_moments(const double *q, const double *tau, double *eps)
     const double tau1 = tau[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1514,9 +1514,9 @@ static inline void sd_planar2_working_moments_lanes1(double (*restrict sd_q)[SD_
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -1574,7 +1574,7 @@ void planar2_working_moments_batch(long count, const double *q, const double *ta
 #endif
 }
 
-/* Joint forces tau = m eps (inverse of working_moments). Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
+/* Joint forces tau = m eps (inverse of working_moments). Operations: 9 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_applied_moments(const double *q, const double *eps, double *tau)
 {
     const double q1 = q[1];
@@ -1582,9 +1582,9 @@ void planar2_applied_moments(const double *q, const double *eps, double *tau)
     const double eps1 = eps[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1615,9 +1615,9 @@ static inline void sd_planar2_applied_moments_lanes1(double (*restrict sd_q)[SD_
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -1675,7 +1675,7 @@ void planar2_applied_moments_batch(long count, const double *q, const double *ep
 #endif
 }
 
-/* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 34 mul, 20 add, 2 div, 1 sqrt, 2 trig. */
+/* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0. Operations: 33 mul, 20 add, 2 div, 1 sqrt, 2 trig. */
 void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
 {
     const double q1 = q[1];
@@ -1683,9 +1683,9 @@ void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu)
     const double nu1 = nu[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1738,9 +1738,9 @@ static inline void sd_planar2_coriolis_nu_lanes1(double (*restrict sd_q)[SD_LANE
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -1828,7 +1828,8 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double eta1 = eta[1];
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x5 = 2.0*x2*x3;
+    const double x5 = x2*x3;
+    const double x7 = 2.0*x5;
     const double x36 = 0.5*eta0;
     const double x37 = x2*x36;
     const double x38 = x3*x36;
@@ -1845,8 +1846,8 @@ void planar2_coriolis_eta(const double *q, const double *eta, double *Cbar)
     const double x54 = x43*x53 + x49 - x51;
     const double x55 = x50 - x52;
     const double x68 = -3.7499999999999996*x43;
-    const double x72 = x5*x68;
-    const double x76 = 0.5*x72;
+    const double x71 = -x68*x7;
+    const double x76 = -0.5*x71;
     const double x79 = 0.5*x76;
     const double x80 = -3.7499999999999996*x48 + x55;
     const double x82 = x2*x54 + x3*x80;
@@ -1872,7 +1873,8 @@ static inline void sd_planar2_coriolis_eta_lanes1(double (*restrict sd_q)[SD_LAN
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x5 = 2.0*x2*x3;
+        const double x5 = x2*x3;
+        const double x7 = 2.0*x5;
         const double eta0 = sd_eta[0][sd_k];
         const double x36 = 0.5*eta0;
         const double x37 = x2*x36;
@@ -1892,8 +1894,8 @@ static inline void sd_planar2_coriolis_eta_lanes1(double (*restrict sd_q)[SD_LAN
         const double x54 = x43*x53 + x49 - x51;
         const double x55 = x50 - x52;
         const double x68 = -3.7499999999999996*x43;
-        const double x72 = x5*x68;
-        const double x76 = 0.5*x72;
+        const double x71 = -x68*x7;
+        const double x76 = -0.5*x71;
         const double x79 = 0.5*x76;
         const double x80 = -3.7499999999999996*x48 + x55;
         const double x82 = x2*x54 + x3*x80;
@@ -1943,7 +1945,7 @@ void planar2_coriolis_eta_batch(long count, const double *q, const double *eta, 
 #endif
 }
 
-/* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
+/* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1). Operations: 42 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
 void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot)
 {
     const double q0 = q[0];
@@ -1956,10 +1958,11 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x5 = 2.0*x2*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x5 = x2*x3;
+    const double x7 = 2.0*x5;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -1990,8 +1993,8 @@ void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, co
     const double x65 = x60 + x63;
     const double x66 = 3.7499999999999996*x63 + x62;
     const double x79 = -3.7499999999999996*x49;
-    const double x83 = x5*x79;
-    const double x87 = 0.5*x83;
+    const double x82 = -x7*x79;
+    const double x87 = -0.5*x82;
     const double x90 = 0.5*x87;
     const double x92 = x2*x61 + x3*x66;
     const double x93 = 0.5*x92 + x65;
@@ -2028,10 +2031,11 @@ static inline void sd_planar2_diagonalized_forward_dynamics_lanes1(double (*rest
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x5 = 2.0*x2*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x5 = x2*x3;
+        const double x7 = 2.0*x5;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -2068,8 +2072,8 @@ static inline void sd_planar2_diagonalized_forward_dynamics_lanes1(double (*rest
         const double x65 = x60 + x63;
         const double x66 = 3.7499999999999996*x63 + x62;
         const double x79 = -3.7499999999999996*x49;
-        const double x83 = x5*x79;
-        const double x87 = 0.5*x83;
+        const double x82 = -x7*x79;
+        const double x87 = -0.5*x82;
         const double x90 = 0.5*x87;
         const double x92 = x2*x61 + x3*x66;
         const double x93 = 0.5*x92 + x65;
@@ -3284,7 +3288,7 @@ void planar2_centroidal_momentum_batch(long count, const double *q, const double
 #endif
 }
 
-/* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 41 mul, 24 add, 1 div, 0 sqrt, 4 trig. */
+/* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias). Operations: 40 mul, 24 add, 1 div, 0 sqrt, 4 trig. */
 void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
 {
     const double q0 = q[0];
@@ -3305,9 +3309,9 @@ void planar2_operational_space_inertia_inverse(const double *q, double *Linv)
     sd_sincos(q0, &x0, &x1);
     double x2, x3;
     sd_sincos(q1, &x2, &x3);
-    const double x4 = -x2*x2 + x3*x3;
-    const double x10 = 0.375*x4;
-    const double x13 = 0.625 - x10;
+    const double x4 = x2*x2;
+    const double x11 = -0.75*x4 + 1.0;
+    const double x13 = 1.25 - x11;
     const double x18 = 0.5*x13;
     const double x21 = 0.5*x18;
     const double x25 = 0.16666666666666666 + x21;
@@ -3369,9 +3373,9 @@ static inline void sd_planar2_operational_space_inertia_inverse_lanes1(double (*
         const double q1 = sd_q[1][sd_k];
         double x2, x3;
         sd_far |= sd_sincos_lane(q1, &x2, &x3);
-        const double x4 = -x2*x2 + x3*x3;
-        const double x10 = 0.375*x4;
-        const double x13 = 0.625 - x10;
+        const double x4 = x2*x2;
+        const double x11 = -0.75*x4 + 1.0;
+        const double x13 = 1.25 - x11;
         const double x18 = 0.5*x13;
         const double x21 = 0.5*x18;
         const double x25 = 0.16666666666666666 + x21;
@@ -3586,7 +3590,7 @@ void planar2_inverse_dynamics_fext_batch(long count, const double *q, const doub
 #endif
 }
 
-/* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 41 mul, 26 add, 2 div, 0 sqrt, 4 trig. */
+/* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES. Operations: 39 mul, 26 add, 2 div, 0 sqrt, 4 trig. */
 void planar2_forward_dynamics_fext(const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd)
 {
     const double q0 = q[0];
@@ -3607,12 +3611,12 @@ void planar2_forward_dynamics_fext(const double *q, const double *qd, const doub
     const double x8 = x0*x3 + x1*x2;
     const double x11 = f_ext0*x6 + f_ext1*x8;
     const double x12 = f_ext0*x7 + f_ext1*x6;
-    const double x13 = -x2*x2 + x3*x3;
-    const double x14 = 2.0*x2*x3;
-    const double x19 = 0.375*x13;
-    const double x20 = 0.375*x14;
-    const double x22 = 0.625 - x19;
-    const double x26 = 0.5*x20;
+    const double x13 = x2*x2;
+    const double x14 = x2*x3;
+    const double x20 = -0.75*x13 + 1.0;
+    const double x21 = 0.75*x14;
+    const double x22 = 1.25 - x20;
+    const double x26 = 0.5*x21;
     const double x27 = 0.5*x22;
     const double x30 = 0.5*x27;
     const double x34 = 0.16666666666666666 + x30;
@@ -3674,12 +3678,12 @@ static inline void sd_planar2_forward_dynamics_fext_lanes1(double (*restrict sd_
         const double f_ext1 = sd_f_ext[1][sd_k];
         const double x11 = f_ext0*x6 + f_ext1*x8;
         const double x12 = f_ext0*x7 + f_ext1*x6;
-        const double x13 = -x2*x2 + x3*x3;
-        const double x14 = 2.0*x2*x3;
-        const double x19 = 0.375*x13;
-        const double x20 = 0.375*x14;
-        const double x22 = 0.625 - x19;
-        const double x26 = 0.5*x20;
+        const double x13 = x2*x2;
+        const double x14 = x2*x3;
+        const double x20 = -0.75*x13 + 1.0;
+        const double x21 = 0.75*x14;
+        const double x22 = 1.25 - x20;
+        const double x26 = 0.5*x21;
         const double x27 = 0.5*x22;
         const double x30 = 0.5*x27;
         const double x34 = 0.16666666666666666 + x30;

@@ -67,7 +67,7 @@ void planar2_mass_matrix_batch(long count, const double *q, double *M);
 /* M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries summed over common ancestors): no linear solve.
  * In: q[2].
  * Out: Minv[2*2] (row-major).
- * Operations: 9 mul, 5 add, 1 div, 0 sqrt, 2 trig. */
+ * Operations: 8 mul, 5 add, 1 div, 0 sqrt, 2 trig. */
 void planar2_mass_matrix_inverse(const double *q, double *Minv);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv);
@@ -75,7 +75,7 @@ void planar2_mass_matrix_inverse_batch(long count, const double *q, double *Minv
 /* Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother).
  * In: q[2], qd[2], tau[2].
  * Out: qdd[2].
- * Operations: 31 mul, 17 add, 2 div, 0 sqrt, 4 trig. */
+ * Operations: 29 mul, 17 add, 2 div, 0 sqrt, 4 trig. */
 void planar2_forward_dynamics(const double *q, const double *qd, const double *tau, double *qdd);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_forward_dynamics_batch(long count, const double *q, const double *qd, const double *tau, double *qdd);
@@ -107,7 +107,7 @@ void planar2_nonlinear_effects_batch(long count, const double *q, const double *
 /* D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.
  * In: q[2].
  * Out: D[2].
- * Operations: 5 mul, 3 add, 0 div, 0 sqrt, 2 trig. */
+ * Operations: 4 mul, 3 add, 0 div, 0 sqrt, 1 trig. */
 void planar2_articulated_inertia(const double *q, double *D);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_articulated_inertia_batch(long count, const double *q, double *D);
@@ -115,7 +115,7 @@ void planar2_articulated_inertia_batch(long count, const double *q, double *D);
 /* m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
  * In: q[2].
  * Out: m[2*2] (row-major).
- * Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig. */
+ * Operations: 6 mul, 4 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_innovations_factor(const double *q, double *m);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_innovations_factor_batch(long count, const double *q, double *m);
@@ -123,7 +123,7 @@ void planar2_innovations_factor_batch(long count, const double *q, double *m);
 /* l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l.
  * In: q[2].
  * Out: ell[2*2] (row-major).
- * Operations: 7 mul, 4 add, 2 div, 1 sqrt, 2 trig. */
+ * Operations: 6 mul, 4 add, 2 div, 1 sqrt, 2 trig. */
 void planar2_innovations_factor_inverse(const double *q, double *ell);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_innovations_factor_inverse_batch(long count, const double *q, double *ell);
@@ -131,7 +131,7 @@ void planar2_innovations_factor_inverse_batch(long count, const double *q, doubl
 /* Total joint rates nu = m* qd (kinetic energy = nu . nu / 2).
  * In: q[2], qd[2].
  * Out: nu[2].
- * Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
+ * Operations: 9 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_total_rates(const double *q, const double *qd, double *nu);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_total_rates_batch(long count, const double *q, const double *qd, double *nu);
@@ -139,7 +139,7 @@ void planar2_total_rates_batch(long count, const double *q, const double *qd, do
 /* Joint rates qd = l* nu (inverse of total_rates).
  * In: q[2], nu[2].
  * Out: qd[2].
- * Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
+ * Operations: 8 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
 void planar2_joint_rates(const double *q, const double *nu, double *qd);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_joint_rates_batch(long count, const double *q, const double *nu, double *qd);
@@ -147,7 +147,7 @@ void planar2_joint_rates_batch(long count, const double *q, const double *nu, do
 /* Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
  * In: q[2], tau[2].
  * Out: eps[2].
- * Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
+ * Operations: 8 mul, 5 add, 1 div, 1 sqrt, 2 trig. */
 void planar2_working_moments(const double *q, const double *tau, double *eps);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_working_moments_batch(long count, const double *q, const double *tau, double *eps);
@@ -155,7 +155,7 @@ void planar2_working_moments_batch(long count, const double *q, const double *ta
 /* Joint forces tau = m eps (inverse of working_moments).
  * In: q[2], eps[2].
  * Out: tau[2].
- * Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
+ * Operations: 9 mul, 5 add, 0 div, 1 sqrt, 2 trig. */
 void planar2_applied_moments(const double *q, const double *eps, double *tau);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_applied_moments_batch(long count, const double *q, const double *eps, double *tau);
@@ -163,7 +163,7 @@ void planar2_applied_moments_batch(long count, const double *q, const double *ep
 /* C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
  * In: q[2], nu[2].
  * Out: Cnu[2].
- * Operations: 34 mul, 20 add, 2 div, 1 sqrt, 2 trig. */
+ * Operations: 33 mul, 20 add, 2 div, 1 sqrt, 2 trig. */
 void planar2_coriolis_nu(const double *q, const double *nu, double *Cnu);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_coriolis_nu_batch(long count, const double *q, const double *nu, double *Cnu);
@@ -179,7 +179,7 @@ void planar2_coriolis_eta_batch(long count, const double *q, const double *eta, 
 /* (qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
  * In: q[2], nu[2], tau[2].
  * Out: qd[2], nu_dot[2].
- * Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
+ * Operations: 42 mul, 26 add, 2 div, 1 sqrt, 4 trig. */
 void planar2_diagonalized_forward_dynamics(const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_diagonalized_forward_dynamics_batch(long count, const double *q, const double *nu, const double *tau, double *qd, double *nu_dot);
@@ -291,7 +291,7 @@ void planar2_centroidal_momentum_batch(long count, const double *q, const double
 /* J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias).
  * In: q[2].
  * Out: Linv[6*6] (row-major).
- * Operations: 41 mul, 24 add, 1 div, 0 sqrt, 4 trig. */
+ * Operations: 40 mul, 24 add, 1 div, 0 sqrt, 4 trig. */
 void planar2_operational_space_inertia_inverse(const double *q, double *Linv);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_operational_space_inertia_inverse_batch(long count, const double *q, double *Linv);
@@ -307,7 +307,7 @@ void planar2_inverse_dynamics_fext_batch(long count, const double *q, const doub
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[2], qd[2], tau[2], f_ext[1*6].
  * Out: qdd[2].
- * Operations: 41 mul, 26 add, 2 div, 0 sqrt, 4 trig. */
+ * Operations: 39 mul, 26 add, 2 div, 0 sqrt, 4 trig. */
 void planar2_forward_dynamics_fext(const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);

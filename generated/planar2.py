@@ -293,15 +293,15 @@ def mass_matrix(q):
 def mass_matrix_inverse(q):
     """M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries summed over common ancestors): no linear solve.
 
-    Operations: 9 mul, 5 add, 1 div, 0 sqrt, 2 trig.
+    Operations: 8 mul, 5 add, 1 div, 0 sqrt, 2 trig.
     """
     xp, batch, (q,) = _inputs(("q",), (q,), ((2,),))
     q1 = q[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -323,7 +323,7 @@ def forward_dynamics(q, qd, tau, f_ext=None):
     """Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, Bryson-Frazier smoother).
     With f_ext (..., 1, 6): forward_dynamics_fext.
 
-    Operations: 31 mul, 17 add, 2 div, 0 sqrt, 4 trig.
+    Operations: 29 mul, 17 add, 2 div, 0 sqrt, 4 trig.
     """
     if f_ext is not None:
         return forward_dynamics_fext(q, qd, tau, f_ext)
@@ -338,12 +338,12 @@ def forward_dynamics(q, qd, tau, f_ext=None):
     x1 = xp.cos(q0)
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x5 = 2.0*x2*x3
-    x10 = 0.375*x4
-    x11 = 0.375*x5
-    x13 = 0.625 - x10
-    x17 = 0.5*x11
+    x4 = x2*x2
+    x5 = x2*x3
+    x11 = -0.75*x4 + 1.0
+    x12 = 0.75*x5
+    x13 = 1.25 - x11
+    x17 = 0.5*x12
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -421,23 +421,23 @@ def coriolis_matrix(q, qd):
     x5 = x2*x4
     x6 = x3*x4
     x7 = qd0 + qd1
-    x24 = 0.5*x5
-    x25 = 0.1*x7 + 0.5*x6
-    x26 = 0.2*x5
-    x29 = 2.0*x24
+    x25 = 0.5*x5
+    x26 = 0.1*x7 + 0.5*x6
+    x27 = 0.2*x5
     x30 = 2.0*x25
-    x31 = -0.2*x5 + x26
-    x34 = -x2*x25 + x24*x3
-    x52 = x26 + x34
-    x53 = -x30 + x6
-    x54 = x29 - x5
-    x56 = x2*x53 + x3*x54
-    x57 = 0.5*x56 + x31
+    x31 = 2.0*x26
+    x32 = -0.2*x5 + x27
+    x35 = -x2*x26 + x25*x3
+    x48 = x27 + x35
+    x49 = -x31 + x6
+    x50 = x30 - x5
+    x52 = x2*x49 + x3*x50
+    x53 = 0.5*x52 + x32
     C = xp.reshape(_stack(xp, [
-        x52,  # 0, 0
-        x57,  # 0, 1
-        x26,  # 1, 0
-        x31,  # 1, 1
+        x48,  # 0, 0
+        x53,  # 0, 1
+        x27,  # 1, 0
+        x32,  # 1, 1
     ]), batch + (2, 2))
     return C
 
@@ -479,15 +479,14 @@ def nonlinear_effects(q, qd):
 def articulated_inertia(q):
     """D(k) = H P H*: articulated inertia about each joint axis (Riccati recursion); D = diag of M's UDU^T.
 
-    Operations: 5 mul, 3 add, 0 div, 0 sqrt, 2 trig.
+    Operations: 4 mul, 3 add, 0 div, 0 sqrt, 1 trig.
     """
     xp, batch, (q,) = _inputs(("q",), (q,), ((2,),))
     q1 = q[..., 1]
     x2 = xp.sin(q1)
-    x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -502,15 +501,15 @@ def articulated_inertia(q):
 def innovations_factor(q):
     """m = [I + H phi K] D^1/2, with M = m m* (upper triangular: a joint comes after its parent).
 
-    Operations: 7 mul, 4 add, 0 div, 1 sqrt, 2 trig.
+    Operations: 6 mul, 4 add, 0 div, 1 sqrt, 2 trig.
     """
     xp, batch, (q,) = _inputs(("q",), (q,), ((2,),))
     q1 = q[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -530,15 +529,15 @@ def innovations_factor(q):
 def innovations_factor_inverse(q):
     """l = m^-1 = D^-1/2 [I - H psi K], with M^-1 = l* l.
 
-    Operations: 7 mul, 4 add, 2 div, 1 sqrt, 2 trig.
+    Operations: 6 mul, 4 add, 2 div, 1 sqrt, 2 trig.
     """
     xp, batch, (q,) = _inputs(("q",), (q,), ((2,),))
     q1 = q[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -560,7 +559,7 @@ def innovations_factor_inverse(q):
 def total_rates(q, qd):
     """Total joint rates nu = m* qd (kinetic energy = nu . nu / 2).
 
-    Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig.
+    Operations: 9 mul, 5 add, 0 div, 1 sqrt, 2 trig.
     """
     xp, batch, (q, qd) = _inputs(("q", "qd"), (q, qd), ((2,), (2,)))
     q1 = q[..., 1]
@@ -568,9 +567,9 @@ def total_rates(q, qd):
     qd1 = qd[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -589,7 +588,7 @@ def total_rates(q, qd):
 def joint_rates(q, nu):
     """Joint rates qd = l* nu (inverse of total_rates).
 
-    Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig.
+    Operations: 8 mul, 5 add, 1 div, 1 sqrt, 2 trig.
     """
     xp, batch, (q, nu) = _inputs(("q", "nu"), (q, nu), ((2,), (2,)))
     q1 = q[..., 1]
@@ -597,9 +596,9 @@ def joint_rates(q, nu):
     nu1 = nu[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -618,7 +617,7 @@ def joint_rates(q, nu):
 def working_moments(q, tau):
     """Working moments eps = l tau. Gravity and friction are not included: pass tau - gravity(q) - friction(qd).
 
-    Operations: 9 mul, 5 add, 1 div, 1 sqrt, 2 trig.
+    Operations: 8 mul, 5 add, 1 div, 1 sqrt, 2 trig.
     """
     xp, batch, (q, tau) = _inputs(("q", "tau"), (q, tau), ((2,), (2,)))
     q1 = q[..., 1]
@@ -626,9 +625,9 @@ def working_moments(q, tau):
     tau1 = tau[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -649,7 +648,7 @@ def working_moments(q, tau):
 def applied_moments(q, eps):
     """Joint forces tau = m eps (inverse of working_moments).
 
-    Operations: 10 mul, 5 add, 0 div, 1 sqrt, 2 trig.
+    Operations: 9 mul, 5 add, 0 div, 1 sqrt, 2 trig.
     """
     xp, batch, (q, eps) = _inputs(("q", "eps"), (q, eps), ((2,), (2,)))
     q1 = q[..., 1]
@@ -657,9 +656,9 @@ def applied_moments(q, eps):
     eps1 = eps[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -680,7 +679,7 @@ def applied_moments(q, eps):
 def coriolis_nu(q, nu):
     """C(theta, nu) of the diagonalized equations nu_dot + C(theta, nu) = l (tau - g(q) - friction(qd)) (Jain & Rodriguez, Alg. 7.1); nu . C(theta, nu) = 0.
 
-    Operations: 34 mul, 20 add, 2 div, 1 sqrt, 2 trig.
+    Operations: 33 mul, 20 add, 2 div, 1 sqrt, 2 trig.
     """
     xp, batch, (q, nu) = _inputs(("q", "nu"), (q, nu), ((2,), (2,)))
     q1 = q[..., 1]
@@ -688,9 +687,9 @@ def coriolis_nu(q, nu):
     nu1 = nu[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -741,7 +740,8 @@ def coriolis_eta(q, eta):
     eta1 = eta[..., 1]
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x5 = 2.0*x2*x3
+    x5 = x2*x3
+    x7 = 2.0*x5
     x36 = 0.5*eta0
     x37 = x2*x36
     x38 = x3*x36
@@ -758,8 +758,8 @@ def coriolis_eta(q, eta):
     x54 = x43*x53 + x49 - x51
     x55 = x50 - x52
     x68 = -3.7499999999999996*x43
-    x72 = x5*x68
-    x76 = 0.5*x72
+    x71 = -x68*x7
+    x76 = -0.5*x71
     x79 = 0.5*x76
     x80 = -3.7499999999999996*x48 + x55
     x82 = x2*x54 + x3*x80
@@ -775,7 +775,7 @@ def coriolis_eta(q, eta):
 def diagonalized_forward_dynamics(q, nu, tau):
     """(qd, nu_dot): qd = l* nu and nu_dot = l (tau - g(q) - friction(qd)) - C(theta, nu), one Riccati recursion and two sweeps (Jain & Rodriguez, Alg. 8.1).
 
-    Operations: 43 mul, 26 add, 2 div, 1 sqrt, 4 trig.
+    Operations: 42 mul, 26 add, 2 div, 1 sqrt, 4 trig.
     """
     xp, batch, (q, nu, tau) = _inputs(("q", "nu", "tau"), (q, nu, tau), ((2,), (2,), (2,)))
     q0 = q[..., 0]
@@ -788,10 +788,11 @@ def diagonalized_forward_dynamics(q, nu, tau):
     x1 = xp.cos(q0)
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x5 = 2.0*x2*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x5 = x2*x3
+    x7 = 2.0*x5
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -822,8 +823,8 @@ def diagonalized_forward_dynamics(q, nu, tau):
     x65 = x60 + x63
     x66 = 3.7499999999999996*x63 + x62
     x79 = -3.7499999999999996*x49
-    x83 = x5*x79
-    x87 = 0.5*x83
+    x82 = -x7*x79
+    x87 = -0.5*x82
     x90 = 0.5*x87
     x92 = x2*x61 + x3*x66
     x93 = 0.5*x92 + x65
@@ -1356,7 +1357,7 @@ def centroidal_momentum(q, qd):
 def operational_space_inertia_inverse(q):
     """J M^-1 J^T for the stacked frame Jacobians (operational-space compliance, O(N) recursion through the articulated inertias).
 
-    Operations: 41 mul, 24 add, 1 div, 0 sqrt, 4 trig.
+    Operations: 40 mul, 24 add, 1 div, 0 sqrt, 4 trig.
     """
     xp, batch, (q,) = _inputs(("q",), (q,), ((2,),))
     q0 = q[..., 0]
@@ -1365,9 +1366,9 @@ def operational_space_inertia_inverse(q):
     x1 = xp.cos(q0)
     x2 = xp.sin(q1)
     x3 = xp.cos(q1)
-    x4 = -x2*x2 + x3*x3
-    x10 = 0.375*x4
-    x13 = 0.625 - x10
+    x4 = x2*x2
+    x11 = -0.75*x4 + 1.0
+    x13 = 1.25 - x11
     x18 = 0.5*x13
     x21 = 0.5*x18
     x25 = 0.16666666666666666 + x21
@@ -1490,7 +1491,7 @@ def inverse_dynamics_fext(q, qd, qdd, f_ext):
 def forward_dynamics_fext(q, qd, tau, f_ext):
     """forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
 
-    Operations: 41 mul, 26 add, 2 div, 0 sqrt, 4 trig.
+    Operations: 39 mul, 26 add, 2 div, 0 sqrt, 4 trig.
     """
     xp, batch, (q, qd, tau, f_ext) = _inputs(("q", "qd", "tau", "f_ext"), (q, qd, tau, f_ext), ((2,), (2,), (2,), (1, 6)))
     q0 = q[..., 0]
@@ -1511,12 +1512,12 @@ def forward_dynamics_fext(q, qd, tau, f_ext):
     x8 = x0*x3 + x1*x2
     x11 = f_ext0*x6 + f_ext1*x8
     x12 = f_ext0*x7 + f_ext1*x6
-    x13 = -x2*x2 + x3*x3
-    x14 = 2.0*x2*x3
-    x19 = 0.375*x13
-    x20 = 0.375*x14
-    x22 = 0.625 - x19
-    x26 = 0.5*x20
+    x13 = x2*x2
+    x14 = x2*x3
+    x20 = -0.75*x13 + 1.0
+    x21 = 0.75*x14
+    x22 = 1.25 - x20
+    x26 = 0.5*x21
     x27 = 0.5*x22
     x30 = 0.5*x27
     x34 = 0.16666666666666666 + x30

@@ -211,19 +211,22 @@ class AxisTurn:
             self.once = self._once
 
     def double_angles(self):
+        """(ss, sc, c2, s2): s s, s c and c, s of 2q, bound once (a product nobody uses is dead code)."""
         if self._double is None:
             ctx, s, c = self.ctx, self.s, self.c
-            self._double = (ctx.bind(c * c - s * s), ctx.bind(2 * s * c))
+            ss, sc = ctx.bind(s * s), ctx.bind(s * c)
+            self._double = (ss, sc, ctx.bind((c - s) * (c + s)), ctx.bind(2 * sc))
         return self._double
 
     def __call__(self, ctx, M, symmetric, backwards):
         A, c, s = self.A, self.c, self.s
-        c2, s2 = self.double_angles()
+        ss, sc, c2, s2 = self.double_angles()
         sgn = -self.sign if backwards else self.sign
+        angle = (c, sgn * s, ss, sgn * sc, c2, sgn * s2)
         if backwards:
             M = S.bind_matrix(ctx, S.matmul3(S.transpose3(A), S.matmul3(M, A)))
-            return S.plane_rotation(ctx, M, (self.i, self.j), (c, sgn * s, c2, sgn * s2), symmetric)
-        M = S.plane_rotation(ctx, M, (self.i, self.j), (c, sgn * s, c2, sgn * s2), symmetric)
+            return S.plane_rotation(ctx, M, (self.i, self.j), angle, symmetric)
+        M = S.plane_rotation(ctx, M, (self.i, self.j), angle, symmetric)
         return S.bind_matrix(ctx, S.matmul3(A, S.matmul3(M, S.transpose3(A))))
 
     once = None

@@ -240,32 +240,35 @@ class Transform(tuple):
 
 
 def plane_rotation(ctx, M, plane, angle, symmetric):
-    """Rot M Rot^T for the rotation by q in the plane of axes plane = (i, j); angle = (c, s, c2, s2): c, s of q
-    and c2, s2 of 2q.
+    """Rot M Rot^T for the rotation by q in the plane of axes plane = (i, j); angle = (c, s, ss, sc, c2, s2):
+    c, s of q, ss = s s, sc = s c, and c2, s2 of 2q.
 
-    Double angles: the symmetric 2x2 part [[a, b], [b, e]] becomes p + m c2 - b s2, p - m c2 + b s2,
-    m s2 + b c2 with p, m = (a +- e)/2, and the antisymmetric part of a general block is invariant:
-    10 multiplications for a symmetric 3x3 instead of 18."""
-    (i, j), (c, s, c2, s2) = plane, angle
+    The 2x2 part [[a, b1], [b2, e]] keeps its trace and its antisymmetric part b1 - b2, so two entries
+    follow from the other two without a product (d = a - e, p = b1 + b2):
+        a' = a - ss d - sc p     b1' = b1 - ss p + sc d     e' = a + e - a'     b2' = b1' - b1 + b2
+    and for a symmetric one (b1 = b2 = b) a' = a - ss d - s2 b, b' = sc d + c2 b: 4 multiplications,
+    the column of the axis t 4 more (8 for a symmetric 3x3, 12 for a general one)."""
+    (i, j), (c, s, ss, sc, c2, s2) = plane, angle
     t = 3 - i - j
     out = [[None] * 3 for _ in range(3)]
-    half_sum = ctx.bind(0.5 * (M[i][i] + M[j][j]))
-    half_diff = ctx.bind(0.5 * (M[i][i] - M[j][j]))
-    off = M[i][j] if symmetric else ctx.bind(0.5 * (M[i][j] + M[j][i]))
-    mc2, ms2 = ctx.bind(half_diff * c2), ctx.bind(half_diff * s2)
-    bc2, bs2 = ctx.bind(off * c2), ctx.bind(off * s2)
-    out[i][i] = ctx.bind(half_sum + mc2 - bs2)
-    out[j][j] = ctx.bind(half_sum - mc2 + bs2)
+    a, e = M[i][i], M[j][j]
+    d = ctx.bind(a - e)
+    if symmetric:
+        out[i][i] = ctx.bind(a - ss * d - s2 * M[i][j])
+        out[i][j] = out[j][i] = ctx.bind(sc * d + c2 * M[i][j])
+    else:
+        b1, b2 = M[i][j], M[j][i]
+        p = ctx.bind(b1 + b2)
+        out[i][i] = ctx.bind(a - ss * d - sc * p)
+        out[i][j] = ctx.bind(b1 - ss * p + sc * d)
+        out[j][i] = ctx.bind(out[i][j] - b1 + b2)
+    out[j][j] = ctx.bind(a + e - out[i][i])
     out[t][t] = M[t][t]
     out[i][t] = ctx.bind(c * M[i][t] - s * M[j][t])
     out[j][t] = ctx.bind(s * M[i][t] + c * M[j][t])
     if symmetric:
-        out[i][j] = out[j][i] = ctx.bind(ms2 + bc2)
         out[t][i], out[t][j] = out[i][t], out[j][t]
     else:
-        anti = ctx.bind(0.5 * (M[i][j] - M[j][i]))
-        out[i][j] = ctx.bind(ms2 + bc2 + anti)
-        out[j][i] = ctx.bind(ms2 + bc2 - anti)
         out[t][i] = ctx.bind(c * M[t][i] - s * M[t][j])
         out[t][j] = ctx.bind(s * M[t][i] + c * M[t][j])
     return out
