@@ -235,7 +235,7 @@ class AxisTurn:
         """R J R^T for one symmetric J, with Rot a plane rotation by c, s in the plane of axes i, j:
             J'ii = Jii - u    J'jj = Jjj + u    J'ij = sc (Jii - Jjj) + (c - s)(c + s) Jij
             u = ss (Jii - Jjj) + 2 sc Jij       (ss = s s, sc = s c)
-        and the column of the axis t by c and s: 11 multiplications, 13 by the double angles (which
+        and the column of the axis t by c and s: 11 multiplications, 12 by the double angles (which
         pay where several matrices share them: the Riccati and CRBA recursions)."""
         A, t, i, j = self.A, self.t, self.i, self.j
         Rot = S.matmul3(S.transpose3(A), R)        # exact: A is a signed permutation
