@@ -15,7 +15,7 @@ def composite_parameters(ctx, chain, X, turned=None, once=False):
 
     `once`: the caller's program turns no other matrix by X, so each R J R^T takes the joint's
     single-matrix form (Transform.congruence3_once: 11 multiplications for a revolute joint on a
-    coordinate axis, not 10 plus the double angles). Callers that also turn other matrices by X
+    coordinate axis, not 8 plus s s, s c and the double angles). Callers that also turn other matrices by X
     (coriolis_matrix's and rnea_derivatives' gyroscopic terms) share the double angles instead: with
     `once` there, coriolis_matrix cost solo12 (floating) 2257 mul instead of 2233 (docs/perf-history.md
     "Composite inertias").
