@@ -13,8 +13,10 @@ from dataclasses import dataclass
 class Tuning:
     """Each constant's measurements: docs/perf-history.md "Tuning constants", by the constant's name."""
     #: a single-state function of more statements than this is cut into static parts (parts.py): gcc -O2 grows
-    #: faster than linearly with one basic block; every function of a 7-DoF arm stays one piece. bench_compile.py
-    split_above: int = 2000
+    #: faster than linearly with one basic block; every function of a 7-DoF arm stays one piece. For speed no
+    #: count divides well (parts help solo12's 1983-statement dID 1.7x, hurt regressors up to 2.3x):
+    #: docs/perf-history.md "One piece or parts, for speed". bench_compile.py and bench_c.py --before
+    split_above: int = 1900
     #: the statements of one such part. bench_compile.py
     part_size: int = 250
     #: a batch entry keeps blocks of lanes of every input and output on the stack: above this many reals per
