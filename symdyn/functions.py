@@ -227,7 +227,8 @@ FUNCTIONS = (
              lambda ctx, chain, X, form=minverse.FORMS[0]: minverse.mass_matrix_inverse(
                  ctx, chain, X, Riccati(ctx, chain, X), form),
              "M(q)^-1 = U^-T D^-1 U^-1 from the inverse of the tree's factor of M (Jain & Rodriguez; entries "
-             "summed over common ancestors): no linear solve.", forms=minverse.FORMS, pinocchio="computeMinverse"),
+             "summed over common ancestors): no linear solve.", forms=minverse.FORMS,
+             form_applies=minverse.form_applies, pinocchio="computeMinverse"),
     Function("forward_dynamics", ("q", "qd", "tau"), "qdd", "vector",
              _diagonalized(_forward_dynamics),
              "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, "
@@ -356,8 +357,8 @@ DERIVATIVES = (
              derivatives.forward_dynamics_derivatives,
              "(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1) of forward_dynamics: -M^-1 (dtau/dq, dtau/dv) at qdd = "
              "forward_dynamics(q, qd, tau) (Pinocchio's computeABADerivatives).", gravity=True,
-             pinocchio="computeABADerivatives", forms=derivatives.FORMS,
-             form_applies=derivatives.form_applies),
+             pinocchio="computeABADerivatives", forms=derivatives.FD_FORMS,
+             form_applies=derivatives.fd_form_applies),
     Function("mass_matrix_derivative", ("q",), "dM_dq", "nv,nv,nv", derivatives.mass_matrix_derivative,
              "dM/dq, (nv, nv, nv): [i, j, k] = d M[i, j] / d q_k along the tangent space (composite bodies on "
              "dual numbers)."),
@@ -378,8 +379,8 @@ DERIVATIVES = (
              ("matrix", "matrix", "matrix"),
              derivatives.forward_dynamics_derivatives,
              "forward_dynamics_derivatives with external wrenches f_ext (nf x 6, world axes at the frames of "
-             "FRAMES, held fixed in the world as q moves).", gravity=True, forms=derivatives.FORMS,
-             form_applies=derivatives.form_applies),
+             "FRAMES, held fixed in the world as q moves).", gravity=True, forms=derivatives.FD_FORMS,
+             form_applies=derivatives.fd_form_applies),
 )
 
 #: the default set: what `symdyn generate` writes unless --functions names others

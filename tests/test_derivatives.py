@@ -224,6 +224,25 @@ def test_forward_dynamics_derivatives_solve_through_the_factors(name, monkeypatc
         assert trace(model, fn).ops["mul"] < 0.95 * product_only
 
 
+@pytest.mark.parametrize("name", ["panda", "tree_friction_armature", "spherical_below_revolutes"])
+def test_forward_dynamics_derivatives_forms_agree(name):
+    """Each of derivatives.FD_FORMS ("outward_factors": M^-1's factor rows of the top region walked
+    outward too) gives the same matrices; the generated program is the cheapest of those traced."""
+    from symdyn.codegen.generator import trace
+    from symdyn.recursions import derivatives
+    model = _model(name)
+    ctx, chain, X, rng = _numeric_chain(model, 5)
+    v, tau = list(rng.normal(size=chain.nv)), list(rng.normal(size=chain.nv))
+    first, *others = [[np.array(m, dtype=float) for m in derivatives.forward_dynamics_derivatives(
+        ctx, chain, X, v, tau, form=form)] for form in derivatives.FD_FORMS]
+    for matrices in others:
+        assert all(relerr(mine, ref) < TOL for mine, ref in zip(matrices, first)), name
+    fn = BY_NAME["forward_dynamics_derivatives"]
+    assert derivatives.fd_form_applies(model, "outward_factors")
+    ops = {form: trace(model, fn.in_form(form)).ops["mul"] for form in fn.forms}
+    assert trace(model, fn).ops["mul"] == min(ops.values()), ops
+
+
 @pytest.mark.parametrize("name", ["panda", "solo12_floating"])
 def test_external_wrench_derivatives(name):
     """f_ext held fixed in world axes at the frames: finite differences of inverse_dynamics_fext and

@@ -277,10 +277,10 @@ def test_inverse_of_trees_against_pinocchio(name):
     assert max(relerr(Minv[s], ref(q[s])) for s in range(len(q))) < TOL
 
 
-@pytest.mark.parametrize("form", ["from_factors", "section_x"])
+@pytest.mark.parametrize("form", ["from_factors", "section_x", "from_factors_outward"])
 @pytest.mark.parametrize("name", ["floating_branching", "spherical_hub", "chain"])
 def test_each_form_of_the_inverse_against_pinocchio(form, name):
-    """Both forms of M^-1 (the engine runs the first, generated code the cheaper): Pinocchio's computeMinverse,
+    """Each form of M^-1 (the engine runs the first, generated code the cheapest): Pinocchio's computeMinverse,
     M M^-1 = I, on a branching free-flyer tree, a spherical joint where a tree branches, a chain."""
     from symdyn.multibody import lie
     from symdyn.recursions import minverse
@@ -300,9 +300,44 @@ def test_each_form_of_the_inverse_against_pinocchio(form, name):
 
 
 def _both_forms(model, params="numeric"):
-    """The program of M^-1 as chosen, and the ops of each form, each traced in full."""
+    """The program of M^-1 as chosen, and the ops of each form that applies to the model, each traced in full."""
     fn = BY_NAME["mass_matrix_inverse"]
-    return trace(model, fn, params), {form: trace(model, fn.in_form(form), params).ops for form in fn.forms}
+    return trace(model, fn, params), {form: trace(model, fn.in_form(form), params).ops for form in fn.forms
+                                      if fn.form_applies(model, form)}
+
+
+@pytest.mark.parametrize("name", ["spherical_hub", "two_branches", "chain"])
+def test_both_walks_of_the_inverse_factor_agree(name):
+    """R(a, k) and D^-1 R(a, k) by the inward walk of G(k) and by the outward walk of H(a)* (minverse's
+    forms from_factors and from_factors_outward): the same blocks, on a tree whose spherical hub splits
+    the joints between the walks, a fixed-base tree and a chain."""
+    from symdyn.multibody import lie
+    from symdyn.recursions import minverse
+    from symdyn.recursions.riccati import Riccati
+    model = random_chain(6, 11) if name == "chain" else _tree_models()[name]
+    assert minverse.form_applies(model, "from_factors_outward")
+    engine = symdyn.Engine(model)
+    q = lie.random_configuration(model, np.random.default_rng(8), 2)
+
+    def blocks(outward):
+        def walk(ctx, chain, X):
+            _, R, DR = minverse.inverse_factors(ctx, chain, X, Riccati(ctx, chain, X), outward)
+            return [[x for key in sorted(R) for block in (R[key], DR[key]) for row in block for x in row]]
+        chain = engine.chain
+        size = sum(2 * len(chain.H[a]) * len(chain.H[k]) for k in range(chain.n) for a in chain.ancestors(k))
+        return engine._evaluate(walk, [(1, size)], q)
+
+    down = minverse._walks_outward(engine.chain)
+    assert down and (len(down) < engine.chain.n or name != "spherical_hub")
+    assert relerr(blocks(True), blocks(False)) < 1e-12
+
+
+def test_no_outward_walk_on_a_floating_base():
+    """A free-flyer on top: no row of U^-1 walks outward, the form is not traced (generation time)."""
+    from symdyn.recursions import derivatives, minverse
+    model = _tree_models()["floating_branching"]
+    assert not minverse.form_applies(model, "from_factors_outward")
+    assert not derivatives.fd_form_applies(model, "outward_factors")
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "robots").glob("*.[uy]*")), ids=lambda p: p.stem)
@@ -332,8 +367,9 @@ def test_the_inverse_takes_the_cheaper_form(name):
     each form and keeps the cheaper program."""
     build, cheaper = CHOOSER_CASES[name]
     chosen, costs = _both_forms(build())
-    other = next(form for form in costs if form != cheaper)
-    assert chosen.form == cheaper and chosen.ops == costs[cheaper] and costs[cheaper]["mul"] < costs[other]["mul"], costs
+    others = [form for form in costs if form != cheaper]
+    assert chosen.form == cheaper and chosen.ops == costs[cheaper], costs
+    assert all(costs[cheaper]["mul"] < costs[form]["mul"] for form in others), costs
 
 
 @pytest.fixture(scope="module")

@@ -221,7 +221,8 @@ def reduced(fn):
     if fn.name in SPECIAL:
         special = SPECIAL[fn.name]
         forms = minverse.FORMS if fn.name in FULL_INVERSE else ()
-        return replace(fn, trace=lambda *a, **form: special(*a, **form), reduced=True, forms=forms)
+        return replace(fn, trace=lambda *a, **form: special(*a, **form), reduced=True, forms=forms,
+                       form_applies=minverse.form_applies)
     rates = [arg_dims(a) == ("nv",) for a in fn.args[fn.args[0] == "q":]]
     axes = [[i for i, d in enumerate(dims) if d == "nv"] for dims in out_dims(fn)]
     several = isinstance(fn.shape, tuple)

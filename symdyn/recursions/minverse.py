@@ -1,4 +1,4 @@
-"""Explicit elements of the inverse mass matrix, in two forms of the same sums; each robot's generated
+"""Explicit elements of the inverse mass matrix, in three forms of the same sums; each robot's generated
 code gets the cheaper (FORMS; docs/algorithms.md, Sec. 8).
 
 1. From the inverse of the tree's factor of M (Jain & Rodriguez, the innovations factorization:
@@ -16,7 +16,13 @@ Joints about a frame axis make R(a, k) an entry of x(a, k) and each term one mul
 free-flyer (H = I) gives R = -x and one 6-vector dot product per entry. Joints that share no
 ancestor (different branches of the fixed base) do not couple: exact zeros. No 6x6 recursion:
 O(N * depth) vectors carried, one term per common ancestor and entry. The terms grow with the
-depth: on long chains form 2 is cheaper (FORMS: the generator counts both).
+depth: on long chains form 2 is cheaper (FORMS: the generator counts each).
+
+1'. The same with the rows R(a, .) of the 1-DoF joints a with only 1-DoF joints above them (on a
+fixed base) walked outward: v = H(a)* carried down a's subtree (phi* at each step, tau_bar* at each
+joint in between), R(a, k) = -G(k)* v (_inverse_factor). Cheaper where the joint rotations are
+general (UR5 335 -> 262 mul), dearer where they are right angles (the Panda): a third form, traced
+only where it can differ.
 
 2. Section X of Rodriguez 1987 (eq. 83) groups the terms by the deepest common ancestor, at the
 price of a 6x6 recursion (Upsilon- of a joint: the sum of its ancestors' terms), 6 mul per entry:
@@ -52,17 +58,31 @@ from ..multibody import spatial as S
 from ..multibody.chain import combine
 
 
-#: the two forms of M^-1: the numeric engine takes the first (both are the same numbers); the generator
+#: the forms of M^-1: the numeric engine takes the first (all are the same numbers); the generator
 #: traces each on its own tape and keeps the one with fewer operations for the robot (Function.forms):
 #: their costs depend on the depth (terms per entry), the axes (frame-aligned joints make R(a, k) an
 #: entry) and the branching, which no fixed threshold follows (one at 10 terms per entry took the
-#: dearer form by 7% on a 35-joint chain of general axes and by 10% on a 60-joint floating tree)
-FORMS = ("from_factors", "section_x")
+#: dearer form by 7% on a 35-joint chain of general axes and by 10% on a 60-joint floating tree);
+#: "from_factors_outward": form 1' (form_applies: not on a floating base, where no row walks outward)
+FORMS = ("from_factors", "section_x", "from_factors_outward")
 
 
 def mass_matrix_inverse(ctx, chain, X, ric, form=FORMS[0]):
     """M^-1 by one of FORMS."""
-    return {"from_factors": from_factors, "section_x": section_x}[form](ctx, chain, X, ric)
+    return {"from_factors": from_factors, "section_x": section_x,
+            "from_factors_outward": from_factors_outward}[form](ctx, chain, X, ric)
+
+
+def form_applies(model, form):
+    """False where `form` is FORMS[0]'s program on the model: the outward walk without a 1-DoF joint on
+    the fixed base that has children (a floating base: no row walks outward)."""
+    return form != "from_factors_outward" or any(
+        j.parent < 0 and j.kind.nv == 1 and model.children(k) for k, j in enumerate(model.joints))
+
+
+def from_factors_outward(ctx, chain, X, ric):
+    """Form 1 with the rows of the 1-DoF top region walked outward (_inverse_factor)."""
+    return from_factors(ctx, chain, X, ric, inverse_factors(ctx, chain, X, ric, outward=True))
 
 
 def from_factors(ctx, chain, X, ric, factors=None):
@@ -80,19 +100,31 @@ def from_factors(ctx, chain, X, ric, factors=None):
     return Minv
 
 
-def inverse_factors(ctx, chain, X, ric):
-    """(D(a)^-1 per joint, R, DR): M^-1 = R* D^-1 R with R = U^-1 unit upper triangular (_inverse_factor)."""
+def inverse_factors(ctx, chain, X, ric, outward=False):
+    """(D(a)^-1 per joint, R, DR): M^-1 = R* D^-1 R with R = U^-1 unit upper triangular (_inverse_factor);
+    outward: the rows of the 1-DoF top region by the outward walk."""
     Dinv = [ric.D[a].inverse() for a in range(chain.n)]
-    return (Dinv,) + _inverse_factor(ctx, chain, X, ric, Dinv)
+    return (Dinv,) + _inverse_factor(ctx, chain, X, ric, Dinv, _walks_outward(chain) if outward else set())
 
 
-def _inverse_factor(ctx, chain, X, ric, Dinv):
+def _inverse_factor(ctx, chain, X, ric, Dinv, down=frozenset()):
     """R(a, k) = -H(a) x(a, k) (the blocks of U^-1 above the diagonal) and D(a)^-1 R(a, k), for every
-    joint k and each strict ancestor a: {(a, k): nv(a) x nv(k)}."""
+    joint k and each strict ancestor a: {(a, k): nv(a) x nv(k)}; the rows of the joints in `down` by
+    the outward walk, the others' by the inward.
+
+    Two walks give the same R(a, k). Inward from k, G(k) carried up (x(a, k); R an entry of it where
+    H(a) is a frame axis): what a joint below a multi-DoF joint (a free-flyer) needs anyway, x(top, k)
+    carried up to that joint. Outward from a 1-DoF joint a with no multi-DoF joint above it, H(a)*
+    walked down its subtree (R(a, k) = -G(k)* v): the first step moves a unit axis, nearly free, where
+    the inward walk moves a dense G(k), and tau_bar* costs nothing (G* v is the R just formed); but
+    the inward walk needs no tau_bar at the top. Which is cheaper depends on the transforms (general
+    rotations favour the outward walk, right-angled ones the inward): two forms (FORMS)."""
     R, DR = {}, {}
     for k in chain.outward():
         xs, j = ric.columns(k), k
         for a in chain.ancestors(k):
+            if a in down:
+                break
             xs = [S.force_inward(ctx, X[j], x) for x in xs]
             r = R[a, k] = [[ctx.bind(-S.vdot(h, x)) for x in xs] for h in chain.H[a]]
             DR[a, k] = _matmul(ctx, Dinv[a], r)
@@ -100,7 +132,30 @@ def _inverse_factor(ctx, chain, X, ric, Dinv):
                 # tau_bar(a) x = x - G(a) (H(a) x), H(a) x = -r read back
                 xs = [S.bind(ctx, S.vsub(x, combine([-row[c] for row in r], ric.columns(a)))) for c, x in enumerate(xs)]
             j = a
+    for a in sorted(down):
+        _row_outward(ctx, chain, X, ric, Dinv, a, R, DR)
     return R, DR
+
+
+def _walks_outward(chain):
+    """The 1-DoF joints with no multi-DoF joint at or above them: their rows R(a, .) may walk outward."""
+    return {a for a in range(chain.n) if all(len(chain.H[b]) == 1 for b in chain.supports[a])}
+
+
+def _row_outward(ctx, chain, X, ric, Dinv, a, R, DR):
+    """R(a, k) for every k below a: v = H(a)* carried outward (phi* at each step, tau_bar* at each joint
+    in between), R(a, k) = -G(k)* v."""
+    stack = [(c, chain.H[a][0]) for c in reversed(chain.children[a])]
+    while stack:
+        k, v = stack.pop()
+        v = S.motion_outward(ctx, X[k], v)
+        r = [ctx.bind(-S.vdot(g, v)) for g in ric.columns(k)]
+        R[a, k] = [r]
+        DR[a, k] = _matmul(ctx, Dinv[a], [r])
+        if chain.children[k]:
+            # tau_bar*(k) v = v - H*(k) (G*(k) v) = v + H*(k) r
+            v = S.bind(ctx, S.vadd(v, combine(r, chain.H[k])))
+            stack.extend((c, v) for c in reversed(chain.children[k]))
 
 
 def _matmul(ctx, A, B):
