@@ -342,7 +342,7 @@ def test_no_outward_walk_on_a_floating_base():
 
 @pytest.mark.parametrize("path", sorted((ROOT / "robots").glob("*.[uy]*")), ids=lambda p: p.stem)
 def test_the_inverse_of_bundled_robots_takes_the_cheaper_form(path):
-    """Both forms traced in full: the chosen program is the one with fewer multiplications (numeric
+    """Each form that applies traced in full: the chosen program is the one with fewest multiplications (numeric
     parameters, and symbolic ones on the Puma, where the parameter symbols change the counts)."""
     model = symdyn.load_robot(path)
     for params in ("numeric", "symbolic") if path.stem == "puma560" else ("numeric",):

@@ -118,7 +118,7 @@ def _inverse_factor(ctx, chain, X, ric, Dinv, down=frozenset()):
     walked down its subtree (R(a, k) = -G(k)* v): the first step moves a unit axis, nearly free, where
     the inward walk moves a dense G(k), and tau_bar* costs nothing (G* v is the R just formed); but
     the inward walk needs no tau_bar at the top. Which is cheaper depends on the transforms (general
-    rotations favour the outward walk, right-angled ones the inward): two forms (FORMS)."""
+    rotations favour the outward walk, right-angled ones the inward): two of FORMS."""
     R, DR = {}, {}
     for k in chain.outward():
         xs, j = ric.columns(k), k
