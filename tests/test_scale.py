@@ -18,7 +18,7 @@ from symdyn.codegen.c.tuning import TUNING
 from symdyn.codegen.generator import trace_all
 from symdyn.functions import FUNCTIONS
 from symdyn.generate import generate
-from test_c_backend import COMPILERS, STRICT
+from test_c_strict import COMPILERS, STRICT
 from test_generated import rendered
 
 PANDA = ROOT / "robots" / "panda.urdf"
