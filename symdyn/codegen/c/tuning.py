@@ -38,7 +38,7 @@ class Tuning:
     lane_budget: int = 20000
     #: the sin and cos of the angles of a function's inputs alone go through one vectorized block (sd_sincos_n)
     #: when there are at least this many, else one inlined sd_sincos per angle. bench_batch.py
-    trig_block: int = 8
+    trig_block: int = 4
     #: the block's arrays are padded with zeros to a multiple of this many entries: gcc vectorizes a loop
     #: of a constant count without a scalar remainder (one AVX2 vector of doubles)
     trig_pad: int = 4
