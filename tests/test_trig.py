@@ -220,7 +220,7 @@ def _many_angles(n):
 
 def test_many_input_angles_go_through_one_block():
     """From tuning.trig_block angles of the inputs alone on, their sin and cos come from one sd_sincos_n over
-    arrays padded to trig_pad entries, a run of consecutive entries of q copied by one memcpy; the batch
+    arrays of a multiple of trig_pad entries (padded with zeros), a run of consecutive entries of q copied by one memcpy; the batch
     lanes compute each angle by sd_sincos_lane as without the block, and the batch plan weighs the same
     statements (trig.statements, trig.count)."""
     from symdyn.codegen.c import trig
@@ -242,6 +242,8 @@ def test_many_input_angles_go_through_one_block():
     paired = [line for u in pairs for line in u.lines]
     assert sorted(trig.lane_lines(lines)) == sorted(trig.lane_lines(paired)), "the lanes do without the block"
     assert (trig.count(lines), trig.statements(lines)) == (trig.count(paired), trig.statements(paired))
+    # a run is copied in the pieces that the vectorized loop loads (AVX2: 4 doubles, then 2 and 1)
+    assert [trig._loads(n, 4) for n in (4, 6, 7, 12)] == [[0, 4], [0, 4, 6], [0, 4, 6, 7], [0, 4, 8, 12]]
 
 
 @pytest.mark.parametrize("block", [False, True])
@@ -266,7 +268,9 @@ def test_angles_of_an_input_not_named_q(tmp_path, block):
     files = backend.render(symdyn.load_robot(ROOT / "robots" / "planar2.yaml"), [program], "demo", "numeric")
     source = files["demo.c"]
     assert "const double q1 = q[1];" in source and "const double q4 = theta[0];" in source
-    assert ("memcpy(sd_angle + 2, theta + 0, 4 * sizeof sd_angle[0]);" in source) == block
+    copies = ["memcpy(sd_angle + 2, theta + 0, 2 * sizeof sd_angle[0]);",  # cut where the loop's loads start
+              "memcpy(sd_angle + 4, theta + 2, 2 * sizeof sd_angle[0]);"]
+    assert [c in source for c in copies] == [block, block]
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     argv, identity = cload._compiler(tmp_path / "demo.c")

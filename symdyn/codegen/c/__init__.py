@@ -65,7 +65,7 @@ class CBackend(Backend):
         early = [angle for angle in pairs if not used_symbols(angle) & defined]
         if len(early) < self.tuning.trig_block:
             early = []
-        out = [trig.block(early, pairs, inputs, self.printer, self.real, self.tuning.trig_pad)] if early else []
+        out = [trig.block(early, pairs, inputs, self.printer, self.real, self.tuning)] if early else []
         done = set(early)                             # angles whose sin and cos are computed already
         for s, e in assignments:
             t = trig.trig(e)

@@ -48,13 +48,14 @@ def sincos_unit(s, c, angle, uses, real):
     return Unit((str(s), str(c)), uses, [f"{real} {s}, {c};", call])
 
 
-def block(angles, pairs, inputs, printer, real, pad):
+def block(angles, pairs, inputs, printer, real, tuning):
     """sin and cos of `angles` (of the inputs alone, in order of first use) by one vectorized loop, sd_sincos_n, over
-    arrays padded with zeros to a multiple of `pad`, then read from them. pairs: {angle: {"sin"|"cos": symbol}};
-    inputs: {input entry's symbol: (argument, flat index)}."""
-    n = -(-len(angles) // pad) * pad
+    arrays padded with zeros to a multiple of tuning.trig_pad, then read from them. pairs: {angle: {"sin"|"cos":
+    symbol}}; inputs: {input entry's symbol: (argument, flat index)}."""
+    n = -(-len(angles) // tuning.trig_pad) * tuning.trig_pad
     printed = [printer(a) for a in angles]
-    lines = [TrigLine(f"{real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];", weight=0)] + _fill(angles, printed, inputs, n)
+    lines = [TrigLine(f"{real} sd_angle[{n}], sd_sin[{n}], sd_cos[{n}];", weight=0)]
+    lines += _fill(angles, printed, inputs, _loads(n, tuning.trig_vector))
     lines.append(TrigLine(f"sd_sincos_n(sd_angle, sd_sin, sd_cos, {n});", calls="sd_sincos_n", weight=0))
     defs = []
     for k, (a, angle) in enumerate(zip(angles, printed)):
@@ -70,17 +71,31 @@ def block(angles, pairs, inputs, printer, real, pad):
     return Unit(tuple(defs), frozenset().union(*(used_symbols(a) for a in angles)), lines)
 
 
-def _fill(angles, printed, inputs, n):
-    """The stores of the block's angles one by one and the padding zeros; then consecutive entries of one input
-    copied again by one memcpy: 8-byte stores cannot be forwarded to the loop's wider loads. gcc drops the stores
-    the copy overwrites (they keep each input entry's load used: -Wunused-variable)."""
+def _loads(n, width):
+    """Where the vectorized loop over n entries starts a load: every `width` entries, then its remainder in
+    halving vectors (as gcc vectorizes it: 7 entries of doubles in AVX2 are loaded as 4, 2 and 1)."""
+    starts, k = list(range(0, n - n % width, width)), n - n % width
+    while width > 1:
+        width //= 2
+        if n - k >= width:
+            starts.append(k)
+            k += width
+    return starts + [n]
+
+
+def _fill(angles, printed, inputs, loads):
+    """The stores of the block's angles one by one and the padding zeros up to loads[-1]; then consecutive entries
+    of one input copied again by one memcpy per load of the loop (`loads`: where they start): 8-byte stores, and
+    the overlapping moves of a longer copy, cannot be forwarded to a wider load. gcc drops the stores the copy
+    overwrites (they keep each input entry's load used: -Wunused-variable)."""
     lines = [TrigLine(f"sd_angle[{k}] = {a};", weight=0) for k, a in enumerate(printed)]
-    lines += [TrigLine(f"sd_angle[{k}] = 0;", weight=0) for k in range(len(angles), n)]
+    lines += [TrigLine(f"sd_angle[{k}] = 0;", weight=0) for k in range(len(angles), loads[-1])]
     entry = [inputs.get(str(a)) if a.is_Symbol else None for a in angles]
     k = 0
     while k < len(angles):
         m = 1
-        while entry[k] is not None and k + m < len(angles) and entry[k + m] == (entry[k][0], entry[k][1] + m):
+        while entry[k] is not None and k + m < len(angles) and entry[k + m] == (entry[k][0], entry[k][1] + m) \
+                and k + m not in loads:
             m += 1
         if m >= 2:
             arg, j = entry[k]

@@ -37,11 +37,17 @@ class Tuning:
     #: in the order of the function table; the rest loop single calls. bench_compile.py
     lane_budget: int = 20000
     #: the sin and cos of the angles of a function's inputs alone go through one vectorized block (sd_sincos_n)
-    #: when there are at least this many, else one inlined sd_sincos per angle. bench_batch.py
+    #: when there are at least this many, else one sd_sincos call per angle: the arms' 4-7 angles gain too
+    #: (UR5 forward dynamics 131 -> 109 ns, the Panda's frame Jacobian 1.2x). bench_c.py --before
     trig_block: int = 4
-    #: the block's arrays are padded with zeros to a multiple of this many entries: gcc vectorizes a loop
-    #: of a constant count without a scalar remainder (one AVX2 vector of doubles)
-    trig_pad: int = 4
+    #: the block's arrays are padded with zeros to a multiple of this many entries. 1, none: a padded vector
+    #: load of the angles spans the run's copy and the zeros' stores, which the processor cannot forward to
+    #: it (a stall before every sin and cos; forward dynamics 0.92x with pad 4); unpadded, each of the loop's
+    #: loads (4, then 2 and 1 entries for the remainder) falls within one store of the copy. bench_c.py --before
+    trig_pad: int = 1
+    #: the doubles of the widest vector that gcc vectorizes the block's loop with (AVX2): a run of input angles
+    #: is copied in pieces where the loop's loads start (trig._loads), each piece one move of their width
+    trig_vector: int = 4
     #: runs of at least zero_run exact zeros of an output are stored by loops of zero_chunk entries (64 bytes
     #: of doubles); one loop over a long run becomes `rep stos`, slow to start. bench_c.py
     zero_run: int = 4
