@@ -38,7 +38,7 @@ class Tuning:
     lane_budget: int = 20000
     #: the sin and cos of the angles of a function's inputs alone go through one vectorized block (sd_sincos_n)
     #: when there are at least this many, else one sd_sincos call per angle: the arms' 4-7 angles gain too
-    #: (UR5 forward dynamics 131 -> 109 ns, the Panda's frame Jacobian 1.2x). bench_c.py --before
+    #: (Panda, UR5, iiwa14: gravity 1.33-1.57x, forward dynamics 1.06-1.18x, none slower). bench_c.py --before
     trig_block: int = 4
     #: the block's arrays are padded with zeros to a multiple of this many entries. 1, none: a padded vector
     #: load of the angles spans the run's copy and the zeros' stores, which the processor cannot forward to
