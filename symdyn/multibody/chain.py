@@ -10,7 +10,9 @@ Geometry = namedtuple("Geometry", "A l0 h kind")
 class Tree:
     """Geometry, joint maps H(k), link inertias M(k) and gravity, ready for a recursion (Pinocchio's
     Model, in the scalars of one context), and the tree's topology computed once: parent, children,
-    supports[k] (k and its ancestors, tip to base) and subtree[k] (k and its descendants, depth first).
+    supports[k] (k and its ancestors, tip to base), subtree[k] (k and its descendants, depth first) and
+    top: the 1-DoF joints with no multi-DoF joint at or above them (the rows that the outward forms of
+    M^-1's factor and of the derivatives walk down the tree).
 
     Joint k owns the entries qi[k] of q and vi[k] of every velocity-sized vector (qd, qdd, tau);
     H[k] is the list of its nv columns (spatial vectors in frame k), one for a 1-DoF joint.
@@ -33,6 +35,7 @@ class Tree:
         self.supports = [[k] + self._above(k) for k in range(self.n)]
         self.subtree = [self._below(k) for k in range(self.n)]
         self.H = [[[c(x) for x in h] for h in j.kind.subspace(j.axis)] for j in model.joints]
+        self.top = frozenset(k for k in range(self.n) if all(len(self.H[a]) == 1 for a in self.supports[k]))
         self.geometry = [Geometry([[c(x) for x in row] for row in j.rotation], [c(x) for x in j.offset],
                                   [c(x) for x in j.axis], j.kind) for j in model.joints]
         nb = len(model.bodies)

@@ -104,7 +104,7 @@ def inverse_factors(ctx, chain, X, ric, outward=False):
     """(D(a)^-1 per joint, R, DR): M^-1 = R* D^-1 R with R = U^-1 unit upper triangular (_inverse_factor);
     outward: the rows of the 1-DoF top region by the outward walk."""
     Dinv = [ric.D[a].inverse() for a in range(chain.n)]
-    return (Dinv,) + _inverse_factor(ctx, chain, X, ric, Dinv, _walks_outward(chain) if outward else set())
+    return (Dinv,) + _inverse_factor(ctx, chain, X, ric, Dinv, chain.top if outward else frozenset())
 
 
 def _inverse_factor(ctx, chain, X, ric, Dinv, down=frozenset()):
@@ -135,11 +135,6 @@ def _inverse_factor(ctx, chain, X, ric, Dinv, down=frozenset()):
     for a in sorted(down):
         _row_outward(ctx, chain, X, ric, Dinv, a, R, DR)
     return R, DR
-
-
-def _walks_outward(chain):
-    """The 1-DoF joints with no multi-DoF joint at or above them: their rows R(a, .) may walk outward."""
-    return {a for a in range(chain.n) if all(len(chain.H[b]) == 1 for b in chain.supports[a])}
 
 
 def _row_outward(ctx, chain, X, ric, Dinv, a, R, DR):

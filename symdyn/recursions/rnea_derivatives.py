@@ -265,8 +265,10 @@ def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None, form=FORMS[
     ext = None if f_ext is None else External(ctx, chain, X, f_ext)
     V, Acc, Vp, Ap = _motions(ctx, chain, X, qd, qdd)
     comp = Composites(ctx, chain, X, V, Acc, None if ext is None else ext.wrench)
+    # outward: the rows of chain.top only (a joint below a multi-DoF one would carry one motion per row
+    # of that joint: its forces come inward)
     entries = _Entries(ctx, chain, X, comp, [_columns(ctx, chain, k, V, Vp, Ap) for k in range(chain.n)], ext,
-                       _outward_joints(chain, form))
+                       chain.top if form == "outward" else frozenset())
     for i in range(chain.n):
         entries.ancestors(i)
         entries.descendants(i)
@@ -371,15 +373,6 @@ def form_applies(model, form):
     """False where `form` is FORMS[0]'s program on the model: "outward" without a root joint of one column
     (a floating base), where no joint takes it."""
     return form == FORMS[0] or any(j.parent < 0 and j.kind.nv == 1 for j in model.joints)
-
-
-def _outward_joints(chain, form):
-    """The joints whose rows against their descendants take the outward form: in form "outward", those
-    with one column whose ancestors all have one (a joint with several rows, a free-flyer, carries one
-    motion per row: its descendants' forces come inward, and then through every joint between)."""
-    if form == "inward":
-        return set()
-    return {i for i in range(chain.n) if all(len(chain.H[a]) == 1 for a in chain.supports[i])}
 
 
 def _add_friction(ctx, chain, qd, dv):
