@@ -12,7 +12,7 @@ import symengine as se
 from ..backends import Backend, Unit, used_symbols
 from ..printer import NonFiniteError, Printer, number
 from . import batch, trig
-from .parts import Dialect, one_piece, split
+from .parts import Dialect, constant_stores, one_piece, split
 from .tuning import TUNING
 
 #: the largest finite float
@@ -127,11 +127,11 @@ class CBackend(Backend):
         statements, else in one piece (f["body"])."""
         dialect, tuning = Dialect(self.real), self.tuning
         f["parts"], f["workspace"], f["body"] = [], 0, []
-        if tuning.split_above is not None and len(f["units"]) > tuning.split_above:
-            f["parts"], f["workspace"] = split(f["units"], f["flat_inputs"], f["args"], f["placed"],
-                                               tuning.part_size, dialect)
-            return
         zeros = {(o["name"], k) for o in f["outputs"] for k, value in enumerate(o["numbers"]) if value == 0}
+        if tuning.split_above is not None and len(f["units"]) > tuning.split_above:
+            f["parts"], f["workspace"] = split(f["units"], f["flat_inputs"], f["args"], f["placed"], tuning.part_size,
+                                               dialect, lambda ready: constant_stores(ready, zeros, dialect, tuning))
+            return
         read = {arg for _, arg, _ in f["flat_inputs"]}
         f["body"] = ([dialect.load_input(*entry) for entry in f["flat_inputs"]]
                      + one_piece(f["units"], f["placed"], zeros, dialect, tuning)

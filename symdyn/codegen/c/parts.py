@@ -62,10 +62,12 @@ class Dialect:
         return unit.lines
 
 
-def split(units, inputs, args, results, part_size, dialect):
+def split(units, inputs, args, results, part_size, dialect, constants=None):
     """The parts of one function and the size of its workspace `w`. units: [Unit] in program order; inputs:
     [(symbol, arg, index)] that the function uses; args: its input arrays; results: [(output array, flat index,
-    C expression, symbols it uses)]; dialect: how the parts print their loads and stores."""
+    C expression, symbols it uses)]; dialect: how the parts print their loads and stores; constants: the lines
+    of the first part's stores of the outputs of constants and inputs, [(output array, flat index, C
+    expression)] -> [line] (None: one store each, dialect.output)."""
     count = -(-len(units) // part_size)
     size = -(-len(units) // count)                   # balanced: parts differ by one statement at most
     chunks = [units[i:i + size] for i in range(0, len(units), size)]
@@ -99,18 +101,20 @@ def split(units, inputs, args, results, part_size, dialect):
                 slots[sym] = heapq.heappop(free)
             else:
                 slots[sym], width = width, width + 1
-        parts.append(_part(p, chunk, inputs, args, placed[p], (slots, home, order), dialect))
+        parts.append(_part(p, chunk, inputs, args, placed[p], (slots, home, order), (dialect, constants)))
         for sym in needs[p]:         # read for the last time in p (its loads may sit anywhere in p)
             if last[sym] == p:
                 heapq.heappush(free, slots[sym])
     return parts, width
 
 
-def _part(p, chunk, inputs, args, placed, where, dialect):
+def _part(p, chunk, inputs, args, placed, where, printers):
     """The lines of one part: a value from an earlier part (or an input, inputs_everywhere) loaded just before its
     first use, an output written just after its last operand (short live ranges: cheap register allocation).
-    where: ({symbol: its slot of w}, {symbol: the part that defines it}, {symbol: its rank in program order})."""
+    where: ({symbol: its slot of w}, {symbol: the part that defines it}, {symbol: its rank in program order});
+    printers: (dialect, constants) as split's."""
     slots, home, order = where
+    dialect, constants = printers
     everywhere = dialect.inputs_everywhere
     source = {sym: (arg, i) for sym, arg, i in inputs}
     part = Part((), statements=len(chunk), defs=tuple(s for unit in chunk for s in unit.defs))
@@ -145,7 +149,10 @@ def _part(p, chunk, inputs, args, placed, where, dialect):
         lines += store(sym for sym, _, _ in inputs)
         loaded.update(source)
         read.update(args)
-    if p == 0:
+    if p == 0 and constants:                        # the inputs are loaded above: nothing to fetch
+        lines += constants([result[:3] for result in ready])
+        written += [result[0] for result in ready]
+    elif p == 0:
         lines += [line for result in ready for line in write(*result)]
     for k, unit in enumerate(chunk):
         lines += fetch(unit.uses)
@@ -171,13 +178,13 @@ def one_piece(units, results, zeros, dialect, tuning):
     for name, flat, rhs, uses in results:
         k = max((at[s] for s in uses if s in at), default=None)
         (first if k is None else after.setdefault(k, [])).append((name, flat, rhs))
-    lines = _constant_stores(first, zeros, dialect, tuning)
+    lines = constant_stores(first, zeros, dialect, tuning)
     for k, unit in enumerate(units):
         lines += unit.lines + [dialect.output(*r) for r in after.get(k, [])]
     return lines
 
 
-def _constant_stores(entries, zeros, dialect, tuning):
+def constant_stores(entries, zeros, dialect, tuning):
     """Stores of entries that need no statement, runs of exact zeros (`zeros`) as loops."""
     lines, k = [], 0
     while k < len(entries):
