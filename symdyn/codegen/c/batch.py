@@ -54,58 +54,8 @@ def lanes(f, batch, real, tuning):
     for o in f["outputs"]:
         o.update(output_block(o["results"], o["numbers"]))
     blocks = {(o["name"], j): k for o in f["outputs"] for j, k in enumerate(o["src"])}
-    units = f["units"]
-    if batch.kind == LANES:
-        stores = {(o, blocks[o, flat]): uses for o, flat, _, uses in f["placed"] if blocks[o, flat] >= 0}
-        units = [units[k] for k in live_order(units, list(stores.values()))]
-    size = tuning.lane_part if batch.kind == LANE_PARTS else max(1, len(units))
-    return split(units, f["flat_inputs"], f["args"], f["placed"], size, LaneDialect(real, blocks))
-
-
-def live_order(units, stores):
-    """The order of a lane loop's units: a list schedule, each step the ready unit that ends the most live values
-    (operands it or the block stores it completes read last) minus those it starts, the earliest on a tie: gcc
-    schedules nothing before register allocation on x86. Measured: the Panda's coriolis_nu batch 99 -> 91 ns per
-    state, UR5's and iiwa14's within 1.05x (docs/perf-history.md "Lane loops in order of their live values", not
-    kept). Single calls keep the program order. stores: the symbols each block entry reads."""
-    at = {s: k for k, u in enumerate(units) for s in u.defs}
-    ops = [sorted({at[s] for s in u.uses if s in at}) for u in units]
-    store_ops = [sorted({at[s] for s in uses if s in at}) for uses in stores]
-    readers = [[] for _ in units]                    # unit -> the units that read it
-    completes = [[] for _ in units]                  # unit -> the block stores that read it
-    for k, used in enumerate(ops):
-        for j in used:
-            readers[j].append(k)
-    for i, used in enumerate(store_ops):
-        for j in used:
-            completes[j].append(i)
-    left = [len(r) + len(c) for r, c in zip(readers, completes)]     # readers not emitted yet
-    waiting = [len(used) for used in ops]
-    store_waiting = [len(used) for used in store_ops]
-
-    def gain(k):
-        ended = {}
-        for j in ops[k] + [j for i in completes[k] if store_waiting[i] == 1 for j in store_ops[i]]:
-            ended[j] = ended.get(j, 0) + 1
-        return sum(left[j] == n for j, n in ended.items()) - (left[k] > 0), -k
-
-    ready, order = {k for k, w in enumerate(waiting) if not w}, []
-    while ready:
-        k = max(ready, key=gain)
-        ready.remove(k)
-        order.append(k)
-        for j in ops[k]:
-            left[j] -= 1
-        for i in completes[k]:
-            store_waiting[i] -= 1
-            if not store_waiting[i]:
-                for j in store_ops[i]:
-                    left[j] -= 1
-        for r in readers[k]:
-            waiting[r] -= 1
-            if not waiting[r]:
-                ready.add(r)
-    return order
+    size = tuning.lane_part if batch.kind == LANE_PARTS else max(1, len(f["units"]))
+    return split(f["units"], f["flat_inputs"], f["args"], f["placed"], size, LaneDialect(real, blocks))
 
 
 class LaneDialect(Dialect):
