@@ -30,7 +30,7 @@ class Tuning:
     trig_statements: int = 5
     #: a function of more statements than this runs its lanes in parts of lane_part statements: gcc's time on
     #: one lane loop grows faster than its length. bench_batch.py and bench_compile.py
-    lane_statements: int = 1400
+    lane_statements: int = 1000
     #: the statements of one lane part. bench_compile.py
     lane_part: int = 250
     #: at most this many statements of a module go into lane parts (lanes cost gcc ~3.5x the single function),
