@@ -29,7 +29,8 @@ class Tuning:
     #: of the vectorized block of input angles that it replaced, so that the bundled robots' plans stay
     trig_statements: int = 5
     #: a function of more statements than this runs its lanes in parts of lane_part statements: gcc's time on
-    #: one lane loop grows faster than its length. bench_batch.py and bench_compile.py
+    #: one lane loop grows faster than its length, and a long loop keeps more vectors live than there are
+    #: registers (1000 against 1400: iiwa14's, xarm7's coriolis_nu 1.6-1.7x). bench_batch.py --before main
     lane_statements: int = 1000
     #: the statements of one lane part. bench_compile.py
     lane_part: int = 250
