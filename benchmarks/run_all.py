@@ -26,13 +26,18 @@ README = HERE / "README.md"
 
 #: the robots of the Pinocchio table (issue 26's; iiwa14 from benchmarks/robots/)
 PINOCCHIO_ROBOTS = ["panda", "ur5", "iiwa14", "baxter", "solo12", "anymal", "talos_reduced"]
-#: name: (robot files to generate as C into {gen}, the script's command line); {gen} is that folder
+#: the derivatives (not in the default set: generated only when named) in a module of their own
+DERIVATIVES = ["robots/panda.urdf", "--functions", "inverse_dynamics_derivatives,forward_dynamics_derivatives",
+               "--out", "{gen}/derivatives"]
+#: name: (the `symdyn generate` arguments of each module to write as C into {gen} unless they say --out, the
+#: script's command line); {gen} is that folder
 HEADLINES = {
     # bench_c.py generates its own modules (per-robot options: frames, floating base, locked joints)
     "pinocchio": ([], ["bench_c.py", "--generate", "--generated", "{gen}", "--robots", *PINOCCHIO_ROBOTS,
                        "--march-native", "--pinocchio-inline", "--table", "--iterations", "5000", "--reps", "11"]),
     "kinematics": ([], ["bench_kinematics.py", "--robots", "panda", "ur5", "solo12_fb", "--reps", "15"]),
-    "batch": (["robots/panda.urdf"], ["bench_batch.py", "{gen}/panda.c", "--count", "4096", "--rounds", "5"]),
+    "batch": ([["robots/panda.urdf"], DERIVATIVES],
+              ["bench_batch.py", "{gen}/panda.c", "{gen}/derivatives/panda.c", "--count", "4096", "--rounds", "5"]),
     "compile": ([], ["bench_compile.py", "robots/panda.urdf", "robots/ur5.urdf", "--build", "load_c"]),
 }
 
@@ -56,22 +61,23 @@ def provenance(command):
     return f"Measured {when} on {commit} (load average {load}) by `python benchmarks/{' '.join(command)}`:"
 
 
-def generate(robots, folder):
-    if robots:
-        subprocess.run([sys.executable, "-m", "symdyn", "generate", *robots, "--lang", "c", "--out", str(folder)],
-                       cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+def generate(modules, folder):
+    for args in modules:
+        subprocess.run([sys.executable, "-m", "symdyn", "generate", "--lang", "c", "--out", str(folder),
+                        *(a.replace("{gen}", str(folder)) for a in args)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
 
 
 def run_headline(name, folder, dry_run=False):
     """The README body of one headline: its provenance line and the script's output."""
-    robots, command = HEADLINES[name]
+    modules, command = HEADLINES[name]
     command = [part.replace("{gen}", str(folder)) for part in command]
     shown = [part.replace(str(folder), "GEN") for part in command]
     if dry_run:
-        first = f"symdyn generate {' '.join(robots)} --lang c --out GEN; " if robots else ""
+        first = "".join(f"symdyn generate --lang c --out GEN {' '.join(args)}; ".replace("{gen}", "GEN")
+                        for args in modules)
         print(f"{name}: {first}python benchmarks/{' '.join(shown)}")
         return None
-    generate(robots, folder)
+    generate(modules, folder)
     print(f"{name}: running {' '.join(shown)} ...", flush=True)
     out = subprocess.run([sys.executable, str(HERE / command[0]), *command[1:]], cwd=ROOT, check=True,
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout
