@@ -16,8 +16,9 @@ def _fail(exc):
     sys.exit(2)
 
 
-SNAP_HELP = ("Treat joint origin rotations within 1e-4 of a multiple of 90 degrees (URDF's 1.5708) as exact: "
-             "smaller code, slightly different model. Off by default.")
+SNAP_HELP = ("Treat joint origin rotations within 1e-4 of right angles (URDF's 1.5708, also composed with a genuine "
+             "turn about one axis) as exact and offsets below 1e-9 m as 0: smaller code, slightly different model. "
+             "Off by default.")
 
 
 FLOATING_HELP = ("Make the base link a free-flyer (joint 'root_joint', Pinocchio's conventions: q = [x, y, z, qx, qy, "

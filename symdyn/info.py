@@ -67,7 +67,7 @@ def header_lines(model, path):
         lines.append("  coordinates: MuJoCo's (qpos, qvel, qacc, qfrc; quaternions w, x, y, z; --conventions pinocchio "
                      "for Pinocchio's)")
     if model.provenance.snapped:
-        lines.append(f"  {model.provenance.snapped} joint origin rotation(s) snapped to exact right angles "
+        lines.append(f"  {model.provenance.snapped} joint origin(s) snapped to exact right angles "
                      "(--snap-right-angles)")
     tree = joint_tree(model)
     width = max(2 * depth + len(one_line(model.joints[k].name)) for depth, k in tree)
@@ -117,7 +117,7 @@ def ops_lines(programs):
 
 def snap_lines(candidate, programs=None, snapped_programs=None):
     """The note that --snap-right-angles would apply, with the multiplications it would save."""
-    note = (f"  {candidate.provenance.snapped} joint origin rotation(s) within 1e-4 of a multiple of 90 degrees "
+    note = (f"  {candidate.provenance.snapped} joint origin(s) within 1e-4 of right angles "
             "(URDF's 1.5708 for pi/2): --snap-right-angles would make them exact (a slightly different model)")
     if not (programs and snapped_programs):
         return [note + " and the code smaller"]

@@ -215,6 +215,35 @@ def test_snap_right_angles_is_opt_in_and_small(tmp_path):
     assert "snapped" not in next(iter(render(exact, ("python",)).values()))
 
 
+def test_snap_turns_a_rounded_right_angle_composed_with_a_genuine_turn():
+    """ANYmal C composes rpy 1.57079632679 with its hips' 30 degrees: snapping keeps the genuine turn, makes the
+    right angle exact (one entry +-1, the rest of its row and column 0) and orthonormal, drops the offsets'
+    4.9e-13 m of noise; exact rotations keep their bits; a small genuine angle is not snapped."""
+    from symdyn.codegen.generator import trace
+    from symdyn.functions import BY_NAME
+    from symdyn.multibody.model import _right_angles, snap_right_angles
+    exact = symdyn.load_robot(erd_path("anymal_c_simple_description/urdf/anymal.urdf"), floating_base=True)
+    snapped = snap_right_angles(exact)
+    assert snapped.provenance.snapped == 10
+    for before, after in zip(exact.joints, snapped.joints):
+        R, R0 = np.array(after.rotation), np.array(before.rotation)
+        assert np.abs(R @ R.T - np.eye(3)).max() < 1e-15 and np.abs(R - R0).max() < 1e-11
+        assert np.abs(np.array(after.offset) - np.array(before.offset)).max() < 1e-12
+        if np.abs(R0 - R).max() > 0:
+            (i, j), = zip(*np.nonzero(np.abs(R) == 1))
+            assert np.count_nonzero(R[i]) == 1 and np.count_nonzero(R[:, j]) == 1
+    hip = next(j for j in exact.joints if j.name == "LF_HAA")          # an exact turn of 150 degrees
+    assert snapped.joints[exact.joints.index(hip)] is hip and _right_angles(hip.rotation, 1e-4) is None
+    c, s_ = np.cos(0.005), np.sin(0.005)
+    assert _right_angles(((c, 0.0, s_), (0.0, 1.0, 0.0), (-s_, 0.0, c)), 1e-4) is None
+    mul = [trace(m, BY_NAME["mass_matrix"]).ops["mul"] for m in (exact, snapped)]
+    assert mul[1] < 0.9 * mul[0], mul
+    q = np.random.default_rng(3).normal(size=(4, exact.nq))
+    q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
+    difference = relerr(symdyn.Engine(snapped).mass_matrix(q), symdyn.Engine(exact).mass_matrix(q))
+    assert 0 < difference < 1e-10
+
+
 def test_f_ext_only_with_its_variant(tmp_path):
     """--functions inverse_dynamics alone: no f_ext argument forwarding to a function not generated;
     with inverse_dynamics_fext beside it, f_ext= works and equals the variant."""

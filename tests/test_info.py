@@ -23,13 +23,13 @@ def test_info_shows_robot_and_module_names_and_the_snap_saving():
     assert "module xarm7: xarm7.py, xarm7.h, xarm7.c (C functions xarm7_*); with --params symbolic xarm7_params" in out
     table = int(re.search(r"^  mass_matrix +(\d+) ", out, re.M).group(1))
     before, after = map(int, re.search(r"mass_matrix (\d+) -> (\d+) mul", out).groups())
-    assert "6 joint origin rotation(s) within 1e-4" in out and before == table and after < before / 2
+    assert "6 joint origin(s) within 1e-4" in out and before == table and after < before / 2
     total_before, total_after = map(int, re.search(r"all \d+ functions (\d+) -> (\d+) mul", out).groups())
     assert total_after < total_before
     # the saving is what --snap-right-angles gives: its table has the smaller count, and no "would" note
     snapped = CliRunner().invoke(main, ["info", path, "--snap-right-angles"]).output
     assert int(re.search(r"^  mass_matrix +(\d+) ", snapped, re.M).group(1)) == after
-    assert "6 joint origin rotation(s) snapped" in snapped and "would" not in snapped
+    assert "6 joint origin(s) snapped" in snapped and "would" not in snapped
     # without counts it still says so
     assert "--snap-right-angles would make them exact" in CliRunner().invoke(main, ["info", path, "--no-ops"]).output
 

@@ -209,7 +209,7 @@ def header_lines(model, params_mode, names=None):
          ", ".join(quoted(c.describe()) for c in model.constraints) + "."] if model.constraints else []) + (
         ["Actuated joints of the loops (ACTUATED): " + ", ".join(quoted(n) for n in model.actuated) + "."]
         if model.actuated else []) + (
-        [f"{read.snapped} joint origin rotation(s) snapped to exact right angles (--snap-right-angles)."]
+        [f"{read.snapped} joint origin(s) snapped to exact right angles (--snap-right-angles)."]
         if read.snapped else []) + (
         [f"Part of the robot: {quoted(read.selection)} (--lock, --root, --tip)."] if read.selection else []) + (
         [f"Friction and armature from {quoted(read.joint_params)} (--joint-params)."] if read.joint_params else []) + (

@@ -5,6 +5,7 @@ Joints are numbered 0..n-1 depth first from the base, the joints below a link in
 contiguous range; a chain is numbered base to tip. The papers number from tip to base; the
 recursions say "inward" (tip to base, the papers' k = 1..N) and "outward".
 """
+import math
 from dataclasses import dataclass, replace
 from typing import Tuple
 
@@ -229,21 +230,50 @@ def _slices(sizes):
     return tuple(out)
 
 
+#: a joint offset entry smaller than this (m) is the rounding noise of a composed right angle (ANYmal C's
+#: 4.9e-13 m from rpy 1.57079632679): --snap-right-angles makes it 0
+OFFSET_NOISE = 1e-9
+
+
 def snap_right_angles(model, tol=1e-4):
-    """The model with each joint's origin rotation replaced by the nearest signed permutation
-    (a multiple of 90 degrees about each axis) when no entry differs by more than `tol`.
+    """The model with each joint's origin rotation snapped to right angles where it is within `tol` of them,
+    and offsets below OFFSET_NOISE made 0.
 
     URDF files often write pi/2 as 1.5708, a 3.7e-6 rad tilt: honouring it makes every joint
     rotation a dense 3x3 and the generated code larger. Opt-in, since it changes the model."""
     joints = []
     for j in model.joints:
-        R = j.rotation
-        snapped = tuple(tuple(float(round(x)) if abs(x - round(x)) <= tol else x for x in row) for row in R)
-        exact = all(x in (0.0, 1.0, -1.0) for row in snapped for x in row)
-        changed = any(a != b for ra, rb in zip(R, snapped) for a, b in zip(ra, rb))
-        joints.append(replace(j, rotation=tuple(tuple(x + 0.0 for x in row) for row in snapped)) if exact and changed else j)
+        R = _right_angles(j.rotation, tol) or j.rotation
+        offset = tuple(0.0 if abs(x) < OFFSET_NOISE else x for x in j.offset)
+        joints.append(replace(j, rotation=R, offset=offset) if (R, offset) != (j.rotation, j.offset) else j)
     changed = sum(a is not b for a, b in zip(joints, model.joints))
     return replace(model, joints=tuple(joints)).with_provenance(snapped=changed)
+
+
+def _right_angles(R, tol):
+    """R snapped, or None: a signed permutation where every entry is within tol of 0 or +-1; else a turn about
+    one coordinate axis times right angles where one entry is within tol of +-1 and the rest of its row and
+    column within tol of 0 (a URDF's 1.5708 composed with a genuine angle, as ANYmal C's hips): that row and
+    column exact, the other 2x2 block made orthonormal without trigonometry (same bytes everywhere)."""
+    near = lambda x: abs(x - round(x)) <= tol
+    if all(near(x) for row in R for x in row):
+        return tuple(tuple(float(round(x)) + 0.0 for x in row) for row in R)
+    for i, j in ((i, j) for i in range(3) for j in range(3) if abs(abs(R[i][j]) - 1) <= tol):
+        rows, cols = [r for r in range(3) if r != i], [c for c in range(3) if c != j]
+        if any(abs(R[i][c]) > tol for c in cols) or any(abs(R[r][j]) > tol for r in rows):
+            return None
+        if abs(R[i][j]) == 1 and not any(R[i][c] for c in cols) and not any(R[r][j] for r in rows):
+            return None                                  # exact already (a genuine turn about axis j)
+        (a, b), (c, d) = ([R[r][k] for k in cols] for r in rows)
+        sign = 1.0 if a * d - b * c > 0 else -1.0        # a rotation or a reflection of the block
+        x, y = (a + sign * d) / 2, (b - sign * c) / 2
+        norm = math.sqrt(x * x + y * y)
+        out = [[0.0] * 3 for _ in range(3)]
+        out[i][j] = 1.0 if R[i][j] > 0 else -1.0
+        (out[rows[0]][cols[0]], out[rows[0]][cols[1]]), (out[rows[1]][cols[0]], out[rows[1]][cols[1]]) = \
+            (x / norm, y / norm), (-sign * y / norm, sign * x / norm)
+        return tuple(tuple(v + 0.0 for v in row) for row in out)
+    return None
 
 
 def select_frames(model, names):
