@@ -22,7 +22,7 @@ from typing import Callable, Tuple
 from .recursions import coriolis_matrix as _cm
 from .recursions import coriolis_nu as _cn
 from .recursions import (centroidal, constrained_dynamics, crba, derivatives, diagonalized_dynamics, frames,
-                         innovations, kalman_smoother, loop_closure, minverse, operational_space, rnea, udu)
+                         innovations, kalman_smoother, loop_closure, ltdl, minverse, operational_space, rnea, udu)
 from .recursions import friction as _fr
 from .recursions import regressor as _reg
 from .recursions.riccati import Riccati
@@ -189,9 +189,17 @@ def _mass_matrix(ctx, chain, X):
     return M
 
 
-def _forward_dynamics(ctx, chain, X, ric, qd, tau):
-    """Kalman filter and smoother on the forces left after friction (the armature is in D)."""
-    return kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd, X))
+#: forward dynamics: the Kalman filter and smoother, or M's L^T D L solve on inverse dynamics' bias (ltdl.py)
+FD_FORMS = ("kalman", "mass_matrix_solve")
+
+
+def _forward_dynamics(ctx, chain, X, qd, tau, form=FD_FORMS[0]):
+    """The accelerations the forces left after friction give (the armature is in D, and in M's diagonal)."""
+    tau = _fr.subtract_friction(ctx, chain, tau, qd, X)
+    if form == "mass_matrix_solve":
+        bias = rnea.inverse_dynamics(ctx, chain, X, qd, _zeros(chain))
+        return ltdl.forward_dynamics(ctx, _mass_matrix(ctx, chain, X), bias, tau, ltdl.dof_parents(chain))
+    return kalman_smoother.forward_dynamics(ctx, chain, X, Riccati(ctx, chain, X), qd, tau)
 
 
 def _base_regressor(ctx, chain, X, qd, qdd):
@@ -230,10 +238,10 @@ FUNCTIONS = (
              "summed over common ancestors): no linear solve.", forms=minverse.FORMS,
              form_applies=minverse.form_applies, pinocchio="computeMinverse"),
     Function("forward_dynamics", ("q", "qd", "tau"), "qdd", "vector",
-             _diagonalized(_forward_dynamics),
+             _forward_dynamics,
              "Joint accelerations qdd = M^-1 (tau - C(q, qd) qd - g(q) - friction(qd)) (Kalman filter, "
-             "Bryson-Frazier smoother).",
-             gravity=True, pinocchio="aba", mujoco="qacc"),
+             "Bryson-Frazier smoother; or M's sparse L^T D L solve where that is cheaper).",
+             gravity=True, forms=FD_FORMS, pinocchio="aba", mujoco="qacc"),
     Function("gravity", ("q",), "g", "vector",
              lambda ctx, chain, X: rnea.inverse_dynamics(ctx, chain, X, _zeros(chain), _zeros(chain)),
              "Generalized gravity g(q): the joint forces that hold the arm still.", gravity=True,
