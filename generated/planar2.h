@@ -307,7 +307,7 @@ void planar2_inverse_dynamics_fext_batch(long count, const double *q, const doub
 /* forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in world axes at each frame of FRAMES.
  * In: q[2], qd[2], tau[2], f_ext[1*6].
  * Out: qdd[2].
- * Operations: 39 mul, 26 add, 2 div, 0 sqrt, 4 trig. */
+ * Operations: 33 mul, 23 add, 1 div, 0 sqrt, 4 trig. */
 void planar2_forward_dynamics_fext(const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);
 /* The same on `count` states: every argument and output of shape (count, n), row-major. */
 void planar2_forward_dynamics_fext_batch(long count, const double *q, const double *qd, const double *tau, const double *f_ext, double *qdd);

@@ -193,13 +193,18 @@ def _mass_matrix(ctx, chain, X):
 FD_FORMS = ("kalman", "mass_matrix_solve")
 
 
-def _forward_dynamics(ctx, chain, X, qd, tau, form=FD_FORMS[0]):
-    """The accelerations the forces left after friction give (the armature is in D, and in M's diagonal)."""
+def _forward_dynamics(ctx, chain, X, qd, tau, form=FD_FORMS[0], fb=None):
+    """The accelerations the forces left after friction give (the armature is in D, and in M's diagonal);
+    fb: external forces on the bodies."""
     tau = _fr.subtract_friction(ctx, chain, tau, qd, X)
     if form == "mass_matrix_solve":
-        bias = rnea.inverse_dynamics(ctx, chain, X, qd, _zeros(chain))
+        bias = rnea.inverse_dynamics(ctx, chain, X, qd, _zeros(chain), f_ext=fb)
         return ltdl.forward_dynamics(ctx, _mass_matrix(ctx, chain, X), bias, tau, ltdl.dof_parents(chain))
-    return kalman_smoother.forward_dynamics(ctx, chain, X, Riccati(ctx, chain, X), qd, tau)
+    return kalman_smoother.forward_dynamics(ctx, chain, X, Riccati(ctx, chain, X), qd, tau, f_ext=fb)
+
+
+def _forward_dynamics_fext(ctx, chain, X, qd, tau, f_ext, form=FD_FORMS[0]):
+    return _forward_dynamics(ctx, chain, X, qd, tau, form, frames.body_wrenches(ctx, chain, X, f_ext))
 
 
 def _base_regressor(ctx, chain, X, qd, qdd):
@@ -344,11 +349,9 @@ KINEMATICS = (
                  ctx, chain, rnea.inverse_dynamics(ctx, chain, X, qd, qdd, f_ext=fb), qd, qdd, X)),
              "inverse_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
              "world axes at each frame of FRAMES.", gravity=True, pinocchio="rnea (f_ext)"),
-    Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "qdd", "vector",
-             _wrenches(_diagonalized(lambda ctx, chain, X, ric, qd, tau, fb: kalman_smoother.forward_dynamics(
-                 ctx, chain, X, ric, qd, _fr.subtract_friction(ctx, chain, tau, qd, X), f_ext=fb))),
+    Function("forward_dynamics_fext", ("q", "qd", "tau", "f_ext"), "qdd", "vector", _forward_dynamics_fext,
              "forward_dynamics with external wrenches f_ext (nf x 6): [force; torque about the frame origin] in "
-             "world axes at each frame of FRAMES.", gravity=True, pinocchio="aba (f_ext)"),
+             "world axes at each frame of FRAMES.", gravity=True, forms=FD_FORMS, pinocchio="aba (f_ext)"),
 )
 
 DERIVATIVES = (

@@ -420,7 +420,8 @@ def test_inverse_of_a_chain_costs_under_2_mass_matrices():
 def test_forward_dynamics_by_the_mass_matrix_solve(name):
     """forward_dynamics' second form, M's L^T D L over the tree's sparsity solved on inverse dynamics' bias
     (ltdl.py), gives the Kalman filter's accelerations (the engine's form) on trees, a spherical hub, a
-    free-flyer, a chain with prismatic joints, and an arm with friction and rotor inertias; RNEA undoes it."""
+    free-flyer, a chain with prismatic joints, and an arm with friction and rotor inertias, with and without
+    external wrenches; RNEA undoes it."""
     from symdyn.functions import out_dims
     from symdyn.multibody import lie
     if name == "panda_rotors":
@@ -435,6 +436,12 @@ def test_forward_dynamics_by_the_mass_matrix_solve(name):
     qdd = engine._evaluate(fn.trace, out_dims(fn), q, qd, tau)
     assert relerr(qdd, engine.forward_dynamics(q, qd, tau)) < 1e-10
     assert relerr(engine.inverse_dynamics(q, qd, qdd), tau) < 1e-9
+    fn = BY_NAME["forward_dynamics_fext"].in_form("mass_matrix_solve")       # external wrenches: in the bias
+    f_ext = rng.normal(size=(3, len(model.kinematic_frames), 6))
+    assert f_ext.size
+    qdd = engine._evaluate(fn.trace, out_dims(fn), q, qd, tau, f_ext, args=fn.args)
+    assert relerr(qdd, engine.forward_dynamics(q, qd, tau, f_ext=f_ext)) < 1e-10
+    assert relerr(engine.inverse_dynamics(q, qd, qdd, f_ext=f_ext), tau) < 1e-9
 
 
 def test_forward_dynamics_takes_the_cheaper_form():
