@@ -18,7 +18,7 @@ run on duals; M_dot(q, v) = sum_k dM/dq_k v_k, one direction: the motion along v
 Kinetic energy 1/2 v^T M v = sum over bodies 1/2 V(k) . M(k) V(k) + 1/2 Ia v^2 (rotors);
 potential energy -g . (sum of m c in the world): O(N) each.
 """
-from . import crba, frames, kalman_smoother, kinematics, minverse, rnea, rnea_derivatives
+from . import crba, frames, kinematics, minverse, rnea, rnea_derivatives
 from . import friction as _fr
 from ..multibody import spatial as S
 from .centroidal import Composite
@@ -72,12 +72,14 @@ def inverse_dynamics_derivatives_forward_mode(ctx, chain, X, qd, qdd, f_ext=None
 def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None, form=FD_FORMS[0]):
     """(dqdd/dq, dqdd/dv, dqdd/dtau = M^-1), each (nv, nv); form: one of FD_FORMS."""
     ric = Riccati(ctx, chain, X)
-    T = _fr.subtract_friction(ctx, chain, tau, qd, X)
-    qdd = kalman_smoother.forward_dynamics(ctx, chain, X, ric, qd, T, f_ext=_wrenches(ctx, chain, X, f_ext))
     outward = form == "outward_factors"
-    dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext, "outward" if outward else form)
     factors = minverse.inverse_factors(ctx, chain, X, ric, outward)
     Minv = minverse.from_factors(ctx, chain, X, ric, factors)
+    # qdd = M^-1 (T - bias) with the M^-1 formed anyway: no Kalman filter (its chain of divisions)
+    bias = rnea.inverse_dynamics(ctx, chain, X, qd, [0] * chain.nv, f_ext=_wrenches(ctx, chain, X, f_ext))
+    r = [ctx.bind(t - b) for t, b in zip(_fr.subtract_friction(ctx, chain, tau, qd, X), bias)]
+    qdd = [ctx.bind(sum((m * x for m, x in zip(row, r) if not exact_zero(m)), 0)) for row in Minv]
+    dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext, "outward" if outward else form)
     negative = [[-x for x in row] for row in Minv]
     known_q, known_v = _free_flyer_columns(ctx, chain, X, qd, f_ext)
     solver = _FactorSolve(ctx, chain, factors)
