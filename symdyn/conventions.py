@@ -22,9 +22,11 @@ T_dot qvel = [-w x (R^T p_dot); 0] (R_dot = R [w]x). Hence
     J_dot qvel         J_dot v + J T_dot qvel.
 The derivatives follow MuJoCo's tangent space (mj_integratePos: a free joint's position moves in
 world axes, its quaternion in body axes): a step e of it is the step T e of symdyn's, so
-d/dq_mj = (d/dq_symdyn) T, with T itself differentiated: the composed function runs on duals along
-symdyn's tangent directions (R as a dual too), then its q columns are mapped by T. Forward dynamics'
-derivatives follow from ID(q, v, FD(q, v, tau)) = tau: -M^-1 dID/dq, -M^-1 dID/dv, M^-1.
+d/dq_mj = (d/dq_symdyn) T, with T itself differentiated. Without a free joint the two tangent spaces
+are one and the derivatives are symdyn's own. With one, they are symdyn's analytical derivatives at
+(T qvel, T qacc + T_dot qvel) (forward dynamics: at (T qvel, T qfrc)) plus the terms of T's turning
+with the joint's rotation (_turning, _turning_forward), then the congruence T^T (.) T; the mass
+matrix's derivative and M_dot run on duals along symdyn's tangent directions (R as a dual too).
 The factorizations of the tree (articulated inertias, innovations, UDU^T, diagonalized dynamics) have no
 counterpart in these coordinates (T^T m is not triangular): they are not generated for a
 MuJoCo-convention model with a free joint (FACTORIZATIONS); with mimic joints, the derivatives neither.
@@ -222,25 +224,41 @@ def _special(name, base):
 
 def _derivative_traces(base):
     """The derivatives in MuJoCo's tangent space (see the module's doc), by name."""
-    from .scalars.dual import Dual, DualContext, along, jacobian, joint_directions, tangent, tangent_transforms
+    from .scalars.dual import DualContext, along, joint_directions, tangent, tangent_transforms
 
     def inverse(ctx, chain, X, qd, qdd, f_ext=None):
-        nv = chain.nv
-        d = DualContext(ctx)
-        Xd = tangent_transforms(d, chain, X, joint_directions(chain))
-        v = [Dual(x, {nv + i: 1}) for i, x in enumerate(qd)]
-        name = "inverse_dynamics" if f_ext is None else "inverse_dynamics_fext"
-        tau = in_mujoco_one(base(name)).trace(d, chain, Xd, v, qdd, *([] if f_ext is None else [f_ext]))
-        change = Change(ctx, chain, X)
-        return change.contract(jacobian(tau, range(nv)), [1]), jacobian(tau, range(nv, 2 * nv))
+        """symdyn's analytical derivatives at (T qvel, T qacc + T_dot qvel), with the terms of T's own turning."""
+        change, extra = Change(ctx, chain, X), ([] if f_ext is None else [f_ext])
+        suffix = "" if f_ext is None else "_fext"
+        v, a = change.velocity(qd), change.acceleration(qdd, qd)
+        dq, dv = base("inverse_dynamics_derivatives" + suffix).trace(ctx, chain, X, v, a, *extra)
+        tau = base("inverse_dynamics" + suffix).trace(ctx, chain, X, v, a, *extra)
+        M = base("mass_matrix").trace(ctx, chain, X)
+        dq, dv, turn = [list(r) for r in dq], [list(r) for r in dv], {}
+        for k, R in change.R.items():
+            lin, ang = change.model.v_slices[k][:3], change.model.v_slices[k][3:6]
+            _turning(ctx, (dq, dv, turn), (M, R, tau, v, [qdd[i] for i in lin], [qd[i] for i in ang]), lin, ang)
+        dq = change.contract(dq, [0, 1])
+        for (i, j), x in turn.items():
+            dq[i][j] = ctx.bind(dq[i][j] + x)
+        return dq, change.contract(dv, [0, 1])
 
     def forward(ctx, chain, X, qd, tau, f_ext=None):
-        name = "forward_dynamics" if f_ext is None else "forward_dynamics_fext"
-        qdd = in_mujoco_one(base(name)).trace(ctx, chain, X, qd, tau, *([] if f_ext is None else [f_ext]))
-        dq, dv = inverse(ctx, chain, X, qd, qdd, f_ext)
-        Minv = in_mujoco_one(base("mass_matrix_inverse")).trace(ctx, chain, X)
-        negative = [[-x for x in row] for row in Minv]
-        return _matmul(ctx, negative, dq), _matmul(ctx, negative, dv), Minv
+        """symdyn's analytical derivatives at (T qvel, T qfrc), with the terms of T's own turning."""
+        from .recursions.derivatives import accelerations
+        change, extra = Change(ctx, chain, X), ([] if f_ext is None else [f_ext])
+        suffix = "" if f_ext is None else "_fext"
+        v, tau_s = change.velocity(qd), change.velocity(tau)
+        dq, dv, Minv = base("forward_dynamics_derivatives" + suffix).trace(ctx, chain, X, v, tau_s, *extra)
+        u = _add(ctx, accelerations(ctx, chain, X, v, tau_s, Minv, f_ext), change.drift(qd), -1)
+        dq, dv, turn = [list(r) for r in dq], [list(r) for r in dv], {}
+        for k, R in change.R.items():
+            lin, ang = change.model.v_slices[k][:3], change.model.v_slices[k][3:6]
+            _turning_forward(ctx, (dq, dv, turn), (Minv, R, tau_s, v, u, [qd[i] for i in ang]), lin, ang)
+        dq = change.contract(dq, [0, 1])
+        for (i, j), x in turn.items():
+            dq[i][j] = ctx.bind(dq[i][j] + x)
+        return dq, change.contract(dv, [0, 1]), change.contract(Minv, [0, 1])
 
     def mass_matrix_derivative(ctx, chain, X):
         d = DualContext(ctx)
@@ -257,6 +275,70 @@ def _derivative_traces(base):
     return {"inverse_dynamics_derivatives": inverse, "inverse_dynamics_derivatives_fext": inverse,
             "forward_dynamics_derivatives": forward, "forward_dynamics_derivatives_fext": forward,
             "mass_matrix_derivative": mass_matrix_derivative, "mass_matrix_dot": mass_matrix_dot}
+
+
+def _skew(y):
+    """[y]x: the matrix of y x ."""
+    return [[0, -y[2], y[1]], [y[2], 0, -y[0]], [-y[1], y[0], 0]]
+
+
+def _turning(ctx, out, at, lin, ang):
+    """The terms of one free joint's T(q) in the derivatives of qfrc = T^T ID(q, T qvel, T qacc + T_dot qvel),
+    before the congruence T^T (.) T. R turns by [dth]x along the joint's angular directions dth (body axes):
+    D(R^T x) = [R^T x]x dth and D(R y) = -R [y]x dth. So, with v_l = R^T p_dot, T_dot qvel = [v_l x w; 0]:
+        dq[:, ang] += dID/dv[:, lin] [v_l]x + M[:, lin] ([R^T p_ddot]x - [w]x [v_l]x)
+        turn[lin, ang] = -R [tau_lin]x      (the outer T^T's turning: added after the congruence)
+        dv[:, lin] += -M[:, lin] [w]x,  dv[:, ang] += M[:, lin] [v_l]x      (T_dot qvel's rates, times T^T)
+    out: (dq, dv, turn); at: (M, R, tau, v = T qvel, p_ddot, w)."""
+    dq, dv, turn = out
+    M, R, tau, v, pdd, w = at
+    v_l = [v[i] for i in lin]
+    a_l = S.bind(ctx, S.rot_t(R, pdd))
+    Mlin, Jvlin = [[row[i] for i in lin] for row in M], [[row[i] for i in lin] for row in dv]
+    wv = _matmul(ctx, _skew(w), _skew(v_l))
+    q_terms = _add_rows(ctx, _matmul(ctx, Jvlin, _skew(v_l)),
+                        _matmul(ctx, Mlin, [[x - y for x, y in zip(r, s)] for r, s in zip(_skew(a_l), wv)]))
+    v_lin, v_ang = _matmul(ctx, Mlin, _skew(w)), _matmul(ctx, Mlin, _skew(v_l))
+    for r in range(len(dq)):
+        for c in range(3):
+            dq[r][ang[c]] = ctx.bind(dq[r][ang[c]] + q_terms[r][c])
+            dv[r][lin[c]] = ctx.bind(dv[r][lin[c]] - v_lin[r][c])
+            dv[r][ang[c]] = ctx.bind(dv[r][ang[c]] + v_ang[r][c])
+    outer = _matmul(ctx, R, _skew([tau[i] for i in lin]))
+    for r in range(3):
+        for c in range(3):
+            turn[lin[r], ang[c]] = -outer[r][c]
+
+
+def _turning_forward(ctx, out, at, lin, ang):
+    """_turning's terms for qacc = T^T (FD(q, T qvel, T qfrc) - T_dot qvel), FD's derivatives dFD/dq, dFD/dv and
+    dFD/dtau = M^-1 at (v, tau_s) = (T qvel, T qfrc), before the congruence T^T (.) T:
+        dq[:, ang] += dFD/dv[:, lin] [v_l]x + M^-1[:, lin] [tau_s lin]x,  dq[lin, ang] += [w]x [v_l]x
+        turn[lin, ang] = -R [(FD - T_dot qvel) lin]x
+        dv[lin, lin] += [w]x,  dv[lin, ang] -= [v_l]x
+    out: (dq, dv, turn); at: (M^-1, R, tau_s, v, u = FD - T_dot qvel, w)."""
+    dq, dv, turn = out
+    Minv, R, tau_s, v, u, w = at
+    v_l = [v[i] for i in lin]
+    Fvlin, Mlin = [[row[i] for i in lin] for row in dv], [[row[i] for i in lin] for row in Minv]
+    q_terms = _add_rows(ctx, _matmul(ctx, Fvlin, _skew(v_l)), _matmul(ctx, Mlin, _skew([tau_s[i] for i in lin])))
+    wv, w_skew, v_skew = _matmul(ctx, _skew(w), _skew(v_l)), _skew(w), _skew(v_l)
+    for r in range(len(dq)):
+        for c in range(3):
+            dq[r][ang[c]] = ctx.bind(dq[r][ang[c]] + q_terms[r][c])
+    for r in range(3):
+        for c in range(3):
+            dq[lin[r]][ang[c]] = ctx.bind(dq[lin[r]][ang[c]] + wv[r][c])
+            dv[lin[r]][lin[c]] = ctx.bind(dv[lin[r]][lin[c]] + w_skew[r][c])
+            dv[lin[r]][ang[c]] = ctx.bind(dv[lin[r]][ang[c]] - v_skew[r][c])
+    outer = _matmul(ctx, R, _skew([u[i] for i in lin]))
+    for r in range(3):
+        for c in range(3):
+            turn[lin[r], ang[c]] = -outer[r][c]
+
+
+def _add_rows(ctx, A, B):
+    return [_add(ctx, a, b) for a, b in zip(A, B)]
 
 
 def _matvec(ctx, A, x):
@@ -276,13 +358,17 @@ def _drift_matrix(change, qvel, n):
     return out
 
 
-def in_mujoco_one(fn, mimic=False):
+def in_mujoco_one(fn, mimic=False, free=True):
     """fn in MuJoCo's coordinates (the q reorder is Chain.transforms'; this maps velocities, forces,
     accelerations and the results' nv axes); mimic: the model has mimic joints (the functions the
-    special traces build on are then the reduced ones, symdyn.recursions.mimic)."""
+    special traces build on are then the reduced ones, symdyn.recursions.mimic); free: it has a free joint.
+    Without one the tangent spaces are the same: the derivatives are symdyn's own (analytical, with their
+    forms), not the forward-mode duals that a free joint's change of coordinates needs."""
     from .functions import ALL_BY_NAME, arg_dims, out_dims
     if fn.convention == MUJOCO:
         return fn
+    if fn.name in DERIVATIVES and not free:
+        return replace(fn, convention=MUJOCO)
     if mimic:
         from .recursions.mimic import reduced
         special = _special(fn.name, lambda n: reduced(ALL_BY_NAME[n]))
@@ -317,7 +403,8 @@ def in_mujoco_one(fn, mimic=False):
 def in_mujoco(functions, model):
     """The functions as a MuJoCo-convention model computes them (FACTORIZATIONS dropped with a free joint)."""
     drop = (FACTORIZATIONS if free_joints(model) else ()) + (DERIVATIVES if model.mimic else ())
-    return tuple(in_mujoco_one(fn, bool(model.mimic)) for fn in functions if fn.name not in drop)
+    free = bool(free_joints(model))
+    return tuple(in_mujoco_one(fn, bool(model.mimic), free) for fn in functions if fn.name not in drop)
 
 
 def with_conventions(model, conventions):

@@ -302,3 +302,74 @@ def test_derivatives_trace_in_mujocos_coordinates(solo):
         fn = in_mujoco_one(BY_NAME[name])
         assert BY_NAME[name].forms and not fn.forms
         assert trace(solo, fn).ops["mul"] > 0
+
+
+def _forward_mode(ctx, chain, X, qd, qdd, f_ext):
+    """The derivatives in MuJoCo's tangent space by forward-mode duals through MuJoCo-convention inverse dynamics
+    (R turning with the directions): the independent check of the analytical form, the former trace."""
+    from symdyn.conventions import Change, in_mujoco_one
+    from symdyn.functions import BY_NAME
+    from symdyn.scalars.dual import Dual, DualContext, jacobian, joint_directions, tangent_transforms
+    nv, d = chain.nv, DualContext(ctx)
+    Xd = tangent_transforms(d, chain, X, joint_directions(chain))
+    v = [Dual(x, {nv + i: 1}) for i, x in enumerate(qd)]
+    name = "inverse_dynamics" if f_ext is None else "inverse_dynamics_fext"
+    tau = in_mujoco_one(BY_NAME[name]).trace(d, chain, Xd, v, qdd, *([] if f_ext is None else [f_ext]))
+    return Change(ctx, chain, X).contract(jacobian(tau, range(nv)), [1]), jacobian(tau, range(nv, 2 * nv))
+
+
+@pytest.mark.parametrize("path", ["solo12", "tests/data/mjcf/free.xml", "tests/data/mjcf/ball_free_damping.xml",
+                                  "tests/data/mjcf/ball.xml"])
+@pytest.mark.parametrize("wrenches", [False, True])
+def test_mujoco_derivatives_equal_forward_mode(path, wrenches, solo):
+    """MuJoCo-convention derivatives are symdyn's analytical ones plus the terms of a free joint's T(q) (none
+    without one): equal to forward-mode duals through MuJoCo-convention inverse dynamics, with and without
+    external wrenches, on free joints (one under the world with a turned body frame, solo12's base) and balls."""
+    from symdyn.conventions import free_joints, in_mujoco
+    from symdyn.functions import BY_NAME
+    from symdyn.multibody.chain import Chain
+    from symdyn.scalars.scalar import NUMERIC
+    model = solo if path == "solo12" else load_robot(str(ROOT / path))
+    assert model.conventions == "mujoco" and bool(free_joints(model)) == (path != "tests/data/mjcf/ball.xml")
+    if wrenches and not model.kinematic_frames:
+        pytest.skip("no frame to apply a wrench at")
+    name = "inverse_dynamics_derivatives" + ("_fext" if wrenches else "")
+    fn, = in_mujoco([BY_NAME[name]], model)
+    chain, rng = Chain(NUMERIC, model), np.random.default_rng(3)
+    for q in lie.random_configuration(model, rng, 2):         # unit quaternions (_states moves q[:3])
+        X, (v, a) = chain.transforms(list(q)), rng.normal(size=(2, model.nv))
+        f_ext = rng.normal(size=(len(model.kinematic_frames), 6)) * 5 if wrenches else None
+        ours = fn.trace(NUMERIC, chain, X, list(v), list(a), *([] if f_ext is None else [f_ext]))
+        ref = _forward_mode(NUMERIC, chain, X, list(v), list(a), f_ext)
+        for mine, theirs in zip(ours, ref):
+            mine, theirs = np.array(mine, dtype=float), np.array(theirs, dtype=float)
+            assert relerr(mine, theirs) < 1e-12 and np.abs(theirs).max() > 1e-3, path
+
+
+@pytest.mark.parametrize("path", ["solo12", "tests/data/mjcf/free.xml", "tests/data/mjcf/ball_free_damping.xml"])
+@pytest.mark.parametrize("wrenches", [False, True])
+def test_mujoco_forward_derivatives_equal_forward_mode(path, wrenches, solo):
+    """The forward dynamics' derivatives in MuJoCo's coordinates with a free joint (symdyn's analytical ones plus
+    T(q)'s terms) equal -M_mj^-1 times the forward-mode duals of MuJoCo-convention inverse dynamics at
+    qacc = FD_mj, and M_mj^-1 = T^T M^-1 T."""
+    from symdyn.conventions import in_mujoco, in_mujoco_one
+    from symdyn.functions import BY_NAME
+    from symdyn.multibody.chain import Chain
+    from symdyn.scalars.scalar import NUMERIC
+    model = solo if path == "solo12" else load_robot(str(ROOT / path))
+    if wrenches and not model.kinematic_frames:
+        pytest.skip("no frame to apply a wrench at")
+    suffix = "_fext" if wrenches else ""
+    fn, = in_mujoco([BY_NAME["forward_dynamics_derivatives" + suffix]], model)
+    chain, rng = Chain(NUMERIC, model), np.random.default_rng(5)
+    for q in lie.random_configuration(model, rng, 2):
+        X, (v, tau) = chain.transforms(list(q)), rng.normal(size=(2, model.nv)) * 3
+        extra = [rng.normal(size=(len(model.kinematic_frames), 6)) * 5] if wrenches else []
+        qacc = in_mujoco_one(BY_NAME["forward_dynamics" + suffix]).trace(NUMERIC, chain, X, list(v), list(tau), *extra)
+        Minv = np.array(in_mujoco_one(BY_NAME["mass_matrix_inverse"]).trace(NUMERIC, chain, X), dtype=float)
+        dq, dv = (np.array(x, dtype=float) for x in _forward_mode(NUMERIC, chain, X, list(v), list(qacc),
+                                                                   extra[0] if extra else None))
+        ours = fn.trace(NUMERIC, chain, X, list(v), list(tau), *extra)
+        for mine, theirs in zip(ours, (-Minv @ dq, -Minv @ dv, Minv)):
+            mine = np.array(mine, dtype=float)
+            assert relerr(mine, theirs) < 1e-11 and np.abs(theirs).max() > 1e-3, path

@@ -75,15 +75,20 @@ def forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None, form=FD_FOR
     outward = form == "outward_factors"
     factors = minverse.inverse_factors(ctx, chain, X, ric, outward)
     Minv = minverse.from_factors(ctx, chain, X, ric, factors)
-    # qdd = M^-1 (T - bias) with the M^-1 formed anyway: no Kalman filter (its chain of divisions)
-    bias = rnea.inverse_dynamics(ctx, chain, X, qd, [0] * chain.nv, f_ext=_wrenches(ctx, chain, X, f_ext))
-    r = [ctx.bind(t - b) for t, b in zip(_fr.subtract_friction(ctx, chain, tau, qd, X), bias)]
-    qdd = [ctx.bind(sum((m * x for m, x in zip(row, r) if not exact_zero(m)), 0)) for row in Minv]
+    qdd = accelerations(ctx, chain, X, qd, tau, Minv, f_ext)
     dq, dv = inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext, "outward" if outward else form)
     negative = [[-x for x in row] for row in Minv]
     known_q, known_v = _free_flyer_columns(ctx, chain, X, qd, f_ext)
     solver = _FactorSolve(ctx, chain, factors)
     return _times(ctx, negative, dq, known_q, solver), _times(ctx, negative, dv, known_v, solver), Minv
+
+
+def accelerations(ctx, chain, X, qd, tau, Minv, f_ext=None):
+    """qdd = M^-1 (T - bias) from an M^-1 formed anyway (no Kalman filter: its chain of divisions); T: tau less
+    friction, bias: RNEA at qdd = 0 (with the external wrenches f_ext, nf x 6)."""
+    bias = rnea.inverse_dynamics(ctx, chain, X, qd, [0] * chain.nv, f_ext=_wrenches(ctx, chain, X, f_ext))
+    r = [ctx.bind(t - b) for t, b in zip(_fr.subtract_friction(ctx, chain, tau, qd, X), bias)]
+    return [ctx.bind(sum((m * x for m, x in zip(row, r) if not exact_zero(m)), 0)) for row in Minv]
 
 
 def _times(ctx, A, B, known, solver):
