@@ -261,11 +261,43 @@ def test_lock_of_a_master_locks_its_mimic_joints(tmp_path):
 
 @pytest.mark.parametrize("command", ["info", "generate", "compare"])
 def test_cli_function_not_defined_for_mimic_is_one_line(command, tmp_path):
-    """A function the reduced coordinates do not define (the forward dynamics' derivatives), asked of any
-    command: one line naming the file, exit 2, nothing written (`info` gave a traceback, exit 1)."""
+    """A function the reduced coordinates do not define (the UDU^T factor), asked of any command: one line
+    naming the file, exit 2, nothing written (`info` gave a traceback, exit 1)."""
     extra = {"generate": ["--out", str(tmp_path)], "compare": ["--states", "1"], "info": ["--ops"]}[command]
-    result = CliRunner().invoke(main, [command, str(GRIPPER), "--functions", "forward_dynamics_derivatives", *extra])
+    result = CliRunner().invoke(main, [command, str(GRIPPER), "--functions", "udu_factor", *extra])
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
     assert str(GRIPPER) in result.output and "mimic" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def _central(f, x, h=1e-6):
+    """Central differences of f along each coordinate of x (the last axis of the result)."""
+    return np.stack([(f(x + h * d) - f(x - h * d)) / (2 * h) for d in np.eye(len(x))], axis=-1)
+
+
+@pytest.mark.parametrize("name", ["gripper", "panda_fingers"])
+def test_forward_dynamics_derivatives_in_reduced_coordinates(name, request, tmp_path, monkeypatch):
+    """The forward dynamics' derivatives in reduced coordinates (-M^-1 dtau at qdd = FD, M^-1 the reduced
+    inverse): central differences of the reduced forward dynamics, with and without external wrenches; generated
+    Python (and C for the gripper) against the engine and against Pinocchio's tree derivatives with the coupling
+    applied (symdyn.oracle.pinocchio)."""
+    monkeypatch.setenv("SYMDYN_CACHE", str(tmp_path / "cache"))
+    model = request.getfixturevalue(name)
+    engine, rng = symdyn.Engine(model), np.random.default_rng(7)
+    q, v, tau = _states(model, 2, seed=7)
+    wrench = rng.normal(size=(len(model.kinematic_frames), 6))
+    for s in range(2):
+        fq, fv, Minv = engine.forward_dynamics_derivatives(q[s], v[s], tau[s])
+        assert relerr(fq, _central(lambda x: engine.forward_dynamics(x, v[s], tau[s]), q[s])) < 1e-6
+        assert relerr(fv, _central(lambda x: engine.forward_dynamics(q[s], x, tau[s]), v[s])) < 1e-6
+        assert relerr(Minv, _central(lambda x: engine.forward_dynamics(q[s], v[s], x), tau[s])) < 1e-6
+        wq, _, _ = engine.forward_dynamics_derivatives_fext(q[s], v[s], tau[s], wrench)
+        assert relerr(wq, _central(lambda x: engine.forward_dynamics_fext(x, v[s], tau[s], wrench), q[s])) < 1e-6
+        assert np.abs(wq - fq).max() > 1e-3
+    names = ["inverse_dynamics_derivatives", "forward_dynamics_derivatives", "forward_dynamics_derivatives_fext"]
+    report = compare(model, states=3, workdir=tmp_path, with_c=name == "gripper", functions=names)
+    assert all("pinocchio" in report[n] for n in names[:2]) and ("c" in report[names[1]]) == (name == "gripper")
+    for fn, row in report.items():
+        for column, err in row.items():
+            assert err < TOL, (fn, column, err)

@@ -372,6 +372,7 @@ def _mimic_functions(model, pmodel):
            "coriolis_matrix": lambda q, v: G.T @ full["coriolis_matrix"](t(q), G @ v) @ G,
            "nonlinear_effects": b,
            "regressor": lambda q, v, a: G.T @ full["regressor"](t(q), G @ v, G @ a)}
+    out.update(_mimic_derivatives(full, G, t, out))
     if model.kinematic_frames:
         for name in ("frame_placement", "center_of_mass"):
             out[name] = (lambda f: lambda q: f(t(q)))(full[name])
@@ -386,6 +387,20 @@ def _mimic_functions(model, pmodel):
         out["forward_dynamics_fext"] = lambda q, v, tau, w: np.linalg.solve(
             M(q), tau - G.T @ fext(t(q), G @ v, 0 * (G @ v), w))
     return out
+
+
+def _mimic_derivatives(full, G, t, reduced):
+    """The derivatives in reduced coordinates from the tree's computeRNEADerivatives (G constant):
+    dtau = G^T dtau_tree G at (G q + c, G v, G a), and the forward dynamics' -M^-1 dtau at its qdd with the
+    reduced M^-1 (differentiating ID(q, v, FD(q, v, tau)) = tau)."""
+    def inverse(q, v, a):
+        return tuple(G.T @ d @ G for d in full["inverse_dynamics_derivatives"](t(q), G @ v, G @ a))
+
+    def forward(q, v, tau):
+        Minv = reduced["mass_matrix_inverse"](q)
+        dq, dv = inverse(q, v, reduced["forward_dynamics"](q, v, tau))
+        return -Minv @ dq, -Minv @ dv, Minv
+    return {"inverse_dynamics_derivatives": inverse, "forward_dynamics_derivatives": forward}
 
 
 def pinocchio_constraint_functions(pmodel, model, friction=None):

@@ -34,9 +34,7 @@ UNSUPPORTED = ("articulated_inertia", "innovations_factor", "innovations_factor_
                "joint_rates", "working_moments", "applied_moments", "coriolis_nu", "coriolis_eta",
                "diagonalized_forward_dynamics", "udu_factor",
                # contacts and loops of a model with mimic joints are refused on loading (symdyn.readers.load)
-               "constrained_forward_dynamics", "constrained_forward_dynamics_baumgarte", "impact",
-               # dqdd/dq of the reduced forward dynamics is not G^T (...) G of the tree's
-               "forward_dynamics_derivatives", "forward_dynamics_derivatives_fext")
+               "constrained_forward_dynamics", "constrained_forward_dynamics_baumgarte", "impact")
 
 
 def tree_configuration(chain, q):
@@ -203,6 +201,28 @@ def _operational_space_inertia_inverse(ctx, chain, X, form=minverse.FORMS[0]):
     return [[ctx.bind(sum(a * b for a, b in zip(r, row) if not literal_zero(b))) for row in J] for r in JP]
 
 
+def _forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
+    """(dqdd/dq, dqdd/dv, M^-1) in the reduced coordinates. The tree's are not G^T (.) G of them, but the reduced
+    inverse dynamics G^T ID(G q + c, G qd, G qdd) inverts the reduced forward dynamics, so differentiating
+    ID(q, qd, FD(q, qd, tau)) = tau gives -M^-1 dtau here too, with dtau = G^T dtau_tree G (G constant) at
+    qdd = FD and the reduced M^-1."""
+    from . import derivatives
+    wrenches = None if f_ext is None else frames.body_wrenches(ctx, chain, X, f_ext)
+    qdd = _forward_dynamics(ctx, chain, X, qd, tau, wrenches)
+    Minv = _mass_matrix_inverse(ctx, chain, X)
+    dq, dv = derivatives.inverse_dynamics_derivatives(ctx, chain, X, tree_rates(chain, qd), tree_rates(chain, qdd),
+                                                      f_ext)
+    negative = [[-x for x in row] for row in Minv]
+    return _matmul(ctx, negative, _project(ctx, chain, dq, [0, 1])), \
+        _matmul(ctx, negative, _project(ctx, chain, dv, [0, 1])), Minv
+
+
+def _matmul(ctx, A, B):
+    """A B for lists of rows, exact zeros skipped."""
+    return [[ctx.bind(sum((a * b for a, b in zip(row, col) if not (literal_zero(a) or literal_zero(b))), 0))
+             for col in zip(*B)] for row in A]
+
+
 #: the SPECIAL functions built on the explicit M^-1 (its forms: Function.forms)
 FULL_INVERSE = ("mass_matrix_inverse", "operational_space_inertia_inverse")
 SPECIAL = {
@@ -211,6 +231,8 @@ SPECIAL = {
         ctx, chain, X, qd, tau, frames.body_wrenches(ctx, chain, X, f_ext)),
     "mass_matrix_inverse": _mass_matrix_inverse,
     "operational_space_inertia_inverse": _operational_space_inertia_inverse,
+    "forward_dynamics_derivatives": _forward_dynamics_derivatives,
+    "forward_dynamics_derivatives_fext": _forward_dynamics_derivatives,
 }
 
 
