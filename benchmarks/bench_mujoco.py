@@ -10,7 +10,10 @@ Rows (ns per call, the best of `repeat` runs of 20000 calls over 64 states; the 
   M^-1 generated mass_matrix_inverse     | mj_kinematics + mj_comPos + mj_crb + mj_factorM + mj_solveM (one vector)
   FD   generated forward_dynamics        | mj_forward with qfrc_applied (constraints and actuation off)
   batch FD per state: the generated forward_dynamics_batch over 4096 states against a loop of mj_forward.
-Before timing, the generated functions are checked against MuJoCo (symdyn.oracle.mujoco) at 5 random states.
+  dID  generated inverse_dynamics_derivatives (dtau/dq, dtau/dv) | mjd_inverseFD (DfDq, DfDv: MuJoCo's finite
+       differences of mj_inverse, eps 1e-6, forward differences: not the same accuracy, what MuJoCo offers)
+Before timing, the generated functions are checked against MuJoCo (symdyn.oracle.mujoco) at 5 random states, the
+derivatives against mjd_inverseFD (their own column: forward differences, about sqrt(eps) accuracy).
 gymnasium's Humanoid and Ant need the MJCF reader (symdyn/readers/mjcf.py); a model symdyn cannot load is
 reported and skipped.
 """
@@ -28,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-FUNCTIONS = ["inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics"]
+FUNCTIONS = ["inverse_dynamics", "mass_matrix", "mass_matrix_inverse", "forward_dynamics", "inverse_dynamics_derivatives"]
 STATES, BATCH = 64, 4096
 FLAGS = ["-O3", "-march=native", "-ffp-contract=fast", "-fno-math-errno", "-fno-tree-slp-vectorize"]
 
@@ -88,6 +91,7 @@ int main(int argc, char **argv) {
         || fread(A, sizeof(double), n * NV_, f) != (size_t)(n * NV_)) return 2;
     fclose(f);
     double *M = malloc(sizeof(double) * NV_ * NV_), *x = malloc(sizeof(double) * NV_);
+    double *DfDq = malloc(sizeof(double) * NV_ * NV_), *DfDv = malloc(sizeof(double) * NV_ * NV_);
     TIME("ID symdyn", PREFIX_inverse_dynamics(Q + s * NQ_, V + s * NV_, A + s * NV_, OUT));
     TIME("ID mujoco", (load(m, d, s, 1), mj_kinematics(m, d), mj_comPos(m, d), mj_comVel(m, d), mj_rne(m, d, 1, OUT)));
     TIME("M symdyn", PREFIX_mass_matrix(Q + s * NQ_, OUT));
@@ -97,6 +101,9 @@ int main(int argc, char **argv) {
                          mj_solveM(m, d, x, A + s * NV_, 1)));
     TIME("FD symdyn", PREFIX_forward_dynamics(Q + s * NQ_, V + s * NV_, A + s * NV_, OUT));
     TIME("FD mujoco", (load(m, d, s, 0), mju_copy(d->qfrc_applied, A + s * NV_, NV_), mj_forward(m, d)));
+    m->opt.integrator = mjINT_EULER;      /* mjd_inverseFD refuses RK4 (gymnasium's Humanoid); mj_inverse ignores it */
+    TIME("dID symdyn", PREFIX_inverse_dynamics_derivatives(Q + s * NQ_, V + s * NV_, A + s * NV_, OUT, OUT + NV_ * NV_));
+    TIME("dID mujoco", (load(m, d, s, 1), mjd_inverseFD(m, d, 1e-6, 0, DfDq, DfDv, NULL, NULL, NULL, NULL, NULL)));
     {   /* batch: per state */
         double t[64];
         for (int r = 0; r < REPEAT; ++r) { double t0 = now(); PREFIX_forward_dynamics_batch(n, Q, V, A, OUT);
@@ -129,7 +136,7 @@ def _check(model, lib, states=5):
     """Largest relative difference of the generated C from MuJoCo (symdyn.oracle.mujoco)."""
     from symdyn.multibody.lie import random_configuration
     from symdyn.oracle import mujoco as oracle
-    ref, rng, worst = oracle.functions(model), np.random.default_rng(1), 0.0
+    ref, rng, worst, derivatives = oracle.functions(model), np.random.default_rng(1), 0.0, 0.0
     M = ref["mass_matrix"]
     ref["mass_matrix_inverse"] = lambda q: np.linalg.inv(M(q))
     for q in random_configuration(model, rng, states):
@@ -138,7 +145,24 @@ def _check(model, lib, states=5):
                            ("forward_dynamics", (q, v, a))):
             theirs = ref[name](*args)
             worst = max(worst, float(np.abs(getattr(lib, name)(*args) - theirs).max() / max(1, np.abs(theirs).max())))
-    return worst
+        derivatives = max(derivatives, _derivatives_error(model, lib, q, v, a))
+    return worst, derivatives
+
+
+def _derivatives_error(model, lib, q, v, a):
+    """Relative difference of the generated dtau/dq, dtau/dv from mjd_inverseFD's (forward differences, eps 1e-6; MuJoCo's
+    matrices are transposed: DfDq[i, j] = d f_j / d q_i)."""
+    import mujoco
+    from symdyn.oracle import mujoco as oracle
+    m = oracle.mujoco_model(model)
+    m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_ACTUATION
+    m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER     # mjd_inverseFD refuses RK4; mj_inverse ignores it
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:], d.qacc[:] = q, v, a
+    DfDq, DfDv = np.zeros((m.nv, m.nv)), np.zeros((m.nv, m.nv))
+    mujoco.mjd_inverseFD(m, d, 1e-6, 0, DfDq, DfDv, None, None, None, None, None)
+    ours = lib.inverse_dynamics_derivatives(q, v, a)
+    return max(float(np.abs(x - y.T).max() / max(1, np.abs(y).max())) for x, y in zip(ours, (DfDq, DfDv)))
 
 
 def _identity_layout(model):
@@ -197,14 +221,14 @@ def table(results):
         if "skipped" in r:
             rows.append(f"| {r['model']} | | | skipped: {r['skipped']} | | | |")
             continue
-        for label in ("ID", "M", "Minv", "FD", "batchFD"):
+        for label in ("ID", "M", "Minv", "FD", "batchFD", "dID"):
             (sb, sm), (mb, mm) = r["times"][(label, "symdyn")], r["times"][(label, "mujoco")]
             rows.append(f"| {r['model']} | {r['nq']} | {r['nv']} | {label} | {sb:.0f} ({sm:.0f}) | {mb:.0f} ({mm:.0f}) "
                         f"| {mb / sb:.1f}x |")
-    rows += ["", "| model | generation (s) | compile of the C, gcc -O3 (s) | largest relative difference from MuJoCo |",
-             "|---|---|---|---|"]
-    rows += [f"| {r['model']} | {r['generation']:.1f} | {r['compile']:.1f} | {r['accuracy']:.1e} |"
-             for r in results if "skipped" not in r]
+    rows += ["", "| model | generation (s) | compile of the C, gcc -O3 (s) | largest relative difference from MuJoCo "
+             "| dID from mjd_inverseFD |", "|---|---|---|---|---|"]
+    rows += [f"| {r['model']} | {r['generation']:.1f} | {r['compile']:.1f} | {r['accuracy'][0]:.1e} | "
+             f"{r['accuracy'][1]:.1e} |" for r in results if "skipped" not in r]
     return "\n".join(rows)
 
 
