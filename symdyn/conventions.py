@@ -362,8 +362,8 @@ def in_mujoco_one(fn, mimic=False, free=True):
     """fn in MuJoCo's coordinates (the q reorder is Chain.transforms'; this maps velocities, forces,
     accelerations and the results' nv axes); mimic: the model has mimic joints (the functions the
     special traces build on are then the reduced ones, symdyn.recursions.mimic); free: it has a free joint.
-    Without one the tangent spaces are the same: the derivatives are symdyn's own (analytical, with their
-    forms), not the forward-mode duals that a free joint's change of coordinates needs."""
+    Without one the tangent spaces are the same: the derivatives are symdyn's own, forms included; with one,
+    _special's traces (the analytical derivatives plus T(q)'s terms, in their first form)."""
     from .functions import ALL_BY_NAME, arg_dims, out_dims
     if fn.convention == MUJOCO:
         return fn

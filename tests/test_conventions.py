@@ -292,7 +292,7 @@ def _under(mj, b, root):
 
 
 def test_derivatives_trace_in_mujocos_coordinates(solo):
-    """The derivatives' own traces in MuJoCo's coordinates (forward-mode duals) have no forms of their own:
+    """The derivatives' own traces in MuJoCo's coordinates with a free joint have no forms of their own:
     generating them does not pass a form of rnea_derivatives (it failed on every MuJoCo model when
     inverse_dynamics_derivatives got its forms)."""
     from symdyn.codegen.generator import trace
