@@ -180,15 +180,6 @@ def _transpose_apply(items, apply):
     return [[inner[i][n] for i in range(len(inner))] for n in range(len(items))]
 
 
-def _matmul(ctx, A, B):
-    """A B for lists of rows, literal zeros skipped."""
-    out = []
-    for row in A:
-        out.append([ctx.bind(sum((a * b for a, b in zip(row, col) if not (literal_zero(a) or literal_zero(b))), 0))
-                    for col in zip(*B)])
-    return out
-
-
 def _special(name, base):
     """The traces that need more than the generic map: base(name) is symdyn's Function of that name."""
     def nonlinear_effects(ctx, chain, X, qd):
@@ -202,7 +193,7 @@ def _special(name, base):
             return C
         M = base("mass_matrix").trace(ctx, chain, X)
         Tdot = _drift_matrix(change, qd, chain.model.nv)
-        return change.contract([_add(ctx, c, m) for c, m in zip(C, _matmul(ctx, M, Tdot))], [0])
+        return change.contract([_add(ctx, c, m) for c, m in zip(C, S.matmul(ctx, M, Tdot))], [0])
 
     def bias(jacobian):
         def trace(ctx, chain, X, qd):
@@ -277,11 +268,6 @@ def _derivative_traces(base):
             "mass_matrix_derivative": mass_matrix_derivative, "mass_matrix_dot": mass_matrix_dot}
 
 
-def _skew(y):
-    """[y]x: the matrix of y x ."""
-    return [[0, -y[2], y[1]], [y[2], 0, -y[0]], [-y[1], y[0], 0]]
-
-
 def _turning(ctx, out, at, lin, ang):
     """The terms of one free joint's T(q) in the derivatives of qfrc = T^T ID(q, T qvel, T qacc + T_dot qvel),
     before the congruence T^T (.) T. R turns by [dth]x along the joint's angular directions dth (body axes):
@@ -295,19 +281,14 @@ def _turning(ctx, out, at, lin, ang):
     v_l = [v[i] for i in lin]
     a_l = S.bind(ctx, S.rot_t(R, pdd))
     Mlin, Jvlin = [[row[i] for i in lin] for row in M], [[row[i] for i in lin] for row in dv]
-    wv = _matmul(ctx, _skew(w), _skew(v_l))
-    q_terms = _add_rows(ctx, _matmul(ctx, Jvlin, _skew(v_l)),
-                        _matmul(ctx, Mlin, [[x - y for x, y in zip(r, s)] for r, s in zip(_skew(a_l), wv)]))
-    v_lin, v_ang = _matmul(ctx, Mlin, _skew(w)), _matmul(ctx, Mlin, _skew(v_l))
-    for r in range(len(dq)):
-        for c in range(3):
-            dq[r][ang[c]] = ctx.bind(dq[r][ang[c]] + q_terms[r][c])
-            dv[r][lin[c]] = ctx.bind(dv[r][lin[c]] - v_lin[r][c])
-            dv[r][ang[c]] = ctx.bind(dv[r][ang[c]] + v_ang[r][c])
-    outer = _matmul(ctx, R, _skew([tau[i] for i in lin]))
-    for r in range(3):
-        for c in range(3):
-            turn[lin[r], ang[c]] = -outer[r][c]
+    wv = S.matmul(ctx, S.skew(w), S.skew(v_l))
+    q_terms = _add_rows(ctx, S.matmul(ctx, Jvlin, S.skew(v_l)),
+                        S.matmul(ctx, Mlin, [[x - y for x, y in zip(r, s)] for r, s in zip(S.skew(a_l), wv)]))
+    every = range(len(dq))
+    _add_block(ctx, dq, every, ang, q_terms)
+    _add_block(ctx, dv, every, lin, S.matmul(ctx, Mlin, S.skew(w)), -1)
+    _add_block(ctx, dv, every, ang, S.matmul(ctx, Mlin, S.skew(v_l)))
+    turn.update(_outer_turning(ctx, R, [tau[i] for i in lin], lin, ang))
 
 
 def _turning_forward(ctx, out, at, lin, ang):
@@ -321,20 +302,25 @@ def _turning_forward(ctx, out, at, lin, ang):
     Minv, R, tau_s, v, u, w = at
     v_l = [v[i] for i in lin]
     Fvlin, Mlin = [[row[i] for i in lin] for row in dv], [[row[i] for i in lin] for row in Minv]
-    q_terms = _add_rows(ctx, _matmul(ctx, Fvlin, _skew(v_l)), _matmul(ctx, Mlin, _skew([tau_s[i] for i in lin])))
-    wv, w_skew, v_skew = _matmul(ctx, _skew(w), _skew(v_l)), _skew(w), _skew(v_l)
-    for r in range(len(dq)):
-        for c in range(3):
-            dq[r][ang[c]] = ctx.bind(dq[r][ang[c]] + q_terms[r][c])
-    for r in range(3):
-        for c in range(3):
-            dq[lin[r]][ang[c]] = ctx.bind(dq[lin[r]][ang[c]] + wv[r][c])
-            dv[lin[r]][lin[c]] = ctx.bind(dv[lin[r]][lin[c]] + w_skew[r][c])
-            dv[lin[r]][ang[c]] = ctx.bind(dv[lin[r]][ang[c]] - v_skew[r][c])
-    outer = _matmul(ctx, R, _skew([u[i] for i in lin]))
-    for r in range(3):
-        for c in range(3):
-            turn[lin[r], ang[c]] = -outer[r][c]
+    q_terms = _add_rows(ctx, S.matmul(ctx, Fvlin, S.skew(v_l)), S.matmul(ctx, Mlin, S.skew([tau_s[i] for i in lin])))
+    _add_block(ctx, dq, range(len(dq)), ang, q_terms)
+    _add_block(ctx, dq, lin, ang, S.matmul(ctx, S.skew(w), S.skew(v_l)))
+    _add_block(ctx, dv, lin, lin, S.skew(w))
+    _add_block(ctx, dv, lin, ang, S.skew(v_l), -1)
+    turn.update(_outer_turning(ctx, R, [u[i] for i in lin], lin, ang))
+
+
+def _add_block(ctx, matrix, rows, cols, block, sign=1):
+    """matrix[rows[r]][cols[c]] += sign * block[r][c]."""
+    for r, i in enumerate(rows):
+        for c, j in enumerate(cols):
+            matrix[i][j] = ctx.bind(matrix[i][j] + sign * block[r][c])
+
+
+def _outer_turning(ctx, R, y, lin, ang):
+    """{(row, column): entry} of -R [y]x on a free joint's (linear rows, angular columns): the outer T^T turning."""
+    outer = S.matmul(ctx, R, S.skew(y))
+    return {(lin[r], ang[c]): -outer[r][c] for r in range(3) for c in range(3)}
 
 
 def _add_rows(ctx, A, B):

@@ -10,6 +10,7 @@ nests more than one operation deep and shared terms are computed once.
   l = O_k seen from the parent origin, in parent coordinates. phi moves forces inward (to the
   parent); its adjoint phi* moves velocities outward (to the child).
 """
+from ..scalars.scalar import literal_zero
 
 
 def bind(ctx, v):
@@ -65,6 +66,17 @@ def rot_t(R, v):
 
 def matmul3(A, B):
     return [[A[i][0] * B[0][j] + A[i][1] * B[1][j] + A[i][2] * B[2][j] for j in range(3)] for i in range(3)]
+
+
+def skew(a):
+    """a~: the matrix of a x ."""
+    return [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
+
+
+def matmul(ctx, A, B):
+    """A B for matrices of any size as lists of rows, each entry bound; products with an exact zero left out."""
+    return [[ctx.bind(sum((a * b for a, b in zip(row, col) if not (literal_zero(a) or literal_zero(b))), 0))
+             for col in zip(*B)] for row in A]
 
 
 def transpose3(A):

@@ -30,16 +30,12 @@ def body_coriolis(ctx, V, J, h, m):
     w, v = V[:3], V[3:]
     n = S.bind(ctx, S.add(S.rot(J, w), S.cross(h, v)))
     f = S.bind(ctx, S.add(S.scale(m, v), S.cross(w, h)))
-    wJ = S.bind_matrix(ctx, S.matmul3(_skew(w), J))
+    wJ = S.bind_matrix(ctx, S.matmul3(S.skew(w), J))
     vh = ctx.bind(S.dot(v, h))
     top = [[ctx.bind(0.5 * (wJ[i][j] + wJ[j][i] - h[i] * v[j] - v[i] * h[j]) + (vh if i == j else 0)
-                     - 0.5 * _skew(n)[i][j]) for j in range(3)] for i in range(3)]
-    bottom = [[-x for x in row] for row in _skew(f)]
+                     - 0.5 * S.skew(n)[i][j]) for j in range(3)] for i in range(3)]
+    bottom = [[-x for x in row] for row in S.skew(f)]
     return [top[i] + [0, 0, 0] for i in range(3)] + [bottom[i] + [0, 0, 0] for i in range(3)]
-
-
-def _skew(a):
-    return [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
 
 
 def coriolis_matrix(ctx, chain, X, qd):

@@ -170,10 +170,6 @@ class _FactorSolve:
         return out
 
 
-def _skew(a):
-    return [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
-
-
 def _free_flyer_columns(ctx, chain, X, qd, f_ext):
     """Columns of dqdd/dq and dqdd/dv known without M^-1, for each free-flyer under the world (nv entries
     each, non-zero on its linear rows only); qdd(linear) is the rate of the body-frame velocity v.
@@ -197,7 +193,7 @@ def _free_flyer_columns(ctx, chain, X, qd, f_ext):
         if f_ext is None and chain.compensated is None and not chain.model.joints[k].armature:
             terms.append((known_q, angular, S.bind(ctx, S.rot_t(X[k][0], chain.base_acceleration[3:]))))
         for known, columns, a in terms:
-            skew = _skew(a)
+            skew = S.skew(a)
             for b, j in enumerate(columns):
                 known[j] = [0] * chain.nv
                 for r, i in enumerate(linear):

@@ -27,6 +27,7 @@ from dataclasses import replace
 from . import frames, kalman_smoother, minverse
 from . import friction as _fr
 from .riccati import Riccati
+from ..multibody import spatial as S
 from ..scalars.scalar import literal_zero
 
 #: functions that need the tree's own factorization or parameter grouping
@@ -213,14 +214,8 @@ def _forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
     dq, dv = derivatives.inverse_dynamics_derivatives(ctx, chain, X, tree_rates(chain, qd), tree_rates(chain, qdd),
                                                       f_ext)
     negative = [[-x for x in row] for row in Minv]
-    return _matmul(ctx, negative, _project(ctx, chain, dq, [0, 1])), \
-        _matmul(ctx, negative, _project(ctx, chain, dv, [0, 1])), Minv
-
-
-def _matmul(ctx, A, B):
-    """A B for lists of rows, exact zeros skipped."""
-    return [[ctx.bind(sum((a * b for a, b in zip(row, col) if not (literal_zero(a) or literal_zero(b))), 0))
-             for col in zip(*B)] for row in A]
+    return S.matmul(ctx, negative, _project(ctx, chain, dq, [0, 1])), \
+        S.matmul(ctx, negative, _project(ctx, chain, dv, [0, 1])), Minv
 
 
 #: the SPECIAL functions built on the explicit M^-1 (its forms: Function.forms)

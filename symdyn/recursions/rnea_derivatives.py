@@ -187,10 +187,6 @@ def _columns(ctx, chain, k, V, Vp, Ap):
     return out
 
 
-def _skew(a):
-    return [[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]]
-
-
 def _outer_minus_dot(a, b):
     """a b^T - (a . b) 1, which is b~ a~."""
     d = S.dot(a, b)
@@ -218,7 +214,7 @@ class External:
             force, torque = S.bind(ctx, S.rot_t(R0, w[:3])), S.bind(ctx, S.rot_t(R0, w[3:]))
             c = [ctx.const(x) for x in frame.translation]
             local = S.add(torque, S.cross(c, force)) + force
-            tk = S.add3(_skew(torque), _outer_minus_dot(force, c))      # t~ + c~ f~ = t~ + f c^T - (c . f) 1
+            tk = S.add3(S.skew(torque), _outer_minus_dot(force, c))      # t~ + c~ f~ = t~ + f c^T - (c . f) 1
             self.wrench[k] = local if self.wrench[k] is None else S.vadd(self.wrench[k], local)
             T[k] = tk if T[k] is None else S.add3(T[k], tk)
             Fs[k] = force if Fs[k] is None else S.add(Fs[k], force)
