@@ -24,7 +24,7 @@ coordinates: those functions are not generated for a model with mimic joints (UN
 """
 from dataclasses import replace
 
-from . import frames, kalman_smoother, minverse
+from . import derivatives, frames, kalman_smoother, minverse
 from . import friction as _fr
 from .riccati import Riccati
 from ..multibody import spatial as S
@@ -207,7 +207,6 @@ def _forward_dynamics_derivatives(ctx, chain, X, qd, tau, f_ext=None):
     inverse dynamics G^T ID(G q + c, G qd, G qdd) inverts the reduced forward dynamics, so differentiating
     ID(q, qd, FD(q, qd, tau)) = tau gives -M^-1 dtau here too, with dtau = G^T dtau_tree G (G constant) at
     qdd = FD and the reduced M^-1."""
-    from . import derivatives
     wrenches = None if f_ext is None else frames.body_wrenches(ctx, chain, X, f_ext)
     qdd = _forward_dynamics(ctx, chain, X, qd, tau, wrenches)
     Minv = _mass_matrix_inverse(ctx, chain, X)
