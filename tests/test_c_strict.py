@@ -33,13 +33,16 @@ def test_strict_compile(path, compiler, tmp_path):
         assert result.returncode == 0, result.stderr[:2000]
 
 
-#: modules as users compile them, lanes and parts on: a chain, a tree, a floating base, and the smallest module with
+#: modules as users compile them, lanes and parts on: a chain, a tree, a floating base, an MJCF free joint, and the smallest module with
 #: lane parts (the Panda's forward dynamics derivatives, 1935 statements: above the tuning's lane_statements; the
 #: UR5's are 1268 since they come from the analytical derivatives)
 STRICT_MODULES = {"chain": ("robots/planar6.yaml", {}, None),
                   "tree": ("tests/data/two_branches.urdf", {}, None),
                   "floating": ("tests/data/two_branches.urdf", {"floating_base": True}, None),
-                  "lane-parts": ("robots/panda.urdf", {}, ("forward_dynamics_derivatives",))}
+                  "lane-parts": ("robots/panda.urdf", {}, ("forward_dynamics_derivatives",)),
+                  # MuJoCo's coordinates: the free joint's quaternion (w, x, y, z) moves without the free-flyer's
+                  # rotation of its position step (sd_quat_rotate was left unused: -Wunused-function)
+                  "mujoco-free": ("tests/data/mjcf/free.xml", {}, None)}
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
