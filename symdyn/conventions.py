@@ -35,6 +35,7 @@ from dataclasses import replace
 
 from .multibody import spatial as S
 from .multibody.joints import FreeFlyer, Spherical
+from .recursions import friction, rnea_derivatives
 from .scalars.scalar import exact_zero, literal_zero
 
 CONVENTIONS = ("pinocchio", "mujoco")
@@ -223,7 +224,7 @@ def _derivative_traces(base):
         suffix = "" if f_ext is None else "_fext"
         v, a = change.velocity(qd), change.acceleration(qdd, qd)
         dq, dv = base("inverse_dynamics_derivatives" + suffix).trace(ctx, chain, X, v, a, *extra)
-        tau = base("inverse_dynamics" + suffix).trace(ctx, chain, X, v, a, *extra)
+        tau = _free_joint_forces(ctx, chain, X, v, a, f_ext, change.R)
         M = base("mass_matrix").trace(ctx, chain, X)
         dq, dv, turn = [list(r) for r in dq], [list(r) for r in dv], {}
         for k, R in change.R.items():
@@ -266,6 +267,14 @@ def _derivative_traces(base):
     return {"inverse_dynamics_derivatives": inverse, "inverse_dynamics_derivatives_fext": inverse,
             "forward_dynamics_derivatives": forward, "forward_dynamics_derivatives_fext": forward,
             "mass_matrix_derivative": mass_matrix_derivative, "mass_matrix_dot": mass_matrix_dot}
+
+
+def _free_joint_forces(ctx, chain, X, v, a, f_ext, free):
+    """{v index: tau} at the free joints' rows of tau = ID(q, v, a): the derivatives' composite force across each
+    joint (their trace binds it already) and the joint's own forces (damping, rotor, gravcomp) at those rows."""
+    F = rnea_derivatives.joint_space_forces(ctx, chain, X, v, a, f_ext)
+    own = friction.joint_forces(ctx, chain, v, a, X)
+    return {i: ctx.bind(S.vdot(chain.H[k][c], F[k]) + own[i]) for k in free for c, i in enumerate(chain.vi[k])}
 
 
 def _turning(ctx, out, at, lin, ang):

@@ -319,12 +319,13 @@ def _forward_mode(ctx, chain, X, qd, qdd, f_ext):
 
 
 @pytest.mark.parametrize("path", ["solo12", "tests/data/mjcf/free.xml", "tests/data/mjcf/ball_free_damping.xml",
-                                  "tests/data/mjcf/ball.xml"])
+                                  "tests/data/mjcf/ball.xml", "tests/data/mjcf/gravcomp.xml"])
 @pytest.mark.parametrize("wrenches", [False, True])
 def test_mujoco_derivatives_equal_forward_mode(path, wrenches, solo):
     """MuJoCo-convention derivatives are symdyn's analytical ones plus the terms of a free joint's T(q) (none
     without one): equal to forward-mode duals through MuJoCo-convention inverse dynamics, with and without
-    external wrenches, on free joints (one under the world with a turned body frame, solo12's base) and balls."""
+    external wrenches, on free joints (one under the world with a turned body frame, solo12's base; with
+    damping and armature; under gravcomp bodies: the joint's own forces in its tau) and balls."""
     from symdyn.conventions import free_joints, in_mujoco
     from symdyn.functions import BY_NAME
     from symdyn.multibody.chain import Chain

@@ -275,6 +275,14 @@ def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None, form=FORMS[
     return entries.dq, entries.dv
 
 
+def joint_space_forces(ctx, chain, X, qd, qdd, f_ext=None):
+    """F(k), the force across each joint (RNEA's, with the external wrenches), in the form the derivatives
+    compute it: a program that traces both gets these entries of tau without a second inverse dynamics."""
+    ext = None if f_ext is None else External(ctx, chain, X, f_ext)
+    V, Acc, _, _ = _motions(ctx, chain, X, qd, qdd)
+    return Composites(ctx, chain, X, V, Acc, None if ext is None else ext.wrench).F
+
+
 class _Entries:
     """dtau/dq, dtau/dv filled joint by joint from the composites `comp`, each joint's columns (s, u, w, y)
     and the external wrenches `ext` (None without)."""
