@@ -258,9 +258,7 @@ def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None, form=FORMS[
     """(dtau/dq, dtau/dv), each (nv, nv), of tau = ID(q, v, qdd) with friction and rotor inertias;
     f_ext: external wrenches at the frames, world axes (held fixed in the world as q moves); form: one
     of FORMS."""
-    ext = None if f_ext is None else External(ctx, chain, X, f_ext)
-    V, Acc, Vp, Ap = _motions(ctx, chain, X, qd, qdd)
-    comp = Composites(ctx, chain, X, V, Acc, None if ext is None else ext.wrench)
+    ext, (V, Acc, Vp, Ap), comp = _passes(ctx, chain, X, qd, qdd, f_ext)
     # outward: the rows of chain.top only (a joint below a multi-DoF one would carry one motion per row
     # of that joint: its forces come inward)
     entries = _Entries(ctx, chain, X, comp, [_columns(ctx, chain, k, V, Vp, Ap) for k in range(chain.n)], ext,
@@ -276,11 +274,16 @@ def inverse_dynamics_derivatives(ctx, chain, X, qd, qdd, f_ext=None, form=FORMS[
 
 
 def joint_space_forces(ctx, chain, X, qd, qdd, f_ext=None):
-    """F(k), the force across each joint (RNEA's, with the external wrenches), in the form the derivatives
-    compute it: a program that traces both gets these entries of tau without a second inverse dynamics."""
+    """F(k), the force across each joint (RNEA's, with the external wrenches), as the derivatives compute it
+    (the same passes): a program that traces both gets these entries of tau without a second inverse dynamics."""
+    return _passes(ctx, chain, X, qd, qdd, f_ext)[2].F
+
+
+def _passes(ctx, chain, X, qd, qdd, f_ext):
+    """(the external wrenches or None, _motions' outward pass, the inward Composites)."""
     ext = None if f_ext is None else External(ctx, chain, X, f_ext)
-    V, Acc, _, _ = _motions(ctx, chain, X, qd, qdd)
-    return Composites(ctx, chain, X, V, Acc, None if ext is None else ext.wrench).F
+    motions = _motions(ctx, chain, X, qd, qdd)
+    return ext, motions, Composites(ctx, chain, X, motions[0], motions[1], None if ext is None else ext.wrench)
 
 
 class _Entries:
