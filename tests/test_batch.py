@@ -2,7 +2,6 @@
 calls for any count (blocks of lanes, a padded last block, none at all), any thread count, and angles
 beyond the vectorized sincos's range; the lane loop is vectorized by gcc."""
 import argparse
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -13,7 +12,7 @@ import pytest
 
 import golden
 import symdyn
-from conftest import ROOT, function_args, random_states, relerr
+from conftest import ROOT, function_args, import_file, random_states, relerr
 from oracle import Pinocchio, to_pinocchio
 from symdyn.codegen import c as c_backend
 from symdyn.codegen import manifest
@@ -250,10 +249,7 @@ def test_block_entries_are_stored_as_soon_as_computed():
 
 
 def _bench_batch():
-    spec = importlib.util.spec_from_file_location("bench_batch", ROOT / "benchmarks" / "bench_batch.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(ROOT / "benchmarks" / "bench_batch.py", "bench_batch")
 
 
 def test_bench_split_patches_every_block_copy():

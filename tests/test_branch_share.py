@@ -1,19 +1,10 @@
 """benchmarks/branch_share.py: each statement of a traced program counted once, to the branch whose inputs it reads."""
-import importlib.util
-from pathlib import Path
-
-from conftest import erd_path
+from conftest import ROOT, erd_path, import_file
 from symdyn.codegen.generator import select_functions, trace
 from symdyn.readers.load import load_robot
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
 def _tool():
-    spec = importlib.util.spec_from_file_location("branch_share", ROOT / "benchmarks" / "branch_share.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return import_file(ROOT / "benchmarks" / "branch_share.py", "branch_share")
 
 
 def test_a_quadrupeds_legs_are_four_branches_of_one_shape_and_share_its_operations():

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, import_file
 from symdyn.functions import ALL, ALL_BY_NAME, FUNCTIONS
 
 #: the documents that describe symdyn today (docs/perf-history.md is a dated record: its counts are of their day)
@@ -88,10 +88,7 @@ def test_citations_of_the_performance_history_name_its_sections():
 def test_benchmark_page_has_one_section_per_headline_of_run_all():
     """benchmarks/README.md's tables are rewritten by benchmarks/run_all.py between markers: every headline has
     its markers, each names its source or command, and the rewrite replaces exactly that part."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("run_all", ROOT / "benchmarks" / "run_all.py")
-    run_all = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run_all)
+    run_all = import_file(ROOT / "benchmarks" / "run_all.py", "run_all")
     text = run_all.README.read_text()
     for name in run_all.HEADLINES:
         body = text.split(f"<!-- run_all: {name} -->\n", 1)[1].split(f"<!-- /run_all: {name} -->", 1)[0]
@@ -106,12 +103,9 @@ def test_benchmark_page_has_one_section_per_headline_of_run_all():
 def test_bench_batch_before_after_table(capsys):
     """bench_batch.py --before: the last table gives, per function both modules have, the batch (one thread)
     and single-call ns of REF's module and this checkout's and before/after (made-up rounds, no compile)."""
-    import importlib.util
     import sys
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_batch", ROOT / "benchmarks" / "bench_batch.py")
-    bench_batch = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench_batch)
+    bench_batch = import_file(ROOT / "benchmarks" / "bench_batch.py", "bench_batch")
     rounds = lambda loop, one: [[loop * 1e-9, one * 1e-9, one * 1e-9, 0.0, 1e-9, 7]] * 3   # (loop, one, many, ...)
     before = {"gravity": rounds(60, 30), "mass_matrix": rounds(50, 20)}
     after = {"gravity": rounds(40, 20), "regressor": rounds(100, 50)}
@@ -127,10 +121,7 @@ def test_bench_c_before_after_table():
     """bench_c.py --before (the README's "Before/after a change"): per-run ratios are combined into medians
     and ranges, and the table shows Pinocchio/before, Pinocchio/after and before/after for each function
     (no Pinocchio compile here: the harness's JSON rows are made up)."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("bench_c", ROOT / "benchmarks" / "bench_c.py")
-    bench_c = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench_c)
+    bench_c = import_file(ROOT / "benchmarks" / "bench_c.py", "bench_c")
     args = bench_c.parse_args(["--before", "HEAD~1", "--robots", "panda"])
     assert args.generate and args.generated == args.build_dir / "generated"
     assert bench_c.parse_args([]).generated == ROOT / "generated" and not bench_c.parse_args([]).generate
