@@ -230,10 +230,7 @@ def _derivative_traces(base):
         for k, R in change.R.items():
             lin, ang = change.model.v_slices[k][:3], change.model.v_slices[k][3:6]
             _turning(ctx, (dq, dv, turn), (M, R, tau, v, [qdd[i] for i in lin], [qd[i] for i in ang]), lin, ang)
-        dq = change.contract(dq, [0, 1])
-        for (i, j), x in turn.items():
-            dq[i][j] = ctx.bind(dq[i][j] + x)
-        return dq, change.contract(dv, [0, 1])
+        return _congruence_and_turning(ctx, change, dq, dv, turn)
 
     def forward(ctx, chain, X, qd, tau, f_ext=None):
         """symdyn's analytical derivatives at (T qvel, T qfrc), with the terms of T's own turning."""
@@ -247,10 +244,7 @@ def _derivative_traces(base):
         for k, R in change.R.items():
             lin, ang = change.model.v_slices[k][:3], change.model.v_slices[k][3:6]
             _turning_forward(ctx, (dq, dv, turn), (Minv, R, tau_s, v, u, [qd[i] for i in ang]), lin, ang)
-        dq = change.contract(dq, [0, 1])
-        for (i, j), x in turn.items():
-            dq[i][j] = ctx.bind(dq[i][j] + x)
-        return dq, change.contract(dv, [0, 1]), change.contract(Minv, [0, 1])
+        return _congruence_and_turning(ctx, change, dq, dv, turn) + (change.contract(Minv, [0, 1]),)
 
     def mass_matrix_derivative(ctx, chain, X):
         d = DualContext(ctx)
@@ -267,6 +261,14 @@ def _derivative_traces(base):
     return {"inverse_dynamics_derivatives": inverse, "inverse_dynamics_derivatives_fext": inverse,
             "forward_dynamics_derivatives": forward, "forward_dynamics_derivatives_fext": forward,
             "mass_matrix_derivative": mass_matrix_derivative, "mass_matrix_dot": mass_matrix_dot}
+
+
+def _congruence_and_turning(ctx, change, dq, dv, turn):
+    """(T^T dq T + the outer turning `turn`, T^T dv T): the derivatives in MuJoCo's tangent space."""
+    dq = change.contract(dq, [0, 1])
+    for (i, j), x in turn.items():
+        dq[i][j] = ctx.bind(dq[i][j] + x)
+    return dq, change.contract(dv, [0, 1])
 
 
 def _free_joint_forces(ctx, chain, X, v, a, f_ext, free):
