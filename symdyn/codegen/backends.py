@@ -115,7 +115,7 @@ def _context(model, programs, module, params_mode, backend):
     base = base_parameters(model)
     names = [p.name for p in programs]
     return dict(header=header_lines(model, params_mode, names), set_id=set_id(model, params_mode, names),
-                module=module, dof=model.dof, joint_names=model.joint_names,
+                model=model, module=module, dof=model.dof, joint_names=model.joint_names,
                 frames=[f.name for f in model.kinematic_frames],
                 constraints=[c.describe() for c in model.constraints], nc=sizes(model)["nc"],
                 actuated=list(model.actuated),

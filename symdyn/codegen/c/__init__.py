@@ -9,9 +9,10 @@ from dataclasses import replace
 
 import symengine as se
 
-from ..backends import Backend, Unit, used_symbols
+from ..backends import Backend, Unit, input_entries, used_symbols
 from ..printer import NonFiniteError, Printer, number
-from . import batch, trig
+from ...multibody.branches import Branches
+from . import batch, branch_lanes, trig
 from .parts import Dialect, constant_stores, one_piece, split
 from .tuning import TUNING
 
@@ -106,13 +107,15 @@ class CBackend(Backend):
         functions, module = ctx["functions"], ctx["module"]
         ctx["real"] = self.real
         ctx["lie_prototypes"] = self.lie_prototypes(module)
+        branches = Branches(ctx["model"])
+        groups = (branches, branches.groups(self.tuning.branch_lanes))
         for f in functions:
             outs = [o["name"] for o in f["outputs"]]
             f["prototype"] = self.prototype(module, f["name"], f["args"], outs)
             f["batch_prototype"] = self.batch_prototype(module, f["name"], f["args"], outs)
             f["batch_params"] = ", ".join(self.batch_params(f["args"], outs))
             f["arg_sizes"] = {a: math.prod(f["arg_shapes"][a]) for a in f["args"]}
-            self._single_state(f)
+            self._single_state(f, groups)
         self._batches(functions)
         helpers = set().union(*(trig.helpers(f["lines"], f["batch"].kind != batch.SINGLE) for f in functions))
         ctx["uses_sincos"], ctx["uses_sincos_n"] = "sd_sincos" in helpers, "sd_sincos_n" in helpers
@@ -122,12 +125,19 @@ class CBackend(Backend):
         ctx["uses_lanes"] = any(f["batch"].kind != batch.SINGLE for f in functions)
         ctx["splits"] = any(f["parts"] or len(f["lane_parts"]) > 1 for f in functions)
 
-    def _single_state(self, f):
-        """The single-state function: in parts (f["parts"], f["workspace"]) above tuning.split_above
-        statements, else in one piece (f["body"])."""
+    def _single_state(self, f, groups):
+        """The single-state function: like branches (`groups`) as lanes where that pays (branch_lanes.py), else in
+        parts (f["parts"], f["workspace"]) above tuning.split_above statements, else in one piece (f["body"])."""
         dialect, tuning = Dialect(self.real), self.tuning
         f["parts"], f["workspace"], f["body"] = [], 0, []
         zeros = {(o["name"], k) for o in f["outputs"] for k, value in enumerate(o["numbers"]) if value == 0}
+        units = self._lane_form(f, groups)
+        if units:
+            read = {arg for _, arg, _ in f["flat_inputs"]}
+            f["body"] = ([dialect.load_input(*entry) for entry in f["flat_inputs"]]
+                         + one_piece(units, f["placed"], zeros, dialect, tuning)
+                         + [dialect.unused(a) for a in f["args"] if a not in read])
+            return
         if tuning.split_above is not None and len(f["units"]) > tuning.split_above:
             f["parts"], f["workspace"] = split(f["units"], f["flat_inputs"], f["args"], f["placed"], tuning.part_size,
                                                dialect, lambda ready: constant_stores(ready, zeros, dialect, tuning))
@@ -136,6 +146,20 @@ class CBackend(Backend):
         f["body"] = ([dialect.load_input(*entry) for entry in f["flat_inputs"]]
                      + one_piece(f["units"], f["placed"], zeros, dialect, tuning)
                      + [dialect.unused(a) for a in f["args"] if a not in read])
+
+    def _lane_form(self, f, groups):
+        """[Unit] of f with its like branches as lanes, or None: none of them, or too few of its statements in
+        the loops (tuning.lane_share), or more statements than one piece takes (tuning.split_above)."""
+        branches, groups = groups
+        if not groups:
+            return None
+        program = f["program"]
+        lanes = branch_lanes.Lanes(program, branches, groups)
+        statements = len(program.assignments)
+        if (lanes.lane_statements() < self.tuning.lane_share * statements
+                or statements - lanes.lane_statements() + lanes.loop_statements() > self.tuning.split_above):
+            return None
+        return branch_lanes.units(lanes, self, input_entries(program))
 
     def _batches(self, functions):
         """The batch plan of every function (f["batch"]) and the lane loops it asks for (f["lane_parts"])."""

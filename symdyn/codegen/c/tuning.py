@@ -56,6 +56,13 @@ class Tuning:
     #: a function of at least this many output entries stores each entry just after its last operand, a
     #: smaller one at the end. bench_c.py
     early_stores: int = 32
+    #: like branches (a quadruped's legs) run as lanes of one loop in a single-state function (branch_lanes.py)
+    #: when there are at least branch_lanes of them: four measured 1.7-1.8x (solo12's ID, C and dID), two mixed
+    #: (Baxter's arms 0.68-1.73x, talos' legs 0.82-0.98x): docs/perf-history.md "Like branches as lanes, a
+    #: prototype measured". bench_c.py --before
+    branch_lanes: int = 4
+    #: ... and when the loops compute at least this share of the function's statements. bench_c.py --before
+    lane_share: float = 0.5
 
 
 TUNING = Tuning()
