@@ -157,11 +157,11 @@ def _unify(nodes, gather):
         raise Mismatch
     if first.is_Pow and any(n.args[1] != first.args[1] for n in nodes):
         raise Mismatch                            # the printers write a power by its exponent
-    if first.is_Add or first.is_Mul:              # their arguments in any order
-        columns = zip(*(sorted(n.args, key=_shape) for n in nodes))
-    else:
-        columns = zip(*(n.args for n in nodes))
-    return first.func(*[_unify(list(c), gather) for c in columns])
+    if not (first.is_Add or first.is_Mul):
+        return first.func(*[_unify(list(c), gather) for c in zip(*(n.args for n in nodes))])
+    common = [a for a in first.args if all(a in n.args for n in nodes[1:])]      # terms every lane has
+    rest = zip(*(sorted((a for a in n.args if a not in common), key=_shape) for n in nodes))
+    return first.func(*common, *[_unify(list(c), gather) for c in rest])
 
 
 def units(lanes, backend, inputs):

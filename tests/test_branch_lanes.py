@@ -1,0 +1,114 @@
+"""Like branches as lanes of one loop (symdyn/codegen/c/branch_lanes.py): every loop statement is each lane's own
+statement, the C module computes what the Python module of the same programs computes, and loops appear only
+where there are enough like branches."""
+import numpy as np
+import pytest
+
+import symdyn
+from conftest import ROOT, erd_path, relerr
+from symdyn.codegen.c import branch_lanes
+from symdyn.codegen.c.tuning import TUNING
+from symdyn.codegen.generator import select_functions, trace
+from symdyn.compare import import_module_file
+from symdyn.generate import module_name, render
+from symdyn.multibody.branches import Branches
+
+SOLO12 = "solo_description/robots/solo12.urdf"
+GO2 = ROOT / "robots" / "mjcf" / "menagerie" / "unitree_go2" / "go2.xml"
+LOOPED = ("inverse_dynamics", "coriolis_matrix", "inverse_dynamics_derivatives")
+
+
+def _lanes(model, name):
+    fn, = select_functions([name], model)
+    branches = Branches(model)
+    return branch_lanes.Lanes(trace(model, fn), branches, branches.groups(TUNING.branch_lanes))
+
+
+def _lane_value(lanes, symbol, lane, row, values):
+    """A template's symbol as lane `lane` reads it: its gathered value, its own earlier value, or a scalar."""
+    name = str(symbol)
+    if name.startswith("sd_g"):
+        gathered = {n: v for v, n in lanes.gathers.items()}[name.split("[")[0]][lane]
+        return values[gathered] if gathered.is_Symbol else float(gathered)
+    if name.startswith("sd_b"):
+        return values[row[int(name.split("_")[2].split("[")[0])]]
+    return values[symbol]
+
+
+def test_each_loop_statement_is_every_lanes_own_statement():
+    """A template, with lane l's gathered values and l's own earlier statements put in, is lane l's expression:
+    evaluated at random values of every symbol, they agree to rounding."""
+    lanes = _lanes(symdyn.load_robot(erd_path(SOLO12), floating_base=True), "inverse_dynamics_derivatives")
+    program = lanes.program
+    assert lanes.lane_statements() > 0.8 * len(program.assignments)        # the legs: nearly all of it
+    rng = np.random.default_rng(3)
+    symbols = [s for symbols in program.inputs.values() for s in symbols] + [s for s, _ in program.assignments]
+    values = dict(zip(symbols, rng.uniform(0.5, 1.5, len(symbols))))
+    checked = 0
+    for g, templates in enumerate(lanes.templates):
+        for k, template in templates.items():
+            for lane, row in enumerate(lanes.rows[g]):
+                own = lanes.expr[row[k]]
+                want = float(own.xreplace({s: values[s] for s in own.free_symbols}))
+                got = float(template.xreplace({s: _lane_value(lanes, s, lane, row, values)
+                                               for s in template.free_symbols}))
+                assert got == pytest.approx(want, rel=1e-12, abs=1e-12), (row[k], own, template)
+                checked += 1
+    assert checked == lanes.lane_statements()
+
+
+def test_unify_gathers_what_differs_and_refuses_other_shapes():
+    import symengine as se
+    x, y, z, w = se.symbols("x y z w")
+    seen = []
+    gather = lambda values: seen.append(tuple(values)) or se.Symbol(f"sd_g{len(seen) - 1}[sd_l]")
+    t = branch_lanes._unify([2.5 * x * y + w, -1.5 * z * y + w], gather)
+    assert len(seen) == 2 and (x, z) in seen and t.has(w) and t.has(y)         # w and y: every lane's own
+    assert [tuple(map(float, values)) for values in seen if values[0].is_Number] == [(2.5, -1.5)]
+    with pytest.raises(branch_lanes.Mismatch):
+        branch_lanes._unify([x + y, x * y], gather)                          # a sum and a product
+    with pytest.raises(branch_lanes.Mismatch):
+        branch_lanes._unify([x ** 2, x ** 3], gather)                        # powers by their exponent
+
+
+def _c_against_python(model, functions, tmp_path):
+    files = render(model, ("python", "c"), functions=functions)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    name = module_name(model.provenance.path)
+    source = files[f"{name}.c"]
+    py = import_module_file(tmp_path / f"{name}.py", f"lanes_{name}")
+    c = symdyn.load_c(tmp_path / f"{name}.c")
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        q = rng.uniform(-2, 2, py.NQ)
+        q[3:7] /= np.linalg.norm(q[3:7])                     # the free joint's quaternion (both conventions: 3:7)
+        v, a = rng.normal(size=py.NV) * 2, rng.normal(size=py.NV) * 3
+        for f in functions:
+            args = {"inverse_dynamics": (q, v, a), "coriolis_matrix": (q, v),
+                    "inverse_dynamics_derivatives": (q, v, a), "mass_matrix": (q,)}[f]
+            want, got = getattr(py, f)(*args), getattr(c, f)(*args)
+            for w, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (want, got))):
+                assert relerr(g, w) < 1e-12, f
+    return source
+
+
+@pytest.mark.parametrize("robot", ["solo12", "go2"])
+def test_a_quadrupeds_c_module_in_lanes_computes_what_its_python_module_does(robot, tmp_path):
+    model = (symdyn.load_robot(erd_path(SOLO12), floating_base=True) if robot == "solo12"
+             else symdyn.load_robot(GO2))
+    source = _c_against_python(model, LOOPED, tmp_path)
+    for f in LOOPED:                                          # each of them in loops over the four legs
+        body = source.split(f"_{f}(const double *q")[1].split("\n}\n")[0]
+        assert "for (int sd_l = 0; sd_l < 4; ++sd_l)" in body, f
+
+
+def test_no_loops_without_enough_like_branches():
+    """Two like branches (below tuning.branch_lanes) and ANYmal's legs, whose front and hind pairs trace to other
+    numbers of statements (other exact zeros): the scalar code."""
+    two = symdyn.load_robot(ROOT / "tests" / "data" / "two_branches.urdf", floating_base=True)
+    anymal = symdyn.load_robot(erd_path("anymal_c_simple_description/urdf/anymal.urdf"), floating_base=True)
+    for model in (two, anymal):
+        source = next(t for n, t in render(model, ("c",), functions=["inverse_dynamics"]).items() if n.endswith(".c"))
+        assert "sd_l" not in source
+    assert _lanes(anymal, "inverse_dynamics").lane_statements() == 0
