@@ -148,14 +148,15 @@ class CBackend(Backend):
                      + [dialect.unused(a) for a in f["args"] if a not in read])
 
     def _lane_form(self, f, groups):
-        """[Unit] of f with its like branches as lanes, or None: none of them, or too few of its statements in
+        """[Unit] of f with its like branches as lanes, or None: none of them, more computed output entries than
+        statements (each passes through a loop's array: a store and a load more), too few of its statements in
         the loops (tuning.lane_share), or more statements than one piece takes (tuning.split_above)."""
         branches, groups = groups
-        if not groups:
-            return None
         program = f["program"]
-        lanes = branch_lanes.Lanes(program, branches, groups)
         statements = len(program.assignments)
+        if not groups or sum(n is None for o in f["outputs"] for n in o["numbers"]) > statements:
+            return None
+        lanes = branch_lanes.Lanes(program, branches, groups)
         if (lanes.lane_statements() < self.tuning.lane_share * statements
                 or statements - lanes.lane_statements() + lanes.loop_statements() > self.tuning.split_above):
             return None

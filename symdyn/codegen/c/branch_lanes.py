@@ -9,11 +9,12 @@ which the sd_sincos_n block computes) stays scalar and reads a leg's value as `s
 half as large and runs 1.7-1.8x faster (solo12's ID, C and dID: docs/perf-history.md "Like branches as lanes, a
 prototype measured"); each lane's value is its own statement's, rounded in another order.
 
-A statement whose legs' expressions differ in shape (another zero, a sign: ANYmal's mirrored legs) stays scalar,
-one per leg; a group whose legs own different numbers of statements stays scalar altogether.
+The legs' statements are lined up by their shapes; one without a counterpart in every leg (another exact zero, a
+sum that starts with the first leg), or whose legs' expressions differ in shape (a sign), stays scalar, one per leg.
 """
 import heapq
 from collections import defaultdict
+from difflib import SequenceMatcher
 
 import symengine as se
 
@@ -128,9 +129,17 @@ def owners(program, branches, members):
 
 
 def _rows(program, owner, members):
-    """Per branch of the group, its statements in program order; [] if their counts differ."""
+    """Per branch of the group, its statements that line up with a statement of every other branch (by their
+    shapes, in program order); the others (a sum that starts with the first leg, another zero) stay scalar."""
     rows = [[s for s, _ in program.assignments if owner[s] == b] for b in members]
-    return rows if len({len(r) for r in rows}) == 1 else []
+    expr = dict(program.assignments)
+    ref = [_shape(expr[s]) for s in rows[0]]
+    columns = {i: [s] for i, s in enumerate(rows[0])}
+    for row in rows[1:]:
+        blocks = SequenceMatcher(None, ref, [_shape(expr[s]) for s in row], autojunk=False).get_matching_blocks()
+        match = {a + t: row[b + t] for a, b, n in blocks for t in range(n)}
+        columns = {i: column + [match[i]] for i, column in columns.items() if i in match}
+    return [[columns[i][lane] for i in sorted(columns)] for lane in range(len(members))]
 
 
 def _shape(e):
