@@ -1,12 +1,15 @@
 """Like branches as lanes of one loop (symdyn/codegen/c/branch_lanes.py): every loop statement is each lane's own
 statement, the C module computes what the Python module of the same programs computes, and loops appear only
 where there are enough like branches."""
+import math
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import symdyn
 from conftest import ROOT, erd_path, relerr
-from symdyn.codegen.c import branch_lanes
+from symdyn.codegen.c import C, branch_lanes
 from symdyn.codegen.c.tuning import TUNING
 from symdyn.codegen.generator import select_functions, trace
 from symdyn.compare import import_module_file
@@ -94,24 +97,34 @@ def _c_against_python(model, functions, tmp_path):
     return source
 
 
-#: robot -> its model and the functions that run in loops: ANYmal's mirrored legs line up in part (other zeros,
-#: other signs front and hind), its scalar statements in between the loops
-QUADRUPEDS = {"solo12": (lambda: symdyn.load_robot(erd_path(SOLO12), floating_base=True), LOOPED),
-              "go2": (lambda: symdyn.load_robot(GO2), LOOPED),
-              "anymal": (lambda: symdyn.load_robot(erd_path(ANYMAL), floating_base=True), ("inverse_dynamics",))}
+#: robot -> its model and whether the loops are forced (tuning.lane_loads off): ANYmal's mirrored legs line up only
+#: in part (other zeros, other signs front and hind), which does not pay, but gives scalar statements between loops
+QUADRUPEDS = {"solo12": (lambda: symdyn.load_robot(erd_path(SOLO12), floating_base=True), False),
+              "go2": (lambda: symdyn.load_robot(GO2), False),
+              "anymal": (lambda: symdyn.load_robot(erd_path(ANYMAL), floating_base=True), True)}
 
 
 @pytest.mark.parametrize("robot", QUADRUPEDS)
-def test_a_quadrupeds_c_module_in_lanes_computes_what_its_python_module_does(robot, tmp_path):
-    load, looped = QUADRUPEDS[robot]
+def test_a_quadrupeds_c_module_in_lanes_computes_what_its_python_module_does(robot, tmp_path, monkeypatch):
+    load, forced = QUADRUPEDS[robot]
+    if forced:
+        monkeypatch.setattr(C, "tuning", replace(TUNING, lane_loads=math.inf))
     source = _c_against_python(load(), LOOPED, tmp_path)
-    for f in LOOPED:                                          # in loops over the four legs, or not
+    for f in LOOPED:                                          # each of them in loops over the four legs
         body = source.split(f"_{f}(const double *q")[1].split("\n}\n")[0]
-        assert ("for (int sd_l = 0; sd_l < 4; ++sd_l)" in body) == (f in looped), f
+        assert "for (int sd_l = 0; sd_l < 4; ++sd_l)" in body, f
+        if forced:                                            # and scalar statements of the legs between them
+            assert body.count("for (int sd_l") > 5, f
 
 
-def test_no_loops_for_two_like_branches():
-    """Two like branches are below tuning.branch_lanes: the scalar code."""
+def test_no_loops_for_two_like_branches_nor_where_they_do_not_pay():
+    """Two like branches are below tuning.branch_lanes; ANYmal's legs, lined up in part, would leave more values to
+    load from the loops' arrays than tuning.lane_loads allows: the scalar code."""
     two = symdyn.load_robot(ROOT / "tests" / "data" / "two_branches.urdf", floating_base=True)
-    source = next(t for n, t in render(two, ("c",), functions=["inverse_dynamics"]).items() if n.endswith(".c"))
-    assert "sd_l" not in source and len(Branches(two).groups(2)) == 1
+    anymal = symdyn.load_robot(erd_path(ANYMAL), floating_base=True)
+    for model in (two, anymal):
+        source = next(t for n, t in render(model, ("c",), functions=["inverse_dynamics"]).items() if n.endswith(".c"))
+        assert "sd_l" not in source
+    assert len(Branches(two).groups(2)) == 1
+    lanes = _lanes(anymal, "inverse_dynamics")
+    assert lanes.escaping() > TUNING.lane_loads * (lanes.lane_statements() - lanes.loop_statements()) > 0

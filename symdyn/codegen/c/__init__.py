@@ -148,17 +148,17 @@ class CBackend(Backend):
                      + [dialect.unused(a) for a in f["args"] if a not in read])
 
     def _lane_form(self, f, groups):
-        """[Unit] of f with its like branches as lanes, or None: none of them, more computed output entries than
-        statements (each passes through a loop's array: a store and a load more), too few of its statements in
-        the loops (tuning.lane_share), or more statements than one piece takes (tuning.split_above)."""
+        """[Unit] of f with its like branches as lanes, or None: none of them, more values that something outside
+        the loops reads (a load more each) than tuning.lane_loads per statement the loops save, or more statements
+        than one piece takes (tuning.split_above)."""
         branches, groups = groups
-        program = f["program"]
-        statements = len(program.assignments)
-        if not groups or sum(n is None for o in f["outputs"] for n in o["numbers"]) > statements:
+        if not groups:
             return None
+        program = f["program"]
         lanes = branch_lanes.Lanes(program, branches, groups)
-        if (lanes.lane_statements() < self.tuning.lane_share * statements
-                or statements - lanes.lane_statements() + lanes.loop_statements() > self.tuning.split_above):
+        saved = lanes.lane_statements() - lanes.loop_statements()
+        if (not saved or lanes.escaping() > self.tuning.lane_loads * saved
+                or len(program.assignments) - saved > self.tuning.split_above):
             return None
         return branch_lanes.units(lanes, self, input_entries(program))
 

@@ -45,6 +45,10 @@ class Lanes:
         """The statements that the loops compute (their count in lanes times the lanes)."""
         return len(self.key)
 
+    def escaping(self):
+        """The values computed in the loops that something outside them reads."""
+        return len(_read_outside(self))
+
     def loop_statements(self):
         """The statements of the loops (once for all lanes)."""
         return sum(len(t) for t in self.templates)

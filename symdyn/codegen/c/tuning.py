@@ -61,8 +61,10 @@ class Tuning:
     #: (Baxter's arms 0.68-1.73x, talos' legs 0.82-0.98x): docs/perf-history.md "Like branches as lanes, a
     #: prototype measured". bench_c.py --before
     branch_lanes: int = 4
-    #: ... and when the loops compute at least this share of the function's statements. bench_c.py --before
-    lane_share: float = 0.5
-
+    #: ... and when the values that something outside the loops reads (a scalar statement, an output: a load
+    #: from the loop's array each) are at most lane_loads per statement the loops save. solo12: 0.09-0.49 for ID,
+    #: g, M, FD, M^-1, C and dID (1.06-2.11x), 0.52-0.83 for J 0.91x, Y 1.03x, Ag 1.24x and ANYmal's ID 0.62x
+    #: (legs that line up in part): docs/perf-history.md "Like branches as lanes in the C backend". bench_c.py --before
+    lane_loads: float = 0.5
 
 TUNING = Tuning()
