@@ -42,7 +42,11 @@ STRICT_MODULES = {"chain": ("robots/planar6.yaml", {}, None),
                   "lane-parts": ("robots/panda.urdf", {}, ("forward_dynamics_derivatives",)),
                   # MuJoCo's coordinates: the free joint's quaternion (w, x, y, z) moves without the free-flyer's
                   # rotation of its position step (sd_quat_rotate was left unused: -Wunused-function)
-                  "mujoco-free": ("tests/data/mjcf/free.xml", {}, None)}
+                  "mujoco-free": ("tests/data/mjcf/free.xml", {}, None),
+                  # a quadruped's legs in loops (codegen/c/branch_lanes.py): their tables, loops and copies out, and
+                  # scalar statements between loops (forward dynamics); lane parts too (the Coriolis matrix)
+                  "branch-lanes": ("robots/mjcf/menagerie/unitree_go2/go2.xml", {},
+                                   ("inverse_dynamics", "forward_dynamics", "coriolis_matrix"))}
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
@@ -60,7 +64,8 @@ def test_strict_compile_as_load_c_builds(case, compiler, tmp_path):
     c_file = next(tmp_path / name for name in files if name.endswith(".c"))
     source = c_file.read_text()
     assert "_lanes(long sd_first" in source
-    assert ("_lanes2(" in source) == (case == "lane-parts")
+    assert ("_lanes2(" in source) == (case in ("lane-parts", "branch-lanes"))
+    assert ("for (int sd_l = 0;" in source) == (case == "branch-lanes")
     flags = [*STRICT[:1], *STRICT[2:], *cload.OPT_FLAGS, "-fopenmp", *(cload.GCC_FLAGS if compiler == "gcc" else ())]
     for build in (flags, [*STRICT, "-fopenmp"]):      # load_c's, and a plain -O2 OpenMP build (clang: -Wpass-failed)
         result = subprocess.run([compiler, *build, "-c", str(c_file), "-o", str(tmp_path / "x.o")], capture_output=True,

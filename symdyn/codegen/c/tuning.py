@@ -62,9 +62,10 @@ class Tuning:
     #: prototype measured". bench_c.py --before
     branch_lanes: int = 4
     #: ... and when the values that something outside the loops reads (a scalar statement, an output: a load
-    #: from the loop's array each) are at most lane_loads per statement the loops save. solo12: 0.09-0.49 for ID,
-    #: g, M, FD, M^-1, C and dID (1.06-2.11x), 0.52-0.83 for J 0.91x, Y 1.03x, Ag 1.24x and ANYmal's ID 0.62x
-    #: (legs that line up in part): docs/perf-history.md "Like branches as lanes in the C backend". bench_c.py --before
-    lane_loads: float = 0.5
+    #: from the loop's array each) are at most lane_loads per statement the loops save. solo12, go2, Spot: 0.09-0.31
+    #: for ID, g, FD, M^-1, C and dID (1.0-3.0x), 0.47-0.49 for M (0.95-1.08x), 0.52-0.83 for J 0.91x, Y 1.03x,
+    #: Ag 1.24x and ANYmal's ID 0.62x (legs that line up in part): docs/perf-history.md "Like branches as lanes in
+    #: the C backend". bench_c.py --before, bench_batch.py --before
+    lane_loads: float = 0.4
 
 TUNING = Tuning()
