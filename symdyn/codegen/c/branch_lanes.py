@@ -57,10 +57,12 @@ class Lanes:
         templates = {}
         for k, column in enumerate(zip(*rows)):
             skeletons = [self._skeleton(g, s) for s in column]
+            new = {}                              # the gathers of this statement, kept only if it unifies
             try:
-                templates[k] = _unify(skeletons, lambda values: self._gather(g, values))
+                templates[k] = _unify(skeletons, lambda values: self._gather(values, new))
             except Mismatch:
                 continue                          # one scalar statement per lane
+            self.gathers.update(new)
             for s in column:
                 self.key[s] = (g, k)
         return templates
@@ -72,10 +74,11 @@ class Lanes:
                if self.key.get(x, (None,))[0] == g}
         return e.xreplace(own) if own else e
 
-    def _gather(self, g, values):
+    def _gather(self, values, new):
         if any(str(v).startswith("sd_b") for v in values):
             raise Mismatch                        # a value of the loop itself, in some lanes only
-        name = self.gathers.setdefault(tuple(values), f"sd_g{len(self.gathers)}")
+        values = tuple(values)
+        name = self.gathers.get(values) or new.setdefault(values, f"sd_g{len(self.gathers) + len(new)}")
         return se.Symbol(f"{name}[sd_l]")
 
     def order(self):
@@ -110,7 +113,7 @@ class Lanes:
 def owners(program, branches, members):
     """{symbol: branch of `members`, or None} of each assignment: the branch whose inputs it reads (Branches.owner),
     or the one branch of every statement that reads it; sines and cosines stay scalar (the sd_sincos_n block)."""
-    reads = {s: frozenset(filter(None, [branches.entry.get((arg, i))]))
+    reads = {s: frozenset([branches.entry[arg, i]]) if branches.entry.get((arg, i)) is not None else frozenset()
              for arg, symbols in program.inputs.items() for i, s in enumerate(symbols)}
     owner = {}
     for s, e in program.assignments:
