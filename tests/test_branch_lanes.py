@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 import symdyn
-from conftest import ROOT, erd_path, relerr
+from conftest import ROOT, erd_path, relerr, write_yaml
 from symdyn.codegen.c import C, branch_lanes
 from symdyn.codegen.c.tuning import TUNING
 from symdyn.codegen.generator import select_functions, trace
 from symdyn.compare import import_module_file
 from symdyn.generate import module_name, render
 from symdyn.multibody.branches import Branches
+from symdyn.multibody.synthetic import random_tree_description
 
 SOLO12 = "solo_description/robots/solo12.urdf"
 ANYMAL = "anymal_c_simple_description/urdf/anymal.urdf"
@@ -86,7 +87,8 @@ def _c_against_python(model, functions, tmp_path):
     rng = np.random.default_rng(5)
     for _ in range(20):
         q = rng.uniform(-2, 2, py.NQ)
-        q[3:7] /= np.linalg.norm(q[3:7])                     # the free joint's quaternion (both conventions: 3:7)
+        if py.NQ > py.NV:
+            q[3:7] /= np.linalg.norm(q[3:7])                 # the free joint's quaternion (both conventions: 3:7)
         v, a = rng.normal(size=py.NV) * 2, rng.normal(size=py.NV) * 3
         for f in functions:
             args = {"inverse_dynamics": (q, v, a), "coriolis_matrix": (q, v),
@@ -115,6 +117,19 @@ def test_a_quadrupeds_c_module_in_lanes_computes_what_its_python_module_does(rob
         assert "for (int sd_l = 0; sd_l < 4; ++sd_l)" in body, f
         if forced:                                            # and scalar statements of the legs between them
             assert body.count("for (int sd_l") > 5, f
+
+
+def test_groups_of_any_width_in_a_random_tree(tmp_path, monkeypatch):
+    """A random tree with a group of 8 like branches and one of 4 (single prismatic and revolute joints), loops forced:
+    wider tables, two groups' loops in one function, every statement of a branch scalar or in a loop."""
+    path = tmp_path / "tree.yaml"
+    write_yaml(path, random_tree_description(24, seed=8))
+    model = symdyn.load_robot(path)
+    assert sorted(len(g) for g in Branches(model).groups(4)) == [4, 8]
+    monkeypatch.setattr(C, "tuning", replace(TUNING, lane_loads=math.inf))
+    functions = ("inverse_dynamics", "coriolis_matrix", "mass_matrix")
+    source = _c_against_python(model, functions, tmp_path)
+    assert "sd_l < 8;" in source and "sd_l < 4;" in source
 
 
 def test_no_loops_for_two_like_branches_nor_where_they_do_not_pay():
