@@ -115,10 +115,12 @@ def owners(program, branches, members):
     or the one branch of every statement that reads it; sines and cosines stay scalar (the sd_sincos_n block)."""
     reads = {s: frozenset([branches.entry[arg, i]]) if branches.entry.get((arg, i)) is not None else frozenset()
              for arg, symbols in program.inputs.items() for i, s in enumerate(symbols)}
-    owner = {}
+    owner, lowest = {}, {}                          # lowest: Branches.owner of each set of branches read
     for s, e in program.assignments:
         reads[s] = frozenset().union(*(reads.get(x, frozenset()) for x in e.free_symbols))
-        o = branches.owner(reads[s])
+        if reads[s] not in lowest:
+            lowest[reads[s]] = branches.owner(reads[s])
+        o = lowest[reads[s]]
         owner[s] = o if o in members and not trig(e) else None
     users = defaultdict(set)
     for s, e in program.assignments:
