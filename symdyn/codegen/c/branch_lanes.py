@@ -110,30 +110,31 @@ class Lanes:
         return out
 
 
+#: reads of a statement whose inputs span several lines of branches: so does everything that reads it
+SPAN = frozenset(["span"])
+#: readers of several owners
+MIXED = object()
+
+
 def owners(program, branches, members):
     """{symbol: branch of `members`, or None} of each assignment: the branch whose inputs it reads (Branches.owner),
     or the one branch of every statement that reads it; sines and cosines stay scalar (the sd_sincos_n block)."""
     reads = {s: frozenset([branches.entry[arg, i]]) if branches.entry.get((arg, i)) is not None else frozenset()
              for arg, symbols in program.inputs.items() for i, s in enumerate(symbols)}
-    owner, lowest = {}, {}                          # lowest: Branches.owner of each set of branches read
+    owner, lowest = {}, {frozenset(): None, SPAN: None}     # lowest: Branches.owner of each set of branches read
     for s, e in program.assignments:
-        reads[s] = frozenset().union(*(reads.get(x, frozenset()) for x in e.free_symbols))
-        if reads[s] not in lowest:
-            lowest[reads[s]] = branches.owner(reads[s])
-        o = lowest[reads[s]]
-        owner[s] = o if o in members and not trig(e) else None
-    users = defaultdict(set)
-    for s, e in program.assignments:
+        parts = [reads[x] for x in e.free_symbols if x in reads]
+        read = SPAN if SPAN in parts else frozenset().union(*parts)
+        if read not in lowest:
+            lowest[read] = branches.owner(read)
+        reads[s] = SPAN if read and lowest[read] is None else read     # a set of one line at most: small
+        owner[s] = lowest[reads[s]] if reads[s] is not SPAN and lowest[reads[s]] in members and not trig(e) else None
+    readers = {x: MIXED for e in program.results for x in getattr(e, "free_symbols", ())}
+    for s, e in reversed(program.assignments):      # a statement's readers come after it: their owners are final
+        if owner[s] is None and readers.get(s, MIXED) not in (MIXED, None) and not trig(e):
+            owner[s] = readers[s]
         for x in e.free_symbols:
-            users[x].add(s)
-    for e in program.results:
-        for x in getattr(e, "free_symbols", ()):
-            users[x].add(None)
-    for s, e in reversed(program.assignments):
-        if owner[s] is None and users[s] and None not in users[s] and not trig(e):
-            got = {owner[u] for u in users[s]}
-            if len(got) == 1 and None not in got:
-                owner[s] = got.pop()
+            readers[x] = owner[s] if readers.get(x, owner[s]) == owner[s] else MIXED
     return owner
 
 
