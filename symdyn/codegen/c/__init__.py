@@ -125,9 +125,10 @@ class CBackend(Backend):
         ctx["uses_lanes"] = any(f["batch"].kind != batch.SINGLE for f in functions)
         ctx["splits"] = any(f["parts"] or len(f["lane_parts"]) > 1 for f in functions)
 
-    def _single_state(self, f, groups):
-        """The single-state function: like branches (`groups`) as lanes where that pays (branch_lanes.py), else in
-        parts (f["parts"], f["workspace"]) above tuning.split_above statements, else in one piece (f["body"])."""
+    def _single_state(self, f, groups=(None, ())):
+        """The single-state function: like branches (`groups`: (Branches, [[branch]]), none by default) as lanes
+        where that pays (branch_lanes.py), else in parts (f["parts"], f["workspace"]) above tuning.split_above
+        statements, else in one piece (f["body"])."""
         dialect, tuning = Dialect(self.real), self.tuning
         f["parts"], f["workspace"], f["body"] = [], 0, []
         zeros = {(o["name"], k) for o in f["outputs"] for k, value in enumerate(o["numbers"]) if value == 0}
