@@ -99,8 +99,9 @@ def _c_against_python(model, functions, tmp_path):
     return source
 
 
-#: robot -> its model and whether the loops are forced (tuning.lane_loads off): ANYmal's mirrored legs line up only
-#: in part (other zeros, other signs front and hind), which does not pay, but gives scalar statements between loops
+#: robot -> its model and whether the loops are forced (tuning.lane_loads off): ANYmal's legs line up only in part
+#: (its URDF's rotations leave 1e-13 entries on some legs, exact zeros on others), which does not pay, but gives
+#: scalar statements between loops
 QUADRUPEDS = {"solo12": (lambda: symdyn.load_robot(erd_path(SOLO12), floating_base=True), False),
               "go2": (lambda: symdyn.load_robot(GO2), False),
               "anymal": (lambda: symdyn.load_robot(erd_path(ANYMAL), floating_base=True), True)}
