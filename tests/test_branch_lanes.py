@@ -133,14 +133,21 @@ def test_groups_of_any_width_in_a_random_tree(tmp_path, monkeypatch):
     assert "sd_l < 8;" in source and "sd_l < 4;" in source
 
 
-def test_no_loops_for_two_like_branches_nor_where_they_do_not_pay():
-    """Two like branches are below tuning.branch_lanes; ANYmal's legs, lined up in part, would leave more values to
-    load from the loops' arrays than tuning.lane_loads allows: the scalar code."""
-    two = symdyn.load_robot(ROOT / "tests" / "data" / "two_branches.urdf", floating_base=True)
+def test_no_loops_for_a_chain_nor_where_they_do_not_pay():
+    """A chain has no branches; ANYmal's legs, lined up in part, would leave more values to load from the loops'
+    arrays than tuning.lane_loads allows: the scalar code."""
+    panda = symdyn.load_robot(ROOT / "robots" / "panda.urdf")
     anymal = symdyn.load_robot(erd_path(ANYMAL), floating_base=True)
-    for model in (two, anymal):
+    for model in (panda, anymal):
         source = next(t for n, t in render(model, ("c",), functions=["inverse_dynamics"]).items() if n.endswith(".c"))
         assert "sd_l" not in source
-    assert len(Branches(two).groups(2)) == 1
+    assert Branches(panda).groups(TUNING.branch_lanes) == []
     lanes = _lanes(anymal, "inverse_dynamics")
     assert lanes.escaping() > TUNING.lane_loads * (lanes.lane_statements() - lanes.loop_statements()) > 0
+
+
+def test_two_arms_in_loops_of_two_lanes(tmp_path):
+    """Baxter's two arms (mimic joints independent): ID and M in loops of two lanes, as the Python module computes."""
+    baxter = symdyn.load_robot(erd_path("baxter_description/urdf/baxter.urdf"), mimic="independent")
+    source = _c_against_python(baxter, ("inverse_dynamics", "mass_matrix"), tmp_path)
+    assert "for (int sd_l = 0; sd_l < 2; ++sd_l)" in source

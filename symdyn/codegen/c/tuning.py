@@ -56,11 +56,11 @@ class Tuning:
     #: a function of at least this many output entries stores each entry just after its last operand, a
     #: smaller one at the end. bench_c.py
     early_stores: int = 32
-    #: like branches (a quadruped's legs) run as lanes of one loop in a single-state function (branch_lanes.py)
-    #: when there are at least branch_lanes of them: four measured 1.7-1.8x (solo12's ID, C and dID), two mixed
-    #: (Baxter's arms 0.68-1.73x, talos' legs 0.82-0.98x): docs/perf-history.md "Like branches as lanes, a
-    #: prototype measured". bench_c.py --before
-    branch_lanes: int = 4
+    #: like branches (a quadruped's legs, a robot's two arms) run as lanes of one loop in a single-state function
+    #: (branch_lanes.py) when there are at least branch_lanes of them: four on solo12 1.3-2.2x (ID, g, FD, M^-1, C,
+    #: dID), two on Baxter's arms 1.2-1.7x (ID, M, FD, M^-1, C) and talos' legs 1.43x (ID), under lane_loads' rule:
+    #: docs/perf-history.md "Like branches as lanes in the C backend". bench_c.py --before
+    branch_lanes: int = 2
     #: ... and when the values that something outside the loops reads (a scalar statement, an output: a load
     #: from the loop's array each) are at most lane_loads per statement the loops save. solo12, go2, Spot: 0.09-0.31
     #: for ID, g, FD, M^-1, C and dID (1.0-3.0x), 0.47-0.49 for M (0.95-1.08x), 0.52-0.83 for J 0.91x, Y 1.03x,
