@@ -159,7 +159,7 @@ class CBackend(Backend):
         lanes = branch_lanes.Lanes(program, branches, groups)
         saved = lanes.lane_statements() - lanes.loop_statements()
         if (not saved or lanes.escaping() > self.tuning.lane_loads * saved
-                or len(program.assignments) - saved > self.tuning.split_above):
+                or self.tuning.split_above is not None and len(program.assignments) - saved > self.tuning.split_above):
             return None
         return branch_lanes.units(lanes, self, input_entries(program))
 

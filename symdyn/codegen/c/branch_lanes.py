@@ -1,13 +1,14 @@
-"""Like branches as lanes: a quadruped's four legs computed by one loop over the legs in the single-state C function.
+"""Like branches as lanes: a quadruped's four legs (a robot's two arms) computed by one loop over them in the
+single-state C function.
 
 The trace writes each leg's statements one after the other: the same expressions with other numbers (lengths,
 masses, axis signs) and other inputs. Statement k of every leg of a group (multibody/branches.py: branches of one
 shape) becomes one statement of the loop `for (sd_l = 0; sd_l < 4; ++sd_l) sd_b<g>_<k>[sd_l] = ...;`: where the legs'
 expressions differ in a number or a symbol from outside the leg, the loop reads it from a table of the legs' values
 (a gather: `static const` for numbers). Everything else (the trunk, the sums over the legs, the sines and cosines,
-which the sd_sincos_n block computes) stays scalar and reads a leg's value as `sd_b<g>_<k>[l]`. The code is about
-half as large and runs 1.7-1.8x faster (solo12's ID, C and dID: docs/perf-history.md "Like branches as lanes, a
-prototype measured"); each lane's value is its own statement's, rounded in another order.
+which the sd_sincos_n block computes) stays scalar and reads a leg's value as `sd_b<g>_<k>[l]`. solo12's ID, C and
+dID run 2.0-2.2x faster, Baxter's FD and M^-1 1.7x (docs/perf-history.md "Like branches as lanes in the C
+backend"); each lane's value is its own statement's, rounded in another order.
 
 The legs' statements are lined up by their shapes; one without a counterpart in every leg (another exact zero, a
 sum that starts with the first leg), or whose legs' expressions differ in shape (a sign), stays scalar, one per leg.
@@ -217,8 +218,7 @@ class _Emitter:
 
     def loop_statement(self, g, k):
         template = self.lanes.templates[g][k]
-        read = [v for s in template.free_symbols if str(s).startswith("sd_g")
-                for v in self.values[str(s).split("[")[0]] if v.is_Symbol]
+        read = [v for name in _gathers(template) for v in self.values[name] if v.is_Symbol]
         self.flush_read(read)
         self.pending[g].append(k)
 
@@ -251,7 +251,7 @@ class _Emitter:
     def _declare(self, template, width, uses):
         """The declarations of the gathers that `template` reads first."""
         lines = []
-        for name in sorted({str(s).split("[")[0] for s in template.free_symbols if str(s).startswith("sd_g")}):
+        for name in _gathers(template):
             if name in self.declared:
                 continue
             self.declared.add(name)
@@ -260,6 +260,11 @@ class _Emitter:
             kind = "static const" if all(v.is_Number for v in values) else "const"
             lines.append(f"{kind} {self.real} {name}[{width}] = {{{', '.join(self.printer(v) for v in values)}}};")
         return lines
+
+
+def _gathers(template):
+    """The names of the gathers a template reads, sorted."""
+    return sorted({str(s).split("[")[0] for s in template.free_symbols if str(s).startswith("sd_g")})
 
 
 def _read_outside(lanes):
