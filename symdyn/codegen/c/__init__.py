@@ -153,13 +153,14 @@ class CBackend(Backend):
         the loops reads (a load more each) than tuning.lane_loads per statement the loops save, or more statements
         than one piece takes (tuning.split_above)."""
         branches, groups = groups
-        if not groups:
+        program, split = f["program"], self.tuning.split_above
+        # the loops save at most (w - 1) of every w statements: a function that cannot fit one piece is not analysed
+        if not groups or split is not None and len(program.assignments) > split * max(map(len, groups)):
             return None
-        program = f["program"]
         lanes = branch_lanes.Lanes(program, branches, groups)
         saved = lanes.lane_statements() - lanes.loop_statements()
         if (not saved or lanes.escaping() > self.tuning.lane_loads * saved
-                or self.tuning.split_above is not None and len(program.assignments) - saved > self.tuning.split_above):
+                or split is not None and len(program.assignments) - saved > split):
             return None
         return branch_lanes.units(lanes, self, input_entries(program))
 
