@@ -132,20 +132,14 @@ class CBackend(Backend):
         dialect, tuning = Dialect(self.real), self.tuning
         f["parts"], f["workspace"], f["body"] = [], 0, []
         zeros = {(o["name"], k) for o in f["outputs"] for k, value in enumerate(o["numbers"]) if value == 0}
-        units = self._lane_form(f, groups)
-        if units:
-            read = {arg for _, arg, _ in f["flat_inputs"]}
-            f["body"] = ([dialect.load_input(*entry) for entry in f["flat_inputs"]]
-                         + one_piece(units, f["placed"], zeros, dialect, tuning)
-                         + [dialect.unused(a) for a in f["args"] if a not in read])
-            return
-        if tuning.split_above is not None and len(f["units"]) > tuning.split_above:
+        lanes = self._lane_form(f, groups)
+        if lanes is None and tuning.split_above is not None and len(f["units"]) > tuning.split_above:
             f["parts"], f["workspace"] = split(f["units"], f["flat_inputs"], f["args"], f["placed"], tuning.part_size,
                                                dialect, lambda ready: constant_stores(ready, zeros, dialect, tuning))
             return
         read = {arg for _, arg, _ in f["flat_inputs"]}
         f["body"] = ([dialect.load_input(*entry) for entry in f["flat_inputs"]]
-                     + one_piece(f["units"], f["placed"], zeros, dialect, tuning)
+                     + one_piece(lanes or f["units"], f["placed"], zeros, dialect, tuning)
                      + [dialect.unused(a) for a in f["args"] if a not in read])
 
     def _lane_form(self, f, groups):

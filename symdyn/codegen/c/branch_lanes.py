@@ -35,7 +35,7 @@ class Lanes:
         self.position = {s: k for k, (s, _) in enumerate(program.assignments)}
         self.expr = dict(program.assignments)
         owner = owners(program, branches, {b for members in groups for b in members})
-        self.rows = [_rows(program, owner, members) for members in groups]
+        self.rows = [_rows(program, self.expr, owner, members) for members in groups]
         self.key = {}           # symbol -> (group, index) of the loop statement that computes it
         self.templates = []     # per group: {index: template expression}
         self.gathers = {}       # values of the lanes (tuple) -> the gather's name
@@ -46,9 +46,14 @@ class Lanes:
         """The statements that the loops compute (their count in lanes times the lanes)."""
         return len(self.key)
 
+    def outside(self):
+        """The values computed in the loops that something outside them reads (computed once)."""
+        if not hasattr(self, "_outside"):
+            self._outside = _read_outside(self)
+        return self._outside
+
     def escaping(self):
-        """The values computed in the loops that something outside them reads."""
-        return len(_read_outside(self))
+        return len(self.outside())
 
     def loop_statements(self):
         """The statements of the loops (once for all lanes)."""
@@ -139,11 +144,10 @@ def owners(program, branches, members):
     return owner
 
 
-def _rows(program, owner, members):
+def _rows(program, expr, owner, members):
     """Per branch of the group, its statements that line up with a statement of every other branch (by their
     shapes, in program order); the others (a sum that starts with the first leg, another zero) stay scalar."""
     rows = [[s for s, _ in program.assignments if owner[s] == b] for b in members]
-    expr = dict(program.assignments)
     ref = [_shape(expr[s]) for s in rows[0]]
     columns = {i: [s] for i, s in enumerate(rows[0])}
     for row in rows[1:]:
@@ -214,7 +218,7 @@ class _Emitter:
         self.pending = [[] for _ in lanes.groups]
         self.declared, self.out = set(), []
         self.values = {name: values for values, name in lanes.gathers.items()}
-        self.outside = _read_outside(lanes)
+        self.outside = lanes.outside()
 
     def loop_statement(self, g, k):
         template = self.lanes.templates[g][k]
