@@ -113,6 +113,8 @@ class Lanes:
                 waiting[u] -= 1
                 if not waiting[u]:
                     heapq.heappush(ready, (nodes[u], index[u], u))
+        if len(out) < len(nodes):
+            raise Mismatch                        # a lane reads a value computed from another lane's same statement
         return out
 
 
@@ -135,9 +137,13 @@ def owners(program, branches, members):
             lowest[read] = branches.owner(read)
         reads[s] = SPAN if read and lowest[read] is None else read     # a set of one line at most: small
         owner[s] = lowest[reads[s]] if reads[s] is not SPAN and lowest[reads[s]] in members and not trig(e) else None
+        if reads[s] is SPAN and not trig(e):
+            # after a sum over the branches (the base's acceleration): a statement of one branch's own values
+            own = {owner.get(x) for x in e.free_symbols} - {None}
+            owner[s] = own.pop() if len(own) == 1 else None
     readers = {x: MIXED for e in program.results for x in getattr(e, "free_symbols", ())}
     for s, e in reversed(program.assignments):      # a statement's readers come after it: their owners are final
-        if owner[s] is None and readers.get(s, MIXED) not in (MIXED, None) and not trig(e):
+        if owner[s] is None and reads[s] is not SPAN and readers.get(s, MIXED) not in (MIXED, None) and not trig(e):
             owner[s] = readers[s]
         for x in e.free_symbols:
             readers[x] = owner[s] if readers.get(x, owner[s]) == owner[s] else MIXED
