@@ -20,7 +20,7 @@ from symdyn.multibody.synthetic import random_tree_description
 SOLO12 = "solo_description/robots/solo12.urdf"
 ANYMAL = "anymal_c_simple_description/urdf/anymal.urdf"
 GO2 = ROOT / "robots" / "mjcf" / "menagerie" / "unitree_go2" / "go2.xml"
-LOOPED = ("inverse_dynamics", "coriolis_matrix", "inverse_dynamics_derivatives")
+LOOPED = ("inverse_dynamics", "coriolis_matrix", "inverse_dynamics_derivatives", "forward_dynamics")
 
 
 def _lanes(model, name):
@@ -91,8 +91,9 @@ def _c_against_python(model, functions, tmp_path):
             q[3:7] /= np.linalg.norm(q[3:7])                 # the free joint's quaternion (both conventions: 3:7)
         v, a = rng.normal(size=py.NV) * 2, rng.normal(size=py.NV) * 3
         for f in functions:
-            args = {"inverse_dynamics": (q, v, a), "coriolis_matrix": (q, v),
-                    "inverse_dynamics_derivatives": (q, v, a), "mass_matrix": (q,)}[f]
+            args = {"inverse_dynamics": (q, v, a), "coriolis_matrix": (q, v), "forward_dynamics": (q, v, a),
+                    "inverse_dynamics_derivatives": (q, v, a), "forward_dynamics_derivatives": (q, v, a),
+                    "mass_matrix": (q,), "mass_matrix_inverse": (q,), "centroidal_momentum_matrix": (q,)}[f]
             want, got = getattr(py, f)(*args), getattr(c, f)(*args)
             for w, g in zip(*(r if isinstance(r, tuple) else (r,) for r in (want, got))):
                 assert relerr(g, w) < 1e-12, f
@@ -151,3 +152,41 @@ def test_two_arms_in_loops_of_two_lanes(tmp_path):
     baxter = symdyn.load_robot(erd_path("baxter_description/urdf/baxter.urdf"), mimic="independent")
     source = _c_against_python(baxter, ("inverse_dynamics", "mass_matrix"), tmp_path)
     assert "for (int sd_l = 0; sd_l < 2; ++sd_l)" in source
+
+
+def test_a_legs_statements_after_the_sum_over_the_legs_are_the_legs():
+    """Forward dynamics of a floating base: the base's acceleration sums over the legs; each leg's accelerations
+    after it read the base's and the leg's own values: they belong to the leg (and its q̈ entries too)."""
+    model = symdyn.load_robot(erd_path(SOLO12), floating_base=True)
+    fn, = select_functions(["forward_dynamics"], model)
+    program, branches = trace(model, fn), Branches(model)
+    legs = branches.groups(TUNING.branch_lanes)[0]
+    owner = branch_lanes.owners(program, branches, set(legs))
+    qdd = program.results[6:]
+    assert [owner[x] for x in qdd] == [b for b in legs for _ in range(3)]
+
+
+def test_a_cycle_between_lanes_refuses_the_loops():
+    """Lane 1's statement reads a scalar computed from lane 0's statement of the same loop: no order computes
+    both lanes at once; the Cycle names both lanes' statements, which the C backend then keeps scalar."""
+    import types
+    import symengine as se
+    x, a0, s, b0 = se.symbols("x a0 s b0")
+    lanes = branch_lanes.Lanes.__new__(branch_lanes.Lanes)
+    lanes.program = types.SimpleNamespace(assignments=[(a0, 2 * x), (s, a0 + 1), (b0, 3 * s)])
+    lanes.position = {a0: 0, s: 1, b0: 2}
+    lanes.key, lanes.rows = {a0: (0, 0), b0: (0, 0)}, [[[a0], [b0]]]
+    with pytest.raises(branch_lanes.Cycle) as cycle:
+        lanes.order()
+    assert cycle.value.symbols == {a0, b0}
+    lanes.key = {a0: (0, 0)}
+    assert lanes.order() == [(0, 0), s, b0]
+
+
+def test_a_quadrupeds_forward_dynamics_derivatives_in_one_piece_of_loops(tmp_path):
+    """solo12's ∂FD (about 6000 statements) fits one piece in lane form, its legs' forward passes after the base's
+    acceleration in the loops: as its Python module computes."""
+    source = _c_against_python(symdyn.load_robot(erd_path(SOLO12), floating_base=True),
+                               ("forward_dynamics_derivatives", "mass_matrix_inverse"), tmp_path)
+    body = source.split("_forward_dynamics_derivatives(const double *q")[1].split("\n}\n")[0]
+    assert "for (int sd_l = 0; sd_l < 4; ++sd_l)" in body and "_part1(" not in body

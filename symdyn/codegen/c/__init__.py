@@ -151,12 +151,18 @@ class CBackend(Backend):
         # the loops save at most (w - 1) of every w statements: a function that cannot fit one piece is not analysed
         if not groups or split is not None and len(program.assignments) > split * max(map(len, groups)):
             return None
-        lanes = branch_lanes.Lanes(program, branches, groups)
-        saved = lanes.lane_statements() - lanes.loop_statements()
-        if (not saved or lanes.escaping() > self.tuning.lane_loads * saved
-                or split is not None and len(program.assignments) - saved > split):
-            return None
-        return branch_lanes.units(lanes, self, input_entries(program))
+        scalar = frozenset()
+        for _ in range(4):                      # statements in a cycle between lanes stay scalar; then again
+            lanes = branch_lanes.Lanes(program, branches, groups, scalar)
+            saved = lanes.lane_statements() - lanes.loop_statements()
+            if (not saved or lanes.escaping() > self.tuning.lane_loads * saved
+                    or split is not None and len(program.assignments) - saved > split):
+                return None
+            try:
+                return branch_lanes.units(lanes, self, input_entries(program))
+            except branch_lanes.Cycle as cycle:
+                scalar |= cycle.symbols
+        return None
 
     def _batches(self, functions):
         """The batch plan of every function (f["batch"]) and the lane loops it asks for (f["lane_parts"])."""

@@ -27,14 +27,25 @@ class Mismatch(Exception):
     """The legs' expressions differ in shape: no one loop statement computes them."""
 
 
+class Cycle(Exception):
+    """Loop statements that depend on themselves through another lane (a lane reads a value computed from another
+    lane's same statement): `symbols`, every lane's, must stay scalar."""
+
+    def __init__(self, symbols):
+        super().__init__(f"{len(symbols)} statements in a cycle between lanes")
+        self.symbols = symbols
+
+
 class Lanes:
     """The lane form of one traced program: for each group, the statements unified across its branches."""
 
-    def __init__(self, program, branches, groups):
+    def __init__(self, program, branches, groups, scalar=frozenset()):
+        """scalar: statements kept out of the loops (a Cycle's)."""
         self.program, self.groups = program, groups
         self.position = {s: k for k, (s, _) in enumerate(program.assignments)}
         self.expr = dict(program.assignments)
         owner = owners(program, branches, {b for members in groups for b in members})
+        owner.update(dict.fromkeys(scalar))
         self.rows = [_rows(program, self.expr, owner, members) for members in groups]
         self.key = {}           # symbol -> (group, index) of the loop statement that computes it
         self.templates = []     # per group: {index: template expression}
@@ -114,8 +125,22 @@ class Lanes:
                 if not waiting[u]:
                     heapq.heappush(ready, (nodes[u], index[u], u))
         if len(out) < len(nodes):
-            raise Mismatch                        # a lane reads a value computed from another lane's same statement
+            raise Cycle(self._cycles(set(nodes) - set(out), deps))
         return out
+
+    def _cycles(self, left, deps):
+        """The symbols of the loop statements among `left` (nodes no order reaches) that depend on themselves."""
+        cyclic = set()
+        for node in (n for n in left if isinstance(n, tuple)):
+            seen, stack = set(), [d for d in deps[node] if d in left]
+            while stack and node not in seen:
+                d = stack.pop()
+                if d not in seen:
+                    seen.add(d)
+                    stack += [x for x in deps[d] if x in left]
+            if node in seen:
+                cyclic.add(node)
+        return frozenset(row[k] for g, k in cyclic for row in self.rows[g])
 
 
 #: reads of a statement whose inputs span several lines of branches: so does everything that reads it
