@@ -6,9 +6,11 @@ masses, axis signs) and other inputs. Statement k of every leg of a group (multi
 shape) becomes one statement of the loop `for (sd_l = 0; sd_l < 4; ++sd_l) sd_b<g>_<k>[sd_l] = ...;`: where the legs'
 expressions differ in a number or a symbol from outside the leg, the loop reads it from a table of the legs' values
 (a gather: `static const` for numbers). Everything else (the trunk, the sums over the legs, the sines and cosines,
-which the sd_sincos_n block computes) stays scalar and reads a leg's value as `sd_b<g>_<k>[l]`. solo12's ID, C and
-dID run 2.0-2.2x faster, Baxter's FD and M^-1 1.7x (docs/perf-history.md "Like branches as lanes in the C
-backend"); each lane's value is its own statement's, rounded in another order.
+which the sd_sincos_n block computes) stays scalar and reads a leg's value as `sd_b<g>_<k>[l]`; a statement after a
+sum over the legs that reads one leg's own values (its accelerations after the base's) is that leg's. solo12's ID, C
+and dID run 2.0-2.2x faster, Baxter's FD and M^-1 1.7x, solo12's dFD 1.7x (docs/perf-history.md "Like branches as
+lanes in the C backend", "A leg's statements after the sum over the legs"); each lane's value is its own
+statement's, rounded in another order.
 
 The legs' statements are lined up by their shapes; one without a counterpart in every leg (another exact zero, a
 sum that starts with the first leg), or whose legs' expressions differ in shape (a sign), stays scalar, one per leg.

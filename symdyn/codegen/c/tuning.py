@@ -58,14 +58,16 @@ class Tuning:
     early_stores: int = 32
     #: like branches (a quadruped's legs, a robot's two arms) run as lanes of one loop in a single-state function
     #: (branch_lanes.py) when there are at least branch_lanes of them: four on solo12 1.3-2.2x (ID, g, FD, M^-1, C,
-    #: dID), two on Baxter's arms 1.2-1.7x (ID, M, FD, M^-1, C) and talos' legs 1.43x (ID), under lane_loads' rule:
-    #: docs/perf-history.md "Like branches as lanes in the C backend". bench_c.py --before
+    #: dID, dFD), two on Baxter's arms 1.2-1.7x (ID, M, FD, M^-1, C, Ag) and talos' legs 1.43x (ID), under
+    #: lane_loads' rule: docs/perf-history.md "Like branches as lanes in the C backend", "A leg's statements after
+    #: the sum over the legs". bench_c.py --before
     branch_lanes: int = 2
     #: ... and when the values that something outside the loops reads (a scalar statement, an output: a load
-    #: from the loop's array each) are at most lane_loads per statement the loops save. solo12, go2, Spot: 0.09-0.31
-    #: for ID, g, FD, M^-1, C and dID (1.0-3.0x), 0.47-0.49 for M (0.95-1.08x), 0.52-0.83 for J 0.91x, Y 1.03x,
+    #: from the loop's array each) are at most lane_loads per statement the loops save. solo12, go2, Spot: 0.09-0.34
+    #: for ID, g, FD, M^-1, C, dID and dFD (1.0-3.0x), 0.47-0.49 for M (0.95-1.08x), 0.52-0.83 for J 0.91x, Y 1.03x,
     #: Ag 1.24x and ANYmal's ID 0.62x (legs that line up in part): docs/perf-history.md "Like branches as lanes in
-    #: the C backend". bench_c.py --before, bench_batch.py --before
+    #: the C backend". Outputs count too: stored from the loops they cost as much (docs/perf-history.md "Outputs
+    #: stored by the branch loops; lanes for functions cut into parts"). bench_c.py --before, bench_batch.py --before
     lane_loads: float = 0.4
 
 TUNING = Tuning()
