@@ -64,9 +64,10 @@ class Tuning:
     branch_lanes: int = 2
     #: ... and when the values that something outside the loops reads (a scalar statement, an output: a load
     #: from the loop's array each) are at most lane_loads per statement the loops save. solo12, go2, Spot: 0.09-0.34
-    #: for ID, g, FD, M^-1, C, dID and dFD (1.0-3.0x), 0.47-0.49 for M (0.95-1.08x), 0.52-0.83 for J 0.91x, Y 1.03x,
-    #: Ag 1.24x and ANYmal's ID 0.62x (legs that line up in part): docs/perf-history.md "Like branches as lanes in
-    #: the C backend". Outputs count too: stored from the loops they cost as much (docs/perf-history.md "Outputs
+    #: for ID, g, FD, M^-1, C, dID and dFD (1.0-3.0x), 0.39-0.41 for Ag (1.37-1.46x; the gymnasium Ant's ID at 0.43
+    #: 0.99x), 0.47-0.49 for M (0.95-1.08x), 0.52-0.83 for J 0.91x, Y 1.03x and ANYmal's ID 0.62x (legs that line up
+    #: in part): docs/perf-history.md "Like branches as lanes in the C backend", "A leg's statements after the sum
+    #: over the legs". Outputs count too: stored from the loops they cost as much (docs/perf-history.md "Outputs
     #: stored by the branch loops; lanes for functions cut into parts"). bench_c.py --before, bench_batch.py --before
     lane_loads: float = 0.4
 
