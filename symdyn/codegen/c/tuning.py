@@ -69,6 +69,6 @@ class Tuning:
     #: in part): docs/perf-history.md "Like branches as lanes in the C backend", "A leg's statements after the sum
     #: over the legs". Outputs count too: stored from the loops they cost as much (docs/perf-history.md "Outputs
     #: stored by the branch loops; lanes for functions cut into parts"). bench_c.py --before, bench_batch.py --before
-    lane_loads: float = 0.4
+    lane_loads: float = 0.45
 
 TUNING = Tuning()
