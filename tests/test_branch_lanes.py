@@ -190,3 +190,15 @@ def test_a_quadrupeds_forward_dynamics_derivatives_in_one_piece_of_loops(tmp_pat
                                ("forward_dynamics_derivatives", "mass_matrix_inverse"), tmp_path)
     body = source.split("_forward_dynamics_derivatives(const double *q")[1].split("\n}\n")[0]
     assert "for (int sd_l = 0; sd_l < 4; ++sd_l)" in body and "_part1(" not in body
+
+
+def test_a_lane_form_longer_than_split_above_stays_one_piece(tmp_path, monkeypatch):
+    """solo12's FD with split_above at 400: 1419 statements, in parts as straight-line code; in lane form about 525,
+    within tuning.lane_piece times split_above: one piece of loops, as its Python module computes."""
+    monkeypatch.setattr(C, "tuning", replace(TUNING, split_above=400))
+    source = _c_against_python(symdyn.load_robot(erd_path(SOLO12), floating_base=True), ("forward_dynamics",), tmp_path)
+    body = source.split("_forward_dynamics(const double *q")[1].split("\n}\n")[0]
+    assert "for (int sd_l = 0; sd_l < 4; ++sd_l)" in body and "_part1(" not in body
+    monkeypatch.setattr(C, "tuning", replace(TUNING, split_above=400, lane_piece=1.0))
+    source = _c_against_python(symdyn.load_robot(erd_path(SOLO12), floating_base=True), ("forward_dynamics",), tmp_path)
+    assert "_forward_dynamics_part1(" in source                  # at most split_above: parts, no loops

@@ -145,10 +145,11 @@ class CBackend(Backend):
     def _lane_form(self, f, groups):
         """[Unit] of f with its like branches as lanes, or None: none of them, more values that something outside
         the loops reads (a load more each) than tuning.lane_loads per statement the loops save, or more statements
-        than one piece takes (tuning.split_above)."""
+        (the loops' once) than one piece of loops takes (tuning.lane_piece times split_above; None: no limit)."""
         branches, groups = groups
         program, split = f["program"], self.tuning.split_above
-        # the loops save at most (w - 1) of every w statements: a function that cannot fit one piece is not analysed
+        # the analysis costs about a trace: a function of more than split_above statements per lane of the widest
+        # group is not analysed (talos_reduced's derivatives, whose lane form could not fit one piece anyway)
         if not groups or split is not None and len(program.assignments) > split * max(map(len, groups)):
             return None
         scalar = frozenset()
@@ -156,7 +157,7 @@ class CBackend(Backend):
             lanes = branch_lanes.Lanes(program, branches, groups, scalar)
             saved = lanes.lane_statements() - lanes.loop_statements()
             if (not saved or lanes.escaping() > self.tuning.lane_loads * saved
-                    or split is not None and len(program.assignments) - saved > split):
+                    or split is not None and len(program.assignments) - saved > self.tuning.lane_piece * split):
                 return None
             try:
                 return branch_lanes.units(lanes, self, input_entries(program))

@@ -70,5 +70,10 @@ class Tuning:
     #: over the legs". Outputs count too: stored from the loops they cost as much (docs/perf-history.md "Outputs
     #: stored by the branch loops; lanes for functions cut into parts"). bench_c.py --before, bench_batch.py --before
     lane_loads: float = 0.45
+    #: ... and when the function in lane form (the loops' statements once) has at most lane_piece times split_above
+    #: statements: it is one piece, never parts (parts would have to pass the loops' arrays). 2: talos_reduced's FD
+    #: (2447) 1.29x, Baxter's dFD 1.33x against parts; compile of Baxter's module 12.8 -> 19.5 s: docs/perf-history.md
+    #: "A lane form of up to twice split_above in one piece". bench_c.py --before
+    lane_piece: float = 2.0
 
 TUNING = Tuning()
