@@ -166,7 +166,7 @@ def test_a_legs_statements_after_the_sum_over_the_legs_are_the_legs():
     assert [owner[x] for x in qdd] == [b for b in legs for _ in range(3)]
 
 
-def test_a_cycle_between_lanes_refuses_the_loops():
+def test_a_cycle_between_lanes_names_its_statements():
     """Lane 1's statement reads a scalar computed from lane 0's statement of the same loop: no order computes
     both lanes at once; the Cycle names both lanes' statements, which the C backend then keeps scalar."""
     import types

@@ -153,7 +153,7 @@ class CBackend(Backend):
         if not groups or split is not None and len(program.assignments) > split * max(map(len, groups)):
             return None
         scalar = frozenset()
-        for _ in range(4):                      # statements in a cycle between lanes stay scalar; then again
+        for _ in range(4):      # statements in a cycle between lanes stay scalar, the lanes formed again (go2's FD: once)
             lanes = branch_lanes.Lanes(program, branches, groups, scalar)
             saved = lanes.lane_statements() - lanes.loop_statements()
             if (not saved or lanes.escaping() > self.tuning.lane_loads * saved
